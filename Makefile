@@ -1,0 +1,35 @@
+# One-command setup and checks. `make test` is what CI runs (.ci/run).
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: install test lint typecheck unit demo bench clean
+
+install: $(STAMP)
+
+$(STAMP): setup.py pyproject.toml requirements.txt
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+lint: install
+	$(BIN)/ruff check kopf tests examples bench
+
+typecheck: install
+	$(BIN)/mypy
+
+unit: install
+	$(BIN)/pytest
+
+test: lint typecheck unit
+
+demo: install
+	$(BIN)/python examples/demo.py
+
+bench: install
+	$(BIN)/python bench/run.py $(if $(QUICK),--quick,)
+
+clean:
+	rm -rf $(VENV) build *.egg-info .mypy_cache .ruff_cache .pytest_cache

@@ -1,0 +1,1 @@
+"""Optional helpers for operator authors: hierarchies (owner references, labels), webhook servers."""

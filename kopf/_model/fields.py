@@ -1,0 +1,59 @@
+"""Field paths: parsing `'spec.x.y'` / `['spec', 'x']` into tuples, and reading/writing nested dicts by them."""
+from collections.abc import Mapping, MutableMapping, Sequence
+from typing import Any, Final
+
+FieldPath = tuple[str, ...]
+FieldSpec = str | Sequence[str]
+
+
+class _Missing:
+    def __repr__(self) -> str:
+        return 'MISSING'
+
+
+MISSING: Final[Any] = _Missing()  # a field that is absent, as distinct from a field that is None
+
+
+def parse_field(spec: FieldSpec | None) -> FieldPath:
+    """Turn a user's field spec (dotted string, list or tuple) into a tuple path; None is the root."""
+    if spec is None:
+        return ()
+    if isinstance(spec, str):
+        return tuple(part for part in spec.split('.') if part) if spec else ()
+    if isinstance(spec, Sequence) and all(isinstance(part, str) for part in spec):
+        return tuple(spec)
+    raise TypeError(f'A field must be a dotted string or a sequence of strings, got {spec!r}.')
+
+
+def resolve(obj: Mapping[str, Any] | None, path: FieldPath, default: Any = MISSING) -> Any:
+    """The value at the path, or `default` if any key on the way is absent or not a mapping."""
+    current: Any = obj
+    for key in path:
+        if not isinstance(current, Mapping) or key not in current:
+            return default
+        current = current[key]
+    return current
+
+
+def ensure(obj: MutableMapping[str, Any], path: FieldPath, value: Any) -> None:
+    """Set the value at the path, creating the intermediate dicts as needed."""
+    if not path:
+        raise ValueError('Cannot replace the root of an object.')
+    current: MutableMapping[str, Any] = obj
+    for key in path[:-1]:
+        child = current.get(key)
+        if not isinstance(child, MutableMapping):
+            child = current[key] = {}
+        current = child
+    current[path[-1]] = value
+
+
+def remove(obj: MutableMapping[str, Any], path: FieldPath) -> None:
+    """Delete the value at the path if it exists, and the parents it leaves empty."""
+    if not path:
+        raise ValueError('Cannot remove the root of an object.')
+    parent = resolve(obj, path[:-1], None) if len(path) > 1 else obj
+    if isinstance(parent, MutableMapping) and path[-1] in parent:
+        del parent[path[-1]]
+        if not parent and len(path) > 1:
+            remove(obj, path[:-1])

@@ -1,0 +1,110 @@
+"""`kopf.Patch`: the merge-patch a cycle accumulates, with write views and JSON-patch transformations."""
+import copy
+from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping
+from typing import Any
+
+from kopf._model import fields
+
+PatchFn = Callable[[dict[str, Any]], None]  # transforms a raw body in place; sent as a JSON-patch
+
+
+class PatchView(MutableMapping[str, Any]):
+    """A writable view of one stanza of a patch; its dicts are created on the first write."""
+
+    def __init__(self, patch: 'Patch', path: fields.FieldPath) -> None:
+        self._patch = patch
+        self._path = path
+
+    def _read(self) -> Mapping[str, Any]:
+        value = fields.resolve(self._patch, self._path, None)
+        return value if isinstance(value, Mapping) else {}
+
+    def __getitem__(self, key: str) -> Any:
+        return self._read()[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        fields.ensure(self._patch, self._path + (key,), value)
+
+    def __delitem__(self, key: str) -> None:
+        target = fields.resolve(self._patch, self._path, None)
+        if not isinstance(target, MutableMapping) or key not in target:
+            raise KeyError(key)
+        del target[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._read())
+
+    def __len__(self) -> int:
+        return len(self._read())
+
+    def __repr__(self) -> str:
+        return repr(dict(self._read()))
+
+
+class MetaPatch(PatchView):
+    @property
+    def labels(self) -> PatchView:
+        return PatchView(self._patch, self._path + ('labels',))
+
+    @property
+    def annotations(self) -> PatchView:
+        return PatchView(self._patch, self._path + ('annotations',))
+
+
+class Patch(dict[str, Any]):
+    """A merge-patch (`None` deletes a key) plus `.fns`: transformations sent as a JSON-patch."""
+
+    def __init__(self, src: Mapping[str, Any] | None = None, /, body: Mapping[str, Any] | None = None,
+                 fns: Iterable[PatchFn] = ()) -> None:
+        super().__init__(src or {})
+        self._body = body
+        self.fns: list[PatchFn] = list(fns)
+
+    def __repr__(self) -> str:
+        return f'Patch({dict(self)!r}{", fns=" + repr(self.fns) if self.fns else ""})'
+
+    def __bool__(self) -> bool:
+        return bool(len(self)) or bool(self.fns)
+
+    @property
+    def metadata(self) -> MetaPatch:
+        return MetaPatch(self, ('metadata',))
+
+    @property
+    def meta(self) -> MetaPatch:
+        return self.metadata
+
+    @property
+    def spec(self) -> PatchView:
+        return PatchView(self, ('spec',))
+
+    @property
+    def status(self) -> PatchView:
+        return PatchView(self, ('status',))
+
+    def as_json_patch(self, body: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+        """The JSON-patch that turns `body` into the result of applying the `.fns` to it."""
+        import jsonpatch  # lazily: only finalizer edits and callable patches need it
+
+        source = body if body is not None else self._body
+        if source is None:
+            raise ValueError('A JSON-patch needs the body it applies to.')
+        target = copy.deepcopy(dict(source))
+        for fn in self.fns:
+            fn(target)
+        ops: list[dict[str, Any]] = jsonpatch.make_patch(dict(source), target).patch
+        return ops
+
+
+def merge(body: Mapping[str, Any], patch: Mapping[str, Any]) -> dict[str, Any]:
+    """Apply a merge-patch (RFC 7386) to a body, returning a new dict; the inputs are not modified."""
+    result = dict(body)
+    for key, value in patch.items():
+        if value is None:
+            result.pop(key, None)
+        elif isinstance(value, Mapping):
+            base = result.get(key)
+            result[key] = merge(base if isinstance(base, Mapping) else {}, value)
+        else:
+            result[key] = copy.deepcopy(value)
+    return result

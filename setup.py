@@ -1,0 +1,59 @@
+"""Package metadata for kopf: a Python framework for Kubernetes operators."""
+import pathlib
+
+from setuptools import find_packages, setup
+
+HERE = pathlib.Path(__file__).parent
+
+
+def read_requirements(name: str) -> list[str]:
+    lines = (HERE / name).read_text().splitlines()
+    return [line.strip() for line in lines if line.strip() and not line.startswith('#')]
+
+
+def read_version() -> str:
+    namespace: dict[str, str] = {}
+    exec((HERE / 'kopf' / '_version.py').read_text(), namespace)
+    return namespace['__version__']
+
+
+setup(
+    name='kopf',
+    version=read_version(),
+    description='Kubernetes Operator Pythonic Framework, with a built-in local cluster',
+    long_description=(HERE / 'README.md').read_text(),
+    long_description_content_type='text/markdown',
+    license='MIT',
+    python_requires='>=3.11',
+    packages=find_packages(include=['kopf', 'kopf.*']),
+    package_data={'kopf': ['py.typed', '_cluster/data/*.json']},
+    include_package_data=True,
+    install_requires=read_requirements('requirements.txt'),
+    extras_require={
+        'full-auth': ['pykube-ng>=23.6.0', 'kubernetes>=37.0.0'],
+        'cluster': ['jsonschema>=4.26.0', 'cryptography>=50.0.0'],
+        'fast': ['orjson>=3.13.0'],
+        'test': [
+            'pytest>=9.2.0',
+            'pytest-asyncio>=1.5.0',
+            'looptime>=0.9',
+            'pytest-timeout>=2.4.0',
+            'kubernetes>=37.0.0',
+            'pykube-ng>=23.6.0',
+            'jsonschema>=4.26.0',
+            'cryptography>=50.0.0',
+            'orjson>=3.13.0',
+            'mypy>=2.4.1',
+            'ruff>=0.17.6',
+            'types-PyYAML>=6.0.12',
+        ],
+    },
+    entry_points={'console_scripts': ['kopf = kopf.cli:main']},
+    classifiers=[
+        'Programming Language :: Python :: 3.11',
+        'Programming Language :: Python :: 3.12',
+        'Programming Language :: Python :: 3.13',
+        'Framework :: AsyncIO',
+        'Typing :: Typed',
+    ],
+)
