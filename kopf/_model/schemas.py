@@ -1,0 +1,222 @@
+"""Structural pruning of objects by OpenAPI v3 schemas, as kube-apiserver does it (EMULATOR.md §5.2).
+
+Pure: dicts in, dicts out; no I/O. Shared by the emulator (which prunes what it stores) and by the
+operator (which predicts what a write would lose before making it).
+
+Usage::
+
+    pruned = schemas.prune(body, crd_version['schema']['openAPIV3Schema'])   # in place
+    pruned += schemas.normalise_metadata(body)                               # unknown metadata keys
+    warnings = [f'unknown field "{schemas.format_path(p)}"' for p in pruned]
+    if not schemas.survives(schema, ('status', 'kopf', 'progress', 'create_fn')): ...
+
+Paths are `FieldPath` tuples of strings. Array positions are `Index` values: a `str` subclass
+holding the decimal position (so `Index(0) == '0'`), which lets `format_path` render them as
+`[0]` the way the API server writes them (`spec.containers[0].junk`).
+
+Schemas are plain mappings in the OpenAPI v3 / `JSONSchemaProps` shape. They may be cyclic graphs
+(built-in schemas link recursive types such as `JSONSchemaProps` to themselves): the algorithms
+here only ever descend along the value, so cycles are harmless. `$ref` is not resolved here.
+
+`schema=None` at the top level means "no schema known": nothing is pruned and everything survives
+(the API server does not prune kinds without a structural schema). Inside a schema, a missing child
+schema means "no schema for this value": every key of an object there is pruned.
+"""
+import copy
+from collections.abc import Mapping, MutableMapping
+from typing import Any, Final
+
+from kopf._model.fields import MISSING, FieldPath
+
+# Metadata keys kept when metadata is decoded through ObjectMeta (in the order of the Go struct).
+OBJECT_META_FIELDS: Final[frozenset[str]] = frozenset({
+    'name', 'generateName', 'namespace', 'selfLink', 'uid', 'resourceVersion', 'generation',
+    'creationTimestamp', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'labels', 'annotations',
+    'ownerReferences', 'finalizers', 'managedFields',
+})
+
+# The keys of a resource root (or an x-kubernetes-embedded-resource) that pruning never touches.
+_RESOURCE_KEYS: Final[frozenset[str]] = frozenset({'apiVersion', 'kind', 'metadata'})
+
+PRESERVE = 'x-kubernetes-preserve-unknown-fields'
+EMBEDDED = 'x-kubernetes-embedded-resource'
+
+
+class Index(str):
+    """A position in an array, as a path element: a `str` (equal to `'3'`) that remembers it is one."""
+
+    __slots__ = ()
+
+    def __new__(cls, position: int) -> 'Index':
+        return super().__new__(cls, str(position))
+
+
+def format_path(path: FieldPath) -> str:
+    """Render a path the way the API server does in warnings and causes: `spec.containers[0].name`."""
+    text = ''
+    for part in path:
+        if isinstance(part, Index):
+            text += f'[{part}]'
+        else:
+            text += f'.{part}' if text else part
+    return text
+
+
+def prune(obj: dict[str, Any], schema: Mapping[str, Any] | None, *, embedded_root: bool = True) -> list[FieldPath]:
+    """Drop the fields the schema does not declare, in place; return the dropped paths in walk order.
+
+    `embedded_root=True` treats `obj` as a resource root: its `apiVersion`, `kind` and `metadata` are
+    never pruned here (see `normalise_metadata` for what happens to metadata). Pass False to prune a
+    sub-value (e.g. a `status` alone, with the `status` sub-schema).
+    """
+    if schema is None:
+        return []
+    if embedded_root and not schema.get(EMBEDDED):
+        schema = {**schema, EMBEDDED: True}
+    pruned: list[FieldPath] = []
+    _prune(obj, schema, (), pruned)
+    return pruned
+
+
+def unknown_fields(obj: Any, schema: Mapping[str, Any] | None, *, embedded_root: bool = True) -> list[FieldPath]:
+    """The paths that `prune` would drop, without modifying `obj`."""
+    if schema is None:
+        return []
+    trial = copy.deepcopy(obj)
+    return prune(trial, schema, embedded_root=embedded_root)
+
+
+def normalise_metadata(obj: MutableMapping[str, Any]) -> list[FieldPath]:
+    """Drop the root metadata keys that ObjectMeta does not have; return their paths."""
+    metadata = obj.get('metadata')
+    if not isinstance(metadata, MutableMapping):
+        return []
+    unknown = [key for key in metadata if key not in OBJECT_META_FIELDS]
+    for key in unknown:
+        del metadata[key]
+    return [('metadata', key) for key in unknown]
+
+
+def survives(schema: Mapping[str, Any] | None, path: FieldPath, *, value: Any = MISSING) -> bool:
+    """Would a value placed at this path of a resource survive pruning by this schema?
+
+    By default, this answers for the key at the end of the path: the value stays, though its own
+    contents may still be pruned if the schema there declares less than the value holds. Pass the
+    intended `value` to also require that nothing inside it gets pruned. Array positions in the path
+    are decimal strings (or `Index` values). `schema=None` (unknown) means nothing is ever pruned.
+    """
+    if schema is None:
+        return True
+    node: Mapping[str, Any] | None = schema
+    inherited = False  # items of a preserve-unknown array keep unknown fields even without the flag
+    for depth, key in enumerate(path):
+        if node is None:
+            return False
+        if (depth == 0 or node.get(EMBEDDED)) and key in _RESOURCE_KEYS:
+            # Skipped by pruning if a string (apiVersion, kind) or a map (metadata, normalised separately).
+            if depth == len(path) - 1 and value is not MISSING:
+                return _is_resource_key(key, value)
+            if key != 'metadata':
+                return depth == len(path) - 1
+            return depth > 0 or len(path) == 1 or path[1] in OBJECT_META_FIELDS
+        preserving = inherited or bool(node.get(PRESERVE))
+        child = _child_schema(node, key)
+        if child is _UNDECLARED:
+            return preserving  # kept untouched under preserve-unknown, dropped otherwise
+        inherited = preserving and child is node.get('items') and not _is_declared(node, key)
+        node = child
+    if value is MISSING:
+        return True
+    return not _unknown_in_value(value, node, preserving=inherited)
+
+
+def _is_declared(node: Mapping[str, Any], key: str) -> bool:
+    properties = node.get('properties')
+    return (isinstance(properties, Mapping) and key in properties) or 'additionalProperties' in node
+
+
+_UNDECLARED: Final[Any] = object()  # a key that neither properties, nor additionalProperties, nor items cover
+
+
+def _child_schema(node: Mapping[str, Any], key: str) -> Any:
+    properties = node.get('properties')
+    if isinstance(properties, Mapping) and key in properties:
+        return properties[key]
+    additional = node.get('additionalProperties')
+    if isinstance(additional, Mapping):
+        return additional
+    if additional is True:
+        return None  # the key is kept; its value is pruned as if it had no schema
+    if key.isdigit() and ('items' in node or node.get('type') == 'array'):
+        items = node.get('items')
+        return items if isinstance(items, Mapping) else None
+    return _UNDECLARED
+
+
+def _unknown_in_value(value: Any, schema: Mapping[str, Any] | None, *, preserving: bool) -> bool:
+    if not isinstance(value, dict | list):
+        return False
+    trial = copy.deepcopy(value)
+    pruned: list[FieldPath] = []
+    if preserving and schema is not None:
+        _skip_prune(trial, schema, (), pruned)
+    else:
+        _prune(trial, schema, (), pruned)
+    return bool(pruned)
+
+
+def _prune(value: Any, schema: Mapping[str, Any] | None, path: FieldPath, pruned: list[FieldPath]) -> None:
+    if schema is not None and schema.get(PRESERVE):
+        _skip_prune(value, schema, path, pruned)
+    elif isinstance(value, dict):
+        if schema is None:
+            pruned.extend(path + (key,) for key in value)
+            value.clear()
+            return
+        embedded = bool(schema.get(EMBEDDED))
+        properties = schema.get('properties') or {}
+        additional = schema.get('additionalProperties')
+        for key in list(value):
+            child = value[key]
+            if embedded and _is_resource_key(key, child):
+                continue
+            if key in properties:
+                _prune(child, properties[key], path + (key,), pruned)
+            elif isinstance(additional, Mapping) or additional is True:
+                _prune(child, additional if isinstance(additional, Mapping) else None, path + (key,), pruned)
+            else:
+                del value[key]
+                pruned.append(path + (key,))
+    elif isinstance(value, list):
+        items = schema.get('items') if schema is not None else None
+        items = items if isinstance(items, Mapping) else None
+        for position, item in enumerate(value):
+            _prune(item, items, path + (Index(position),), pruned)
+
+
+def _skip_prune(value: Any, schema: Mapping[str, Any], path: FieldPath, pruned: list[FieldPath]) -> None:
+    """Under x-kubernetes-preserve-unknown-fields: keep unknown keys, but still prune declared children."""
+    if isinstance(value, dict):
+        embedded = bool(schema.get(EMBEDDED))
+        properties = schema.get('properties') or {}
+        additional = schema.get('additionalProperties')
+        for key, child in value.items():
+            if embedded and key in _RESOURCE_KEYS:
+                continue
+            if key in properties:
+                _prune(child, properties[key], path + (key,), pruned)
+            elif isinstance(additional, Mapping) or additional is True:
+                _prune(child, additional if isinstance(additional, Mapping) else None, path + (key,), pruned)
+    elif isinstance(value, list):
+        items = schema.get('items')
+        if isinstance(items, Mapping):
+            for position, item in enumerate(value):
+                _skip_prune(item, items, path + (Index(position),), pruned)
+
+
+def _is_resource_key(key: str, value: Any) -> bool:
+    if key in ('apiVersion', 'kind'):
+        return isinstance(value, str)
+    if key == 'metadata':
+        return isinstance(value, dict)
+    return False
