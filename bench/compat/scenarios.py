@@ -596,6 +596,26 @@ def progress_fetch_v1_only(config: Config) -> Callable[[ModuleType], Any]:
     return scenario
 
 
+def progress_purge_v1_only(config: Config) -> Callable[[ModuleType], Any]:
+    """Purge when the body has only the V1 key(s) (written by an older operator or a v1-only config)."""
+    keys = [HANDLER_IDS['len50'], HANDLER_IDS['long']]
+
+    def scenario(kopf: ModuleType) -> Any:
+        assert config.v2_factory is not None
+        storage = config.factory(kopf)
+        both = annotations_of(merge_patch(BODY, _store(kopf, storage, BODY, [(k, RECORDS['done']) for k in keys])))
+        v2 = annotations_of(merge_patch(BODY, _store(kopf, config.v2_factory(kopf), BODY,
+                                                     [(k, RECORDS['done']) for k in keys])))
+        v1_only = {k: v for k, v in both.items() if k not in v2 or k in BODY['metadata']['annotations']}
+        raw = merge_patch({k: v for k, v in BODY.items() if k != 'metadata'},
+                          {'metadata': {**BODY['metadata'], 'annotations': v1_only}})
+        patch = kopf.Patch()
+        for key in keys:
+            storage.purge(key=key, body=kopf.Body(copy.deepcopy(raw)), patch=patch)
+        return patch_out(patch)
+    return scenario
+
+
 def progress_fetch_legacy(config: Config) -> Callable[[ModuleType], Any]:
     """Records only in status (legacy `status.kopf.progress` and custom fields); and in both places."""
     legacy = {
@@ -709,6 +729,32 @@ def diffbase_fetch(config: Config) -> Callable[[ModuleType], Any]:
     return scenario
 
 
+def diffbase_v1_only(config: Config, v2_config: Config) -> Callable[[ModuleType], Any]:
+    """A body with only the V1 key of a long diff-base key: fetched? and what does a store write?"""
+    def scenario(kopf: ModuleType) -> Any:
+        storage, v2_storage = config.factory(kopf), v2_config.factory(kopf)
+        essence = {'spec': {'field': 'old'}}
+        both, v2 = kopf.Patch(), kopf.Patch()
+        storage.store(body=kopf.Body(copy.deepcopy(BODY)), patch=both, essence=essence)
+        v2_storage.store(body=kopf.Body(copy.deepcopy(BODY)), patch=v2, essence=essence)
+        v2_keys = set(annotations_of(merge_patch(BODY, v2)))
+        v1_only = {k: v for k, v in annotations_of(merge_patch(BODY, both)).items()
+                   if k not in v2_keys or k in BODY['metadata']['annotations']}
+        raw = merge_patch({k: v for k, v in BODY.items() if k != 'metadata'},
+                          {'metadata': {**BODY['metadata'], 'annotations': v1_only}})
+        fetched = storage.fetch(body=kopf.Body(copy.deepcopy(raw)))
+        fetched_v2 = v2_storage.fetch(body=kopf.Body(copy.deepcopy(raw)))
+        patch = kopf.Patch()
+        storage.store(body=kopf.Body(copy.deepcopy(raw)), patch=patch, essence={'spec': {'field': 'new'}})
+        return {
+            'v1_keys': sorted(k for k in v1_only if k not in BODY['metadata']['annotations']),
+            'fetched': to_json(fetched),
+            'fetched_by_v2only': to_json(fetched_v2),
+            **patch_out(patch),
+        }
+    return scenario
+
+
 def diffbase_with_progress(diffbase: Config, progress: Config) -> Callable[[ModuleType], Any]:
     """As the framework does: essence = progress.clear(essence=diffbase.build(...)), then stored."""
     def scenario(kopf: ModuleType) -> Any:
@@ -789,6 +835,7 @@ def _build_registry() -> dict[str, Scenario]:
             c.requires + ('AnnotationsProgressStorage',))
         if c.annotations_based and c.v2_factory is not None:
             add(f'{base}/fetch/v1-only', progress_fetch_v1_only(c), c.requires)
+            add(f'{base}/purge/v1-only', progress_purge_v1_only(c), c.requires)
         add(f'{base}/clear/with-progress', progress_clear(c, ESSENCE_WITH_PROGRESS), c.requires)
         add(f'{base}/clear/only-progress', progress_clear(c, ESSENCE_ONLY_PROGRESS), c.requires)
         add(f'{base}/clear/empty', progress_clear(c, {}), c.requires)
@@ -812,6 +859,9 @@ def _build_registry() -> dict[str, Scenario]:
 
     diffbases = {c.name: c for c in DIFFBASE_CONFIGS}
     progresses = {c.name: c for c in PROGRESS_CONFIGS}
+    add('diffbase/annotations-long-key/fetch/v1-only',
+        diffbase_v1_only(diffbases['annotations-long-key'], diffbases['annotations-long-key-v2only']),
+        diffbases['annotations-long-key'].requires)
     pairs = [
         ('default', 'annotations-default', 'smart-default'),
         ('custom', 'annotations-prefix', 'smart-custom'),
