@@ -1,0 +1,1 @@
+"""Package data of the emulator: generated, committed files (see `generate.py` for how they are made)."""
