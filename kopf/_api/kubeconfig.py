@@ -1,0 +1,257 @@
+"""Reading kubeconfig files into `ConnectionInfo`, as kubectl does.
+
+Rules (kubectl's):
+- `$KUBECONFIG` is a list of paths (os.pathsep); missing files are skipped; the files are merged:
+  the first file that defines a cluster/user/context name wins for that name, and the first file
+  that sets `current-context` wins. Without `$KUBECONFIG`: `~/.kube/config`.
+- Relative file references (CA, client certificate/key, token file, exec command with a slash)
+  are relative to the directory of the file that defined them.
+- `*-data` fields are base64 of PEM. `token` wins over `tokenFile`; an exec plugin's or an
+  auth-provider's token is used when there is no static token.
+- Anything malformed is one `LoginError` naming the file and the field.
+"""
+import dataclasses
+import datetime
+import json
+import os
+import pathlib
+import subprocess
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import iso8601
+import yaml
+
+from kopf._api import credentials, errors
+
+DEFAULT_PATH = '~/.kube/config'
+
+
+@dataclasses.dataclass(frozen=True)
+class _Entry:
+    """A named stanza (cluster, user, context) and the file that defined it."""
+
+    value: Mapping[str, Any]
+    path: pathlib.Path
+    field: str  # e.g. `users[2].user`, for error messages
+
+
+@dataclasses.dataclass
+class MergedConfig:
+    clusters: dict[str, _Entry] = dataclasses.field(default_factory=dict)
+    users: dict[str, _Entry] = dataclasses.field(default_factory=dict)
+    contexts: dict[str, _Entry] = dataclasses.field(default_factory=dict)
+    current_context: str | None = None
+    current_context_path: pathlib.Path | None = None
+    paths: list[pathlib.Path] = dataclasses.field(default_factory=list)
+
+
+def config_paths(environ: Mapping[str, str] | None = None) -> list[pathlib.Path]:
+    """The kubeconfig files to read, in order of precedence (only those that exist)."""
+    environ = os.environ if environ is None else environ
+    value = environ.get('KUBECONFIG')
+    candidates = value.split(os.pathsep) if value else [DEFAULT_PATH]
+    paths = [pathlib.Path(item).expanduser() for item in candidates if item.strip()]
+    return [path for path in paths if path.is_file()]
+
+
+def _fail(path: pathlib.Path, field: str, problem: str) -> errors.LoginError:
+    return errors.LoginError(f'Malformed kubeconfig {str(path)!r} at {field!r}: {problem}')
+
+
+def read_config(paths: Sequence[pathlib.Path]) -> MergedConfig:
+    """Merge the kubeconfig files per kubectl's rules (the first definition of a name wins)."""
+    merged = MergedConfig(paths=list(paths))
+    for path in paths:
+        try:
+            doc = yaml.safe_load(path.read_text()) or {}
+        except (OSError, yaml.YAMLError) as exc:
+            raise _fail(path, '<file>', f'cannot be read as YAML: {exc}') from exc
+        if not isinstance(doc, Mapping):
+            raise _fail(path, '<file>', 'the document is not a mapping')
+        for section, key, target in [('clusters', 'cluster', merged.clusters),
+                                     ('users', 'user', merged.users),
+                                     ('contexts', 'context', merged.contexts)]:
+            items = doc.get(section) or []
+            if not isinstance(items, list):
+                raise _fail(path, section, 'must be a list')
+            for index, item in enumerate(items):
+                field = f'{section}[{index}]'
+                if not isinstance(item, Mapping) or not isinstance(item.get('name'), str):
+                    raise _fail(path, f'{field}.name', 'every entry needs a string name')
+                value = item.get(key) or {}
+                if not isinstance(value, Mapping):
+                    raise _fail(path, f'{field}.{key}', 'must be a mapping')
+                target.setdefault(item['name'], _Entry(value, path, f'{field}.{key}'))
+        current = doc.get('current-context')
+        if current and merged.current_context is None:
+            if not isinstance(current, str):
+                raise _fail(path, 'current-context', 'must be a string')
+            merged.current_context = current
+            merged.current_context_path = path
+    return merged
+
+
+def load(paths: Sequence[pathlib.Path], *, context: str | None = None,
+         environ: Mapping[str, str] | None = None) -> credentials.ConnectionInfo:
+    """The credentials of the (current) context of the merged kubeconfig files."""
+    merged = read_config(paths)
+    first = paths[0] if paths else pathlib.Path(DEFAULT_PATH)
+    name = context or merged.current_context
+    if not name:
+        raise _fail(first, 'current-context', 'no current context is set (and none was requested)')
+    if name not in merged.contexts:
+        raise _fail(merged.current_context_path or first, 'current-context', f'context {name!r} is not defined')
+    ctx = merged.contexts[name]
+    cluster_name = ctx.value.get('cluster')
+    if not isinstance(cluster_name, str) or cluster_name not in merged.clusters:
+        raise _fail(ctx.path, f'{ctx.field}.cluster', f'cluster {cluster_name!r} is not defined')
+    cluster = merged.clusters[cluster_name]
+    user_name = ctx.value.get('user')
+    user = merged.users.get(user_name) if isinstance(user_name, str) else None
+    if user_name and user is None:
+        raise _fail(ctx.path, f'{ctx.field}.user', f'user {user_name!r} is not defined')
+    namespace = ctx.value.get('namespace')
+    if namespace is not None and not isinstance(namespace, str):
+        raise _fail(ctx.path, f'{ctx.field}.namespace', 'must be a string')
+    return _connection_info(cluster, user, namespace, environ)
+
+
+def _str(entry: _Entry, key: str) -> str | None:
+    value = entry.value.get(key)
+    if value is None or value == '':
+        return None
+    if not isinstance(value, str):
+        raise _fail(entry.path, f'{entry.field}.{key}', 'must be a string')
+    return value
+
+
+def _file(entry: _Entry, key: str) -> str | None:
+    value = _str(entry, key)
+    if value is None:
+        return None
+    path = pathlib.Path(value).expanduser()
+    path = path if path.is_absolute() else entry.path.parent / path
+    if not path.is_file():
+        raise _fail(entry.path, f'{entry.field}.{key}', f'file {str(path)!r} does not exist')
+    return str(path)
+
+
+def _data(entry: _Entry, key: str) -> bytes | None:
+    value = _str(entry, key)
+    if value is None:
+        return None
+    try:
+        return credentials.decode_pem(value)
+    except ValueError as exc:
+        raise _fail(entry.path, f'{entry.field}.{key}', f'not valid base64: {exc}') from exc
+
+
+def _connection_info(cluster: _Entry, user: _Entry | None, namespace: str | None,
+                     environ: Mapping[str, str] | None) -> credentials.ConnectionInfo:
+    server = _str(cluster, 'server')
+    if not server:
+        raise _fail(cluster.path, f'{cluster.field}.server', 'the server URL is missing')
+    insecure = cluster.value.get('insecure-skip-tls-verify')
+    if insecure is not None and not isinstance(insecure, bool):
+        raise _fail(cluster.path, f'{cluster.field}.insecure-skip-tls-verify', 'must be a boolean')
+    ca_data = _data(cluster, 'certificate-authority-data')
+    ca_path = None if ca_data is not None else _file(cluster, 'certificate-authority')
+    fields: dict[str, Any] = {}
+    if user is not None:
+        fields = _user_fields(user, cluster, environ)
+    return credentials.ConnectionInfo(
+        server=server,
+        ca_path=ca_path,
+        ca_data=ca_data,
+        insecure=insecure,
+        proxy_url=_str(cluster, 'proxy-url'),
+        default_namespace=namespace,
+        **fields,
+    )
+
+
+def _user_fields(user: _Entry, cluster: _Entry, environ: Mapping[str, str] | None) -> dict[str, Any]:
+    fields: dict[str, Any] = {
+        'username': _str(user, 'username'),
+        'password': _str(user, 'password'),
+        'certificate_data': _data(user, 'client-certificate-data'),
+        'private_key_data': _data(user, 'client-key-data'),
+    }
+    if fields['certificate_data'] is None:
+        fields['certificate_path'] = _file(user, 'client-certificate')
+    if fields['private_key_data'] is None:
+        fields['private_key_path'] = _file(user, 'client-key')
+    token = _str(user, 'token')
+    if token is None and (token_file := _file(user, 'tokenFile')) is not None:
+        token = pathlib.Path(token_file).read_text().strip()
+    provider = user.value.get('auth-provider')
+    if token is None and provider is not None:
+        config = provider.get('config') if isinstance(provider, Mapping) else None
+        if not isinstance(config, Mapping):
+            raise _fail(user.path, f'{user.field}.auth-provider.config', 'must be a mapping')
+        token = config.get('access-token') or config.get('id-token') or None
+    if token is None and user.value.get('exec') is not None:
+        exec_fields = run_exec_plugin(user, cluster, environ)
+        token = exec_fields.pop('token', None)
+        for key, value in exec_fields.items():
+            if value is not None:
+                fields[key] = value
+                if key.endswith('_data'):
+                    fields.pop(key.replace('_data', '_path'), None)
+    fields['token'] = token
+    return fields
+
+
+def run_exec_plugin(user: _Entry, cluster: _Entry, environ: Mapping[str, str] | None) -> dict[str, Any]:
+    """Run a client-go credential plugin and parse its ExecCredential (token, client cert/key, expiration)."""
+    field = f'{user.field}.exec'
+    spec = user.value['exec']
+    if not isinstance(spec, Mapping) or not isinstance(spec.get('command'), str) or not spec['command']:
+        raise _fail(user.path, f'{field}.command', 'a command (string) is required')
+    command = spec['command']
+    if os.sep in command and not os.path.isabs(command):
+        command = str(user.path.parent / command)
+    args = spec.get('args') or []
+    if not isinstance(args, list) or not all(isinstance(arg, str) for arg in args):
+        raise _fail(user.path, f'{field}.args', 'must be a list of strings')
+    env = dict(os.environ if environ is None else environ)
+    for index, item in enumerate(spec.get('env') or []):
+        if not isinstance(item, Mapping) or not isinstance(item.get('name'), str):
+            raise _fail(user.path, f'{field}.env[{index}]', 'needs a name and a value')
+        env[item['name']] = str(item.get('value', ''))
+    api_version = spec.get('apiVersion') or 'client.authentication.k8s.io/v1'
+    info: dict[str, Any] = {'apiVersion': api_version, 'kind': 'ExecCredential',
+                            'spec': {'interactive': False}}
+    if spec.get('provideClusterInfo'):
+        info['spec']['cluster'] = {'server': cluster.value.get('server'),
+                                   'certificate-authority-data': cluster.value.get('certificate-authority-data')}
+    env['KUBERNETES_EXEC_INFO'] = json.dumps(info)
+    try:
+        proc = subprocess.run([command, *args], env=env, capture_output=True, text=True, timeout=60, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise _fail(user.path, f'{field}.command', f'the credential plugin {command!r} failed to run: {exc}') from exc
+    if proc.returncode != 0:
+        raise _fail(user.path, f'{field}.command',
+                    f'the credential plugin {command!r} exited with {proc.returncode}: {proc.stderr.strip()}')
+    try:
+        status = json.loads(proc.stdout)['status']
+        if not isinstance(status, Mapping):
+            raise TypeError('status is not a mapping')
+    except (ValueError, KeyError, TypeError) as exc:
+        raise _fail(user.path, f'{field}.command',
+                    f'the credential plugin {command!r} printed no valid ExecCredential: {exc}') from exc
+    expiration: datetime.datetime | None = None
+    if status.get('expirationTimestamp'):
+        try:
+            expiration = iso8601.parse_date(status['expirationTimestamp'])
+        except iso8601.ParseError as exc:
+            raise _fail(user.path, f'{field}.command', f'bad expirationTimestamp: {exc}') from exc
+    cert = status.get('clientCertificateData')
+    key = status.get('clientKeyData')
+    return {
+        'token': status.get('token') or None,
+        'certificate_data': cert.encode() if isinstance(cert, str) else None,
+        'private_key_data': key.encode() if isinstance(key, str) else None,
+        'expiration': expiration,
+    }

@@ -1,0 +1,128 @@
+"""The built-in login functions: kubeconfig, in-cluster service account, pykube-ng, the `kubernetes` client.
+
+They are plain sync functions (usable as, or inside, `@kopf.on.login()` handlers); each returns
+`ConnectionInfo`, or None when its source is not available. `pykube` and `kubernetes` are imported
+lazily, only when their login function is called: `import kopf` must not import them.
+"""
+import os
+import pathlib
+from typing import Any
+
+from kopf._api import credentials, errors, kubeconfig
+
+SERVICE_ACCOUNT_DIR = '/var/run/secrets/kubernetes.io/serviceaccount'
+IN_CLUSTER_SERVER = 'https://kubernetes.default.svc'
+
+
+def login_with_kubeconfig(**_: Any) -> credentials.ConnectionInfo | None:
+    """Credentials from `$KUBECONFIG` (merged files) or `~/.kube/config`; None if there is no such file."""
+    paths = kubeconfig.config_paths()
+    if not paths:
+        return None
+    return kubeconfig.load(paths)
+
+
+def login_with_service_account(*, directory: str = SERVICE_ACCOUNT_DIR, **_: Any) -> credentials.ConnectionInfo | None:
+    """In-cluster credentials: the pod's service-account token, CA and namespace; None outside a cluster."""
+    root = pathlib.Path(directory)
+    token_path = root / 'token'
+    if not token_path.is_file():
+        return None
+    ca_path = root / 'ca.crt'
+    namespace_path = root / 'namespace'
+    host = os.environ.get('KUBERNETES_SERVICE_HOST')
+    port = os.environ.get('KUBERNETES_SERVICE_PORT', '443')
+    if host:
+        server = f'https://[{host}]:{port}' if ':' in host else f'https://{host}:{port}'
+    else:
+        server = IN_CLUSTER_SERVER
+    return credentials.ConnectionInfo(
+        server=server,
+        ca_path=str(ca_path) if ca_path.is_file() else None,
+        token=token_path.read_text().strip() or None,
+        default_namespace=namespace_path.read_text().strip() or None if namespace_path.is_file() else None,
+    )
+
+
+def login_via_pykube(**_: Any) -> credentials.ConnectionInfo | None:
+    """Credentials as pykube-ng finds them (service account, then kubeconfig); None if pykube is absent."""
+    try:
+        import pykube
+    except ImportError:
+        return None
+    try:
+        config = pykube.KubeConfig.from_env()
+    except Exception as exc:
+        raise errors.LoginError(f'pykube-ng could not load the credentials: {exc}') from exc
+    cluster, user = config.cluster, config.user
+    ca = cluster.get('certificate-authority')
+    cert = user.get('client-certificate')
+    key = user.get('client-key')
+    return credentials.ConnectionInfo(
+        server=cluster['server'],
+        ca_path=ca.filename() if ca is not None else None,
+        insecure=cluster.get('insecure-skip-tls-verify'),
+        username=user.get('username'),
+        password=user.get('password'),
+        token=user.get('token'),
+        certificate_path=cert.filename() if cert is not None else None,
+        private_key_path=key.filename() if key is not None else None,
+        default_namespace=config.namespace,
+        proxy_url=cluster.get('proxy-url'),
+    )
+
+
+def login_via_client(**_: Any) -> credentials.ConnectionInfo | None:
+    """Credentials as the `kubernetes` client loads them (in-cluster, then kubeconfig); None if it is absent."""
+    try:
+        import kubernetes
+    except ImportError:
+        return None
+    config = kubernetes.client.Configuration()
+    try:
+        kubernetes.config.load_incluster_config(client_configuration=config)  # type: ignore[no-untyped-call]
+        namespace = _incluster_namespace()
+    except kubernetes.config.ConfigException:
+        try:
+            kubernetes.config.load_kube_config(client_configuration=config)  # type: ignore[no-untyped-call]
+        except kubernetes.config.ConfigException as exc:
+            raise errors.LoginError(f'The kubernetes client could not load the credentials: {exc}') from exc
+        namespace = _kubeconfig_namespace(kubernetes)
+    if config.refresh_api_key_hook is not None:
+        config.refresh_api_key_hook(config)
+    header = config.api_key.get('BearerToken') or config.api_key.get('authorization')
+    scheme, token = _split_header(header)
+    return credentials.ConnectionInfo(
+        server=config.host,
+        ca_path=config.ssl_ca_cert,
+        insecure=not config.verify_ssl,
+        username=config.username or None,
+        password=config.password or None,
+        scheme=scheme,
+        token=token,
+        certificate_path=config.cert_file,
+        private_key_path=config.key_file,
+        default_namespace=namespace,
+        proxy_url=config.proxy,
+    )
+
+
+def _split_header(header: str | None) -> tuple[str | None, str | None]:
+    if not header:
+        return None, None
+    scheme, _, token = header.partition(' ')
+    return (scheme, token) if token else ('Bearer', scheme)
+
+
+def _incluster_namespace() -> str | None:
+    path = pathlib.Path(SERVICE_ACCOUNT_DIR) / 'namespace'
+    return path.read_text().strip() or None if path.is_file() else None
+
+
+def _kubeconfig_namespace(kubernetes: Any) -> str | None:
+    try:
+        _, active = kubernetes.config.list_kube_config_contexts()
+    except Exception:
+        return None
+    namespace = (active or {}).get('context', {}).get('namespace')
+    return namespace if isinstance(namespace, str) else None

@@ -1,0 +1,146 @@
+"""The state of one list+watch stream and its `step` (kube-rs style): pure, no I/O.
+
+The async shell (`watching`) feeds every list page and every watch event into `step()` and yields
+what comes out; it asks the state where to continue: `needs_listing` (list first) or watch from
+`resource_version`.
+
+Rules:
+- The initial listing yields each object as a `type: None` event, then `LISTED` once.
+- A watch resumes from the last seen resourceVersion: of an object event, of a BOOKMARK, or of the list.
+- BOOKMARKs move the resourceVersion forward and are never yielded.
+- An ERROR with code 410 (Expired) means "re-list": the state forgets its resourceVersion. Any other
+  ERROR is raised as the API error it describes.
+- A re-list yields only differences from what was yielded before: ADDED for new objects, MODIFIED for
+  changed ones, DELETED (with the last known body) for objects that vanished meanwhile; unchanged
+  objects are not yielded again. So a consumer never sees the same (uid, resourceVersion) twice.
+- An event with the same (uid, resourceVersion) as the last one yielded for that uid is swallowed.
+- List items get the `kind` and `apiVersion` of the list (built-in lists omit them on items).
+"""
+import dataclasses
+import enum
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from kopf._api import errors
+
+RawBody = dict[str, Any]
+RawEvent = dict[str, Any]
+
+
+class Marker(enum.Enum):
+    LISTED = 'LISTED'  # the initial listing is done: every object that existed has been yielded
+
+    def __repr__(self) -> str:
+        return f'<{self.value}>'
+
+
+LISTED = Marker.LISTED
+StreamItem = RawEvent | Marker
+
+
+@dataclasses.dataclass(frozen=True)
+class Page:
+    """One chunk of a LIST answer."""
+
+    items: Sequence[RawBody]
+    resource_version: str | None
+    continue_token: str | None = None
+    kind: str | None = None  # of the list, e.g. `ConfigMapList`
+    api_version: str | None = None
+
+    @classmethod
+    def from_list(cls, payload: Mapping[str, Any]) -> 'Page':
+        meta = payload.get('metadata') or {}
+        return cls(items=payload.get('items') or [], resource_version=meta.get('resourceVersion'),
+                   continue_token=meta.get('continue') or None,
+                   kind=payload.get('kind'), api_version=payload.get('apiVersion'))
+
+
+@dataclasses.dataclass
+class WatchState:
+    """Where a stream stands. Mutated by `step()` only (it is the stream's own, never shared)."""
+
+    resource_version: str | None = None  # to watch from; None means "list first"
+    listed: bool = False  # the initial listing has completed once (LISTED was yielded)
+    known: dict[str, tuple[str | None, RawBody]] = dataclasses.field(default_factory=dict)  # uid → (rv, body)
+    listing: set[str] | None = None  # uids seen so far in an ongoing (re-)listing
+
+    @property
+    def needs_listing(self) -> bool:
+        return self.resource_version is None
+
+
+def _key(body: Mapping[str, Any]) -> tuple[str, str | None]:
+    meta = body.get('metadata') or {}
+    uid = meta.get('uid') or f'{meta.get("namespace")}/{meta.get("name")}'
+    return uid, meta.get('resourceVersion')
+
+
+def step(state: WatchState, item: Page | Mapping[str, Any]) -> list[StreamItem]:
+    """Advance the state by a list page or a raw watch event; return what to yield to the consumer."""
+    if isinstance(item, Page):
+        return _step_page(state, item)
+    return _step_event(state, item)
+
+
+def _step_page(state: WatchState, page: Page) -> list[StreamItem]:
+    if state.listing is None:
+        state.listing = set()
+    item_kind = page.kind[:-4] if page.kind and page.kind.endswith('List') else None
+    result: list[StreamItem] = []
+    for body in page.items:
+        if item_kind and 'kind' not in body:
+            body['kind'] = item_kind
+        if page.api_version and 'apiVersion' not in body:
+            body['apiVersion'] = page.api_version
+        uid, rv = _key(body)
+        state.listing.add(uid)
+        previous = state.known.get(uid)
+        state.known[uid] = (rv, body)
+        if not state.listed:
+            result.append({'type': None, 'object': body})
+        elif previous is None:
+            result.append({'type': 'ADDED', 'object': body})
+        elif previous[0] != rv:
+            result.append({'type': 'MODIFIED', 'object': body})
+    if page.continue_token:
+        return result
+    for uid in [uid for uid in state.known if uid not in state.listing]:
+        _, body = state.known.pop(uid)
+        result.append({'type': 'DELETED', 'object': body})
+    state.listing = None
+    state.resource_version = page.resource_version or '0'
+    if not state.listed:
+        state.listed = True
+        result.append(LISTED)
+    return result
+
+
+def _step_event(state: WatchState, event: Mapping[str, Any]) -> list[StreamItem]:
+    etype = event.get('type')
+    obj = event.get('object')
+    if not isinstance(obj, dict):
+        return []
+    if etype == 'ERROR':
+        code = obj.get('code')
+        if code == 410:
+            state.resource_version = None  # too old: re-list
+            return []
+        raise errors.map_error(code if isinstance(code, int) else 500, {'kind': 'Status', **obj})
+    uid, rv = _key(obj)
+    if etype == 'BOOKMARK':
+        if rv:
+            state.resource_version = rv
+        return []
+    if etype not in ('ADDED', 'MODIFIED', 'DELETED'):
+        return []
+    if rv:
+        state.resource_version = rv
+    previous = state.known.get(uid)
+    if previous is not None and previous[0] == rv and rv is not None:
+        return []  # seen already
+    if etype == 'DELETED':
+        state.known.pop(uid, None)
+    else:
+        state.known[uid] = (rv, obj)
+    return [{'type': etype, 'object': obj}]

@@ -1,0 +1,160 @@
+import asyncio
+import dataclasses
+import datetime
+import ssl
+
+import pytest
+
+from kopf._api import credentials, errors
+from kopf._api.credentials import ConnectionInfo, Vault
+
+from .certs import issue, make_ca
+
+
+def test_frozen_and_keyword_only() -> None:
+    info = ConnectionInfo(server='https://x')
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        info.server = 'y'  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        ConnectionInfo('https://x')  # type: ignore[misc]
+
+
+@pytest.mark.parametrize('a, b', [('ca_path', 'ca_data'), ('certificate_path', 'certificate_data'),
+                                  ('private_key_path', 'private_key_data')])
+def test_exclusive_pairs(a: str, b: str) -> None:
+    with pytest.raises(ValueError, match=f'{a} or {b}'):
+        ConnectionInfo(server='https://x', **{a: '/p', b: b'data'})  # type: ignore[arg-type]
+
+
+def test_naive_expiration_is_utc() -> None:
+    info = ConnectionInfo(server='https://x', expiration=datetime.datetime(2030, 1, 1))
+    assert info.expiration == datetime.datetime(2030, 1, 1, tzinfo=datetime.UTC)
+
+
+@pytest.mark.parametrize('kwargs, headers', [
+    ({}, {}),
+    ({'token': 't'}, {'Authorization': 'Bearer t'}),
+    ({'scheme': 'Bearer', 'token': 't'}, {'Authorization': 'Bearer t'}),
+    ({'scheme': 'Digest', 'token': 't'}, {'Authorization': 'Digest t'}),
+    ({'scheme': 'Negotiate'}, {'Authorization': 'Negotiate'}),
+])
+def test_http_headers(kwargs: dict[str, str], headers: dict[str, str]) -> None:
+    assert ConnectionInfo(server='https://x', **kwargs).as_http_headers() == headers  # type: ignore[arg-type]
+
+
+def test_basic_auth() -> None:
+    assert ConnectionInfo(server='https://x').as_aiohttp_basic_auth() is None
+    auth = ConnectionInfo(server='https://x', username='u', password='p').as_aiohttp_basic_auth()
+    assert auth is not None and (auth.login, auth.password) == ('u', 'p')
+
+
+def test_ssl_context_verifies_by_default() -> None:
+    context = ConnectionInfo(server='https://x').as_ssl_context()
+    assert context.verify_mode == ssl.CERT_REQUIRED
+    assert context.check_hostname
+
+
+def test_ssl_context_insecure() -> None:
+    context = ConnectionInfo(server='https://x', insecure=True).as_ssl_context()
+    assert context.verify_mode == ssl.CERT_NONE
+    assert not context.check_hostname
+
+
+def test_ssl_context_loads_ca_and_client_cert_from_data() -> None:
+    ca, ca_key, ca_cert = make_ca()
+    client = issue(ca_key, ca_cert, 'user', server=False)
+    info = ConnectionInfo(server='https://x', ca_data=ca.cert_pem,
+                          certificate_data=client.cert_pem, private_key_data=client.key_pem)
+    context = info.as_ssl_context()
+    assert any('kopf test CA' in str(c.get('subject')) for c in context.get_ca_certs())
+
+
+def test_ssl_context_loads_from_paths(tmp_path: object) -> None:
+    import pathlib
+    root = pathlib.Path(str(tmp_path))
+    ca, ca_key, ca_cert = make_ca()
+    client = issue(ca_key, ca_cert, 'user', server=False)
+    (root / 'ca').write_bytes(ca.cert_pem)
+    (root / 'crt').write_bytes(client.cert_pem)
+    (root / 'key').write_bytes(client.key_pem)
+    info = ConnectionInfo(server='https://x', ca_path=str(root / 'ca'),
+                          certificate_path=str(root / 'crt'), private_key_path=str(root / 'key'))
+    assert info.as_ssl_context().get_ca_certs()
+
+
+def test_decode_pem() -> None:
+    import base64
+    pem = b'-----BEGIN CERTIFICATE-----\nabc\n-----END CERTIFICATE-----\n'
+    assert credentials.decode_pem(base64.b64encode(pem).decode()) == pem
+    assert credentials.decode_pem(pem.decode()) == pem
+
+
+# The vault.
+
+@pytest.mark.looptime
+async def test_vault_logs_in_once_for_many_waiters() -> None:
+    calls = 0
+
+    async def login() -> list[ConnectionInfo]:
+        nonlocal calls
+        calls += 1
+        await asyncio.sleep(1)
+        return [ConnectionInfo(server='https://x', token=f't{calls}')]
+
+    vault = Vault(login)
+    items = await asyncio.gather(*[vault.select() for _ in range(10)])
+    assert calls == 1
+    assert {item.credentials.token for item in items} == {'t1'}
+
+
+async def test_vault_relogs_after_invalidation() -> None:
+    tokens = iter(['t1', 't2'])
+
+    async def login() -> ConnectionInfo:
+        return ConnectionInfo(server='https://x', token=next(tokens))
+
+    vault = Vault(login)
+    item = await vault.select()
+    vault.invalidate(item)
+    vault.invalidate(item)  # twice, as from two concurrent requests: no harm
+    assert (await vault.select()).credentials.token == 't2'
+    assert vault.logins == 2
+
+
+async def test_vault_refuses_rejected_credentials_again() -> None:
+    async def login() -> ConnectionInfo:
+        return ConnectionInfo(server='https://x', token='static')
+
+    vault = Vault(login)
+    vault.invalidate(await vault.select())
+    with pytest.raises(errors.AccessError):
+        await vault.select()
+
+
+async def test_vault_without_login_and_credentials() -> None:
+    with pytest.raises(errors.LoginError):
+        await Vault().select()
+
+
+async def test_vault_login_giving_nothing() -> None:
+    async def login() -> None:
+        return None
+
+    with pytest.raises(errors.LoginError, match='gave none'):
+        await Vault(login).select()
+
+
+async def test_vault_prefers_the_highest_priority() -> None:
+    vault = Vault()
+    vault.populate([ConnectionInfo(server='https://low', priority=1),
+                    ConnectionInfo(server='https://high', priority=5)])
+    for _ in range(10):
+        assert (await vault.select()).server == 'https://high'
+
+
+async def test_vault_drops_expired_credentials() -> None:
+    now = datetime.datetime(2030, 1, 1, tzinfo=datetime.UTC)
+    vault = Vault(now=lambda: now)
+    vault.populate([ConnectionInfo(server='https://old', priority=9, expiration=now),
+                    ConnectionInfo(server='https://new', expiration=now + datetime.timedelta(hours=1))])
+    assert (await vault.select()).server == 'https://new'

@@ -1,0 +1,127 @@
+import itertools
+
+import pytest
+
+from kopf._api import errors
+
+
+def status(code: int, message: str = 'msg', **details: object) -> dict[str, object]:
+    return {'kind': 'Status', 'apiVersion': 'v1', 'status': 'Failure', 'message': message,
+            'reason': 'Some', 'code': code, 'details': details}
+
+
+@pytest.mark.parametrize('code, cls', [
+    (400, errors.APIClientError),
+    (401, errors.APIUnauthorizedError),
+    (403, errors.APIForbiddenError),
+    (404, errors.APINotFoundError),
+    (409, errors.APIConflictError),
+    (410, errors.APIClientError),
+    (422, errors.APIUnprocessableEntityError),
+    (429, errors.APITooManyRequestsError),
+    (500, errors.APIServerError),
+    (503, errors.APIServerError),
+])
+def test_mapping_by_status(code: int, cls: type[errors.APIError]) -> None:
+    error = errors.map_error(code, status(code, 'the text'))
+    assert type(error) is cls
+    assert isinstance(error, errors.APIError)
+    assert error.status == code
+    assert error.code == code
+    assert error.message == 'the text'
+    assert 'the text' in str(error)
+
+
+def test_client_and_server_branches() -> None:
+    assert issubclass(errors.APINotFoundError, errors.APIClientError)
+    assert not issubclass(errors.APIServerError, errors.APIClientError)
+
+
+def test_untrusted_body_is_not_the_payload() -> None:
+    error = errors.map_error(500, {'message': 'not a status'})
+    assert error.payload is None
+    assert error.message is None
+
+
+def test_plain_text_429_with_header() -> None:
+    error = errors.map_error(429, 'Too many requests, please try again later.\n', retry_after_header='3')
+    assert isinstance(error, errors.APITooManyRequestsError)
+    assert error.retry_after == 3.0
+    assert error.message == 'Too many requests, please try again later.'
+
+
+def test_retry_after_from_status_details() -> None:
+    error = errors.map_error(429, status(429, retryAfterSeconds=7))
+    assert error.retry_after == 7.0
+
+
+def test_header_wins_over_details() -> None:
+    error = errors.map_error(429, status(429, retryAfterSeconds=7), retry_after_header='2')
+    assert error.retry_after == 2.0
+
+
+@pytest.mark.parametrize('error, retriable', [
+    (errors.map_error(500), True),
+    (errors.map_error(503), True),
+    (errors.map_error(429), True),
+    (errors.map_error(403), True),
+    (errors.map_error(400), False),
+    (errors.map_error(401), False),
+    (errors.map_error(404), False),
+    (errors.map_error(409), False),
+    (errors.map_error(422), False),
+    (ConnectionResetError(), True),
+    (TimeoutError(), True),
+    (ValueError(), False),
+])
+def test_retriable(error: BaseException, retriable: bool) -> None:
+    assert errors.is_retriable(error) is retriable
+
+
+@pytest.mark.parametrize('backoffs, expected', [
+    (None, []),
+    ([], []),
+    (5, [5.0]),
+    (0.5, [0.5]),
+    ((1, 2), [1.0, 2.0]),
+    ([3], [3.0]),
+])
+def test_backoffs(backoffs: errors.Backoffs, expected: list[float]) -> None:
+    assert list(errors.iter_backoffs(backoffs)) == expected
+
+
+def test_infinite_backoffs() -> None:
+    backoffs = errors.iter_backoffs(itertools.repeat(1))
+    assert list(itertools.islice(backoffs, 100)) == [1.0] * 100
+
+
+def test_decide_plain_retry() -> None:
+    assert errors.decide_retry(errors.map_error(500), 3.0) == errors.RetryDecision(True, 3.0)
+
+
+def test_decide_exhausted() -> None:
+    assert errors.decide_retry(errors.map_error(500), None) == errors.RetryDecision(False)
+
+
+def test_decide_final_error() -> None:
+    assert errors.decide_retry(errors.map_error(404), 3.0) == errors.RetryDecision(False)
+
+
+def test_decide_retry_after_longer_than_backoff() -> None:
+    error = errors.map_error(429, retry_after_header='10')
+    assert errors.decide_retry(error, 1.0) == errors.RetryDecision(True, 10.0)
+
+
+def test_decide_backoff_longer_than_retry_after() -> None:
+    error = errors.map_error(429, retry_after_header='2')
+    assert errors.decide_retry(error, 5.0) == errors.RetryDecision(True, 5.0)
+
+
+def test_decide_enforced_retry_after() -> None:
+    error = errors.map_error(429, retry_after_header='2')
+    assert errors.decide_retry(error, 5.0, enforce_retry_after=True) == errors.RetryDecision(True, 2.0)
+
+
+def test_decide_enforced_without_retry_after_uses_backoff() -> None:
+    error = errors.map_error(503)
+    assert errors.decide_retry(error, 5.0, enforce_retry_after=True) == errors.RetryDecision(True, 5.0)

@@ -1,0 +1,264 @@
+import base64
+import datetime
+import json
+import os
+import pathlib
+import stat
+import sys
+from typing import Any
+
+import pytest
+import yaml
+
+from kopf._api import errors, kubeconfig, loginning
+
+PEM = b'-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n'
+
+
+def b64(data: bytes) -> str:
+    return base64.b64encode(data).decode()
+
+
+def write(path: pathlib.Path, doc: Any) -> pathlib.Path:
+    path.write_text(yaml.safe_dump(doc) if not isinstance(doc, str) else doc)
+    return path
+
+
+def config(*, server: str = 'https://1.2.3.4:6443', user: dict[str, Any] | None = None,
+           cluster: dict[str, Any] | None = None, namespace: str | None = 'ns1', name: str = 'c') -> dict[str, Any]:
+    context: dict[str, Any] = {'cluster': name, 'user': name}
+    if namespace:
+        context['namespace'] = namespace
+    return {
+        'apiVersion': 'v1', 'kind': 'Config',
+        'clusters': [{'name': name, 'cluster': {'server': server, **(cluster or {})}}],
+        'users': [{'name': name, 'user': user or {}}],
+        'contexts': [{'name': name, 'context': context}],
+        'current-context': name,
+    }
+
+
+def test_token_and_ca_data(tmp_path: pathlib.Path) -> None:
+    path = write(tmp_path / 'cfg', config(user={'token': 'abc'}, cluster={'certificate-authority-data': b64(PEM)}))
+    info = kubeconfig.load([path])
+    assert info.server == 'https://1.2.3.4:6443'
+    assert info.token == 'abc'
+    assert info.ca_data == PEM
+    assert info.ca_path is None
+    assert info.default_namespace == 'ns1'
+    assert info.as_http_headers() == {'Authorization': 'Bearer abc'}
+
+
+def test_relative_files_are_relative_to_the_config(tmp_path: pathlib.Path) -> None:
+    (tmp_path / 'sub').mkdir()
+    (tmp_path / 'sub' / 'ca.crt').write_bytes(PEM)
+    (tmp_path / 'sub' / 'c.crt').write_bytes(PEM)
+    (tmp_path / 'sub' / 'c.key').write_bytes(b'key')
+    (tmp_path / 'sub' / 'token').write_text('from-file\n')
+    path = write(tmp_path / 'sub' / 'cfg', config(
+        cluster={'certificate-authority': 'ca.crt'},
+        user={'client-certificate': 'c.crt', 'client-key': 'c.key', 'tokenFile': 'token'}))
+    info = kubeconfig.load([path])
+    assert info.ca_path == str(tmp_path / 'sub' / 'ca.crt')
+    assert info.certificate_path == str(tmp_path / 'sub' / 'c.crt')
+    assert info.private_key_path == str(tmp_path / 'sub' / 'c.key')
+    assert info.token == 'from-file'
+
+
+def test_client_cert_data_insecure_proxy_basic(tmp_path: pathlib.Path) -> None:
+    path = write(tmp_path / 'cfg', config(
+        cluster={'insecure-skip-tls-verify': True, 'proxy-url': 'http://proxy:3128'},
+        user={'client-certificate-data': b64(PEM), 'client-key-data': b64(b'KEY'),
+              'username': 'u', 'password': 'p'}))
+    info = kubeconfig.load([path])
+    assert info.insecure is True
+    assert info.proxy_url == 'http://proxy:3128'
+    assert info.certificate_data == PEM
+    assert info.private_key_data == b'KEY'
+    assert (info.username, info.password) == ('u', 'p')
+
+
+def test_token_wins_over_token_file(tmp_path: pathlib.Path) -> None:
+    (tmp_path / 'token').write_text('file')
+    path = write(tmp_path / 'cfg', config(user={'token': 'inline', 'tokenFile': 'token'}))
+    assert kubeconfig.load([path]).token == 'inline'
+
+
+def test_auth_provider_access_token(tmp_path: pathlib.Path) -> None:
+    path = write(tmp_path / 'cfg', config(user={'auth-provider': {'name': 'gcp', 'config': {'access-token': 'at'}}}))
+    assert kubeconfig.load([path]).token == 'at'
+
+
+def test_explicit_context(tmp_path: pathlib.Path) -> None:
+    doc = config(user={'token': 'a'}, name='a')
+    other = config(user={'token': 'b'}, server='https://other', name='b', namespace=None)
+    for key in ['clusters', 'users', 'contexts']:
+        doc[key] += other[key]
+    path = write(tmp_path / 'cfg', doc)
+    info = kubeconfig.load([path], context='b')
+    assert (info.server, info.token, info.default_namespace) == ('https://other', 'b', None)
+
+
+def test_merged_files_first_definition_wins(tmp_path: pathlib.Path) -> None:
+    first = {'current-context': 'b', 'users': [{'name': 'b', 'user': {'token': 'first'}}]}
+    second = config(user={'token': 'second'}, name='a')
+    third = config(user={'token': 'third'}, server='https://third', name='b')
+    paths = [write(tmp_path / '1', first), write(tmp_path / '2', second), write(tmp_path / '3', third)]
+    info = kubeconfig.load(paths)
+    assert info.server == 'https://third'  # the context & cluster `b` come from the 3rd file
+    assert info.token == 'first'  # the user `b` from the 1st file
+
+
+def test_config_paths_from_env(tmp_path: pathlib.Path) -> None:
+    a = write(tmp_path / 'a', {})
+    b = write(tmp_path / 'b', {})
+    env = {'KUBECONFIG': os.pathsep.join([str(a), str(tmp_path / 'missing'), str(b)])}
+    assert kubeconfig.config_paths(env) == [a, b]
+
+
+def test_config_paths_default(tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv('HOME', str(tmp_path))
+    assert kubeconfig.config_paths({}) == []
+    (tmp_path / '.kube').mkdir()
+    path = write(tmp_path / '.kube' / 'config', {})
+    assert kubeconfig.config_paths({}) == [path]
+
+
+def test_login_with_kubeconfig_via_env(tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    a = write(tmp_path / 'a', {'current-context': 'c'})
+    b = write(tmp_path / 'b', config(user={'token': 'T'}, namespace=None))
+    monkeypatch.setenv('KUBECONFIG', os.pathsep.join([str(a), str(b)]))
+    info = loginning.login_with_kubeconfig()
+    assert info is not None and info.token == 'T'
+
+
+def test_login_with_kubeconfig_without_files(tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv('KUBECONFIG', str(tmp_path / 'nope'))
+    assert loginning.login_with_kubeconfig() is None
+
+
+@pytest.mark.parametrize('doc, field', [
+    ('{not: [valid', '<file>'),
+    ('- a list', '<file>'),
+    ({'clusters': {'a': 1}}, 'clusters'),
+    ({'users': [{'user': {}}]}, 'users[0].name'),
+    ({'clusters': [{'name': 'c', 'cluster': 'str'}]}, 'clusters[0].cluster'),
+    ({}, 'current-context'),
+    ({'current-context': 'zzz'}, 'current-context'),
+    (config(cluster={'certificate-authority-data': '%%%'}), 'clusters[0].cluster.certificate-authority-data'),
+    (config(cluster={'certificate-authority': 'missing.crt'}), 'clusters[0].cluster.certificate-authority'),
+    (config(server=''), 'clusters[0].cluster.server'),
+    (config(cluster={'insecure-skip-tls-verify': 'yes'}), 'clusters[0].cluster.insecure-skip-tls-verify'),
+    (config(user={'token': 123}), 'users[0].user.token'),
+    (config(user={'exec': {'args': []}}), 'users[0].user.exec.command'),
+])
+def test_malformed_config_names_the_file_and_field(tmp_path: pathlib.Path, doc: Any, field: str) -> None:
+    path = write(tmp_path / 'broken.yaml', doc)
+    with pytest.raises(errors.LoginError) as info:
+        kubeconfig.load([path])
+    assert str(path) in str(info.value)
+    assert repr(field) in str(info.value)
+
+
+def test_undefined_cluster_of_context(tmp_path: pathlib.Path) -> None:
+    doc = config()
+    doc['clusters'] = []
+    path = write(tmp_path / 'cfg', doc)
+    with pytest.raises(errors.LoginError, match=r"contexts\[0\]\.context\.cluster"):
+        kubeconfig.load([path])
+
+
+def _plugin(tmp_path: pathlib.Path, status: dict[str, Any], exit_code: int = 0) -> pathlib.Path:
+    script = tmp_path / 'plugin.py'
+    script.write_text(
+        f'#!{sys.executable}\n'
+        'import json, os, sys\n'
+        'info = json.loads(os.environ["KUBERNETES_EXEC_INFO"])\n'
+        'assert info["kind"] == "ExecCredential", info\n'
+        'print(json.dumps({"apiVersion": info["apiVersion"], "kind": "ExecCredential", '
+        f'"status": {json.dumps(status)} | {{"token": os.environ.get("EXTRA", "") + sys.argv[1]}}'
+        ' if "token" in ' + json.dumps(status) + ' else ' + json.dumps(status) + '}))\n'
+        f'sys.exit({exit_code})\n')
+    script.chmod(script.stat().st_mode | stat.S_IEXEC)
+    return script
+
+
+def test_exec_plugin_token_and_expiration(tmp_path: pathlib.Path) -> None:
+    _plugin(tmp_path, {'token': 'x', 'expirationTimestamp': '2030-01-01T00:00:00Z'})
+    path = write(tmp_path / 'cfg', config(user={'exec': {
+        'apiVersion': 'client.authentication.k8s.io/v1', 'command': './plugin.py', 'args': ['-arg'],
+        'env': [{'name': 'EXTRA', 'value': 'tok'}]}}))
+    info = kubeconfig.load([path])
+    assert info.token == 'tok-arg'
+    assert info.expiration == datetime.datetime(2030, 1, 1, tzinfo=datetime.UTC)
+
+
+def test_exec_plugin_client_certificates(tmp_path: pathlib.Path) -> None:
+    _plugin(tmp_path, {'clientCertificateData': PEM.decode(), 'clientKeyData': 'KEY'})
+    path = write(tmp_path / 'cfg', config(user={'exec': {'command': str(tmp_path / 'plugin.py')}}))
+    info = kubeconfig.load([path])
+    assert info.certificate_data == PEM
+    assert info.private_key_data == b'KEY'
+    assert info.token is None
+
+
+def test_exec_plugin_failure(tmp_path: pathlib.Path) -> None:
+    _plugin(tmp_path, {'token': 'x'}, exit_code=3)
+    path = write(tmp_path / 'cfg', config(user={'exec': {'command': './plugin.py', 'args': ['a']}}))
+    with pytest.raises(errors.LoginError, match='exited with 3'):
+        kubeconfig.load([path])
+
+
+def test_exec_plugin_missing_command(tmp_path: pathlib.Path) -> None:
+    path = write(tmp_path / 'cfg', config(user={'exec': {'command': './nope'}}))
+    with pytest.raises(errors.LoginError, match='failed to run'):
+        kubeconfig.load([path])
+
+
+# Service accounts.
+
+def test_service_account(tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv('KUBERNETES_SERVICE_HOST', raising=False)
+    (tmp_path / 'token').write_text('sa-token\n')
+    (tmp_path / 'ca.crt').write_bytes(PEM)
+    (tmp_path / 'namespace').write_text('myns')
+    info = loginning.login_with_service_account(directory=str(tmp_path))
+    assert info is not None
+    assert info.server == 'https://kubernetes.default.svc'
+    assert info.token == 'sa-token'
+    assert info.ca_path == str(tmp_path / 'ca.crt')
+    assert info.default_namespace == 'myns'
+
+
+def test_service_account_host_from_env(tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv('KUBERNETES_SERVICE_HOST', '10.0.0.1')
+    monkeypatch.setenv('KUBERNETES_SERVICE_PORT', '8443')
+    (tmp_path / 'token').write_text('t')
+    info = loginning.login_with_service_account(directory=str(tmp_path))
+    assert info is not None and info.server == 'https://10.0.0.1:8443'
+    assert info.ca_path is None and info.default_namespace is None
+
+
+def test_no_service_account(tmp_path: pathlib.Path) -> None:
+    assert loginning.login_with_service_account(directory=str(tmp_path)) is None
+
+
+# Piggybacking on pykube-ng and the kubernetes client.
+
+def test_login_via_pykube(tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = write(tmp_path / 'cfg', config(user={'token': 'pk'}, cluster={'certificate-authority-data': b64(PEM)}))
+    monkeypatch.setenv('KUBECONFIG', str(path))
+    info = loginning.login_via_pykube()
+    assert info is not None
+    assert (info.server, info.token, info.default_namespace) == ('https://1.2.3.4:6443', 'pk', 'ns1')
+    assert info.ca_path is not None and pathlib.Path(info.ca_path).read_bytes() == PEM
+
+
+def test_login_via_client(tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = write(tmp_path / 'cfg', config(user={'token': 'kc'}))
+    monkeypatch.setenv('KUBECONFIG', str(path))
+    monkeypatch.delenv('KUBERNETES_SERVICE_HOST', raising=False)
+    info = loginning.login_via_client()
+    assert info is not None
+    assert (info.server, info.scheme, info.token, info.default_namespace) == (
+        'https://1.2.3.4:6443', 'Bearer', 'kc', 'ns1')

@@ -1,0 +1,117 @@
+from typing import Any
+
+import pytest
+
+from kopf._api import errors
+from kopf._api.streams import LISTED, Page, WatchState, step
+
+
+def obj(uid: str, rv: str, **extra: Any) -> dict[str, Any]:
+    return {'metadata': {'uid': uid, 'name': f'n-{uid}', 'namespace': 'ns', 'resourceVersion': rv}, **extra}
+
+
+def ev(etype: str, body: dict[str, Any]) -> dict[str, Any]:
+    return {'type': etype, 'object': body}
+
+
+def types(items: list[Any]) -> list[Any]:
+    return [item if item is LISTED else (item['type'], item['object']['metadata']['uid']) for item in items]
+
+
+def test_fresh_state_needs_listing() -> None:
+    assert WatchState().needs_listing
+
+
+def test_initial_listing_yields_untyped_events_then_listed() -> None:
+    state = WatchState()
+    out = step(state, Page([obj('a', '1'), obj('b', '2')], '5'))
+    assert types(out) == [(None, 'a'), (None, 'b'), LISTED]
+    assert state.resource_version == '5'
+    assert not state.needs_listing
+
+
+def test_chunked_listing_yields_per_page_and_listed_at_the_end() -> None:
+    state = WatchState()
+    assert types(step(state, Page([obj('a', '1')], '5', continue_token='c1'))) == [(None, 'a')]
+    assert state.needs_listing  # not finished yet
+    assert types(step(state, Page([obj('b', '2')], '5'))) == [(None, 'b'), LISTED]
+    assert state.resource_version == '5'
+
+
+def test_list_items_get_kind_and_api_version() -> None:
+    state = WatchState()
+    body = obj('a', '1')
+    step(state, Page([body], '5', kind='ConfigMapList', api_version='v1'))
+    assert body['kind'] == 'ConfigMap'
+    assert body['apiVersion'] == 'v1'
+
+
+def test_watch_events_pass_and_move_the_resource_version() -> None:
+    state = WatchState()
+    step(state, Page([], '5'))
+    out = step(state, ev('ADDED', obj('a', '6')))
+    assert types(out) == [('ADDED', 'a')]
+    assert state.resource_version == '6'
+    assert types(step(state, ev('MODIFIED', obj('a', '7')))) == [('MODIFIED', 'a')]
+    assert types(step(state, ev('DELETED', obj('a', '8')))) == [('DELETED', 'a')]
+    assert state.resource_version == '8'
+    assert state.known == {}
+
+
+def test_bookmarks_are_swallowed_but_move_the_resource_version() -> None:
+    state = WatchState()
+    step(state, Page([], '5'))
+    bookmark = {'kind': 'X', 'apiVersion': 'v1', 'metadata': {'resourceVersion': '42'}}
+    assert step(state, ev('BOOKMARK', bookmark)) == []
+    assert state.resource_version == '42'
+
+
+def test_duplicates_are_swallowed() -> None:
+    state = WatchState()
+    step(state, Page([obj('a', '1')], '5'))
+    assert step(state, ev('MODIFIED', obj('a', '1'))) == []
+    assert types(step(state, ev('MODIFIED', obj('a', '6')))) == [('MODIFIED', 'a')]
+    assert step(state, ev('MODIFIED', obj('a', '6'))) == []
+
+
+def test_410_means_relist() -> None:
+    state = WatchState()
+    step(state, Page([obj('a', '1')], '5'))
+    status = {'kind': 'Status', 'apiVersion': 'v1', 'status': 'Failure', 'reason': 'Expired', 'code': 410,
+              'message': 'too old resource version: 5 (9)'}
+    assert step(state, ev('ERROR', status)) == []
+    assert state.needs_listing
+
+
+def test_other_errors_are_raised() -> None:
+    state = WatchState()
+    step(state, Page([], '5'))
+    status = {'kind': 'Status', 'code': 500, 'message': 'boom'}
+    with pytest.raises(errors.APIServerError, match='boom'):
+        step(state, ev('ERROR', status))
+
+
+def test_relist_yields_only_differences() -> None:
+    state = WatchState()
+    step(state, Page([obj('a', '1'), obj('b', '2'), obj('c', '3')], '5'))
+    state.resource_version = None  # as after a 410
+    out = step(state, Page([obj('a', '1'), obj('b', '7'), obj('d', '8')], '9'))
+    assert types(out) == [('MODIFIED', 'b'), ('ADDED', 'd'), ('DELETED', 'c')]
+    assert LISTED not in out  # only once per stream
+    assert state.resource_version == '9'
+    assert set(state.known) == {'a', 'b', 'd'}
+
+
+def test_relist_deletions_come_only_after_the_last_page() -> None:
+    state = WatchState()
+    step(state, Page([obj('a', '1'), obj('b', '2')], '5'))
+    state.resource_version = None
+    assert types(step(state, Page([obj('a', '1')], '9', continue_token='x'))) == []
+    assert types(step(state, Page([], '9'))) == [('DELETED', 'b')]
+
+
+def test_unknown_event_types_are_ignored() -> None:
+    state = WatchState()
+    step(state, Page([], '5'))
+    assert step(state, ev('WHATEVER', obj('a', '6'))) == []
+    assert step(state, {'type': 'ADDED', 'object': None}) == []
