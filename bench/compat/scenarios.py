@@ -795,6 +795,93 @@ def constructor_prefix(cls_name: str, prefix: str) -> Callable[[ModuleType], Any
 
 
 # ----------------------------------------------------------------------------------------------
+# User subclasses of the abstract bases (the documented way to plug in custom storages).
+# ----------------------------------------------------------------------------------------------
+
+
+def subclass_progress(kopf: ModuleType) -> Any:
+    """A dict-backed progress storage whose clear() delegates to the base class."""
+    class DictProgressStorage(kopf.ProgressStorage):  # type: ignore[name-defined,misc]
+        def __init__(self) -> None:
+            super().__init__()
+            self.data: dict[str, Any] = {}
+
+        def fetch(self, *, key: str, body: Any) -> Any:
+            return self.data.get(key)
+
+        def store(self, *, key: str, record: Any, body: Any, patch: Any) -> None:
+            self.data[key] = dict(record)
+
+        def purge(self, *, key: str, body: Any, patch: Any) -> None:
+            self.data.pop(key, None)
+
+        def touch(self, *, body: Any, patch: Any, value: Any) -> None:
+            pass
+
+        def clear(self, *, essence: Any) -> Any:
+            return super().clear(essence=essence)
+
+    class IncompleteProgressStorage(kopf.ProgressStorage):  # type: ignore[name-defined,misc]
+        def fetch(self, *, key: str, body: Any) -> Any:
+            return None
+
+        def store(self, *, key: str, record: Any, body: Any, patch: Any) -> None:
+            pass
+
+        def purge(self, *, key: str, body: Any, patch: Any) -> None:
+            pass
+
+        def touch(self, *, body: Any, patch: Any, value: Any) -> None:
+            pass
+
+    storage = DictProgressStorage()
+    patch = kopf.Patch()
+    body = kopf.Body(copy.deepcopy(BODY))
+    storage.store(key='create_fn', record=dict(RECORDS['done']), body=body, patch=patch)
+    given = copy.deepcopy(ESSENCE_WITH_PROGRESS)
+    cleared = storage.clear(essence=given)
+    return {
+        **patch_out(patch),
+        'fetched': to_json(storage.fetch(key='create_fn', body=body)),
+        'flush': to_json(storage.flush()),
+        'cleared': to_json(cleared),
+        'cleared_json': compact(cleared),
+        'same_object': cleared is given,
+        'is_instance': isinstance(storage, kopf.ProgressStorage),
+        'incomplete': attempt(lambda: type(IncompleteProgressStorage()).__name__),
+    }
+
+
+def subclass_diffbase(kopf: ModuleType) -> Any:
+    """A dict-backed diff-base storage using the base class's build() (ignored_fields positional)."""
+    class DictDiffBaseStorage(kopf.DiffBaseStorage):  # type: ignore[name-defined,misc]
+        def __init__(self, ignored_fields: Any = None) -> None:
+            super().__init__(ignored_fields)
+            self.data: Any = None
+
+        def fetch(self, *, body: Any) -> Any:
+            return self.data
+
+        def store(self, *, body: Any, patch: Any, essence: Any) -> None:
+            self.data = essence
+
+    class IncompleteDiffBaseStorage(kopf.DiffBaseStorage):  # type: ignore[name-defined,misc]
+        def store(self, *, body: Any, patch: Any, essence: Any) -> None:
+            pass
+
+    out: dict[str, Any] = {}
+    for label, storage in [('plain', DictDiffBaseStorage()),
+                           ('ignored', DictDiffBaseStorage(['spec.items', ('metadata', 'labels')]))]:
+        body = kopf.Body(copy.deepcopy(REALISTIC_BODY))
+        essence = storage.build(body=body, extra_fields=[('status', 'create_fn')])
+        patch = kopf.Patch()
+        storage.store(body=body, patch=patch, essence=essence)
+        out[label] = {**_essence_out(essence), **patch_out(patch), 'fetched': to_json(storage.fetch(body=body))}
+    out['incomplete'] = attempt(lambda: type(IncompleteDiffBaseStorage()).__name__)
+    return out
+
+
+# ----------------------------------------------------------------------------------------------
 # The registry.
 # ----------------------------------------------------------------------------------------------
 
@@ -876,6 +963,9 @@ def _build_registry() -> dict[str, Scenario]:
         for label, prefix in [('empty', ''), ('190-chars', 'p' * 178 + '.example.com'),
                               ('189-chars', 'p' * 177 + '.example.com'), ('kopf-dotted', 'kopf.example.com')]:
             add(f'constructor/{cls_name}/prefix-{label}', constructor_prefix(cls_name, prefix), (cls_name,))
+
+    add('subclass/progress-storage', subclass_progress, ('ProgressStorage',))
+    add('subclass/diffbase-storage', subclass_diffbase, ('DiffBaseStorage',))
 
     return dict(sorted(registry.items()))
 
