@@ -1,0 +1,97 @@
+"""The essence of an object: the part whose changes are worth handling (SPEC §4.2), compared to the diff-base.
+
+Building it from a body:
+1. deep-copy; drop `apiVersion`, `kind`, the whole `metadata` and `status`;
+2. re-add `metadata.labels` and `metadata.annotations`;
+3. drop the annotations of any Kopf-owned prefix (ours or another Kopf operator's, see `kopf_prefixes`)
+   and `kubectl.kubernetes.io/last-applied-configuration`;
+4. re-add the `extra_fields` (the `field=` paths of the resource's handlers, e.g. `status.x`);
+5. drop empty `metadata.annotations`, `metadata.labels`, `metadata`, `status`;
+6. drop the `ignored_fields`.
+The storages then strip their own data (the diff-base key, the progress keys) from the result.
+Key order: `spec` and other top-level fields first, `metadata` after them.
+"""
+import copy
+from collections.abc import Collection, Iterable, Mapping, MutableMapping
+from typing import Any
+
+from kopf._model import fields
+
+MARKER_NAME = 'kopf-managed'  # `<prefix>/kopf-managed: "yes"` marks a custom prefix as Kopf's
+KOPF_DOMAIN = 'kopf.zalando.org'
+KUBECTL_LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration'
+
+
+def kopf_prefixes(annotations: Mapping[str, Any]) -> set[str]:
+    """The annotation prefixes owned by Kopf operators: marked ones, `kopf.zalando.org`, `*.kopf.zalando.org`."""
+    prefixes = set()
+    for key in annotations:
+        prefix, slash, name = key.rpartition('/')
+        if not slash:
+            continue
+        if name == MARKER_NAME or prefix == KOPF_DOMAIN or prefix.endswith('.' + KOPF_DOMAIN):
+            prefixes.add(prefix)
+    return prefixes
+
+
+def is_kopf_key(key: str, prefixes: Collection[str]) -> bool:
+    prefix, slash, _ = key.rpartition('/')
+    return bool(slash) and prefix in prefixes
+
+
+def build(
+        body: Mapping[str, Any],
+        *,
+        extra_fields: Iterable[fields.FieldSpec] | None = None,
+        ignored_fields: Iterable[fields.FieldSpec] | None = None,
+) -> dict[str, Any]:
+    """The essence of a body, as the default `DiffBaseStorage.build()` computes it."""
+    essence: dict[str, Any] = copy.deepcopy(dict(body))
+    for key in ('apiVersion', 'kind', 'metadata', 'status'):
+        essence.pop(key, None)
+
+    metadata = body.get('metadata') or {}
+    labels = metadata.get('labels')
+    annotations = metadata.get('annotations')
+    if labels is not None:
+        essence.setdefault('metadata', {})['labels'] = copy.deepcopy(dict(labels))
+    if annotations is not None:
+        owned = kopf_prefixes(annotations)
+        essence.setdefault('metadata', {})['annotations'] = {
+            key: copy.deepcopy(value) for key, value in annotations.items()
+            if key != KUBECTL_LAST_APPLIED and not is_kopf_key(key, owned)
+        }
+
+    for spec in extra_fields or ():
+        path = fields.parse_field(spec)
+        value = fields.resolve(body, path)
+        if path and value is not fields.MISSING:
+            fields.ensure(essence, path, copy.deepcopy(value))
+
+    drop_empty(essence)
+    for spec in ignored_fields or ():
+        path = fields.parse_field(spec)
+        if path:
+            fields.remove(essence, path)
+    return essence
+
+
+def drop_empty(essence: MutableMapping[str, Any]) -> None:
+    """Drop empty `metadata.annotations`, `metadata.labels`, `metadata` and `status` in place."""
+    metadata = essence.get('metadata')
+    if isinstance(metadata, MutableMapping):
+        for key in ('annotations', 'labels'):
+            if key in metadata and not metadata[key]:
+                del metadata[key]
+    for key in ('metadata', 'status'):
+        if key in essence and not essence[key]:
+            del essence[key]
+
+
+def drop_annotations(essence: MutableMapping[str, Any], keys: Iterable[str]) -> None:
+    """Drop some annotations from an essence in place, and the stanzas left empty."""
+    annotations = fields.resolve(essence, ('metadata', 'annotations'), None)
+    if isinstance(annotations, MutableMapping):
+        for key in keys:
+            annotations.pop(key, None)
+    drop_empty(essence)

@@ -1,0 +1,186 @@
+"""`kopf.OperatorSettings` (alias `kopf.OperatorConfig`): one per operator, tuned in startup handlers.
+
+Every section and default of SPEC §3, and the old spellings that keep working with a DeprecationWarning:
+`settings.batching` (= `settings.queueing`), `BatchingSettings` (= `QueueingSettings`),
+`settings.queueing.batch_window` (a no-op), `settings.execution.max_workers` (resizes the executor).
+"""
+import concurrent.futures
+import dataclasses
+import logging
+import warnings
+from collections.abc import Iterable, MutableMapping
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from kopf._storage.diffbase import DiffBaseStorage
+    from kopf._storage.progress import ProgressStorage
+
+Backoffs = float | Iterable[float]
+SelectorMapping = MutableMapping[Any, str]  # resource selector (str, tuple, EVERYTHING, callable) → selector
+
+
+@dataclasses.dataclass
+class ProcessSettings:
+    ultimate_exiting_timeout: float | None = 600.0
+
+
+@dataclasses.dataclass
+class PostingSettings:
+    enabled: bool = True
+    loggers: bool = False
+    level: int = logging.INFO
+    reporting_component: str = 'kopf'
+    reporting_instance: str = 'dev'
+    event_name_prefix: str = 'kopf-event-'
+    default_backoffs: Backoffs = (1, 1, 2, 3, 5, 8, 13, 21)
+    logging_backoffs: Backoffs = (1, 1, 2, 3, 5)
+    worker_limit: int | None = None
+    idle_timeout: float = 1.0
+
+
+@dataclasses.dataclass
+class PeeringSettings:
+    name: str = 'default'
+    priority: int = 0
+    lifetime: int = 60
+    mandatory: bool = False
+    standalone: bool = False
+    stealth: bool = False
+    clusterwide: bool = False
+
+    @property
+    def namespaced(self) -> bool:
+        return not self.clusterwide
+
+    @namespaced.setter
+    def namespaced(self, value: bool) -> None:
+        self.clusterwide = not value
+
+
+@dataclasses.dataclass
+class WatchingSettings:
+    server_timeout: float | None = None
+    client_timeout: float | None = None
+    connect_timeout: float | None = None
+    reconnect_backoff: float = 0.1
+    inactivity_timeout: float | None = 70.0
+    chunk_size: int | None = None
+    initial_streaming: bool = False
+    label_selectors: SelectorMapping = dataclasses.field(default_factory=dict)
+    field_selectors: SelectorMapping = dataclasses.field(default_factory=dict)
+    shard_selectors: SelectorMapping = dataclasses.field(default_factory=dict)
+
+
+@dataclasses.dataclass
+class QueueingSettings:
+    worker_limit: int | None = None
+    idle_timeout: float = 5.0
+    exit_timeout: float = 2.0
+    error_delays: Backoffs = (1, 1, 2, 3, 5, 8, 13, 21, 34, 55, 89, 144, 233, 377, 610)
+
+    @property
+    def batch_window(self) -> float:
+        warnings.warn('settings.queueing.batch_window is deprecated and does nothing: '
+                      'events are no longer batched by time.', DeprecationWarning, stacklevel=2)
+        return 0.1
+
+    @batch_window.setter
+    def batch_window(self, _: float) -> None:
+        warnings.warn('settings.queueing.batch_window is deprecated and does nothing: '
+                      'events are no longer batched by time.', DeprecationWarning, stacklevel=2)
+
+
+BatchingSettings = QueueingSettings  # the old name (before 1.42)
+
+
+@dataclasses.dataclass
+class ScanningSettings:
+    disabled: bool = False
+
+
+@dataclasses.dataclass
+class AdmissionSettings:
+    server: Any = None  # a webhook server or tunnel: a callable yielding client configs
+    managed: str | None = None
+
+
+@dataclasses.dataclass
+class ExecutionSettings:
+    default_backoff: float = 60
+    executor: concurrent.futures.Executor = dataclasses.field(default_factory=concurrent.futures.ThreadPoolExecutor)
+    _max_workers: int | None = dataclasses.field(default=None, repr=False)
+
+    @property
+    def max_workers(self) -> int | None:
+        return self._max_workers
+
+    @max_workers.setter
+    def max_workers(self, value: int) -> None:
+        if value < 1:
+            raise ValueError('Can\'t set max_workers below 1.')
+        if not hasattr(self.executor, '_max_workers'):
+            raise TypeError(f'The executor {self.executor!r} cannot be resized; set your own executor instead.')
+        self.executor._max_workers = value
+        self._max_workers = value
+
+
+@dataclasses.dataclass
+class NetworkingSettings:
+    request_timeout: float | None = 300
+    connect_timeout: float | None = None
+    error_backoffs: Backoffs = (1, 1, 2, 3, 5, 8, 13, 21)
+    enforce_retry_after: bool = False
+    trust_env: bool = False
+
+
+def _default_progress_storage() -> 'ProgressStorage':
+    from kopf._storage import progress  # lazily: the storages are codecs over this layer
+    return progress.SmartProgressStorage()
+
+
+def _default_diffbase_storage() -> 'DiffBaseStorage':
+    from kopf._storage import diffbase  # lazily: the storages are codecs over this layer
+    return diffbase.AnnotationsDiffBaseStorage()
+
+
+@dataclasses.dataclass
+class PersistenceSettings:
+    finalizer: str = 'kopf.zalando.org/KopfFinalizerMarker'
+    progress_storage: 'ProgressStorage' = dataclasses.field(default_factory=_default_progress_storage)
+    diffbase_storage: 'DiffBaseStorage' = dataclasses.field(default_factory=_default_diffbase_storage)
+    consistency_timeout: float = 5.0
+
+
+@dataclasses.dataclass
+class BackgroundSettings:
+    cancellation_polling: float = 60
+    instant_exit_timeout: float | None = None
+    instant_exit_zero_time_cycles: int = 10
+
+
+@dataclasses.dataclass
+class OperatorSettings:
+    process: ProcessSettings = dataclasses.field(default_factory=ProcessSettings)
+    posting: PostingSettings = dataclasses.field(default_factory=PostingSettings)
+    peering: PeeringSettings = dataclasses.field(default_factory=PeeringSettings)
+    watching: WatchingSettings = dataclasses.field(default_factory=WatchingSettings)
+    queueing: QueueingSettings = dataclasses.field(default_factory=QueueingSettings)
+    scanning: ScanningSettings = dataclasses.field(default_factory=ScanningSettings)
+    admission: AdmissionSettings = dataclasses.field(default_factory=AdmissionSettings)
+    execution: ExecutionSettings = dataclasses.field(default_factory=ExecutionSettings)
+    networking: NetworkingSettings = dataclasses.field(default_factory=NetworkingSettings)
+    persistence: PersistenceSettings = dataclasses.field(default_factory=PersistenceSettings)
+    background: BackgroundSettings = dataclasses.field(default_factory=BackgroundSettings)
+
+    @property
+    def batching(self) -> QueueingSettings:
+        warnings.warn('settings.batching is deprecated; use settings.queueing.', DeprecationWarning, stacklevel=2)
+        return self.queueing
+
+    @batching.setter
+    def batching(self, value: QueueingSettings) -> None:
+        warnings.warn('settings.batching is deprecated; use settings.queueing.', DeprecationWarning, stacklevel=2)
+        self.queueing = value
+
+
+OperatorConfig = OperatorSettings  # the old name, still used by old operators and the seeds
