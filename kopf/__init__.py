@@ -26,6 +26,22 @@ from kopf._model.patches import Patch, PatchFn
 # --- end block: handlers ---
 
 # --- block: persistence (settings, storages, diffs) ---
+from kopf._model.diffs import Diff, DiffItem, DiffOperation
+from kopf._model.settings import OperatorConfig, OperatorSettings
+from kopf._storage.diffbase import (
+    AnnotationsDiffBaseStorage,
+    DiffBaseStorage,
+    MultiDiffBaseStorage,
+    StatusDiffBaseStorage,
+)
+from kopf._storage.progress import (
+    AnnotationsProgressStorage,
+    MultiProgressStorage,
+    ProgressRecord,
+    ProgressStorage,
+    SmartProgressStorage,
+    StatusProgressStorage,
+)
 # --- end block: persistence ---
 
 # --- block: api client (credentials, errors, login) ---
@@ -53,6 +69,21 @@ __all__ = [
     # --- all: handlers ---
     # --- end all: handlers ---
     # --- all: persistence ---
+    'AnnotationsDiffBaseStorage',
+    'AnnotationsProgressStorage',
+    'Diff',
+    'DiffBaseStorage',
+    'DiffItem',
+    'DiffOperation',
+    'MultiDiffBaseStorage',
+    'MultiProgressStorage',
+    'OperatorConfig',
+    'OperatorSettings',
+    'ProgressRecord',
+    'ProgressStorage',
+    'SmartProgressStorage',
+    'StatusDiffBaseStorage',
+    'StatusProgressStorage',
     # --- end all: persistence ---
     # --- all: api client ---
     # --- end all: api client ---
