@@ -190,6 +190,20 @@ CONFIGMAP_BODY: dict[str, Any] = {
     },
 }
 
+# The same content as REALISTIC_BODY in another key order (status before spec, annotations before labels).
+REORDERED_BODY: dict[str, Any] = {
+    'status': REALISTIC_BODY['status'],
+    'spec': {'nested': {'a': 2, 'z': 1}, 'items': ['item1', 'item2'], 'field': 'value', 'duration': '1m'},
+    'metadata': {
+        'annotations': dict(reversed(list(REALISTIC_BODY['metadata']['annotations'].items()))),
+        'labels': dict(reversed(list(REALISTIC_BODY['metadata']['labels'].items()))),
+        'name': 'kopf-example-1',
+        'namespace': 'default',
+    },
+    'kind': 'KopfExample',
+    'apiVersion': 'kopf.dev/v1',
+}
+
 MINIMAL_BODY: dict[str, Any] = {
     'apiVersion': 'kopf.dev/v1', 'kind': 'KopfExample',
     'metadata': {'name': 'bare', 'namespace': 'default'},
@@ -641,6 +655,21 @@ def progress_fetch_legacy(config: Config) -> Callable[[ModuleType], Any]:
     return scenario
 
 
+def progress_fetch_malformed(config: Config) -> Callable[[ModuleType], Any]:
+    """Annotations that are not valid records (edited by hand): what does fetch return or raise?"""
+    def scenario(kopf: ModuleType) -> Any:
+        storage = config.factory(kopf)
+        stored = annotations_of(merge_patch(BODY, _store(kopf, storage, BODY, [('create_fn', RECORDS['done'])])))
+        keys = [k for k in stored if k not in BODY['metadata']['annotations'] and not k.endswith('/kopf-managed')]
+        out: dict[str, Any] = {}
+        for label, value in [('not-json', 'not a json {'), ('json-list', '[1,2]'), ('json-string', '"text"'),
+                             ('empty-object', '{}'), ('empty-string', '')]:
+            raw = merge_patch(BODY, {'metadata': {'annotations': {k: value for k in keys}}})
+            out[label] = attempt(lambda raw=raw: _fetch(kopf, storage, raw, 'create_fn'))  # type: ignore[misc]
+        return out
+    return scenario
+
+
 def progress_clear(config: Config, essence: Mapping[str, Any]) -> Callable[[ModuleType], Any]:
     def scenario(kopf: ModuleType) -> Any:
         storage = config.factory(kopf)
@@ -923,6 +952,8 @@ def _build_registry() -> dict[str, Scenario]:
         if c.annotations_based and c.v2_factory is not None:
             add(f'{base}/fetch/v1-only', progress_fetch_v1_only(c), c.requires)
             add(f'{base}/purge/v1-only', progress_purge_v1_only(c), c.requires)
+        if c.annotations_based:
+            add(f'{base}/fetch/malformed', progress_fetch_malformed(c), c.requires)
         add(f'{base}/clear/with-progress', progress_clear(c, ESSENCE_WITH_PROGRESS), c.requires)
         add(f'{base}/clear/only-progress', progress_clear(c, ESSENCE_ONLY_PROGRESS), c.requires)
         add(f'{base}/clear/empty', progress_clear(c, {}), c.requires)
@@ -934,12 +965,16 @@ def _build_registry() -> dict[str, Scenario]:
         add(f'{base}/build/realistic-extra-fields-dotted',
             diffbase_build(c, REALISTIC_BODY, ['status.create_fn', 'status.kopf']), c.requires)
         add(f'{base}/build/configmap', diffbase_build(c, CONFIGMAP_BODY, None), c.requires)
+        add(f'{base}/build/reordered', diffbase_build(c, REORDERED_BODY, EXTRA_FIELDS), c.requires)
         add(f'{base}/build/minimal', diffbase_build(c, MINIMAL_BODY, None), c.requires)
         add(f'{base}/build/minimal-extra-status', diffbase_build(c, MINIMAL_BODY, [('status', 'x')]), c.requires)
         add(f'{base}/store/realistic', diffbase_store(c, REALISTIC_BODY, None), c.requires)
         add(f'{base}/store/realistic-extra-fields', diffbase_store(c, REALISTIC_BODY, EXTRA_FIELDS), c.requires)
         add(f'{base}/store/configmap', diffbase_store(c, CONFIGMAP_BODY, None), c.requires)
         add(f'{base}/store/minimal', diffbase_store(c, MINIMAL_BODY, None), c.requires)
+        add(f'{base}/store/reordered', diffbase_store(c, REORDERED_BODY, None), c.requires)
+        add(f'{base}/store/replicaset-of-deployment', diffbase_store(c, RS_BODY, None), c.requires)
+        add(f'{base}/store/replicaset-unowned', diffbase_store(c, RS_UNOWNED_BODY, None), c.requires)
         add(f'{base}/store/odd-essence', diffbase_store_essence(c, ODD_ESSENCE), c.requires)
         add(f'{base}/store/empty-essence', diffbase_store_essence(c, {}), c.requires)
         add(f'{base}/fetch/various', diffbase_fetch(c), c.requires)
