@@ -23,6 +23,27 @@ from kopf._model.fields import FieldPath, FieldSpec
 from kopf._model.patches import Patch, PatchFn
 
 # --- block: handlers (decorators, filters, registry, errors, memo) ---
+from kopf import on
+from kopf.on import daemon, index, register, subhandler, timer
+from kopf._model.errors import (
+    AdmissionError,
+    ErrorsMode,
+    HandlerFatalError,
+    HandlerRetriesError,
+    HandlerRetryError,
+    HandlerTimeoutError,
+    PermanentError,
+    TemporaryError,
+)
+from kopf._model.filters import ABSENT, PRESENT, all_, any_, none_, not_
+from kopf._model.handlers import Operation
+from kopf._model.ids import HandlerId
+from kopf._model.kwargs import Headers, SSLPeer, UserInfo
+from kopf._model.memos import Memo
+from kopf._model.registries import OperatorRegistry, get_default_registry, set_default_registry
+from kopf._model.resources import Resource
+from kopf._model.selectors import EVERYTHING
+from kopf._reactor.invoking import execute
 # --- end block: handlers ---
 
 # --- block: persistence (settings, storages, diffs) ---
@@ -67,6 +88,38 @@ __all__ = [
     'Spec',
     'Status',
     # --- all: handlers ---
+    'ABSENT',
+    'AdmissionError',
+    'EVERYTHING',
+    'ErrorsMode',
+    'HandlerFatalError',
+    'HandlerId',
+    'HandlerRetriesError',
+    'HandlerRetryError',
+    'HandlerTimeoutError',
+    'Headers',
+    'Memo',
+    'Operation',
+    'OperatorRegistry',
+    'PRESENT',
+    'PermanentError',
+    'Resource',
+    'SSLPeer',
+    'TemporaryError',
+    'UserInfo',
+    'all_',
+    'any_',
+    'daemon',
+    'execute',
+    'get_default_registry',
+    'index',
+    'none_',
+    'not_',
+    'on',
+    'register',
+    'set_default_registry',
+    'subhandler',
+    'timer',
     # --- end all: handlers ---
     # --- all: persistence ---
     'AnnotationsDiffBaseStorage',

@@ -1,0 +1,118 @@
+"""Handlers: what a decorator registers — the user's function plus its options, frozen.
+
+The progress state machine reads `.id`, `.timeout`, `.retries`, `.backoff`, `.errors`, `.fn`,
+`.param` of every handler and, for change handlers, `.reason`, `.field`, `.initial`, `.deleted`,
+`.requires_finalizer`. Handlers compare and hash by identity: one registration, one handler.
+"""
+import dataclasses
+import enum
+from collections.abc import Callable, Collection
+from typing import Any, ClassVar, Literal
+
+from kopf._model import fields, filters, selectors
+from kopf._model.causes import Activity, Reason
+from kopf._model.errors import ErrorsMode
+from kopf._model.ids import HandlerId
+
+Operation = Literal['CREATE', 'UPDATE', 'DELETE', 'CONNECT']
+OPERATIONS: frozenset[str] = frozenset({'CREATE', 'UPDATE', 'DELETE', 'CONNECT'})
+
+
+class WebhookType(enum.StrEnum):
+    VALIDATING = 'validating'
+    MUTATING = 'mutating'
+
+
+@dataclasses.dataclass(frozen=True, eq=False, kw_only=True)
+class BaseHandler:
+    title: ClassVar[str] = 'Handler'  # for logs: "Handler 'id' succeeded."
+
+    fn: Callable[..., Any]
+    id: HandlerId
+    param: Any = None
+    errors: ErrorsMode = ErrorsMode.TEMPORARY
+    timeout: float | None = None
+    retries: int | None = None
+    backoff: float | None = None  # None: the settings' default backoff
+
+    def __str__(self) -> str:
+        return f'{self.title} {self.id!r}'
+
+
+@dataclasses.dataclass(frozen=True, eq=False, kw_only=True)
+class ActivityHandler(BaseHandler):
+    title: ClassVar[str] = 'Activity'
+    activity: Activity
+
+
+@dataclasses.dataclass(frozen=True, eq=False, kw_only=True)
+class ResourceHandler(BaseHandler):
+    selector: selectors.Selector | None  # None for sub-handlers: the parent's resource
+    labels: filters.MetaFilter | None = None
+    annotations: filters.MetaFilter | None = None
+    when: filters.FilterFn | None = None
+    field: fields.FieldPath | None = None
+    value: filters.ValueFilter = None
+
+
+@dataclasses.dataclass(frozen=True, eq=False, kw_only=True)
+class ChangingHandler(ResourceHandler):
+    reason: Reason | None = None             # None: any cause (field handlers, resume handlers)
+    initial: bool | None = None              # True: resume handlers (objects seen in the initial listing)
+    deleted: bool | None = None              # resume handlers: also for objects being deleted
+    field_needs_change: bool | None = None   # update/field handlers: the field must differ old→new
+    old: filters.ValueFilter = None
+    new: filters.ValueFilter = None
+    requires_finalizer: bool = False         # non-optional delete handlers hold the object's finalizer
+
+
+@dataclasses.dataclass(frozen=True, eq=False, kw_only=True)
+class WatchingHandler(ResourceHandler):
+    errors: ErrorsMode = ErrorsMode.IGNORED
+
+
+@dataclasses.dataclass(frozen=True, eq=False, kw_only=True)
+class IndexingHandler(ResourceHandler):
+    title: ClassVar[str] = 'Indexer'
+    errors: ErrorsMode = ErrorsMode.IGNORED
+
+
+@dataclasses.dataclass(frozen=True, eq=False, kw_only=True)
+class SpawningHandler(ResourceHandler):
+    initial_delay: float | Callable[..., float] | None = None
+    requires_finalizer: bool = dataclasses.field(default=True, init=False)
+
+
+@dataclasses.dataclass(frozen=True, eq=False, kw_only=True)
+class DaemonHandler(SpawningHandler):
+    title: ClassVar[str] = 'Daemon'
+    cancellation_backoff: float | None = None
+    cancellation_timeout: float | None = None
+    cancellation_polling: float | None = None
+
+
+@dataclasses.dataclass(frozen=True, eq=False, kw_only=True)
+class TimerHandler(SpawningHandler):
+    title: ClassVar[str] = 'Timer'
+    interval: float | None = None
+    sharp: bool | None = None
+    idle: float | None = None
+
+
+@dataclasses.dataclass(frozen=True, eq=False, kw_only=True)
+class WebhookHandler(ResourceHandler):
+    title: ClassVar[str] = 'Webhook'
+    errors: ErrorsMode = ErrorsMode.PERMANENT
+    type: WebhookType
+    operations: Collection[str] | None = None  # None: all operations
+    subresource: str | None = None             # None: the main body only; '*': all
+    persistent: bool | None = None
+    side_effects: bool | None = None
+    ignore_failures: bool | None = None
+
+    @property
+    def operation(self) -> str | None:
+        """Deprecated (since upstream 1.37): the single operation, if only one is set."""
+        import warnings
+        warnings.warn('handler.operation is deprecated; use handler.operations.', DeprecationWarning, stacklevel=2)
+        return next(iter(self.operations)) if self.operations and len(self.operations) == 1 else None

@@ -1,0 +1,142 @@
+"""The keyword arguments of handlers and filter callbacks (SPEC §2), built from a cause, purely.
+
+A cause is a small frozen value the reactor builds once per event (what happened to which object);
+the per-attempt values (`retry`, `started`, `runtime`, `stopped`) are added by `handler_kwargs()`.
+Each handler kind gets only its own kwargs; indices (by their ids) override any built-in kwarg.
+Filter callbacks (`when`, metadata and value callables) get `filter_kwargs()`: the same without
+`param`, `retry`, `started`, `runtime`, `stopped`, and never narrowed to a handler's field.
+"""
+import dataclasses
+import datetime
+import logging
+from collections.abc import Mapping, MutableSequence
+from typing import Any
+
+from kopf._model import diffs
+from kopf._model.bodies import Body, RawEvent
+from kopf._model.causes import Activity, Reason
+from kopf._model.handlers import BaseHandler, ChangingHandler, SpawningHandler
+from kopf._model.patches import Patch
+from kopf._model.resources import Resource
+
+Logger = logging.Logger | logging.LoggerAdapter[Any]
+UserInfo = Mapping[str, Any]
+Headers = Mapping[str, str]
+SSLPeer = Mapping[str, Any]
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class BaseCause:
+    logger: Logger
+    memo: Any
+    indices: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+
+    def _kwargs(self) -> dict[str, Any]:
+        return dict(logger=self.logger, memo=self.memo)
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class ActivityCause(BaseCause):
+    activity: Activity
+    settings: Any
+
+    def _kwargs(self) -> dict[str, Any]:
+        # `config` is the old name of `settings` (SPEC "Our decisions" 2).
+        return super()._kwargs() | dict(activity=self.activity, settings=self.settings, config=self.settings)
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class ResourceCause(BaseCause):
+    resource: Resource
+    body: Body
+    patch: Patch
+
+    def _kwargs(self) -> dict[str, Any]:
+        meta = self.body.metadata
+        return super()._kwargs() | dict(
+            resource=self.resource, patch=self.patch,
+            body=self.body, spec=self.body.spec, meta=meta, status=self.body.status,
+            uid=meta.uid, name=meta.name, namespace=meta.namespace,
+            labels=meta.labels, annotations=meta.annotations,
+        )
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class WatchingCause(ResourceCause):
+    type: str | None
+    event: RawEvent
+
+    def _kwargs(self) -> dict[str, Any]:
+        return super()._kwargs() | dict(type=self.type, event=self.event)
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class ChangingCause(ResourceCause):
+    reason: Reason
+    initial: bool = False            # the object was first seen in the initial listing, not yet handled
+    diff: diffs.Diff = dataclasses.field(default_factory=diffs.Diff)
+    old: Any = None
+    new: Any = None
+
+    @property
+    def deleting(self) -> bool:
+        return self.reason == Reason.DELETE
+
+    def _kwargs(self) -> dict[str, Any]:
+        return super()._kwargs() | dict(reason=self.reason, diff=self.diff, old=self.old, new=self.new)
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class IndexingCause(ResourceCause):
+    pass
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class SpawningCause(ResourceCause):
+    pass
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class WebhookCause(ResourceCause):
+    dryrun: bool = False
+    warnings: MutableSequence[str] = dataclasses.field(default_factory=list)
+    userinfo: UserInfo = dataclasses.field(default_factory=dict)
+    headers: Headers = dataclasses.field(default_factory=dict)
+    sslpeer: SSLPeer = dataclasses.field(default_factory=dict)
+    subresource: str | None = None
+    operation: str | None = None
+    diff: diffs.Diff = dataclasses.field(default_factory=diffs.Diff)
+    old: Any = None
+    new: Any = None
+
+    def _kwargs(self) -> dict[str, Any]:
+        return super()._kwargs() | dict(
+            dryrun=self.dryrun, warnings=self.warnings, userinfo=self.userinfo, headers=self.headers,
+            sslpeer=self.sslpeer, subresource=self.subresource, operation=self.operation,
+            diff=self.diff, old=self.old, new=self.new,
+        )
+
+
+def filter_kwargs(cause: BaseCause) -> dict[str, Any]:
+    """The kwargs of filter callbacks and `initial_delay` callables: whole-object, no attempt values."""
+    return cause._kwargs() | dict(cause.indices)
+
+
+def handler_kwargs(
+        handler: BaseHandler,
+        cause: BaseCause,
+        *,
+        retry: int = 0,
+        started: datetime.datetime | None = None,
+        runtime: datetime.timedelta | None = None,
+        stopped: Any = None,
+) -> dict[str, Any]:
+    """The kwargs of one attempt of one handler: the cause's, narrowed to the handler's field, + attempt."""
+    kwargs = cause._kwargs()
+    if isinstance(handler, ChangingHandler) and isinstance(cause, ChangingCause) and handler.field:
+        old, new = diffs.narrow(cause.old, cause.new, handler.field)
+        kwargs.update(old=old, new=new, diff=diffs.reduce(cause.diff, handler.field))
+    kwargs.update(param=handler.param, retry=retry, started=started, runtime=runtime)
+    if isinstance(handler, SpawningHandler):
+        kwargs.update(stopped=stopped)
+    return kwargs | dict(cause.indices)

@@ -1,0 +1,275 @@
+"""The registry of handlers, and which of them apply to a resource and a cause (pure matching).
+
+Matching order for resource handlers: the resource selector, then labels, annotations, the field
+value, `old`/`new` (change handlers only), and `when` last. Within one selection, one function
+under the same id is selected once, even if stacked under several decorators (e.g. create+resume).
+"""
+import contextvars
+import dataclasses
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
+from typing import Any, TypeVar
+
+from kopf._model import fields, filters
+from kopf._model.causes import Activity, Reason
+from kopf._model.handlers import (
+    ActivityHandler,
+    BaseHandler,
+    ChangingHandler,
+    DaemonHandler,
+    IndexingHandler,
+    ResourceHandler,
+    SpawningHandler,
+    TimerHandler,
+    WatchingHandler,
+    WebhookHandler,
+    WebhookType,
+)
+from kopf._model.kwargs import (
+    ChangingCause,
+    IndexingCause,
+    ResourceCause,
+    SpawningCause,
+    WatchingCause,
+    WebhookCause,
+    filter_kwargs,
+)
+from kopf._model.resources import Resource
+from kopf._model.selectors import Selector
+
+_H = TypeVar('_H', bound=BaseHandler)
+
+
+class OperatorRegistry:
+    """All handlers of one operator, by kind, in the order of registration."""
+
+    def __init__(self) -> None:
+        self._handlers: list[BaseHandler] = []
+
+    def __repr__(self) -> str:
+        return f'<{type(self).__name__} with {len(self._handlers)} handlers>'
+
+    def register(self, handler: _H) -> _H:
+        if not isinstance(handler, BaseHandler):
+            raise TypeError(f'Only handlers can be registered, got {handler!r}.')
+        self._handlers.append(handler)
+        return handler
+
+    # Listing, by kind.
+    @property
+    def handlers(self) -> tuple[BaseHandler, ...]:
+        return tuple(self._handlers)
+
+    def _of(self, cls: type[_H]) -> tuple[_H, ...]:
+        return tuple(handler for handler in self._handlers if isinstance(handler, cls))
+
+    @property
+    def activities(self) -> tuple[ActivityHandler, ...]:
+        return self._of(ActivityHandler)
+
+    @property
+    def changing(self) -> tuple[ChangingHandler, ...]:
+        return self._of(ChangingHandler)
+
+    @property
+    def watching(self) -> tuple[WatchingHandler, ...]:
+        return self._of(WatchingHandler)
+
+    @property
+    def indexing(self) -> tuple[IndexingHandler, ...]:
+        return self._of(IndexingHandler)
+
+    @property
+    def spawning(self) -> tuple[SpawningHandler, ...]:
+        return self._of(SpawningHandler)
+
+    @property
+    def daemons(self) -> tuple[DaemonHandler, ...]:
+        return self._of(DaemonHandler)
+
+    @property
+    def timers(self) -> tuple[TimerHandler, ...]:
+        return self._of(TimerHandler)
+
+    @property
+    def webhooks(self) -> tuple[WebhookHandler, ...]:
+        return self._of(WebhookHandler)
+
+    @property
+    def selectors(self) -> frozenset[Selector]:
+        """Every resource selector used by the resource handlers (for discovery to resolve)."""
+        return frozenset(h.selector for h in self._of(ResourceHandler) if h.selector is not None)
+
+    def get_extra_fields(self, resource: Resource) -> frozenset[fields.FieldPath]:
+        """The `field=` paths of changing/watching/spawning handlers: kept in the diff-base essence."""
+        kinds = (ChangingHandler, WatchingHandler, SpawningHandler)
+        return frozenset(h.field for h in self._for(resource, kinds) if h.field)
+
+    def _for(self, resource: Resource, kinds: tuple[type[ResourceHandler], ...]) -> Iterator[ResourceHandler]:
+        for handler in self._handlers:
+            if isinstance(handler, kinds) and (handler.selector is None or handler.selector.check(resource)):
+                yield handler
+
+    def has_handlers(self, resource: Resource, kind: type[ResourceHandler] = ResourceHandler) -> bool:
+        return any(True for _ in self._for(resource, (kind,)))
+
+    # Matching.
+    def iter_activity_handlers(self, activity: Activity) -> Iterator[ActivityHandler]:
+        yield from _dedup(h for h in self.activities if h.activity == activity)
+
+    def iter_watching_handlers(self, cause: WatchingCause) -> Iterator[WatchingHandler]:
+        yield from self._iter_matching(WatchingHandler, cause)
+
+    def iter_indexing_handlers(self, cause: IndexingCause) -> Iterator[IndexingHandler]:
+        yield from self._iter_matching(IndexingHandler, cause)
+
+    def iter_spawning_handlers(self, cause: SpawningCause) -> Iterator[SpawningHandler]:
+        yield from self._iter_matching(SpawningHandler, cause)
+
+    def iter_changing_handlers(self, cause: ChangingCause) -> Iterator[ChangingHandler]:
+        """The change handlers due for this cause (resume handlers mixed in where they apply)."""
+        yield from _dedup(
+            handler for handler in self._iter_matching(ChangingHandler, cause, dedup=False)
+            if _match_reason(handler, cause) and _match_change(handler, cause, filter_kwargs(cause))
+        )
+
+    def iter_subhandlers(self, cause: ChangingCause) -> Iterator[ChangingHandler]:
+        """Sub-handlers run under their parent's cause: only filters and field changes decide."""
+        yield from _dedup(
+            handler for handler in self._iter_matching(ChangingHandler, cause, dedup=False)
+            if _match_change(handler, cause, filter_kwargs(cause))
+        )
+
+    def prematch(self, cause: ChangingCause) -> bool:
+        """Whether any change handler could apply to the object ever (else: stealth mode).
+
+        Checks the selector, labels, annotations, field value and `when` — not the reason, not old/new.
+        """
+        return any(True for _ in self._iter_matching(ChangingHandler, cause, dedup=False))
+
+    def requires_finalizer(self, cause: ResourceCause) -> bool:
+        """Whether a non-optional delete handler, a daemon, or a timer pre-matches the object."""
+        return any(
+            getattr(handler, 'requires_finalizer', False)
+            for handler in self._iter_matching(ResourceHandler, cause, dedup=False)
+        )
+
+    def iter_webhook_handlers(
+            self,
+            cause: WebhookCause,
+            *,
+            id: str | None = None,
+            type: WebhookType | None = None,
+    ) -> Iterator[WebhookHandler]:
+        """The admission handlers for a review: by the hinted id (URL path), type, subresource, operation."""
+        for handler in self._iter_matching(WebhookHandler, cause):
+            if id is not None and handler.id != id:
+                continue
+            if type is not None and handler.type != type:
+                continue
+            if handler.subresource != '*' and handler.subresource != cause.subresource:
+                continue
+            if handler.operations is not None and cause.operation not in handler.operations:
+                continue
+            if (handler.type == WebhookType.MUTATING and cause.operation == 'DELETE' and
+                    set(handler.operations or ()) != {'DELETE'}):
+                continue
+            yield handler
+
+    def _iter_matching(self, cls: type[_H], cause: ResourceCause, *, dedup: bool = True) -> Iterator[_H]:
+        kwargs: dict[str, Any] | None = None  # built lazily: most handlers have no callable filters
+        selected = (h for h in self._of(cls) if isinstance(h, ResourceHandler) and _match_selector(h, cause))
+        matched = []
+        for handler in selected:
+            assert isinstance(handler, ResourceHandler)
+            if kwargs is None and _has_callables(handler):
+                kwargs = filter_kwargs(cause)
+            if _match_filters(handler, cause, kwargs or {}):
+                matched.append(handler)
+        yield from (_dedup(matched) if dedup else matched)
+
+
+def _match_selector(handler: ResourceHandler, cause: ResourceCause) -> bool:
+    return handler.selector is None or handler.selector.check(cause.resource)
+
+
+def _has_callables(handler: ResourceHandler) -> bool:
+    values = [handler.when, handler.value, *(handler.labels or {}).values(), *(handler.annotations or {}).values()]
+    if isinstance(handler, ChangingHandler):
+        values += [handler.old, handler.new]
+    return any(callable(value) for value in values)
+
+
+def _match_filters(handler: ResourceHandler, cause: ResourceCause, kwargs: Mapping[str, Any]) -> bool:
+    meta = cause.body.metadata
+    if isinstance(cause, ChangingCause):  # new, then old; the body if the reactor gave neither
+        objs = [obj for obj in (cause.new, cause.old) if obj is not None] or [cause.body]
+    else:
+        objs = [cause.body]
+    return (
+        filters.match_metadata(handler.labels, meta.labels, kwargs) and
+        filters.match_metadata(handler.annotations, meta.annotations, kwargs) and
+        filters.match_field_value(handler.field, handler.value, objs, kwargs) and
+        filters.match_when(handler.when, kwargs)
+    )
+
+
+def _match_reason(handler: ChangingHandler, cause: ChangingCause) -> bool:
+    if handler.initial:  # resume handlers: objects from the initial listing; never mixed into a creation
+        if not cause.initial or cause.reason == Reason.CREATE:
+            return False
+        if cause.reason == Reason.DELETE and not handler.deleted:
+            return False
+        return handler.reason is None or handler.reason == cause.reason
+    if handler.reason is None:  # field handlers: any cause where the field has changed
+        return cause.reason in (Reason.CREATE, Reason.UPDATE, Reason.DELETE, Reason.RESUME)
+    return handler.reason == cause.reason
+
+
+def _match_change(handler: ChangingHandler, cause: ChangingCause, kwargs: Mapping[str, Any]) -> bool:
+    if handler.field is None:
+        return True
+    if handler.field_needs_change and not filters.field_changed(handler.field, cause.old, cause.new):
+        return False
+    return filters.match_old_new(handler.field, handler.old, handler.new, cause.old, cause.new, kwargs)
+
+
+def _dedup(handlers: Iterable[_H]) -> Iterator[_H]:
+    """One function under one id is selected once (e.g. stacked under `on.create` and `on.resume`)."""
+    seen: set[tuple[Callable[..., Any], str]] = set()
+    for handler in handlers:
+        key = (handler.fn, handler.id)
+        if key not in seen:
+            seen.add(key)
+            yield handler
+
+
+_default_registry: OperatorRegistry = OperatorRegistry()
+
+
+def get_default_registry() -> OperatorRegistry:
+    """The registry used by the decorators without `registry=` and by `kopf.run()` without `registry=`."""
+    return _default_registry
+
+
+def set_default_registry(registry: OperatorRegistry) -> None:
+    global _default_registry
+    _default_registry = registry
+
+
+@dataclasses.dataclass
+class SubhandlingContext:
+    """What `kopf.subhandler`, `kopf.register` and `kopf.execute` see inside a change handler."""
+
+    parent: ChangingHandler
+    cause: ChangingCause
+    registry: OperatorRegistry = dataclasses.field(default_factory=OperatorRegistry)
+    # Set by the reactor: runs the sub-handlers with progress tracking (for `await kopf.execute()`);
+    # raises `HandlerChildrenRetry` while any of them is unfinished.
+    runner: Callable[['SubhandlingContext'], Awaitable[None]] | None = None
+    lifecycle: Any = None   # `kopf.execute(lifecycle=...)`: how to pick the sub-handlers (None: the default)
+    executed: bool = False  # `kopf.execute()` was called: the sub-handlers are not run again implicitly
+
+
+# The handler being invoked now (any kind); and the sub-handling context (change handlers only).
+current_handler: contextvars.ContextVar[BaseHandler] = contextvars.ContextVar('kopf_handler')
+subhandling: contextvars.ContextVar[SubhandlingContext] = contextvars.ContextVar('kopf_subhandling')

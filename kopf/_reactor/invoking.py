@@ -1,0 +1,219 @@
+"""Invoking handlers: async ones in the loop, sync ones in an executor; what they did → an `Outcome`.
+
+Invocation decides nothing over time: no retry counting, no "retries exhausted", no timeout
+arithmetic across attempts — that is the progress state machine's (kopf._model.progress).
+It only enforces the time budget it is given (`remaining`, SPEC "Our decisions" 6): an async
+handler still running when the budget runs out is cancelled and the outcome is TIMEOUT; a sync
+handler cannot be interrupted, so it runs to its end and is judged by what it returned or raised.
+
+Per SPEC §5.3, one attempt's outcome is:
+    returned                                    → SUCCESS (with the result)
+    TemporaryError(delay=...)                   → RETRY after its delay (None: at once)
+    PermanentError & subclasses                 → FAILURE
+    another exception, errors=TEMPORARY         → RETRY after the handler's backoff (else the default)
+    another exception, errors=PERMANENT         → FAILURE
+    another exception, errors=IGNORED           → SUCCESS, with no result and no exception
+    the time budget ran out (async only)        → TIMEOUT (with a HandlerTimeoutError)
+    asyncio.CancelledError                      → propagates
+"""
+import asyncio
+import concurrent.futures
+import contextlib
+import contextvars
+import dataclasses
+import functools
+import inspect
+import logging
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from kopf._model import errors, handlers, ids, registries
+from kopf._model.outcomes import Outcome, OutcomeKind
+
+DEFAULT_BACKOFF = 60.0  # settings.execution.default_backoff, if the caller does not pass its own
+
+
+def is_async(fn: Callable[..., Any]) -> bool:
+    """Whether calling `fn` gives a coroutine (async functions, their partials, async __call__)."""
+    while isinstance(fn, functools.partial):
+        fn = fn.func
+    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(type(fn).__call__)
+
+
+async def invoke(
+        fn: Callable[..., Any],
+        *,
+        kwargs: Mapping[str, Any],
+        executor: concurrent.futures.Executor | None = None,
+) -> Any:
+    """Call a function with kwargs: awaited in the loop if async, else in the executor with contextvars copied.
+
+    If cancelled while a sync function runs in a thread, wait for the thread to return, then re-raise.
+    """
+    if is_async(fn):
+        return await fn(**kwargs)
+    context = contextvars.copy_context()
+    loop = asyncio.get_running_loop()
+    future = loop.run_in_executor(executor, functools.partial(context.run, fn, **kwargs))
+    try:
+        return await asyncio.shield(future)
+    except asyncio.CancelledError:
+        with contextlib.suppress(BaseException):  # the thread cannot be interrupted: let it finish
+            await asyncio.wait([future])
+        if future.done() and not future.cancelled():
+            future.exception()  # retrieved, so that it is not reported as never retrieved
+        raise
+
+
+async def invoke_handler(
+        handler: handlers.BaseHandler,
+        *,
+        kwargs: Mapping[str, Any],
+        executor: concurrent.futures.Executor | None = None,
+        remaining: float | None = None,
+        default_backoff: float = DEFAULT_BACKOFF,
+        subhandling: registries.SubhandlingContext | None = None,
+        logger: logging.Logger | logging.LoggerAdapter[Any] | None = None,
+) -> Outcome:
+    """One attempt of one handler, turned into an outcome.
+
+    `remaining`: the seconds left of the handler's `timeout=` (None: unlimited; ≤0: not invoked).
+    `subhandling`: for change handlers, where `kopf.subhandler`/`kopf.register`/`kopf.execute` put
+    the sub-handlers; their ids are reported in `Outcome.subrefs`.
+    `logger`: if given, the attempt is logged as in SPEC §5.3 (e.g. "Handler 'x' succeeded.").
+    """
+    if remaining is not None and remaining <= 0:
+        outcome = _timed_out(handler)
+    else:
+        handler_token = registries.current_handler.set(handler)
+        subhandling_token = registries.subhandling.set(subhandling) if subhandling is not None else None
+        try:
+            outcome = await _attempt(handler, kwargs, executor, remaining, default_backoff)
+        except asyncio.CancelledError:
+            if logger is not None:
+                logger.warning(f'{handler} is cancelled. Will escalate.')
+            raise
+        finally:
+            if subhandling_token is not None:
+                registries.subhandling.reset(subhandling_token)
+            registries.current_handler.reset(handler_token)
+    if subhandling is not None and subhandling.registry.handlers:
+        outcome = dataclasses.replace(outcome, subrefs=tuple(h.id for h in subhandling.registry.handlers))
+    if logger is not None:
+        log_outcome(logger, handler, outcome)
+    return outcome
+
+
+async def _attempt(
+        handler: handlers.BaseHandler,
+        kwargs: Mapping[str, Any],
+        executor: concurrent.futures.Executor | None,
+        remaining: float | None,
+        default_backoff: float,
+) -> Outcome:
+    deadline = asyncio.timeout(remaining if is_async(handler.fn) else None)
+    try:
+        async with deadline:
+            result = await invoke(handler.fn, kwargs=kwargs, executor=executor)
+    except TimeoutError as exc:
+        if deadline.expired():
+            return _timed_out(handler)
+        return judge(handler, exc, default_backoff=default_backoff)
+    except Exception as exc:
+        return judge(handler, exc, default_backoff=default_backoff)
+    return Outcome(kind=OutcomeKind.SUCCESS, result=result)
+
+
+def _timed_out(handler: handlers.BaseHandler) -> Outcome:
+    exc = errors.HandlerTimeoutError(f'{handler} has timed out after {handler.timeout} seconds.')
+    return Outcome(kind=OutcomeKind.TIMEOUT, exception=exc)
+
+
+def judge(handler: handlers.BaseHandler, exc: Exception, *, default_backoff: float = DEFAULT_BACKOFF) -> Outcome:
+    """The outcome of an attempt that raised `exc`, per the error's class and the handler's errors mode."""
+    if isinstance(exc, errors.TemporaryError):
+        return Outcome(kind=OutcomeKind.RETRY, exception=exc, delay=exc.delay)
+    if isinstance(exc, errors.PermanentError):
+        return Outcome(kind=OutcomeKind.FAILURE, exception=exc)
+    if handler.errors == errors.ErrorsMode.IGNORED:
+        return Outcome(kind=OutcomeKind.SUCCESS, result=None, exception=None)
+    if handler.errors == errors.ErrorsMode.PERMANENT:
+        return Outcome(kind=OutcomeKind.FAILURE, exception=exc)
+    delay = handler.backoff if handler.backoff is not None else default_backoff
+    return Outcome(kind=OutcomeKind.RETRY, exception=exc, delay=delay)
+
+
+def log_outcome(logger: logging.Logger | logging.LoggerAdapter[Any], handler: handlers.BaseHandler,
+                outcome: Outcome) -> None:
+    """Log one attempt's outcome the way upstream does (SPEC §5.3)."""
+    exc = outcome.exception
+    if isinstance(exc, errors.HandlerChildrenRetry):
+        logger.debug(f'{handler} has unfinished sub-handlers. Will retry in {exc.delay} seconds.')
+    elif outcome.kind is OutcomeKind.SUCCESS:
+        logger.info(f'{handler} succeeded.')
+    elif outcome.kind is OutcomeKind.TIMEOUT:
+        logger.error(outcome.message)
+    elif isinstance(exc, errors.TemporaryError):
+        logger.error(f'{handler} failed temporarily: {outcome.message}')
+    elif isinstance(exc, errors.PermanentError):
+        logger.error(f'{handler} failed permanently: {outcome.message}')
+    elif outcome.kind is OutcomeKind.RETRY:
+        logger.exception(f'{handler} failed with an exception. Will try again in {outcome.delay} seconds.',
+                         exc_info=exc)
+    else:
+        logger.exception(f'{handler} failed with an exception. Will stop.', exc_info=exc)
+
+
+async def execute(
+        *,
+        fns: Mapping[str, Callable[..., Any]] | Iterable[Callable[..., Any]] | None = None,
+        handlers: Iterable[handlers.ChangingHandler] | None = None,
+        registry: registries.OperatorRegistry | None = None,
+        lifecycle: Any = None,
+        cause: Any = None,  # accepted for compatibility; the current handler's cause is always used
+) -> None:
+    """Run sub-handlers of the current change handler now: `fns` (a dict of ids → functions, or a
+    list of functions), `handlers`, a `registry`, or (with none of them) those registered so far
+    by `@kopf.subhandler`/`kopf.register`.
+
+    The code after `await kopf.execute()` runs once all sub-handlers have succeeded or failed:
+    until then, the reactor re-invokes the parent on later cycles (so it must be idempotent).
+    """
+    context = _execution_context()
+    if sum(arg is not None for arg in (fns, handlers, registry)) > 1:
+        raise TypeError('kopf.execute() accepts only one of fns=, handlers=, registry=.')
+    parent = context.parent
+    if fns is not None:
+        items = fns.items() if isinstance(fns, Mapping) else ((None, fn) for fn in fns)
+        for sub_id, fn in items:
+            context.registry.register(_sub_handler(parent, fn, sub_id))
+    for handler in handlers or ():
+        context.registry.register(handler)
+    for handler in registry.changing if registry is not None else ():
+        context.registry.register(handler)
+    context.lifecycle = lifecycle
+    context.executed = True
+    if context.runner is not None:
+        await context.runner(context)
+    # TODO(issue 5): until the reactor sets `context.runner`, the collected sub-handlers are run by
+    # the reactor after the parent returns (as for implicit sub-handlers), so the code after
+    # `await kopf.execute()` runs before them, not after.
+
+
+def _sub_handler(parent: handlers.ChangingHandler, fn: Callable[..., Any],
+                                sub_id: str | None) -> handlers.ChangingHandler:
+    """A sub-handler of `parent` for `kopf.execute(fns=...)`, with the default options."""
+    return handlers.ChangingHandler(
+        fn=fn, id=ids.form_id(fn, id=sub_id, parent_id=parent.id), selector=None,
+        reason=None, field_needs_change=parent.field_needs_change,
+    )
+
+
+def _execution_context() -> registries.SubhandlingContext:
+    try:
+        return registries.subhandling.get()
+    except LookupError:
+        current = registries.current_handler.get(None)
+        if current is not None:
+            raise RuntimeError(f'kopf.execute() works only inside change handlers; {current} is not one.') from None
+        raise LookupError('kopf.execute() works only inside a running change handler.') from None
