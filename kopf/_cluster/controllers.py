@@ -1,0 +1,78 @@
+"""The few controllers every operator relies on: namespace cleanup, CRD cleanup, garbage collection.
+
+`sweep()` is synchronous and idempotent; the server runs it after deletions and periodically.
+"""
+from kopf._cluster import resources, writing
+from kopf._cluster.routing import Target
+from kopf._cluster.state import State
+from kopf._cluster.store import Obj
+
+BACKGROUND = writing.Options()
+
+
+def sweep(state: State) -> bool:
+    """One pass of all controllers; returns True if something is still pending (poll again soon)."""
+    pending = _namespaces(state)
+    pending = _crds(state) or pending
+    _collect_garbage(state)
+    return pending
+
+
+def _delete(state: State, key: tuple[str, str], obj: Obj) -> None:
+    resource = state.catalog.by_key(key)
+    meta = obj['metadata']
+    if resource is None or meta.get('deletionTimestamp'):
+        return
+    target = Target(resource, meta.get('namespace') or None, meta['name'])
+    writing.delete(state, target, BACKGROUND)
+
+
+def _namespaces(state: State) -> bool:
+    store = state.store
+    pending = False
+    for namespace in list(store.iterate(resources.NAMESPACES.key)):
+        if not namespace['metadata'].get('deletionTimestamp'):
+            continue
+        name = namespace['metadata']['name']
+        remaining = 0
+        for key, bucket in list(store.objects.items()):
+            for (ns, _), obj in list(bucket.items()):
+                if ns == name:
+                    remaining += 1
+                    _delete(state, key, obj)
+        if remaining:
+            pending = True
+        else:
+            store.delete(resources.NAMESPACES.key, namespace)
+    return pending
+
+
+def _crds(state: State) -> bool:
+    store = state.store
+    pending = False
+    for crd in list(store.iterate(resources.CRDS.key)):
+        if not crd['metadata'].get('deletionTimestamp') or crd['metadata'].get('finalizers'):
+            continue
+        key = (crd['spec']['group'], crd['spec']['names']['plural'])
+        objects = list(store.iterate(key))
+        for obj in objects:
+            _delete(state, key, obj)
+        if store.count(key):
+            pending = True
+        else:
+            store.delete(resources.CRDS.key, crd)
+    return pending
+
+
+def _collect_garbage(state: State) -> None:
+    if not state.deleted_uids:
+        return
+    gone = set(state.deleted_uids)
+    state.deleted_uids.clear()
+    store = state.store
+    live = {obj['metadata'].get('uid') for bucket in store.objects.values() for obj in bucket.values()}
+    for key, bucket in list(store.objects.items()):
+        for obj in list(bucket.values()):
+            owners = [ref.get('uid') for ref in obj['metadata'].get('ownerReferences') or []]
+            if owners and set(owners) & gone and not set(owners) & live:
+                _delete(state, key, obj)

@@ -1,0 +1,150 @@
+"""The HTTP face of the Kubernetes API: decode a request, run the pipeline, encode the answer."""
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+import yaml
+from aiohttp import web
+from multidict import CIMultiDict
+
+from kopf._cluster import discovery, encoding, errors, reading, routing, writing
+from kopf._cluster.routing import Target
+
+if TYPE_CHECKING:
+    from kopf._cluster.server import Emulator
+
+JSON_TYPE = 'application/json'
+TRUE = ('1', 't', 'T', 'true', 'TRUE', 'True')
+FALSE = ('0', 'f', 'F', 'false', 'FALSE', 'False')
+
+
+def parse_bool(value: str | None) -> bool:
+    if value is None or value == '':
+        return False
+    if value in TRUE:
+        return True
+    if value in FALSE:
+        return False
+    raise errors.bad_request(f'strconv.ParseBool: parsing "{value}": invalid syntax')
+
+
+def respond(code: int, data: bytes, warnings: list[str] | None = None) -> web.Response:
+    headers: CIMultiDict[str] = CIMultiDict()
+    headers['Content-Type'] = JSON_TYPE
+    for text in warnings or ():
+        escaped = text.replace('\\', '\\\\').replace('"', '\\"')
+        headers.add('Warning', f'299 - "{escaped}"')
+    return web.Response(status=code, body=data, headers=headers)
+
+
+def respond_error(error: errors.ApiError) -> web.Response:
+    response = respond(error.code, encoding.dumps(error.status()))
+    response.headers.update(error.headers)
+    return response
+
+
+def decode(raw: bytes, content_type: str) -> Any:
+    if not raw:
+        return None
+    if 'protobuf' in content_type:
+        raise errors.unsupported_media(['application/json', 'application/yaml'])
+    try:
+        if 'yaml' in content_type:
+            return yaml.safe_load(raw)
+        return encoding.loads(raw)
+    except (ValueError, yaml.YAMLError) as exc:
+        raise errors.bad_request(f'error decoding request body: {exc}') from None
+
+
+def options(params: Mapping[str, str], body: Any = None) -> writing.Options:
+    body = body if isinstance(body, Mapping) else {}
+    validation = params.get('fieldValidation') or 'Warn'
+    if validation not in ('Strict', 'Warn', 'Ignore'):
+        raise errors.bad_request(f'fieldValidation parameter unsupported: {validation}')
+    dry_run = body.get('dryRun') or params.get('dryRun')
+    return writing.Options(
+        validation=validation,
+        dry_run=bool(dry_run),
+        propagation=str(body.get('propagationPolicy') or params.get('propagationPolicy') or ''),
+        preconditions=dict(body.get('preconditions') or {}),
+    )
+
+
+async def api(emu: 'Emulator', request: web.Request) -> web.StreamResponse:
+    """Everything under /api and /apis: discovery documents and resource requests."""
+    parts = [p for p in request.path.split('/') if p]
+    if request.method == 'GET' and _is_discovery(parts):
+        emu.faults.count('get', 'discovery')
+        return respond(200, encoding.dumps(_discovery(emu, parts)))
+    target = routing.resolve(emu.state.catalog, request.path)
+    params = request.query
+    watch = request.method == 'GET' and parse_bool(params.get('watch'))
+    verb = routing.verb_of(request.method, target, watch)
+    plural = target.resource.plural + (f'/{target.subresource}' if target.subresource else '')
+    emu.faults.count(verb, plural)
+    routing.check_allowed(request.method, target, verb)
+    if watch:
+        return await emu.streams.serve(request, target, params)
+    return await _serve(emu, request, target, verb)
+
+
+async def _serve(emu: 'Emulator', request: web.Request, target: Target, verb: str) -> web.Response:
+    store = emu.state.store
+    params = request.query
+    if verb == 'get':
+        return respond(200, encoding.dumps(reading.get_object(store, target)))
+    if verb == 'list':
+        return respond(200, reading.list_objects(store, target, params))
+    body = decode(await request.read(), request.headers.get('Content-Type', ''))
+    outcome: writing.Outcome
+    if verb == 'create':
+        outcome = writing.create(emu.state, target, body, options(params))
+    elif verb == 'update':
+        outcome = writing.replace(emu.state, target, body, options(params))
+    elif verb == 'patch':
+        content_type = request.headers.get('Content-Type', '').split(';')[0].strip()
+        outcome = writing.patch(emu.state, target, content_type, body, options(params))
+    elif verb == 'delete':
+        outcome = writing.delete(emu.state, target, options(params, body))
+        emu.wake_controllers()
+    else:
+        return respond(200, _delete_collection(emu, target, params, body))
+    return respond(outcome.code, outcome.data, outcome.warnings)
+
+
+def _delete_collection(emu: 'Emulator', target: Target, params: Mapping[str, str], body: Any) -> bytes:
+    """Delete every object matching the query's selectors, each as a single DELETE would."""
+    match = reading.object_matcher(target, params)
+    deleted: list[Any] = []
+    for obj in list(emu.state.store.iterate(target.resource.key, target.namespace)):
+        if match(obj):
+            meta = obj['metadata']
+            one = routing.Target(target.resource, meta.get('namespace') or None, meta['name'])
+            outcome = writing.delete(emu.state, one, options(params, body))
+            deleted.append(outcome.obj or obj)
+    emu.wake_controllers()
+    resource = target.resource
+    listing = {'kind': resource.list_kind, 'apiVersion': resource.api_version,
+               'metadata': {'resourceVersion': str(emu.state.store.rv)}, 'items': deleted}
+    return encoding.dumps(listing)
+
+
+def _is_discovery(parts: list[str]) -> bool:
+    return parts in (['api'], ['apis']) or (parts[:1] == ['api'] and len(parts) == 2) or (
+        parts[:1] == ['apis'] and len(parts) in (2, 3))
+
+
+def _discovery(emu: 'Emulator', parts: list[str]) -> dict[str, Any]:
+    catalog = emu.state.catalog
+    if parts == ['api']:
+        return discovery.core_versions(emu.address)
+    if parts == ['apis']:
+        return discovery.group_list(catalog)
+    if parts[0] == 'api':
+        return discovery.resource_list(catalog, '', parts[1])
+    if len(parts) == 2:
+        return discovery.group(catalog, parts[1])
+    return discovery.resource_list(catalog, parts[1], parts[2])
+
+
+async def openapi_v2(request: web.Request) -> web.Response:
+    return web.Response(status=200, body=b'', headers={'Content-Type': 'application/octet-stream'})

@@ -1,0 +1,87 @@
+"""The few per-kind rules real servers apply on top of the generic pipeline: a table of small hooks.
+
+Each hook takes the object about to be stored (already pruned), may normalise it in place,
+and returns validation causes (empty when valid). Kinds without an entry have no extra rules.
+"""
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from kopf._cluster import crds, errors, metadata
+
+Cause = dict[str, Any]
+Hook = Callable[[dict[str, Any]], list[Cause]]
+SYSTEM_NAMESPACES = ('default', 'kube-system')
+
+
+def prepare_event(obj: dict[str, Any]) -> list[Cause]:
+    for field in ('firstTimestamp', 'lastTimestamp'):
+        if field in obj:
+            obj[field] = metadata.canonical_time(obj[field])
+    if 'eventTime' in obj:
+        obj['eventTime'] = metadata.canonical_time(obj['eventTime'], micro=True)
+    series = obj.get('series')
+    if isinstance(series, dict) and 'lastObservedTime' in series:
+        series['lastObservedTime'] = metadata.canonical_time(series['lastObservedTime'], micro=True)
+    return _event_causes(obj)
+
+
+def _event_causes(obj: Mapping[str, Any]) -> list[Cause]:
+    causes: list[Cause] = []
+    if obj.get('eventTime'):
+        for field in ('reportingComponent', 'reportingInstance'):
+            if not obj.get(field):
+                causes.append(errors.cause('FieldValueRequired', field, 'Required value'))
+    if len(str(obj.get('action') or '')) > 128:
+        causes.append(errors.cause('FieldValueTooLong', 'action', 'Too long: may not be more than 128 bytes'))
+    if len(str(obj.get('message') or '')) > 4096:
+        causes.append(errors.cause('FieldValueTooLong', 'message', 'Too long: may not be more than 4096 bytes'))
+    involved = obj.get('involvedObject') or {}
+    event_ns = obj['metadata'].get('namespace') or ''
+    involved_ns = involved.get('namespace') or ''
+    if (involved_ns and involved_ns != event_ns) or (not involved_ns and event_ns not in SYSTEM_NAMESPACES):
+        message = f'Invalid value: "{involved_ns}": does not match event.namespace'
+        causes.append(errors.cause('FieldValueInvalid', 'involvedObject.namespace', message))
+    return causes
+
+
+def prepare_namespace(obj: dict[str, Any]) -> list[Cause]:
+    name = obj['metadata']['name']
+    obj['metadata'].setdefault('labels', {})['kubernetes.io/metadata.name'] = name
+    spec = obj.setdefault('spec', {})
+    spec.setdefault('finalizers', ['kubernetes'])
+    status = obj.setdefault('status', {})
+    status.setdefault('phase', 'Terminating' if obj['metadata'].get('deletionTimestamp') else 'Active')
+    return []
+
+
+def prepare_lease(obj: dict[str, Any]) -> list[Cause]:
+    spec = obj.get('spec')
+    if isinstance(spec, dict):
+        for field in ('acquireTime', 'renewTime'):
+            if field in spec:
+                spec[field] = metadata.canonical_time(spec[field], micro=True)
+        duration = spec.get('leaseDurationSeconds')
+        if duration is not None and (not isinstance(duration, int) or duration <= 0):
+            return [errors.cause('FieldValueInvalid', 'spec.leaseDurationSeconds',
+                                 f'Invalid value: {duration}: must be greater than 0')]
+    return []
+
+
+def prepare_crd(obj: dict[str, Any]) -> list[Cause]:
+    causes = crds.causes_of(obj)
+    if not causes:
+        crds.with_defaults(obj)
+    return causes
+
+
+HOOKS: dict[tuple[str, str], Hook] = {
+    ('', 'events'): prepare_event,
+    ('', 'namespaces'): prepare_namespace,
+    ('coordination.k8s.io', 'leases'): prepare_lease,
+    ('apiextensions.k8s.io', 'customresourcedefinitions'): prepare_crd,
+}
+
+
+def prepare(key: tuple[str, str], obj: dict[str, Any]) -> list[Cause]:
+    hook = HOOKS.get(key)
+    return hook(obj) if hook is not None else []

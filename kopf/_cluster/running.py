@@ -1,0 +1,58 @@
+"""`kopf cluster`: serve the emulator until SIGINT/SIGTERM, with a kubeconfig and pre-applied manifests."""
+import asyncio
+import signal
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from kopf._cluster import errors, kubeconfig, manifests
+from kopf._cluster.server import Emulator
+
+
+class StartupError(Exception):
+    """A one-line reason the cluster could not start (bad manifest, port in use, ...)."""
+
+
+async def serve(host: str, port: int, config_path: str, apply: Sequence[str]) -> None:
+    emulator = Emulator(host=host, port=port)
+    objects = [(path, obj) for path in apply for obj in _load(path)]
+    try:
+        await emulator.start()
+    except OSError as exc:
+        raise StartupError(f'cannot listen on {host}:{port}: {exc.strerror or exc}') from None
+    try:
+        for path, obj in objects:
+            _apply(emulator, path, obj)
+        written = kubeconfig.write(config_path, emulator.url)
+        print(f'Kubernetes API emulator serving at {emulator.url}', flush=True)
+        print(f'kubeconfig: {written}  (kubectl --kubeconfig {written} get ns)', flush=True)
+        await _until_signalled()
+    finally:
+        await emulator.stop()
+
+
+def _load(path: str) -> list[dict[str, Any]]:
+    try:
+        return manifests.load(path if path != '-' else sys.stdin.read())
+    except manifests.ManifestError as exc:
+        raise StartupError(str(exc)) from None
+
+
+def _apply(emulator: Emulator, path: str, obj: dict[str, Any]) -> None:
+    try:
+        emulator.apply(obj)
+    except errors.ApiError as exc:
+        name = f'{obj.get("kind")}/{(obj.get("metadata") or {}).get("name", "")}'
+        raise StartupError(f'{path}: {name}: {exc.message}') from None
+
+
+async def _until_signalled() -> None:
+    loop = asyncio.get_running_loop()
+    stopped = asyncio.Event()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, stopped.set)
+    try:
+        await stopped.wait()
+    finally:
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(signum)

@@ -1,0 +1,212 @@
+"""The emulator: one aiohttp application over the state, with its control surface for tests.
+
+`Emulator` runs in the current event loop (`await emu.start()` / `await emu.stop()`); its methods
+for faults, watches, history and counters are the same ones the HTTP control API exposes.
+"""
+import asyncio
+import contextlib
+import socket
+from typing import Any
+
+from aiohttp import web
+
+from kopf._cluster import control, controllers, discovery, encoding, errors, faults, handlers, writing
+from kopf._cluster.faults import Rule
+from kopf._cluster.routing import Target
+from kopf._cluster.state import State
+from kopf._cluster.store import Obj
+from kopf._cluster.streaming import Streams
+from kopf._cluster.watching import Hub
+
+
+class Emulator:
+    """A Kubernetes API server in memory, served over plain HTTP on loopback by default."""
+
+    def __init__(self, *, host: str = '127.0.0.1', port: int = 0, git_version: str = discovery.DEFAULT_VERSION,
+                 history_size: int = 10000, bookmark_interval: float = 60.0, watch_timeout: float = 1800.0) -> None:
+        self.host = host
+        self.port = port
+        self.git_version = git_version
+        self.state = State(history_size=history_size)
+        self.hub = Hub(bookmark_interval=bookmark_interval)
+        self.state.store.listeners.append(self.hub)
+        self.streams = Streams(self.state, self.hub, max_timeout=watch_timeout)
+        self.faults = faults.Faults()
+        self._runner: web.AppRunner | None = None
+        self._controller: asyncio.Task[None] | None = None
+        self._wake = asyncio.Event()
+
+    # -- lifecycle -------------------------------------------------------------------------------
+
+    @property
+    def url(self) -> str:
+        return f'http://{self.host}:{self.port}'
+
+    @property
+    def address(self) -> str:
+        return f'{self.host}:{self.port}'
+
+    def make_app(self) -> web.Application:
+        app = web.Application(client_max_size=64 * 1024 * 1024)
+        app.router.add_route('*', '/{tail:.*}', self._dispatch)
+        return app
+
+    async def start(self) -> None:
+        """Bind and serve; raises OSError if the port is taken."""
+        self._wake = asyncio.Event()
+        self._runner = web.AppRunner(self.make_app(), access_log=None, handle_signals=False,
+                                     handler_cancellation=True, shutdown_timeout=1.0)
+        await self._runner.setup()
+        sock = socket.socket(socket.AF_INET6 if ':' in self.host else socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((self.host, self.port))
+        except OSError:
+            sock.close()
+            await self._runner.cleanup()
+            raise
+        self.port = sock.getsockname()[1]
+        await web.SockSite(self._runner, sock).start()
+        self._controller = asyncio.create_task(self._run_controllers())
+
+    async def stop(self) -> None:
+        self.hub.close_all()
+        if self._controller is not None:
+            self._controller.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._controller
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+
+    async def _run_controllers(self) -> None:
+        pending = False
+        while True:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), timeout=0.1 if pending else 1.0)
+            self._wake.clear()
+            pending = controllers.sweep(self.state)
+
+    def wake_controllers(self) -> None:
+        self._wake.set()
+
+    # -- request dispatch ------------------------------------------------------------------------
+
+    async def _dispatch(self, request: web.Request) -> web.StreamResponse:
+        path = request.path
+        if path.startswith('/_emulator/'):
+            return await control.serve(self, request)
+        entry = {'method': request.method, 'path': path, 'query': request.query_string,
+                 'contentType': request.headers.get('Content-Type', ''), 'code': 0}
+        self.faults.requests.append(entry)
+        response = await self._answer(request, path)
+        entry['code'] = response.status
+        return response
+
+    async def _answer(self, request: web.Request, path: str) -> web.StreamResponse:
+        rule = self.faults.find(request.method, path) if self.faults.rules else None
+        if rule is not None:
+            if rule.latency:
+                await asyncio.sleep(rule.latency)
+            if rule.status:
+                code, headers, body = rule.response()
+                return web.Response(status=code, body=body, headers=headers)
+        try:
+            return await self._route(request, path)
+        except errors.ApiError as exc:
+            return handlers.respond_error(exc)
+
+    async def _route(self, request: web.Request, path: str) -> web.StreamResponse:
+        if path in ('/healthz', '/livez', '/readyz'):
+            self.faults.count('get', 'health')
+            return web.Response(text='ok')
+        if path in ('/version', '/version/'):
+            self.faults.count('get', 'version')
+            return handlers.respond(200, encoding.dumps(discovery.version_info(self.git_version)))
+        if path == '/openapi/v2':
+            self.faults.count('get', 'openapi')
+            return await handlers.openapi_v2(request)
+        if path.startswith('/api/') or path.startswith('/apis/') or path in ('/api', '/apis'):
+            accept = request.headers.get('Accept', '')
+            if accept and 'protobuf' in accept and 'json' not in accept and '*/*' not in accept:
+                raise errors.not_acceptable()
+            return await handlers.api(self, request)
+        self.faults.count(request.method.lower(), 'other')
+        raise errors.generic_not_found()
+
+    # -- the control surface (also served under /_emulator/) -------------------------------------
+
+    def fail(self, method: str = '*', path: str = '*', status: int = 500, *, count: int | None = 1,
+             retry_after: int | None = None, text: bool = False, message: str | None = None,
+             latency: float = 0.0) -> Rule:
+        """Fail the next `count` requests matching method and path (glob, or `re:` regex) with `status`."""
+        return self.faults.add(Rule(method=method, path=path, status=status, count=count,
+                                    retry_after=retry_after, text=text, message=message, latency=latency))
+
+    def throttle(self, method: str = '*', path: str = '*', *, count: int | None = 1, retry_after: int = 1) -> Rule:
+        """The plain-text 429 that real servers send under max-in-flight throttling."""
+        return self.fail(method, path, 429, count=count, retry_after=retry_after, text=True)
+
+    def delay(self, method: str = '*', path: str = '*', seconds: float = 1.0, *, count: int | None = 1) -> Rule:
+        return self.faults.add(Rule(method=method, path=path, status=None, count=count, latency=seconds))
+
+    def clear_faults(self) -> None:
+        self.faults.clear()
+
+    def close_watches(self) -> int:
+        return self.hub.close_all()
+
+    def compact_history(self, keep: int = 0) -> None:
+        self.state.store.compact(keep)
+
+    def set_bookmark_interval(self, seconds: float) -> None:
+        self.hub.set_bookmark_interval(seconds)
+
+    def counters(self) -> dict[str, int]:
+        return self.faults.snapshot()
+
+    def reset_counters(self) -> None:
+        self.faults.counters.clear()
+
+    def event_log(self) -> list[tuple[str, str, str]]:
+        """(uid, resourceVersion, type) of every persisted change, oldest first."""
+        return list(self.state.store.log)
+
+    def request_log(self) -> list[dict[str, Any]]:
+        return list(self.faults.requests)
+
+    # -- direct object access (no HTTP) ----------------------------------------------------------
+
+    def target(self, api_version: str, kind_or_plural: str, name: str | None = None,
+               namespace: str | None = None) -> Target:
+        group, _, version = api_version.rpartition('/')
+        catalog = self.state.catalog
+        resource = catalog.lookup(group, version, kind_or_plural) or catalog.by_kind(api_version, kind_or_plural)
+        if resource is None:
+            raise errors.generic_not_found()
+        if resource.namespaced and name is not None:
+            namespace = namespace or 'default'
+        return Target(resource, namespace if resource.namespaced else None, name)
+
+    def apply(self, obj: Obj) -> Obj:
+        """Create the object, or merge it into the existing one (like `kubectl apply`, minus annotations)."""
+        meta = obj.get('metadata') or {}
+        target = self.target(obj['apiVersion'], obj['kind'], None, meta.get('namespace') or 'default')
+        try:
+            outcome = writing.create(self.state, target, encoding.clone(obj), writing.Options())
+        except errors.ApiError as exc:
+            if exc.reason != 'AlreadyExists':
+                raise
+            one = Target(target.resource, target.namespace, meta['name'])
+            body = {k: v for k, v in obj.items() if k != 'status' or not target.resource.has_status}
+            outcome = writing.patch(self.state, one, 'application/merge-patch+json', body, writing.Options())
+        return encoding.loads(outcome.data)  # type: ignore[no-any-return]
+
+    def get(self, api_version: str, kind_or_plural: str, name: str, namespace: str | None = None) -> Obj | None:
+        target = self.target(api_version, kind_or_plural, name, namespace)
+        found = self.state.store.get(target.resource.key, target.namespace or '', name)
+        return encoding.clone(found) if found is not None else None
+
+    def list(self, api_version: str, kind_or_plural: str, namespace: str | None = None) -> list[Obj]:
+        target = self.target(api_version, kind_or_plural, None, namespace)
+        return [encoding.clone(o) for o in self.state.store.iterate(target.resource.key, target.namespace)]

@@ -1,0 +1,36 @@
+"""The emulator's whole state: the store, the catalog of served resources, and what follows from changes."""
+from kopf._cluster import crds, metadata, resources
+from kopf._cluster.catalog import Catalog
+from kopf._cluster.store import Change, Store
+
+
+class State:
+    """Store + catalog; keeps the catalog in sync with stored CRDs and notes deleted owners for GC."""
+
+    def __init__(self, history_size: int = 10000) -> None:
+        self.store = Store(history_size=history_size)
+        self.catalog = Catalog()
+        self.deleted_uids: set[str] = set()
+        self.store.listeners.append(self._follow)
+        for name in resources.INITIAL_NAMESPACES:
+            self._seed_namespace(name)
+
+    def _seed_namespace(self, name: str) -> None:
+        import uuid
+        obj = {
+            'kind': 'Namespace', 'apiVersion': 'v1',
+            'metadata': {'name': name, 'uid': str(uuid.uuid4()), 'creationTimestamp': metadata.now(),
+                         'labels': {'kubernetes.io/metadata.name': name}},
+            'spec': {'finalizers': ['kubernetes']}, 'status': {'phase': 'Active'},
+        }
+        self.store.save(resources.NAMESPACES.key, obj, None)
+
+    def _follow(self, change: Change) -> None:
+        if change.key == resources.CRDS.key:
+            name = change.obj['metadata']['name']
+            if change.type == 'DELETED':
+                self.catalog.drop_custom(name)
+            else:
+                self.catalog.set_custom(name, crds.served_resources(change.obj))
+        if change.type == 'DELETED' and change.obj['metadata'].get('uid'):
+            self.deleted_uids.add(change.obj['metadata']['uid'])

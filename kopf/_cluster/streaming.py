@@ -1,0 +1,121 @@
+"""Serving one watch request: the starting point (§6.3), then live lines, bookmarks and timeouts."""
+import asyncio
+import random
+from collections.abc import Mapping
+
+from aiohttp import web
+
+from kopf._cluster import errors, reading, watching
+from kopf._cluster.routing import Target
+from kopf._cluster.state import State
+from kopf._cluster.watching import Hub, Watcher
+
+TRUE = ('1', 't', 'T', 'true', 'TRUE', 'True')
+
+
+class Streams:
+    """Opens watch streams over the hub; `max_timeout` bounds streams without `timeoutSeconds`."""
+
+    def __init__(self, state: State, hub: Hub, max_timeout: float = 1800.0) -> None:
+        self.state = state
+        self.hub = hub
+        self.max_timeout = max_timeout
+
+    async def serve(self, request: web.Request, target: Target, params: Mapping[str, str]) -> web.StreamResponse:
+        initial = params.get('sendInitialEvents') in TRUE
+        bookmarks = params.get('allowWatchBookmarks') in TRUE
+        if initial and (params.get('resourceVersionMatch') != 'NotOlderThan' or not bookmarks):
+            raise _initial_events_invalid(params)
+        match = reading.object_matcher(target, params)
+        selective = bool(params.get('labelSelector') or params.get('fieldSelector') or target.name)
+        response = web.StreamResponse(status=200, headers={'Content-Type': 'application/json'})
+        response.enable_chunked_encoding()
+        watcher = self.hub.subscribe(target.resource.key, target.namespace, match, selective)
+        try:
+            first = self._start(target, watcher, params.get('resourceVersion') or '', initial)
+            await response.prepare(request)
+            transport = request.transport
+            watcher.abort = transport.abort if transport is not None else None
+            if first is not None:
+                await response.write(first)
+            else:
+                await self._pump(response, watcher, target, params, bookmarks)
+        except (ConnectionResetError, ConnectionError):
+            pass
+        finally:
+            self.hub.unsubscribe(watcher)
+        return response
+
+    def _start(self, target: Target, watcher: Watcher, rv: str, initial: bool) -> bytes | None:
+        """Queue the initial lines; returns a final ERROR line instead if the RV is too old."""
+        store = self.state.store
+        resource = target.resource
+        if not rv or rv == '0' or initial:
+            for obj in store.iterate(resource.key, target.namespace):
+                if watcher.match(obj):
+                    watcher.buffer.append(watching.added(obj))
+            if initial:
+                watcher.buffer.append(watching.bookmark(resource.kind, resource.api_version, store.rv, True))
+            return None
+        try:
+            since = int(rv)
+        except ValueError:
+            raise errors.bad_request(f'invalid resource version: {rv}') from None
+        changes = store.changes_since(resource.key, since)
+        if changes is None:
+            status = errors.expired(f'too old resource version: {since} ({store.compacted + 1})').status()
+            status.pop('details', None)
+            return watching.error(status)
+        for change in changes:
+            watcher.offer(change)
+        return None
+
+    async def _pump(self, response: web.StreamResponse, watcher: Watcher, target: Target,
+                    params: Mapping[str, str], bookmarks: bool) -> None:
+        loop = asyncio.get_running_loop()
+        timeout = _timeout(params.get('timeoutSeconds'), self.max_timeout)
+        deadline = loop.time() + timeout
+        last_bookmark = loop.time()
+        resource = target.resource
+        while not watcher.closed:
+            if watcher.buffer:
+                await response.write(watcher.take())
+                continue
+            now = loop.time()
+            if now >= deadline:
+                break
+            interval = self.hub.bookmark_interval
+            if bookmarks and now >= last_bookmark + interval:
+                await response.write(watching.bookmark(resource.kind, resource.api_version, self.state.store.rv))
+                last_bookmark = now
+                continue
+            watcher.wakeup.clear()
+            until = min(deadline, last_bookmark + interval) if bookmarks else deadline
+            try:
+                await asyncio.wait_for(watcher.wakeup.wait(), timeout=max(0.0, until - now))
+            except TimeoutError:
+                pass
+        if bookmarks and not watcher.closed:
+            await response.write(watching.bookmark(resource.kind, resource.api_version, self.state.store.rv))
+
+
+def _timeout(value: str | None, maximum: float) -> float:
+    if value:
+        try:
+            return max(0.0, float(value))
+        except ValueError:
+            raise errors.bad_request(f'invalid timeoutSeconds: {value}') from None
+    return maximum * (1 + random.random())
+
+
+def _initial_events_invalid(params: Mapping[str, str]) -> errors.ApiError:
+    causes = []
+    if params.get('resourceVersionMatch') != 'NotOlderThan':
+        causes.append(errors.cause('FieldValueForbidden', 'sendInitialEvents',
+                                   "Forbidden: sendInitialEvents is forbidden for watch unless the "
+                                   "WatchList feature gate is enabled and resourceVersionMatch is set to "
+                                   "NotOlderThan"))
+    if params.get('allowWatchBookmarks') not in TRUE:
+        causes.append(errors.cause('FieldValueForbidden', 'allowWatchBookmarks',
+                                   'Forbidden: allowWatchBookmarks must be true when sendInitialEvents is set'))
+    return errors.invalid('ListOptions', 'meta.k8s.io', '', causes)

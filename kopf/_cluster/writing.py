@@ -1,0 +1,291 @@
+"""The write pipeline: create, replace, patch, delete — server-set metadata, scope, status rules (§2-§4).
+
+Pure with respect to I/O: functions take the state and decoded inputs, and return an `Outcome`.
+Stored objects are never mutated: every write builds a fresh dict (watch history shares them).
+"""
+import dataclasses
+import uuid
+from typing import Any
+
+from kopf._cluster import conforming, crds, encoding, errors, kinds, metadata, patching, resources
+from kopf._cluster.resources import Resource
+from kopf._cluster.routing import Target
+from kopf._cluster.state import State
+from kopf._cluster.store import Obj
+
+ENDS_ON_NO_FINALIZERS = 'finalizers'
+
+
+@dataclasses.dataclass(frozen=True)
+class Options:
+    validation: str = 'Warn'      # fieldValidation: Strict | Warn | Ignore
+    dry_run: bool = False
+    propagation: str = ''
+    preconditions: dict[str, Any] = dataclasses.field(default_factory=dict)
+
+
+@dataclasses.dataclass
+class Outcome:
+    code: int
+    data: bytes
+    warnings: list[str] = dataclasses.field(default_factory=list)
+    obj: Obj | None = None
+
+
+def create(state: State, target: Target, body: Any, options: Options) -> Outcome:
+    resource = target.resource
+    obj = _as_object(body)
+    _check_type(obj, resource)
+    meta = obj['metadata'] = metadata.normalise(obj.get('metadata') or {})
+    if meta.get('resourceVersion'):
+        raise errors.bad_request('resourceVersion should not be set on objects to be created')
+    namespace = _scope(meta, target)
+    name = meta.get('name') or ''
+    if not name and meta.get('generateName'):
+        name = meta['name'] = metadata.generate_name(str(meta['generateName']))
+    if not name:
+        raise errors.invalid(resource.kind, resource.group, '', [errors.cause(
+            'FieldValueRequired', 'metadata.name', 'Required value: name or generateName is required')])
+    _check_namespace(state, resource, namespace, name)
+    if resource.has_status:
+        obj.pop('status', None)
+    warnings = _conform(obj, resource, options)
+    existing = state.store.get(resource.key, namespace, name)
+    if existing is not None:
+        raise errors.already_exists(resource.qualified, resource.group, resource.plural, name)
+    for field in metadata.SERVER_FIELDS:
+        meta.pop(field, None)
+    meta.update(uid=str(uuid.uuid4()), creationTimestamp=metadata.now())
+    if resource.generation:
+        meta['generation'] = 1
+    if options.dry_run:
+        return Outcome(201, encoding.dumps(obj), warnings, obj)
+    change = state.store.save(resource.key, obj, None)
+    if resource.key == resources.CRDS.key:
+        _establish(state, obj)
+    return Outcome(201, change.data, warnings, obj)
+
+
+def replace(state: State, target: Target, body: Any, options: Options) -> Outcome:
+    current = _current(state, target)
+    candidate = _as_object(body)
+    rv = (candidate.get('metadata') or {}).get('resourceVersion')
+    if not rv and target.resource.custom and target.subresource is None:
+        raise errors.invalid(target.resource.kind, target.resource.group, target.name or '', [errors.cause(
+            'FieldValueInvalid', 'metadata.resourceVersion', 'Invalid value: 0x0: must be specified for an update')])
+    return update(state, target, current, candidate, options)
+
+
+def patch(state: State, target: Target, content_type: str, body: Any, options: Options) -> Outcome:
+    resource = target.resource
+    allowed = patching.CUSTOM_TYPES if resource.custom else patching.BUILTIN_TYPES
+    if content_type not in allowed:
+        raise errors.unsupported_media(allowed)
+    current = state.store.get(resource.key, target.namespace or '', target.name or '')
+    if current is None and content_type == patching.APPLY:
+        return create(state, _collection(target), body, options)
+    if current is None:
+        raise errors.not_found(resource.qualified, resource.group, resource.plural, target.name or '')
+    candidate = patching.apply_patch(content_type, current, body)
+    return update(state, target, current, encoding.clone(candidate), options)
+
+
+def update(state: State, target: Target, current: Obj, candidate: Any, options: Options) -> Outcome:
+    """The shared tail of PUT and PATCH: rules, status split, no-op detection, finalization."""
+    resource = target.resource
+    candidate = _as_object(candidate)
+    _check_type(candidate, resource, current)
+    meta = candidate['metadata'] = metadata.normalise(candidate.get('metadata') or {})
+    _check_identity(meta, target)
+    rv = meta.get('resourceVersion')
+    old_meta = current['metadata']
+    if rv and rv != old_meta['resourceVersion']:
+        raise errors.conflict(resource.qualified, resource.group, resource.plural, target.name or '')
+    candidate = _split_subresource(target, current, candidate)
+    meta = candidate['metadata']
+    for field in metadata.SERVER_FIELDS:
+        meta.pop(field, None)
+        if field in old_meta:
+            meta[field] = old_meta[field]
+    meta['resourceVersion'] = old_meta['resourceVersion']
+    _check_finalizers(resource, current, candidate)
+    warnings = _conform(candidate, resource, options)
+    if candidate == current:
+        return Outcome(200, encoding.dumps(current), warnings, current)
+    if resource.generation and _content(candidate, resource) != _content(current, resource):
+        meta['generation'] = int(old_meta.get('generation') or 0) + 1
+    if options.dry_run:
+        return Outcome(200, encoding.dumps(candidate), warnings, candidate)
+    if meta.get('deletionTimestamp') and not meta.get('finalizers') and not _holds(candidate, resource):
+        data = encoding.dumps(candidate)
+        state.store.delete(resource.key, candidate)
+        return Outcome(200, data, warnings, candidate)
+    change = state.store.save(resource.key, candidate, current)
+    return Outcome(200, change.data, warnings, candidate)
+
+
+def delete(state: State, target: Target, options: Options) -> Outcome:
+    resource = target.resource
+    current = _current(state, target)
+    _check_preconditions(resource, current, options)
+    meta = current['metadata']
+    if options.dry_run:
+        return Outcome(200, encoding.dumps(current), [], current)
+    if meta.get('finalizers') or _holds(current, resource):
+        if meta.get('deletionTimestamp'):
+            return Outcome(200, encoding.dumps(current), [], current)
+        marked = encoding.clone(current)
+        marked_meta = marked['metadata']
+        marked_meta['deletionTimestamp'] = metadata.now()
+        marked_meta['deletionGracePeriodSeconds'] = 0
+        if resource.generation and marked_meta.get('generation'):
+            marked_meta['generation'] = int(marked_meta['generation']) + 1
+        if resource.key == resources.NAMESPACES.key:
+            marked.setdefault('status', {})['phase'] = 'Terminating'
+        change = state.store.save(resource.key, marked, current)
+        return Outcome(200, change.data, [], marked)
+    change = state.store.delete(resource.key, current)
+    if resource.returns_object_on_delete:
+        return Outcome(200, change.data, [], change.obj)
+    body = errors.success(meta['name'], resource.group, resource.plural, meta.get('uid', ''))
+    return Outcome(200, encoding.dumps(body), [], None)
+
+
+def _holds(obj: Obj, resource: Resource) -> bool:
+    """Whether something other than metadata.finalizers keeps a deleted object: namespace content, CRs."""
+    if resource.key == resources.NAMESPACES.key:
+        return bool((obj.get('spec') or {}).get('finalizers'))
+    if resource.key == resources.CRDS.key:
+        return True   # the cleanup controller removes CRDs after their objects are gone
+    return False
+
+
+def _establish(state: State, crd: Obj) -> None:
+    established = encoding.clone(crd)
+    established['status'] = crds.established_status(crd, metadata.now())
+    state.store.save(resources.CRDS.key, established, crd)
+
+
+def _collection(target: Target) -> Target:
+    return dataclasses.replace(target, name=None, subresource=None)
+
+
+def _current(state: State, target: Target) -> Obj:
+    resource = target.resource
+    current = state.store.get(resource.key, target.namespace or '', target.name or '')
+    if current is None:
+        raise errors.not_found(resource.qualified, resource.group, resource.plural, target.name or '')
+    return current
+
+
+def _as_object(body: Any) -> dict[str, Any]:
+    if not isinstance(body, dict):
+        raise errors.bad_request('the body of the request must be a JSON object')
+    if not isinstance(body.get('metadata', {}), dict):
+        raise errors.bad_request('metadata must be an object')
+    return body
+
+
+def _check_type(obj: dict[str, Any], resource: Resource, current: Obj | None = None) -> None:
+    """Default apiVersion/kind for built-ins (and updates); a mismatch with the URL is a 400."""
+    if resource.custom and current is None and not obj.get('kind'):
+        raise errors.bad_request(f"Object 'Kind' is missing in '{encoding.dumps(obj).decode()}'")
+    obj.setdefault('apiVersion', resource.api_version)
+    obj.setdefault('kind', resource.kind)
+    if obj['apiVersion'] != resource.api_version:
+        raise errors.bad_request(f'the API version in the data ({obj["apiVersion"]}) does not match '
+                                 f'the expected API version ({resource.api_version})')
+    if obj['kind'] != resource.kind:
+        raise errors.bad_request(f'the kind in the data ({obj["kind"]}) does not match '
+                                 f'the expected kind ({resource.kind})')
+
+
+def _scope(meta: dict[str, Any], target: Target) -> str:
+    if not target.resource.namespaced:
+        meta.pop('namespace', None)
+        return ''
+    namespace = target.namespace or ''
+    if meta.get('namespace') and meta['namespace'] != namespace:
+        raise errors.bad_request('the namespace of the provided object does not match the namespace sent '
+                                 'on the request')
+    meta['namespace'] = namespace
+    return namespace
+
+
+def _check_identity(meta: dict[str, Any], target: Target) -> None:
+    name = target.name or ''
+    if meta.get('name') and meta['name'] != name:
+        raise errors.bad_request(f'the name of the object ({meta["name"]}) does not match the name on the URL ({name})')
+    meta['name'] = name
+    _scope(meta, target)
+
+
+def _check_namespace(state: State, resource: Resource, namespace: str, name: str) -> None:
+    causes = metadata.name_causes(name, resource.name_rule)
+    if causes:
+        raise errors.invalid(resource.kind, resource.group, name, causes)
+    if not resource.namespaced:
+        return
+    found = state.store.get(resources.NAMESPACES.key, '', namespace)
+    if found is None:
+        raise errors.namespace_not_found(namespace)
+    if found['metadata'].get('deletionTimestamp'):
+        raise errors.namespace_terminating(resource.plural, name, namespace)
+
+
+def _split_subresource(target: Target, current: Obj, candidate: dict[str, Any]) -> dict[str, Any]:
+    """Status-subresource semantics (§4): each endpoint changes only its own part."""
+    sub = target.subresource
+    if sub == 'status' or sub == 'finalize':
+        result: dict[str, Any] = encoding.clone(current)
+        if sub == 'finalize':
+            result.setdefault('spec', {})['finalizers'] = (candidate.get('spec') or {}).get('finalizers') or []
+        elif 'status' in candidate:
+            result['status'] = candidate['status']
+        else:
+            result.pop('status', None)
+        return result
+    if target.resource.has_status:
+        if 'status' in current:
+            candidate['status'] = encoding.clone(current['status'])
+        else:
+            candidate.pop('status', None)
+    return candidate
+
+
+def _check_finalizers(resource: Resource, current: Obj, candidate: Obj) -> None:
+    if not current['metadata'].get('deletionTimestamp'):
+        return
+    old = set(current['metadata'].get('finalizers') or [])
+    new = [f for f in candidate['metadata'].get('finalizers') or [] if f not in old]
+    if new:
+        listed = ', '.join(f'"{f}"' for f in new)
+        message = ('Forbidden: no new finalizers can be added if the object is being deleted, '
+                   f'found new finalizers []string{{{listed}}}')
+        raise errors.invalid(resource.kind, resource.group, current['metadata']['name'],
+                             [errors.cause('FieldValueForbidden', 'metadata.finalizers', message)])
+
+
+def _check_preconditions(resource: Resource, current: Obj, options: Options) -> None:
+    meta = current['metadata']
+    pre = options.preconditions
+    if (pre.get('uid') and pre['uid'] != meta.get('uid')) or (
+            pre.get('resourceVersion') and pre['resourceVersion'] != meta.get('resourceVersion')):
+        field = 'UID' if pre.get('uid') and pre['uid'] != meta.get('uid') else 'ResourceVersion'
+        text = (f'Precondition failed: {field} in precondition: {pre.get(field[0].lower() + field[1:])}, '
+                f'{field} in object meta: {meta.get(field[0].lower() + field[1:])}')
+        raise errors.conflict(resource.qualified, resource.group, resource.plural, meta['name'], text)
+
+
+def _conform(obj: dict[str, Any], resource: Resource, options: Options) -> list[str]:
+    warnings = conforming.conform(obj, resource, options.validation)
+    meta = obj['metadata']
+    causes = metadata.label_causes(meta) + kinds.prepare(resource.key, obj)
+    if causes:
+        raise errors.invalid(resource.kind, resource.group, meta.get('name') or '', causes)
+    return warnings
+
+
+def _content(obj: Obj, resource: Resource) -> dict[str, Any]:
+    skip = {'metadata', 'apiVersion', 'kind'} | ({'status'} if resource.has_status else set())
+    return {k: v for k, v in obj.items() if k not in skip}
