@@ -126,3 +126,36 @@ def _kubeconfig_namespace(kubernetes: Any) -> str | None:
         return None
     namespace = (active or {}).get('context', {}).get('namespace')
     return namespace if isinstance(namespace, str) else None
+
+
+async def login_via_async_client(**_: Any) -> credentials.ConnectionInfo | None:
+    """Credentials as `kubernetes_asyncio` loads them (in-cluster, then kubeconfig); None if it is absent."""
+    try:
+        import kubernetes_asyncio
+    except ImportError:
+        return None
+    config = kubernetes_asyncio.client.Configuration()
+    try:
+        kubernetes_asyncio.config.load_incluster_config(client_configuration=config)
+        namespace = _incluster_namespace()
+    except kubernetes_asyncio.config.ConfigException:
+        try:
+            await kubernetes_asyncio.config.load_kube_config(client_configuration=config)
+        except kubernetes_asyncio.config.ConfigException as exc:
+            raise errors.LoginError(f'The kubernetes_asyncio client could not load the credentials: {exc}') from exc
+        namespace = None
+    header = config.api_key.get('BearerToken') or config.api_key.get('authorization')
+    scheme, token = _split_header(header)
+    return credentials.ConnectionInfo(
+        server=config.host,
+        ca_path=config.ssl_ca_cert,
+        insecure=not config.verify_ssl,
+        username=config.username or None,
+        password=config.password or None,
+        scheme=scheme,
+        token=token,
+        certificate_path=config.cert_file,
+        private_key_path=config.key_file,
+        default_namespace=namespace,
+        proxy_url=config.proxy,
+    )

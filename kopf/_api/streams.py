@@ -69,6 +69,11 @@ class WatchState:
     def needs_listing(self) -> bool:
         return self.resource_version is None
 
+    def restart_listing(self) -> None:
+        """Forget a listing that broke midway (e.g. an expired `continue` token): list again from the start."""
+        self.listing = None
+        self.resource_version = None
+
 
 def _key(body: Mapping[str, Any]) -> tuple[str, str | None]:
     meta = body.get('metadata') or {}
@@ -97,7 +102,9 @@ def _step_page(state: WatchState, page: Page) -> list[StreamItem]:
         state.listing.add(uid)
         previous = state.known.get(uid)
         state.known[uid] = (rv, body)
-        if not state.listed:
+        if previous is not None and previous[0] == rv:
+            pass  # unchanged since yielded (a re-list, or a listing restarted after an expired `continue`)
+        elif not state.listed:
             result.append({'type': None, 'object': body})
         elif previous is None:
             result.append({'type': 'ADDED', 'object': body})

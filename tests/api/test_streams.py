@@ -115,3 +115,11 @@ def test_unknown_event_types_are_ignored() -> None:
     step(state, Page([], '5'))
     assert step(state, ev('WHATEVER', obj('a', '6'))) == []
     assert step(state, {'type': 'ADDED', 'object': None}) == []
+
+
+def test_restarted_initial_listing_yields_nothing_twice() -> None:
+    state = WatchState()
+    assert types(step(state, Page([obj('a', '1')], '5', continue_token='x'))) == [(None, 'a')]
+    state.restart_listing()
+    out = step(state, Page([obj('a', '1'), obj('b', '2')], '6'))
+    assert types(out) == [(None, 'b'), LISTED]

@@ -1,0 +1,109 @@
+"""Discovery: which resources the cluster serves (all groups), cached; selectors resolved against them.
+
+Rules:
+- `/api` and `/apis` list the group-versions; each group-version lists its resources; entries named
+  `plural/sub` become the `subresources` of `plural` and are not resources themselves.
+- A group-version answering 404 is empty (the last CRD of a group was deleted meanwhile).
+- `preferred` marks the group's preferred version; selectors without a version match only those.
+- The cache is refreshed when asked (e.g. when a CRD appears) or when a selector finds nothing.
+- CRD schemas (`openAPIV3Schema` of the served version) are fetched on demand and cached.
+"""
+import asyncio
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from kopf._api import client as client_
+from kopf._api import errors
+from kopf._model import resources, selectors
+
+CRD_PATH = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions'
+
+
+def parse_resource_list(payload: Mapping[str, Any], group: str, version: str, *, preferred: bool,
+                        ) -> list[resources.Resource]:
+    """The resources of one APIResourceList (pure)."""
+    entries = [entry for entry in payload.get('resources') or [] if isinstance(entry, Mapping)]
+    subresources: dict[str, set[str]] = {}
+    for entry in entries:
+        plural, _, sub = str(entry.get('name', '')).partition('/')
+        if sub:
+            subresources.setdefault(plural, set()).add(sub)
+    return [
+        resources.Resource(
+            group=group, version=version, plural=entry['name'],
+            kind=entry.get('kind'),
+            singular=entry.get('singularName') or str(entry.get('kind', '')).lower() or None,
+            shortcuts=frozenset(entry.get('shortNames') or ()),
+            categories=frozenset(entry.get('categories') or ()),
+            subresources=frozenset(subresources.get(entry['name'], ())),
+            namespaced=bool(entry.get('namespaced')),
+            preferred=preferred,
+            verbs=frozenset(entry.get('verbs') or ()),
+        )
+        for entry in entries if '/' not in str(entry.get('name', '/'))
+    ]
+
+
+class Discovery:
+    """The cluster's resources as last scanned; `select()` resolves handler selectors to them."""
+
+    def __init__(self, client: client_.APIClient) -> None:
+        self._client = client
+        self._resources: list[resources.Resource] | None = None
+        self._schemas: dict[resources.Resource, Mapping[str, Any] | None] = {}
+        self._lock = asyncio.Lock()
+
+    async def scan(self, *, refresh: bool = False) -> list[resources.Resource]:
+        """All served resources of all groups and versions (cached unless `refresh`)."""
+        async with self._lock:
+            if self._resources is None or refresh:
+                self._resources = await self._scan()
+                self._schemas.clear()
+            return self._resources
+
+    async def _scan(self) -> list[resources.Resource]:
+        core = await self._client.request('GET', '/api')
+        groups = await self._client.request('GET', '/apis')
+        jobs: list[tuple[str, str, bool]] = [('', version, version == 'v1') for version in core.get('versions', [])]
+        for group in groups.get('groups', []):
+            preferred = (group.get('preferredVersion') or {}).get('version')
+            for version in group.get('versions', []):
+                jobs.append((group['name'], version['version'], version['version'] == preferred))
+        found = await asyncio.gather(*[self._scan_group_version(*job) for job in jobs])
+        return [resource for chunk in found for resource in chunk]
+
+    async def _scan_group_version(self, group: str, version: str, preferred: bool) -> list[resources.Resource]:
+        path = f'/apis/{group}/{version}' if group else f'/api/{version}'
+        try:
+            payload = await self._client.request('GET', path)
+        except errors.APINotFoundError:
+            return []
+        return parse_resource_list(payload, group, version, preferred=preferred)
+
+    async def select(self, selector: selectors.Selector) -> set[resources.Resource]:
+        """The resources that the selector means; re-scans once if the cache has none of them."""
+        selected = selector.select(await self.scan())
+        if not selected and selector.is_specific:
+            selected = selector.select(await self.scan(refresh=True))
+        return selected
+
+    async def schema(self, resource: resources.Resource) -> Mapping[str, Any] | None:
+        """The structural schema (`openAPIV3Schema`) of a custom resource's version; None for built-ins."""
+        if resource not in self._schemas:
+            try:
+                crd = await self._client.request('GET', f'{CRD_PATH}/{resource.plural}.{resource.group}')
+            except errors.APINotFoundError:
+                crd = None
+            self._schemas[resource] = _schema_of(crd, resource.version)
+        return self._schemas[resource]
+
+
+def _schema_of(crd: Mapping[str, Any] | None, version: str) -> Mapping[str, Any] | None:
+    if not crd:
+        return None
+    versions: Sequence[Mapping[str, Any]] = (crd.get('spec') or {}).get('versions') or []
+    for item in versions:
+        if item.get('name') == version:
+            schema = (item.get('schema') or {}).get('openAPIV3Schema')
+            return schema if isinstance(schema, Mapping) else None
+    return None

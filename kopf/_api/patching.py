@@ -1,0 +1,120 @@
+"""Patching objects: at most one request per endpoint (the main body, and `/status` where it exists).
+
+Rules:
+- The merge-patch goes to the main body; its `status` part goes to `/status` if the resource has a
+  status subresource (the main endpoint would ignore it), else it stays in the main body's patch.
+- The patch's callables (`Patch.fns`, e.g. finalizer edits) become a JSON-patch guarded by a
+  `test` of `metadata.resourceVersion`: a 422 means "the object changed: try again next cycle",
+  a 404 means "the object is gone". Status ops go to `/status` as above.
+- The result is the body as the server returned it last. What was sent but did not come back
+  (e.g. fields pruned by the CRD's schema) is reported in ONE warning naming the object and fields.
+"""
+import dataclasses
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+from kopf._api import client as client_
+from kopf._api import errors
+from kopf._model import fields, patches, resources
+
+logger = logging.getLogger('kopf._api.patching')
+
+
+@dataclasses.dataclass(frozen=True)
+class PatchResult:
+    body: dict[str, Any] | None = None  # the newest body the server returned (None if nothing was sent)
+    gone: bool = False  # 404: the object does not exist anymore
+    conflict: bool = False  # the JSON-patch's resourceVersion test failed: try again next cycle
+    dropped: tuple[fields.FieldPath, ...] = ()  # sent, but not in the returned body
+
+
+def split_patch(patch: Mapping[str, Any], resource: resources.Resource) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(main part, status part) of a merge-patch; the status part is empty without a status subresource."""
+    main = dict(patch)
+    if 'status' in resource.subresources and 'status' in main:
+        return main, {'status': main.pop('status')}
+    return main, {}
+
+
+def split_json_patch(ops: list[dict[str, Any]], resource: resources.Resource,
+                     ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(main ops, status ops) of a JSON-patch, split like `split_patch` does."""
+    if 'status' not in resource.subresources:
+        return ops, []
+    status = [op for op in ops if op['path'] == '/status' or op['path'].startswith('/status/')]
+    return [op for op in ops if op not in status], status
+
+
+def find_dropped(sent: Mapping[str, Any], received: Mapping[str, Any] | None,
+                 path: fields.FieldPath = ()) -> list[fields.FieldPath]:
+    """The paths of values that were sent (not as None, which deletes) but are absent from the answer."""
+    dropped: list[fields.FieldPath] = []
+    for key, value in sent.items():
+        if value is None:
+            continue
+        here = path + (key,)
+        if not isinstance(received, Mapping) or key not in received:
+            dropped.append(here)
+        elif isinstance(value, Mapping) and value:
+            dropped.extend(find_dropped(value, received[key], here))
+    return dropped
+
+
+async def patch_obj(
+        client: client_.APIClient,
+        resource: resources.Resource,
+        *,
+        namespace: str | None,
+        name: str,
+        patch: Mapping[str, Any],
+        body: Mapping[str, Any] | None = None,
+        log: logging.Logger | logging.LoggerAdapter[logging.Logger] | None = None,
+) -> PatchResult:
+    """Apply a merge-patch (and the `Patch.fns` as a guarded JSON-patch, which needs the `body`)."""
+    log = log if log is not None else logger
+    ref = f'{resource.name} {namespace}/{name}' if namespace else f'{resource.name} {name}'
+    result: dict[str, Any] | None = None
+    dropped: list[fields.FieldPath] = []
+    try:
+        if isinstance(patch, patches.Patch) and patch.fns:
+            outcome = await _json_patch(client, resource, namespace, name, patch, body)
+            if outcome is None:
+                log.debug(f'{ref} changed since the patch was computed (the resourceVersion test failed); '
+                          f'it will be patched in the next cycle.')
+                return PatchResult(body=None, conflict=True)
+            result = outcome
+        for subresource, part in zip([None, 'status'], split_patch(patch, resource), strict=True):
+            if part:
+                url = resource.get_url(namespace=namespace, name=name, subresource=subresource)
+                result = await client.request('PATCH', url, payload=part, content_type=client_.MERGE_PATCH_CT)
+                dropped.extend(find_dropped(part, result))
+    except errors.APINotFoundError:
+        log.debug(f'{ref} is gone; the patch is dropped.')
+        return PatchResult(body=None, gone=True)
+    if dropped:
+        names = ', '.join('.'.join(path) for path in dropped)
+        log.warning(f'Patching {ref}: the server dropped some fields ({names}); '
+                    f'the resource\'s schema probably prunes them (x-kubernetes-preserve-unknown-fields?).')
+    return PatchResult(body=result, dropped=tuple(dropped))
+
+
+async def _json_patch(client: client_.APIClient, resource: resources.Resource, namespace: str | None,
+                      name: str, patch: patches.Patch, body: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """Apply the patch's callables as JSON-patches; None if the resourceVersion test failed (422)."""
+    if body is None:
+        raise ValueError('A patch with callables (a JSON-patch) needs the body it applies to.')
+    ops = patch.as_json_patch(body)
+    rv = (body.get('metadata') or {}).get('resourceVersion')
+    test = [{'op': 'test', 'path': '/metadata/resourceVersion', 'value': rv}]
+    result: dict[str, Any] | None = None
+    for subresource, part in zip([None, 'status'], split_json_patch(ops, resource), strict=True):
+        if part:
+            url = resource.get_url(namespace=namespace, name=name, subresource=subresource)
+            try:
+                result = await client.request('PATCH', url, payload=test + part, content_type=client_.JSON_PATCH_CT)
+            except errors.APIUnprocessableEntityError:
+                return None
+            rv = (result or {}).get('metadata', {}).get('resourceVersion', rv)
+            test = [{'op': 'test', 'path': '/metadata/resourceVersion', 'value': rv}]
+    return result if result is not None else dict(body)

@@ -1,0 +1,147 @@
+"""Requests over real HTTP to the local cluster: errors, retries, Retry-After, headers."""
+import logging
+from typing import Any
+
+import pytest
+
+from kopf._api import client as client_
+from kopf._api import errors
+from kopf._model.settings import OperatorSettings
+
+CM_PATH = '/api/v1/namespaces/default/configmaps'
+
+
+async def test_get_version(client: client_.APIClient) -> None:
+    version = await client.request('GET', '/version')
+    assert version['major'] == '1'
+
+
+async def test_user_agent(client: client_.APIClient, cluster: Any) -> None:
+    await client.request('GET', '/api')
+    # the emulator's request log has no headers; the session must carry it
+    item = await client.vault.select()
+    assert item.session is not None
+    assert item.session.headers['User-Agent'].startswith('kopf/')
+
+
+async def test_create_and_get(client: client_.APIClient) -> None:
+    created = await client.request('POST', CM_PATH, payload={'metadata': {'name': 'x'}, 'data': {'a': 'b'}})
+    assert created['metadata']['uid']
+    fetched = await client.request('GET', f'{CM_PATH}/x')
+    assert fetched['data'] == {'a': 'b'}
+
+
+async def test_not_found_is_mapped_with_the_servers_message(client: client_.APIClient) -> None:
+    with pytest.raises(errors.APINotFoundError) as info:
+        await client.request('GET', f'{CM_PATH}/missing')
+    assert info.value.status == 404
+    assert info.value.message == 'configmaps "missing" not found'
+
+
+async def test_conflict_is_not_retried(client: client_.APIClient, cluster: Any) -> None:
+    await client.request('POST', CM_PATH, payload={'metadata': {'name': 'x'}})
+    with pytest.raises(errors.APIConflictError, match='already exists'):
+        await client.request('POST', CM_PATH, payload={'metadata': {'name': 'x'}})
+    assert sum(1 for r in cluster.request_log() if r['method'] == 'POST') == 2
+
+
+@pytest.mark.looptime
+async def test_500s_are_retried_then_succeed(client: client_.APIClient, cluster: Any) -> None:
+    cluster.fail('GET', '/api/v1/namespaces/default/configmaps', 500, count=3)
+    result = await client.request('GET', CM_PATH)
+    assert result['kind'] == 'ConfigMapList'
+    assert [r['code'] for r in cluster.request_log()] == [500, 500, 500, 200]
+
+
+@pytest.mark.looptime
+async def test_500s_surface_as_server_error_after_the_backoffs(
+        client: client_.APIClient, cluster: Any, settings: OperatorSettings, caplog: pytest.LogCaptureFixture,
+) -> None:
+    settings.networking.error_backoffs = [1, 2, 3]
+    cluster.fail('GET', CM_PATH, 500, count=None)
+    import asyncio
+    loop = asyncio.get_running_loop()
+    start = loop.time()
+    with caplog.at_level(logging.WARNING), pytest.raises(errors.APIServerError) as info:
+        await client.request('GET', CM_PATH)
+    assert loop.time() - start == pytest.approx(6, abs=0.5)
+    assert info.value.status == 500
+    assert 'injected fault' in (info.value.message or '')
+    assert len(cluster.request_log()) == 4
+    assert len([r for r in caplog.records if 'retrying' in r.getMessage()]) == 3
+
+
+@pytest.mark.looptime
+async def test_no_retries_when_disabled(client: client_.APIClient, cluster: Any, settings: OperatorSettings) -> None:
+    settings.networking.error_backoffs = []
+    cluster.fail('GET', CM_PATH, 503, count=None)
+    with pytest.raises(errors.APIServerError):
+        await client.request('GET', CM_PATH)
+    assert len(cluster.request_log()) == 1
+
+
+@pytest.mark.looptime
+async def test_scalar_backoff_is_one_retry(client: client_.APIClient, cluster: Any, settings: OperatorSettings) -> None:
+    settings.networking.error_backoffs = 5
+    cluster.fail('GET', CM_PATH, 503, count=None)
+    with pytest.raises(errors.APIServerError):
+        await client.request('GET', CM_PATH)
+    assert len(cluster.request_log()) == 2
+
+
+@pytest.mark.looptime
+async def test_plain_429_retry_after_is_honoured(client: client_.APIClient, cluster: Any) -> None:
+    import asyncio
+    cluster.throttle('GET', CM_PATH, count=1, retry_after=7)
+    loop = asyncio.get_running_loop()
+    start = loop.time()
+    await client.request('GET', CM_PATH)
+    assert loop.time() - start == pytest.approx(7, abs=0.5)  # not the first backoff of 1s
+    assert [r['code'] for r in cluster.request_log()] == [429, 200]
+
+
+@pytest.mark.looptime
+async def test_status_429_retry_after_seconds_is_honoured(client: client_.APIClient, cluster: Any) -> None:
+    import asyncio
+    cluster.fail('GET', CM_PATH, 429, count=1, retry_after=4)
+    loop = asyncio.get_running_loop()
+    start = loop.time()
+    await client.request('GET', CM_PATH)
+    assert loop.time() - start == pytest.approx(4, abs=0.5)
+
+
+@pytest.mark.looptime
+async def test_403_is_retried_as_upstream(client: client_.APIClient, cluster: Any) -> None:
+    cluster.fail('GET', CM_PATH, 403, count=1)
+    await client.request('GET', CM_PATH)
+    assert [r['code'] for r in cluster.request_log()] == [403, 200]
+
+
+@pytest.mark.looptime
+async def test_other_4xx_are_final(client: client_.APIClient, cluster: Any) -> None:
+    cluster.fail('GET', CM_PATH, 400, count=None)
+    with pytest.raises(errors.APIClientError) as info:
+        await client.request('GET', CM_PATH)
+    assert type(info.value) is errors.APIClientError
+    assert len(cluster.request_log()) == 1
+
+
+@pytest.mark.looptime
+async def test_connection_errors_are_retried(settings: OperatorSettings) -> None:
+    import socket
+
+    from kopf._api import credentials
+    sock = socket.socket()
+    sock.bind(('127.0.0.1', 0))
+    port = sock.getsockname()[1]
+    sock.close()  # nobody listens there now
+    settings.networking.error_backoffs = [1, 1]
+    vault = credentials.Vault()
+    vault.populate([credentials.ConnectionInfo(server=f'http://127.0.0.1:{port}')])
+    api = client_.APIClient(vault, settings)
+    try:
+        with pytest.raises(Exception) as info:
+            await api.request('GET', '/version')
+        assert errors.is_retriable(info.value)
+    finally:
+        await api.close()
