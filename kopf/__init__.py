@@ -66,6 +66,16 @@ from kopf._storage.progress import (
 # --- end block: persistence ---
 
 # --- block: api client (credentials, errors, login) ---
+from kopf._api.credentials import AiohttpSession, ConnectionInfo
+from kopf._api.errors import LoginError
+from kopf._api.events import event, exception, info, warn
+from kopf._api.loginning import (
+    login_via_async_client,
+    login_via_client,
+    login_via_pykube,
+    login_with_kubeconfig,
+    login_with_service_account,
+)
 # --- end block: api client ---
 
 __all__ = [
@@ -139,5 +149,17 @@ __all__ = [
     'StatusProgressStorage',
     # --- end all: persistence ---
     # --- all: api client ---
+    'AiohttpSession',
+    'ConnectionInfo',
+    'LoginError',
+    'event',
+    'exception',
+    'info',
+    'login_via_async_client',
+    'login_via_client',
+    'login_via_pykube',
+    'login_with_kubeconfig',
+    'login_with_service_account',
+    'warn',
     # --- end all: api client ---
 ]
