@@ -1,0 +1,524 @@
+"""Validation, defaulting and structural checks of objects by OpenAPI v3 schemas (EMULATOR.md §5.1, §5.3, §5.4).
+
+Usage by the server, in the pipeline order of §2.3 (decode → default → admission → prune → validate)::
+
+    validation.apply_defaults(body, schema)                 # in place; also drops non-nullable nulls
+    unknown = validation.unknown_fields(body, schema)       # what pruning will drop (incl. metadata keys)
+    if field_validation == 'Strict' and unknown:
+        -> 400 BadRequest, message validation.strict_decoding_message(unknown)
+    schemas.prune(body, schema); schemas.normalise_metadata(body)
+    warnings = validation.unknown_field_warnings(unknown)   # unless fieldValidation=Ignore
+    causes = validation.validate(body, schema)              # [] if valid
+    if causes: -> 422 Invalid, message f'{Kind}.{group} "{name}" is invalid: {validation.summarise(causes)}'
+    causes = validation.check_structural(version['schema']['openAPIV3Schema'],
+                                         field=f'spec.versions[{i}].schema.openAPIV3Schema')
+
+Causes are k8s `StatusCause` dicts: `{"reason": ..., "message": ..., "field": "spec.size"}`, with the
+reasons and message texts of the real server (`FieldValueTypeInvalid`, `FieldValueRequired`,
+`FieldValueNotSupported`, `FieldValueTooLong`, `FieldValueTooMany`, `FieldValueDuplicate`,
+`FieldValueForbidden`, `FieldValueInvalid`); clients should match reasons and fields, not texts.
+
+Written directly rather than on `jsonschema`: the k8s dialect needs custom keywords anyway
+(`nullable`, `x-kubernetes-int-or-string`, `-preserve-unknown-fields`, `-embedded-resource`,
+`-list-type`/`-list-map-keys`); the cause reason and message depend on which keyword failed and
+on the JSON type name of the offending value, which would mean re-deriving each jsonschema error;
+and the built-in schemas are cyclic dict graphs, which a walk along the value handles trivially.
+Not supported (MAY in §5.4): `x-kubernetes-validations` (CEL), `allOf`/`anyOf`/`oneOf`/`not`.
+"""
+import base64
+import binascii
+import copy
+import datetime
+import ipaddress
+import json
+import math
+import re
+import uuid
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from kopf._model import schemas
+from kopf._model.fields import FieldPath
+from kopf._model.schemas import EMBEDDED, PRESERVE, Index, format_path
+
+Cause = dict[str, str]
+INT_OR_STRING = 'x-kubernetes-int-or-string'
+_RESOURCE_KEYS = ('apiVersion', 'kind', 'metadata')
+
+
+# ----------------------------------------------------------------------------------------------
+# Unknown fields: strict decoding and warnings.
+
+def unknown_fields(obj: Any, schema: Mapping[str, Any] | None) -> list[FieldPath]:
+    """What pruning and metadata normalisation would drop from a resource, without modifying it."""
+    if schema is None:
+        return []
+    trial = copy.deepcopy(obj)
+    paths = schemas.prune(trial, schema)
+    if isinstance(trial, dict):
+        paths += schemas.normalise_metadata(trial)
+    return paths
+
+
+def strict_decoding_message(paths: Iterable[FieldPath]) -> str:
+    """The message of the 400 answer to `fieldValidation=Strict`: `strict decoding error: unknown field "x"`."""
+    return 'strict decoding error: ' + ', '.join(f'unknown field "{format_path(path)}"' for path in paths)
+
+
+def unknown_field_warnings(paths: Iterable[FieldPath]) -> list[str]:
+    """Warning texts (one per pruned path) for `fieldValidation=Warn` or absent: `unknown field "status.kopf"`."""
+    return [f'unknown field "{format_path(path)}"' for path in paths]
+
+
+def warning_header(text: str) -> str:
+    """A `Warning` header value: `299 - "unknown field \\"status.kopf\\""`."""
+    return '299 - ' + json.dumps(text, ensure_ascii=False)
+
+
+def summarise(causes: list[Cause]) -> str:
+    """The tail of a 422 message: one `field: message`, or several in brackets."""
+    texts = [f'{cause["field"]}: {cause["message"]}' if cause.get('field') else cause['message'] for cause in causes]
+    return texts[0] if len(texts) == 1 else '[' + ', '.join(texts) + ']'
+
+
+# ----------------------------------------------------------------------------------------------
+# Causes, as k8s.io/apimachinery/pkg/util/validation/field renders them.
+
+def render_value(value: Any) -> str:
+    """A bad value as Go's field errors print it: strings quoted, numbers bare, null as "null"."""
+    if value is None:
+        return '"null"'
+    if isinstance(value, bool):
+        return 'true' if value else 'false'
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, int | float):
+        return _number(value)
+    return json.dumps(value, separators=(',', ':'), sort_keys=True, ensure_ascii=False)
+
+
+def _number(value: int | float) -> str:
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e21:
+        return str(int(value))
+    return str(value)
+
+
+def _cause(reason: str, path: FieldPath | str, message: str) -> Cause:
+    field = path if isinstance(path, str) else format_path(path)
+    return {'reason': reason, 'message': message, 'field': field}
+
+
+def invalid(path: FieldPath | str, value: Any, detail: str) -> Cause:
+    return _cause('FieldValueInvalid', path, f'Invalid value: {render_value(value)}: {detail}')
+
+
+def type_invalid(path: FieldPath, expected: str, value: Any) -> Cause:
+    name = format_path(path)
+    actual = json_type(value)
+    detail = f'{name} in body must be of type {expected}: "{actual}"'
+    return _cause('FieldValueTypeInvalid', path, f'Invalid value: "{actual}": {detail}')
+
+
+def required(path: FieldPath | str, detail: str = '') -> Cause:
+    return _cause('FieldValueRequired', path, 'Required value' + (f': {detail}' if detail else ''))
+
+
+def forbidden(path: FieldPath | str, detail: str) -> Cause:
+    return _cause('FieldValueForbidden', path, f'Forbidden: {detail}')
+
+
+def not_supported(path: FieldPath, value: Any, allowed: list[Any]) -> Cause:
+    texts = [v if isinstance(v, str) else json.dumps(v, separators=(',', ':')) for v in allowed]
+    detail = 'supported values: ' + ', '.join(json.dumps(text, ensure_ascii=False) for text in texts)
+    return _cause('FieldValueNotSupported', path, f'Unsupported value: {render_value(value)}: {detail}')
+
+
+def too_long(path: FieldPath, maximum: int) -> Cause:
+    return _cause('FieldValueTooLong', path, f'Too long: may not be longer than {maximum}')
+
+
+def too_many(path: FieldPath, actual: int, maximum: int) -> Cause:
+    return _cause('FieldValueTooMany', path, f'Too many: {actual}: must have at most {maximum} items')
+
+
+def duplicate(path: FieldPath, value: Any) -> Cause:
+    return _cause('FieldValueDuplicate', path, f'Duplicate value: {render_value(value)}')
+
+
+def json_type(value: Any) -> str:
+    """The OpenAPI type name of a decoded JSON value, as the API server names it in messages."""
+    if value is None:
+        return 'null'
+    if isinstance(value, bool):
+        return 'boolean'
+    if isinstance(value, int) or (isinstance(value, float) and value.is_integer()):
+        return 'integer'
+    if isinstance(value, float):
+        return 'number'
+    if isinstance(value, str):
+        return 'string'
+    if isinstance(value, list):
+        return 'array'
+    return 'object'
+
+
+# ----------------------------------------------------------------------------------------------
+# Validation.
+
+def validate(obj: Any, schema: Mapping[str, Any] | None) -> list[Cause]:
+    """Validate a resource (its root `apiVersion`/`kind`/`metadata` are not schema-validated) by a schema."""
+    if schema is None:
+        return []
+    causes: list[Cause] = []
+    _validate(obj, schema, (), causes, root=True)
+    return causes
+
+
+def _validate(value: Any, schema: Mapping[str, Any], path: FieldPath, causes: list[Cause],
+              *, root: bool = False) -> None:
+    if value is None:
+        if not schema.get('nullable') and (schema.get('type') or schema.get(INT_OR_STRING)):
+            causes.append(type_invalid(path, _expected_type(schema), value))
+        return
+    if not _type_matches(value, schema):
+        causes.append(type_invalid(path, _expected_type(schema), value))
+        return
+    enum = schema.get('enum')
+    if isinstance(enum, list) and enum and not any(_json_equal(value, allowed) for allowed in enum):
+        causes.append(not_supported(path, value, enum))
+    if isinstance(value, str):
+        _validate_string(value, schema, path, causes)
+    elif isinstance(value, int | float) and not isinstance(value, bool):
+        _validate_number(value, schema, path, causes)
+    elif isinstance(value, list):
+        _validate_array(value, schema, path, causes)
+    elif isinstance(value, dict):
+        _validate_object(value, schema, path, causes, root=root)
+
+
+def _expected_type(schema: Mapping[str, Any]) -> str:
+    return 'integer,string' if schema.get(INT_OR_STRING) else str(schema.get('type'))
+
+
+def _type_matches(value: Any, schema: Mapping[str, Any]) -> bool:
+    if schema.get(INT_OR_STRING):
+        return isinstance(value, str) or json_type(value) == 'integer'
+    expected = schema.get('type')
+    if not expected:
+        return True
+    actual = json_type(value)
+    return actual == expected or (expected == 'number' and actual == 'integer')
+
+
+def _json_equal(a: Any, b: Any) -> bool:
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_json_equal(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_json_equal(x, y) for x, y in zip(a, b, strict=True))
+    return bool(type(a) is type(b) or (isinstance(a, int | float) and isinstance(b, int | float))) and a == b
+
+
+def _validate_string(value: str, schema: Mapping[str, Any], path: FieldPath, causes: list[Cause]) -> None:
+    name = format_path(path)
+    max_length, min_length = schema.get('maxLength'), schema.get('minLength')
+    if isinstance(max_length, int) and len(value) > max_length:
+        causes.append(too_long(path, max_length))
+    if isinstance(min_length, int) and len(value) < min_length:
+        causes.append(invalid(path, value, f'{name} in body should be at least {min_length} chars long'))
+    pattern = schema.get('pattern')
+    if isinstance(pattern, str) and not _compiled(pattern).search(value):
+        causes.append(invalid(path, value, f"{name} in body should match '{pattern}'"))
+    fmt = schema.get('format')
+    checker = FORMATS.get(fmt) if isinstance(fmt, str) else None
+    if checker is not None and not checker(value):
+        causes.append(invalid(path, value, f'{name} in body must be of type {fmt}: {render_value(value)}'))
+
+
+def _validate_number(value: int | float, schema: Mapping[str, Any], path: FieldPath, causes: list[Cause]) -> None:
+    name = format_path(path)
+    minimum, maximum = schema.get('minimum'), schema.get('maximum')
+    if isinstance(minimum, int | float):
+        if schema.get('exclusiveMinimum') and value <= minimum:
+            causes.append(invalid(path, value, f'{name} in body should be greater than {_number(minimum)}'))
+        elif value < minimum:
+            causes.append(invalid(path, value, f'{name} in body should be greater than or equal to {_number(minimum)}'))
+    if isinstance(maximum, int | float):
+        if schema.get('exclusiveMaximum') and value >= maximum:
+            causes.append(invalid(path, value, f'{name} in body should be less than {_number(maximum)}'))
+        elif value > maximum:
+            causes.append(invalid(path, value, f'{name} in body should be less than or equal to {_number(maximum)}'))
+    factor = schema.get('multipleOf')
+    if isinstance(factor, int | float) and factor > 0 and not _is_multiple(value, factor):
+        causes.append(invalid(path, value, f'{name} in body should be a multiple of {_number(factor)}'))
+
+
+def _is_multiple(value: int | float, factor: int | float) -> bool:
+    if isinstance(value, int) and isinstance(factor, int):
+        return value % factor == 0
+    quotient = value / factor
+    return math.isclose(quotient, round(quotient), rel_tol=0, abs_tol=1e-9)
+
+
+def _validate_array(value: list[Any], schema: Mapping[str, Any], path: FieldPath, causes: list[Cause]) -> None:
+    name = format_path(path)
+    min_items, max_items = schema.get('minItems'), schema.get('maxItems')
+    if isinstance(max_items, int) and len(value) > max_items:
+        causes.append(too_many(path, len(value), max_items))
+    if isinstance(min_items, int) and len(value) < min_items:
+        causes.append(invalid(path, len(value), f'{name} in body should have at least {min_items} items'))
+    if schema.get('uniqueItems') and _first_duplicate(value) is not None:
+        causes.append(invalid(path, value, f"{name} in body shouldn't contain duplicates"))
+    list_type = schema.get('x-kubernetes-list-type')
+    if list_type == 'set':
+        for position, item in _duplicates(value):
+            causes.append(duplicate(path + (Index(position),), item))
+    elif list_type == 'map':
+        keys = schema.get('x-kubernetes-list-map-keys') or []
+        projected = [{key: item.get(key) for key in keys if key in item} if isinstance(item, dict) else item
+                     for item in value]
+        for position, item in _duplicates(projected):
+            causes.append(duplicate(path + (Index(position),), item))
+    items = schema.get('items')
+    if isinstance(items, Mapping):
+        for position, item in enumerate(value):
+            _validate(item, items, path + (Index(position),), causes)
+
+
+def _duplicates(values: list[Any]) -> list[tuple[int, Any]]:
+    seen: set[str] = set()
+    result = []
+    for position, value in enumerate(values):
+        key = json.dumps(value, sort_keys=True, separators=(',', ':'))
+        if key in seen:
+            result.append((position, value))
+        seen.add(key)
+    return result
+
+
+def _first_duplicate(values: list[Any]) -> int | None:
+    found = _duplicates(values)
+    return found[0][0] if found else None
+
+
+def _validate_object(value: dict[str, Any], schema: Mapping[str, Any], path: FieldPath, causes: list[Cause],
+                     *, root: bool) -> None:
+    name = format_path(path) or '<root>'
+    min_props, max_props = schema.get('minProperties'), schema.get('maxProperties')
+    if isinstance(max_props, int) and len(value) > max_props:
+        causes.append(too_many(path, len(value), max_props))
+    if isinstance(min_props, int) and len(value) < min_props:
+        causes.append(invalid(path, len(value), f'{name} in body should have at least {min_props} properties'))
+    skipped: tuple[str, ...] = _RESOURCE_KEYS if root or schema.get(EMBEDDED) else ()
+    for key in schema.get('required') or []:
+        if key not in value and key not in skipped:
+            causes.append(required(path + (key,)))
+    properties: Mapping[str, Any] = schema.get('properties') or {}
+    additional = schema.get('additionalProperties')
+    for key, child in value.items():
+        if key in skipped:
+            if key == 'metadata' and root and isinstance(child, dict) and 'metadata' in properties:
+                _validate_root_metadata(child, properties['metadata'], causes)
+            continue
+        if key in properties:
+            _validate(child, properties[key], path + (key,), causes)
+        elif isinstance(additional, Mapping):
+            _validate(child, additional, path + (key,), causes)
+
+
+def _validate_root_metadata(metadata: dict[str, Any], schema: Mapping[str, Any], causes: list[Cause]) -> None:
+    """At the root, a CRD may constrain only metadata.name and metadata.generateName."""
+    properties: Mapping[str, Any] = schema.get('properties') or {}
+    for key in ('name', 'generateName'):
+        if key in metadata and isinstance(properties.get(key), Mapping):
+            _validate(metadata[key], properties[key], ('metadata', key), causes)
+
+
+_PATTERNS: dict[str, re.Pattern[str]] = {}
+
+
+def _compiled(pattern: str) -> re.Pattern[str]:
+    if pattern not in _PATTERNS:
+        _PATTERNS[pattern] = re.compile(pattern)
+    return _PATTERNS[pattern]
+
+
+# ----------------------------------------------------------------------------------------------
+# Formats (unknown formats are ignored, as the API server does).
+
+_DATE_TIME = re.compile(r'^\d{4}-\d\d-\d\d[Tt ]\d\d:\d\d:\d\d(\.\d+)?([Zz]|[+-]\d\d:\d\d)$')
+_DATE = re.compile(r'^\d{4}-\d\d-\d\d$')
+_DURATION = re.compile(r'^([+-]?(\d+(\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h|d|w))+$|^0$')
+_LABEL = r'[a-zA-Z0-9]([-a-zA-Z0-9]{0,61}[a-zA-Z0-9])?'
+_HOSTNAME = re.compile(rf'^(?=.{{1,253}}$){_LABEL}(\.{_LABEL})*$')
+_EMAIL = re.compile(r'^[^@\s]+@[^@\s]+$')
+_MAC = re.compile(r'^([0-9A-Fa-f]{2}[:-]){5}([0-9A-Fa-f]{2})$')
+
+
+def _is_date_time(value: str) -> bool:
+    if not _DATE_TIME.match(value):
+        return False
+    try:
+        datetime.datetime.fromisoformat(value.upper().replace('Z', '+00:00').replace(' ', 'T'))
+    except ValueError:
+        return False
+    return True
+
+
+def _is_date(value: str) -> bool:
+    if not _DATE.match(value):
+        return False
+    try:
+        datetime.date.fromisoformat(value)
+    except ValueError:
+        return False
+    return True
+
+
+def _parses(parser: Callable[[str], Any]) -> Callable[[str], bool]:
+    def check(value: str) -> bool:
+        try:
+            parser(value)
+        except (ValueError, binascii.Error):
+            return False
+        return True
+    return check
+
+
+FORMATS: dict[str, Callable[[str], bool]] = {
+    'date-time': _is_date_time,
+    'datetime': _is_date_time,
+    'date': _is_date,
+    'duration': lambda value: bool(_DURATION.match(value)),
+    'uuid': _parses(uuid.UUID),
+    'byte': _parses(lambda value: base64.b64decode(value, validate=True)),
+    'ipv4': _parses(ipaddress.IPv4Address),
+    'ipv6': _parses(ipaddress.IPv6Address),
+    'cidr': _parses(lambda value: ipaddress.ip_network(value, strict=False)),
+    'hostname': lambda value: bool(_HOSTNAME.match(value)),
+    'email': lambda value: bool(_EMAIL.match(value)),
+    'mac': lambda value: bool(_MAC.match(value)),
+}
+
+
+# ----------------------------------------------------------------------------------------------
+# Defaulting.
+
+def apply_defaults(obj: Any, schema: Mapping[str, Any] | None) -> None:
+    """Set `default` values of absent properties (and of non-nullable nulls), in place, top-down.
+
+    Non-nullable nulls without a default are dropped, as the API server does before validation.
+    The root `apiVersion`, `kind` and `metadata` are never defaulted (§5.3: no defaults under metadata).
+    """
+    if schema is not None:
+        _default(obj, schema, root=True)
+
+
+def _default(value: Any, schema: Mapping[str, Any], *, root: bool = False) -> None:
+    if isinstance(value, dict):
+        properties: Mapping[str, Any] = schema.get('properties') or {}
+        skipped = _RESOURCE_KEYS if root or schema.get(EMBEDDED) else ()
+        for key, sub in properties.items():
+            if key in skipped or not isinstance(sub, Mapping):
+                continue
+            if (key not in value or (value[key] is None and not sub.get('nullable'))) and 'default' in sub:
+                value[key] = copy.deepcopy(sub['default'])
+            elif key in value and value[key] is None and not sub.get('nullable'):
+                del value[key]
+        additional = schema.get('additionalProperties')
+        for key, child in value.items():
+            if key in skipped:
+                continue
+            if key in properties and isinstance(properties[key], Mapping):
+                _default(child, properties[key])
+            elif isinstance(additional, Mapping):
+                _default(child, additional)
+    elif isinstance(value, list):
+        items = schema.get('items')
+        if isinstance(items, Mapping):
+            for item in value:
+                _default(item, items)
+
+
+# ----------------------------------------------------------------------------------------------
+# Structural schemas (accepting a CRD).
+
+def check_structural(schema: Any, *, field: str = 'spec.versions[0].schema.openAPIV3Schema') -> list[Cause]:
+    """Causes for which a CRD version's `openAPIV3Schema` is not structural (§5.1); [] if it is.
+
+    `field` is the path of the schema in the CRD, used as the prefix of the causes' fields.
+    """
+    if not isinstance(schema, Mapping):
+        return [required(field)]
+    causes: list[Cause] = []
+    if schema.get('type') != 'object':
+        if not schema.get('type'):
+            causes.append(required(f'{field}.type', 'must not be empty at the root'))
+        else:
+            causes.append(invalid(f'{field}.type', schema.get('type'), 'must be object at the root'))
+    metadata = (schema.get('properties') or {}).get('metadata')
+    if isinstance(metadata, Mapping):
+        causes.extend(_check_root_metadata(metadata, f'{field}.properties[metadata]'))
+    _check_node(schema, field, causes, context='the root')
+    return causes
+
+
+def _check_root_metadata(schema: Mapping[str, Any], field: str) -> list[Cause]:
+    causes = []
+    if schema.get('type') not in (None, 'object'):
+        causes.append(invalid(f'{field}.type', schema.get('type'), 'must be object'))
+    for key in schema:
+        if key not in ('type', 'properties', 'description'):
+            causes.append(forbidden(f'{field}.{key}', 'must not be specified for metadata at the root'))
+    for key, sub in (schema.get('properties') or {}).items():
+        if key not in ('name', 'generateName'):
+            causes.append(forbidden(f'{field}.properties[{key}]',
+                                    'must not specify anything other than name and generateName, '
+                                    'but metadata is implicitly specified'))
+        elif isinstance(sub, Mapping) and sub.get('type') not in (None, 'string'):
+            causes.append(invalid(f'{field}.properties[{key}].type', sub.get('type'), 'must be string'))
+    return causes
+
+
+_FORBIDDEN_KEYWORDS = ('$ref', 'definitions', 'dependencies', 'patternProperties', 'additionalItems', 'id', '$schema')
+
+
+def _check_node(schema: Mapping[str, Any], field: str, causes: list[Cause], *, context: str) -> None:
+    typed = bool(schema.get('type'))
+    int_or_string = bool(schema.get(INT_OR_STRING))
+    preserve = schema.get(PRESERVE)
+    if not typed and not int_or_string and not preserve and context != 'the root':
+        causes.append(required(f'{field}.type', f'must not be empty for specified {context}'))
+    if int_or_string and typed:
+        causes.append(invalid(f'{field}.type', schema.get('type'), f'must be empty if {INT_OR_STRING} is true'))
+    if preserve is False:
+        causes.append(invalid(f'{field}.{PRESERVE}', False, 'must be true or undefined'))
+    if schema.get(EMBEDDED) and schema.get('type') != 'object':
+        causes.append(invalid(f'{field}.type', schema.get('type'), f'must be object if {EMBEDDED} is true'))
+    for keyword in _FORBIDDEN_KEYWORDS:
+        if keyword in schema:
+            causes.append(forbidden(f'{field}.{keyword}', f'{keyword} is not supported'))
+    if schema.get('uniqueItems') is True:
+        causes.append(forbidden(f'{field}.uniqueItems',
+                                'uniqueItems cannot be set to true since the runtime complexity becomes quadratic'))
+    properties = schema.get('properties')
+    additional = schema.get('additionalProperties')
+    if properties and additional is not None:
+        detail = 'additionalProperties and properties are mutual exclusive'
+        causes.append(forbidden(f'{field}.additionalProperties', detail))
+    if additional is False:
+        causes.append(forbidden(f'{field}.additionalProperties', 'must not be false'))
+    if isinstance(properties, Mapping):
+        for key, sub in properties.items():
+            if key == 'metadata' and context == 'the root':
+                continue  # checked by _check_root_metadata
+            if isinstance(sub, Mapping):
+                _check_node(sub, f'{field}.properties[{key}]', causes, context='object fields')
+    if isinstance(additional, Mapping):
+        _check_node(additional, f'{field}.additionalProperties', causes, context='object fields')
+    items = schema.get('items')
+    if schema.get('type') == 'array' and not isinstance(items, Mapping):
+        causes.append(required(f'{field}.items', 'must be specified'))
+    if isinstance(items, Mapping):
+        _check_node(items, f'{field}.items', causes, context='array items')
