@@ -185,6 +185,9 @@ class _Registrar:
                 raise TypeError(f'{self.decorator}(): use either backoff= or cooldown= (its old name), not both.')
             warnings.warn('cooldown= is deprecated; use backoff=.', DeprecationWarning, stacklevel=4)
             backoff = opts['cooldown']
+        explicit_id = opts.get('id')
+        if explicit_id is not None and (not isinstance(explicit_id, str) or not explicit_id):
+            raise TypeError(f'{self.decorator}(): id= must be a non-empty string, got {explicit_id!r}.')
         errors = opts.get('errors')
         if errors is not None and not isinstance(errors, ErrorsMode):
             raise TypeError(f'{self.decorator}(): errors= must be a kopf.ErrorsMode, got {errors!r}.')
