@@ -1,30 +1,26 @@
 """Fixtures for the client layer's tests: the local cluster over real HTTP, and a client to it."""
 from collections.abc import AsyncIterator
+import pathlib
 from typing import Any
 
 import pytest
 
 from kopf._api import client as client_
 from kopf._api import credentials
+from kopf._model import resources
 from kopf._model.settings import OperatorSettings
+from kopf.testing import LocalCluster
+
+CRD = pathlib.Path(__file__).parent.parent.parent / 'examples' / 'crd.yaml'
+KOPFEXAMPLES = resources.Resource('kopf.dev', 'v1', 'kopfexamples', kind='KopfExample', namespaced=True,
+                                  subresources={'status'})
 
 
 @pytest.fixture
 async def cluster() -> AsyncIterator[Any]:
     """The emulator, in the test's own event loop (so that looptime sees all its waits)."""
-    try:
-        from kopf.testing import LocalCluster
-    except ImportError:
-        from kopf._cluster.server import Emulator
-        emulator = Emulator()
-        await emulator.start()
-        try:
-            yield emulator
-        finally:
-            await emulator.stop()
-    else:
-        async with LocalCluster() as local:
-            yield local
+    async with LocalCluster() as local:
+        yield local
 
 
 @pytest.fixture
@@ -41,3 +37,10 @@ async def client(cluster: Any, settings: OperatorSettings) -> AsyncIterator[clie
         yield api
     finally:
         await api.close()
+
+
+@pytest.fixture
+def crd(cluster: Any) -> resources.Resource:
+    """The examples' CRD `kopfexamples.kopf.dev` (status subresource, preserve-unknown spec & status)."""
+    cluster.apply(str(CRD))
+    return KOPFEXAMPLES

@@ -1,0 +1,97 @@
+from typing import Any
+
+import pytest
+
+from kopf._api import client as client_
+from kopf._api import discovery
+from kopf._model import resources, selectors
+from kopf._model.selectors import EVERYTHING, parse_selector
+
+
+def test_parse_resource_list() -> None:
+    payload = {'kind': 'APIResourceList', 'groupVersion': 'apps/v1', 'resources': [
+        {'name': 'deployments', 'singularName': '', 'namespaced': True, 'kind': 'Deployment',
+         'verbs': ['get', 'list', 'watch', 'patch'], 'shortNames': ['deploy'], 'categories': ['all']},
+        {'name': 'deployments/status', 'singularName': '', 'namespaced': True, 'kind': 'Deployment',
+         'verbs': ['get', 'patch']},
+        {'name': 'deployments/scale', 'singularName': '', 'namespaced': True, 'kind': 'Scale', 'verbs': ['get']},
+    ]}
+    [deployments] = discovery.parse_resource_list(payload, 'apps', 'v1', preferred=True)
+    assert deployments == resources.Resource('apps', 'v1', 'deployments')
+    assert deployments.kind == 'Deployment'
+    assert deployments.singular == 'deployment'  # lower-cased kind when the server says ''
+    assert deployments.shortcuts == {'deploy'}
+    assert deployments.categories == {'all'}
+    assert deployments.subresources == {'status', 'scale'}
+    assert deployments.namespaced is True
+    assert deployments.preferred is True
+    assert 'watch' in deployments.verbs
+
+
+async def test_scan_has_core_and_crd_resources(client: client_.APIClient, crd: resources.Resource) -> None:
+    found = await discovery.Discovery(client).scan()
+    by_name = {(r.group, r.version, r.plural): r for r in found}
+    assert ('', 'v1', 'pods') in by_name
+    assert ('', 'v1', 'configmaps') in by_name
+    kex = by_name[('kopf.dev', 'v1', 'kopfexamples')]
+    assert kex.kind == 'KopfExample'
+    assert kex.namespaced
+    assert 'status' in kex.subresources
+    assert {'kex', 'kopfex'} <= kex.shortcuts
+    assert not any('/' in r.plural for r in found)
+
+
+@pytest.mark.parametrize('args', [
+    ('kopfexamples',),
+    ('kopf.dev', 'kopfexamples'),
+    ('kopf.dev/v1', 'kopfexamples'),
+    ('kopf.dev', 'v1', 'kopfexamples'),
+    ('kopfexamples.kopf.dev',),
+    ('kopfexamples.v1.kopf.dev',),
+    ('kex',),
+    ('KopfExample',),
+    ('kopfexample',),
+])
+async def test_select_by_names(client: client_.APIClient, crd: resources.Resource, args: tuple[str, ...]) -> None:
+    selected = await discovery.Discovery(client).select(parse_selector(*args))
+    assert selected == {crd}
+
+
+async def test_select_core_pods(client: client_.APIClient) -> None:
+    selected = await discovery.Discovery(client).select(parse_selector('v1', 'pods'))
+    assert selected == {resources.Resource('', 'v1', 'pods')}
+
+
+async def test_select_everything_excludes_events(client: client_.APIClient, crd: resources.Resource) -> None:
+    selected = await discovery.Discovery(client).select(parse_selector(EVERYTHING))
+    assert crd in selected
+    assert resources.Resource('', 'v1', 'events') not in selected
+    assert resources.Resource('', 'v1', 'configmaps') in selected
+
+
+async def test_select_callable(client: client_.APIClient, crd: resources.Resource) -> None:
+    selected = await discovery.Discovery(client).select(parse_selector(lambda r: r.group == 'kopf.dev'))
+    assert selected == {crd}
+
+
+async def test_a_new_crd_is_found_by_a_refresh_on_miss(client: client_.APIClient, cluster: Any) -> None:
+    disco = discovery.Discovery(client)
+    selector = selectors.parse_selector('kopfexamples')
+    assert await disco.select(selector) == set()
+    from .conftest import CRD
+    cluster.apply(str(CRD))
+    assert len(await disco.select(selector)) == 1
+
+
+async def test_crd_schema(client: client_.APIClient, crd: resources.Resource) -> None:
+    schema = await discovery.Discovery(client).schema(crd)
+    assert schema is not None
+    assert schema['properties']['spec']['x-kubernetes-preserve-unknown-fields'] is True
+    assert await discovery.Discovery(client).schema(resources.Resource('', 'v1', 'pods')) is None
+
+
+async def test_core_group_wins_for_ambiguous_names(client: client_.APIClient) -> None:
+    disco = discovery.Discovery(client)
+    everything = await disco.scan()
+    assert any(r.plural == 'events' and r.group == 'events.k8s.io' for r in everything)
+    assert await disco.select(parse_selector('events')) == {resources.Resource('', 'v1', 'events')}

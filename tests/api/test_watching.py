@@ -1,0 +1,243 @@
+"""List + watch over real HTTP against the local cluster, with its faults injected."""
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+
+from kopf._api import client as client_
+from kopf._api import streams, watching
+from kopf._model import resources
+from kopf._model.settings import OperatorSettings
+
+NS = '/apis/kopf.dev/v1/namespaces/default/kopfexamples'
+
+
+class Consumer:
+    """Collects what a watch yields, in a background task."""
+
+    def __init__(self, client: client_.APIClient, resource: resources.Resource, **kwargs: Any) -> None:
+        self.items: list[streams.StreamItem] = []
+        self.changed = asyncio.Condition()
+        self._iterator = watching.watch_objs(client, resource, **kwargs)
+        self.task = asyncio.create_task(self._run())
+
+    async def _run(self) -> None:
+        async for item in self._iterator:
+            self.items.append(item)
+            async with self.changed:
+                self.changed.notify_all()
+
+    @property
+    def events(self) -> list[dict[str, Any]]:
+        return [item for item in self.items if isinstance(item, dict)]
+
+    def seen(self) -> list[tuple[str, str]]:
+        return [(e['object']['metadata']['uid'], e['object']['metadata']['resourceVersion']) for e in self.events]
+
+    async def wait_for(self, predicate: Any, timeout: float = 30) -> None:
+        async with asyncio.timeout(timeout), self.changed:
+            await self.changed.wait_for(lambda: predicate(self) or self.task.done())
+        if self.task.done():
+            self.task.result()
+
+    async def wait_for_rv(self, rv: str) -> None:
+        await self.wait_for(lambda c: any(e['object']['metadata']['resourceVersion'] == rv for e in c.events))
+
+    async def stop(self) -> None:
+        self.task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self.task
+
+
+@pytest.fixture
+async def consumers() -> AsyncIterator[list[Consumer]]:
+    started: list[Consumer] = []
+    yield started
+    for consumer in started:
+        await consumer.stop()
+
+
+def kex(name: str, **spec: Any) -> dict[str, Any]:
+    return {'apiVersion': 'kopf.dev/v1', 'kind': 'KopfExample', 'metadata': {'name': name}, 'spec': spec}
+
+
+async def create(client: client_.APIClient, name: str) -> dict[str, Any]:
+    result: dict[str, Any] = await client.request('POST', NS, payload=kex(name))
+    return result
+
+
+async def patch(client: client_.APIClient, name: str, **spec: Any) -> dict[str, Any]:
+    result: dict[str, Any] = await client.request('PATCH', f'{NS}/{name}', payload={'spec': spec},
+                                                  content_type=client_.MERGE_PATCH_CT)
+    return result
+
+
+def rv(body: dict[str, Any]) -> str:
+    return str(body['metadata']['resourceVersion'])
+
+
+@pytest.mark.looptime
+async def test_initial_listing_then_events(client: client_.APIClient, crd: resources.Resource,
+                                           consumers: list[Consumer]) -> None:
+    a = await create(client, 'a')
+    b = await create(client, 'b')
+    consumer = Consumer(client, crd, namespace='default')
+    consumers.append(consumer)
+    await consumer.wait_for(lambda c: streams.LISTED in c.items)
+    assert [(e['type'], e['object']['metadata']['name']) for e in consumer.events] == [(None, 'a'), (None, 'b')]
+    assert consumer.items[2] is streams.LISTED
+    c = await create(client, 'c')
+    a2 = await patch(client, 'a', x=1)
+    await consumer.wait_for_rv(rv(a2))
+    assert [(e['type'], e['object']['metadata']['name']) for e in consumer.events[2:]] == [
+        ('ADDED', 'c'), ('MODIFIED', 'a')]
+    assert consumer.seen() == [(o['metadata']['uid'], rv(o)) for o in [a, b, c, a2]]
+
+
+@pytest.mark.looptime
+async def test_chunked_listing(client: client_.APIClient, crd: resources.Resource, cluster: Any,
+                               settings: OperatorSettings, consumers: list[Consumer]) -> None:
+    settings.watching.chunk_size = 2
+    for name in 'abcde':
+        await create(client, name)
+    consumer = Consumer(client, crd)
+    consumers.append(consumer)
+    await consumer.wait_for(lambda c: streams.LISTED in c.items)
+    assert [e['object']['metadata']['name'] for e in consumer.events] == list('abcde')
+    assert all(e['object']['kind'] == 'KopfExample' for e in consumer.events)
+    lists = [r for r in cluster.request_log() if r['path'] == crd.get_url() and 'watch' not in r['query']]
+    assert len(lists) == 3
+    assert all('limit=2' in r['query'] for r in lists)
+
+
+@pytest.mark.looptime
+async def test_watch_asks_for_bookmarks_and_resumes_from_the_last_rv(
+        client: client_.APIClient, crd: resources.Resource, cluster: Any, consumers: list[Consumer]) -> None:
+    consumer = Consumer(client, crd, namespace='default')
+    consumers.append(consumer)
+    await consumer.wait_for(lambda c: streams.LISTED in c.items)
+    a = await create(client, 'a')
+    await consumer.wait_for_rv(rv(a))
+    cluster.close_watches()
+    b = await create(client, 'b')
+    await consumer.wait_for_rv(rv(b))
+    watches = [r['query'] for r in cluster.request_log() if 'watch=true' in r['query']]
+    assert len(watches) == 2
+    assert all('allowWatchBookmarks=true' in q for q in watches)
+    assert f'resourceVersion={rv(a)}' in watches[1]
+    assert consumer.seen() == [(a['metadata']['uid'], rv(a)), (b['metadata']['uid'], rv(b))]
+
+
+@pytest.mark.looptime
+async def test_bookmarks_are_never_yielded(client: client_.APIClient, crd: resources.Resource, cluster: Any,
+                                           consumers: list[Consumer]) -> None:
+    cluster.set_bookmark_interval(1)
+    consumer = Consumer(client, crd)
+    consumers.append(consumer)
+    await consumer.wait_for(lambda c: streams.LISTED in c.items)
+    await asyncio.sleep(10)
+    a = await create(client, 'a')
+    await consumer.wait_for_rv(rv(a))
+    assert [e['type'] for e in consumer.events] == ['ADDED']
+
+
+@pytest.mark.looptime
+async def test_410_relists_and_yields_only_the_differences(
+        client: client_.APIClient, crd: resources.Resource, cluster: Any, consumers: list[Consumer]) -> None:
+    a = await create(client, 'a')
+    b = await create(client, 'b')
+    c = await create(client, 'c')
+    consumer = Consumer(client, crd, namespace='default')
+    consumers.append(consumer)
+    await consumer.wait_for(lambda c: streams.LISTED in c.items)
+    cluster.fail('GET', NS, 503, count=None)  # keep the watcher away while things change
+    cluster.close_watches()
+    await asyncio.sleep(0.5)
+    b2 = await patch(client, 'b', x=2)
+    await client.request('DELETE', f'{NS}/c')
+    d = await create(client, 'd')
+    cluster.compact_history()
+    cluster.clear_faults()
+    await consumer.wait_for_rv(rv(d))
+    after = [(e['type'], e['object']['metadata']['name']) for e in consumer.events[3:]]
+    assert sorted(after) == [('ADDED', 'd'), ('DELETED', 'c'), ('MODIFIED', 'b')]
+    assert rv(b2) in [rv(e['object']) for e in consumer.events]
+    assert a and c  # listed once, never again
+    assert [e['object']['metadata']['name'] for e in consumer.events].count('a') == 1
+    lists = [r for r in cluster.request_log() if r['path'] == NS and r['method'] == 'GET'
+             and 'watch' not in r['query'] and r['code'] == 200]
+    assert len(lists) == 2  # the initial one and the re-list
+
+
+@pytest.mark.looptime
+async def test_silent_stream_is_reconnected(client: client_.APIClient, crd: resources.Resource, cluster: Any,
+                                            settings: OperatorSettings, consumers: list[Consumer]) -> None:
+    settings.watching.inactivity_timeout = 5
+    consumer = Consumer(client, crd)
+    consumers.append(consumer)
+    await consumer.wait_for(lambda c: streams.LISTED in c.items)
+    await asyncio.sleep(12)  # no events, no bookmarks (60s by default): 2 reconnects
+    watches = [r for r in cluster.request_log() if 'watch=true' in r['query']]
+    assert len(watches) == 3
+    a = await create(client, 'a')
+    await consumer.wait_for_rv(rv(a))
+    assert consumer.seen() == [(a['metadata']['uid'], rv(a))]
+
+
+@pytest.mark.looptime
+async def test_server_timeout_is_sent_and_the_stream_reopened(
+        client: client_.APIClient, crd: resources.Resource, cluster: Any,
+        settings: OperatorSettings, consumers: list[Consumer]) -> None:
+    settings.watching.server_timeout = 3
+    consumer = Consumer(client, crd)
+    consumers.append(consumer)
+    await consumer.wait_for(lambda c: streams.LISTED in c.items)
+    await asyncio.sleep(7)
+    watches = [r for r in cluster.request_log() if 'watch=true' in r['query']]
+    assert len(watches) >= 3
+    assert all('timeoutSeconds=3' in r['query'] for r in watches)
+
+
+@pytest.mark.looptime
+async def test_watch_opening_is_retried_on_429_and_5xx(
+        client: client_.APIClient, crd: resources.Resource, cluster: Any, consumers: list[Consumer]) -> None:
+    cluster.throttle('GET', crd.get_url(), count=1, retry_after=3)
+    cluster.fail('GET', crd.get_url(), 500, count=2)
+    consumer = Consumer(client, crd)
+    consumers.append(consumer)
+    await consumer.wait_for(lambda c: streams.LISTED in c.items)
+    a = await create(client, 'a')
+    await consumer.wait_for_rv(rv(a))
+
+
+@pytest.mark.looptime
+async def test_consistency_under_dropped_streams_and_one_compaction(
+        client: client_.APIClient, crd: resources.Resource, cluster: Any, consumers: list[Consumer]) -> None:
+    consumer = Consumer(client, crd, namespace='default')
+    consumers.append(consumer)
+    await consumer.wait_for(lambda c: streams.LISTED in c.items)
+    last = ''
+    changes = 0
+    dropped = 0
+    compacted = False
+    for i in range(200):
+        for body in [await create(client, f'obj-{i}'), await patch(client, f'obj-{i}', step=1)]:
+            last = rv(body)
+            changes += 1
+            if changes % 25 == 0:
+                dropped += cluster.close_watches()
+                await asyncio.sleep(0.5)  # the consumer reconnects meanwhile (and lags behind the writes)
+            if changes == 210 and not compacted:  # compact once, after the consumer caught up
+                await consumer.wait_for_rv(last)
+                cluster.compact_history()
+                cluster.close_watches()
+                compacted = True
+    await consumer.wait_for_rv(last)
+    ours = {e['object']['metadata']['uid'] for e in consumer.events}
+    log = [(uid, str(version)) for uid, version, _ in cluster.event_log() if uid in ours]
+    assert len(log) == 400
+    assert consumer.seen() == log
+    assert compacted
+    assert dropped >= 15
