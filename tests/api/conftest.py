@@ -1,6 +1,6 @@
 """Fixtures for the client layer's tests: the local cluster over real HTTP, and a client to it."""
-from collections.abc import AsyncIterator
 import pathlib
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest

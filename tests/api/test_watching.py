@@ -36,8 +36,8 @@ class Consumer:
     def seen(self) -> list[tuple[str, str]]:
         return [(e['object']['metadata']['uid'], e['object']['metadata']['resourceVersion']) for e in self.events]
 
-    async def wait_for(self, predicate: Any, timeout: float = 30) -> None:
-        async with asyncio.timeout(timeout), self.changed:
+    async def wait_for(self, predicate: Any) -> None:
+        async with asyncio.timeout(30), self.changed:
             await self.changed.wait_for(lambda: predicate(self) or self.task.done())
         if self.task.done():
             self.task.result()
@@ -147,7 +147,7 @@ async def test_bookmarks_are_never_yielded(client: client_.APIClient, crd: resou
 async def test_410_relists_and_yields_only_the_differences(
         client: client_.APIClient, crd: resources.Resource, cluster: Any, consumers: list[Consumer]) -> None:
     a = await create(client, 'a')
-    b = await create(client, 'b')
+    await create(client, 'b')
     c = await create(client, 'c')
     consumer = Consumer(client, crd, namespace='default')
     consumers.append(consumer)
