@@ -8,7 +8,8 @@ Rules:
   `posting.worker_limit`; an idle worker exits after `posting.idle_timeout`.
 - Events about core v1 Events are dropped (they would echo forever). A message over 1024 chars is cut
   in the middle with `...`. Cluster-scoped objects' events go to the credentials' default namespace,
-  else `default`. A 404 (the object's namespace is gone) is dropped quietly; other errors are logged.
+  else `default` (and `default` if the server refuses the former: it accepts cluster-scoped objects'
+  events only in `default` and `kube-system`). A 404 (the object's namespace is gone) is dropped quietly; other errors are logged.
 """
 import asyncio
 import contextvars
@@ -83,9 +84,16 @@ async def post_event(client: client_.APIClient, ref: Mapping[str, Any], *, type:
         namespace = ref.get('namespace') or await client.default_namespace()
         body = build_event(ref, type=type, reason=reason, message=message, settings=settings,
                            now=datetime.datetime.now(datetime.UTC), default_namespace=namespace)
-        url = f'/api/v1/namespaces/{body["metadata"]["namespace"]}/events'
-        await client.request('POST', url, payload=body,
-                             backoffs=settings.posting.default_backoffs if backoffs is client_.DEFAULT else backoffs)
+        backoffs = settings.posting.default_backoffs if backoffs is client_.DEFAULT else backoffs
+        try:
+            await client.request('POST', f'/api/v1/namespaces/{body["metadata"]["namespace"]}/events',
+                                 payload=body, backoffs=backoffs)
+        except errors.APIUnprocessableEntityError:
+            # A cluster-scoped object's event is valid only in `default` or `kube-system` (real servers say so).
+            if ref.get('namespace') or body['metadata']['namespace'] in ('default', 'kube-system'):
+                raise
+            body['metadata']['namespace'] = 'default'
+            await client.request('POST', '/api/v1/namespaces/default/events', payload=body, backoffs=backoffs)
     except errors.APINotFoundError:
         logger.debug(f'The event {reason!r} about {_describe(ref)} is dropped: its namespace is gone.')
     except (errors.APIError, errors.LoginError, OSError, TimeoutError) as exc:

@@ -1,0 +1,154 @@
+"""Patching over real HTTP: endpoints per subresource, guarded JSON-patches, dropped fields."""
+import logging
+from typing import Any
+
+import pytest
+
+from kopf._api import client as client_
+from kopf._api import patching
+from kopf._model import patches, resources
+
+STRICT_CRD = {
+    'apiVersion': 'apiextensions.k8s.io/v1', 'kind': 'CustomResourceDefinition',
+    'metadata': {'name': 'stricts.kopf.dev'},
+    'spec': {
+        'group': 'kopf.dev', 'scope': 'Namespaced',
+        'names': {'plural': 'stricts', 'singular': 'strict', 'kind': 'Strict'},
+        'versions': [{'name': 'v1', 'served': True, 'storage': True, 'subresources': {'status': {}},
+                      'schema': {'openAPIV3Schema': {'type': 'object', 'properties': {
+                          'spec': {'type': 'object', 'x-kubernetes-preserve-unknown-fields': True},
+                          'status': {'type': 'object', 'properties': {'phase': {'type': 'string'}}},
+                      }}}}],
+    },
+}
+STRICTS = resources.Resource('kopf.dev', 'v1', 'stricts', kind='Strict', namespaced=True, subresources={'status'})
+NOSTATUS = resources.Resource('', 'v1', 'configmaps', kind='ConfigMap', namespaced=True)
+
+
+def test_split_patch_with_status_subresource() -> None:
+    res = resources.Resource('g', 'v1', 'xs', subresources={'status'})
+    assert patching.split_patch({'spec': {'a': 1}, 'status': {'b': 2}}, res) == (
+        {'spec': {'a': 1}}, {'status': {'b': 2}})
+    assert patching.split_patch({'spec': {'a': 1}}, res) == ({'spec': {'a': 1}}, {})
+
+
+def test_split_patch_without_status_subresource() -> None:
+    res = resources.Resource('g', 'v1', 'xs')
+    assert patching.split_patch({'spec': {'a': 1}, 'status': {'b': 2}}, res) == (
+        {'spec': {'a': 1}, 'status': {'b': 2}}, {})
+
+
+def test_split_json_patch() -> None:
+    res = resources.Resource('g', 'v1', 'xs', subresources={'status'})
+    ops = [{'op': 'add', 'path': '/metadata/finalizers', 'value': []},
+           {'op': 'add', 'path': '/status/x', 'value': 1},
+           {'op': 'remove', 'path': '/status'}]
+    assert patching.split_json_patch(ops, res) == (ops[:1], ops[1:])
+    assert patching.split_json_patch(ops, resources.Resource('g', 'v1', 'xs')) == (ops, [])
+
+
+@pytest.mark.parametrize('sent, received, dropped', [
+    ({}, {}, []),
+    ({'status': {'a': 1}}, {'status': {'a': 1}}, []),
+    ({'status': {'a': 1, 'b': {'c': 2}}}, {'status': {'a': 1}}, [('status', 'b')]),
+    ({'status': {'a': None}}, {'status': {}}, []),  # deletions are not expected back
+    ({'status': {'a': {'b': 1}}}, {}, [('status',)]),
+    ({'metadata': {'annotations': {'x': 'y'}}}, {'metadata': {'annotations': {'x': 'y', 'z': '1'}}}, []),
+    ({'spec': {'l': [1, 2]}}, {'spec': {'l': [1]}}, []),  # changed values are not "dropped"
+])
+def test_find_dropped(sent: dict[str, Any], received: dict[str, Any], dropped: list[tuple[str, ...]]) -> None:
+    assert patching.find_dropped(sent, received) == dropped
+
+
+async def _create(client: client_.APIClient, resource: resources.Resource, name: str, **extra: Any) -> Any:
+    body = {'apiVersion': resource.api_version, 'kind': resource.kind, 'metadata': {'name': name}, **extra}
+    return await client.request('POST', resource.get_url(namespace='default'), payload=body)
+
+
+async def test_status_goes_to_the_status_subresource(client: client_.APIClient, crd: resources.Resource,
+                                                     cluster: Any) -> None:
+    await _create(client, crd, 'x', spec={'a': 1})
+    patch = patches.Patch({'spec': {'b': 2}, 'status': {'c': 3}, 'metadata': {'labels': {'l': 'v'}}})
+    result = await patching.patch_obj(client, crd, namespace='default', name='x', patch=patch)
+    assert result.body is not None
+    assert result.body['spec'] == {'a': 1, 'b': 2}
+    assert result.body['status'] == {'c': 3}
+    assert result.body['metadata']['labels'] == {'l': 'v'}
+    assert not result.dropped and not result.gone and not result.conflict
+    patches_sent = [(r['path'], r['contentType']) for r in cluster.request_log() if r['method'] == 'PATCH']
+    assert patches_sent == [
+        ('/apis/kopf.dev/v1/namespaces/default/kopfexamples/x', 'application/merge-patch+json'),
+        ('/apis/kopf.dev/v1/namespaces/default/kopfexamples/x/status', 'application/merge-patch+json'),
+    ]
+
+
+async def test_only_status_sends_one_request(client: client_.APIClient, crd: resources.Resource,
+                                            cluster: Any) -> None:
+    await _create(client, crd, 'x')
+    result = await patching.patch_obj(client, crd, namespace='default', name='x',
+                                      patch=patches.Patch({'status': {'c': 3}}))
+    assert result.body is not None and result.body['status'] == {'c': 3}
+    assert [r['path'] for r in cluster.request_log() if r['method'] == 'PATCH'] == [
+        '/apis/kopf.dev/v1/namespaces/default/kopfexamples/x/status']
+
+
+async def test_without_status_subresource_all_goes_to_the_main_body(client: client_.APIClient,
+                                                                   cluster: Any) -> None:
+    await _create(client, NOSTATUS, 'x', data={'a': '1'})
+    result = await patching.patch_obj(client, NOSTATUS, namespace='default', name='x',
+                                      patch=patches.Patch({'data': {'b': '2'}}))
+    assert result.body is not None and result.body['data'] == {'a': '1', 'b': '2'}
+    assert len([r for r in cluster.request_log() if r['method'] == 'PATCH']) == 1
+
+
+async def test_gone_object(client: client_.APIClient, crd: resources.Resource) -> None:
+    result = await patching.patch_obj(client, crd, namespace='default', name='missing',
+                                      patch=patches.Patch({'spec': {'a': 1}}))
+    assert result.gone
+    assert result.body is None
+
+
+async def test_finalizers_via_guarded_json_patch(client: client_.APIClient, crd: resources.Resource,
+                                                 cluster: Any) -> None:
+    body = await _create(client, crd, 'x')
+    patch = patches.Patch()
+    patch.fns.append(lambda b: b.setdefault('metadata', {}).setdefault('finalizers', []).append('kopf/x'))
+    result = await patching.patch_obj(client, crd, namespace='default', name='x', patch=patch, body=body)
+    assert result.body is not None
+    assert result.body['metadata']['finalizers'] == ['kopf/x']
+    [sent] = [r for r in cluster.request_log() if r['method'] == 'PATCH']
+    assert sent['contentType'] == 'application/json-patch+json'
+
+
+async def test_stale_json_patch_means_next_cycle(client: client_.APIClient, crd: resources.Resource) -> None:
+    body = await _create(client, crd, 'x')
+    await patching.patch_obj(client, crd, namespace='default', name='x', patch=patches.Patch({'spec': {'a': 1}}))
+    patch = patches.Patch()
+    patch.fns.append(lambda b: b.setdefault('metadata', {}).setdefault('finalizers', []).append('kopf/x'))
+    result = await patching.patch_obj(client, crd, namespace='default', name='x', patch=patch, body=body)
+    assert result.conflict
+    assert result.body is None
+    stored = await client.request('GET', crd.get_url(namespace='default', name='x'))
+    assert 'finalizers' not in stored['metadata']
+
+
+async def test_json_patch_of_a_gone_object(client: client_.APIClient, crd: resources.Resource) -> None:
+    body = {'metadata': {'name': 'x', 'namespace': 'default', 'resourceVersion': '1'}}
+    patch = patches.Patch()
+    patch.fns.append(lambda b: b['metadata'].update(finalizers=['kopf/x']))
+    result = await patching.patch_obj(client, crd, namespace='default', name='x', patch=patch, body=body)
+    assert result.gone
+
+
+async def test_pruned_status_fields_are_reported_in_one_warning(
+        client: client_.APIClient, cluster: Any, caplog: pytest.LogCaptureFixture) -> None:
+    cluster.apply(STRICT_CRD)
+    await _create(client, STRICTS, 'x', spec={})
+    patch = patches.Patch({'status': {'phase': 'ok', 'kopf': {'progress': {'h': {}}}, 'create_fn': {'m': 1}}})
+    with caplog.at_level(logging.WARNING, logger='kopf._api'):
+        result = await patching.patch_obj(client, STRICTS, namespace='default', name='x', patch=patch)
+    assert result.body is not None and result.body['status'] == {'phase': 'ok'}
+    assert result.dropped == (('status', 'kopf'), ('status', 'create_fn'))
+    [record] = [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert 'stricts.kopf.dev default/x' in record.getMessage()
+    assert 'status.kopf, status.create_fn' in record.getMessage()
