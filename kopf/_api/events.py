@@ -9,7 +9,8 @@ Rules:
 - Events about core v1 Events are dropped (they would echo forever). A message over 1024 chars is cut
   in the middle with `...`. Cluster-scoped objects' events go to the credentials' default namespace,
   else `default` (and `default` if the server refuses the former: it accepts cluster-scoped objects'
-  events only in `default` and `kube-system`). A 404 (the object's namespace is gone) is dropped quietly; other errors are logged.
+  events only in `default` and `kube-system`). A 404 (the object's namespace is gone) is dropped
+  quietly; other errors are logged.
 """
 import asyncio
 import contextvars
