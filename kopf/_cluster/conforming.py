@@ -1,76 +1,47 @@
 """The one place that calls the schema layer: pruning, defaulting, validation, structural checks.
 
 The schema layer (`kopf._model.schemas`, `kopf._cluster.validation`, `kopf._cluster.builtins`) is
-owned by another module set; everything the emulator needs from it goes through here.
+owned separately; everything the emulator needs from it goes through here, in the pipeline order
+of EMULATOR.md §2.3: default → (Strict: reject unknown) → prune → validate.
 """
-import importlib
 from collections.abc import Mapping
-from types import ModuleType
 from typing import Any
 
-from kopf._cluster import errors
+from kopf._cluster import builtins, errors, validation
 from kopf._cluster.resources import Resource
-
-
-def _optional(name: str) -> ModuleType | None:
-    try:
-        return importlib.import_module(name)
-    except ImportError:
-        return None
-
-
-_schemas = _optional('kopf._model.schemas')
-_validation = _optional('kopf._cluster.validation')
-_builtins = _optional('kopf._cluster.builtins')
-
-
-def _format(path: Any) -> str:
-    if _schemas is not None and hasattr(_schemas, 'format_path'):
-        return str(_schemas.format_path(path))
-    return '.'.join(str(p) for p in path)
+from kopf._model import schemas
 
 
 def schema_of(resource: Resource) -> Mapping[str, Any] | None:
     if resource.custom:
         return resource.schema
-    if _builtins is not None:
-        found: Mapping[str, Any] | None = _builtins.schema_for(resource.group, resource.version, resource.kind)
-        return found
-    return None
+    return builtins.schema_for(resource.group, resource.version, resource.kind)
 
 
-def check_structural(schema: Any) -> list[dict[str, Any]]:
-    if _validation is None:
-        return []
-    return list(_validation.check_structural(schema))
+def check_structural(schema: Any, field: str) -> list[dict[str, Any]]:
+    return list(validation.check_structural(schema, field=field))
 
 
-def conform(obj: dict[str, Any], resource: Resource, validation: str) -> list[str]:
-    """Prune, default and validate an object about to be stored; returns Warning texts.
+def conform(obj: dict[str, Any], resource: Resource, field_validation: str) -> list[str]:
+    """Default, prune and validate an object about to be stored; returns Warning texts.
 
-    `validation` is the `fieldValidation` parameter: Strict rejects unknown fields (400),
+    `field_validation` is the `fieldValidation` parameter: Strict rejects unknown fields (400),
     Ignore prunes silently, Warn (the default) prunes with one warning per pruned path.
+    Built-ins are pruned but not schema-validated: real servers decode them into Go structs.
     """
     schema = schema_of(resource)
-    if schema is None or _schemas is None:
+    if schema is None:
         return []
-    if validation == 'Strict':
-        unknown = _schemas.unknown_fields(obj, schema)
-        if unknown:
-            _reject_unknown(resource, unknown)
-    pruned = _schemas.prune(obj, schema)
-    warnings = [] if validation == 'Ignore' else [f'unknown field "{_format(path)}"' for path in pruned]
-    if _validation is not None:
-        _validation.apply_defaults(obj, schema)
-        causes = list(_validation.validate(obj, schema))
+    validation.apply_defaults(obj, schema)
+    unknown = schemas.prune(obj, schema) + schemas.normalise_metadata(obj)   # a candidate: safe in place
+    if unknown and field_validation == 'Strict':
+        message = (f'{resource.kind} in version "{resource.version}" cannot be handled as a {resource.kind}: '
+                   f'{validation.strict_decoding_message(unknown)}')
+        raise errors.bad_request(message)
+    warnings = [] if field_validation == 'Ignore' else validation.unknown_field_warnings(unknown)
+    if resource.custom:
+        causes = validation.validate(obj, schema)
         if causes:
-            name = obj.get('metadata', {}).get('name') or obj.get('metadata', {}).get('generateName') or ''
-            raise errors.invalid(resource.kind, resource.group, name, causes)
+            meta = obj.get('metadata') or {}
+            raise errors.invalid(resource.kind, resource.group, meta.get('name') or '', causes)
     return warnings
-
-
-def _reject_unknown(resource: Resource, unknown: list[Any]) -> None:
-    fields = ', '.join(f'unknown field "{_format(path)}"' for path in unknown)
-    message = (f'{resource.kind} in version "{resource.version}" cannot be handled as a {resource.kind}: '
-               f'strict decoding error: {fields}')
-    raise errors.bad_request(message)

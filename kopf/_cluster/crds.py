@@ -52,14 +52,7 @@ def _version_causes(versions: Any) -> list[Cause]:
                                    'version'))
     for index, version in enumerate(versions):
         schema = ((version or {}).get('schema') or {}).get('openAPIV3Schema')
-        field = f'spec.versions[{index}].schema.openAPIV3Schema'
-        if not isinstance(schema, Mapping):
-            causes.append(errors.cause('FieldValueRequired', field, 'Required value: schemas are required'))
-            continue
-        for found in conforming.check_structural(schema):
-            found = dict(found)
-            found['field'] = f'{field}.{found["field"]}' if found.get('field') else field
-            causes.append(found)
+        causes.extend(conforming.check_structural(schema, f'spec.versions[{index}].schema.openAPIV3Schema'))
     return causes
 
 

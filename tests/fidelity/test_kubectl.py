@@ -1,0 +1,174 @@
+"""EMULATOR.md §13 checks driven through the kubectl binary (1.32): 1-5, 11, 12, 22, 25, 33, 35, 36."""
+import re
+import time
+
+import yaml
+
+from kopf.testing import LocalCluster
+from tests.fidelity.conftest import EXAMPLES, Http, Kubectl
+
+KEX = '/apis/kopf.dev/v1/namespaces/default/kopfexamples'
+
+
+def _requests(cluster: LocalCluster, since: int = 0) -> list[dict[str, str]]:
+    return cluster.request_log()[since:]
+
+
+def test_01_version(kubectl: Kubectl, raw: Http) -> None:
+    result = kubectl('version')
+    assert result.returncode == 0, result.stderr
+    assert 'Server Version: v1.31.0' in result.stdout
+    status, _, body = raw.request('GET', '/version')
+    assert status == 200 and '+k3s' not in body['gitVersion']
+
+
+def test_02_api_resources(kubectl: Kubectl) -> None:
+    result = kubectl('api-resources')
+    assert result.returncode == 0, result.stderr
+    assert 'unable to retrieve' not in result.stderr
+    rows = {line.split()[0]: line.split() for line in result.stdout.splitlines()[1:]}
+    assert 'po' in rows['pods']
+    assert 'kex' in rows['kopfexamples'][1].split(',')
+    assert 'true' in rows['kopfexamples']
+
+
+def test_03_crd_established(kubectl: Kubectl, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    crd = yaml.safe_load((EXAMPLES / 'crd.yaml').read_text())
+    crd['metadata']['name'] = 'widgets.check3.kopf.dev'
+    crd['spec'].update(group='check3.kopf.dev')
+    crd['spec']['names'] = {'kind': 'Widget', 'plural': 'widgets', 'singular': 'widget', 'shortNames': ['wdg']}
+    path = tmp_path / 'crd.yaml'
+    path.write_text(yaml.safe_dump(crd))
+    assert kubectl('create', '-f', str(path)).returncode == 0
+    waited = kubectl('wait', '--for', 'condition=established', 'crd/widgets.check3.kopf.dev', '--timeout=5s')
+    assert waited.returncode == 0, waited.stderr
+    listed = kubectl('get', 'wdg')
+    assert listed.returncode == 0, listed.stderr
+    assert 'No resources found in default namespace.' in listed.stderr
+
+
+def test_04_05_create_with_validation_then_already_exists(kubectl: Kubectl, cluster: LocalCluster) -> None:
+    mark = len(_requests(cluster))
+    created = kubectl('create', '-f', str(EXAMPLES / 'obj.yaml'))
+    assert created.returncode == 0, created.stderr
+    assert created.stdout.strip() == 'kopfexample.kopf.dev/kopf-example-1 created'
+    openapi = [r for r in _requests(cluster, mark) if r['path'] == '/openapi/v2']
+    assert openapi and openapi[0]['code'] == 200
+    again = kubectl('create', '-f', str(EXAMPLES / 'obj.yaml'))
+    assert again.returncode == 1
+    path = EXAMPLES / 'obj.yaml'
+    assert again.stderr.strip() == (f'Error from server (AlreadyExists): error when creating "{path}": '
+                                    'kopfexamples.kopf.dev "kopf-example-1" already exists')
+
+
+def test_04b_create_strict_rejects_unknown_fields(kubectl: Kubectl) -> None:
+    manifest = 'apiVersion: kopf.dev/v1\nkind: Strict\nmetadata: {name: junky}\nspec: {size: 1, junk: 2}\n'
+    result = kubectl('create', '-f', '-', input=manifest)
+    assert result.returncode == 1
+    assert 'strict decoding error: unknown field "spec.junk"' in result.stderr
+    relaxed = kubectl('create', '--validate=false', '-f', '-', input=manifest)
+    assert relaxed.returncode == 0, relaxed.stderr
+
+
+def test_11_apply_custom_resource(kubectl: Kubectl, cluster: LocalCluster) -> None:
+    manifest = 'apiVersion: kopf.dev/v1\nkind: KopfExample\nmetadata: {name: applied}\nspec: {a: 1}\n'
+    assert kubectl('apply', '-f', '-', input=manifest).stdout.strip() == 'kopfexample.kopf.dev/applied created'
+    mark = len(_requests(cluster))
+    result = kubectl('apply', '-f', '-', input=manifest.replace('a: 1', 'a: 2'))
+    assert result.stdout.strip() == 'kopfexample.kopf.dev/applied configured'
+    patches = [r for r in _requests(cluster, mark) if r['method'] == 'PATCH']
+    assert [p['contentType'] for p in patches] == ['application/merge-patch+json']
+    assert 'fieldManager=kubectl-client-side-apply' in patches[0]['query']
+    obj = cluster.get('kopf.dev/v1', 'KopfExample', 'applied', 'default')
+    assert obj is not None and obj['spec'] == {'a': 2}
+    assert 'kubectl.kubernetes.io/last-applied-configuration' in obj['metadata']['annotations']
+
+
+def test_12_patch_custom_resource(kubectl: Kubectl, cluster: LocalCluster) -> None:
+    cluster.apply({'apiVersion': 'kopf.dev/v1', 'kind': 'KopfExample', 'metadata': {'name': 'patched'}, 'spec': {}})
+    mark = len(_requests(cluster))
+    strategic = kubectl('patch', 'kex', 'patched', '-p', '{"spec":{"x":1}}')
+    assert strategic.returncode == 1
+    # kubectl 1.32 words it client-side; 1.20 printed `Error from server (UnsupportedMediaType): ...`.
+    assert 'the body of the request was in an unknown format' in strategic.stderr
+    assert [r['code'] for r in _requests(cluster, mark) if r['method'] == 'PATCH'] == [415]
+    merged = kubectl('patch', 'kex', 'patched', '--type', 'merge', '-p', '{"spec":{"x":1}}')
+    assert merged.stdout.strip() == 'kopfexample.kopf.dev/patched patched'
+    obj = cluster.get('kopf.dev/v1', 'KopfExample', 'patched', 'default')
+    assert obj is not None and obj['metadata']['generation'] == 2
+
+
+def test_22_delete_with_finalizer(kubectl: Kubectl, cluster: LocalCluster, raw: Http) -> None:
+    obj = cluster.apply({'apiVersion': 'kopf.dev/v1', 'kind': 'KopfExample', 'spec': {},
+                         'metadata': {'name': 'held', 'finalizers': ['kopf.dev/hold']}})[0]
+    watch = raw.watch(f'{KEX}?watch=true&resourceVersion={obj["metadata"]["resourceVersion"]}')
+    try:
+        result = kubectl('delete', 'kex', 'held', '--wait=false')
+        assert result.returncode == 0, result.stderr
+        event = watch.next()
+    finally:
+        watch.close()
+    held = cluster.get('kopf.dev/v1', 'KopfExample', 'held', 'default')
+    assert held is not None
+    assert re.fullmatch(r'\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ', held['metadata']['deletionTimestamp'])
+    assert held['metadata']['deletionGracePeriodSeconds'] == 0
+    assert held['metadata']['generation'] == obj['metadata']['generation'] + 1
+    assert event is not None and event['type'] == 'MODIFIED'
+    assert event['object']['metadata']['deletionTimestamp'] == held['metadata']['deletionTimestamp']
+
+
+def test_25_delete_without_finalizers(kubectl: Kubectl, cluster: LocalCluster, raw: Http) -> None:
+    cluster.apply({'apiVersion': 'kopf.dev/v1', 'kind': 'KopfExample', 'metadata': {'name': 'ex2'}, 'spec': {}})
+    mark = len(_requests(cluster))
+    started = time.monotonic()
+    result = kubectl('delete', 'kex', 'ex2')
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == 'kopfexample.kopf.dev "ex2" deleted'
+    assert time.monotonic() - started < 5
+    seen = _requests(cluster, mark)
+    deletes = [r for r in seen if r['method'] == 'DELETE']
+    assert deletes[0]['contentType'] == 'application/json' and deletes[0]['code'] == 200
+    # kubectl 1.32 then GETs the object itself (1.20 listed with fieldSelector=metadata.name=ex2).
+    after = seen[seen.index(deletes[0]) + 1:]
+    assert any(r['path'].endswith('/ex2') or 'metadata.name' in r['query'] for r in after)
+    obj = cluster.apply({'apiVersion': 'kopf.dev/v1', 'kind': 'KopfExample', 'metadata': {'name': 'ex3'}})[0]
+    status, _, body = raw.request('DELETE', f'{KEX}/ex3', {'propagationPolicy': 'Background'})
+    assert status == 200
+    assert body == {'kind': 'Status', 'apiVersion': 'v1', 'metadata': {}, 'status': 'Success',
+                    'details': {'name': 'ex3', 'group': 'kopf.dev', 'kind': 'kopfexamples',
+                                'uid': obj['metadata']['uid']}}
+
+
+def test_33_get_with_limit_500(kubectl: Kubectl, cluster: LocalCluster) -> None:
+    for index in range(3):
+        cluster.apply({'apiVersion': 'v1', 'kind': 'ConfigMap', 'metadata': {'name': f'listed-{index}'}})
+    mark = len(_requests(cluster))
+    result = kubectl('get', 'cm')
+    assert result.returncode == 0, result.stderr
+    assert all(f'listed-{index}' in result.stdout for index in range(3))
+    lists = [r for r in _requests(cluster, mark) if r['path'].endswith('/configmaps')]
+    assert 'limit=500' in lists[0]['query']
+
+
+def test_35_36_events_by_field_selector_and_describe(kubectl: Kubectl, cluster: LocalCluster, raw: Http) -> None:
+    obj = cluster.apply({'apiVersion': 'kopf.dev/v1', 'kind': 'KopfExample', 'metadata': {'name': 'ex'}})[0]
+    event = {
+        'metadata': {'namespace': 'default', 'generateName': 'kopf-event-'},
+        'action': 'Action', 'type': 'Normal', 'reason': 'Logging', 'message': 'Hello from kopf.',
+        'reportingComponent': 'kopf', 'reportingInstance': 'dev', 'source': {'component': 'kopf'},
+        'involvedObject': {'apiVersion': 'kopf.dev/v1', 'kind': 'KopfExample', 'name': 'ex',
+                           'uid': obj['metadata']['uid'], 'namespace': 'default'},
+        'firstTimestamp': '2024-05-01T12:00:00.123456+00:00', 'lastTimestamp': '2024-05-01T12:00:00.123456+00:00',
+        'eventTime': '2024-05-01T12:00:00.123456+00:00',
+    }
+    status, _, body = raw.request('POST', '/api/v1/namespaces/default/events', event)
+    assert status == 201 and body['metadata']['name'].startswith('kopf-event-')
+    listed = kubectl('get', 'events', '--field-selector', 'involvedObject.name=ex')
+    assert listed.returncode == 0, listed.stderr
+    assert body['metadata']['name'] in listed.stdout or 'Hello from kopf.' in listed.stdout
+    described = kubectl('describe', 'kex', 'ex')
+    assert described.returncode == 0, described.stderr
+    events_part = described.stdout.split('Events:', 1)[1]
+    assert 'Logging' in events_part and 'Hello from kopf.' in events_part
+
+
