@@ -53,10 +53,10 @@ def unknown_fields(obj: Any, schema: Mapping[str, Any] | None) -> list[FieldPath
     """What pruning and metadata normalisation would drop from a resource, without modifying it."""
     if schema is None:
         return []
-    trial = copy.deepcopy(obj)
-    paths = schemas.prune(trial, schema)
-    if isinstance(trial, dict):
-        paths += schemas.normalise_metadata(trial)
+    paths = schemas.unknown_fields(obj, schema)
+    metadata = obj.get('metadata') if isinstance(obj, Mapping) else None
+    if isinstance(metadata, Mapping):
+        paths += [('metadata', key) for key in metadata if key not in schemas.OBJECT_META_FIELDS]
     return paths
 
 
@@ -110,6 +110,11 @@ def _cause(reason: str, path: FieldPath | str, message: str) -> Cause:
 
 def invalid(path: FieldPath | str, value: Any, detail: str) -> Cause:
     return _cause('FieldValueInvalid', path, f'Invalid value: {render_value(value)}: {detail}')
+
+
+def _in_body(path: FieldPath, value: Any, detail: str) -> Cause:
+    """The go-openapi style detail: `spec.size in body should be …`."""
+    return invalid(path, value, f'{format_path(path) or "<root>"} in body {detail}')
 
 
 def type_invalid(path: FieldPath, expected: str, value: Any) -> Cause:
@@ -221,37 +226,35 @@ def _json_equal(a: Any, b: Any) -> bool:
 
 
 def _validate_string(value: str, schema: Mapping[str, Any], path: FieldPath, causes: list[Cause]) -> None:
-    name = format_path(path)
     max_length, min_length = schema.get('maxLength'), schema.get('minLength')
     if isinstance(max_length, int) and len(value) > max_length:
         causes.append(too_long(path, max_length))
     if isinstance(min_length, int) and len(value) < min_length:
-        causes.append(invalid(path, value, f'{name} in body should be at least {min_length} chars long'))
+        causes.append(_in_body(path, value, f'should be at least {min_length} chars long'))
     pattern = schema.get('pattern')
     if isinstance(pattern, str) and not _compiled(pattern).search(value):
-        causes.append(invalid(path, value, f"{name} in body should match '{pattern}'"))
+        causes.append(_in_body(path, value, f"should match '{pattern}'"))
     fmt = schema.get('format')
     checker = FORMATS.get(fmt) if isinstance(fmt, str) else None
     if checker is not None and not checker(value):
-        causes.append(invalid(path, value, f'{name} in body must be of type {fmt}: {render_value(value)}'))
+        causes.append(_in_body(path, value, f'must be of type {fmt}: {render_value(value)}'))
 
 
 def _validate_number(value: int | float, schema: Mapping[str, Any], path: FieldPath, causes: list[Cause]) -> None:
-    name = format_path(path)
     minimum, maximum = schema.get('minimum'), schema.get('maximum')
     if isinstance(minimum, int | float):
         if schema.get('exclusiveMinimum') and value <= minimum:
-            causes.append(invalid(path, value, f'{name} in body should be greater than {_number(minimum)}'))
+            causes.append(_in_body(path, value, f'should be greater than {_number(minimum)}'))
         elif value < minimum:
-            causes.append(invalid(path, value, f'{name} in body should be greater than or equal to {_number(minimum)}'))
+            causes.append(_in_body(path, value, f'should be greater than or equal to {_number(minimum)}'))
     if isinstance(maximum, int | float):
         if schema.get('exclusiveMaximum') and value >= maximum:
-            causes.append(invalid(path, value, f'{name} in body should be less than {_number(maximum)}'))
+            causes.append(_in_body(path, value, f'should be less than {_number(maximum)}'))
         elif value > maximum:
-            causes.append(invalid(path, value, f'{name} in body should be less than or equal to {_number(maximum)}'))
+            causes.append(_in_body(path, value, f'should be less than or equal to {_number(maximum)}'))
     factor = schema.get('multipleOf')
     if isinstance(factor, int | float) and factor > 0 and not _is_multiple(value, factor):
-        causes.append(invalid(path, value, f'{name} in body should be a multiple of {_number(factor)}'))
+        causes.append(_in_body(path, value, f'should be a multiple of {_number(factor)}'))
 
 
 def _is_multiple(value: int | float, factor: int | float) -> bool:
@@ -262,14 +265,13 @@ def _is_multiple(value: int | float, factor: int | float) -> bool:
 
 
 def _validate_array(value: list[Any], schema: Mapping[str, Any], path: FieldPath, causes: list[Cause]) -> None:
-    name = format_path(path)
     min_items, max_items = schema.get('minItems'), schema.get('maxItems')
     if isinstance(max_items, int) and len(value) > max_items:
         causes.append(too_many(path, len(value), max_items))
     if isinstance(min_items, int) and len(value) < min_items:
-        causes.append(invalid(path, len(value), f'{name} in body should have at least {min_items} items'))
+        causes.append(_in_body(path, len(value), f'should have at least {min_items} items'))
     if schema.get('uniqueItems') and _first_duplicate(value) is not None:
-        causes.append(invalid(path, value, f"{name} in body shouldn't contain duplicates"))
+        causes.append(_in_body(path, value, "shouldn't contain duplicates"))
     list_type = schema.get('x-kubernetes-list-type')
     if list_type == 'set':
         for position, item in _duplicates(value):
@@ -304,12 +306,11 @@ def _first_duplicate(values: list[Any]) -> int | None:
 
 def _validate_object(value: dict[str, Any], schema: Mapping[str, Any], path: FieldPath, causes: list[Cause],
                      *, root: bool) -> None:
-    name = format_path(path) or '<root>'
     min_props, max_props = schema.get('minProperties'), schema.get('maxProperties')
     if isinstance(max_props, int) and len(value) > max_props:
         causes.append(too_many(path, len(value), max_props))
     if isinstance(min_props, int) and len(value) < min_props:
-        causes.append(invalid(path, len(value), f'{name} in body should have at least {min_props} properties'))
+        causes.append(_in_body(path, len(value), f'should have at least {min_props} properties'))
     skipped: tuple[str, ...] = _RESOURCE_KEYS if root or schema.get(EMBEDDED) else ()
     for key in schema.get('required') or []:
         if key not in value and key not in skipped:
@@ -419,26 +420,44 @@ def _default(value: Any, schema: Mapping[str, Any], *, root: bool = False) -> No
     if isinstance(value, dict):
         properties: Mapping[str, Any] = schema.get('properties') or {}
         skipped = _RESOURCE_KEYS if root or schema.get(EMBEDDED) else ()
-        for key, sub in properties.items():
-            if key in skipped or not isinstance(sub, Mapping):
-                continue
-            if (key not in value or (value[key] is None and not sub.get('nullable'))) and 'default' in sub:
-                value[key] = copy.deepcopy(sub['default'])
-            elif key in value and value[key] is None and not sub.get('nullable'):
-                del value[key]
+        for key, default in _defaults_of(schema):
+            absent = key not in value or (value[key] is None and not properties[key].get('nullable'))
+            if absent and key not in skipped:
+                value[key] = copy.deepcopy(default)
         additional = schema.get('additionalProperties')
-        for key, child in value.items():
+        for key, child in list(value.items()):
             if key in skipped:
                 continue
-            if key in properties and isinstance(properties[key], Mapping):
-                _default(child, properties[key])
-            elif isinstance(additional, Mapping):
-                _default(child, additional)
+            sub = properties.get(key)
+            if child is None and isinstance(sub, Mapping) and not sub.get('nullable'):
+                del value[key]  # a non-nullable null without a default
+            elif isinstance(child, dict | list):
+                sub = sub if sub is not None else additional
+                if isinstance(sub, Mapping):
+                    _default(child, sub)
     elif isinstance(value, list):
         items = schema.get('items')
         if isinstance(items, Mapping):
             for item in value:
-                _default(item, items)
+                if isinstance(item, dict | list):
+                    _default(item, items)
+
+
+# The defaulted properties of each schema node seen, keyed by id; the node is kept to pin its id.
+_DEFAULTS: dict[int, tuple[Mapping[str, Any], tuple[tuple[str, Any], ...]]] = {}
+
+
+def _defaults_of(schema: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:
+    cached = _DEFAULTS.get(id(schema))
+    if cached is not None and cached[0] is schema:
+        return cached[1]
+    properties: Mapping[str, Any] = schema.get('properties') or {}
+    found = tuple((key, sub['default']) for key, sub in properties.items()
+                  if isinstance(sub, Mapping) and 'default' in sub)
+    if len(_DEFAULTS) > 10_000:  # schemas of deleted or updated CRDs: forget them all, rarely
+        _DEFAULTS.clear()
+    _DEFAULTS[id(schema)] = (schema, found)
+    return found
 
 
 # ----------------------------------------------------------------------------------------------

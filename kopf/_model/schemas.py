@@ -22,7 +22,6 @@ here only ever descend along the value, so cycles are harmless. `$ref` is not re
 (the API server does not prune kinds without a structural schema). Inside a schema, a missing child
 schema means "no schema for this value": every key of an object there is pruned.
 """
-import copy
 from collections.abc import Mapping, MutableMapping
 from typing import Any, Final
 
@@ -71,19 +70,22 @@ def prune(obj: dict[str, Any], schema: Mapping[str, Any] | None, *, embedded_roo
     """
     if schema is None:
         return []
-    if embedded_root and not schema.get(EMBEDDED):
-        schema = {**schema, EMBEDDED: True}
-    pruned: list[FieldPath] = []
-    _prune(obj, schema, (), pruned)
-    return pruned
+    return _walk(obj, schema, embedded_root=embedded_root, mutate=True)
 
 
 def unknown_fields(obj: Any, schema: Mapping[str, Any] | None, *, embedded_root: bool = True) -> list[FieldPath]:
     """The paths that `prune` would drop, without modifying `obj`."""
     if schema is None:
         return []
-    trial = copy.deepcopy(obj)
-    return prune(trial, schema, embedded_root=embedded_root)
+    return _walk(obj, schema, embedded_root=embedded_root, mutate=False)
+
+
+def _walk(obj: Any, schema: Mapping[str, Any], *, embedded_root: bool, mutate: bool) -> list[FieldPath]:
+    if embedded_root and not schema.get(EMBEDDED):
+        schema = {**schema, EMBEDDED: True}
+    pruned: list[FieldPath] = []
+    _prune(obj, schema, (), pruned, mutate)
+    return pruned
 
 
 def normalise_metadata(obj: MutableMapping[str, Any]) -> list[FieldPath]:
@@ -156,22 +158,23 @@ def _child_schema(node: Mapping[str, Any], key: str) -> Any:
 def _unknown_in_value(value: Any, schema: Mapping[str, Any] | None, *, preserving: bool) -> bool:
     if not isinstance(value, dict | list):
         return False
-    trial = copy.deepcopy(value)
     pruned: list[FieldPath] = []
     if preserving and schema is not None:
-        _skip_prune(trial, schema, (), pruned)
+        _skip_prune(value, schema, (), pruned, mutate=False)
     else:
-        _prune(trial, schema, (), pruned)
+        _prune(value, schema, (), pruned, mutate=False)
     return bool(pruned)
 
 
-def _prune(value: Any, schema: Mapping[str, Any] | None, path: FieldPath, pruned: list[FieldPath]) -> None:
+def _prune(value: Any, schema: Mapping[str, Any] | None, path: FieldPath, pruned: list[FieldPath],
+           mutate: bool = True) -> None:
     if schema is not None and schema.get(PRESERVE):
-        _skip_prune(value, schema, path, pruned)
+        _skip_prune(value, schema, path, pruned, mutate)
     elif isinstance(value, dict):
         if schema is None:
             pruned.extend(path + (key,) for key in value)
-            value.clear()
+            if mutate:
+                value.clear()
             return
         embedded = bool(schema.get(EMBEDDED))
         properties = schema.get('properties') or {}
@@ -181,20 +184,23 @@ def _prune(value: Any, schema: Mapping[str, Any] | None, path: FieldPath, pruned
             if embedded and _is_resource_key(key, child):
                 continue
             if key in properties:
-                _prune(child, properties[key], path + (key,), pruned)
+                _prune(child, properties[key], path + (key,), pruned, mutate)
             elif isinstance(additional, Mapping) or additional is True:
-                _prune(child, additional if isinstance(additional, Mapping) else None, path + (key,), pruned)
+                sub = additional if isinstance(additional, Mapping) else None
+                _prune(child, sub, path + (key,), pruned, mutate)
             else:
-                del value[key]
+                if mutate:
+                    del value[key]
                 pruned.append(path + (key,))
     elif isinstance(value, list):
         items = schema.get('items') if schema is not None else None
         items = items if isinstance(items, Mapping) else None
         for position, item in enumerate(value):
-            _prune(item, items, path + (Index(position),), pruned)
+            _prune(item, items, path + (Index(position),), pruned, mutate)
 
 
-def _skip_prune(value: Any, schema: Mapping[str, Any], path: FieldPath, pruned: list[FieldPath]) -> None:
+def _skip_prune(value: Any, schema: Mapping[str, Any], path: FieldPath, pruned: list[FieldPath],
+                mutate: bool = True) -> None:
     """Under x-kubernetes-preserve-unknown-fields: keep unknown keys, but still prune declared children."""
     if isinstance(value, dict):
         embedded = bool(schema.get(EMBEDDED))
@@ -204,14 +210,15 @@ def _skip_prune(value: Any, schema: Mapping[str, Any], path: FieldPath, pruned: 
             if embedded and key in _RESOURCE_KEYS:
                 continue
             if key in properties:
-                _prune(child, properties[key], path + (key,), pruned)
+                _prune(child, properties[key], path + (key,), pruned, mutate)
             elif isinstance(additional, Mapping) or additional is True:
-                _prune(child, additional if isinstance(additional, Mapping) else None, path + (key,), pruned)
+                sub = additional if isinstance(additional, Mapping) else None
+                _prune(child, sub, path + (key,), pruned, mutate)
     elif isinstance(value, list):
         items = schema.get('items')
         if isinstance(items, Mapping):
             for position, item in enumerate(value):
-                _skip_prune(item, items, path + (Index(position),), pruned)
+                _skip_prune(item, items, path + (Index(position),), pruned, mutate)
 
 
 def _is_resource_key(key: str, value: Any) -> bool:

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from kopf._cluster import builtins
+from kopf._cluster import builtins, validation
 from kopf._model import schemas
 
 SERVED = [
@@ -294,3 +294,38 @@ def test_patch_strategies_of_metadata() -> None:
     assert builtins.patch_strategy(meta['properties']['finalizers']) == ('merge', None)
     assert builtins.patch_strategy(meta['properties']['ownerReferences']) == ('merge', 'uid')
     assert builtins.patch_strategy(None) == (None, None)
+
+
+@pytest.mark.parametrize('_id, group, version, kind, before, after, _pruned', CASES, ids=[c[0] for c in CASES])
+def test_realistic_builtins_are_valid_after_pruning(_id: str, group: str, version: str, kind: str,
+                                                    before: Any, after: Any, _pruned: Any) -> None:
+    schema = builtins.schema_for(group, version, kind)
+    obj = copy.deepcopy(after)
+    validation.apply_defaults(obj, schema)
+    assert validation.validate(obj, schema) == []
+
+
+@pytest.mark.parametrize('group, version, kind, obj', [
+    ('', 'v1', 'Pod', {'status': {'phase': 'Running', 'containerStatuses': [{'name': 'c'}]}}),
+    ('apps', 'v1', 'ReplicaSet', {'status': {'readyReplicas': 1}}),
+    ('', 'v1', 'Pod', {'spec': {'restartPolicy': 'SomethingNew', 'containers': [{'name': 'c'}]}}),
+    ('', 'v1', 'Event', {'reason': 'r'}),
+    ('', 'v1', 'ConfigMap', {'data': {'a': 'b'}, 'immutable': None}),
+])
+def test_builtins_do_not_enforce_openapi_required_or_enums(group: str, version: str, kind: str, obj: Any) -> None:
+    schema = builtins.schema_for(group, version, kind)
+    validation.apply_defaults(obj, schema)
+    assert validation.validate(obj, schema) == []
+
+
+@pytest.mark.parametrize('group, version, kind, obj, reason, field', [
+    ('apps', 'v1', 'Deployment', {'spec': {'replicas': '3'}}, 'FieldValueTypeInvalid', 'spec.replicas'),
+    ('', 'v1', 'ConfigMap', {'data': {'a': 1}}, 'FieldValueTypeInvalid', 'data.a'),
+    ('', 'v1', 'Secret', {'data': {'a': 'not base64!'}}, 'FieldValueInvalid', 'data.a'),
+    ('coordination.k8s.io', 'v1', 'Lease', {'spec': {'renewTime': 'now'}}, 'FieldValueInvalid', 'spec.renewTime'),
+    ('', 'v1', 'Service', {'spec': {'ports': [{'port': 80, 'targetPort': 1.5}]}},
+     'FieldValueTypeInvalid', 'spec.ports[0].targetPort'),
+])
+def test_builtin_type_errors(group: str, version: str, kind: str, obj: Any, reason: str, field: str) -> None:
+    causes = validation.validate(obj, builtins.schema_for(group, version, kind))
+    assert [(cause['reason'], cause['field']) for cause in causes] == [(reason, field)]

@@ -13,8 +13,12 @@ official `kubernetes` client's models because it carries what the models lose: `
 The Kubernetes version matches the one the emulator reports (v1.31.0).
 
 Compaction rules (the output is read by `kopf._cluster.builtins` and pruned by `kopf._model.schemas`):
-- descriptions, `x-kubernetes-group-version-kind`, unions and the `apiVersion`/`kind` enums that
-  kubernetes-validate adds are dropped; `type: [T, "null"]` becomes `type: T`;
+- descriptions, `x-kubernetes-group-version-kind` and unions are dropped; `type: [T, "null"]`
+  becomes `type: T` (the server's defaulting step drops non-nullable nulls, as Go decoding does);
+- `required` and `enum` are dropped: built-ins are validated by hand-written Go code, not by their
+  OpenAPI, and these lists are looser or stricter than it (e.g. `ContainerStatus` "requires"
+  `imageID`, `ReplicaSetStatus` "requires" `replicas`, and a status write without them is fine);
+  the schemas serve pruning, types, formats and strategic-merge metadata;
 - references become `{"$ref": "<definition name>"}` (resolved into shared, possibly cyclic dicts
   at load time);
 - `IntOrString` → `x-kubernetes-int-or-string: true`; `Quantity` → `format: quantity` (any scalar);
@@ -71,7 +75,7 @@ INLINED: dict[str, dict[str, Any]] = {
     EXT + 'JSONSchemaPropsOrStringArray': PRESERVE,
 }
 KEPT_KEYS = {
-    'type', 'format', 'enum', 'required', 'properties', 'additionalProperties', 'items', '$ref',
+    'type', 'format', 'properties', 'additionalProperties', 'items', '$ref',
     'x-kubernetes-list-type', 'x-kubernetes-list-map-keys', 'x-kubernetes-map-type',
     'x-kubernetes-patch-strategy', 'x-kubernetes-patch-merge-key',
 }
@@ -87,7 +91,7 @@ def fetch(workdir: pathlib.Path) -> pathlib.Path:
     return workdir / 'unpacked' / 'kubernetes_validate' / 'kubernetes-json-schema' / f'{K8S_VERSION}-local'
 
 
-def compact(node: Any, *, root: bool = False) -> Any:
+def compact(node: Any) -> Any:
     if isinstance(node, list):
         return [compact(item) for item in node]
     if not isinstance(node, dict):
@@ -104,9 +108,6 @@ def compact(node: Any, *, root: bool = False) -> Any:
             value = types[0] if len(types) == 1 else types
         elif key == 'properties':
             value = {name: compact(sub) for name, sub in value.items()}
-            if root:
-                for name in ('apiVersion', 'kind'):
-                    value.get(name, {}).pop('enum', None)
         elif key in ('items', 'additionalProperties'):
             value = compact(value)
         result[key] = value
@@ -150,7 +151,7 @@ def generate(source: pathlib.Path) -> dict[str, Any]:
     kinds = {f'{group}/{version}/{kind}'.lstrip('/'): by_gvk[group, version, kind] for group, version, kind in KINDS}
     roots = set(kinds.values())
     names = reachable(definitions, roots)
-    compacted = {name: compact(definitions[name], root=name in roots) for name in names}
+    compacted = {name: compact(definitions[name]) for name in names}
     for name, schema in compacted.items():
         if schema.get('type') == 'object' and 'properties' not in schema and 'additionalProperties' not in schema:
             print(f'note: {name} is an empty object: all its content is pruned (right for empty Go structs only)')
