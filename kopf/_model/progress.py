@@ -176,8 +176,8 @@ class HandlerState:
     def changed(self) -> bool:
         if self.origin is None:
             return True
-        current = {k: v for k, v in self.as_record().items() if v is not None}
-        original = {k: v for k, v in self.origin.items() if v is not None}
+        current = {k: v for k, v in self.as_record().items() if v is not None and v != []}
+        original = {k: v for k, v in self.origin.items() if v is not None and v != []}
         for key in ('started', 'stopped', 'delayed'):  # compare times as times, not as strings
             if key in original:
                 original[key] = format_time(parse_time(original[key]))

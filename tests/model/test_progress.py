@@ -279,3 +279,17 @@ def test_nothing_due_when_all_finished_or_delayed() -> None:
 
 def test_empty_state_is_done() -> None:
     assert State().done and State().delay(now=T0) is None
+
+
+@pytest.mark.parametrize('record, changed', [
+    ({'started': T0S, 'purpose': 'create', 'retries': 0, 'success': False, 'failure': False}, False),
+    ({'started': '2026-01-01T00:00:00+00:00', 'purpose': 'create', 'retries': 0, 'success': False,
+      'failure': False, 'subrefs': [], 'message': None}, False),
+    ({'started': '2026-01-01T00:00:00', 'purpose': 'create', 'retries': 0, 'success': False, 'failure': False},
+     False),
+    ({'started': T0S, 'purpose': 'update', 'retries': 0, 'success': False, 'failure': False}, True),
+])
+def test_records_read_back_are_unchanged(record: dict[str, Any], changed: bool) -> None:
+    state = HandlerState.from_record(record)
+    assert state.changed is changed
+    assert dataclasses.replace(state, retries=5).changed
