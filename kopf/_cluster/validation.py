@@ -467,77 +467,95 @@ def check_structural(schema: Any, *, field: str = 'spec.versions[0].schema.openA
     """Causes for which a CRD version's `openAPIV3Schema` is not structural (§5.1); [] if it is.
 
     `field` is the path of the schema in the CRD, used as the prefix of the causes' fields.
+    Follows `apiextensions-apiserver/pkg/apiserver/schema/validation.go` (structural invariants)
+    plus the CRD API validation's `$ref`/`uniqueItems`/mutual-exclusion rules; like upstream, the
+    causes are sorted by their text. Value validations under `anyOf`/`allOf`/`oneOf`/`not` are not
+    checked (the rest of this module does not evaluate them either).
     """
     if not isinstance(schema, Mapping):
-        return [required(field)]
+        return [required(field, 'schemas are required')]
     causes: list[Cause] = []
-    if schema.get('type') != 'object':
-        if not schema.get('type'):
-            causes.append(required(f'{field}.type', 'must not be empty at the root'))
-        else:
-            causes.append(invalid(f'{field}.type', schema.get('type'), 'must be object at the root'))
-    metadata = (schema.get('properties') or {}).get('metadata')
-    if isinstance(metadata, Mapping):
-        causes.extend(_check_root_metadata(metadata, f'{field}.properties[metadata]'))
-    _check_node(schema, field, causes, context='the root')
-    return causes
-
-
-def _check_root_metadata(schema: Mapping[str, Any], field: str) -> list[Cause]:
-    causes = []
-    if schema.get('type') not in (None, 'object'):
-        causes.append(invalid(f'{field}.type', schema.get('type'), 'must be object'))
-    for key in schema:
-        if key not in ('type', 'properties', 'description'):
-            causes.append(forbidden(f'{field}.{key}', 'must not be specified for metadata at the root'))
-    for key, sub in (schema.get('properties') or {}).items():
-        if key not in ('name', 'generateName'):
-            causes.append(forbidden(f'{field}.properties[{key}]',
-                                    'must not specify anything other than name and generateName, '
-                                    'but metadata is implicitly specified'))
-        elif isinstance(sub, Mapping) and sub.get('type') not in (None, 'string'):
-            causes.append(invalid(f'{field}.properties[{key}].type', sub.get('type'), 'must be string'))
-    return causes
+    _check_node(schema, field, causes, level='root')
+    return sorted(causes, key=lambda cause: f'{cause["field"]}: {cause["message"]}')
 
 
 _FORBIDDEN_KEYWORDS = ('$ref', 'definitions', 'dependencies', 'patternProperties', 'additionalItems', 'id', '$schema')
+_UNTYPED_DETAILS = {
+    'root': 'must not be empty at the root',
+    'items': 'must not be empty for specified array items',
+    'fields': 'must not be empty for specified object fields',
+}
 
 
-def _check_node(schema: Mapping[str, Any], field: str, causes: list[Cause], *, context: str) -> None:
-    typed = bool(schema.get('type'))
-    int_or_string = bool(schema.get(INT_OR_STRING))
+def _check_node(schema: Mapping[str, Any], field: str, causes: list[Cause], *, level: str) -> None:
+    kind = schema.get('type')
+    properties = schema.get('properties')
+    properties = properties if isinstance(properties, Mapping) else {}
+    additional = schema.get('additionalProperties')
+    items = schema.get('items')
+    embedded = bool(schema.get(EMBEDDED))
     preserve = schema.get(PRESERVE)
-    if not typed and not int_or_string and not preserve and context != 'the root':
-        causes.append(required(f'{field}.type', f'must not be empty for specified {context}'))
-    if int_or_string and typed:
-        causes.append(invalid(f'{field}.type', schema.get('type'), f'must be empty if {INT_OR_STRING} is true'))
+
+    if kind == 'array' and not isinstance(items, Mapping):
+        causes.append(required(f'{field}.items', 'must be specified'))
+    if isinstance(items, Mapping):
+        _check_node(items, f'{field}.items', causes, level='items')
+    for key, sub in properties.items():
+        if isinstance(sub, Mapping):
+            _check_node(sub, f'{field}.properties[{key}]', causes, level='fields')
+    if additional is not None and level == 'root':
+        causes.append(forbidden(f'{field}.additionalProperties', 'must not be used at the root'))
+    if isinstance(additional, Mapping):
+        _check_node(additional, f'{field}.additionalProperties', causes, level='fields')
+    if properties and (additional is False or isinstance(additional, Mapping)):
+        causes.append(forbidden(f'{field}.additionalProperties',
+                                'additionalProperties and properties are mutual exclusive'))
+
+    if schema.get(INT_OR_STRING) and preserve:
+        causes.append(invalid(f'{field}.{PRESERVE}', True, f'must be false if {INT_OR_STRING} is true'))
+    if schema.get(INT_OR_STRING) and embedded:
+        causes.append(invalid(f'{field}.{EMBEDDED}', True, f'must be false if {INT_OR_STRING} is true'))
     if preserve is False:
         causes.append(invalid(f'{field}.{PRESERVE}', False, 'must be true or undefined'))
-    if schema.get(EMBEDDED) and schema.get('type') != 'object':
-        causes.append(invalid(f'{field}.type', schema.get('type'), f'must be object if {EMBEDDED} is true'))
     for keyword in _FORBIDDEN_KEYWORDS:
         if keyword in schema:
             causes.append(forbidden(f'{field}.{keyword}', f'{keyword} is not supported'))
     if schema.get('uniqueItems') is True:
         causes.append(forbidden(f'{field}.uniqueItems',
                                 'uniqueItems cannot be set to true since the runtime complexity becomes quadratic'))
-    properties = schema.get('properties')
-    additional = schema.get('additionalProperties')
-    if properties and additional is not None:
-        detail = 'additionalProperties and properties are mutual exclusive'
-        causes.append(forbidden(f'{field}.additionalProperties', detail))
-    if additional is False:
-        causes.append(forbidden(f'{field}.additionalProperties', 'must not be false'))
-    if isinstance(properties, Mapping):
-        for key, sub in properties.items():
-            if key == 'metadata' and context == 'the root':
-                continue  # checked by _check_root_metadata
-            if isinstance(sub, Mapping):
-                _check_node(sub, f'{field}.properties[{key}]', causes, context='object fields')
-    if isinstance(additional, Mapping):
-        _check_node(additional, f'{field}.additionalProperties', causes, context='object fields')
-    items = schema.get('items')
-    if schema.get('type') == 'array' and not isinstance(items, Mapping):
-        causes.append(required(f'{field}.items', 'must be specified'))
-    if isinstance(items, Mapping):
-        _check_node(items, f'{field}.items', causes, context='array items')
+    pattern = schema.get('pattern')
+    if isinstance(pattern, str):
+        try:
+            re.compile(pattern)
+        except re.error as e:
+            causes.append(invalid(f'{field}.pattern', pattern, f"must be a valid regular expression, but isn't: {e}"))
+
+    if embedded and kind != 'object':
+        detail = f'must be object if {EMBEDDED} is true'
+        causes.append(invalid(f'{field}.type', kind, detail) if kind else required(f'{field}.type', detail))
+    elif not kind and not schema.get(INT_OR_STRING) and not preserve:
+        causes.append(required(f'{field}.type', _UNTYPED_DETAILS[level]))
+    if embedded and additional is not None:
+        causes.append(forbidden(f'{field}.additionalProperties', f'must not be used if {EMBEDDED} is set'))
+    if level == 'root' and kind and kind != 'object':
+        causes.append(invalid(f'{field}.type', kind, 'must be object at the root'))
+    if level == 'root' or embedded:
+        for key, expected in (('kind', 'string'), ('apiVersion', 'string'), ('metadata', 'object')):
+            sub = properties.get(key)
+            if isinstance(sub, Mapping) and sub.get('type') != expected:
+                causes.append(invalid(f'{field}.properties[{key}].type', sub.get('type') or '', f'must be {expected}'))
+    metadata = properties.get('metadata')
+    if level == 'root' and isinstance(metadata, Mapping) and not _only_names(metadata):
+        causes.append(forbidden(f'{field}.properties[metadata]',
+                                'must not specify anything other than name and generateName, '
+                                'but metadata is implicitly specified'))
+    if embedded and not preserve and not properties:
+        causes.append(required(f'{field}.properties', f'must not be empty if {EMBEDDED} is true '
+                                                      f'without {PRESERVE}'))
+
+
+def _only_names(metadata: Mapping[str, Any]) -> bool:
+    """Whether a root `metadata` schema restricts nothing but `name` and `generateName`."""
+    properties = metadata.get('properties') or {}
+    extra = set(metadata) - {'type', 'properties', 'description'}
+    return not extra and set(properties) <= {'name', 'generateName'}
