@@ -287,7 +287,7 @@ def test_empty_state_is_done() -> None:
       'failure': False, 'subrefs': [], 'message': None}, False),
     ({'started': '2026-01-01T00:00:00', 'purpose': 'create', 'retries': 0, 'success': False, 'failure': False},
      False),
-    ({'started': T0S, 'purpose': 'update', 'retries': 0, 'success': False, 'failure': False}, True),
+    ({'started': T0S, 'retries': 0, 'success': False, 'failure': False, 'subrefs': ['b', 'a']}, True),
 ])
 def test_records_read_back_are_unchanged(record: dict[str, Any], changed: bool) -> None:
     state = HandlerState.from_record(record)
