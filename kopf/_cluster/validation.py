@@ -61,13 +61,17 @@ def unknown_fields(obj: Any, schema: Mapping[str, Any] | None) -> list[FieldPath
 
 
 def strict_decoding_message(paths: Iterable[FieldPath]) -> str:
-    """The message of the 400 answer to `fieldValidation=Strict`: `strict decoding error: unknown field "x"`."""
-    return 'strict decoding error: ' + ', '.join(f'unknown field "{format_path(path)}"' for path in paths)
+    """The tail of the 400 answer to `fieldValidation=Strict`: `strict decoding error: unknown field "x", …`.
+
+    The server prefixes it with `{Kind} in version "{version}" cannot be handled as a {Kind}: `.
+    Fields are sorted, as the API server sorts them.
+    """
+    return 'strict decoding error: ' + ', '.join(unknown_field_warnings(paths))
 
 
 def unknown_field_warnings(paths: Iterable[FieldPath]) -> list[str]:
-    """Warning texts (one per pruned path) for `fieldValidation=Warn` or absent: `unknown field "status.kopf"`."""
-    return [f'unknown field "{format_path(path)}"' for path in paths]
+    """Warning texts (one per pruned path, sorted) for `fieldValidation=Warn` or absent: `unknown field "x"`."""
+    return [f'unknown field "{text}"' for text in sorted(format_path(path) for path in paths)]
 
 
 def warning_header(text: str) -> str:
@@ -156,10 +160,10 @@ def json_type(value: Any) -> str:
         return 'null'
     if isinstance(value, bool):
         return 'boolean'
-    if isinstance(value, int) or (isinstance(value, float) and value.is_integer()):
+    if isinstance(value, int):
         return 'integer'
     if isinstance(value, float):
-        return 'number'
+        return 'number'  # even if integral: a JSON `3.0` decodes as a float64, as in Go
     if isinstance(value, str):
         return 'string'
     if isinstance(value, list):
@@ -206,13 +210,13 @@ def _expected_type(schema: Mapping[str, Any]) -> str:
 
 
 def _type_matches(value: Any, schema: Mapping[str, Any]) -> bool:
-    if schema.get(INT_OR_STRING):
-        return isinstance(value, str) or json_type(value) == 'integer'
-    expected = schema.get('type')
-    if not expected:
-        return True
     actual = json_type(value)
-    return actual == expected or (expected == 'number' and actual == 'integer')
+    if actual == 'number' and value.is_integer():
+        actual = 'integer'  # an integral float is accepted where an integer is expected
+    if schema.get(INT_OR_STRING):
+        return actual in ('integer', 'string')
+    expected = schema.get('type')
+    return not expected or actual == expected or (expected == 'number' and actual == 'integer')
 
 
 def _json_equal(a: Any, b: Any) -> bool:

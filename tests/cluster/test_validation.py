@@ -266,7 +266,7 @@ def test_unknown_fields_do_not_modify() -> None:
 
 
 def test_strict_decoding_message() -> None:
-    body = {'spec': {'junk': 1, 'list': [{'x': 1}]}}
+    body = {'spec': {'list': [{'x': 1}], 'junk': 1}}
     schema = spec(list={'type': 'array', 'items': {'type': 'object'}})
     paths = validation.unknown_fields(body, schema)
     assert validation.strict_decoding_message(paths) == (
@@ -351,3 +351,10 @@ def test_check_structural_default_field_prefix() -> None:
     [cause] = validation.check_structural(spec(x={}))
     assert cause['field'] == 'spec.versions[0].schema.openAPIV3Schema.properties[spec].properties[x].type'
     assert cause['message'] == 'Required value: must not be empty for specified object fields'
+
+
+def test_type_names_in_messages_follow_go_decoding() -> None:
+    [cause] = validation.validate({'spec': {'n': 3.0}}, spec(n={'type': 'string'}))
+    assert cause['message'] == 'Invalid value: "number": spec.n in body must be of type string: "number"'
+    [cause] = validation.validate({'spec': {'n': [1]}}, spec(n={'x-kubernetes-int-or-string': True}))
+    assert cause['message'] == 'Invalid value: "array": spec.n in body must be of type integer,string: "array"'
