@@ -84,7 +84,9 @@ def login_via_client(**_: Any) -> credentials.ConnectionInfo | None:
         namespace = _incluster_namespace()
     except kubernetes.config.ConfigException:
         try:
-            kubernetes.config.load_kube_config(client_configuration=config)  # type: ignore[no-untyped-call]
+            kubernetes.config.load_kube_config(  # type: ignore[no-untyped-call]
+                config_file=os.environ.get('KUBECONFIG') or kubeconfig.DEFAULT_PATH,  # not the import-time value
+                client_configuration=config)
         except kubernetes.config.ConfigException as exc:
             raise errors.LoginError(f'The kubernetes client could not load the credentials: {exc}') from exc
         namespace = _kubeconfig_namespace(kubernetes)
@@ -121,7 +123,8 @@ def _incluster_namespace() -> str | None:
 
 def _kubeconfig_namespace(kubernetes: Any) -> str | None:
     try:
-        _, active = kubernetes.config.list_kube_config_contexts()
+        _, active = kubernetes.config.list_kube_config_contexts(
+            config_file=os.environ.get('KUBECONFIG') or kubeconfig.DEFAULT_PATH)
     except Exception:
         return None
     namespace = (active or {}).get('context', {}).get('namespace')
@@ -140,7 +143,8 @@ async def login_via_async_client(**_: Any) -> credentials.ConnectionInfo | None:
         namespace = _incluster_namespace()
     except kubernetes_asyncio.config.ConfigException:
         try:
-            await kubernetes_asyncio.config.load_kube_config(client_configuration=config)
+            await kubernetes_asyncio.config.load_kube_config(
+                config_file=os.environ.get('KUBECONFIG') or kubeconfig.DEFAULT_PATH, client_configuration=config)
         except kubernetes_asyncio.config.ConfigException as exc:
             raise errors.LoginError(f'The kubernetes_asyncio client could not load the credentials: {exc}') from exc
         namespace = None

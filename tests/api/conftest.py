@@ -11,6 +11,8 @@ from kopf._model import resources
 from kopf._model.settings import OperatorSettings
 from kopf.testing import LocalCluster
 
+from .watchers import Consumer
+
 CRD = pathlib.Path(__file__).parent.parent.parent / 'examples' / 'crd.yaml'
 KOPFEXAMPLES = resources.Resource('kopf.dev', 'v1', 'kopfexamples', kind='KopfExample', namespaced=True,
                                   subresources={'status'})
@@ -44,3 +46,11 @@ def crd(cluster: Any) -> resources.Resource:
     """The examples' CRD `kopfexamples.kopf.dev` (status subresource, preserve-unknown spec & status)."""
     cluster.apply(str(CRD))
     return KOPFEXAMPLES
+
+
+@pytest.fixture
+async def consumers() -> AsyncIterator[list[Consumer]]:
+    started: list[Consumer] = []
+    yield started
+    for consumer in started:
+        await consumer.stop()

@@ -1,81 +1,15 @@
 """List + watch over real HTTP against the local cluster, with its faults injected."""
 import asyncio
-import contextlib
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 
 from kopf._api import client as client_
-from kopf._api import streams, watching
+from kopf._api import streams
 from kopf._model import resources
 from kopf._model.settings import OperatorSettings
 
-NS = '/apis/kopf.dev/v1/namespaces/default/kopfexamples'
-
-
-class Consumer:
-    """Collects what a watch yields, in a background task."""
-
-    def __init__(self, client: client_.APIClient, resource: resources.Resource, **kwargs: Any) -> None:
-        self.items: list[streams.StreamItem] = []
-        self.changed = asyncio.Condition()
-        self._iterator = watching.watch_objs(client, resource, **kwargs)
-        self.task = asyncio.create_task(self._run())
-
-    async def _run(self) -> None:
-        async for item in self._iterator:
-            self.items.append(item)
-            async with self.changed:
-                self.changed.notify_all()
-
-    @property
-    def events(self) -> list[dict[str, Any]]:
-        return [item for item in self.items if isinstance(item, dict)]
-
-    def seen(self) -> list[tuple[str, str]]:
-        return [(e['object']['metadata']['uid'], e['object']['metadata']['resourceVersion']) for e in self.events]
-
-    async def wait_for(self, predicate: Any) -> None:
-        async with asyncio.timeout(30), self.changed:
-            await self.changed.wait_for(lambda: predicate(self) or self.task.done())
-        if self.task.done():
-            self.task.result()
-
-    async def wait_for_rv(self, rv: str) -> None:
-        await self.wait_for(lambda c: any(e['object']['metadata']['resourceVersion'] == rv for e in c.events))
-
-    async def stop(self) -> None:
-        self.task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await self.task
-
-
-@pytest.fixture
-async def consumers() -> AsyncIterator[list[Consumer]]:
-    started: list[Consumer] = []
-    yield started
-    for consumer in started:
-        await consumer.stop()
-
-
-def kex(name: str, **spec: Any) -> dict[str, Any]:
-    return {'apiVersion': 'kopf.dev/v1', 'kind': 'KopfExample', 'metadata': {'name': name}, 'spec': spec}
-
-
-async def create(client: client_.APIClient, name: str) -> dict[str, Any]:
-    result: dict[str, Any] = await client.request('POST', NS, payload=kex(name))
-    return result
-
-
-async def patch(client: client_.APIClient, name: str, **spec: Any) -> dict[str, Any]:
-    result: dict[str, Any] = await client.request('PATCH', f'{NS}/{name}', payload={'spec': spec},
-                                                  content_type=client_.MERGE_PATCH_CT)
-    return result
-
-
-def rv(body: dict[str, Any]) -> str:
-    return str(body['metadata']['resourceVersion'])
+from .watchers import NS, Consumer, create, patch, rv
 
 
 @pytest.mark.looptime
