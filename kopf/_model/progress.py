@@ -277,6 +277,7 @@ class State(Mapping[str, HandlerState]):
     purpose: str | None = None
     dropped: frozenset[str] = frozenset()   # ids whose records are to be purged
     superseded: Counts | None = None        # set by with_purpose() if states of another purpose existed
+    superseded_purpose: str | None = None   # ... and the purpose they had (for "Creation is superseded by ...")
 
     # -- reading
 
@@ -315,7 +316,8 @@ class State(Mapping[str, HandlerState]):
             else:
                 states[key] = state
         return dataclasses.replace(self, states=states, purpose=purpose, dropped=frozenset(dropped - set(states)),
-                                   superseded=Counts.of(foreign) if foreign else None)
+                                   superseded=Counts.of(foreign) if foreign else None,
+                                   superseded_purpose=foreign[0].purpose if foreign else None)
 
     def with_handlers(self, handlers: Iterable[HandlerLike], *, now: datetime.datetime) -> 'State':
         states = dict(self.states)

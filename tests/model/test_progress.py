@@ -224,6 +224,7 @@ def test_superseding_by_another_purpose() -> None:
     state = State.from_storage(body={}, storage=storage, handler_ids=[*records, 'update_e'])
     state = state.with_purpose('update', [c, d, e], now=at(100))
     assert state.superseded == progress.Counts(success=2, failure=0, running=2)
+    assert state.superseded_purpose == 'create' and state.purpose == 'update'
     assert state['field_c'].purpose == 'update' and state['field_c'].retries == 2  # re-purposed, progress kept
     assert state['field_d'].purpose == 'update' and not state['field_d'].finished  # finished: restarted
     assert state['field_d'].started == at(100)
