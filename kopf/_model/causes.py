@@ -28,6 +28,15 @@ class Activity(enum.StrEnum):
     PROBE = 'probe'
 
 
+# The titles of causes in the cause-level logs: "Creation is processed: 1 succeeded; 0 failed."
+TITLES: dict[str, str] = {
+    Reason.CREATE: 'Creation',
+    Reason.UPDATE: 'Updating',
+    Reason.DELETE: 'Deletion',
+    Reason.RESUME: 'Resuming',
+}
+
+
 # Cause detection (SPEC §5.1): the first matching row wins.
 #
 # | # | condition                                                  | reason  |

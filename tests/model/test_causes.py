@@ -2,7 +2,7 @@ from typing import Any
 
 import pytest
 
-from kopf._model.causes import Reason, detect
+from kopf._model.causes import TITLES, Reason, detect
 
 FINALIZER = 'kopf.zalando.org/KopfFinalizerMarker'
 ALIVE: dict[str, Any] = {'metadata': {'name': 'x'}, 'spec': {'a': 1}}
@@ -50,3 +50,8 @@ def test_deleting_flag() -> None:
 
 def test_reason_is_a_str_enum() -> None:
     assert str(Reason.CREATE) == 'create' and f'{Reason.UPDATE}' == 'update' and Reason.DELETE == 'delete'
+
+
+def test_titles() -> None:
+    assert [TITLES[r] for r in ('create', 'update', 'delete', 'resume')] == ['Creation', 'Updating', 'Deletion',
+                                                                               'Resuming']
