@@ -42,13 +42,13 @@ Persisting (`State.store`, `State.purge`)
 """
 import dataclasses
 import datetime
-import importlib
 import random
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, MutableMapping, Sequence
 from typing import Any, Protocol, TypeVar
 
 import iso8601
 
+from kopf._model import errors
 from kopf._model.outcomes import Outcome, OutcomeKind
 
 Record = Mapping[str, Any]  # a kopf.ProgressRecord (a TypedDict defined with the storages)
@@ -90,40 +90,6 @@ def format_time(value: datetime.datetime | None) -> str | None:
     if value.tzinfo is None:
         value = value.replace(tzinfo=datetime.UTC)
     return value.astimezone(datetime.UTC).isoformat(timespec='microseconds')
-
-
-def _error(name: str, message: str) -> BaseException:
-    """One of the framework's errors (HandlerTimeoutError, HandlerRetriesError), imported lazily."""
-    try:
-        errors = importlib.import_module('kopf._model.errors')
-        cls = getattr(errors, name)
-    except (ImportError, AttributeError):
-        cls = _FallbackErrors[name]
-    exc: BaseException = cls(message)
-    return exc
-
-
-class _HandlerTimeoutError(Exception):
-    pass
-
-
-class _HandlerRetriesError(Exception):
-    pass
-
-
-_FallbackErrors: dict[str, type[Exception]] = {
-    'HandlerTimeoutError': _HandlerTimeoutError,
-    'HandlerRetriesError': _HandlerRetriesError,
-}
-
-
-def _is_temporary(exc: BaseException) -> bool:
-    try:
-        errors = importlib.import_module('kopf._model.errors')
-        cls = errors.TemporaryError
-    except (ImportError, AttributeError):
-        return hasattr(exc, 'delay')
-    return isinstance(exc, cls)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -225,17 +191,19 @@ class HandlerState:
 
         delay = retry_delay(outcome, handler=handler, default_backoff=default_backoff)
         if handler.retries is not None and self.retries + 1 >= handler.retries:
-            exc = _error('HandlerRetriesError', f"Handler {handler.id!r} has exceeded {handler.retries} retries.")
-            return base._failed(now, str(exc))
+            return base._failed(now, _retries_message(handler))
         wakeup = now + datetime.timedelta(seconds=delay or 0)
         if handler.timeout is not None and (wakeup - started).total_seconds() >= handler.timeout:
-            exc = _error('HandlerTimeoutError', _timeout_message(handler))
-            return base._failed(now, str(exc))
+            return base._failed(now, _timeout_message(handler))
         delayed = None if delay is None else wakeup
         return dataclasses.replace(base, delayed=delayed, message=outcome.message)
 
     def _failed(self, now: datetime.datetime, message: str | None) -> 'HandlerState':
         return dataclasses.replace(self, failure=True, stopped=now, delayed=None, message=message)
+
+
+def _retries_message(handler: HandlerLike) -> str:
+    return f"Handler {handler.id!r} has exceeded {handler.retries} retries."
 
 
 def _timeout_message(handler: HandlerLike) -> str:
@@ -247,9 +215,8 @@ def retry_delay(outcome: Outcome, *, handler: HandlerLike, default_backoff: floa
     exc = outcome.exception
     if exc is None:
         return outcome.delay
-    if _is_temporary(exc):
-        delay: float | None = getattr(exc, 'delay', outcome.delay)
-        return delay
+    if isinstance(exc, errors.TemporaryError):
+        return exc.delay
     return handler.backoff if handler.backoff is not None else default_backoff
 
 
@@ -339,11 +306,9 @@ class State(Mapping[str, HandlerState]):
         """A final failure if the handler may not be attempted any more; None if it may."""
         state = self.states.get(handler.id) or HandlerState.from_scratch(now=now, purpose=self.purpose)
         if handler.retries is not None and state.retries >= handler.retries:
-            exc = _error('HandlerRetriesError', f"Handler {handler.id!r} has exceeded {handler.retries} retries.")
-            return Outcome(kind=OutcomeKind.FAILURE, exception=exc)
+            return Outcome(kind=OutcomeKind.FAILURE, exception=errors.HandlerRetriesError(_retries_message(handler)))
         if handler.timeout is not None and state.runtime(now).total_seconds() >= handler.timeout:
-            exc = _error('HandlerTimeoutError', _timeout_message(handler))
-            return Outcome(kind=OutcomeKind.FAILURE, exception=exc)
+            return Outcome(kind=OutcomeKind.FAILURE, exception=errors.HandlerTimeoutError(_timeout_message(handler)))
         return None
 
     def remaining(self, handler: HandlerLike, *, now: datetime.datetime) -> float | None:
