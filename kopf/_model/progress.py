@@ -202,12 +202,16 @@ class HandlerState:
         return dataclasses.replace(self, failure=True, stopped=now, delayed=None, message=message)
 
 
+def _title(handler: HandlerLike) -> str:
+    return f"{getattr(handler, 'title', 'Handler')} {handler.id!r}"  # e.g. "Handler 'create_fn'"
+
+
 def _retries_message(handler: HandlerLike) -> str:
-    return f"Handler {handler.id!r} has exceeded {handler.retries} retries."
+    return f"{_title(handler)} has exceeded {handler.retries} retries."
 
 
 def _timeout_message(handler: HandlerLike) -> str:
-    return f"Handler {handler.id!r} has timed out after {handler.timeout} seconds."
+    return f"{_title(handler)} has timed out after {handler.timeout} seconds."
 
 
 def retry_delay(outcome: Outcome, *, handler: HandlerLike, default_backoff: float | None) -> float | None:

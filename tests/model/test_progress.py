@@ -294,3 +294,18 @@ def test_records_read_back_are_unchanged(record: dict[str, Any], changed: bool) 
     state = HandlerState.from_record(record)
     assert state.changed is changed
     assert dataclasses.replace(state, retries=5).changed
+
+
+def test_with_the_real_handler_classes() -> None:
+    from kopf._model import handlers, ids
+
+    def fn(**_: Any) -> None:
+        pass
+
+    handler = handlers.ActivityHandler(fn=fn, id=ids.HandlerId('startup_fn'), retries=1,
+                                       activity=handlers.Activity.STARTUP)
+    state = State().with_purpose(None, [handler], now=T0).with_handlers([handler], now=T0)
+    assert state.select([handler], lifecycle=progress.all_at_once, now=T0) == [handler]
+    state = state.with_outcomes({handler.id: arbitrary()}, [handler], now=T0)
+    assert state[handler.id].failure
+    assert state[handler.id].message == "Activity 'startup_fn' has exceeded 1 retries."
