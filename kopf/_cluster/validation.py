@@ -24,10 +24,12 @@ Written directly rather than on `jsonschema`: the k8s dialect needs custom keywo
 on the JSON type name of the offending value, which would mean re-deriving each jsonschema error;
 and the built-in schemas are cyclic dict graphs, which a walk along the value handles trivially.
 Not supported (MAY in §5.4): `x-kubernetes-validations` (CEL), `allOf`/`anyOf`/`oneOf`/`not`.
+
+This module is the entry point; `apply_defaults` (`defaulting.py`), `check_structural`
+(`structural.py`) and the cause constructors (`fielderrors.py`) live next to it and are re-exported.
 """
 import base64
 import binascii
-import copy
 import datetime
 import ipaddress
 import json
@@ -37,13 +39,30 @@ import uuid
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from kopf._cluster.defaulting import apply_defaults
+from kopf._cluster.fielderrors import (
+    Cause,
+    duplicate,
+    in_body,
+    json_type,
+    not_supported,
+    number,
+    render_value,
+    required,
+    summarise,
+    too_long,
+    too_many,
+    type_invalid,
+)
+from kopf._cluster.structural import check_structural
 from kopf._model import schemas
 from kopf._model.fields import FieldPath
-from kopf._model.schemas import EMBEDDED, PRESERVE, Index, format_path
+from kopf._model.schemas import EMBEDDED, INT_OR_STRING, RESOURCE_KEYS, Index, format_path
 
-Cause = dict[str, str]
-INT_OR_STRING = 'x-kubernetes-int-or-string'
-_RESOURCE_KEYS = ('apiVersion', 'kind', 'metadata')
+__all__ = [
+    'Cause', 'validate', 'apply_defaults', 'check_structural', 'unknown_fields',
+    'strict_decoding_message', 'unknown_field_warnings', 'warning_header', 'summarise', 'FORMATS',
+]
 
 
 # ----------------------------------------------------------------------------------------------
@@ -79,97 +98,6 @@ def warning_header(text: str) -> str:
     return '299 - ' + json.dumps(text, ensure_ascii=False)
 
 
-def summarise(causes: list[Cause]) -> str:
-    """The tail of a 422 message: one `field: message`, or several in brackets."""
-    texts = [f'{cause["field"]}: {cause["message"]}' if cause.get('field') else cause['message'] for cause in causes]
-    return texts[0] if len(texts) == 1 else '[' + ', '.join(texts) + ']'
-
-
-# ----------------------------------------------------------------------------------------------
-# Causes, as k8s.io/apimachinery/pkg/util/validation/field renders them.
-
-def render_value(value: Any) -> str:
-    """A bad value as Go's field errors print it: strings quoted, numbers bare, null as "null"."""
-    if value is None:
-        return '"null"'
-    if isinstance(value, bool):
-        return 'true' if value else 'false'
-    if isinstance(value, str):
-        return json.dumps(value, ensure_ascii=False)
-    if isinstance(value, int | float):
-        return _number(value)
-    return json.dumps(value, separators=(',', ':'), sort_keys=True, ensure_ascii=False)
-
-
-def _number(value: int | float) -> str:
-    if isinstance(value, float) and value.is_integer() and abs(value) < 1e21:
-        return str(int(value))
-    return str(value)
-
-
-def _cause(reason: str, path: FieldPath | str, message: str) -> Cause:
-    field = path if isinstance(path, str) else format_path(path)
-    return {'reason': reason, 'message': message, 'field': field}
-
-
-def invalid(path: FieldPath | str, value: Any, detail: str) -> Cause:
-    return _cause('FieldValueInvalid', path, f'Invalid value: {render_value(value)}: {detail}')
-
-
-def _in_body(path: FieldPath, value: Any, detail: str) -> Cause:
-    """The go-openapi style detail: `spec.size in body should be …`."""
-    return invalid(path, value, f'{format_path(path) or "<root>"} in body {detail}')
-
-
-def type_invalid(path: FieldPath, expected: str, value: Any) -> Cause:
-    name = format_path(path)
-    actual = json_type(value)
-    detail = f'{name} in body must be of type {expected}: "{actual}"'
-    return _cause('FieldValueTypeInvalid', path, f'Invalid value: "{actual}": {detail}')
-
-
-def required(path: FieldPath | str, detail: str = '') -> Cause:
-    return _cause('FieldValueRequired', path, 'Required value' + (f': {detail}' if detail else ''))
-
-
-def forbidden(path: FieldPath | str, detail: str) -> Cause:
-    return _cause('FieldValueForbidden', path, f'Forbidden: {detail}')
-
-
-def not_supported(path: FieldPath, value: Any, allowed: list[Any]) -> Cause:
-    texts = [v if isinstance(v, str) else json.dumps(v, separators=(',', ':')) for v in allowed]
-    detail = 'supported values: ' + ', '.join(json.dumps(text, ensure_ascii=False) for text in texts)
-    return _cause('FieldValueNotSupported', path, f'Unsupported value: {render_value(value)}: {detail}')
-
-
-def too_long(path: FieldPath, maximum: int) -> Cause:
-    return _cause('FieldValueTooLong', path, f'Too long: may not be longer than {maximum}')
-
-
-def too_many(path: FieldPath, actual: int, maximum: int) -> Cause:
-    return _cause('FieldValueTooMany', path, f'Too many: {actual}: must have at most {maximum} items')
-
-
-def duplicate(path: FieldPath, value: Any) -> Cause:
-    return _cause('FieldValueDuplicate', path, f'Duplicate value: {render_value(value)}')
-
-
-def json_type(value: Any) -> str:
-    """The OpenAPI type name of a decoded JSON value, as the API server names it in messages."""
-    if value is None:
-        return 'null'
-    if isinstance(value, bool):
-        return 'boolean'
-    if isinstance(value, int):
-        return 'integer'
-    if isinstance(value, float):
-        return 'number'  # even if integral: a JSON `3.0` decodes as a float64, as in Go
-    if isinstance(value, str):
-        return 'string'
-    if isinstance(value, list):
-        return 'array'
-    return 'object'
-
 
 # ----------------------------------------------------------------------------------------------
 # Validation.
@@ -198,7 +126,7 @@ def _validate(value: Any, schema: Mapping[str, Any], path: FieldPath, causes: li
     if isinstance(value, str):
         _validate_string(value, schema, path, causes)
     elif isinstance(value, int | float) and not isinstance(value, bool):
-        _validate_number(value, schema, path, causes)
+        _validatenumber(value, schema, path, causes)
     elif isinstance(value, list):
         _validate_array(value, schema, path, causes)
     elif isinstance(value, dict):
@@ -234,31 +162,31 @@ def _validate_string(value: str, schema: Mapping[str, Any], path: FieldPath, cau
     if isinstance(max_length, int) and len(value) > max_length:
         causes.append(too_long(path, max_length))
     if isinstance(min_length, int) and len(value) < min_length:
-        causes.append(_in_body(path, value, f'should be at least {min_length} chars long'))
+        causes.append(in_body(path, value, f'should be at least {min_length} chars long'))
     pattern = schema.get('pattern')
     if isinstance(pattern, str) and not _compiled(pattern).search(value):
-        causes.append(_in_body(path, value, f"should match '{pattern}'"))
+        causes.append(in_body(path, value, f"should match '{pattern}'"))
     fmt = schema.get('format')
     checker = FORMATS.get(fmt) if isinstance(fmt, str) else None
     if checker is not None and not checker(value):
-        causes.append(_in_body(path, value, f'must be of type {fmt}: {render_value(value)}'))
+        causes.append(in_body(path, value, f'must be of type {fmt}: {render_value(value)}'))
 
 
-def _validate_number(value: int | float, schema: Mapping[str, Any], path: FieldPath, causes: list[Cause]) -> None:
+def _validatenumber(value: int | float, schema: Mapping[str, Any], path: FieldPath, causes: list[Cause]) -> None:
     minimum, maximum = schema.get('minimum'), schema.get('maximum')
     if isinstance(minimum, int | float):
         if schema.get('exclusiveMinimum') and value <= minimum:
-            causes.append(_in_body(path, value, f'should be greater than {_number(minimum)}'))
+            causes.append(in_body(path, value, f'should be greater than {number(minimum)}'))
         elif value < minimum:
-            causes.append(_in_body(path, value, f'should be greater than or equal to {_number(minimum)}'))
+            causes.append(in_body(path, value, f'should be greater than or equal to {number(minimum)}'))
     if isinstance(maximum, int | float):
         if schema.get('exclusiveMaximum') and value >= maximum:
-            causes.append(_in_body(path, value, f'should be less than {_number(maximum)}'))
+            causes.append(in_body(path, value, f'should be less than {number(maximum)}'))
         elif value > maximum:
-            causes.append(_in_body(path, value, f'should be less than or equal to {_number(maximum)}'))
+            causes.append(in_body(path, value, f'should be less than or equal to {number(maximum)}'))
     factor = schema.get('multipleOf')
     if isinstance(factor, int | float) and factor > 0 and not _is_multiple(value, factor):
-        causes.append(_in_body(path, value, f'should be a multiple of {_number(factor)}'))
+        causes.append(in_body(path, value, f'should be a multiple of {number(factor)}'))
 
 
 def _is_multiple(value: int | float, factor: int | float) -> bool:
@@ -273,9 +201,9 @@ def _validate_array(value: list[Any], schema: Mapping[str, Any], path: FieldPath
     if isinstance(max_items, int) and len(value) > max_items:
         causes.append(too_many(path, len(value), max_items))
     if isinstance(min_items, int) and len(value) < min_items:
-        causes.append(_in_body(path, len(value), f'should have at least {min_items} items'))
+        causes.append(in_body(path, len(value), f'should have at least {min_items} items'))
     if schema.get('uniqueItems') and _first_duplicate(value) is not None:
-        causes.append(_in_body(path, value, "shouldn't contain duplicates"))
+        causes.append(in_body(path, value, "shouldn't contain duplicates"))
     list_type = schema.get('x-kubernetes-list-type')
     if list_type == 'set':
         for position, item in _duplicates(value):
@@ -314,8 +242,8 @@ def _validate_object(value: dict[str, Any], schema: Mapping[str, Any], path: Fie
     if isinstance(max_props, int) and len(value) > max_props:
         causes.append(too_many(path, len(value), max_props))
     if isinstance(min_props, int) and len(value) < min_props:
-        causes.append(_in_body(path, len(value), f'should have at least {min_props} properties'))
-    skipped: tuple[str, ...] = _RESOURCE_KEYS if root or schema.get(EMBEDDED) else ()
+        causes.append(in_body(path, len(value), f'should have at least {min_props} properties'))
+    skipped: frozenset[str] = RESOURCE_KEYS if root or schema.get(EMBEDDED) else frozenset()
     for key in schema.get('required') or []:
         if key not in value and key not in skipped:
             causes.append(required(path + (key,)))
@@ -347,6 +275,7 @@ def _compiled(pattern: str) -> re.Pattern[str]:
     if pattern not in _PATTERNS:
         _PATTERNS[pattern] = re.compile(pattern)
     return _PATTERNS[pattern]
+
 
 
 # ----------------------------------------------------------------------------------------------
@@ -406,160 +335,3 @@ FORMATS: dict[str, Callable[[str], bool]] = {
     'mac': lambda value: bool(_MAC.match(value)),
 }
 
-
-# ----------------------------------------------------------------------------------------------
-# Defaulting.
-
-def apply_defaults(obj: Any, schema: Mapping[str, Any] | None) -> None:
-    """Set `default` values of absent properties (and of non-nullable nulls), in place, top-down.
-
-    Non-nullable nulls without a default are dropped, as the API server does before validation.
-    The root `apiVersion`, `kind` and `metadata` are never defaulted (§5.3: no defaults under metadata).
-    """
-    if schema is not None:
-        _default(obj, schema, root=True)
-
-
-def _default(value: Any, schema: Mapping[str, Any], *, root: bool = False) -> None:
-    if isinstance(value, dict):
-        properties: Mapping[str, Any] = schema.get('properties') or {}
-        skipped = _RESOURCE_KEYS if root or schema.get(EMBEDDED) else ()
-        for key, default in _defaults_of(schema):
-            absent = key not in value or (value[key] is None and not properties[key].get('nullable'))
-            if absent and key not in skipped:
-                value[key] = copy.deepcopy(default)
-        additional = schema.get('additionalProperties')
-        for key, child in list(value.items()):
-            if key in skipped:
-                continue
-            sub = properties.get(key)
-            if child is None and isinstance(sub, Mapping) and not sub.get('nullable'):
-                del value[key]  # a non-nullable null without a default
-            elif isinstance(child, dict | list):
-                sub = sub if sub is not None else additional
-                if isinstance(sub, Mapping):
-                    _default(child, sub)
-    elif isinstance(value, list):
-        items = schema.get('items')
-        if isinstance(items, Mapping):
-            for item in value:
-                if isinstance(item, dict | list):
-                    _default(item, items)
-
-
-# The defaulted properties of each schema node seen, keyed by id; the node is kept to pin its id.
-_DEFAULTS: dict[int, tuple[Mapping[str, Any], tuple[tuple[str, Any], ...]]] = {}
-
-
-def _defaults_of(schema: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:
-    cached = _DEFAULTS.get(id(schema))
-    if cached is not None and cached[0] is schema:
-        return cached[1]
-    properties: Mapping[str, Any] = schema.get('properties') or {}
-    found = tuple((key, sub['default']) for key, sub in properties.items()
-                  if isinstance(sub, Mapping) and 'default' in sub)
-    if len(_DEFAULTS) > 10_000:  # schemas of deleted or updated CRDs: forget them all, rarely
-        _DEFAULTS.clear()
-    _DEFAULTS[id(schema)] = (schema, found)
-    return found
-
-
-# ----------------------------------------------------------------------------------------------
-# Structural schemas (accepting a CRD).
-
-def check_structural(schema: Any, *, field: str = 'spec.versions[0].schema.openAPIV3Schema') -> list[Cause]:
-    """Causes for which a CRD version's `openAPIV3Schema` is not structural (§5.1); [] if it is.
-
-    `field` is the path of the schema in the CRD, used as the prefix of the causes' fields.
-    Follows `apiextensions-apiserver/pkg/apiserver/schema/validation.go` (structural invariants)
-    plus the CRD API validation's `$ref`/`uniqueItems`/mutual-exclusion rules; like upstream, the
-    causes are sorted by their text. Value validations under `anyOf`/`allOf`/`oneOf`/`not` are not
-    checked (the rest of this module does not evaluate them either).
-    """
-    if not isinstance(schema, Mapping):
-        return [required(field, 'schemas are required')]
-    causes: list[Cause] = []
-    _check_node(schema, field, causes, level='root')
-    return sorted(causes, key=lambda cause: f'{cause["field"]}: {cause["message"]}')
-
-
-_FORBIDDEN_KEYWORDS = ('$ref', 'definitions', 'dependencies', 'patternProperties', 'additionalItems', 'id', '$schema')
-_UNTYPED_DETAILS = {
-    'root': 'must not be empty at the root',
-    'items': 'must not be empty for specified array items',
-    'fields': 'must not be empty for specified object fields',
-}
-
-
-def _check_node(schema: Mapping[str, Any], field: str, causes: list[Cause], *, level: str) -> None:
-    kind = schema.get('type')
-    properties = schema.get('properties')
-    properties = properties if isinstance(properties, Mapping) else {}
-    additional = schema.get('additionalProperties')
-    items = schema.get('items')
-    embedded = bool(schema.get(EMBEDDED))
-    preserve = schema.get(PRESERVE)
-
-    if kind == 'array' and not isinstance(items, Mapping):
-        causes.append(required(f'{field}.items', 'must be specified'))
-    if isinstance(items, Mapping):
-        _check_node(items, f'{field}.items', causes, level='items')
-    for key, sub in properties.items():
-        if isinstance(sub, Mapping):
-            _check_node(sub, f'{field}.properties[{key}]', causes, level='fields')
-    if additional is not None and level == 'root':
-        causes.append(forbidden(f'{field}.additionalProperties', 'must not be used at the root'))
-    if isinstance(additional, Mapping):
-        _check_node(additional, f'{field}.additionalProperties', causes, level='fields')
-    if properties and (additional is False or isinstance(additional, Mapping)):
-        causes.append(forbidden(f'{field}.additionalProperties',
-                                'additionalProperties and properties are mutual exclusive'))
-
-    if schema.get(INT_OR_STRING) and preserve:
-        causes.append(invalid(f'{field}.{PRESERVE}', True, f'must be false if {INT_OR_STRING} is true'))
-    if schema.get(INT_OR_STRING) and embedded:
-        causes.append(invalid(f'{field}.{EMBEDDED}', True, f'must be false if {INT_OR_STRING} is true'))
-    if preserve is False:
-        causes.append(invalid(f'{field}.{PRESERVE}', False, 'must be true or undefined'))
-    for keyword in _FORBIDDEN_KEYWORDS:
-        if keyword in schema:
-            causes.append(forbidden(f'{field}.{keyword}', f'{keyword} is not supported'))
-    if schema.get('uniqueItems') is True:
-        causes.append(forbidden(f'{field}.uniqueItems',
-                                'uniqueItems cannot be set to true since the runtime complexity becomes quadratic'))
-    pattern = schema.get('pattern')
-    if isinstance(pattern, str):
-        try:
-            re.compile(pattern)
-        except re.error as e:
-            causes.append(invalid(f'{field}.pattern', pattern, f"must be a valid regular expression, but isn't: {e}"))
-
-    if embedded and kind != 'object':
-        detail = f'must be object if {EMBEDDED} is true'
-        causes.append(invalid(f'{field}.type', kind, detail) if kind else required(f'{field}.type', detail))
-    elif not kind and not schema.get(INT_OR_STRING) and not preserve:
-        causes.append(required(f'{field}.type', _UNTYPED_DETAILS[level]))
-    if embedded and additional is not None:
-        causes.append(forbidden(f'{field}.additionalProperties', f'must not be used if {EMBEDDED} is set'))
-    if level == 'root' and kind and kind != 'object':
-        causes.append(invalid(f'{field}.type', kind, 'must be object at the root'))
-    if level == 'root' or embedded:
-        for key, expected in (('kind', 'string'), ('apiVersion', 'string'), ('metadata', 'object')):
-            sub = properties.get(key)
-            if isinstance(sub, Mapping) and sub.get('type') != expected:
-                causes.append(invalid(f'{field}.properties[{key}].type', sub.get('type') or '', f'must be {expected}'))
-    metadata = properties.get('metadata')
-    if level == 'root' and isinstance(metadata, Mapping) and not _only_names(metadata):
-        causes.append(forbidden(f'{field}.properties[metadata]',
-                                'must not specify anything other than name and generateName, '
-                                'but metadata is implicitly specified'))
-    if embedded and not preserve and not properties:
-        causes.append(required(f'{field}.properties', f'must not be empty if {EMBEDDED} is true '
-                                                      f'without {PRESERVE}'))
-
-
-def _only_names(metadata: Mapping[str, Any]) -> bool:
-    """Whether a root `metadata` schema restricts nothing but `name` and `generateName`."""
-    properties = metadata.get('properties') or {}
-    extra = set(metadata) - {'type', 'properties', 'description'}
-    return not extra and set(properties) <= {'name', 'generateName'}

@@ -35,10 +35,11 @@ OBJECT_META_FIELDS: Final[frozenset[str]] = frozenset({
 })
 
 # The keys of a resource root (or an x-kubernetes-embedded-resource) that pruning never touches.
-_RESOURCE_KEYS: Final[frozenset[str]] = frozenset({'apiVersion', 'kind', 'metadata'})
+RESOURCE_KEYS: Final[frozenset[str]] = frozenset({'apiVersion', 'kind', 'metadata'})
 
 PRESERVE = 'x-kubernetes-preserve-unknown-fields'
 EMBEDDED = 'x-kubernetes-embedded-resource'
+INT_OR_STRING = 'x-kubernetes-int-or-string'
 
 
 class Index(str):
@@ -114,7 +115,7 @@ def survives(schema: Mapping[str, Any] | None, path: FieldPath, *, value: Any = 
     for depth, key in enumerate(path):
         if node is None:
             return False
-        if (depth == 0 or node.get(EMBEDDED)) and key in _RESOURCE_KEYS:
+        if (depth == 0 or node.get(EMBEDDED)) and key in RESOURCE_KEYS:
             # Skipped by pruning if a string (apiVersion, kind) or a map (metadata, normalised separately).
             if depth == len(path) - 1 and value is not MISSING:
                 return _is_resource_key(key, value)
@@ -207,7 +208,7 @@ def _skip_prune(value: Any, schema: Mapping[str, Any], path: FieldPath, pruned: 
         properties = schema.get('properties') or {}
         additional = schema.get('additionalProperties')
         for key, child in value.items():
-            if embedded and key in _RESOURCE_KEYS:
+            if embedded and key in RESOURCE_KEYS:
                 continue
             if key in properties:
                 _prune(child, properties[key], path + (key,), pruned, mutate)
