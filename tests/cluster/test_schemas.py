@@ -80,8 +80,10 @@ CASES: list[tuple[str, Any, Any, Any, list[tuple[str, ...]]]] = [
     (
         'root-metadata-kept-even-if-schema-declares-it-narrowly',
         root(metadata={'type': 'object', 'properties': {'name': {'type': 'string', 'maxLength': 5}}}),
-        {'metadata': {'name': 'x', 'annotations': {'kopf.zalando.org/fn': '{}'}, 'finalizers': ['f']}},
-        {'metadata': {'name': 'x', 'annotations': {'kopf.zalando.org/fn': '{}'}, 'finalizers': ['f']}},
+        {'metadata': {'name': 'x', 'annotations': {'kopf.zalando.org/fn': '{}'}, 'finalizers': ['f'],
+                      'labels': {'l': 'v'}, 'ownerReferences': [{'uid': 'u', 'kind': 'K', 'name': 'n'}]}},
+        {'metadata': {'name': 'x', 'annotations': {'kopf.zalando.org/fn': '{}'}, 'finalizers': ['f'],
+                      'labels': {'l': 'v'}, 'ownerReferences': [{'uid': 'u', 'kind': 'K', 'name': 'n'}]}},
         [],
     ),
     (
