@@ -10,6 +10,7 @@ The decorators return the function as it is, so they can be stacked and called d
     def create_fn(spec, **_):
         return {'message': 'hello world'}
 """
+import sys
 import warnings
 from collections.abc import Callable, Collection, Iterable
 from typing import Any, TypedDict, TypeVar, Unpack
@@ -183,7 +184,7 @@ class _Registrar:
         if opts.get('cooldown') is not None:
             if backoff is not None:
                 raise TypeError(f'{self.decorator}(): use either backoff= or cooldown= (its old name), not both.')
-            warnings.warn('cooldown= is deprecated; use backoff=.', DeprecationWarning, stacklevel=4)
+            _deprecated('cooldown= is deprecated; use backoff=.')
             backoff = opts['cooldown']
         explicit_id = opts.get('id')
         if explicit_id is not None and (not isinstance(explicit_id, str) or not explicit_id):
@@ -369,7 +370,7 @@ def _parse_operations(decorator: str, operation: str | None, operations: Iterabl
     if operation is not None:
         if operations is not None:
             raise TypeError(f'{decorator}(): use either operation= (deprecated) or operations=, not both.')
-        warnings.warn('operation= is deprecated; use operations={...}.', DeprecationWarning, stacklevel=4)
+        _deprecated('operation= is deprecated; use operations={...}.')
         operations = [operation]
     if operations is None:
         return None
@@ -382,6 +383,14 @@ def _parse_operations(decorator: str, operation: str | None, operations: Iterabl
     if unknown:
         raise ValueError(f'{decorator}(): unknown operations {sorted(unknown)}; use {sorted(handlers.OPERATIONS)}.')
     return result
+
+
+def _deprecated(message: str) -> None:
+    """A DeprecationWarning pointing at the user's line (the first frame outside this module)."""
+    level, frame = 2, sys._getframe(1)
+    while frame.f_back is not None and frame.f_code.co_filename == __file__:
+        level, frame = level + 1, frame.f_back
+    warnings.warn(message, DeprecationWarning, stacklevel=level)
 
 
 def _pick(options: Any, *names: str) -> dict[str, Any]:
@@ -412,7 +421,7 @@ def register(fn: F, **options: Unpack[RegisterOptions]) -> F:
 
 def this(**options: Unpack[SubhandlerOptions]) -> Callable[[F], F]:
     """The old name of `kopf.subhandler` (upstream removed it in 1.29)."""
-    warnings.warn('kopf.on.this is deprecated; use kopf.subhandler.', DeprecationWarning, stacklevel=2)
+    _deprecated('kopf.on.this is deprecated; use kopf.subhandler.')
     return subhandler(**options)
 
 
