@@ -4,14 +4,26 @@ They are plain sync functions (usable as, or inside, `@kopf.on.login()` handlers
 `ConnectionInfo`, or None when its source is not available. `pykube` and `kubernetes` are imported
 lazily, only when their login function is called: `import kopf` must not import them.
 """
+import asyncio
+import dataclasses
+import logging
 import os
 import pathlib
 from typing import Any
 
 from kopf._api import credentials, errors, kubeconfig
 
+logger = logging.getLogger('kopf._api.loginning')
+
 SERVICE_ACCOUNT_DIR = '/var/run/secrets/kubernetes.io/serviceaccount'
 IN_CLUSTER_SERVER = 'https://kubernetes.default.svc'
+
+# As upstream: in-cluster and pykube credentials win over kubeconfig and client-loaded ones.
+PRIORITY_OF_PYKUBE = 20
+PRIORITY_OF_CLIENT = 10
+PRIORITY_OF_ASYNC_CLIENT = 15
+PRIORITY_OF_KUBECONFIG = 10
+PRIORITY_OF_SERVICE_ACCOUNT = 20
 
 
 def login_with_kubeconfig(**_: Any) -> credentials.ConnectionInfo | None:
@@ -19,7 +31,7 @@ def login_with_kubeconfig(**_: Any) -> credentials.ConnectionInfo | None:
     paths = kubeconfig.config_paths()
     if not paths:
         return None
-    return kubeconfig.load(paths)
+    return dataclasses.replace(kubeconfig.load(paths), priority=PRIORITY_OF_KUBECONFIG)
 
 
 def login_with_service_account(*, directory: str = SERVICE_ACCOUNT_DIR, **_: Any) -> credentials.ConnectionInfo | None:
@@ -41,6 +53,7 @@ def login_with_service_account(*, directory: str = SERVICE_ACCOUNT_DIR, **_: Any
         ca_path=str(ca_path) if ca_path.is_file() else None,
         token=token_path.read_text().strip() or None,
         default_namespace=namespace_path.read_text().strip() or None if namespace_path.is_file() else None,
+        priority=PRIORITY_OF_SERVICE_ACCOUNT,
     )
 
 
@@ -69,6 +82,7 @@ def login_via_pykube(**_: Any) -> credentials.ConnectionInfo | None:
         private_key_path=key.filename() if key is not None else None,
         default_namespace=config.namespace,
         proxy_url=cluster.get('proxy-url'),
+        priority=PRIORITY_OF_PYKUBE,
     )
 
 
@@ -106,6 +120,7 @@ def login_via_client(**_: Any) -> credentials.ConnectionInfo | None:
         private_key_path=config.key_file,
         default_namespace=namespace,
         proxy_url=config.proxy,
+        priority=PRIORITY_OF_CLIENT,
     )
 
 
@@ -162,4 +177,31 @@ async def login_via_async_client(**_: Any) -> credentials.ConnectionInfo | None:
         private_key_path=config.key_file,
         default_namespace=namespace,
         proxy_url=config.proxy,
+        priority=PRIORITY_OF_ASYNC_CLIENT,
     )
+
+
+async def login_by_defaults() -> list[credentials.ConnectionInfo]:
+    """The built-in fallback when there are no `@kopf.on.login()` handlers (as upstream):
+    pykube-ng and/or the `kubernetes` client if installed, else the service account and kubeconfig.
+    A source that fails is logged and skipped (errors of the built-ins are ignored, as upstream's are).
+    """
+    import importlib.util
+
+    fns: list[Any]
+    has_pykube = importlib.util.find_spec('pykube') is not None
+    has_client = importlib.util.find_spec('kubernetes') is not None
+    if has_pykube or has_client:
+        fns = ([login_via_pykube] if has_pykube else []) + ([login_via_client] if has_client else [])
+    else:
+        fns = [login_with_service_account, login_with_kubeconfig]
+    found: list[credentials.ConnectionInfo] = []
+    for fn in fns:
+        try:
+            info = await asyncio.to_thread(fn)
+        except errors.LoginError as exc:
+            logger.warning(f'Login via {fn.__name__} failed: {exc}')
+            continue
+        if info is not None:
+            found.append(info)
+    return found

@@ -15,6 +15,9 @@ Rules:
   objects are not yielded again. So a consumer never sees the same (uid, resourceVersion) twice.
 - An event with the same (uid, resourceVersion) as the last one yielded for that uid is swallowed.
 - List items get the `kind` and `apiVersion` of the list (built-in lists omit them on items).
+- With `streaming` (the initial listing streamed by the watch itself): ADDED events are the listing
+  (yielded as `type: None`, not moving the resourceVersion) until the BOOKMARK annotated
+  `k8s.io/initial-events-end`, which ends the listing: its resourceVersion is where to resume.
 """
 import dataclasses
 import enum
@@ -64,6 +67,7 @@ class WatchState:
     listed: bool = False  # the initial listing has completed once (LISTED was yielded)
     known: dict[str, tuple[str | None, RawBody]] = dataclasses.field(default_factory=dict)  # uid → (rv, body)
     listing: set[str] | None = None  # uids seen so far in an ongoing (re-)listing
+    streaming: bool = False  # the initial listing comes as watch events (`sendInitialEvents=true`)
 
     @property
     def needs_listing(self) -> bool:
@@ -112,6 +116,7 @@ def _step_page(state: WatchState, page: Page) -> list[StreamItem]:
             result.append({'type': 'MODIFIED', 'object': body})
     if page.continue_token:
         return result
+    state.streaming = False
     for uid in [uid for uid in state.known if uid not in state.listing]:
         _, body = state.known.pop(uid)
         result.append({'type': 'DELETED', 'object': body})
@@ -135,6 +140,8 @@ def _step_event(state: WatchState, event: Mapping[str, Any]) -> list[StreamItem]
             return []
         raise errors.map_error(code if isinstance(code, int) else 500, {'kind': 'Status', **obj})
     uid, rv = _key(obj)
+    if state.streaming:
+        return _step_streamed(state, etype, obj, uid, rv)
     if etype == 'BOOKMARK':
         if rv:
             state.resource_version = rv
@@ -151,3 +158,29 @@ def _step_event(state: WatchState, event: Mapping[str, Any]) -> list[StreamItem]
     else:
         state.known[uid] = (rv, obj)
     return [{'type': etype, 'object': obj}]
+
+
+INITIAL_EVENTS_END = 'k8s.io/initial-events-end'
+
+
+def _step_streamed(state: WatchState, etype: Any, obj: RawBody, uid: str, rv: str | None) -> list[StreamItem]:
+    if etype == 'BOOKMARK':
+        annotations = (obj.get('metadata') or {}).get('annotations') or {}
+        if annotations.get(INITIAL_EVENTS_END) != 'true':
+            return []
+        return _step_page(state, Page(items=[], resource_version=rv))  # ends the listing as its last page
+    if etype not in ('ADDED', 'MODIFIED', 'DELETED'):
+        return []
+    if state.listing is None:
+        state.listing = set()
+    previous = state.known.get(uid)
+    if etype == 'DELETED':
+        state.known.pop(uid, None)
+        state.listing.discard(uid)
+        return [{'type': 'DELETED', 'object': obj}] if previous is not None else []
+    state.listing.add(uid)
+    state.known[uid] = (rv, obj)
+    if previous is not None and previous[0] == rv:
+        return []
+    return [{'type': None, 'object': obj}]
+

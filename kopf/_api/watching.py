@@ -5,6 +5,8 @@ The decisions are `streams.step()`'s; here is only the waiting and talking:
   resourceVersion with `allowWatchBookmarks=true` (and `timeoutSeconds` = `server_timeout`).
 - A stream that ends, breaks or stays silent for `inactivity_timeout` is reopened from the last
   seen resourceVersion after `reconnect_backoff`; a 410 (in the stream or as an answer) re-lists.
+- With `settings.watching.initial_streaming`, the first watch streams the initial listing itself
+  (`sendInitialEvents=true`); if that stream breaks before the listing ends, it is LISTed instead.
 - Opening a watch is retried forever (connection errors, 5xx, 429, 403); a 404 (the resource is
   gone from the cluster) ends the iterator with `APINotFoundError`.
 """
@@ -13,12 +15,14 @@ import itertools
 import json
 import logging
 from collections.abc import AsyncIterator, Iterator, Mapping
+from typing import Any
 
 import aiohttp
 
 from kopf._api import client as client_
 from kopf._api import errors, streams
-from kopf._model import resources
+from kopf._model import resources, selectors
+from kopf._model import settings as settings_
 
 logger = logging.getLogger('kopf._api.watching')
 
@@ -29,6 +33,31 @@ def _forever(backoffs: errors.Backoffs) -> Iterator[float]:
     for last in errors.iter_backoffs(backoffs):
         yield last
     yield from itertools.repeat(last)
+
+
+def _as_selector(key: Any) -> selectors.Selector:
+    if isinstance(key, selectors.Selector):
+        return key
+    if isinstance(key, tuple):
+        return selectors.parse_selector(*key)
+    return selectors.parse_selector(key)
+
+
+def server_side_selectors(settings: settings_.OperatorSettings, resource: resources.Resource) -> dict[str, str]:
+    """The `labelSelector`, `fieldSelector`, `shardSelector` of `settings.watching` that apply to the resource.
+
+    Label & field selectors of all matching entries are de-duplicated, sorted and joined with commas;
+    of the shard selectors, only the first matching entry is used.
+    """
+    watching = settings.watching
+    params: dict[str, str] = {}
+    for name, mapping, joined in [('labelSelector', watching.label_selectors, True),
+                                  ('fieldSelector', watching.field_selectors, True),
+                                  ('shardSelector', watching.shard_selectors, False)]:
+        values = [value for key, value in mapping.items() if value and _as_selector(key).check(resource)]
+        if values:
+            params[name] = ','.join(sorted(set(values))) if joined else values[0]
+    return params
 
 
 async def list_pages(
@@ -78,14 +107,19 @@ async def watch_objs(
     """Every change of the resource's objects, once each: listed (type None), LISTED, then watch events."""
     state = state if state is not None else streams.WatchState()
     watching = client.settings.watching
-    selectors = {key: value for key, value in [('labelSelector', label_selector),
-                                                ('fieldSelector', field_selector)] if value}
+    query = server_side_selectors(client.settings, resource)
+    for key, value in [('labelSelector', label_selector), ('fieldSelector', field_selector)]:
+        if value:
+            query[key] = ','.join(sorted({*query[key].split(','), value})) if key in query else value
     where = f'{resource.name} in {namespace!r}' if namespace else f'{resource.name} cluster-wide'
     path = resource.get_url(namespace=namespace)
+    streamed = False  # the initial listing is streamed at most once; after a failure, it is listed
     while True:
-        if state.needs_listing:
+        state.streaming = state.needs_listing and not state.listed and watching.initial_streaming and not streamed
+        streamed = streamed or state.streaming
+        if state.needs_listing and not state.streaming:
             try:
-                async for page in list_pages(client, resource, namespace, params=selectors):
+                async for page in list_pages(client, resource, namespace, params=query):
                     for item in streams.step(state, page):
                         yield item
             except errors.APIClientError as exc:
@@ -94,8 +128,11 @@ async def watch_objs(
                 logger.info(f'The listing of {where} expired midway; listing again.')
                 state.restart_listing()
                 continue
-        params = {'watch': 'true', 'allowWatchBookmarks': 'true', **selectors}
-        params['resourceVersion'] = state.resource_version or '0'
+        params = {'watch': 'true', 'allowWatchBookmarks': 'true', **query}
+        if state.streaming:
+            params.update(sendInitialEvents='true', resourceVersionMatch='NotOlderThan')
+        else:
+            params['resourceVersion'] = state.resource_version or '0'
         if watching.server_timeout is not None:
             params['timeoutSeconds'] = str(int(watching.server_timeout))
         try:
@@ -104,7 +141,7 @@ async def watch_objs(
                 async for line in _lines(response, watching.inactivity_timeout):
                     for item in streams.step(state, json.loads(line)):
                         yield item
-                    if state.needs_listing:
+                    if state.needs_listing and not state.streaming:
                         logger.info(f'The watch of {where} is too old (410 Expired); re-listing.')
                         break
         except errors.APIClientError as exc:

@@ -262,3 +262,34 @@ def test_login_via_client(tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatc
     assert info is not None
     assert (info.server, info.scheme, info.token, info.default_namespace) == (
         'https://1.2.3.4:6443', 'Bearer', 'kc', 'ns1')
+
+
+def test_priorities_of_the_builtin_logins(tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = write(tmp_path / 'cfg', config(user={'token': 'T'}))
+    monkeypatch.setenv('KUBECONFIG', str(path))
+    monkeypatch.delenv('KUBERNETES_SERVICE_HOST', raising=False)
+    (tmp_path / 'token').write_text('t')
+    assert (info := loginning.login_with_kubeconfig()) is not None and info.priority == 10
+    assert (info := loginning.login_with_service_account(directory=str(tmp_path))) is not None
+    assert info.priority == 20
+    assert (info := loginning.login_via_pykube()) is not None and info.priority == 20
+    assert (info := loginning.login_via_client()) is not None and info.priority == 10
+
+
+async def test_login_by_defaults_uses_the_installed_clients(tmp_path: pathlib.Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    path = write(tmp_path / 'cfg', config(user={'token': 'T'}))
+    monkeypatch.setenv('KUBECONFIG', str(path))
+    monkeypatch.delenv('KUBERNETES_SERVICE_HOST', raising=False)
+    found = await loginning.login_by_defaults()
+    assert sorted(info.priority for info in found) == [10, 20]  # the kubernetes client & pykube-ng
+    assert {info.token for info in found} == {'T'}
+
+
+async def test_login_by_defaults_skips_failures(tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch,
+                                                caplog: pytest.LogCaptureFixture) -> None:
+    monkeypatch.setenv('KUBECONFIG', str(tmp_path / 'missing'))
+    monkeypatch.setenv('HOME', str(tmp_path))
+    monkeypatch.delenv('KUBERNETES_SERVICE_HOST', raising=False)
+    assert await loginning.login_by_defaults() == []
+    assert any('failed' in record.getMessage() for record in caplog.records)

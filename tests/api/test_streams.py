@@ -123,3 +123,27 @@ def test_restarted_initial_listing_yields_nothing_twice() -> None:
     state.restart_listing()
     out = step(state, Page([obj('a', '1'), obj('b', '2')], '6'))
     assert types(out) == [(None, 'b'), LISTED]
+
+
+def _end_bookmark(rv: str) -> dict[str, Any]:
+    return ev('BOOKMARK', {'kind': 'X', 'apiVersion': 'v1', 'metadata': {
+        'resourceVersion': rv, 'annotations': {'k8s.io/initial-events-end': 'true'}}})
+
+
+def test_streamed_initial_listing() -> None:
+    state = WatchState(streaming=True)
+    assert types(step(state, ev('ADDED', obj('a', '1')))) == [(None, 'a')]
+    assert types(step(state, ev('ADDED', obj('b', '3')))) == [(None, 'b')]
+    assert state.needs_listing  # the synthetic events' RVs are not stream positions
+    plain = {'kind': 'X', 'apiVersion': 'v1', 'metadata': {'resourceVersion': '4'}}
+    assert step(state, ev('BOOKMARK', plain)) == []
+    assert types(step(state, _end_bookmark('9'))) == [LISTED]
+    assert state.resource_version == '9'
+    assert not state.streaming and state.listed
+    assert types(step(state, ev('MODIFIED', obj('a', '10')))) == [('MODIFIED', 'a')]
+
+
+def test_streamed_listing_without_objects() -> None:
+    state = WatchState(streaming=True)
+    assert types(step(state, _end_bookmark('9'))) == [LISTED]
+    assert state.resource_version == '9'

@@ -9,7 +9,7 @@ from kopf._api import streams
 from kopf._model import resources
 from kopf._model.settings import OperatorSettings
 
-from .watchers import NS, Consumer, create, patch, rv
+from .watchers import NS, Consumer, create, kex, patch, rv
 
 
 @pytest.mark.looptime
@@ -175,3 +175,54 @@ async def test_consistency_under_dropped_streams_and_one_compaction(
     assert consumer.seen() == log
     assert compacted
     assert dropped >= 15
+
+
+def test_server_side_selectors_from_settings() -> None:
+    from kopf._api import watching
+    from kopf._model.selectors import EVERYTHING
+    settings = OperatorSettings()
+    kex = resources.Resource('kopf.dev', 'v1', 'kopfexamples', kind='KopfExample')
+    pods = resources.Resource('', 'v1', 'pods', kind='Pod')
+    settings.watching.label_selectors['kopfexamples'] = 'b=2'
+    settings.watching.label_selectors[('kopf.dev', 'kopfexamples')] = 'a=1'
+    settings.watching.label_selectors[EVERYTHING] = 'a=1'
+    settings.watching.field_selectors[('v1', 'pods')] = 'spec.nodeName=n1'
+    settings.watching.shard_selectors[EVERYTHING] = 'first'
+    settings.watching.shard_selectors['pods'] = 'second'
+    assert watching.server_side_selectors(settings, kex) == {'labelSelector': 'a=1,b=2', 'shardSelector': 'first'}
+    assert watching.server_side_selectors(settings, pods) == {
+        'labelSelector': 'a=1', 'fieldSelector': 'spec.nodeName=n1', 'shardSelector': 'first'}
+
+
+@pytest.mark.looptime
+async def test_label_selectors_are_sent_and_honoured(
+        client: client_.APIClient, crd: resources.Resource, cluster: Any, settings: OperatorSettings,
+        consumers: list[Consumer]) -> None:
+    settings.watching.label_selectors['kopfexamples'] = 'app=mine'
+    await client.request('POST', NS, payload={**kex('other'), 'metadata': {'name': 'other'}})
+    mine = await client.request('POST', NS, payload={**kex('mine'), 'metadata': {
+        'name': 'mine', 'labels': {'app': 'mine'}}})
+    consumer = Consumer(client, crd, namespace='default')
+    consumers.append(consumer)
+    await consumer.wait_for(lambda c: streams.LISTED in c.items)
+    assert consumer.seen() == [(mine['metadata']['uid'], rv(mine))]
+    queries = [r['query'] for r in cluster.request_log() if r['path'] == NS and r['method'] == 'GET']
+    assert queries and all('labelSelector=app%3Dmine' in q for q in queries)
+
+
+@pytest.mark.looptime
+async def test_initial_streaming(client: client_.APIClient, crd: resources.Resource, cluster: Any,
+                                 settings: OperatorSettings, consumers: list[Consumer]) -> None:
+    settings.watching.initial_streaming = True
+    a = await create(client, 'a')
+    b = await create(client, 'b')
+    consumer = Consumer(client, crd, namespace='default')
+    consumers.append(consumer)
+    await consumer.wait_for(lambda c: streams.LISTED in c.items)
+    assert [(e['type'], e['object']['metadata']['name']) for e in consumer.events] == [(None, 'a'), (None, 'b')]
+    c = await create(client, 'c')
+    await consumer.wait_for_rv(rv(c))
+    assert consumer.seen() == [(o['metadata']['uid'], rv(o)) for o in [a, b, c]]
+    gets = [r['query'] for r in cluster.request_log() if r['path'] == NS and r['method'] == 'GET']
+    assert all('watch=true' in q for q in gets)  # no LIST at all
+    assert 'sendInitialEvents=true' in gets[0] and 'resourceVersionMatch=NotOlderThan' in gets[0]
