@@ -38,7 +38,7 @@ from kopf._model.errors import (
 from kopf._model.filters import ABSENT, PRESENT, all_, any_, none_, not_
 from kopf._model.handlers import Operation
 from kopf._model.ids import HandlerId
-from kopf._model.kwargs import Headers, SSLPeer, UserInfo
+from kopf._model.kwargs import Headers, Logger, SSLPeer, UserInfo
 from kopf._model.memos import Memo
 from kopf._model.registries import OperatorRegistry, get_default_registry, set_default_registry
 from kopf._model.resources import Resource
@@ -108,6 +108,7 @@ __all__ = [
     'HandlerRetryError',
     'HandlerTimeoutError',
     'Headers',
+    'Logger',
     'Memo',
     'Operation',
     'OperatorRegistry',

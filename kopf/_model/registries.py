@@ -127,16 +127,18 @@ class OperatorRegistry:
 
     def iter_changing_handlers(self, cause: ChangingCause) -> Iterator[ChangingHandler]:
         """The change handlers due for this cause (resume handlers mixed in where they apply)."""
+        kwargs = filter_kwargs(cause)
         yield from _dedup(
             handler for handler in self._iter_matching(ChangingHandler, cause, dedup=False)
-            if _match_reason(handler, cause) and _match_change(handler, cause, filter_kwargs(cause))
+            if _match_reason(handler, cause) and _match_change(handler, cause, kwargs)
         )
 
     def iter_subhandlers(self, cause: ChangingCause) -> Iterator[ChangingHandler]:
         """Sub-handlers run under their parent's cause: only filters and field changes decide."""
+        kwargs = filter_kwargs(cause)
         yield from _dedup(
             handler for handler in self._iter_matching(ChangingHandler, cause, dedup=False)
-            if _match_change(handler, cause, filter_kwargs(cause))
+            if _match_change(handler, cause, kwargs)
         )
 
     def prematch(self, cause: ChangingCause) -> bool:
