@@ -93,7 +93,8 @@ class APIClient:
             item = await self.vault.select()
             session = self._session(item)
             kwargs = self._request_kwargs(item, session)
-            kwargs.setdefault('headers', {})['Content-Type'] = content_type
+            if data is not None:
+                kwargs.setdefault('headers', {})['Content-Type'] = content_type
             try:
                 async with session.request(method, item.server + path, params=params, data=data,
                                            timeout=timeout, **kwargs) as response:

@@ -8,7 +8,8 @@ The decisions are `streams.step()`'s; here is only the waiting and talking:
 - With `settings.watching.initial_streaming`, the first watch streams the initial listing itself
   (`sendInitialEvents=true`); if that stream breaks before the listing ends, it is LISTed instead.
 - Opening a watch is retried forever (connection errors, 5xx, 429, 403); a 404 (the resource is
-  gone from the cluster) ends the iterator with `APINotFoundError`.
+  gone from the cluster) ends the iterator with `APINotFoundError`. A 5xx ERROR event inside the
+  stream reconnects (from the last resourceVersion); other ERROR events are raised.
 """
 import asyncio
 import itertools
@@ -149,6 +150,8 @@ async def watch_objs(
                 raise
             state.resource_version = None
             logger.info(f'The watch of {where} is too old (410 Expired); re-listing.')
+        except errors.APIServerError as exc:  # an ERROR event in the stream: resume from the last RV
+            logger.warning(f'The watch of {where} reported a server error ({exc}); reconnecting.')
         except TimeoutError:
             logger.info(f'The watch of {where} was silent for {watching.inactivity_timeout}s; reconnecting.')
         except (aiohttp.ClientError, ConnectionError) as exc:

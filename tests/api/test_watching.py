@@ -226,3 +226,12 @@ async def test_initial_streaming(client: client_.APIClient, crd: resources.Resou
     gets = [r['query'] for r in cluster.request_log() if r['path'] == NS and r['method'] == 'GET']
     assert all('watch=true' in q for q in gets)  # no LIST at all
     assert 'sendInitialEvents=true' in gets[0] and 'resourceVersionMatch=NotOlderThan' in gets[0]
+
+
+@pytest.mark.looptime
+async def test_an_unknown_resource_ends_the_iterator(client: client_.APIClient) -> None:
+    from kopf._api import errors, watching
+    missing = resources.Resource('kopf.dev', 'v1', 'nothings', namespaced=True)
+    with pytest.raises(errors.APINotFoundError):
+        async for _ in watching.watch_objs(client, missing):
+            pass
