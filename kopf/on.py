@@ -206,7 +206,7 @@ class _Registrar:
 
     def _filters(self) -> dict[str, Any]:
         opts = self.options
-        field = fields.parse_field(opts['field']) if opts.get('field') is not None else None
+        field = fields.parse_field(opts['field']) or None if opts.get('field') is not None else None
         has_value = opts.get('value') is not None
         has_old_new = opts.get('old') is not None or opts.get('new') is not None
         if (has_value or has_old_new) and not field:

@@ -6,6 +6,7 @@ The progress state machine reads `.id`, `.timeout`, `.retries`, `.backoff`, `.er
 """
 import dataclasses
 import enum
+import warnings
 from collections.abc import Callable, Collection
 from typing import Any, ClassVar, Literal
 
@@ -113,6 +114,5 @@ class WebhookHandler(ResourceHandler):
     @property
     def operation(self) -> str | None:
         """Deprecated (since upstream 1.37): the single operation, if only one is set."""
-        import warnings
         warnings.warn('handler.operation is deprecated; use handler.operations.', DeprecationWarning, stacklevel=2)
         return next(iter(self.operations)) if self.operations and len(self.operations) == 1 else None
