@@ -73,9 +73,8 @@ def unknown_fields(obj: Any, schema: Mapping[str, Any] | None) -> list[FieldPath
     if schema is None:
         return []
     paths = schemas.unknown_fields(obj, schema)
-    metadata = obj.get('metadata') if isinstance(obj, Mapping) else None
-    if isinstance(metadata, Mapping):
-        paths += [('metadata', key) for key in metadata if key not in schemas.OBJECT_META_FIELDS]
+    if isinstance(obj, Mapping):
+        paths += schemas.unknown_metadata_fields(obj)
     return paths
 
 

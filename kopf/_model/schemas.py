@@ -27,12 +27,26 @@ from typing import Any, Final
 
 from kopf._model.fields import MISSING, FieldPath
 
-# Metadata keys kept when metadata is decoded through ObjectMeta (in the order of the Go struct).
-OBJECT_META_FIELDS: Final[frozenset[str]] = frozenset({
-    'name', 'generateName', 'namespace', 'selfLink', 'uid', 'resourceVersion', 'generation',
-    'creationTimestamp', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'labels', 'annotations',
-    'ownerReferences', 'finalizers', 'managedFields',
-})
+_STR: Final[Mapping[str, Any]] = {'type': 'string'}
+_INT: Final[Mapping[str, Any]] = {'type': 'integer'}
+_BOOL: Final[Mapping[str, Any]] = {'type': 'boolean'}
+_STR_MAP: Final[Mapping[str, Any]] = {'type': 'object', 'additionalProperties': _STR}
+
+# ObjectMeta as a structural schema: what survives when metadata is decoded through the Go struct.
+OBJECT_META_SCHEMA: Final[Mapping[str, Any]] = {'type': 'object', 'properties': {
+    'name': _STR, 'generateName': _STR, 'namespace': _STR, 'selfLink': _STR, 'uid': _STR,
+    'resourceVersion': _STR, 'generation': _INT, 'creationTimestamp': _STR, 'deletionTimestamp': _STR,
+    'deletionGracePeriodSeconds': _INT, 'labels': _STR_MAP, 'annotations': _STR_MAP,
+    'ownerReferences': {'type': 'array', 'items': {'type': 'object', 'properties': {
+        'apiVersion': _STR, 'kind': _STR, 'name': _STR, 'uid': _STR, 'controller': _BOOL, 'blockOwnerDeletion': _BOOL,
+    }}},
+    'finalizers': {'type': 'array', 'items': _STR},
+    'managedFields': {'type': 'array', 'items': {'type': 'object', 'properties': {
+        'manager': _STR, 'operation': _STR, 'apiVersion': _STR, 'time': _STR, 'fieldsType': _STR,
+        'fieldsV1': {'type': 'object', 'x-kubernetes-preserve-unknown-fields': True}, 'subresource': _STR,
+    }}},
+}}
+OBJECT_META_FIELDS: Final[frozenset[str]] = frozenset(OBJECT_META_SCHEMA['properties'])
 
 # The keys of a resource root (or an x-kubernetes-embedded-resource) that pruning never touches.
 RESOURCE_KEYS: Final[frozenset[str]] = frozenset({'apiVersion', 'kind', 'metadata'})
@@ -90,14 +104,25 @@ def _walk(obj: Any, schema: Mapping[str, Any], *, embedded_root: bool, mutate: b
 
 
 def normalise_metadata(obj: MutableMapping[str, Any]) -> list[FieldPath]:
-    """Drop the root metadata keys that ObjectMeta does not have; return their paths."""
+    """Drop what ObjectMeta does not have from the root metadata (deeply, e.g. in ownerReferences); return the paths.
+
+    Metadata of nested `x-kubernetes-embedded-resource` objects is normalised by `prune` itself.
+    """
+    return _walk_metadata(obj, mutate=True)
+
+
+def unknown_metadata_fields(obj: Mapping[str, Any]) -> list[FieldPath]:
+    """The paths that `normalise_metadata` would drop, without modifying `obj`."""
+    return _walk_metadata(obj, mutate=False)
+
+
+def _walk_metadata(obj: Mapping[str, Any], *, mutate: bool) -> list[FieldPath]:
     metadata = obj.get('metadata')
-    if not isinstance(metadata, MutableMapping):
+    if not isinstance(metadata, dict):
         return []
-    unknown = [key for key in metadata if key not in OBJECT_META_FIELDS]
-    for key in unknown:
-        del metadata[key]
-    return [('metadata', key) for key in unknown]
+    pruned: list[FieldPath] = []
+    _prune(metadata, OBJECT_META_SCHEMA, ('metadata',), pruned, mutate)
+    return pruned
 
 
 def survives(schema: Mapping[str, Any] | None, path: FieldPath, *, value: Any = MISSING) -> bool:
@@ -116,12 +141,13 @@ def survives(schema: Mapping[str, Any] | None, path: FieldPath, *, value: Any = 
         if node is None:
             return False
         if (depth == 0 or node.get(EMBEDDED)) and key in RESOURCE_KEYS:
-            # Skipped by pruning if a string (apiVersion, kind) or a map (metadata, normalised separately).
-            if depth == len(path) - 1 and value is not MISSING:
-                return _is_resource_key(key, value)
+            # Skipped by pruning if a string (apiVersion, kind) or a map (metadata, then normalised).
+            if depth == len(path) - 1 and value is not MISSING and not _is_resource_key(key, value):
+                return False
             if key != 'metadata':
                 return depth == len(path) - 1
-            return depth > 0 or len(path) == 1 or path[1] in OBJECT_META_FIELDS
+            node, inherited = OBJECT_META_SCHEMA, False
+            continue
         preserving = inherited or bool(node.get(PRESERVE))
         child = _child_schema(node, key)
         if child is _UNDECLARED:
@@ -183,6 +209,8 @@ def _prune(value: Any, schema: Mapping[str, Any] | None, path: FieldPath, pruned
         for key in list(value):
             child = value[key]
             if embedded and _is_resource_key(key, child):
+                if key == 'metadata' and path:  # an embedded resource's metadata, decoded through ObjectMeta
+                    _prune(child, OBJECT_META_SCHEMA, path + (key,), pruned, mutate)
                 continue
             if key in properties:
                 _prune(child, properties[key], path + (key,), pruned, mutate)
@@ -209,6 +237,8 @@ def _skip_prune(value: Any, schema: Mapping[str, Any], path: FieldPath, pruned: 
         additional = schema.get('additionalProperties')
         for key, child in value.items():
             if embedded and key in RESOURCE_KEYS:
+                if key == 'metadata' and path and isinstance(child, dict):
+                    _prune(child, OBJECT_META_SCHEMA, path + (key,), pruned, mutate)
                 continue
             if key in properties:
                 _prune(child, properties[key], path + (key,), pruned, mutate)

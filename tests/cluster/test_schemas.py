@@ -240,6 +240,32 @@ def test_normalise_metadata() -> None:
     assert obj == {'metadata': {'name': 'x', 'labels': {'a': 'b'}, 'finalizers': ['f']}}
 
 
+def test_normalise_metadata_deeply() -> None:
+    obj = {'metadata': {'name': 'x',
+                        'ownerReferences': [{'uid': 'u', 'kind': 'K', 'name': 'n', 'controller': True, 'junk': 1}],
+                        'managedFields': [{'manager': 'm', 'fieldsV1': {'f:spec': {'f:x': {}}}, 'extra': 2}]}}
+    expected = [('metadata', 'ownerReferences', '0', 'junk'), ('metadata', 'managedFields', '0', 'extra')]
+    assert schemas.unknown_metadata_fields(obj) == expected
+    assert 'junk' in obj['metadata']['ownerReferences'][0]
+    paths = schemas.normalise_metadata(obj)
+    assert paths == expected
+    assert obj == {'metadata': {'name': 'x',
+                                'ownerReferences': [{'uid': 'u', 'kind': 'K', 'name': 'n', 'controller': True}],
+                                'managedFields': [{'manager': 'm', 'fieldsV1': {'f:spec': {'f:x': {}}}}]}}
+    assert [schemas.format_path(p) for p in paths] == ['metadata.ownerReferences[0].junk',
+                                                       'metadata.managedFields[0].extra']
+
+
+def test_embedded_resource_metadata_is_normalised_by_prune() -> None:
+    schema = root(template={'type': 'object', 'x-kubernetes-embedded-resource': True,
+                            'x-kubernetes-preserve-unknown-fields': True})
+    obj = {'template': {'apiVersion': 'v1', 'kind': 'Pod', 'metadata': {'name': 'p', 'labels': {'a': 'b'}, 'junk': 1},
+                        'spec': {'anything': 1}}}
+    assert schemas.prune(obj, schema) == [('template', 'metadata', 'junk')]
+    assert obj == {'template': {'apiVersion': 'v1', 'kind': 'Pod', 'metadata': {'name': 'p', 'labels': {'a': 'b'}},
+                                'spec': {'anything': 1}}}
+
+
 def test_normalise_metadata_without_metadata() -> None:
     obj: dict[str, Any] = {'spec': {}}
     assert schemas.normalise_metadata(obj) == []
@@ -258,6 +284,8 @@ SURVIVAL = [
     (STRICT, ('metadata', 'labels', 'x'), True),
     (STRICT, ('metadata', 'finalizers'), True),
     (STRICT, ('metadata', 'junk'), False),
+    (STRICT, ('metadata', 'ownerReferences', '0', 'uid'), True),
+    (STRICT, ('metadata', 'ownerReferences', '0', 'junk'), False),
     (STRICT, ('metadata',), True),
     (STRICT, ('kind',), True),
     (KOPF_EXAMPLE, ('status', 'kopf', 'progress', 'create_fn'), True),
@@ -277,6 +305,8 @@ SURVIVAL = [
     (root(list={'type': 'array', 'items': {'type': 'object', 'properties': {'n': STRING}}}), ('list', '3', 'm'), False),
     (root(list={'type': 'array', 'items': PRESERVE}), ('list', '0', 'any'), True),
     (root(t={'type': 'object', 'x-kubernetes-embedded-resource': True}), ('t', 'metadata', 'name'), True),
+    (root(t={'type': 'object', 'x-kubernetes-embedded-resource': True}), ('t', 'metadata', 'junk'), False),
+    (root(t={'type': 'object', 'x-kubernetes-embedded-resource': True}), ('t', 'metadata', 'labels', 'x'), True),
     (root(t={'type': 'object', 'x-kubernetes-embedded-resource': True}), ('t', 'spec'), False),
     (None, ('status', 'kopf', 'anything'), True),
 ]
