@@ -175,9 +175,8 @@ def _utcnow() -> datetime.datetime:
 class Vault:
     """The credentials in use; re-login on exhaustion, exactly once per exhaustion, for all waiters."""
 
-    def __init__(self, login: LoginFn | None = None, *, now: Callable[[], datetime.datetime] = _utcnow) -> None:
+    def __init__(self, login: LoginFn | None = None) -> None:
         self._login = login
-        self._now = now
         self._items: list[VaultItem] = []
         self._rejected: set[ConnectionInfo] = set()
         self._lock = asyncio.Lock()
@@ -193,7 +192,7 @@ class Vault:
                 self._items.append(VaultItem(item))
 
     def _valid(self) -> list[VaultItem]:
-        now = self._now()
+        now = _utcnow()
         expired = [item for item in self._items if item.credentials.is_expired(now)]
         for item in expired:
             self._discard(item)

@@ -145,3 +145,36 @@ async def test_connection_errors_are_retried(settings: OperatorSettings) -> None
         assert errors.is_retriable(info.value)
     finally:
         await api.close()
+
+
+@pytest.mark.looptime
+async def test_request_timeout_is_retried(client: client_.APIClient, cluster: Any, settings: OperatorSettings) -> None:
+    import asyncio
+    settings.networking.request_timeout = 2
+    cluster.delay('GET', CM_PATH, seconds=10, count=1)
+    loop = asyncio.get_running_loop()
+    start = loop.time()
+    result = await client.request('GET', CM_PATH)
+    assert result['kind'] == 'ConfigMapList'
+    assert loop.time() - start == pytest.approx(3, abs=0.5)  # 2s timeout + 1s backoff
+
+
+async def test_user_made_aiohttp_session_gets_our_user_agent(cluster: Any, settings: OperatorSettings) -> None:
+    import aiohttp
+
+    from kopf._api import credentials
+    seen: list[str] = []
+
+    async def on_request_start(session: Any, ctx: Any, params: aiohttp.TraceRequestStartParams) -> None:
+        seen.append(params.headers.get('User-Agent', ''))
+
+    trace = aiohttp.TraceConfig()
+    trace.on_request_start.append(on_request_start)
+    async with aiohttp.ClientSession(trace_configs=[trace]) as session:
+        vault = credentials.Vault()
+        vault.populate([credentials.AiohttpSession(cluster.url, session)])
+        api = client_.APIClient(vault, settings)
+        assert (await api.request('GET', '/version'))['major'] == '1'
+        await api.close()
+        assert not session.closed  # the user's session is the user's to close
+    assert seen and seen[0].startswith('kopf/')

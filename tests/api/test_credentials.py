@@ -153,8 +153,8 @@ async def test_vault_prefers_the_highest_priority() -> None:
 
 
 async def test_vault_drops_expired_credentials() -> None:
-    now = datetime.datetime(2030, 1, 1, tzinfo=datetime.UTC)
-    vault = Vault(now=lambda: now)
+    now = datetime.datetime.now(datetime.UTC)
+    vault = Vault()
     vault.populate([ConnectionInfo(server='https://old', priority=9, expiration=now),
-                    ConnectionInfo(server='https://new', expiration=now + datetime.timedelta(hours=1))])
+                    ConnectionInfo(server='https://new', expiration=now + datetime.timedelta(days=1))])
     assert (await vault.select()).server == 'https://new'

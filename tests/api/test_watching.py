@@ -235,3 +235,20 @@ async def test_an_unknown_resource_ends_the_iterator(client: client_.APIClient) 
     with pytest.raises(errors.APINotFoundError):
         async for _ in watching.watch_objs(client, missing):
             pass
+
+
+@pytest.mark.looptime
+async def test_client_timeout_reopens_the_stream(
+        client: client_.APIClient, crd: resources.Resource, cluster: Any,
+        settings: OperatorSettings, consumers: list[Consumer]) -> None:
+    settings.watching.client_timeout = 4
+    cluster.set_bookmark_interval(1)  # not silent: only the client-side total timeout cuts it
+    consumer = Consumer(client, crd)
+    consumers.append(consumer)
+    await consumer.wait_for(lambda c: streams.LISTED in c.items)
+    await asyncio.sleep(9)
+    watches = [r for r in cluster.request_log() if 'watch=true' in r['query']]
+    assert len(watches) == 3
+    a = await create(client, 'a')
+    await consumer.wait_for_rv(rv(a))
+    assert consumer.seen() == [(a['metadata']['uid'], rv(a))]
