@@ -220,14 +220,27 @@ def _validate_array(value: list[Any], schema: Mapping[str, Any], path: FieldPath
 
 
 def _duplicates(values: list[Any]) -> list[tuple[int, Any]]:
-    seen: set[str] = set()
+    seen: set[Any] = set()
     result = []
     for position, value in enumerate(values):
-        key = json.dumps(value, sort_keys=True, separators=(',', ':'))
+        key = _identity(value)
         if key in seen:
             result.append((position, value))
         seen.add(key)
     return result
+
+
+def _identity(value: Any) -> Any:
+    """A hashable key equal for JSON-equal values (1 and 1.0 alike, True and 1 not)."""
+    if isinstance(value, bool) or value is None:
+        return (bool, value)
+    if isinstance(value, int | float):
+        return (float, value)
+    if isinstance(value, str):
+        return (str, value)
+    if isinstance(value, dict):
+        return (dict, frozenset((key, _identity(item)) for key, item in value.items()))
+    return (list, json.dumps(value, sort_keys=True, separators=(',', ':')))
 
 
 def _first_duplicate(values: list[Any]) -> int | None:
