@@ -23,7 +23,25 @@ def check_structural(schema: Any, *, field: str = 'spec.versions[0].schema.openA
         return [required(field, 'schemas are required')]
     causes: list[Cause] = []
     _check_node(schema, field, causes, level='root')
+    if not causes:  # defaults are checked only in structural schemas, as upstream does
+        _check_defaults(schema, field, causes)
     return sorted(causes, key=lambda cause: f'{cause["field"]}: {cause["message"]}')
+
+
+def _check_defaults(schema: Mapping[str, Any], field: str, causes: list[Cause]) -> None:
+    """Every `default` must be valid by the schema it stands in (upstream rejects the CRD otherwise)."""
+    from kopf._cluster import validation  # a cycle: validation re-exports check_structural
+
+    if 'default' in schema:
+        for cause in validation.validate_value(schema['default'], schema):
+            sub = cause['field']
+            causes.append({**cause, 'field': f'{field}.default' + (f'.{sub}' if sub and sub[0] != '[' else sub)})
+    for key, sub_schema in (schema.get('properties') or {}).items():
+        if isinstance(sub_schema, Mapping):
+            _check_defaults(sub_schema, f'{field}.properties[{key}]', causes)
+    for key in ('items', 'additionalProperties'):
+        if isinstance(schema.get(key), Mapping):
+            _check_defaults(schema[key], f'{field}.{key}', causes)
 
 
 _FORBIDDEN_KEYWORDS = ('$ref', 'definitions', 'dependencies', 'patternProperties', 'additionalItems', 'id', '$schema')

@@ -60,7 +60,7 @@ from kopf._model.fields import FieldPath
 from kopf._model.schemas import EMBEDDED, INT_OR_STRING, RESOURCE_KEYS, Index, format_path
 
 __all__ = [
-    'Cause', 'validate', 'apply_defaults', 'check_structural', 'unknown_fields',
+    'Cause', 'validate', 'validate_value', 'apply_defaults', 'check_structural', 'unknown_fields',
     'strict_decoding_message', 'unknown_field_warnings', 'warning_header', 'summarise', 'FORMATS',
 ]
 
@@ -107,6 +107,13 @@ def validate(obj: Any, schema: Mapping[str, Any] | None) -> list[Cause]:
         return []
     causes: list[Cause] = []
     _validate(obj, schema, (), causes, root=True)
+    return causes
+
+
+def validate_value(value: Any, schema: Mapping[str, Any]) -> list[Cause]:
+    """Validate a value (not a resource: no root keys are special) by a schema; fields are relative to it."""
+    causes: list[Cause] = []
+    _validate(value, schema, (), causes)
     return causes
 
 

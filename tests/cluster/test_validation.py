@@ -328,6 +328,12 @@ STRUCTURAL: list[tuple[str, Any, list[tuple[str, str]]]] = [
      [('FieldValueInvalid', 'S.properties[spec].properties[x].pattern')]),
     ('unique-items-forbidden', spec(x={'type': 'array', 'uniqueItems': True, 'items': {'type': 'string'}}),
      [('FieldValueForbidden', 'S.properties[spec].properties[x].uniqueItems')]),
+    ('default-valid', spec(n={'type': 'integer', 'default': 3}), []),
+    ('default-wrong-type', spec(n={'type': 'integer', 'default': 'x'}),
+     [('FieldValueTypeInvalid', 'S.properties[spec].properties[n].default')]),
+    ('default-nested-invalid', spec(o={'type': 'object', 'default': {'a': 'x'}, 'properties': {
+        'a': {'type': 'string', 'enum': ['y']}}}),
+     [('FieldValueNotSupported', 'S.properties[spec].properties[o].default.a')]),
     ('several-sorted', spec(b={}, a={}),
      [('FieldValueRequired', 'S.properties[spec].properties[a].type'),
       ('FieldValueRequired', 'S.properties[spec].properties[b].type')]),
