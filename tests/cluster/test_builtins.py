@@ -329,3 +329,21 @@ def test_builtins_do_not_enforce_openapi_required_or_enums(group: str, version: 
 def test_builtin_type_errors(group: str, version: str, kind: str, obj: Any, reason: str, field: str) -> None:
     causes = validation.validate(obj, builtins.schema_for(group, version, kind))
     assert [(cause['reason'], cause['field']) for cause in causes] == [(reason, field)]
+
+
+@pytest.mark.parametrize('group, version, kind, path, expected', [
+    ('', 'v1', 'Pod', ('spec', 'containers'), ('merge', 'name')),
+    ('', 'v1', 'Pod', ('spec', 'containers', '0', 'env'), ('merge', 'name')),
+    ('', 'v1', 'Pod', ('spec', 'containers', '0', 'volumeMounts'), ('merge', 'mountPath')),
+    ('', 'v1', 'Pod', ('spec', 'containers', '0', 'ports'), ('merge', 'containerPort')),
+    ('', 'v1', 'Service', ('spec', 'ports'), ('merge', 'port')),
+    ('', 'v1', 'ConfigMap', ('metadata', 'finalizers'), ('merge', None)),
+    ('', 'v1', 'ConfigMap', ('metadata', 'ownerReferences'), ('merge', 'uid')),
+    ('apps', 'v1', 'Deployment', ('spec', 'template', 'spec', 'imagePullSecrets'), ('merge', 'name')),
+    ('', 'v1', 'ConfigMap', ('data', 'key'), (None, None)),
+    ('', 'v1', 'Pod', ('spec', 'nope', 'deeper'), (None, None)),
+    ('kopf.dev', 'v1', 'KopfExample', ('spec',), (None, None)),
+])
+def test_patch_strategy_at(group: str, version: str, kind: str, path: tuple[str, ...],
+                           expected: tuple[str | None, str | None]) -> None:
+    assert builtins.patch_strategy_at(group, version, kind, path) == expected
