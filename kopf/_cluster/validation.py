@@ -345,7 +345,7 @@ FORMATS: dict[str, Callable[[str], bool]] = {
     'date': _is_date,
     'duration': lambda value: bool(_DURATION.match(value)),
     'uuid': _parses(uuid.UUID),
-    'byte': _parses(lambda value: base64.b64decode(value, validate=True)),
+    'byte': _parses(lambda value: base64.b64decode(value.replace('\r', '').replace('\n', ''), validate=True)),
     'ipv4': _parses(ipaddress.IPv4Address),
     'ipv6': _parses(ipaddress.IPv6Address),
     'cidr': _parses(lambda value: ipaddress.ip_network(value, strict=False)),
