@@ -347,3 +347,39 @@ def test_builtin_type_errors(group: str, version: str, kind: str, obj: Any, reas
 def test_patch_strategy_at(group: str, version: str, kind: str, path: tuple[str, ...],
                            expected: tuple[str | None, str | None]) -> None:
     assert builtins.patch_strategy_at(group, version, kind, path) == expected
+
+
+def test_generator_compaction_rules() -> None:
+    from kopf._cluster.data import generate
+
+    source = {
+        'description': 'dropped', 'type': ['object', 'null'], 'required': ['a'],
+        'x-kubernetes-group-version-kind': [{'group': '', 'version': 'v1', 'kind': 'X'}],
+        'properties': {
+            'port': {'$ref': '#/$defs/io.k8s.apimachinery.pkg.util.intstr.IntOrString'},
+            'time': {'$ref': '#/$defs/io.k8s.apimachinery.pkg.apis.meta.v1.Time', 'description': 'x'},
+            'raw': {'$ref': '#/$defs/io.k8s.apimachinery.pkg.runtime.RawExtension'},
+            'spec': {'$ref': '#/$defs/io.k8s.api.core.v1.PodSpec'},
+            'mode': {'type': 'string', 'enum': ['a', 'b']},
+            'list': {'type': ['array', 'null'], 'items': {'type': ['string', 'null']},
+                     'x-kubernetes-patch-strategy': 'merge', 'x-kubernetes-list-type': 'set'},
+            '$ref': {'type': 'string'},  # a property may be called "$ref" (JSONSchemaProps has one)
+        },
+    }
+    assert generate.compact(source) == {
+        'type': 'object',
+        'properties': {
+            'port': {'x-kubernetes-int-or-string': True},
+            'time': {'type': 'string', 'format': 'date-time'},
+            'raw': {'x-kubernetes-preserve-unknown-fields': True},
+            'spec': {'$ref': 'io.k8s.api.core.v1.PodSpec'},
+            'mode': {'type': 'string'},
+            'list': {'type': 'array', 'items': {'type': 'string'},
+                     'x-kubernetes-patch-strategy': 'merge', 'x-kubernetes-list-type': 'set'},
+            '$ref': {'type': 'string'},
+        },
+    }
+    assert list(generate._refs(source)) == [
+        'io.k8s.apimachinery.pkg.util.intstr.IntOrString', 'io.k8s.apimachinery.pkg.apis.meta.v1.Time',
+        'io.k8s.apimachinery.pkg.runtime.RawExtension', 'io.k8s.api.core.v1.PodSpec',
+    ]
