@@ -22,6 +22,27 @@ def check_structural(schema: Any, field: str) -> list[dict[str, Any]]:
     return list(validation.check_structural(schema, field=field))
 
 
+OPAQUE_KEYWORDS = frozenset({'type', 'description', 'nullable', 'x-kubernetes-preserve-unknown-fields'})
+_opaque_cache: dict[int, tuple[Mapping[str, Any], frozenset[str]]] = {}
+
+
+def opaque_keys(schema: Mapping[str, Any]) -> frozenset[str]:
+    """Top-level properties with nothing to prune, default or validate inside: bare preserve-unknown objects.
+
+    For those, the schema layer only needs to see that the value is an object, so it gets an empty
+    one in their place (kopf-style CRDs declare spec and status exactly like this: the hot path).
+    """
+    cached = _opaque_cache.get(id(schema))
+    if cached is not None and cached[0] is schema:
+        return cached[1]
+    properties = schema.get('properties') or {}
+    keys = frozenset(key for key, sub in properties.items()
+                     if isinstance(sub, Mapping) and sub.get('type') == 'object'
+                     and sub.get('x-kubernetes-preserve-unknown-fields') is True and set(sub) <= OPAQUE_KEYWORDS)
+    _opaque_cache[id(schema)] = (schema, keys)   # the schema is kept alive, so its id is never reused
+    return keys
+
+
 def conform(obj: dict[str, Any], resource: Resource, field_validation: str) -> list[str]:
     """Default, prune and validate an object about to be stored; returns Warning texts.
 
@@ -32,6 +53,18 @@ def conform(obj: dict[str, Any], resource: Resource, field_validation: str) -> l
     schema = schema_of(resource)
     if schema is None:
         return []
+    opaque = opaque_keys(schema)
+    if opaque and any(key in obj for key in opaque):
+        view = {key: {} if key in opaque and isinstance(value, dict) else value for key, value in obj.items()}
+        warnings = _conform(view, schema, resource, field_validation)
+        for key in [key for key in obj if key not in view]:
+            del obj[key]
+        obj.update({key: value for key, value in view.items() if key not in opaque or key not in obj})
+        return warnings
+    return _conform(obj, schema, resource, field_validation)
+
+
+def _conform(obj: dict[str, Any], schema: Mapping[str, Any], resource: Resource, field_validation: str) -> list[str]:
     validation.apply_defaults(obj, schema)
     unknown = schemas.prune(obj, schema) + schemas.normalise_metadata(obj)   # a candidate: safe in place
     if unknown and field_validation == 'Strict':

@@ -76,11 +76,7 @@ def normalise(meta: Mapping[str, Any]) -> dict[str, Any]:
     for key in ('finalizers', 'ownerReferences', 'managedFields'):
         if key in clean and not clean[key]:
             del clean[key]
-    if 'creationTimestamp' in clean:
-        clean['creationTimestamp'] = canonical_time(clean['creationTimestamp'])
-    if 'deletionTimestamp' in clean:
-        clean['deletionTimestamp'] = canonical_time(clean['deletionTimestamp'])
-    return clean
+    return clean   # server-set timestamps are never taken from clients, so need no re-rendering
 
 
 _LABEL_NAME = re.compile(r'([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)')

@@ -34,17 +34,34 @@ class Streams:
         try:
             first = self._start(target, watcher, params.get('resourceVersion') or '', initial)
             await response.prepare(request)
-            transport = request.transport
-            watcher.abort = transport.abort if transport is not None else None
             if first is not None:
                 await response.write(first)
             else:
-                await self._pump(response, watcher, target, params, bookmarks)
+                self._go_live(request, watcher)
+                await self._pump(watcher, target, params, bookmarks)
+            await response.write_eof()
         except (ConnectionResetError, ConnectionError):
             pass
         finally:
             self.hub.unsubscribe(watcher)
         return response
+
+    def _go_live(self, request: web.Request, watcher: Watcher) -> None:
+        transport = request.transport
+        if transport is None or transport.is_closing():
+            raise ConnectionResetError('the client has gone')
+        limit = self.hub.transport_limit
+
+        def sink(data: bytes) -> None:
+            if transport.is_closing():
+                watcher.close()
+                return
+            transport.write(b'%x\r\n%b\r\n' % (len(data), data))
+            if transport.get_write_buffer_size() > limit:
+                watcher.overflow()
+
+        watcher.abort = transport.abort
+        watcher.go_live(sink)
 
     def _start(self, target: Target, watcher: Watcher, rv: str, initial: bool) -> bytes | None:
         """Queue the initial lines; returns a final ERROR line instead if the RV is too old."""
@@ -70,23 +87,19 @@ class Streams:
             watcher.offer(change)
         return None
 
-    async def _pump(self, response: web.StreamResponse, watcher: Watcher, target: Target,
-                    params: Mapping[str, str], bookmarks: bool) -> None:
+    async def _pump(self, watcher: Watcher, target: Target, params: Mapping[str, str], bookmarks: bool) -> None:
+        """Live lines bypass this loop (see `Watcher.sink`); it only keeps time: bookmarks and the deadline."""
         loop = asyncio.get_running_loop()
-        timeout = _timeout(params.get('timeoutSeconds'), self.max_timeout)
-        deadline = loop.time() + timeout
+        deadline = loop.time() + _timeout(params.get('timeoutSeconds'), self.max_timeout)
         last_bookmark = loop.time()
         resource = target.resource
         while not watcher.closed:
-            if watcher.buffer:
-                await response.write(watcher.take())
-                continue
             now = loop.time()
             if now >= deadline:
                 break
             interval = self.hub.bookmark_interval
             if bookmarks and now >= last_bookmark + interval:
-                await response.write(watching.bookmark(resource.kind, resource.api_version, self.state.store.rv))
+                watcher.push(watching.bookmark(resource.kind, resource.api_version, self.state.store.rv))
                 last_bookmark = now
                 continue
             watcher.wakeup.clear()
@@ -96,7 +109,7 @@ class Streams:
             except TimeoutError:
                 pass
         if bookmarks and not watcher.closed:
-            await response.write(watching.bookmark(resource.kind, resource.api_version, self.state.store.rv))
+            watcher.push(watching.bookmark(resource.kind, resource.api_version, self.state.store.rv))
 
 
 def _timeout(value: str | None, maximum: float) -> float:
