@@ -78,6 +78,9 @@ from kopf._api.loginning import (
 )
 # --- end block: api client ---
 
+# --- block: reactor (running, embedding, lifecycles, loggers) ---
+# --- end block: reactor ---
+
 __all__ = [
     '__commit_id__',
     '__version__',
@@ -163,4 +166,6 @@ __all__ = [
     'login_with_service_account',
     'warn',
     # --- end all: api client ---
+    # --- all: reactor ---
+    # --- end all: reactor ---
 ]
