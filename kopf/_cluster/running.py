@@ -1,5 +1,6 @@
 """`kopf cluster`: serve the emulator until SIGINT/SIGTERM, with a kubeconfig and pre-applied manifests."""
 import asyncio
+import pathlib
 import signal
 import sys
 from collections.abc import Sequence
@@ -33,7 +34,7 @@ async def serve(host: str, port: int, config_path: str, apply: Sequence[str]) ->
 
 def _load(path: str) -> list[dict[str, Any]]:
     try:
-        return manifests.load(path if path != '-' else sys.stdin.read())
+        return manifests.load(pathlib.Path(path) if path != '-' else sys.stdin.read())
     except manifests.ManifestError as exc:
         raise StartupError(str(exc)) from None
 

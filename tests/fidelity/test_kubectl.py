@@ -172,3 +172,33 @@ def test_35_36_events_by_field_selector_and_describe(kubectl: Kubectl, cluster: 
     assert 'Logging' in events_part and 'Hello from kopf.' in events_part
 
 
+
+
+def test_10_apply_builtin_uses_strategic_merge(kubectl: Kubectl, cluster: LocalCluster) -> None:
+    manifest = 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm10}\ndata: {k: "1"}\n'
+    assert kubectl('apply', '-f', '-', input=manifest).stdout.strip() == 'configmap/cm10 created'
+    mark = len(_requests(cluster))
+    result = kubectl('apply', '-f', '-', input=manifest.replace('"1"', '"2"'))
+    assert result.stdout.strip() == 'configmap/cm10 configured'
+    patches = [r for r in _requests(cluster, mark) if r['method'] == 'PATCH']
+    assert [p['contentType'] for p in patches] == ['application/strategic-merge-patch+json']
+    assert 'fieldManager=kubectl-client-side-apply' in patches[0]['query']
+    obj = cluster.get('v1', 'ConfigMap', 'cm10', 'default')
+    assert obj is not None and obj['data'] == {'k': '2'}
+
+
+def test_26_delete_waits_for_finalizer_removal(kubectl: Kubectl, cluster: LocalCluster) -> None:
+    import subprocess
+    cluster.apply({'apiVersion': 'kopf.dev/v1', 'kind': 'KopfExample',
+                   'metadata': {'name': 'slow', 'finalizers': ['kopf.dev/slow']}})
+    proc = subprocess.Popen([*kubectl.base, 'delete', 'kex', 'slow'], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    time.sleep(1.0)
+    assert proc.poll() is None     # still waiting for the object to go
+    cluster.apply({'apiVersion': 'kopf.dev/v1', 'kind': 'KopfExample',
+                   'metadata': {'name': 'slow', 'finalizers': None}})
+    stdout, stderr = proc.communicate(timeout=10)
+    assert proc.returncode == 0, stderr
+    assert stdout.strip() == 'kopfexample.kopf.dev "slow" deleted'
+    watches = [r for r in cluster.request_log() if 'watch=true' in r['query'] and 'slow' in r['query']]
+    assert watches and 'fieldSelector=metadata.name%3Dslow' in watches[-1]['query']

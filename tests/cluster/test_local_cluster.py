@@ -1,0 +1,135 @@
+"""`kopf.testing.LocalCluster` and the control API: async & sync modes, manifests, faults, counters."""
+import asyncio
+import http.client
+import json
+import pathlib
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from typing import Any
+
+import pytest
+
+from kopf.testing import LocalCluster
+
+CM = {'apiVersion': 'v1', 'kind': 'ConfigMap', 'metadata': {'name': 'cm1'}, 'data': {'a': 'b'}}
+
+
+def _get(url: str, headers: dict[str, str] | None = None) -> tuple[int, dict[str, str], bytes]:
+    request = urllib.request.Request(url, headers=headers or {})
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, dict(response.headers), response.read()
+    except urllib.error.HTTPError as exc:
+        return exc.code, dict(exc.headers), exc.read()
+
+
+def _call(url: str, method: str, body: Any = None) -> tuple[int, Any]:
+    parsed = urllib.parse.urlparse(url)
+    conn = http.client.HTTPConnection(parsed.hostname, parsed.port, timeout=10)
+    conn.request(method, parsed.path, body=None if body is None else json.dumps(body),
+                 headers={'Content-Type': 'application/json'})
+    response = conn.getresponse()
+    data = response.read()
+    conn.close()
+    return response.status, json.loads(data) if data else None
+
+
+async def test_async_mode_runs_in_the_current_loop(local_cluster: LocalCluster) -> None:
+    assert local_cluster.emulator._controller is not None
+    assert local_cluster.emulator._controller.get_loop() is asyncio.get_running_loop()
+    local_cluster.apply(CM)
+    status, _, body = await asyncio.to_thread(_get, f'{local_cluster.url}/api/v1/namespaces/default/configmaps/cm1')
+    assert status == 200 and json.loads(body)['data'] == {'a': 'b'}
+    assert local_cluster.kubeconfig.exists()
+
+
+def test_sync_mode_and_manifest_sources(tmp_path: pathlib.Path) -> None:
+    (tmp_path / 'cm.yaml').write_text('apiVersion: v1\nkind: ConfigMap\nmetadata: {name: from-file}\n')
+    with LocalCluster(kubeconfig=tmp_path / 'kc') as cluster:
+        assert (tmp_path / 'kc').read_text().count(cluster.url) == 1
+        cluster.apply(str(tmp_path / 'cm.yaml'), tmp_path / 'cm.yaml')   # str path and Path; idempotent
+        cluster.apply('apiVersion: v1\nkind: ConfigMap\nmetadata: {name: from-text}\n---\n'
+                      'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: second}\n')
+        cluster.apply([CM], {'apiVersion': 'v1', 'kind': 'List', 'items': [{**CM, 'data': {'a': 'c'}}]})
+        names = [obj['metadata']['name'] for obj in cluster.list('v1', 'configmaps', 'default')]
+        assert names == ['cm1', 'from-file', 'from-text', 'second']
+        cm = cluster.get('v1', 'ConfigMap', 'cm1')
+        assert cm is not None and cm['data'] == {'a': 'c'}
+        assert cluster.get('v1', 'ConfigMap', 'absent') is None
+    assert not pathlib.Path(cluster.url).exists()
+
+
+@pytest.fixture(scope='module')
+def cluster() -> Any:
+    with LocalCluster() as running:
+        yield running
+
+
+def test_fail_with_status_body(cluster: LocalCluster) -> None:
+    cluster.fail('GET', '/api/v1/namespaces/*/configmaps', 503, count=1, retry_after=2)
+    status, headers, body = _get(f'{cluster.url}/api/v1/namespaces/default/configmaps')
+    assert status == 503 and headers['Retry-After'] == '2'
+    data = json.loads(body)
+    assert data['kind'] == 'Status' and data['reason'] == 'ServiceUnavailable' and data['code'] == 503
+    assert data['details']['retryAfterSeconds'] == 2
+    assert _get(f'{cluster.url}/api/v1/namespaces/default/configmaps')[0] == 200   # count consumed
+
+
+def test_throttle_is_plain_text(cluster: LocalCluster) -> None:
+    cluster.throttle('GET', 're:/configmaps$', count=2)
+    for _ in range(2):
+        status, headers, body = _get(f'{cluster.url}/api/v1/namespaces/default/configmaps')
+        assert status == 429 and headers['Retry-After'] == '1'
+        assert headers['Content-Type'].startswith('text/plain')
+        assert body == b'Too many requests, please try again later.\n'
+    assert _get(f'{cluster.url}/api/v1/namespaces/default/configmaps')[0] == 200
+
+
+def test_internal_error_and_delay(cluster: LocalCluster) -> None:
+    cluster.fail('*', '/version', 500)
+    status, _, body = _get(f'{cluster.url}/version')
+    assert status == 500 and json.loads(body)['reason'] == 'InternalError'
+    cluster.delay('GET', '/version', 0.3)
+    started = time.monotonic()
+    assert _get(f'{cluster.url}/version')[0] == 200
+    assert time.monotonic() - started >= 0.3
+
+
+def test_control_api_over_http(cluster: LocalCluster) -> None:
+    base = f'{cluster.url}/_emulator'
+    assert _call(f'{base}/faults', 'POST', {'method': 'GET', 'path': '/healthz', 'status': 500, 'count': 1})[0] == 201
+    assert _get(f'{cluster.url}/healthz')[0] == 500
+    assert _get(f'{cluster.url}/healthz')[0] == 200
+    assert _call(f'{base}/faults', 'DELETE')[0] == 200
+    assert _call(f'{base}/counters', 'DELETE')[0] == 200
+    _get(f'{cluster.url}/api/v1/namespaces')
+    _get(f'{cluster.url}/api/v1')
+    status, counters = _call(f'{base}/counters', 'GET')
+    assert counters == {'get discovery': 1, 'list namespaces': 1}
+    assert _call(f'{base}/bookmark-interval', 'PUT', {'seconds': 5})[0] == 200
+    assert cluster.emulator.hub.bookmark_interval == 5
+    assert _call(f'{base}/history/compact', 'POST', {})[0] == 200
+    status, events = _call(f'{base}/events', 'GET')
+    assert status == 200 and all(len(entry) == 3 for entry in events)
+    assert _call(f'{base}/nonsense', 'GET')[0] == 404
+
+
+def test_close_watches_ends_streams(cluster: LocalCluster) -> None:
+    parsed = urllib.parse.urlparse(cluster.url)
+    conn = http.client.HTTPConnection(parsed.hostname, parsed.port, timeout=10)
+    conn.request('GET', '/api/v1/namespaces/default/configmaps?watch=true')
+    response = conn.getresponse()
+    assert response.status == 200
+    _status, closed = _call(f'{cluster.url}/_emulator/watches/close', 'POST')
+    assert closed['closed'] == 1
+    assert response.read() is not None   # the body ends (chunked terminator) instead of hanging
+    conn.close()
+
+
+def test_event_log_records_changes(cluster: LocalCluster) -> None:
+    obj = cluster.apply({**CM, 'metadata': {'name': 'logged'}})[0]
+    cluster.apply({**CM, 'metadata': {'name': 'logged'}, 'data': {'x': 'y'}})
+    uid = obj['metadata']['uid']
+    assert [kind for u, _, kind in cluster.event_log() if u == uid] == ['ADDED', 'MODIFIED']

@@ -1,0 +1,133 @@
+"""Controllers and built-ins: namespace deletion (§13.37), garbage collection (§13.38), CRD deletion,
+deletecollection, leases, pods' status pruning, dry runs and preconditions."""
+import time
+from collections.abc import Callable
+from typing import Any
+
+from kopf.testing import LocalCluster
+from tests.fidelity.conftest import Http
+
+MERGE = 'application/merge-patch+json'
+
+
+def _eventually(check: Callable[[], bool], timeout: float = 5) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < deadline, 'condition not reached in time'
+        time.sleep(0.05)
+
+
+def test_37_namespace_deletion(raw: Http, cluster: LocalCluster) -> None:
+    cluster.apply({'apiVersion': 'v1', 'kind': 'Namespace', 'metadata': {'name': 't'}})
+    cluster.apply({'apiVersion': 'kopf.dev/v1', 'kind': 'KopfExample',
+                   'metadata': {'name': 'inside', 'namespace': 't', 'finalizers': ['x/y']}})
+    status, _, body = raw.request('DELETE', '/api/v1/namespaces/t')
+    assert status == 200 and body['status']['phase'] == 'Terminating' and body['metadata']['deletionTimestamp']
+    status, _, body = raw.request('POST', '/api/v1/namespaces/t/configmaps', {'metadata': {'name': 'late'}})
+    assert status == 403 and body['details']['causes'][0]['reason'] == 'NamespaceTerminating'
+    path = '/apis/kopf.dev/v1/namespaces/t/kopfexamples/inside'
+    _eventually(lambda: bool(raw.request('GET', path)[2]['metadata'].get('deletionTimestamp')))
+    assert raw.request('GET', '/api/v1/namespaces/t')[0] == 200     # held by the CR's finalizer
+    raw.request('PATCH', path, {'metadata': {'finalizers': None}}, MERGE)
+    _eventually(lambda: raw.request('GET', '/api/v1/namespaces/t')[0] == 404)
+    assert raw.request('GET', path)[0] == 404
+
+
+def test_38_garbage_collection(raw: Http, cluster: LocalCluster) -> None:
+    owner = cluster.apply({'apiVersion': 'kopf.dev/v1', 'kind': 'KopfExample', 'metadata': {'name': 'owner'}})[0]
+    ref = {'apiVersion': 'kopf.dev/v1', 'kind': 'KopfExample', 'name': 'owner', 'uid': owner['metadata']['uid']}
+    cluster.apply({'apiVersion': 'v1', 'kind': 'ConfigMap', 'metadata': {'name': 'owned', 'ownerReferences': [ref]}})
+    assert raw.request('DELETE', '/apis/kopf.dev/v1/namespaces/default/kopfexamples/owner')[0] == 200
+    _eventually(lambda: raw.request('GET', '/api/v1/namespaces/default/configmaps/owned')[0] == 404)
+
+
+def test_crd_deletion_removes_objects_and_discovery(raw: Http, cluster: LocalCluster) -> None:
+    crd = {'apiVersion': 'apiextensions.k8s.io/v1', 'kind': 'CustomResourceDefinition',
+           'metadata': {'name': 'temps.gone.dev'},
+           'spec': {'group': 'gone.dev', 'scope': 'Namespaced', 'names': {'plural': 'temps', 'kind': 'Temp'},
+                    'versions': [{'name': 'v1', 'served': True, 'storage': True, 'schema': {'openAPIV3Schema': {
+                        'type': 'object', 'x-kubernetes-preserve-unknown-fields': True}}}]}}
+    status, _, created = raw.request('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', crd)
+    assert status == 201
+    assert created['spec']['names']['singular'] == 'temp' and created['spec']['names']['listKind'] == 'TempList'
+    assert raw.request('GET', '/apis/gone.dev/v1')[0] == 200
+    assert raw.request('POST', '/apis/gone.dev/v1/namespaces/default/temps',
+                       {'apiVersion': 'gone.dev/v1', 'kind': 'Temp', 'metadata': {'name': 't1'}})[0] == 201
+    assert raw.request('DELETE', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/temps.gone.dev')[0] == 200
+    _eventually(lambda: raw.request('GET', '/apis/gone.dev/v1')[0] == 404)
+    _, _, groups = raw.request('GET', '/apis')
+    assert 'gone.dev' not in [group['name'] for group in groups['groups']]
+
+
+def test_crd_watch_sees_added_then_established(raw: Http) -> None:
+    _, _, listed = raw.request('GET', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions')
+    crd = {'apiVersion': 'apiextensions.k8s.io/v1', 'kind': 'CustomResourceDefinition',
+           'metadata': {'name': 'fresh.new.dev'},
+           'spec': {'group': 'new.dev', 'scope': 'Cluster', 'names': {'plural': 'fresh', 'kind': 'Fresh'},
+                    'versions': [{'name': 'v1', 'served': True, 'storage': True, 'schema': {'openAPIV3Schema': {
+                        'type': 'object'}}}]}}
+    raw.request('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', crd)
+    watch = raw.watch('/apis/apiextensions.k8s.io/v1/customresourcedefinitions?watch=true&timeoutSeconds=1'
+                      f'&resourceVersion={listed["metadata"]["resourceVersion"]}')
+    events = watch.rest()
+    watch.close()
+    assert [e['type'] for e in events] == ['ADDED', 'MODIFIED']
+    conditions = {c['type']: c['status'] for c in events[1]['object']['status']['conditions']}
+    assert conditions == {'NamesAccepted': 'True', 'Established': 'True'}
+
+
+def test_deletecollection_with_selector(raw: Http, cluster: LocalCluster) -> None:
+    for name, tier in [('dc1', 'a'), ('dc2', 'a'), ('dc3', 'b')]:
+        cluster.apply({'apiVersion': 'v1', 'kind': 'ConfigMap', 'metadata': {'name': name, 'labels': {'tier': tier}}})
+    status, _, body = raw.request('DELETE', '/api/v1/namespaces/default/configmaps?labelSelector=tier%3Da')
+    assert status == 200 and body['kind'] == 'ConfigMapList' and len(body['items']) == 2
+    _, _, left = raw.request('GET', '/api/v1/namespaces/default/configmaps?labelSelector=tier')
+    assert [item['metadata']['name'] for item in left['items']] == ['dc3']
+
+
+def test_pod_keeps_only_typed_status_fields(raw: Http) -> None:
+    pod = {'metadata': {'name': 'p1'}, 'spec': {'containers': [{'name': 'c', 'image': 'busybox'}]}}
+    status, _, created = raw.request('POST', '/api/v1/namespaces/default/pods', pod)
+    assert status == 201 and 'status' not in created
+    patch = {'status': {'phase': 'Running', 'kopf': {'x': 1}}}
+    status, _headers, body = raw.request('PATCH', '/api/v1/namespaces/default/pods/p1/status', patch, MERGE)
+    assert status == 200 and body['status'] == {'phase': 'Running'}
+    status, _, body = raw.request('DELETE', '/api/v1/namespaces/default/pods/p1')
+    assert status == 200 and body['kind'] == 'Pod'    # pods answer DELETE with the object
+
+
+def test_lease_optimistic_concurrency(raw: Http) -> None:
+    path = '/apis/coordination.k8s.io/v1/namespaces/default/leases'
+    lease = {'metadata': {'name': 'leader'}, 'spec': {'holderIdentity': 'a', 'leaseDurationSeconds': 15,
+                                                      'renewTime': '2024-05-01T12:00:00.1+00:00'}}
+    status, _, created = raw.request('POST', path, lease)
+    assert status == 201 and created['spec']['renewTime'] == '2024-05-01T12:00:00.100000Z'
+    created['spec']['holderIdentity'] = 'b'
+    assert raw.request('PUT', f'{path}/leader', created)[0] == 200
+    created['spec']['holderIdentity'] = 'c'
+    assert raw.request('PUT', f'{path}/leader', created)[0] == 409
+
+
+def test_dry_run_and_preconditions(raw: Http, cluster: LocalCluster) -> None:
+    path = '/api/v1/namespaces/default/configmaps'
+    status, _, _ = raw.request('POST', f'{path}?dryRun=All', {'metadata': {'name': 'dry'}})
+    assert status == 201 and raw.request('GET', f'{path}/dry')[0] == 404
+    obj = cluster.apply({'apiVersion': 'v1', 'kind': 'ConfigMap', 'metadata': {'name': 'pre'}})[0]
+    options = {'preconditions': {'uid': 'wrong'}}
+    assert raw.request('DELETE', f'{path}/pre', options)[0] == 409
+    options = {'preconditions': {'uid': obj['metadata']['uid']}}
+    assert raw.request('DELETE', f'{path}/pre', options)[0] == 200
+
+
+def test_put_noop_keeps_rv_and_deployment_generation(raw: Http) -> None:
+    path = '/apis/apps/v1/namespaces/default/deployments'
+    body: dict[str, Any] = {'metadata': {'name': 'd1'}, 'spec': {'replicas': 1, 'selector': {'matchLabels': {'a': 'b'}},
+                                                               'template': {'metadata': {'labels': {'a': 'b'}},
+                                                                            'spec': {'containers': [{'name': 'c'}]}}}}
+    status, _, created = raw.request('POST', path, body)
+    assert status == 201 and created['metadata']['generation'] == 1
+    status, _, same = raw.request('PUT', f'{path}/d1', created)
+    assert status == 200 and same['metadata']['resourceVersion'] == created['metadata']['resourceVersion']
+    created['spec']['replicas'] = 3
+    status, _, changed = raw.request('PUT', f'{path}/d1', created)
+    assert status == 200 and changed['metadata']['generation'] == 2
