@@ -78,6 +78,21 @@ from kopf._api.loginning import (
 )
 # --- end block: api client ---
 
+# --- block: kits (hierarchies) ---
+from kopf._kits.hierarchies import (
+    ObjectReference,
+    OwnerReference,
+    adjust_namespace,
+    adopt,
+    append_owner_reference,
+    build_object_reference,
+    build_owner_reference,
+    harmonize_naming,
+    label,
+    remove_owner_reference,
+)
+# --- end block: kits ---
+
 # --- block: reactor (running, embedding, lifecycles, loggers) ---
 # --- end block: reactor ---
 
@@ -166,6 +181,18 @@ __all__ = [
     'login_with_service_account',
     'warn',
     # --- end all: api client ---
+    # --- all: kits ---
+    'ObjectReference',
+    'OwnerReference',
+    'adjust_namespace',
+    'adopt',
+    'append_owner_reference',
+    'build_object_reference',
+    'build_owner_reference',
+    'harmonize_naming',
+    'label',
+    'remove_owner_reference',
+    # --- end all: kits ---
     # --- all: reactor ---
     # --- end all: reactor ---
 ]
