@@ -94,6 +94,10 @@ from kopf._kits.hierarchies import (
 # --- end block: kits ---
 
 # --- block: reactor (running, embedding, lifecycles, loggers) ---
+from kopf import lifecycles
+from kopf.lifecycles import get_default_lifecycle, set_default_lifecycle
+from kopf._reactor.loggers import LocalObjectLogger, LogFormat, ObjectLogger, configure
+from kopf._reactor.running import operator, run, run_tasks, spawn_tasks
 # --- end block: reactor ---
 
 __all__ = [
@@ -194,5 +198,16 @@ __all__ = [
     'remove_owner_reference',
     # --- end all: kits ---
     # --- all: reactor ---
+    'LocalObjectLogger',
+    'LogFormat',
+    'ObjectLogger',
+    'configure',
+    'get_default_lifecycle',
+    'lifecycles',
+    'operator',
+    'run',
+    'run_tasks',
+    'set_default_lifecycle',
+    'spawn_tasks',
     # --- end all: reactor ---
 ]

@@ -1,0 +1,87 @@
+"""Operator-level activities: startup (before any watching), cleanup (after everything), login.
+
+All handlers of an activity run all-at-once, retried per their options (in memory: activities have
+no object to persist progress on) until every one has finished. A final failure of a startup
+handler stops the operator with `ActivityError`; cleanup failures are only logged.
+"""
+import asyncio
+import datetime
+import logging
+from collections.abc import Iterable
+from typing import Any
+
+from kopf._api import credentials, loginning
+from kopf._model import handlers, progress
+from kopf._model.causes import Activity
+from kopf._model.kwargs import ActivityCause, handler_kwargs
+from kopf._model.outcomes import Outcome, OutcomeKind
+from kopf._reactor import contexts, invoking
+
+
+class ActivityError(Exception):
+    """An activity's handler failed permanently (or exhausted its retries/timeout)."""
+
+
+def _now() -> datetime.datetime:
+    return datetime.datetime.now(datetime.UTC)
+
+
+async def run_activity(ctx: contexts.OperatorContext, activity: Activity) -> dict[str, Any]:
+    """Run the activity's handlers until all are finished; their results by handler id."""
+    found = list(ctx.registry.iter_activity_handlers(activity))
+    logger = logging.getLogger(f'kopf.activities.{activity}')
+    cause = ActivityCause(logger=logger, memo=ctx.memo, indices=ctx.indices, activity=activity,
+                          settings=ctx.settings)
+    state = progress.State(purpose=str(activity)).with_handlers(found, now=_now())
+    results: dict[str, Any] = {}
+    while not state.done:
+        now = _now()
+        due = state.due(found, now=now)
+        outcomes: dict[str, Outcome] = {h.id: await _attempt(ctx, h, cause, state, now) for h in due}
+        results.update({key: o.result for key, o in outcomes.items() if o.kind is OutcomeKind.SUCCESS})
+        state = state.with_outcomes(outcomes, found, now=_now(),
+                                    default_backoff=ctx.settings.execution.default_backoff)
+        delay = state.delay(now=_now())
+        if delay:
+            await asyncio.sleep(delay)
+    failed = [key for key, s in state.items() if s.failure]
+    if failed:
+        raise ActivityError(f'{str(activity).capitalize()} activity has failed: '
+                            + '; '.join(f'{key}: {state[key].message}' for key in failed))
+    return results
+
+
+async def _attempt(ctx: contexts.OperatorContext, handler: handlers.ActivityHandler, cause: ActivityCause,
+                   state: progress.State, now: datetime.datetime) -> Outcome:
+    refused = state.precheck(handler, now=now)
+    if refused is not None:
+        return refused
+    record = state.get(handler.id)
+    kwargs = handler_kwargs(handler, cause, retry=record.retries if record else 0,
+                            started=record.started if record else now,
+                            runtime=record.runtime(now) if record else datetime.timedelta(0))
+    return await invoking.invoke_handler(handler, kwargs=kwargs, executor=ctx.settings.execution.executor,
+                                         remaining=state.remaining(handler, now=now),
+                                         default_backoff=ctx.settings.execution.default_backoff,
+                                         logger=cause.logger)
+
+
+def make_login(ctx: contexts.OperatorContext) -> credentials.LoginFn:
+    """The vault's login: the `@kopf.on.login()` handlers if any, else the built-in fallbacks."""
+    if not any(True for _ in ctx.registry.iter_activity_handlers(Activity.AUTHENTICATION)):
+        return loginning.login_by_defaults
+
+    async def login() -> list[Any]:
+        results = await run_activity(ctx, Activity.AUTHENTICATION)
+        return list(_flatten(results.values()))
+    return login
+
+
+def _flatten(values: Iterable[Any]) -> Iterable[Any]:
+    for value in values:
+        if value is None:
+            continue
+        if isinstance(value, (credentials.ConnectionInfo, credentials.AiohttpSession)):
+            yield value
+        else:
+            yield from _flatten(value)

@@ -1,0 +1,112 @@
+"""Which resources and namespaces are served, found at runtime; one watcher per (resource, namespace).
+
+- Every resource selector of the registry is resolved through discovery; one that resolves to
+  nothing gets one warning naming it, and is served as soon as its CRD appears (the CRDs are
+  watched unless `settings.scanning.disabled`).
+- Before the first watch of a resource, its schema decides where progress and the diff-base are
+  kept (`kopf._storage.fitting`: one warning per pruned status field, naming the resource).
+- Namespaces: cluster-wide (`-A`, or none given, or a cluster-scoped resource); one watcher per
+  namespace for exact names; glob patterns watch cluster-wide and keep only matching namespaces.
+- A watcher whose resource disappears (404: its CRD was deleted) ends quietly; it is restarted if
+  the resource comes back.
+"""
+import asyncio
+import dataclasses
+import logging
+from collections.abc import Collection, Mapping
+from typing import Any
+
+from kopf._api import discovery, errors, namespaces, streams, watching
+from kopf._model import resources, selectors
+from kopf._reactor import contexts, queueing
+from kopf._storage import fitting
+
+logger = logging.getLogger('kopf.reactor.observing')
+
+CRDS = resources.Resource('apiextensions.k8s.io', 'v1', 'customresourcedefinitions',
+                          kind='CustomResourceDefinition', namespaced=False)
+BUILTIN_SCHEMA: Mapping[str, Any] = {'type': 'object'}  # built-ins keep no unknown status fields
+
+
+@dataclasses.dataclass(frozen=True)
+class Scope:
+    """Where to watch: cluster-wide, or the namespaces matching the patterns."""
+
+    clusterwide: bool = True
+    patterns: Collection[str] = ()
+
+    def watch_namespaces(self, resource: resources.Resource) -> list[str | None]:
+        if self.clusterwide or not resource.namespaced:
+            return [None]
+        exact = namespaces.exact_names(self.patterns)
+        return [None] if exact is None else list(sorted(exact))
+
+    def serves(self, namespace: str | None) -> bool:
+        return self.clusterwide or namespace is None or namespaces.match_any(namespace, self.patterns)
+
+
+class Observer:
+    """Serves the registry's resources: resolves them, fits their storages, spawns their watchers."""
+
+    def __init__(self, ctx: contexts.OperatorContext, scope: Scope, tg: asyncio.TaskGroup) -> None:
+        self.ctx = ctx
+        self.scope = scope
+        self.tg = tg
+        self.discovery = discovery.Discovery(ctx.client)
+        self.served: dict[resources.Resource, contexts.ResourceContext] = {}
+        self.watchers: dict[tuple[resources.Resource, str | None], asyncio.Task[None]] = {}
+        self.warned: set[selectors.Selector] = set()
+
+    async def run(self) -> None:
+        await self.refresh()
+        if self.ctx.settings.scanning.disabled:
+            return
+        async for item in watching.watch_objs(self.ctx.client, CRDS):
+            if item is not streams.LISTED and item.get('type') is not None:
+                await self.discovery.scan(refresh=True)
+                await self.refresh()
+
+    async def refresh(self) -> None:
+        for selector in sorted(self.ctx.registry.selectors, key=str):
+            found = await self.discovery.select(selector)
+            if not found and selector not in self.warned:
+                self.warned.add(selector)
+                logger.warning(f'Unresolved resources cannot be served (try creating their CRDs): {selector}')
+            for resource in sorted(found, key=str):
+                await self.serve(resource)
+
+    async def serve(self, resource: resources.Resource) -> None:
+        rctx = self.served.get(resource) or await self.fit(resource)
+        self.served[resource] = rctx
+        for namespace in self.scope.watch_namespaces(resource):
+            task = self.watchers.get((resource, namespace))
+            if task is None or task.done():
+                where = f'{resource.name} in {namespace}' if namespace else f'{resource.name} cluster-wide'
+                logger.debug(f'Starting the watch-stream for {where}.')
+                self.watchers[(resource, namespace)] = self.tg.create_task(
+                    self.watch(rctx, namespace), name=f'kopf watcher of {where}')
+
+    async def fit(self, resource: resources.Resource) -> contexts.ResourceContext:
+        schema = await self.discovery.schema(resource)
+        persistence = self.ctx.settings.persistence
+        fitted = fitting.fit(progress_storage=persistence.progress_storage,
+                             diffbase_storage=persistence.diffbase_storage,
+                             schema=schema if schema is not None else BUILTIN_SCHEMA, crd_name=resource.name)
+        for warning in fitted.warnings:
+            logger.warning(warning)
+        return contexts.ResourceContext(operator=self.ctx, resource=resource,
+                                        progress_storage=fitted.progress_storage,
+                                        diffbase_storage=fitted.diffbase_storage)
+
+    async def watch(self, rctx: contexts.ResourceContext, namespace: str | None) -> None:
+        try:
+            async with asyncio.TaskGroup() as workers:
+                dispatcher = queueing.Dispatcher(rctx, workers)
+                async for item in watching.watch_objs(self.ctx.client, rctx.resource, namespace=namespace):
+                    if item is streams.LISTED:
+                        continue
+                    ns = (item['object'].get('metadata') or {}).get('namespace')
+                    if self.scope.serves(ns):
+                        dispatcher.dispatch(item)
+        except* errors.APINotFoundError:
+            logger.info(f'{rctx.resource.name} is not served anymore; stopped watching it.')

@@ -1,0 +1,135 @@
+"""One event of one object → one handling cycle (SPEC §5.1-5.2, "Our decisions" 7).
+
+Order: `on.event` handlers (every event; errors ignored; results still go to status) → deletion
+of the object (DELETED: optional delete handlers once, memory dropped) → stealth if no change
+handler could ever match → the finalizer (added in its own cycle; removed when nothing needs it)
+→ change handlers of the detected cause → the diff-base when the cause is done → the finalizer's
+release after deletion handling. The cycle's patch is applied by the caller, once.
+"""
+import datetime
+from typing import Any
+
+from kopf._model import causes, diffs, patches
+from kopf._model.bodies import Body, RawEvent
+from kopf._model.causes import Reason
+from kopf._model.kwargs import ChangingCause, WatchingCause, handler_kwargs
+from kopf._model.outcomes import OutcomeKind
+from kopf._reactor import changing, contexts, invoking, loggers
+
+
+def make_cycle(rctx: contexts.ResourceContext, memory: contexts.ObjectMemory, event: RawEvent) -> contexts.Cycle:
+    body = event['object']
+    return contexts.Cycle(resource=rctx, memory=memory, event_type=event.get('type'), body=body,
+                          patch=patches.Patch(body=body),
+                          logger=loggers.ObjectLogger(body=body, settings=rctx.settings))
+
+
+async def process(cycle: contexts.Cycle, event: RawEvent) -> None:
+    """Decide and invoke everything for this event; the patch and wake-up are left in the cycle."""
+    await handle_event(cycle, event)
+    if cycle.event_type == 'DELETED':
+        cycle.logger.debug('Deleted, really deleted, and we are notified.')
+        await handle_unguarded_deletion(cycle)
+        return
+    await handle_changes(cycle)
+
+
+async def handle_event(cycle: contexts.Cycle, event: RawEvent) -> None:
+    """The `on.event` handlers: every event, all at once, errors ignored (they are IGNORED by default)."""
+    rctx = cycle.resource
+    logger = loggers.LocalObjectLogger(body=cycle.body, settings=rctx.settings)
+    cause = WatchingCause(logger=logger, memo=cycle.memory.memo, indices=rctx.operator.indices,
+                          resource=rctx.resource, body=Body(cycle.body), patch=cycle.patch,
+                          type=cycle.event_type, event=event)
+    for handler in rctx.registry.iter_watching_handlers(cause):
+        kwargs = handler_kwargs(handler, cause, started=changing.now(), runtime=datetime.timedelta(0))
+        outcome = await invoking.invoke_handler(handler, kwargs=kwargs, logger=logger,
+                                                executor=rctx.settings.execution.executor,
+                                                default_backoff=rctx.settings.execution.default_backoff)
+        if outcome.kind is OutcomeKind.SUCCESS and outcome.result is not None:
+            changing.deliver_result(cycle, handler.id, outcome.result)
+
+
+def detect(cycle: contexts.Cycle) -> tuple[causes.Change, dict[str, Any]]:
+    rctx = cycle.resource
+    extra = rctx.registry.get_extra_fields(rctx.resource)
+    essence = rctx.progress_storage.clear(essence=rctx.diffbase_storage.build(body=cycle.body, extra_fields=extra))
+    old = rctx.diffbase_storage.fetch(body=cycle.body)
+    change = causes.detect(event_type=cycle.event_type, body=cycle.body, finalizer=rctx.finalizer,
+                           old=old, new=essence, initial=cycle.memory.initial)
+    return change, essence
+
+
+async def handle_changes(cycle: contexts.Cycle) -> None:
+    rctx = cycle.resource
+    change, essence = detect(cycle)
+    cause = changing.make_cause(cycle, change)
+    meta = cycle.body.get('metadata') or {}
+    has_finalizer = rctx.finalizer in (meta.get('finalizers') or ())
+    deleting = bool(meta.get('deletionTimestamp'))
+    requires = rctx.registry.requires_finalizer(cause)
+    if not rctx.registry.prematch(cause):  # stealth: no logs, no state; only release our finalizer
+        if has_finalizer and not requires:
+            remove_finalizer(cycle)
+        return
+    if change.reason == Reason.FREE:
+        await handle_unguarded_deletion(cycle)
+        return
+    if requires and not has_finalizer and not deleting:
+        cycle.logger.debug('Adding the finalizer, thus preventing the actual deletion.')
+        add_finalizer(cycle)
+        return
+    if has_finalizer and not requires and not deleting:
+        cycle.logger.debug('Removing the finalizer, as there are no handlers requiring it.')
+        remove_finalizer(cycle)
+    if change.reason == Reason.NOOP:
+        return
+    if not await changing.handle_cause(cycle, cause):
+        return
+    cycle.memory.initial = False
+    if deleting:
+        cycle.memory.deletion_handled = True
+        if has_finalizer:
+            cycle.logger.debug('Removing the finalizer, thus allowing the actual deletion.')
+            remove_finalizer(cycle)
+    elif essence != change.old:
+        rctx.diffbase_storage.store(body=cycle.body, patch=cycle.patch, essence=essence)
+
+
+async def handle_unguarded_deletion(cycle: contexts.Cycle) -> None:
+    """Delete handlers for an object deleted without our finalizer: best-effort, once ("Our decisions" 7)."""
+    memory = cycle.memory
+    if memory.deletion_handled:
+        return
+    memory.deletion_handled = True
+    change = causes.Change(reason=Reason.DELETE, old=None, new=None, diff=diffs.Diff(),
+                           initial=memory.initial)
+    cause: ChangingCause = changing.make_cause(cycle, change)
+    for handler in cycle.resource.registry.iter_changing_handlers(cause):
+        kwargs = handler_kwargs(handler, cause, started=changing.now(), runtime=datetime.timedelta(0))
+        settings = cycle.resource.settings
+        await invoking.invoke_handler(handler, kwargs=kwargs, executor=settings.execution.executor,
+                                      default_backoff=settings.execution.default_backoff, logger=cycle.logger)
+
+
+def _append(finalizer: str) -> patches.PatchFn:
+    def fn(body: dict[str, Any]) -> None:
+        meta = body.setdefault('metadata', {})
+        if finalizer not in (meta.get('finalizers') or ()):
+            meta['finalizers'] = [*(meta.get('finalizers') or ()), finalizer]
+    return fn
+
+
+def _remove(finalizer: str) -> patches.PatchFn:
+    def fn(body: dict[str, Any]) -> None:
+        meta = body.setdefault('metadata', {})
+        meta['finalizers'] = [f for f in meta.get('finalizers') or () if f != finalizer]
+    return fn
+
+
+def add_finalizer(cycle: contexts.Cycle) -> None:
+    cycle.patch.fns.append(_append(cycle.resource.finalizer))
+
+
+def remove_finalizer(cycle: contexts.Cycle) -> None:
+    cycle.patch.fns.append(_remove(cycle.resource.finalizer))

@@ -1,0 +1,163 @@
+"""Running an operator: `kopf.run()`, `kopf.operator()`, `kopf.spawn_tasks()`, `kopf.run_tasks()`.
+
+Order: refuse handler kinds whose runtime is not here yet → startup activities (with retries; they
+may tune `settings`) → check that the cluster answers → `ready_flag` → one TaskGroup (the event
+poster, the observer with its watchers and workers, the stopper) → cleanup activities last.
+SIGINT/SIGTERM (main thread only) or the `stop_flag` stop it gracefully.
+"""
+import asyncio
+import logging
+import signal
+import threading
+import warnings
+from collections.abc import Collection, Coroutine
+from typing import Any
+
+from kopf._api import client as client_
+from kopf._api import credentials, events
+from kopf._api import errors as api_errors
+from kopf._model import memos, registries
+from kopf._model import settings as settings_
+from kopf._model.causes import Activity
+from kopf._reactor import activities, contexts, flags, observing, supported
+from kopf._reactor.flags import Flag
+
+logger = logging.getLogger('kopf.reactor.running')
+
+
+class OperatorError(Exception):
+    """The operator cannot run: unsupported handlers, an unreachable cluster, a failed startup."""
+
+
+class _Stopped(Exception):
+    """Internal: the stop flag or a signal ended the operator."""
+
+
+def run(*, loop: asyncio.AbstractEventLoop | None = None, **kwargs: Any) -> None:
+    """Run the operator synchronously until stopped (see `operator()` for the options)."""
+    coro = operator(**kwargs)
+    if loop is not None:
+        loop.run_until_complete(coro)
+    else:
+        asyncio.run(coro)
+
+
+async def operator(**kwargs: Any) -> None:
+    """Run the operator in the current event loop until stopped (`spawn_tasks` + `run_tasks`)."""
+    tasks = await spawn_tasks(**kwargs)
+    await run_tasks(tasks)
+
+
+async def spawn_tasks(
+        *,
+        registry: registries.OperatorRegistry | None = None,
+        settings: settings_.OperatorSettings | None = None,
+        memo: Any = None,
+        lifecycle: Any = None,
+        namespaces: Collection[str] = (),
+        namespace: str | None = None,
+        clusterwide: bool = False,
+        stop_flag: Flag | None = None,
+        ready_flag: Flag | None = None,
+        vault: credentials.Vault | None = None,
+        standalone: bool | None = None,
+        **ignored: Any,  # peering, liveness, indexers, memories, insights, identity: not served yet
+) -> list[asyncio.Task[None]]:
+    """The operator's root task(s), created in the current loop; await them with `run_tasks()`."""
+    if namespace is not None:
+        warnings.warn('namespace= is deprecated; use namespaces=[...].', DeprecationWarning, stacklevel=2)
+        namespaces = [*namespaces, namespace]
+    if not clusterwide and not namespaces:
+        clusterwide = True
+    registry = registry if registry is not None else registries.get_default_registry()
+    supported.check(registry)
+    settings = settings if settings is not None else settings_.OperatorSettings()
+    from kopf import lifecycles  # the public module keeps the default lifecycle
+    ctx = contexts.OperatorContext(
+        settings=settings, registry=registry, client=None,  # type: ignore[arg-type]  # set below
+        memo=memo if memo is not None else memos.Memo(), lifecycle=lifecycle or lifecycles.get_default_lifecycle())
+    vault = vault if vault is not None else credentials.Vault(activities.make_login(ctx))
+    ctx.client = client_.APIClient(vault, settings)
+    scope = observing.Scope(clusterwide=clusterwide, patterns=tuple(namespaces))
+    coro = _orchestrate(ctx, scope, stop_flag=stop_flag, ready_flag=ready_flag)
+    return [asyncio.create_task(coro, name='kopf operator')]
+
+
+async def run_tasks(tasks: Collection[asyncio.Task[Any]], *, ignored: Collection[asyncio.Task[Any]] = ()) -> None:
+    """Await the root tasks; the first one to fail cancels the others; its error is re-raised."""
+    try:
+        await asyncio.gather(*tasks)
+    finally:
+        for task in tasks:
+            if not task.done() and task not in ignored:
+                task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+
+async def _orchestrate(ctx: contexts.OperatorContext, scope: observing.Scope, *,
+                       stop_flag: Flag | None, ready_flag: Flag | None) -> None:
+    poster = events.EventPoster(ctx.client)
+    token = events.poster_var.set(poster)
+    stopping = asyncio.Event()
+    restore = _install_signals(stopping)
+    try:
+        await _start(ctx)
+        try:
+            flags.raise_flag(ready_flag)
+            async with asyncio.TaskGroup() as tg:
+                tg.create_task(poster.run(), name='kopf event poster')
+                tg.create_task(observing.Observer(ctx, scope, tg).run(), name='kopf observer')
+                tg.create_task(_stopper(stopping, stop_flag), name='kopf stopper')
+        except* _Stopped:
+            logger.info('Stop-flag is raised. Operator is stopping.')
+        finally:
+            await asyncio.shield(activities.run_activity(ctx, Activity.CLEANUP))
+    finally:
+        restore()
+        events.poster_var.reset(token)
+        await ctx.client.close()
+
+
+async def _start(ctx: contexts.OperatorContext) -> None:
+    try:
+        await activities.run_activity(ctx, Activity.STARTUP)
+    except activities.ActivityError as exc:
+        raise OperatorError(str(exc)) from None
+    try:
+        await ctx.client.request('GET', '/api', backoffs=(0.5, 1, 2))
+    except api_errors.LoginError as exc:
+        raise OperatorError(f'Cannot log in to the cluster: {exc}') from None
+    except Exception as exc:
+        raise OperatorError(f'Cannot reach the Kubernetes API: {exc}') from None
+
+
+async def _stopper(stopping: asyncio.Event, stop_flag: Flag | None) -> None:
+    waits: list[Coroutine[Any, Any, Any]] = [stopping.wait()]
+    if stop_flag is not None:
+        waits.append(flags.wait_flag(stop_flag))
+    tasks = [asyncio.ensure_future(w) for w in waits]
+    try:
+        await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for task in tasks:
+            task.cancel()
+    raise _Stopped()
+
+
+def _install_signals(stopping: asyncio.Event) -> Any:
+    """SIGINT/SIGTERM set the stopping event (main thread only); returns the restoring callable."""
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+    loop = asyncio.get_running_loop()
+    installed = []
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        try:
+            loop.add_signal_handler(signum, stopping.set)
+            installed.append(signum)
+        except (NotImplementedError, RuntimeError):
+            pass
+
+    def restore() -> None:
+        for signum in installed:
+            loop.remove_signal_handler(signum)
+    return restore

@@ -1,0 +1,87 @@
+"""End-to-end fixtures: the local cluster in the test's loop, and an operator task against it."""
+import asyncio
+import logging
+import pathlib
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import pytest
+
+import kopf
+from kopf._api import credentials
+from kopf.testing import LocalCluster
+
+ROOT = pathlib.Path(__file__).parent.parent.parent
+CRD = ROOT / 'examples' / 'crd.yaml'
+
+Obj = dict[str, Any]
+
+
+def example(name: str = 'kopf-example-1', namespace: str = 'default', **spec: Any) -> Obj:
+    return {'apiVersion': 'kopf.dev/v1', 'kind': 'KopfExample',
+            'metadata': {'name': name, 'namespace': namespace, 'labels': {'somelabel': 'somevalue'}},
+            'spec': spec or {'field': 'value', 'items': ['item1', 'item2']}}
+
+
+def fast_settings() -> kopf.OperatorSettings:
+    settings = kopf.OperatorSettings()
+    settings.execution.default_backoff = 0.1
+    settings.networking.error_backoffs = (0.1, 0.2)
+    settings.queueing.idle_timeout = 0.5
+    settings.watching.reconnect_backoff = 0.05
+    return settings
+
+
+def vault_for(cluster: LocalCluster) -> credentials.Vault:
+    vault = credentials.Vault()
+    vault.populate([kopf.ConnectionInfo(server=cluster.url, default_namespace='default')])
+    return vault
+
+
+async def eventually(check: Callable[[], Any], *, timeout: float = 10.0, interval: float = 0.02) -> Any:
+    """Poll until `check()` is truthy (returning it) or fail after the timeout."""
+    async with asyncio.timeout(timeout):
+        while True:
+            result = check()
+            if result:
+                return result
+            await asyncio.sleep(interval)
+
+
+@pytest.fixture
+async def cluster() -> AsyncIterator[LocalCluster]:
+    async with LocalCluster() as local:
+        local.apply(str(CRD))
+        yield local
+
+
+@pytest.fixture
+def registry() -> kopf.OperatorRegistry:
+    return kopf.OperatorRegistry()
+
+
+Starter = Callable[..., Awaitable[asyncio.Task[None]]]
+
+
+@pytest.fixture
+async def start_operator(cluster: LocalCluster, registry: kopf.OperatorRegistry,
+                         caplog: pytest.LogCaptureFixture) -> AsyncIterator[Starter]:
+    """Start the operator as a task in this loop; stopped (gracefully) at the end of the test."""
+    caplog.set_level(logging.DEBUG, logger='kopf')
+    running: list[tuple[asyncio.Task[None], asyncio.Event]] = []
+
+    async def start(**kwargs: Any) -> asyncio.Task[None]:
+        stop, ready = asyncio.Event(), asyncio.Event()
+        kwargs.setdefault('settings', fast_settings())
+        task = asyncio.create_task(kopf.operator(registry=registry, vault=vault_for(cluster), clusterwide=True,
+                                                 stop_flag=stop, ready_flag=ready, **kwargs))
+        running.append((task, stop))
+        await asyncio.wait([task, asyncio.ensure_future(ready.wait())], return_when=asyncio.FIRST_COMPLETED)
+        if task.done():
+            task.result()
+        return task
+
+    yield start
+    for task, stop in running:
+        stop.set()
+        await asyncio.wait_for(asyncio.shield(task), timeout=10)
