@@ -96,6 +96,7 @@ def served_resources(crd: Mapping[str, Any]) -> list[Resource]:
             verbs=ALL_VERBS, custom=True, generation=True,
             schema=(version.get('schema') or {}).get('openAPIV3Schema'),
             printer_columns=tuple(version.get('additionalPrinterColumns') or ()),
+            scale=subresources.get('scale') if isinstance(subresources.get('scale'), dict) else None,
         ))
     return result
 

@@ -6,7 +6,7 @@ import yaml
 from aiohttp import web
 from multidict import CIMultiDict
 
-from kopf._cluster import discovery, encoding, errors, reading, routing, writing
+from kopf._cluster import discovery, encoding, errors, protobuf, reading, routing, scaling, writing
 from kopf._cluster.routing import Target
 
 if TYPE_CHECKING:
@@ -46,7 +46,7 @@ def decode(raw: bytes, content_type: str) -> Any:
     if not raw:
         return None
     if 'protobuf' in content_type:
-        raise errors.unsupported_media(['application/json', 'application/yaml'])
+        return protobuf.decode(raw)
     try:
         if 'yaml' in content_type:
             return yaml.safe_load(raw)
@@ -90,6 +90,8 @@ async def api(emu: 'Emulator', request: web.Request) -> web.StreamResponse:
 async def _serve(emu: 'Emulator', request: web.Request, target: Target, verb: str) -> web.Response:
     store = emu.state.store
     params = request.query
+    if verb == 'get' and target.subresource == 'scale':
+        return respond(200, encoding.dumps(scaling.view(target.resource, reading.get_object(store, target))))
     if verb == 'get':
         return respond(200, encoding.dumps(reading.get_object(store, target)))
     if verb == 'list':

@@ -67,6 +67,11 @@ def prepare_lease(obj: dict[str, Any]) -> list[Cause]:
     return []
 
 
+def prepare_secret(obj: dict[str, Any]) -> list[Cause]:
+    obj['type'] = obj.get('type') or 'Opaque'
+    return []
+
+
 def prepare_crd(obj: dict[str, Any]) -> list[Cause]:
     causes = crds.causes_of(obj)
     if not causes:
@@ -77,6 +82,7 @@ def prepare_crd(obj: dict[str, Any]) -> list[Cause]:
 HOOKS: dict[tuple[str, str], Hook] = {
     ('', 'events'): prepare_event,
     ('', 'namespaces'): prepare_namespace,
+    ('', 'secrets'): prepare_secret,
     ('coordination.k8s.io', 'leases'): prepare_lease,
     ('apiextensions.k8s.io', 'customresourcedefinitions'): prepare_crd,
 }

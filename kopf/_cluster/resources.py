@@ -40,6 +40,7 @@ class Resource:
     fields: tuple[str, ...] = ()               # extra field-selector labels
     schema: Mapping[str, Any] | None = dataclasses.field(default=None, compare=False, hash=False)
     printer_columns: tuple[Mapping[str, Any], ...] = dataclasses.field(default=(), compare=False, hash=False)
+    scale: Mapping[str, str] | None = dataclasses.field(default=None, compare=False, hash=False)  # CRD scale paths
 
     @property
     def api_version(self) -> str:

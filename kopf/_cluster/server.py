@@ -5,6 +5,7 @@ for faults, watches, history and counters are the same ones the HTTP control API
 """
 import asyncio
 import contextlib
+import logging
 import socket
 from typing import Any
 
@@ -17,6 +18,8 @@ from kopf._cluster.state import State
 from kopf._cluster.store import Obj
 from kopf._cluster.streaming import Streams
 from kopf._cluster.watching import Hub
+
+logger = logging.getLogger(__name__)
 
 
 class Emulator:
@@ -115,6 +118,11 @@ class Emulator:
             return await self._route(request, path)
         except errors.ApiError as exc:
             return handlers.respond_error(exc)
+        except (asyncio.CancelledError, ConnectionError):
+            raise
+        except Exception as exc:   # a bug of ours: still answer as a real server would, with a Status
+            logger.exception('Unexpected failure serving %s %s', request.method, path)
+            return handlers.respond_error(errors.internal(f'{type(exc).__name__}: {exc}'))
 
     async def _route(self, request: web.Request, path: str) -> web.StreamResponse:
         if path in ('/healthz', '/livez', '/readyz'):

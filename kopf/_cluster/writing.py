@@ -7,7 +7,7 @@ import dataclasses
 import uuid
 from typing import Any
 
-from kopf._cluster import conforming, crds, encoding, errors, kinds, metadata, patching, resources
+from kopf._cluster import conforming, crds, encoding, errors, kinds, metadata, patching, resources, scaling
 from kopf._cluster.resources import Resource
 from kopf._cluster.routing import Target
 from kopf._cluster.state import State
@@ -67,6 +67,8 @@ def create(state: State, target: Target, body: Any, options: Options) -> Outcome
 
 
 def replace(state: State, target: Target, body: Any, options: Options) -> Outcome:
+    if target.subresource == 'scale':
+        return scale(state, target, None, body, options)
     current = _current(state, target)
     candidate = _as_object(body)
     rv = (candidate.get('metadata') or {}).get('resourceVersion')
@@ -78,6 +80,8 @@ def replace(state: State, target: Target, body: Any, options: Options) -> Outcom
 
 def patch(state: State, target: Target, content_type: str, body: Any, options: Options) -> Outcome:
     resource = target.resource
+    if target.subresource == 'scale':
+        return scale(state, target, content_type, body, options)
     allowed = patching.CUSTOM_TYPES if resource.custom else patching.BUILTIN_TYPES
     if content_type not in allowed:
         raise errors.unsupported_media(allowed)
@@ -88,6 +92,18 @@ def patch(state: State, target: Target, content_type: str, body: Any, options: O
         raise errors.not_found(resource.qualified, resource.group, resource.plural, target.name or '')
     candidate = patching.apply_patch(content_type, current, body)
     return update(state, target, current, encoding.clone(candidate), options)
+
+
+def scale(state: State, target: Target, content_type: str | None, body: Any, options: Options) -> Outcome:
+    """PUT or PATCH of `/scale`: only the spec replicas of the object change; the answer is a Scale."""
+    resource = target.resource
+    current = _current(state, target)
+    if content_type is not None:
+        body = scaling.patched_view(resource, current, content_type, body)
+    candidate = scaling.applied(resource, current, body)
+    outcome = update(state, dataclasses.replace(target, subresource=None), current, candidate, options)
+    obj = outcome.obj if outcome.obj is not None else current
+    return Outcome(outcome.code, encoding.dumps(scaling.view(resource, obj)), outcome.warnings, obj)
 
 
 def update(state: State, target: Target, current: Obj, candidate: Any, options: Options) -> Outcome:

@@ -202,3 +202,36 @@ def test_26_delete_waits_for_finalizer_removal(kubectl: Kubectl, cluster: LocalC
     assert stdout.strip() == 'kopfexample.kopf.dev "slow" deleted'
     watches = [r for r in cluster.request_log() if 'watch=true' in r['query'] and 'slow' in r['query']]
     assert watches and 'fieldSelector=metadata.name%3Dslow' in watches[-1]['query']
+
+
+def test_typed_creates_send_protobuf(kubectl: Kubectl, cluster: LocalCluster) -> None:
+    mark = len(_requests(cluster))
+    assert kubectl('create', 'namespace', 'proto').returncode == 0
+    assert kubectl('-n', 'proto', 'create', 'configmap', 'pc', '--from-literal=a=b').returncode == 0
+    assert kubectl('-n', 'proto', 'create', 'secret', 'generic', 'ps', '--from-literal=k=v').returncode == 0
+    created = kubectl('-n', 'proto', 'create', 'deployment', 'pd', '--image=nginx', '--replicas=2', '--port=80')
+    assert created.returncode == 0, created.stderr
+    posts = [r for r in _requests(cluster, mark) if r['method'] == 'POST']
+    assert {r['contentType'] for r in posts} == {'application/vnd.kubernetes.protobuf'}
+    ns = cluster.get('v1', 'Namespace', 'proto')
+    assert ns is not None and ns['status'] == {'phase': 'Active'}
+    assert ns['metadata']['labels'] == {'kubernetes.io/metadata.name': 'proto'}
+    cm = cluster.get('v1', 'ConfigMap', 'pc', 'proto')
+    assert cm is not None and cm['data'] == {'a': 'b'}
+    secret = cluster.get('v1', 'Secret', 'ps', 'proto')
+    assert secret is not None and secret['data'] == {'k': 'dg=='} and secret['type'] == 'Opaque'
+    deployment = cluster.get('apps/v1', 'Deployment', 'pd', 'proto')
+    assert deployment is not None and deployment['spec']['replicas'] == 2
+    container = deployment['spec']['template']['spec']['containers'][0]
+    assert container['image'] == 'nginx' and container['ports'] == [{'containerPort': 80}]
+
+
+def test_scale_subresource(kubectl: Kubectl, cluster: LocalCluster) -> None:
+    assert kubectl('create', 'deployment', 'scaled', '--image=nginx').returncode == 0
+    result = kubectl('scale', 'deployment', 'scaled', '--replicas=3')
+    assert result.stdout.strip() == 'deployment.apps/scaled scaled', result.stderr
+    deployment = cluster.get('apps/v1', 'Deployment', 'scaled', 'default')
+    assert deployment is not None
+    assert deployment['spec']['replicas'] == 3 and deployment['metadata']['generation'] == 2
+    raw = kubectl('get', '--raw', '/apis/apps/v1/namespaces/default/deployments/scaled/scale')
+    assert '"kind":"Scale"' in raw.stdout and '"replicas":3' in raw.stdout
