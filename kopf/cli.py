@@ -2,6 +2,10 @@
 
 The CLI only parses options and hands them to the library; it holds no logic of its own.
 """
+import contextlib
+from collections.abc import Iterator
+from typing import Any
+
 import click
 
 from kopf._version import __version__
@@ -33,3 +37,63 @@ def cluster(host: str, port: int, config_path: str, apply: tuple[str, ...]) -> N
         raise SystemExit(1) from None
     except KeyboardInterrupt:
         pass
+
+
+@main.command()
+@click.argument('paths', nargs=-1)
+@click.option('-m', '--module', 'modules', multiple=True, help='A module to import (repeatable).')
+@click.option('-n', '--namespace', 'namespaces', multiple=True,
+              help='Namespaces to serve: names or globs, comma-separated, "!" to exclude (repeatable).')
+@click.option('-A', '--all-namespaces', 'clusterwide', is_flag=True, help='Serve the whole cluster.')
+@click.option('--standalone', is_flag=True, default=None, help='No peering with other operators.')
+@click.option('-v', '--verbose', is_flag=True, help='Log at the DEBUG level.')
+@click.option('-d', '--debug', is_flag=True, help='Log at the DEBUG level, incl. asyncio.')
+@click.option('-q', '--quiet', is_flag=True, help='Log only warnings and errors.')
+@click.option('--local-cluster', is_flag=True,
+              help='Run against an in-memory local cluster (in its own thread), not a real one.')
+@click.option('--apply', 'apply', multiple=True, type=click.Path(dir_okay=False),
+              help='A YAML manifest to apply to the local cluster at start (repeatable; needs --local-cluster).')
+def run(paths: tuple[str, ...], modules: tuple[str, ...], namespaces: tuple[str, ...], clusterwide: bool,
+        standalone: bool | None, verbose: bool, debug: bool, quiet: bool, local_cluster: bool,
+        apply: tuple[str, ...]) -> None:
+    """Run an operator: load the handlers from the files and modules, then serve the cluster."""
+    import warnings
+
+    from kopf._reactor import loading, loggers, running, supported
+
+    if clusterwide and namespaces:
+        raise click.UsageError('Either --namespace or --all-namespaces, not both.')
+    if apply and not local_cluster:
+        raise click.UsageError('--apply works only with --local-cluster.')
+    if not clusterwide and not namespaces:
+        warnings.warn('Neither --namespace nor --all-namespaces is given; serving the whole cluster. '
+                      'Use --all-namespaces to silence this warning.', FutureWarning, stacklevel=1)
+    loggers.configure(debug=debug, verbose=verbose, quiet=quiet)
+    with contextlib.ExitStack() as stack:
+        try:
+            loading.load(paths, modules)
+            vault = stack.enter_context(_local_cluster(apply)) if local_cluster else None
+            running.run(namespaces=namespaces, clusterwide=clusterwide or not namespaces,
+                        standalone=standalone, vault=vault)
+        except (loading.LoadingError, running.OperatorError, supported.UnsupportedHandlersError) as exc:
+            click.echo(f'Error: {exc}', err=True)
+            raise SystemExit(1) from None
+        except KeyboardInterrupt:
+            pass
+
+
+@contextlib.contextmanager
+def _local_cluster(manifests: tuple[str, ...]) -> Iterator[Any]:
+    """A local cluster in its own thread and loop, the manifests applied; yields a vault pointing at it."""
+    from kopf._api import credentials
+    from kopf.testing import LocalCluster
+
+    with LocalCluster() as cluster:
+        try:
+            cluster.apply(*manifests)
+        except Exception as exc:
+            raise click.ClickException(f'Cannot apply the manifests: {exc}') from None
+        click.echo(f'The local cluster serves at {cluster.url}; kubeconfig: {cluster.kubeconfig}', err=True)
+        vault = credentials.Vault()
+        vault.populate([credentials.ConnectionInfo(server=cluster.url, default_namespace='default')])
+        yield vault
