@@ -38,9 +38,9 @@ def vault_for(cluster: LocalCluster) -> credentials.Vault:
     return vault
 
 
-async def eventually(check: Callable[[], Any], *, timeout: float = 10.0, interval: float = 0.02) -> Any:
+async def eventually(check: Callable[[], Any], *, within: float = 10.0, interval: float = 0.02) -> Any:
     """Poll until `check()` is truthy (returning it) or fail after the timeout."""
-    async with asyncio.timeout(timeout):
+    async with asyncio.timeout(within):
         while True:
             result = check()
             if result:
@@ -71,7 +71,7 @@ async def start_operator(cluster: LocalCluster, registry: kopf.OperatorRegistry,
     running: list[tuple[asyncio.Task[None], asyncio.Event]] = []
 
     async def start(**kwargs: Any) -> asyncio.Task[None]:
-        stop, ready = asyncio.Event(), asyncio.Event()
+        stop, ready = kwargs.pop('stop_flag', None) or asyncio.Event(), asyncio.Event()
         kwargs.setdefault('settings', fast_settings())
         task = asyncio.create_task(kopf.operator(registry=registry, vault=vault_for(cluster), clusterwide=True,
                                                  stop_flag=stop, ready_flag=ready, **kwargs))
@@ -83,5 +83,48 @@ async def start_operator(cluster: LocalCluster, registry: kopf.OperatorRegistry,
 
     yield start
     for task, stop in running:
+        if task.done():  # stopped or failed within the test, and checked there
+            continue
         stop.set()
         await asyncio.wait_for(asyncio.shield(task), timeout=10)
+
+
+class Kube:
+    """Actions on the cluster through the official `kubernetes` client (in a thread: it is blocking)."""
+
+    def __init__(self, cluster: LocalCluster) -> None:
+        import kubernetes
+        self.api = kubernetes.config.new_client_from_config(config_file=str(cluster.kubeconfig))
+        self.custom = kubernetes.client.CustomObjectsApi(self.api)
+        self.core = kubernetes.client.CoreV1Api(self.api)
+
+    async def create(self, obj: Obj) -> Obj:
+        ns = obj['metadata'].get('namespace', 'default')
+        if obj['apiVersion'] == 'v1':
+            return (await asyncio.to_thread(self.core.create_namespaced_config_map, ns, obj)).to_dict()
+        group, version = obj['apiVersion'].split('/')
+        plural = obj['kind'].lower() + 's'
+        result: Obj = await asyncio.to_thread(self.custom.create_namespaced_custom_object,
+                                              group, version, ns, plural, obj)
+        return result
+
+    async def patch(self, name: str, patch: Obj, *, namespace: str = 'default') -> Obj:
+        result: Obj = await asyncio.to_thread(self.custom.patch_namespaced_custom_object,
+                                              'kopf.dev', 'v1', namespace, 'kopfexamples', name, patch)
+        return result
+
+    async def delete(self, name: str, *, namespace: str = 'default', plural: str = 'kopfexamples') -> None:
+        if plural == 'configmaps':
+            await asyncio.to_thread(self.core.delete_namespaced_config_map, name, namespace)
+        else:
+            await asyncio.to_thread(self.custom.delete_namespaced_custom_object,
+                                    'kopf.dev', 'v1', namespace, plural, name)
+
+
+@pytest.fixture
+def kube(cluster: LocalCluster) -> Kube:
+    return Kube(cluster)
+
+
+def get_example(cluster: LocalCluster, name: str = 'kopf-example-1') -> Obj | None:
+    return cluster.get('kopf.dev/v1', 'KopfExample', name, 'default')

@@ -1,0 +1,232 @@
+"""Change handlers end to end: create/update/field/delete/resume, finalizer choreography, sub-handlers."""
+import asyncio
+import logging
+from typing import Any
+
+import pytest
+
+import kopf
+from kopf.testing import LocalCluster
+
+from .conftest import Kube, Starter, eventually, example, get_example
+
+FINALIZER = 'kopf.zalando.org/KopfFinalizerMarker'
+
+
+def handled(cluster: LocalCluster, name: str = 'kopf-example-1') -> Any:
+    obj = get_example(cluster, name)
+    annotations = (obj or {}).get('metadata', {}).get('annotations') or {}
+    return obj if 'kopf.zalando.org/last-handled-configuration' in annotations else None
+
+
+async def test_create_update_field_delete(cluster: LocalCluster, registry: kopf.OperatorRegistry,
+                                         start_operator: Starter, kube: Kube) -> None:
+    calls: list[tuple[str, Any, Any, Any, Any]] = []
+
+    def record(reason: str) -> Any:
+        def fn(body: Any, diff: Any, old: Any, new: Any, **_: Any) -> None:
+            calls.append((reason, diff, old, new, list(body['metadata'].get('finalizers', []))))
+        return fn
+
+    kopf.on.create('kopfexamples', id='create', registry=registry)(record('create'))
+    kopf.on.update('kopfexamples', id='update', registry=registry)(record('update'))
+    kopf.on.field('kopfexamples', field='spec.field', id='field', registry=registry)(record('field'))
+    kopf.on.delete('kopfexamples', id='delete', registry=registry)(record('delete'))
+
+    await start_operator()
+    await kube.create(example())
+    await eventually(lambda: handled(cluster) and len(calls) >= 2)
+    assert [c[0] for c in calls] == ['create', 'field']
+    assert all(FINALIZER in c[4] for c in calls)  # the finalizer came first, in its own cycle
+    assert calls[0][2] is None and calls[0][1] == (('add', (), None, calls[0][3]),)
+    assert calls[1][1:4] == ((('add', (), None, 'value'),), None, 'value')
+
+    calls.clear()
+    await kube.patch('kopf-example-1', {'spec': {'field': 'changed'}})
+    await eventually(lambda: len(calls) >= 2)
+    await asyncio.sleep(0.2)
+    assert sorted(c[0] for c in calls) == ['field', 'update']
+    update = next(c for c in calls if c[0] == 'update')
+    field = next(c for c in calls if c[0] == 'field')
+    assert update[1] == (('change', ('spec', 'field'), 'value', 'changed'),)
+    assert update[2]['spec']['field'] == 'value' and update[3]['spec']['field'] == 'changed'
+    assert field[1:4] == ((('change', (), 'value', 'changed'),), 'value', 'changed')
+
+    calls.clear()
+    await kube.delete('kopf-example-1')
+    await eventually(lambda: get_example(cluster) is None)
+    assert [c[0] for c in calls] == ['delete']
+    assert FINALIZER in calls[0][4]  # released only after the delete handler
+
+
+async def test_results_and_progress_across_cycles(cluster: LocalCluster, registry: kopf.OperatorRegistry,
+                                                  start_operator: Starter, kube: Kube) -> None:
+    attempts: list[str] = []
+
+    @kopf.on.create('kopfexamples', id='first', registry=registry)
+    def first(retry: int, **_: Any) -> Any:
+        attempts.append(f'first#{retry}')
+        if retry == 0:
+            raise kopf.TemporaryError('not yet', delay=0.1)
+        return {'done': 1}
+
+    @kopf.on.create('kopfexamples', id='second', registry=registry)
+    def second(**_: Any) -> Any:
+        attempts.append('second')
+        return 'scalar'
+
+    await start_operator()
+    await kube.create(example())
+    obj = await eventually(lambda: handled(cluster))
+    await asyncio.sleep(0.1)
+    obj = get_example(cluster)
+    assert obj is not None
+    assert attempts == ['first#0', 'second', 'first#1']
+    assert obj['status'] == {'first': {'done': 1}, 'second': 'scalar'}
+    annotations = obj['metadata']['annotations']
+    assert not [key for key in annotations if key.endswith(('/first', '/second'))]  # progress purged
+
+
+async def test_resume_on_restart(cluster: LocalCluster, registry: kopf.OperatorRegistry,
+                                 start_operator: Starter, kube: Kube) -> None:
+    calls: list[str] = []
+    kopf.on.create('kopfexamples', id='create', registry=registry)(lambda reason, **_: calls.append(reason))
+    kopf.on.resume('kopfexamples', id='resume', registry=registry)(lambda reason, **_: calls.append(reason))
+
+    stop = asyncio.Event()
+    task = await start_operator(stop_flag=stop)
+    await kube.create(example())
+    await eventually(lambda: handled(cluster))
+    stop.set()
+    await task
+    assert calls == ['create']
+
+    await start_operator()
+    await eventually(lambda: len(calls) == 2)
+    await asyncio.sleep(0.2)
+    assert calls == ['create', 'resume']
+
+
+async def test_subhandlers_and_execute(cluster: LocalCluster, registry: kopf.OperatorRegistry,
+                                       start_operator: Starter, kube: Kube) -> None:
+    calls: list[str] = []
+
+    @kopf.on.create('kopfexamples', id='implicit', registry=registry)
+    def implicit(spec: Any, **_: Any) -> None:
+        calls.append('implicit')
+        for item in spec['items']:
+            @kopf.subhandler(id=item)
+            def child(item: str = item, **_: Any) -> Any:
+                calls.append(f'implicit/{item}')
+                return {'item': item}
+
+    @kopf.on.create('kopfexamples', id='explicit', registry=registry)
+    async def explicit(**_: Any) -> None:
+        calls.append('explicit:before')
+        await kopf.execute(fns={'a': lambda **_: calls.append('explicit/a'),
+                                'b': lambda **_: calls.append('explicit/b')})
+        calls.append('explicit:after')
+
+    await start_operator()
+    await kube.create(example())
+    await eventually(lambda: handled(cluster))
+    await asyncio.sleep(0.1)
+    assert calls.count('implicit/item1') == calls.count('implicit/item2') == 1
+    assert calls.count('explicit/a') == calls.count('explicit/b') == 1
+    assert calls.count('explicit:after') == 1
+    assert calls.index('explicit:after') > calls.index('explicit/b')
+    obj = get_example(cluster)
+    assert obj is not None
+    assert obj['status']['implicit/item1'] == {'item': 'item1'}
+    assert not [key for key in obj['metadata']['annotations'] if 'implicit' in key or 'explicit' in key]
+
+
+async def test_memo_seed(cluster: LocalCluster, registry: kopf.OperatorRegistry,
+                         start_operator: Starter, kube: Kube) -> None:
+    seen: list[Any] = []
+
+    with pytest.warns(DeprecationWarning):
+        @kopf.on.create('kopfexamples', cooldown=0.1, registry=registry)
+        def create_fn_1(memo: kopf.Memo, **_: Any) -> None:
+            seen.append(('fn1', getattr(memo, 'xyz', AttributeError)))
+            memo.xyz  # noqa: B018  # AttributeError on the first attempt
+
+    @kopf.on.create('kopfexamples', registry=registry)
+    def create_fn_2(memo: kopf.Memo, **_: Any) -> None:
+        seen.append(('fn2', getattr(memo, 'xyz', AttributeError)))
+        memo.xyz = 100
+
+    await start_operator()
+    await kube.create(example())
+    await eventually(lambda: handled(cluster))
+    assert seen == [('fn1', AttributeError), ('fn2', AttributeError), ('fn1', 100)]
+
+    seen.clear()
+    await kube.create(example('kopf-example-2'))
+    await eventually(lambda: handled(cluster, 'kopf-example-2'))
+    assert seen == [('fn1', AttributeError), ('fn2', AttributeError), ('fn1', 100)]
+
+
+async def test_optional_delete_handler_runs_without_finalizer(
+        cluster: LocalCluster, registry: kopf.OperatorRegistry, start_operator: Starter, kube: Kube) -> None:
+    calls: list[str] = []
+    kopf.on.create('kopfexamples', id='create', registry=registry)(lambda **_: calls.append('create'))
+    kopf.on.delete('kopfexamples', id='delete', optional=True, registry=registry)(lambda **_: calls.append('delete'))
+    await start_operator()
+    await kube.create(example())
+    obj = await eventually(lambda: handled(cluster))
+    assert FINALIZER not in (obj['metadata'].get('finalizers') or [])
+    await kube.delete('kopf-example-1')
+    await eventually(lambda: 'delete' in calls)
+    await asyncio.sleep(0.1)
+    assert calls == ['create', 'delete']
+
+
+async def test_event_handlers_and_stealth(cluster: LocalCluster, registry: kopf.OperatorRegistry,
+                                          start_operator: Starter, kube: Kube) -> None:
+    events: list[Any] = []
+    kopf.on.event('kopfexamples', id='ev', registry=registry)(lambda type, **_: events.append(type))
+    kopf.on.create('kopfexamples', labels={'other': 'x'}, registry=registry)(lambda **_: None)
+    await start_operator()
+    await kube.create(example())
+    await eventually(lambda: events)
+    await asyncio.sleep(0.2)
+    obj = get_example(cluster)
+    assert obj is not None
+    assert not obj['metadata'].get('annotations')  # stealth: nothing written for unmatched objects
+    assert events[0] in ('ADDED', None)
+
+
+async def test_unsupported_handler_kinds_refuse_to_start(registry: kopf.OperatorRegistry,
+                                                         start_operator: Starter) -> None:
+    @kopf.timer('kopfexamples', interval=1, id='my-timer', registry=registry)
+    def tick(**_: Any) -> None:
+        pass
+
+    with pytest.raises(Exception, match="timer 'my-timer'"):
+        await start_operator()
+
+
+async def test_unresolved_resource_warns_then_is_served(
+        cluster: LocalCluster, registry: kopf.OperatorRegistry, start_operator: Starter,
+        caplog: pytest.LogCaptureFixture) -> None:
+    calls: list[str] = []
+    kopf.on.create('kopf.dev', 'v1', 'kopfothers', registry=registry)(lambda name, **_: calls.append(name))
+    await start_operator()
+    await eventually(lambda: 'Unresolved resources' in caplog.text)
+    cluster.apply({
+        'apiVersion': 'apiextensions.k8s.io/v1', 'kind': 'CustomResourceDefinition',
+        'metadata': {'name': 'kopfothers.kopf.dev'},
+        'spec': {'group': 'kopf.dev', 'scope': 'Namespaced',
+                 'names': {'plural': 'kopfothers', 'singular': 'kopfother', 'kind': 'KopfOther'},
+                 'versions': [{'name': 'v1', 'served': True, 'storage': True,
+                               'schema': {'openAPIV3Schema': {'type': 'object',
+                                                              'x-kubernetes-preserve-unknown-fields': True}}}]},
+    })
+    await asyncio.sleep(0.1)
+    cluster.apply({'apiVersion': 'kopf.dev/v1', 'kind': 'KopfOther',
+                   'metadata': {'name': 'other-1', 'namespace': 'default'}, 'spec': {}})
+    await eventually(lambda: calls)
+    assert calls == ['other-1']
+    assert len([r for r in caplog.records if 'Unresolved resources' in r.getMessage()]) == 1
+    assert logging.WARNING in [r.levelno for r in caplog.records if 'Unresolved' in r.getMessage()]
