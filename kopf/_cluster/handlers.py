@@ -6,7 +6,7 @@ import yaml
 from aiohttp import web
 from multidict import CIMultiDict
 
-from kopf._cluster import discovery, encoding, errors, protobuf, reading, routing, scaling, writing
+from kopf._cluster import discovery, encoding, errors, protobuf, reading, routing, scaling, tables, writing
 from kopf._cluster.routing import Target
 
 if TYPE_CHECKING:
@@ -92,8 +92,16 @@ async def _serve(emu: 'Emulator', request: web.Request, target: Target, verb: st
     params = request.query
     if verb == 'get' and target.subresource == 'scale':
         return respond(200, encoding.dumps(scaling.view(target.resource, reading.get_object(store, target))))
+    table = tables.wants_table(request.headers.get('Accept', '')) and target.subresource is None
+    if verb == 'get' and table:
+        obj = reading.get_object(store, target)
+        meta = {'resourceVersion': obj['metadata']['resourceVersion']}
+        return respond(200, encoding.dumps(tables.table(target.resource, [obj], meta)))
     if verb == 'get':
         return respond(200, encoding.dumps(reading.get_object(store, target)))
+    if verb == 'list' and table:
+        items, meta = reading.select(store, target, params)
+        return respond(200, encoding.dumps(tables.table(target.resource, items, meta)))
     if verb == 'list':
         return respond(200, reading.list_objects(store, target, params))
     body = decode(await request.read(), request.headers.get('Content-Type', ''))

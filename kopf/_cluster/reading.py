@@ -33,6 +33,16 @@ def object_matcher(target: Target, params: Mapping[str, str]) -> Any:
 
 def list_objects(store: Store, target: Target, params: Mapping[str, str]) -> bytes:
     resource = target.resource
+    items, list_meta = select(store, target, params)
+    if not resource.custom:
+        items = [{k: v for k, v in item.items() if k != 'kind' and k != 'apiVersion'} for item in items]
+    body = {'kind': resource.list_kind, 'apiVersion': resource.api_version, 'metadata': list_meta, 'items': items}
+    return encoding.dumps(body)
+
+
+def select(store: Store, target: Target, params: Mapping[str, str]) -> tuple[list[Obj], dict[str, Any]]:
+    """The objects of one list page (selectors, limit, continue) and the list's metadata."""
+    resource = target.resource
     match = object_matcher(target, params)
     limit = _int(params.get('limit'), 'limit')
     list_rv, start = _decode_continue(params.get('continue'))
@@ -57,10 +67,7 @@ def list_objects(store: Store, target: Target, params: Mapping[str, str]) -> byt
     if token:
         list_meta['continue'] = token
         list_meta['remainingItemCount'] = remaining
-    if not resource.custom:
-        items = [{k: v for k, v in item.items() if k != 'kind' and k != 'apiVersion'} for item in items]
-    body = {'kind': resource.list_kind, 'apiVersion': resource.api_version, 'metadata': list_meta, 'items': items}
-    return encoding.dumps(body)
+    return items, list_meta
 
 
 def _int(value: str | None, name: str) -> int:

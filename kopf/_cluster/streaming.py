@@ -2,12 +2,15 @@
 import asyncio
 import random
 from collections.abc import Mapping
+from typing import Any
 
 from aiohttp import web
 
-from kopf._cluster import errors, reading, watching
+from kopf._cluster import encoding, errors, reading, tables, watching
+from kopf._cluster.resources import Resource
 from kopf._cluster.routing import Target
 from kopf._cluster.state import State
+from kopf._cluster.store import Change
 from kopf._cluster.watching import Hub, Watcher
 
 TRUE = ('1', 't', 'T', 'true', 'TRUE', 'True')
@@ -31,6 +34,8 @@ class Streams:
         response = web.StreamResponse(status=200, headers={'Content-Type': 'application/json'})
         response.enable_chunked_encoding()
         watcher = self.hub.subscribe(target.resource.key, target.namespace, match, selective)
+        if tables.wants_table(request.headers.get('Accept', '')):
+            watcher.render = TableLines(target.resource)
         try:
             first = self._start(target, watcher, params.get('resourceVersion') or '', initial)
             await response.prepare(request)
@@ -70,7 +75,8 @@ class Streams:
         if not rv or rv == '0' or initial:
             for obj in store.iterate(resource.key, target.namespace):
                 if watcher.match(obj):
-                    watcher.buffer.append(watching.added(obj))
+                    line = watching.added(obj) if watcher.render is None else watcher.render.added(obj)
+                    watcher.buffer.append(line)
             if initial:
                 watcher.buffer.append(watching.bookmark(resource.kind, resource.api_version, store.rv, True))
             return None
@@ -110,6 +116,29 @@ class Streams:
                 pass
         if bookmarks and not watcher.closed:
             watcher.push(watching.bookmark(resource.kind, resource.api_version, self.state.store.rv))
+
+
+class TableLines:
+    """Watch lines whose objects are one-row Tables (kubectl `get -w`); column definitions only at first."""
+
+    def __init__(self, resource: Resource) -> None:
+        self.resource = resource
+        self.headers = True
+
+    def __call__(self, type: str | None = None, *, change: Change) -> bytes:
+        obj = change.obj
+        if type == 'DELETED' and change.type == 'MODIFIED' and change.old is not None:
+            obj = encoding.loads(change.line('DELETED'))['object']
+        return self._line(type or change.type, obj)
+
+    def added(self, obj: Mapping[str, Any]) -> bytes:
+        return self._line('ADDED', obj)
+
+    def _line(self, type: str, obj: Mapping[str, Any]) -> bytes:
+        meta = {'resourceVersion': obj['metadata'].get('resourceVersion', '')}
+        body = tables.table(self.resource, [obj], meta, headers=self.headers)
+        self.headers = False
+        return b'{"type":"' + type.encode() + b'","object":' + encoding.dumps(body) + b'}\n'
 
 
 def _timeout(value: str | None, maximum: float) -> float:

@@ -7,13 +7,22 @@ transport as one HTTP chunk: no task switch per event, one syscall per batch. A 
 transport buffer grows beyond the limit (a stuck client) is aborted.
 """
 import asyncio
+import functools
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Protocol
 
 from kopf._cluster import encoding
 from kopf._cluster.store import Change, Key
 
 Match = Callable[[Mapping[str, Any]], bool]
+
+
+class Render(Protocol):
+    """Builds a watcher's own lines (instead of the shared `Change.line` bytes)."""
+
+    def __call__(self, type: str | None = None, *, change: Change) -> bytes: ...
+
+    def added(self, obj: Mapping[str, Any]) -> bytes: ...
 
 
 class Watcher:
@@ -30,26 +39,29 @@ class Watcher:
         self.closed = False
         self.overflowed = False
         self.sink: Callable[[bytes], None] | None = None
+        self.render: Render | None = None   # per-watcher lines (e.g. Tables) instead of the shared ones
         self.scheduled = False
         self.abort: Callable[[], None] | None = None
 
     def offer(self, change: Change) -> None:
         if self.namespace is not None and change.namespace != self.namespace:
             return
+        line: Callable[..., bytes] = change.line if self.render is None else functools.partial(self.render,
+                                                                                                 change=change)
         if not self.selective:
-            self.push(change.line())
+            self.push(line())
             return
         now = self.match(change.obj)
         if change.type == 'MODIFIED' and change.old is not None:
             before = self.match(change.old)
             if now and before:
-                self.push(change.line())
+                self.push(line())
             elif now:
-                self.push(change.line('ADDED'))
+                self.push(line('ADDED'))
             elif before:
-                self.push(change.line('DELETED'))
+                self.push(line('DELETED'))
         elif now:
-            self.push(change.line())
+            self.push(line())
 
     def push(self, line: bytes) -> None:
         if self.closed:

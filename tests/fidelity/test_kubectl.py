@@ -235,3 +235,33 @@ def test_scale_subresource(kubectl: Kubectl, cluster: LocalCluster) -> None:
     assert deployment['spec']['replicas'] == 3 and deployment['metadata']['generation'] == 2
     raw = kubectl('get', '--raw', '/apis/apps/v1/namespaces/default/deployments/scaled/scale')
     assert '"kind":"Scale"' in raw.stdout and '"replicas":3' in raw.stdout
+
+
+def test_get_prints_tables_with_printer_columns(kubectl: Kubectl, cluster: LocalCluster) -> None:
+    cluster.apply({'apiVersion': 'kopf.dev/v1', 'kind': 'KopfExample', 'metadata': {'name': 'tabled'},
+                   'spec': {'duration': '7m'}, 'status': {}})
+    result = kubectl('get', 'kex', 'tabled')
+    assert result.returncode == 0, result.stderr
+    header, row = result.stdout.splitlines()
+    assert header.split() == ['NAME', 'DURATION', 'CHILDREN', 'MESSAGE']
+    assert row.split() == ['tabled', '7m']
+    namespaces = kubectl('get', 'ns', 'default').stdout.splitlines()
+    assert namespaces[0].split() == ['NAME', 'STATUS', 'AGE'] and namespaces[1].split()[:2] == ['default', 'Active']
+    assert kubectl('get', 'kex', 'tabled', '-o', 'name').stdout.strip() == 'kopfexample.kopf.dev/tabled'
+
+
+def test_get_watch_prints_table_rows(kubectl: Kubectl, cluster: LocalCluster) -> None:
+    import subprocess
+    cluster.apply({'apiVersion': 'kopf.dev/v1', 'kind': 'KopfExample', 'metadata': {'name': 'watched'},
+                   'spec': {'duration': '1m'}})
+    proc = subprocess.Popen([*kubectl.base, 'get', 'kex', 'watched', '--watch', '--request-timeout=3s'],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(1.0)
+    cluster.apply({'apiVersion': 'kopf.dev/v1', 'kind': 'KopfExample', 'metadata': {'name': 'watched'},
+                   'spec': {'duration': '2m'}})
+    time.sleep(0.5)
+    proc.terminate()
+    stdout, _ = proc.communicate(timeout=10)
+    lines = [line.split() for line in stdout.splitlines()]
+    assert lines[0] == ['NAME', 'DURATION', 'CHILDREN', 'MESSAGE']
+    assert ['watched', '1m'] in lines and ['watched', '2m'] in lines
