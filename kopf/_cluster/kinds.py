@@ -3,17 +3,25 @@
 Each hook takes the object about to be stored (already pruned), may normalise it in place,
 and returns validation causes (empty when valid). Kinds without an entry have no extra rules.
 """
+import dataclasses
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from kopf._cluster import crds, errors, metadata
+from kopf._cluster import crds, errors, metadata, webhooks
 
 Cause = dict[str, Any]
-Hook = Callable[[dict[str, Any]], list[Cause]]
+Hook = Callable[[dict[str, Any], 'Settings'], list[Cause]]
 SYSTEM_NAMESPACES = ('default', 'kube-system')
 
 
-def prepare_event(obj: dict[str, Any]) -> list[Cause]:
+@dataclasses.dataclass(frozen=True)
+class Settings:
+    """Emulator-wide switches that change per-kind rules."""
+
+    allow_http_webhooks: bool = False
+
+
+def prepare_event(obj: dict[str, Any], settings: Settings) -> list[Cause]:
     for field in ('firstTimestamp', 'lastTimestamp'):
         if field in obj:
             obj[field] = metadata.canonical_time(obj[field])
@@ -44,7 +52,7 @@ def _event_causes(obj: Mapping[str, Any]) -> list[Cause]:
     return causes
 
 
-def prepare_namespace(obj: dict[str, Any]) -> list[Cause]:
+def prepare_namespace(obj: dict[str, Any], settings: Settings) -> list[Cause]:
     name = obj['metadata']['name']
     obj['metadata'].setdefault('labels', {})['kubernetes.io/metadata.name'] = name
     spec = obj.setdefault('spec', {})
@@ -54,7 +62,7 @@ def prepare_namespace(obj: dict[str, Any]) -> list[Cause]:
     return []
 
 
-def prepare_lease(obj: dict[str, Any]) -> list[Cause]:
+def prepare_lease(obj: dict[str, Any], settings: Settings) -> list[Cause]:
     spec = obj.get('spec')
     if isinstance(spec, dict):
         for field in ('acquireTime', 'renewTime'):
@@ -67,16 +75,24 @@ def prepare_lease(obj: dict[str, Any]) -> list[Cause]:
     return []
 
 
-def prepare_secret(obj: dict[str, Any]) -> list[Cause]:
+def prepare_secret(obj: dict[str, Any], settings: Settings) -> list[Cause]:
     obj['type'] = obj.get('type') or 'Opaque'
     return []
 
 
-def prepare_crd(obj: dict[str, Any]) -> list[Cause]:
+def prepare_crd(obj: dict[str, Any], settings: Settings) -> list[Cause]:
     causes = crds.causes_of(obj)
     if not causes:
         crds.with_defaults(obj)
     return causes
+
+
+def prepare_validating(obj: dict[str, Any], settings: Settings) -> list[Cause]:
+    return webhooks.prepare(obj, mutating=False, allow_http=settings.allow_http_webhooks)
+
+
+def prepare_mutating(obj: dict[str, Any], settings: Settings) -> list[Cause]:
+    return webhooks.prepare(obj, mutating=True, allow_http=settings.allow_http_webhooks)
 
 
 HOOKS: dict[tuple[str, str], Hook] = {
@@ -85,9 +101,11 @@ HOOKS: dict[tuple[str, str], Hook] = {
     ('', 'secrets'): prepare_secret,
     ('coordination.k8s.io', 'leases'): prepare_lease,
     ('apiextensions.k8s.io', 'customresourcedefinitions'): prepare_crd,
+    ('admissionregistration.k8s.io', 'validatingwebhookconfigurations'): prepare_validating,
+    ('admissionregistration.k8s.io', 'mutatingwebhookconfigurations'): prepare_mutating,
 }
 
 
-def prepare(key: tuple[str, str], obj: dict[str, Any]) -> list[Cause]:
+def prepare(key: tuple[str, str], obj: dict[str, Any], settings: Settings) -> list[Cause]:
     hook = HOOKS.get(key)
-    return hook(obj) if hook is not None else []
+    return hook(obj, settings) if hook is not None else []

@@ -11,7 +11,7 @@ from typing import Any
 
 from aiohttp import web
 
-from kopf._cluster import control, controllers, discovery, encoding, errors, faults, handlers, writing
+from kopf._cluster import control, controllers, discovery, encoding, errors, faults, handlers, kinds, writing
 from kopf._cluster.faults import Rule
 from kopf._cluster.routing import Target
 from kopf._cluster.state import State
@@ -26,11 +26,13 @@ class Emulator:
     """A Kubernetes API server in memory, served over plain HTTP on loopback by default."""
 
     def __init__(self, *, host: str = '127.0.0.1', port: int = 0, git_version: str = discovery.DEFAULT_VERSION,
-                 history_size: int = 10000, bookmark_interval: float = 60.0, watch_timeout: float = 1800.0) -> None:
+                 history_size: int = 10000, bookmark_interval: float = 60.0, watch_timeout: float = 1800.0,
+                 allow_http_webhooks: bool = False) -> None:
         self.host = host
         self.port = port
         self.git_version = git_version
-        self.state = State(history_size=history_size)
+        settings = kinds.Settings(allow_http_webhooks=allow_http_webhooks)
+        self.state = State(history_size=history_size, settings=settings)
         self.hub = Hub(bookmark_interval=bookmark_interval)
         self.state.store.listeners.append(self.hub)
         self.streams = Streams(self.state, self.hub, max_timeout=watch_timeout)

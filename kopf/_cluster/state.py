@@ -1,5 +1,5 @@
 """The emulator's whole state: the store, the catalog of served resources, and what follows from changes."""
-from kopf._cluster import crds, metadata, resources
+from kopf._cluster import crds, kinds, metadata, resources
 from kopf._cluster.catalog import Catalog
 from kopf._cluster.store import Change, Store
 
@@ -7,7 +7,8 @@ from kopf._cluster.store import Change, Store
 class State:
     """Store + catalog; keeps the catalog in sync with stored CRDs and notes deleted owners for GC."""
 
-    def __init__(self, history_size: int = 10000) -> None:
+    def __init__(self, history_size: int = 10000, settings: kinds.Settings | None = None) -> None:
+        self.settings = settings or kinds.Settings()
         self.store = Store(history_size=history_size)
         self.catalog = Catalog()
         self.deleted_uids: set[str] = set()

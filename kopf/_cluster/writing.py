@@ -49,7 +49,7 @@ def create(state: State, target: Target, body: Any, options: Options) -> Outcome
     _check_namespace(state, resource, namespace, name)
     if resource.has_status:
         obj.pop('status', None)
-    warnings = _conform(obj, resource, options)
+    warnings = _conform(state, obj, resource, options)
     existing = state.store.get(resource.key, namespace, name)
     if existing is not None:
         raise errors.already_exists(resource.qualified, resource.group, resource.plural, name)
@@ -125,7 +125,7 @@ def update(state: State, target: Target, current: Obj, candidate: Any, options: 
             meta[field] = old_meta[field]
     meta['resourceVersion'] = old_meta['resourceVersion']
     _check_finalizers(resource, current, candidate)
-    warnings = _conform(candidate, resource, options)
+    warnings = _conform(state, candidate, resource, options)
     if candidate == current:
         return Outcome(200, encoding.dumps(current), warnings, current)
     if resource.generation and _content(candidate, resource) != _content(current, resource):
@@ -293,10 +293,10 @@ def _check_preconditions(resource: Resource, current: Obj, options: Options) -> 
         raise errors.conflict(resource.qualified, resource.group, resource.plural, meta['name'], text)
 
 
-def _conform(obj: dict[str, Any], resource: Resource, options: Options) -> list[str]:
+def _conform(state: State, obj: dict[str, Any], resource: Resource, options: Options) -> list[str]:
     warnings = conforming.conform(obj, resource, options.validation)
     meta = obj['metadata']
-    causes = metadata.label_causes(meta) + kinds.prepare(resource.key, obj)
+    causes = metadata.label_causes(meta) + kinds.prepare(resource.key, obj, state.settings)
     if causes:
         raise errors.invalid(resource.kind, resource.group, meta.get('name') or '', causes)
     return warnings

@@ -131,3 +131,32 @@ def test_put_noop_keeps_rv_and_deployment_generation(raw: Http) -> None:
     created['spec']['replicas'] = 3
     status, _, changed = raw.request('PUT', f'{path}/d1', created)
     assert status == 200 and changed['metadata']['generation'] == 2
+
+
+def test_webhook_configuration_rules(raw: Http, cluster: LocalCluster) -> None:
+    path = '/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations'
+    hook = {'name': 'check.kopf.dev', 'sideEffects': 'None', 'admissionReviewVersions': ['v1'],
+            'clientConfig': {'url': 'http://127.0.0.1:9443/check'},
+            'rules': [{'operations': ['CREATE'], 'apiGroups': ['kopf.dev'], 'apiVersions': ['v1'],
+                       'resources': ['kopfexamples']}]}
+    body = {'metadata': {'name': 'kopf'}, 'webhooks': [hook]}
+    status, _, error = raw.request('POST', path, body)
+    assert status == 422
+    assert error['details']['causes'][0]['field'] == 'webhooks[0].clientConfig.url'
+    assert "'https' is the only allowed URL scheme" in error['message']
+    hook['clientConfig'] = {'url': 'https://127.0.0.1:9443/check'}
+    status, _, created = raw.request('POST', path, body)
+    assert status == 201
+    stored = created['webhooks'][0]
+    assert (stored['failurePolicy'], stored['matchPolicy'], stored['timeoutSeconds']) == ('Fail', 'Equivalent', 10)
+    assert stored['rules'][0]['scope'] == '*' and created['metadata']['generation'] == 1
+
+
+def test_webhook_http_urls_allowed_by_option() -> None:
+    with LocalCluster(allow_http_webhooks=True) as permissive:
+        hook = {'name': 'check.kopf.dev', 'sideEffects': 'None', 'admissionReviewVersions': ['v1'],
+                'clientConfig': {'url': 'http://127.0.0.1:9443/check'}}
+        created = permissive.apply({'apiVersion': 'admissionregistration.k8s.io/v1',
+                                    'kind': 'MutatingWebhookConfiguration', 'metadata': {'name': 'kopf'},
+                                    'webhooks': [hook]})[0]
+        assert created['webhooks'][0]['reinvocationPolicy'] == 'Never'
