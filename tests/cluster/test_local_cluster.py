@@ -133,3 +133,21 @@ def test_event_log_records_changes(cluster: LocalCluster) -> None:
     cluster.apply({**CM, 'metadata': {'name': 'logged'}, 'data': {'x': 'y'}})
     uid = obj['metadata']['uid']
     assert [kind for u, _, kind in cluster.event_log() if u == uid] == ['ADDED', 'MODIFIED']
+
+
+async def _raw_get(port: int, path: str) -> bytes:
+    reader, writer = await asyncio.open_connection('127.0.0.1', port)
+    writer.write(f'GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n'.encode())
+    data = await reader.read()
+    writer.close()
+    return data
+
+
+@pytest.mark.looptime
+async def test_watch_timeouts_follow_the_test_loops_fake_time(local_cluster: LocalCluster) -> None:
+    loop = asyncio.get_running_loop()
+    started, real = loop.time(), time.monotonic()
+    data = await _raw_get(local_cluster.emulator.port, '/api/v1/namespaces?watch=true&timeoutSeconds=30')
+    assert data.count(b'"ADDED"') == 4
+    assert 29 <= loop.time() - started <= 31
+    assert time.monotonic() - real < 5
