@@ -124,3 +124,10 @@ def internal(text: str) -> ApiError:
 def success(name: str, group: str, plural: str, uid: str) -> dict[str, Any]:
     details = _details(name, group, plural, uid=uid)
     return {'kind': 'Status', 'apiVersion': 'v1', 'metadata': {}, 'status': 'Success', 'details': details}
+
+
+def too_large_rv(requested: int, current: int) -> ApiError:
+    details = {'causes': [{'reason': 'ResourceVersionTooLarge', 'message': 'Too large resource version'}],
+               'retryAfterSeconds': 1}
+    return ApiError(504, 'Timeout', f'Timeout: Too large resource version: {requested}, current: {current}',
+                    details, headers={'Retry-After': '1'})

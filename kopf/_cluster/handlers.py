@@ -93,6 +93,8 @@ async def _serve(emu: 'Emulator', request: web.Request, target: Target, verb: st
     if verb == 'get' and target.subresource == 'scale':
         return respond(200, encoding.dumps(scaling.view(target.resource, reading.get_object(store, target))))
     table = tables.wants_table(request.headers.get('Accept', '')) and target.subresource is None
+    if verb == 'list' and params.get('resourceVersionMatch') != 'Exact':
+        await emu.streams.wait_for_rv(params.get('resourceVersion') or '')
     if verb == 'get' and table:
         obj = reading.get_object(store, target)
         meta = {'resourceVersion': obj['metadata']['resourceVersion']}

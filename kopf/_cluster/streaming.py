@@ -14,6 +14,7 @@ from kopf._cluster.store import Change
 from kopf._cluster.watching import Hub, Watcher
 
 TRUE = ('1', 't', 'T', 'true', 'TRUE', 'True')
+FUTURE_RV_WAIT = 3.0
 
 
 class Streams:
@@ -30,6 +31,7 @@ class Streams:
         if initial and (params.get('resourceVersionMatch') != 'NotOlderThan' or not bookmarks):
             raise _initial_events_invalid(params)
         match = reading.object_matcher(target, params)
+        await self.wait_for_rv(params.get('resourceVersion') or '')
         selective = bool(params.get('labelSelector') or params.get('fieldSelector') or target.name)
         response = web.StreamResponse(status=200, headers={'Content-Type': 'application/json'})
         response.enable_chunked_encoding()
@@ -50,6 +52,16 @@ class Streams:
         finally:
             self.hub.unsubscribe(watcher)
         return response
+
+    async def wait_for_rv(self, rv: str) -> None:
+        """A resourceVersion from the future: wait up to 3 s (as a real watch cache does), then answer 504."""
+        requested = int(rv) if rv.isdigit() else 0
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + FUTURE_RV_WAIT
+        while requested > self.state.store.rv:
+            if loop.time() >= deadline:
+                raise errors.too_large_rv(requested, self.state.store.rv)
+            await asyncio.sleep(0.05)
 
     def _go_live(self, request: web.Request, watcher: Watcher) -> None:
         transport = request.transport

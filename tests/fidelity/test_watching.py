@@ -136,3 +136,12 @@ def test_watch_python_client_stream(cluster: LocalCluster, custom: Any) -> None:
                                              'kopfexamples', field_selector='metadata.name=wpy', timeout_seconds=1)
     events = list(stream)
     assert [(e['type'], e['object']['metadata']['name']) for e in events] == [('ADDED', 'wpy')]
+
+
+def test_resource_version_from_the_future(raw: Http, cluster: LocalCluster) -> None:
+    future = cluster.emulator.state.store.rv + 1000
+    started = time.monotonic()
+    status, headers, body = raw.request('GET', f'{NS}/kopfexamples?watch=true&resourceVersion={future}')
+    assert 2.5 < time.monotonic() - started < 6
+    assert status == 504 and body['reason'] == 'Timeout' and headers['Retry-After'] == '1'
+    assert body['details']['causes'][0]['reason'] == 'ResourceVersionTooLarge'
