@@ -20,7 +20,12 @@ def get_object(store: Store, target: Target) -> Obj:
     obj = store.get(resource.key, target.namespace or '', name)
     if obj is None:
         raise errors.not_found(resource.qualified, resource.group, resource.plural, name)
-    return obj
+    return as_version(obj, resource.api_version)
+
+
+def as_version(obj: Obj, api_version: str) -> Obj:
+    """Objects stored via another served version are served as the requested one (conversion: None)."""
+    return obj if obj.get('apiVersion') == api_version else {**obj, 'apiVersion': api_version}
 
 
 def object_matcher(target: Target, params: Mapping[str, str]) -> Any:
@@ -58,7 +63,7 @@ def select(store: Store, target: Target, params: Mapping[str, str]) -> tuple[lis
         if limit and len(items) >= limit:
             remaining += 1
             continue
-        items.append(obj)
+        items.append(as_version(obj, resource.api_version))
     list_rv = list_rv or store.rv
     if remaining:
         last = items[-1]['metadata']

@@ -206,6 +206,8 @@ def _check_type(obj: dict[str, Any], resource: Resource, current: Obj | None = N
     """Default apiVersion/kind for built-ins (and updates); a mismatch with the URL is a 400."""
     if resource.custom and current is None and not obj.get('kind'):
         raise errors.bad_request(f"Object 'Kind' is missing in '{encoding.dumps(obj).decode()}'")
+    if current is not None and obj.get('apiVersion') == current.get('apiVersion'):
+        obj['apiVersion'] = resource.api_version   # written through another served version (conversion: None)
     obj.setdefault('apiVersion', resource.api_version)
     obj.setdefault('kind', resource.kind)
     if obj['apiVersion'] != resource.api_version:

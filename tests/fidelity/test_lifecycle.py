@@ -160,3 +160,23 @@ def test_webhook_http_urls_allowed_by_option() -> None:
                                     'kind': 'MutatingWebhookConfiguration', 'metadata': {'name': 'kopf'},
                                     'webhooks': [hook]})[0]
         assert created['webhooks'][0]['reinvocationPolicy'] == 'Never'
+
+
+def test_multi_version_crd_serves_each_version(raw: Http, cluster: LocalCluster) -> None:
+    schema = {'openAPIV3Schema': {'type': 'object', 'x-kubernetes-preserve-unknown-fields': True}}
+    cluster.apply({'apiVersion': 'apiextensions.k8s.io/v1', 'kind': 'CustomResourceDefinition',
+                   'metadata': {'name': 'multis.kopf.dev'},
+                   'spec': {'group': 'kopf.dev', 'scope': 'Namespaced', 'names': {'plural': 'multis', 'kind': 'Multi'},
+                            'versions': [{'name': 'v1', 'served': True, 'storage': True, 'schema': schema},
+                                         {'name': 'v2beta1', 'served': True, 'storage': False, 'schema': schema}]}})
+    _, _, group = raw.request('GET', '/apis/kopf.dev')
+    assert group['preferredVersion']['version'] == 'v1'
+    assert {'v1', 'v2beta1'} <= {v['version'] for v in group['versions']}
+    cluster.apply({'apiVersion': 'kopf.dev/v1', 'kind': 'Multi', 'metadata': {'name': 'm1'}, 'spec': {'a': 1}})
+    _, _, via_beta = raw.request('GET', '/apis/kopf.dev/v2beta1/namespaces/default/multis/m1')
+    assert via_beta['apiVersion'] == 'kopf.dev/v2beta1'
+    status, _, patched = raw.request('PATCH', '/apis/kopf.dev/v2beta1/namespaces/default/multis/m1',
+                                     {'spec': {'a': 2}}, MERGE)
+    assert status == 200 and patched['apiVersion'] == 'kopf.dev/v2beta1' and patched['spec'] == {'a': 2}
+    _, _, listed = raw.request('GET', '/apis/kopf.dev/v1/namespaces/default/multis')
+    assert [item['apiVersion'] for item in listed['items']] == ['kopf.dev/v1']
