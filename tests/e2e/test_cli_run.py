@@ -1,0 +1,128 @@
+"""`kopf run` as a process: against a separate `kopf cluster` process via KUBECONFIG, and --local-cluster."""
+import os
+import pathlib
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from kopf.cli import main
+
+from .conftest import CRD, ROOT
+
+HANDLERS = '''
+import kopf
+
+@kopf.on.create('kopfexamples')
+def create_fn(spec, **_):
+    return {'message': f"created with {spec['field']}"}
+'''
+
+
+def wait_for(check: Any, *, within: float = 30.0) -> Any:
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        result = check()
+        if result:
+            return result
+        time.sleep(0.05)
+    raise AssertionError(f'Timed out waiting for {check}')
+
+
+@pytest.mark.kubectl
+@pytest.mark.skipif(shutil.which('kubectl') is None, reason='kubectl is not installed')
+def test_kopf_run_against_a_kopf_cluster_process(tmp_path: pathlib.Path) -> None:
+    kubeconfig = tmp_path / 'kubeconfig'
+    handlers = tmp_path / 'handlers.py'
+    handlers.write_text(HANDLERS)
+    env = {**os.environ, 'KUBECONFIG': str(kubeconfig)}
+    server = subprocess.Popen([sys.executable, '-m', 'kopf', 'cluster', '--port', '0', '--kubeconfig', str(kubeconfig),
+                               '--apply', str(CRD)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    operator = None
+    try:
+        wait_for(kubeconfig.exists)
+        operator = subprocess.Popen([sys.executable, '-m', 'kopf', 'run', '-A', str(handlers)], env=env,
+                                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        subprocess.run(['kubectl', 'apply', '-f', str(ROOT / 'examples' / 'obj.yaml')], env=env, check=True,
+                       capture_output=True)
+
+        def status() -> str:
+            proc = subprocess.run(['kubectl', 'get', 'kopfexample', 'kopf-example-1', '-o',
+                                   'jsonpath={.status.create_fn.message}'], env=env, capture_output=True, text=True)
+            return proc.stdout
+        assert wait_for(status) == 'created with value'
+        operator.send_signal(signal.SIGINT)
+        output, _ = operator.communicate(timeout=20)
+        assert operator.returncode == 0, output
+        assert "Handler 'create_fn' succeeded." in output
+        assert 'Creation is processed: 1 succeeded; 0 failed.' in output
+        assert 'Traceback' not in output
+    finally:
+        if operator is not None and operator.poll() is None:
+            operator.kill()
+        server.terminate()
+        server.wait(timeout=20)
+
+
+def test_kopf_run_local_cluster_handles_the_example_and_exits_zero_on_sigterm() -> None:
+    operator = subprocess.Popen(
+        [sys.executable, '-m', 'kopf', 'run', '-A', '--local-cluster', '--apply', str(CRD),
+         '--apply', str(ROOT / 'examples' / 'obj.yaml'), str(ROOT / 'examples' / '01-minimal' / 'example.py')],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    lines: list[str] = []
+    try:
+        assert operator.stdout is not None
+        for line in operator.stdout:
+            lines.append(line)
+            if 'Creation is processed' in line:
+                break
+        operator.send_signal(signal.SIGTERM)
+        output, _ = operator.communicate(timeout=20)
+    finally:
+        if operator.poll() is None:
+            operator.kill()
+    assert operator.returncode == 0, ''.join(lines) + output
+    assert "Handler 'create_fn' succeeded." in ''.join(lines)
+
+
+@pytest.mark.parametrize('args, message', [
+    (['/nonexistent/handlers.py'], 'No such file: /nonexistent/handlers.py'),
+    (['-m', 'no_such_module_here'], "Cannot import the module 'no_such_module_here'"),
+    (['--apply', 'x.yaml'], '--apply works only with --local-cluster'),
+    (['-A', '-n', 'ns'], 'Either --namespace or --all-namespaces'),
+])
+def test_kopf_run_refuses_clearly(args: list[str], message: str) -> None:
+    result = CliRunner().invoke(main, ['run', *args])
+    assert result.exit_code != 0
+    assert message in result.output
+    assert 'Traceback' not in result.output
+
+
+def test_kopf_run_refuses_unsupported_handler_kinds(tmp_path: pathlib.Path) -> None:
+    path = tmp_path / 'daemons.py'
+    path.write_text("import kopf\n\n@kopf.daemon('kopfexamples', id='my-daemon')\ndef fn(**_): pass\n")
+    result = subprocess.run([sys.executable, '-m', 'kopf', 'run', '-A', str(path)], capture_output=True, text=True,
+                            timeout=30, env={**os.environ, 'KUBECONFIG': str(tmp_path / 'none')})
+    assert result.returncode == 1
+    assert "daemon 'my-daemon'" in result.stderr
+    assert 'Traceback' not in result.stderr
+
+
+def test_kopf_run_with_an_unreachable_cluster_exits_nonzero(tmp_path: pathlib.Path) -> None:
+    kubeconfig = tmp_path / 'kubeconfig'
+    kubeconfig.write_text(
+        "apiVersion: v1\nkind: Config\ncurrent-context: x\n"
+        "clusters: [{name: c, cluster: {server: 'http://127.0.0.1:9'}}]\n"
+        "users: [{name: u, user: {token: t}}]\ncontexts: [{name: x, context: {cluster: c, user: u}}]\n")
+    path = tmp_path / 'handlers.py'
+    path.write_text(HANDLERS)
+    result = subprocess.run([sys.executable, '-m', 'kopf', 'run', '-A', str(path)], capture_output=True, text=True,
+                            timeout=60, env={**os.environ, 'KUBECONFIG': str(kubeconfig)})
+    assert result.returncode == 1
+    assert 'Cannot reach the Kubernetes API' in result.stderr
+    assert 'Traceback' not in result.stderr
