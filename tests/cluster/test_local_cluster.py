@@ -151,3 +151,27 @@ async def test_watch_timeouts_follow_the_test_loops_fake_time(local_cluster: Loc
     assert data.count(b'"ADDED"') == 4
     assert 29 <= loop.time() - started <= 31
     assert time.monotonic() - real < 5
+
+
+def test_stuck_watcher_is_cut_off_without_blocking_writers(cluster: LocalCluster) -> None:
+    import socket
+    cluster.emulator.hub.transport_limit = 64 * 1024
+    try:
+        stuck = socket.create_connection(('127.0.0.1', cluster.emulator.port))
+        stuck.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        stuck.sendall(b'GET /api/v1/namespaces/default/configmaps?watch=true&resourceVersion=0 HTTP/1.1\r\n'
+                      b'Host: localhost\r\n\r\n')
+        time.sleep(0.2)
+        assert cluster.emulator.hub.count() == 1
+        payload = 'x' * 4096
+        started = time.monotonic()
+        for index in range(1500):   # ~6 MB of events that the stuck client never reads
+            cluster.apply({**CM, 'metadata': {'name': 'flood'}, 'data': {'n': str(index), 'p': payload}})
+        assert time.monotonic() - started < 30
+        deadline = time.monotonic() + 5
+        while cluster.emulator.hub.count() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert cluster.emulator.hub.count() == 0    # the stuck stream was aborted and unsubscribed
+        stuck.close()
+    finally:
+        cluster.emulator.hub.transport_limit = 64 * 1024 * 1024
