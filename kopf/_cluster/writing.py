@@ -34,6 +34,8 @@ class Outcome:
 
 def create(state: State, target: Target, body: Any, options: Options) -> Outcome:
     resource = target.resource
+    if resource.custom and _crd_terminating(state, resource):
+        raise errors.method_not_allowed()
     obj = _as_object(body)
     _check_type(obj, resource)
     meta = obj['metadata'] = metadata.normalise(obj.get('metadata') or {})
@@ -174,6 +176,11 @@ def _holds(obj: Obj, resource: Resource) -> bool:
     if resource.key == resources.CRDS.key:
         return True   # the cleanup controller removes CRDs after their objects are gone
     return False
+
+
+def _crd_terminating(state: State, resource: Resource) -> bool:
+    crd = state.store.get(resources.CRDS.key, '', f'{resource.plural}.{resource.group}')
+    return crd is not None and bool(crd['metadata'].get('deletionTimestamp'))
 
 
 def _establish(state: State, crd: Obj) -> None:

@@ -51,9 +51,15 @@ def test_crd_deletion_removes_objects_and_discovery(raw: Http, cluster: LocalClu
     assert status == 201
     assert created['spec']['names']['singular'] == 'temp' and created['spec']['names']['listKind'] == 'TempList'
     assert raw.request('GET', '/apis/gone.dev/v1')[0] == 200
-    assert raw.request('POST', '/apis/gone.dev/v1/namespaces/default/temps',
-                       {'apiVersion': 'gone.dev/v1', 'kind': 'Temp', 'metadata': {'name': 't1'}})[0] == 201
+    path = '/apis/gone.dev/v1/namespaces/default/temps'
+    held = {'apiVersion': 'gone.dev/v1', 'kind': 'Temp', 'metadata': {'name': 't1', 'finalizers': ['x/y']}}
+    assert raw.request('POST', path, held)[0] == 201
     assert raw.request('DELETE', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/temps.gone.dev')[0] == 200
+    _eventually(lambda: bool(raw.request('GET', f'{path}/t1')[2]['metadata'].get('deletionTimestamp')))
+    late = {'apiVersion': 'gone.dev/v1', 'kind': 'Temp', 'metadata': {'name': 't2'}}
+    assert raw.request('POST', path, late)[0] == 405     # the CRD is terminating
+    assert raw.request('GET', '/apis/gone.dev/v1')[0] == 200
+    raw.request('PATCH', f'{path}/t1', {'metadata': {'finalizers': None}}, MERGE)
     _eventually(lambda: raw.request('GET', '/apis/gone.dev/v1')[0] == 404)
     _, _, groups = raw.request('GET', '/apis')
     assert 'gone.dev' not in [group['name'] for group in groups['groups']]
