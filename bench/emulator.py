@@ -49,7 +49,7 @@ def serve(port_queue: 'multiprocessing.Queue[int]', profile: bool) -> None:
     if profile:
         profiler = cProfile.Profile()
         profiler.runcall(asyncio.run, main())
-        pstats.Stats(profiler).sort_stats('tottime').print_stats(25)
+        pstats.Stats(profiler).sort_stats('tottime').print_stats(30)
     else:
         asyncio.run(main())
 
