@@ -91,8 +91,8 @@ def test_kopf_run_local_cluster_handles_the_example_and_exits_zero_on_sigterm() 
 
 
 @pytest.mark.parametrize('args, message', [
-    (['/nonexistent/handlers.py'], 'No such file: /nonexistent/handlers.py'),
-    (['-m', 'no_such_module_here'], "Cannot import the module 'no_such_module_here'"),
+    (['-A', '/nonexistent/handlers.py'], 'No such file: /nonexistent/handlers.py'),
+    (['-A', '-m', 'no_such_module_here'], "Cannot import the module 'no_such_module_here'"),
     (['--apply', 'x.yaml'], '--apply works only with --local-cluster'),
     (['-A', '-n', 'ns'], 'Either --namespace or --all-namespaces'),
 ])
