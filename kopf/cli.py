@@ -24,14 +24,16 @@ def main() -> None:
               type=click.Path(dir_okay=False), help='Where to write the kubeconfig (never ~/.kube/config).')
 @click.option('--apply', 'apply', multiple=True, type=click.Path(dir_okay=False),
               help='A YAML manifest to apply at startup (repeatable; "-" for stdin).')
-def cluster(host: str, port: int, config_path: str, apply: tuple[str, ...]) -> None:
+@click.option('--state', 'state', default=None, type=click.Path(dir_okay=False),
+              help='Resume the objects from this file if it exists, and save them there on exit.')
+def cluster(host: str, port: int, config_path: str, apply: tuple[str, ...], state: str | None) -> None:
     """Serve a local Kubernetes API (in memory) until interrupted."""
     import asyncio
 
     from kopf._cluster import running
 
     try:
-        asyncio.run(running.serve(host, port, config_path, apply))
+        asyncio.run(running.serve(host, port, config_path, apply, state))
     except running.StartupError as exc:
         click.echo(f'Error: {exc}', err=True)
         raise SystemExit(1) from None

@@ -14,13 +14,15 @@ class StartupError(Exception):
     """A one-line reason the cluster could not start (bad manifest, port in use, ...)."""
 
 
-async def serve(host: str, port: int, config_path: str, apply: Sequence[str]) -> None:
-    emulator = Emulator(host=host, port=port)
+async def serve(host: str, port: int, config_path: str, apply: Sequence[str], state: str | None = None) -> None:
+    emulator = Emulator(host=host, port=port, state_file=state)
     objects = [(path, obj) for path in apply for obj in _load(path)]
     try:
         await emulator.start()
     except OSError as exc:
         raise StartupError(f'cannot listen on {host}:{port}: {exc.strerror or exc}') from None
+    except (ValueError, KeyError, TypeError) as exc:
+        raise StartupError(f'cannot resume from the state file {state}: {exc}') from None
     try:
         for path, obj in objects:
             _apply(emulator, path, obj)

@@ -6,6 +6,8 @@ for faults, watches, history and counters are the same ones the HTTP control API
 import asyncio
 import contextlib
 import logging
+import os
+import pathlib
 import socket
 from typing import Any
 
@@ -27,8 +29,9 @@ class Emulator:
 
     def __init__(self, *, host: str = '127.0.0.1', port: int = 0, git_version: str = discovery.DEFAULT_VERSION,
                  history_size: int = 10000, bookmark_interval: float = 60.0, watch_timeout: float = 1800.0,
-                 allow_http_webhooks: bool = False) -> None:
+                 allow_http_webhooks: bool = False, state_file: str | os.PathLike[str] | None = None) -> None:
         self.host = host
+        self.state_file = pathlib.Path(state_file) if state_file is not None else None
         self.port = port
         self.git_version = git_version
         settings = kinds.Settings(allow_http_webhooks=allow_http_webhooks)
@@ -57,7 +60,9 @@ class Emulator:
         return app
 
     async def start(self) -> None:
-        """Bind and serve; raises OSError if the port is taken."""
+        """Bind and serve; raises OSError if the port is taken (or the state file is unreadable)."""
+        if self.state_file is not None and self.state_file.exists():
+            self.state.restore(encoding.loads(self.state_file.read_bytes()))
         self._wake = asyncio.Event()
         self._runner = web.AppRunner(self.make_app(), access_log=None, handle_signals=False,
                                      handler_cancellation=True, shutdown_timeout=1.0)
@@ -83,6 +88,15 @@ class Emulator:
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
+        if self.state_file is not None:
+            self.save_state(self.state_file)
+
+    def save_state(self, path: str | os.PathLike[str]) -> None:
+        """Write the objects and the RV counter (atomically) so that a later start resumes from them."""
+        target = pathlib.Path(path)
+        temporary = target.with_name(f'.{target.name}.tmp')
+        temporary.write_bytes(encoding.dumps(self.state.snapshot()))
+        os.replace(temporary, target)
 
     async def _run_controllers(self) -> None:
         pending = False

@@ -1,4 +1,6 @@
 """The emulator's whole state: the store, the catalog of served resources, and what follows from changes."""
+from typing import Any
+
 from kopf._cluster import crds, kinds, metadata, resources
 from kopf._cluster.catalog import Catalog
 from kopf._cluster.store import Change, Store
@@ -35,3 +37,20 @@ class State:
                 self.catalog.set_custom(name, crds.served_resources(change.obj))
         if change.type == 'DELETED' and change.obj['metadata'].get('uid'):
             self.deleted_uids.add(change.obj['metadata']['uid'])
+
+    def snapshot(self) -> dict[str, Any]:
+        """Everything needed to resume: the RV counter and all objects (the watch history is not kept)."""
+        objects = [[group, plural, obj] for (group, plural), bucket in sorted(self.store.objects.items())
+                   for obj in bucket.values()]
+        return {'resourceVersion': self.store.rv, 'objects': objects}
+
+    def restore(self, snapshot: dict[str, Any]) -> None:
+        """Replace the state with a snapshot; older resourceVersions get 410 Expired, as after a compaction."""
+        self.store.objects.clear()
+        self.store.history.clear()
+        for group, plural, obj in snapshot['objects']:
+            meta = obj['metadata']
+            self.store.objects[(group, plural)][(meta.get('namespace') or '', meta['name'])] = obj
+            if (group, plural) == resources.CRDS.key:
+                self.catalog.set_custom(meta['name'], crds.served_resources(obj))
+        self.store.rv = self.store.compacted = int(snapshot['resourceVersion'])

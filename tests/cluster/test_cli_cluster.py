@@ -109,3 +109,23 @@ def test_kubeconfig_written_only_when_serving(tmp_path: pathlib.Path) -> None:
     finally:
         proc.terminate()
         proc.communicate(timeout=20)
+
+
+def test_state_file_survives_restarts(tmp_path: pathlib.Path) -> None:
+    manifest = tmp_path / 'cm.yaml'
+    manifest.write_text('apiVersion: v1\nkind: ConfigMap\nmetadata: {name: kept}\ndata: {a: b}\n')
+    proc, url = _start(tmp_path, '--state', str(tmp_path / 'state.json'), '--apply', str(manifest))
+    with urllib.request.urlopen(f'{url}/api/v1/namespaces/default/configmaps/kept') as response:
+        first = response.read()
+    proc.terminate()
+    proc.communicate(timeout=20)
+    assert (tmp_path / 'state.json').exists()
+    proc, url = _start(tmp_path, '--state', str(tmp_path / 'state.json'))
+    try:
+        with urllib.request.urlopen(f'{url}/api/v1/namespaces/default/configmaps/kept') as response:
+            assert response.read() == first      # same uid, same resourceVersion
+        with urllib.request.urlopen(f'{url}/api/v1/namespaces') as response:
+            assert b'kube-system' in response.read()
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=20)
