@@ -265,3 +265,14 @@ def test_get_watch_prints_table_rows(kubectl: Kubectl, cluster: LocalCluster) ->
     lines = [line.split() for line in stdout.splitlines()]
     assert lines[0] == ['NAME', 'DURATION', 'CHILDREN', 'MESSAGE']
     assert ['watched', '1m'] in lines and ['watched', '2m'] in lines
+
+
+def test_40_kubectl_retries_throttling(kubectl: Kubectl, cluster: LocalCluster) -> None:
+    cluster.throttle('GET', '/api/v1/namespaces/default/configmaps', count=1, retry_after=1)
+    mark = len(_requests(cluster))
+    started = time.monotonic()
+    result = kubectl('get', 'cm')
+    assert result.returncode == 0, result.stderr
+    codes = [r['code'] for r in _requests(cluster, mark) if r['path'] == '/api/v1/namespaces/default/configmaps']
+    assert codes == [429, 200]
+    assert time.monotonic() - started >= 1.0
