@@ -193,11 +193,8 @@ async def execute(
         context.registry.register(handler)
     context.lifecycle = lifecycle
     context.executed = True
-    if context.runner is not None:
+    if context.runner is not None:  # the reactor's: progress-tracked, see kopf._reactor.changing
         await context.runner(context)
-    # TODO(issue 5): until the reactor sets `context.runner`, the collected sub-handlers are run by
-    # the reactor after the parent returns (as for implicit sub-handlers), so the code after
-    # `await kopf.execute()` runs before them, not after.
 
 
 def _sub_handler(parent: handlers.ChangingHandler, fn: Callable[..., Any],

@@ -109,7 +109,7 @@ async def _orchestrate(ctx: contexts.OperatorContext, scope: observing.Scope, *,
                 tg.create_task(observing.Observer(ctx, scope, tg).run(), name='kopf observer')
                 tg.create_task(_stopper(stopping, stop_flag), name='kopf stopper')
         except* _Stopped:
-            logger.info('Stop-flag is raised. Operator is stopping.')
+            pass
         finally:
             await asyncio.shield(activities.run_activity(ctx, Activity.CLEANUP))
     finally:
@@ -141,7 +141,14 @@ async def _stopper(stopping: asyncio.Event, stop_flag: Flag | None) -> None:
     finally:
         for task in tasks:
             task.cancel()
+    if not stopping.is_set():
+        logger.info('Stop-flag is raised. Operator is stopping.')
     raise _Stopped()
+
+
+def _on_signal(signum: int, stopping: asyncio.Event) -> None:
+    logger.info(f'Signal {signal.Signals(signum).name} is received. Operator is stopping.')
+    stopping.set()
 
 
 def _install_signals(stopping: asyncio.Event) -> Any:
@@ -152,7 +159,7 @@ def _install_signals(stopping: asyncio.Event) -> Any:
     installed = []
     for signum in (signal.SIGINT, signal.SIGTERM):
         try:
-            loop.add_signal_handler(signum, stopping.set)
+            loop.add_signal_handler(signum, _on_signal, signum, stopping)
             installed.append(signum)
         except (NotImplementedError, RuntimeError):
             pass

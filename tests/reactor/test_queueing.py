@@ -1,0 +1,90 @@
+"""Per-object workers: the newest body only, one cycle at a time, consistency with our own patches."""
+import asyncio
+from typing import Any
+
+import pytest
+
+import kopf
+from kopf._reactor import applying, contexts, processing, queueing
+
+
+@pytest.mark.parametrize('rv, expected, result', [
+    ('5', None, True), ('5', '5', True), ('6', '5', True), ('4', '5', False),
+    ('abc', 'abc', True), ('abc', 'abd', False), (None, '5', False),
+])
+def test_consistency(rv: str | None, expected: str | None, result: bool) -> None:
+    assert queueing.is_consistent(rv, expected) is result
+
+
+def event(rv: int, type_: str | None = 'MODIFIED') -> dict[str, Any]:
+    return {'type': type_, 'object': {'metadata': {'uid': 'u1', 'name': 'n', 'namespace': 'ns',
+                                                   'resourceVersion': str(rv)}}}
+
+
+@pytest.fixture
+def rctx() -> contexts.ResourceContext:
+    settings = kopf.OperatorSettings()
+    settings.queueing.idle_timeout = 0.05
+    settings.persistence.consistency_timeout = 0.3
+    operator = contexts.OperatorContext(settings=settings, registry=kopf.OperatorRegistry(), client=None,  # type: ignore[arg-type]
+                                        memo=kopf.Memo(), lifecycle=kopf.lifecycles.asap)
+    return contexts.ResourceContext(operator=operator, resource=kopf.Resource('g', 'v', 'p'),
+                                    progress_storage=kopf.AnnotationsProgressStorage(),
+                                    diffbase_storage=kopf.AnnotationsDiffBaseStorage())
+
+
+@pytest.fixture
+def seen(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    seen: list[str] = []
+    active = []
+
+    async def process(cycle: contexts.Cycle, event: Any) -> None:
+        assert not active, 'two cycles of one object at once'
+        active.append(1)
+        seen.append(event['object']['metadata']['resourceVersion'])
+        await asyncio.sleep(0.05)
+        active.pop()
+
+    async def apply(cycle: contexts.Cycle) -> bool:
+        return False
+
+    monkeypatch.setattr(processing, 'process', process)
+    monkeypatch.setattr(applying, 'apply', apply)
+    return seen
+
+
+async def test_newest_body_only_and_never_twice_at_once(rctx: contexts.ResourceContext, seen: list[str]) -> None:
+    async with asyncio.TaskGroup() as tg:
+        dispatcher = queueing.Dispatcher(rctx, tg)
+        dispatcher.dispatch(event(1, None))
+        await asyncio.sleep(0.01)  # the first cycle is running now
+        for rv in (2, 3, 4):
+            dispatcher.dispatch(event(rv))
+    assert seen == ['1', '4']
+    assert rctx.memories['u1'].initial is True
+
+
+async def test_waits_for_our_own_patch_to_come_back(rctx: contexts.ResourceContext, seen: list[str]) -> None:
+    rctx.remember('u1', initial=False).expected_rv = '10'
+    async with asyncio.TaskGroup() as tg:
+        dispatcher = queueing.Dispatcher(rctx, tg)
+        dispatcher.dispatch(event(9))   # stale: older than our patch
+        await asyncio.sleep(0.1)
+        assert seen == []
+        dispatcher.dispatch(event(10))  # ours: consistent
+    assert seen == ['10']
+
+
+async def test_goes_on_after_the_consistency_timeout(rctx: contexts.ResourceContext, seen: list[str]) -> None:
+    rctx.remember('u1', initial=False).expected_rv = '10'
+    async with asyncio.TaskGroup() as tg:
+        queueing.Dispatcher(rctx, tg).dispatch(event(9))
+    assert seen == ['9']
+    assert rctx.memories['u1'].expected_rv is None
+
+
+async def test_deleted_objects_are_forgotten(rctx: contexts.ResourceContext, seen: list[str]) -> None:
+    async with asyncio.TaskGroup() as tg:
+        queueing.Dispatcher(rctx, tg).dispatch(event(1, 'DELETED'))
+    assert seen == ['1']
+    assert 'u1' not in rctx.memories

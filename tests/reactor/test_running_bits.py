@@ -1,0 +1,103 @@
+"""Small parts of running: flags, refused handler kinds, scopes, loading, lifecycles, object loggers."""
+import asyncio
+import concurrent.futures
+import logging
+import pathlib
+import threading
+from typing import Any
+
+import pytest
+
+import kopf
+from kopf._model import resources
+from kopf._reactor import flags, loading, loggers, observing, supported
+
+
+@pytest.mark.parametrize('make', [asyncio.Event, threading.Event, concurrent.futures.Future,
+                                  lambda: asyncio.get_running_loop().create_future()])
+async def test_flags_are_raised_and_awaited(make: Any) -> None:
+    flag = make()
+    waiter = asyncio.create_task(flags.wait_flag(flag))
+    await asyncio.sleep(0)
+    assert not waiter.done()
+    flags.raise_flag(flag)
+    await asyncio.wait_for(waiter, timeout=1)
+
+
+def test_unsupported_kinds_are_named() -> None:
+    registry = kopf.OperatorRegistry()
+    kopf.daemon('kex', id='d1', registry=registry)(lambda **_: None)
+    kopf.timer('kex', id='t1', interval=1, registry=registry)(lambda **_: None)
+    kopf.index('kex', id='i1', registry=registry)(lambda **_: None)
+    kopf.on.validate('kex', id='v1', registry=registry)(lambda **_: None)
+    kopf.on.create('kex', id='fine', registry=registry)(lambda **_: None)
+    with pytest.raises(supported.UnsupportedHandlersError) as err:
+        supported.check(registry)
+    for text in ("daemon 'd1'", "timer 't1'", "index 'i1'", "admission webhook 'v1'"):
+        assert text in str(err.value)
+    assert 'fine' not in str(err.value)
+
+
+def test_change_and_event_handlers_are_supported() -> None:
+    registry = kopf.OperatorRegistry()
+    kopf.on.create('kex', registry=registry)(lambda **_: None)
+    kopf.on.event('kex', registry=registry)(lambda **_: None)
+    kopf.on.startup(registry=registry)(lambda **_: None)
+    supported.check(registry)
+
+
+NAMESPACED = resources.Resource('g', 'v', 'p', namespaced=True)
+CLUSTERED = resources.Resource('g', 'v', 'c', namespaced=False)
+
+
+def test_scopes() -> None:
+    assert observing.Scope().watch_namespaces(NAMESPACED) == [None]
+    exact = observing.Scope(clusterwide=False, patterns=['b,a', 'c'])
+    assert exact.watch_namespaces(NAMESPACED) == ['a', 'b', 'c']
+    assert exact.watch_namespaces(CLUSTERED) == [None]
+    globs = observing.Scope(clusterwide=False, patterns=['team-*,!team-x'])
+    assert globs.watch_namespaces(NAMESPACED) == [None]
+    assert globs.serves('team-a') and not globs.serves('team-x') and not globs.serves('other')
+    assert globs.serves(None)
+
+
+def test_loading_files_and_modules(tmp_path: pathlib.Path) -> None:
+    (tmp_path / 'helper_mod_for_kopf_test.py').write_text('VALUE = 42\n')
+    (tmp_path / 'main.py').write_text('import helper_mod_for_kopf_test\nLOADED = helper_mod_for_kopf_test.VALUE\n')
+    loading.load([str(tmp_path / 'main.py')], ['json'])
+    with pytest.raises(loading.LoadingError, match='ZeroDivisionError'):
+        (tmp_path / 'bad.py').write_text('1/0\n')
+        loading.load([str(tmp_path / 'bad.py')], [])
+
+
+def test_default_lifecycle_is_settable() -> None:
+    assert kopf.get_default_lifecycle() is kopf.lifecycles.asap
+    try:
+        kopf.set_default_lifecycle(kopf.lifecycles.all_at_once)
+        assert kopf.get_default_lifecycle() is kopf.lifecycles.all_at_once
+    finally:
+        kopf.set_default_lifecycle(None)
+    assert kopf.get_default_lifecycle() is kopf.lifecycles.asap
+
+
+def test_object_loggers_prefix_and_post(caplog: pytest.LogCaptureFixture) -> None:
+    body = {'apiVersion': 'v1', 'kind': 'ConfigMap', 'metadata': {'name': 'n', 'namespace': 'ns', 'uid': 'u'}}
+    settings = kopf.OperatorSettings()
+    settings.posting.loggers = True
+    posted: list[Any] = []
+
+    class Poster:
+        def enqueue(self, ref: Any, **kwargs: Any) -> None:
+            posted.append((ref['name'], kwargs['type'], kwargs['reason'], kwargs['message']))
+
+    token = loggers.events.poster_var.set(Poster())  # type: ignore[arg-type]
+    try:
+        with caplog.at_level(logging.DEBUG, logger='kopf.objects'):
+            kopf.ObjectLogger(body=body, settings=settings).info('hello %s', 'world')
+            kopf.ObjectLogger(body=body, settings=settings).debug('quiet')
+            kopf.LocalObjectLogger(body=body, settings=settings).warning('local only')
+    finally:
+        loggers.events.poster_var.reset(token)
+    assert '[ns/n] hello world' in caplog.messages
+    assert '[ns/n] local only' in caplog.messages
+    assert posted == [('n', 'Normal', 'Logging', 'hello world')]
