@@ -73,7 +73,8 @@ async def start_operator(cluster: LocalCluster, registry: kopf.OperatorRegistry,
     async def start(**kwargs: Any) -> asyncio.Task[None]:
         stop, ready = kwargs.pop('stop_flag', None) or asyncio.Event(), asyncio.Event()
         kwargs.setdefault('settings', fast_settings())
-        task = asyncio.create_task(kopf.operator(registry=registry, vault=vault_for(cluster), clusterwide=True,
+        kwargs.setdefault('clusterwide', not kwargs.get('namespaces'))
+        task = asyncio.create_task(kopf.operator(registry=registry, vault=vault_for(cluster),
                                                  stop_flag=stop, ready_flag=ready, **kwargs))
         running.append((task, stop))
         await asyncio.wait([task, asyncio.ensure_future(ready.wait())], return_when=asyncio.FIRST_COMPLETED)
