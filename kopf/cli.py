@@ -26,14 +26,17 @@ def main() -> None:
               help='A YAML manifest to apply at startup (repeatable; "-" for stdin).')
 @click.option('--state', 'state', default=None, type=click.Path(dir_okay=False),
               help='Resume the objects from this file if it exists, and save them there on exit.')
-def cluster(host: str, port: int, config_path: str, apply: tuple[str, ...], state: str | None) -> None:
+@click.option('--tls', is_flag=True, default=False, help='Serve HTTPS with a throw-away CA (put into the kubeconfig).')
+@click.option('--token', default=None, help='Require this bearer token (put into the kubeconfig).')
+def cluster(host: str, port: int, config_path: str, apply: tuple[str, ...], state: str | None,
+            tls: bool, token: str | None) -> None:
     """Serve a local Kubernetes API (in memory) until interrupted."""
     import asyncio
 
     from kopf._cluster import running
 
     try:
-        asyncio.run(running.serve(host, port, config_path, apply, state))
+        asyncio.run(running.serve(host, port, config_path, apply, state, tls, token))
     except running.StartupError as exc:
         click.echo(f'Error: {exc}', err=True)
         raise SystemExit(1) from None

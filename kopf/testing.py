@@ -19,7 +19,6 @@ from collections.abc import Callable, Coroutine
 from types import TracebackType
 from typing import Any, TypeVar
 
-from kopf._cluster import kubeconfig as kubeconfigs
 from kopf._cluster import manifests
 from kopf._cluster.faults import Rule
 from kopf._cluster.server import Emulator
@@ -54,7 +53,7 @@ class LocalCluster:
         if self._kubeconfig_path is None:
             self._tmpdir = tempfile.mkdtemp(prefix='kopf-cluster-')
             self._kubeconfig_path = pathlib.Path(self._tmpdir) / 'kubeconfig'
-        self._kubeconfig = kubeconfigs.write(self._kubeconfig_path, self.url)
+        self._kubeconfig = self.emulator.write_kubeconfig(self._kubeconfig_path)
         for manifest in self._manifests:
             self._apply_now(manifest)
         return self

@@ -1,4 +1,5 @@
-"""Kubeconfig files for the emulator: context `kopf-local`, plain HTTP, no credentials."""
+"""Kubeconfig files for the emulator: context `kopf-local`; plain HTTP, or HTTPS with its CA; a token if any."""
+import base64
 import os
 import pathlib
 import tempfile
@@ -8,12 +9,15 @@ import yaml
 NAME = 'kopf-local'
 
 
-def render(url: str, namespace: str = 'default') -> str:
+def render(url: str, namespace: str = 'default', ca_pem: bytes | None = None, token: str | None = None) -> str:
+    cluster: dict[str, str] = {'server': url}
+    if ca_pem is not None:
+        cluster['certificate-authority-data'] = base64.b64encode(ca_pem).decode()
     config = {
         'apiVersion': 'v1',
         'kind': 'Config',
-        'clusters': [{'name': NAME, 'cluster': {'server': url}}],
-        'users': [{'name': NAME, 'user': {}}],
+        'clusters': [{'name': NAME, 'cluster': cluster}],
+        'users': [{'name': NAME, 'user': {'token': token} if token else {}}],
         'contexts': [{'name': NAME, 'context': {'cluster': NAME, 'user': NAME, 'namespace': namespace}}],
         'current-context': NAME,
         'preferences': {},
@@ -21,12 +25,13 @@ def render(url: str, namespace: str = 'default') -> str:
     return yaml.safe_dump(config, sort_keys=False)
 
 
-def write(path: str | os.PathLike[str], url: str) -> pathlib.Path:
+def write(path: str | os.PathLike[str], url: str, ca_pem: bytes | None = None,
+          token: str | None = None) -> pathlib.Path:
     """Write atomically (a reader never sees a half-written file); returns the absolute path."""
     target = pathlib.Path(path).absolute()
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix='.kubeconfig-', dir=target.parent)
     with os.fdopen(fd, 'w') as file:
-        file.write(render(url))
+        file.write(render(url, ca_pem=ca_pem, token=token))
     os.replace(tmp, target)
     return target

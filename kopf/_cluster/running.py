@@ -6,7 +6,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from kopf._cluster import errors, kubeconfig, manifests
+from kopf._cluster import errors, manifests
 from kopf._cluster.server import Emulator
 
 
@@ -14,8 +14,10 @@ class StartupError(Exception):
     """A one-line reason the cluster could not start (bad manifest, port in use, ...)."""
 
 
-async def serve(host: str, port: int, config_path: str, apply: Sequence[str], state: str | None = None) -> None:
-    emulator = Emulator(host=host, port=port, state_file=state)
+async def serve(host: str, port: int, config_path: str, apply: Sequence[str], state: str | None = None,
+                tls: bool = False, token: str | None = None) -> None:
+    tokens = {token: 'admin'} if token else None
+    emulator = Emulator(host=host, port=port, state_file=state, tls=tls, tokens=tokens)
     objects = [(path, obj) for path in apply for obj in _load(path)]
     try:
         await emulator.start()
@@ -26,7 +28,7 @@ async def serve(host: str, port: int, config_path: str, apply: Sequence[str], st
     try:
         for path, obj in objects:
             _apply(emulator, path, obj)
-        written = kubeconfig.write(config_path, emulator.url)
+        written = emulator.write_kubeconfig(config_path)
         print(f'Kubernetes API emulator serving at {emulator.url}', flush=True)
         print(f'kubeconfig: {written}  (kubectl --kubeconfig {written} get ns)', flush=True)
         await _until_signalled()

@@ -9,11 +9,24 @@ import logging
 import os
 import pathlib
 import socket
+from collections.abc import Mapping
 from typing import Any
 
 from aiohttp import web
 
-from kopf._cluster import control, controllers, discovery, encoding, errors, faults, handlers, kinds, writing
+from kopf._cluster import (
+    certificates,
+    control,
+    controllers,
+    discovery,
+    encoding,
+    errors,
+    faults,
+    handlers,
+    kinds,
+    kubeconfig,
+    writing,
+)
 from kopf._cluster.faults import Rule
 from kopf._cluster.routing import Target
 from kopf._cluster.state import State
@@ -29,8 +42,12 @@ class Emulator:
 
     def __init__(self, *, host: str = '127.0.0.1', port: int = 0, git_version: str = discovery.DEFAULT_VERSION,
                  history_size: int = 10000, bookmark_interval: float = 60.0, watch_timeout: float = 1800.0,
-                 allow_http_webhooks: bool = False, state_file: str | os.PathLike[str] | None = None) -> None:
+                 allow_http_webhooks: bool = False, state_file: str | os.PathLike[str] | None = None,
+                 tls: bool = False, tokens: Mapping[str, str] | None = None) -> None:
         self.host = host
+        self.tls = tls
+        self.tokens = dict(tokens) if tokens is not None else None   # bearer token -> user name
+        self.certificates: certificates.Certificates | None = None
         self.state_file = pathlib.Path(state_file) if state_file is not None else None
         self.port = port
         self.git_version = git_version
@@ -48,7 +65,13 @@ class Emulator:
 
     @property
     def url(self) -> str:
-        return f'http://{self.host}:{self.port}'
+        return f'{"https" if self.tls else "http"}://{self.host}:{self.port}'
+
+    def write_kubeconfig(self, path: str | os.PathLike[str]) -> pathlib.Path:
+        """A kubeconfig for this server: its URL, its CA (HTTPS mode), its first token (if any)."""
+        ca_pem = self.certificates.ca_pem if self.certificates is not None else None
+        token = next(iter(self.tokens), None) if self.tokens else None
+        return kubeconfig.write(path, self.url, ca_pem=ca_pem, token=token)
 
     @property
     def address(self) -> str:
@@ -76,7 +99,10 @@ class Emulator:
             await self._runner.cleanup()
             raise
         self.port = sock.getsockname()[1]
-        await web.SockSite(self._runner, sock).start()
+        if self.tls and self.certificates is None:
+            self.certificates = certificates.make(self.host)
+        context = self.certificates.server_context() if self.tls and self.certificates is not None else None
+        await web.SockSite(self._runner, sock, ssl_context=context).start()
         self._controller = asyncio.create_task(self._run_controllers())
 
     async def stop(self) -> None:
@@ -118,9 +144,18 @@ class Emulator:
         entry = {'method': request.method, 'path': path, 'query': request.query_string,
                  'contentType': request.headers.get('Content-Type', ''), 'code': 0}
         self.faults.requests.append(entry)
+        if self.tokens is not None and not self._authenticated(request, path):
+            entry['code'] = 401
+            return handlers.respond_error(errors.ApiError(401, 'Unauthorized', 'Unauthorized', {}))
         response = await self._answer(request, path)
         entry['code'] = response.status
         return response
+
+    def _authenticated(self, request: web.Request, path: str) -> bool:
+        if path in ('/healthz', '/livez', '/readyz'):
+            return True
+        scheme, _, token = request.headers.get('Authorization', '').partition(' ')
+        return scheme.lower() == 'bearer' and self.tokens is not None and token.strip() in self.tokens
 
     async def _answer(self, request: web.Request, path: str) -> web.StreamResponse:
         rule = self.faults.find(request.method, path) if self.faults.rules else None

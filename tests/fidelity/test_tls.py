@@ -1,0 +1,62 @@
+"""HTTPS with a throw-away CA and bearer tokens (§10 modes 2-3; §13.40 second part)."""
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from kopf.testing import LocalCluster
+from tests.fidelity.conftest import Kubectl, kubectl_binary
+
+pytest.importorskip('cryptography')
+
+
+@pytest.fixture(scope='module')
+def secure() -> Iterator[LocalCluster]:
+    with LocalCluster(tls=True, tokens={'s3cret': 'admin'}) as running:
+        yield running
+
+
+@pytest.fixture(scope='module')
+def secure_kubectl(secure: LocalCluster, tmp_path_factory: pytest.TempPathFactory) -> Kubectl:
+    binary = kubectl_binary()
+    if binary is None:
+        pytest.skip('kubectl is not installed on this machine')
+    return Kubectl(binary, secure.kubeconfig, tmp_path_factory.mktemp('kubectl-cache'))
+
+
+def test_kubectl_over_https_with_token(secure: LocalCluster, secure_kubectl: Kubectl) -> None:
+    assert secure.url.startswith('https://127.0.0.1:')
+    result = secure_kubectl('get', 'ns', 'default')
+    assert result.returncode == 0, result.stderr
+    assert 'Active' in result.stdout
+
+
+def test_kubectl_with_a_wrong_token(secure_kubectl: Kubectl) -> None:
+    result = secure_kubectl('--token=wrong', 'get', 'ns')
+    assert result.returncode == 1
+    assert 'error: You must be logged in to the server (Unauthorized)' in result.stderr
+
+
+def test_python_client_over_https(secure: LocalCluster) -> None:
+    kubernetes: Any = pytest.importorskip('kubernetes')
+    client = kubernetes.config.new_client_from_config(config_file=str(secure.kubeconfig))
+    try:
+        names = [ns.metadata.name for ns in kubernetes.client.CoreV1Api(client).list_namespace().items]
+        assert 'kube-system' in names
+    finally:
+        client.close()
+
+
+def test_unauthenticated_requests_get_a_401_status(secure: LocalCluster) -> None:
+    import json
+    import ssl
+    import urllib.error
+    import urllib.request
+    assert secure.emulator.certificates is not None
+    context = ssl.create_default_context(cadata=secure.emulator.certificates.ca_pem.decode())
+    with pytest.raises(urllib.error.HTTPError) as exc:
+        urllib.request.urlopen(f'{secure.url}/api/v1/namespaces', context=context)
+    assert exc.value.code == 401
+    assert json.loads(exc.value.read())['reason'] == 'Unauthorized'
+    with urllib.request.urlopen(f'{secure.url}/healthz', context=context) as response:
+        assert response.read() == b'ok'
