@@ -61,10 +61,13 @@ class Observer:
         await self.refresh()
         if self.ctx.settings.scanning.disabled:
             return
-        async for item in watching.watch_objs(self.ctx.client, CRDS):
-            if item is not streams.LISTED and item.get('type') is not None:
-                await self.discovery.scan(refresh=True)
-                await self.refresh()
+        try:
+            async for item in watching.watch_objs(self.ctx.client, CRDS):
+                if item is not streams.LISTED and item.get('type') is not None:
+                    await self.discovery.scan(refresh=True)
+                    await self.refresh()
+        except (errors.APIForbiddenError, errors.APINotFoundError) as exc:
+            logger.warning(f'Cannot watch the CRDs ({exc}); resources appearing later will not be served.')
 
     async def refresh(self) -> None:
         for selector in sorted(self.ctx.registry.selectors, key=str):
@@ -110,3 +113,5 @@ class Observer:
                         dispatcher.dispatch(item)
         except* errors.APINotFoundError:
             logger.info(f'{rctx.resource.name} is not served anymore; stopped watching it.')
+        except* errors.APIForbiddenError as group:
+            logger.error(f'No permission to watch {rctx.resource.name} ({group.exceptions[0]}); not served.')
