@@ -6,7 +6,19 @@ import yaml
 from aiohttp import web
 from multidict import CIMultiDict
 
-from kopf._cluster import discovery, encoding, errors, protobuf, reading, routing, scaling, tables, writing
+from kopf._cluster import (
+    admission,
+    admitting,
+    discovery,
+    encoding,
+    errors,
+    protobuf,
+    reading,
+    routing,
+    scaling,
+    tables,
+    writing,
+)
 from kopf._cluster.routing import Target
 
 if TYPE_CHECKING:
@@ -108,7 +120,9 @@ async def _serve(emu: 'Emulator', request: web.Request, target: Target, verb: st
         return respond(200, reading.list_objects(store, target, params))
     body = decode(await request.read(), request.headers.get('Content-Type', ''))
     outcome: writing.Outcome
-    if verb == 'create':
+    if verb != 'deletecollection' and target.subresource != 'scale' and admission.configured(emu.state):
+        outcome = await _admitted(emu, request, target, verb, body)
+    elif verb == 'create':
         outcome = writing.create(emu.state, target, body, options(params))
     elif verb == 'update':
         outcome = writing.replace(emu.state, target, body, options(params))
@@ -121,6 +135,22 @@ async def _serve(emu: 'Emulator', request: web.Request, target: Target, verb: st
     else:
         return respond(200, _delete_collection(emu, target, params, body))
     return respond(outcome.code, outcome.data, outcome.warnings)
+
+
+async def _admitted(emu: 'Emulator', request: web.Request, target: Target, verb: str, body: Any) -> writing.Outcome:
+    """The same writes, through the admission webhooks (only when any are configured)."""
+    admitter = admitting.Admitter(emu.state, emu.webhook_services)
+    params = request.query
+    if verb == 'create':
+        return await admitter.create(target, body, options(params))
+    if verb == 'update':
+        return await admitter.update(target, None, body, options(params))
+    if verb == 'patch':
+        content_type = request.headers.get('Content-Type', '').split(';')[0].strip()
+        return await admitter.update(target, content_type, body, options(params))
+    outcome = await admitter.delete(target, options(params, body))
+    emu.wake_controllers()
+    return outcome
 
 
 def _delete_collection(emu: 'Emulator', target: Target, params: Mapping[str, str], body: Any) -> bytes:

@@ -43,8 +43,10 @@ class Emulator:
     def __init__(self, *, host: str = '127.0.0.1', port: int = 0, git_version: str = discovery.DEFAULT_VERSION,
                  history_size: int = 10000, bookmark_interval: float = 60.0, watch_timeout: float = 1800.0,
                  allow_http_webhooks: bool = False, state_file: str | os.PathLike[str] | None = None,
-                 tls: bool = False, tokens: Mapping[str, str] | None = None) -> None:
+                 tls: bool = False, tokens: Mapping[str, str] | None = None,
+                 webhook_services: Mapping[str, str] | None = None) -> None:
         self.host = host
+        self.webhook_services = dict(webhook_services or {})   # "namespace/name" -> base URL of the service
         self.tls = tls
         self.tokens = dict(tokens) if tokens is not None else None   # bearer token -> user name
         self.certificates: certificates.Certificates | None = None

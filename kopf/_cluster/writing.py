@@ -36,7 +36,7 @@ def create(state: State, target: Target, body: Any, options: Options) -> Outcome
     resource = target.resource
     if resource.custom and _crd_terminating(state, resource):
         raise errors.method_not_allowed()
-    obj = _as_object(body)
+    obj = as_object(body)
     _check_type(obj, resource)
     meta = obj['metadata'] = metadata.normalise(obj.get('metadata') or {})
     if meta.get('resourceVersion'):
@@ -72,12 +72,17 @@ def replace(state: State, target: Target, body: Any, options: Options) -> Outcom
     if target.subresource == 'scale':
         return scale(state, target, None, body, options)
     current = _current(state, target)
-    candidate = _as_object(body)
+    candidate = as_object(body)
+    require_rv(target, candidate)
+    return update(state, target, current, candidate, options)
+
+
+def require_rv(target: Target, candidate: dict[str, Any]) -> None:
+    """Custom resources cannot be updated unconditionally (PUT without a resourceVersion)."""
     rv = (candidate.get('metadata') or {}).get('resourceVersion')
     if not rv and target.resource.custom and target.subresource is None:
         raise errors.invalid(target.resource.kind, target.resource.group, target.name or '', [errors.cause(
             'FieldValueInvalid', 'metadata.resourceVersion', 'Invalid value: 0x0: must be specified for an update')])
-    return update(state, target, current, candidate, options)
 
 
 def patch(state: State, target: Target, content_type: str, body: Any, options: Options) -> Outcome:
@@ -111,7 +116,7 @@ def scale(state: State, target: Target, content_type: str | None, body: Any, opt
 def update(state: State, target: Target, current: Obj, candidate: Any, options: Options) -> Outcome:
     """The shared tail of PUT and PATCH: rules, status split, no-op detection, finalization."""
     resource = target.resource
-    candidate = _as_object(candidate)
+    candidate = as_object(candidate)
     _check_type(candidate, resource, current)
     meta = candidate['metadata'] = metadata.normalise(candidate.get('metadata') or {})
     _check_identity(meta, target)
@@ -201,7 +206,7 @@ def _current(state: State, target: Target) -> Obj:
     return current
 
 
-def _as_object(body: Any) -> dict[str, Any]:
+def as_object(body: Any) -> dict[str, Any]:
     if not isinstance(body, dict):
         raise errors.bad_request('the body of the request must be a JSON object')
     if not isinstance(body.get('metadata', {}), dict):
