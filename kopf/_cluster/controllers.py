@@ -1,8 +1,9 @@
-"""The few controllers every operator relies on: namespace cleanup, CRD cleanup, garbage collection.
+"""The few controllers every operator relies on: namespace cleanup, CRD cleanup, garbage collection
+(background by ownerReferences; foreground and orphan deletion by their finalizers).
 
 `sweep()` is synchronous and idempotent; the server runs it after deletions and periodically.
 """
-from kopf._cluster import resources, writing
+from kopf._cluster import encoding, resources, writing
 from kopf._cluster.routing import Target
 from kopf._cluster.state import State
 from kopf._cluster.store import Obj
@@ -14,6 +15,7 @@ def sweep(state: State) -> bool:
     """One pass of all controllers; returns True if something is still pending (poll again soon)."""
     pending = _namespaces(state)
     pending = _crds(state) or pending
+    pending = _propagate(state) or pending
     _collect_garbage(state)
     return pending
 
@@ -76,3 +78,52 @@ def _collect_garbage(state: State) -> None:
             owners = [ref.get('uid') for ref in obj['metadata'].get('ownerReferences') or []]
             if owners and set(owners) & gone and not set(owners) & live:
                 _delete(state, key, obj)
+
+
+def _propagate(state: State) -> bool:
+    """Foreground: delete the dependents first; orphan: detach them; then drop the owner's finalizer."""
+    pending = False
+    for key, namespace, name in list(state.propagating):
+        owner = state.store.get(key, namespace, name)
+        finalizers = (owner or {}).get('metadata', {}).get('finalizers') or []
+        marker = next((f for f in finalizers if f in ('foregroundDeletion', 'orphan')), None)
+        if owner is None or marker is None:
+            state.propagating.discard((key, namespace, name))
+            continue
+        dependents = _dependents(state, owner['metadata'].get('uid'))
+        for dep_key, dependent in dependents:
+            if marker == 'orphan':
+                _detach(state, dep_key, dependent, owner['metadata'].get('uid'))
+            else:
+                _delete(state, dep_key, dependent)
+        if marker == 'orphan' or not dependents:
+            _drop_finalizer(state, key, owner, marker)
+        else:
+            pending = True
+    return pending
+
+
+def _dependents(state: State, uid: str | None) -> list[tuple[tuple[str, str], Obj]]:
+    return [(key, obj) for key, bucket in list(state.store.objects.items()) for obj in list(bucket.values())
+            if any(ref.get('uid') == uid for ref in obj['metadata'].get('ownerReferences') or [])]
+
+
+def _update(state: State, key: tuple[str, str], obj: Obj, candidate: Obj) -> None:
+    resource = state.catalog.by_key(key)
+    if resource is not None:
+        meta = obj['metadata']
+        writing.update(state, Target(resource, meta.get('namespace') or None, meta['name']), obj, candidate,
+                       BACKGROUND)
+
+
+def _detach(state: State, key: tuple[str, str], obj: Obj, uid: str | None) -> None:
+    candidate = encoding.clone(obj)
+    refs = [ref for ref in candidate['metadata'].get('ownerReferences') or [] if ref.get('uid') != uid]
+    candidate['metadata']['ownerReferences'] = refs
+    _update(state, key, obj, candidate)
+
+
+def _drop_finalizer(state: State, key: tuple[str, str], obj: Obj, marker: str) -> None:
+    candidate = encoding.clone(obj)
+    candidate['metadata']['finalizers'] = [f for f in candidate['metadata']['finalizers'] if f != marker]
+    _update(state, key, obj, candidate)

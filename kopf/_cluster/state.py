@@ -14,6 +14,7 @@ class State:
         self.store = Store(history_size=history_size)
         self.catalog = Catalog()
         self.deleted_uids: set[str] = set()
+        self.propagating: set[tuple[tuple[str, str], str, str]] = set()   # foreground/orphan deletions
         self.store.listeners.append(self._follow)
         for name in resources.INITIAL_NAMESPACES:
             self._seed_namespace(name)
@@ -35,8 +36,11 @@ class State:
                 self.catalog.drop_custom(name)
             else:
                 self.catalog.set_custom(name, crds.served_resources(change.obj))
-        if change.type == 'DELETED' and change.obj['metadata'].get('uid'):
-            self.deleted_uids.add(change.obj['metadata']['uid'])
+        meta = change.obj['metadata']
+        if change.type == 'DELETED' and meta.get('uid'):
+            self.deleted_uids.add(meta['uid'])
+        elif meta.get('deletionTimestamp') and {'foregroundDeletion', 'orphan'} & set(meta.get('finalizers') or ()):
+            self.propagating.add((change.key, meta.get('namespace') or '', meta['name']))
 
     def snapshot(self) -> dict[str, Any]:
         """Everything needed to resume: the RV counter and all objects (the watch history is not kept)."""

@@ -13,7 +13,7 @@ from kopf._cluster.routing import Target
 from kopf._cluster.state import State
 from kopf._cluster.store import Obj
 
-ENDS_ON_NO_FINALIZERS = 'finalizers'
+PROPAGATION_FINALIZERS = {'Foreground': 'foregroundDeletion', 'Orphan': 'orphan'}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -154,11 +154,14 @@ def delete(state: State, target: Target, options: Options) -> Outcome:
     meta = current['metadata']
     if options.dry_run:
         return Outcome(200, encoding.dumps(current), [], current)
-    if meta.get('finalizers') or _holds(current, resource):
+    marker = PROPAGATION_FINALIZERS.get(options.propagation)
+    if meta.get('finalizers') or _holds(current, resource) or marker:
         if meta.get('deletionTimestamp'):
             return Outcome(200, encoding.dumps(current), [], current)
         marked = encoding.clone(current)
         marked_meta = marked['metadata']
+        if marker and marker not in marked_meta.get('finalizers', []):
+            marked_meta['finalizers'] = [*marked_meta.get('finalizers', []), marker]
         marked_meta['deletionTimestamp'] = metadata.now()
         marked_meta['deletionGracePeriodSeconds'] = 0
         if resource.generation and marked_meta.get('generation'):

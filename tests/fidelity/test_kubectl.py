@@ -276,3 +276,20 @@ def test_40_kubectl_retries_throttling(kubectl: Kubectl, cluster: LocalCluster) 
     codes = [r['code'] for r in _requests(cluster, mark) if r['path'] == '/api/v1/namespaces/default/configmaps']
     assert codes == [429, 200]
     assert time.monotonic() - started >= 1.0
+
+
+def test_cascading_deletion_policies(kubectl: Kubectl, cluster: LocalCluster) -> None:
+    for name in ('fg-owner', 'or-owner'):
+        owner = cluster.apply({'apiVersion': 'kopf.dev/v1', 'kind': 'KopfExample', 'metadata': {'name': name}})[0]
+        ref = {'apiVersion': 'kopf.dev/v1', 'kind': 'KopfExample', 'name': name, 'uid': owner['metadata']['uid']}
+        cluster.apply({'apiVersion': 'v1', 'kind': 'ConfigMap',
+                       'metadata': {'name': f'{name}-child', 'ownerReferences': [ref]}})
+    result = kubectl('delete', 'kex', 'fg-owner', '--cascade=foreground')
+    assert result.returncode == 0, result.stderr
+    assert cluster.get('v1', 'ConfigMap', 'fg-owner-child', 'default') is None
+    assert cluster.get('kopf.dev/v1', 'KopfExample', 'fg-owner', 'default') is None
+    result = kubectl('delete', 'kex', 'or-owner', '--cascade=orphan')
+    assert result.returncode == 0, result.stderr
+    assert cluster.get('kopf.dev/v1', 'KopfExample', 'or-owner', 'default') is None
+    orphan = cluster.get('v1', 'ConfigMap', 'or-owner-child', 'default')
+    assert orphan is not None and 'ownerReferences' not in orphan['metadata']
