@@ -3,7 +3,10 @@
 
 `sweep()` is synchronous and idempotent; the server runs it after deletions and periodically.
 """
-from kopf._cluster import encoding, resources, writing
+import datetime
+import time
+
+from kopf._cluster import encoding, metadata, resources, writing
 from kopf._cluster.routing import Target
 from kopf._cluster.state import State
 from kopf._cluster.store import Obj
@@ -17,6 +20,7 @@ def sweep(state: State) -> bool:
     pending = _crds(state) or pending
     pending = _propagate(state) or pending
     _collect_garbage(state)
+    _expire_events(state)
     return pending
 
 
@@ -127,3 +131,20 @@ def _drop_finalizer(state: State, key: tuple[str, str], obj: Obj, marker: str) -
     candidate = encoding.clone(obj)
     candidate['metadata']['finalizers'] = [f for f in candidate['metadata']['finalizers'] if f != marker]
     _update(state, key, obj, candidate)
+
+
+EVENT_KEYS = (('', 'events'), ('events.k8s.io', 'events'))
+
+
+def _expire_events(state: State) -> None:
+    """Delete Events older than the TTL (checked at most every few seconds)."""
+    now = time.time()
+    if now - state.events_swept < min(10.0, state.settings.event_ttl):
+        return
+    state.events_swept = now
+    horizon = datetime.datetime.fromtimestamp(now - state.settings.event_ttl, datetime.UTC)
+    cutoff = metadata.render(horizon)
+    for key in EVENT_KEYS:
+        for event in list(state.store.iterate(key)):
+            if str(event['metadata'].get('creationTimestamp', '')) < cutoff:
+                state.store.delete(key, event)

@@ -19,6 +19,7 @@ class Settings:
     """Emulator-wide switches that change per-kind rules."""
 
     allow_http_webhooks: bool = False
+    event_ttl: float = 3600.0         # seconds after which Events are deleted, as a real server does
 
 
 def prepare_event(obj: dict[str, Any], settings: Settings) -> list[Cause]:

@@ -44,7 +44,7 @@ class Emulator:
                  history_size: int = 10000, bookmark_interval: float = 60.0, watch_timeout: float = 1800.0,
                  allow_http_webhooks: bool = False, state_file: str | os.PathLike[str] | None = None,
                  tls: bool = False, tokens: Mapping[str, str] | None = None,
-                 webhook_services: Mapping[str, str] | None = None) -> None:
+                 webhook_services: Mapping[str, str] | None = None, event_ttl: float = 3600.0) -> None:
         self.host = host
         self.webhook_services = dict(webhook_services or {})   # "namespace/name" -> base URL of the service
         self.tls = tls
@@ -53,7 +53,7 @@ class Emulator:
         self.state_file = pathlib.Path(state_file) if state_file is not None else None
         self.port = port
         self.git_version = git_version
-        settings = kinds.Settings(allow_http_webhooks=allow_http_webhooks)
+        settings = kinds.Settings(allow_http_webhooks=allow_http_webhooks, event_ttl=event_ttl)
         self.state = State(history_size=history_size, settings=settings)
         self.hub = Hub(bookmark_interval=bookmark_interval)
         self.state.store.listeners.append(self.hub)

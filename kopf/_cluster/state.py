@@ -15,6 +15,7 @@ class State:
         self.catalog = Catalog()
         self.deleted_uids: set[str] = set()
         self.propagating: set[tuple[tuple[str, str], str, str]] = set()   # foreground/orphan deletions
+        self.events_swept = 0.0
         self.store.listeners.append(self._follow)
         for name in resources.INITIAL_NAMESPACES:
             self._seed_namespace(name)

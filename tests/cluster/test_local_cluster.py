@@ -175,3 +175,14 @@ def test_stuck_watcher_is_cut_off_without_blocking_writers(cluster: LocalCluster
         stuck.close()
     finally:
         cluster.emulator.hub.transport_limit = 64 * 1024 * 1024
+
+
+def test_events_expire_after_their_ttl() -> None:
+    with LocalCluster(event_ttl=1.0) as short:
+        short.apply({'apiVersion': 'v1', 'kind': 'Event', 'metadata': {'name': 'e1'}, 'reason': 'Test',
+                     'involvedObject': {'kind': 'ConfigMap', 'name': 'x', 'namespace': 'default'}})
+        assert short.get('v1', 'Event', 'e1') is not None
+        deadline = time.monotonic() + 6
+        while short.get('v1', 'Event', 'e1') is not None:
+            assert time.monotonic() < deadline, 'the event did not expire'
+            time.sleep(0.1)
