@@ -3,6 +3,7 @@
 The CLI only parses options and hands them to the library; it holds no logic of its own.
 """
 import contextlib
+import os
 from collections.abc import Iterator
 from typing import Any
 
@@ -76,8 +77,8 @@ def run(paths: tuple[str, ...], modules: tuple[str, ...], namespaces: tuple[str,
     loggers.configure(debug=debug, verbose=verbose, quiet=quiet)
     with contextlib.ExitStack() as stack:
         try:
-            loading.load(paths, modules)
             vault = stack.enter_context(_local_cluster(apply)) if local_cluster else None
+            loading.load(paths, modules)  # after KUBECONFIG is set: clients read it at import time
             running.run(namespaces=namespaces, clusterwide=clusterwide or not namespaces,
                         standalone=standalone, vault=vault)
         except (loading.LoadingError, running.OperatorError, supported.UnsupportedHandlersError) as exc:
@@ -89,7 +90,11 @@ def run(paths: tuple[str, ...], modules: tuple[str, ...], namespaces: tuple[str,
 
 @contextlib.contextmanager
 def _local_cluster(manifests: tuple[str, ...]) -> Iterator[Any]:
-    """A local cluster in its own thread and loop, the manifests applied; yields a vault pointing at it."""
+    """A local cluster in its own thread and loop, the manifests applied; yields a vault pointing at it.
+
+    `KUBECONFIG` of this process points to it too: the handlers' own clients (pykube-ng, kubernetes)
+    then talk to the local cluster, never to a real one by accident.
+    """
     from kopf._api import credentials
     from kopf.testing import LocalCluster
 
@@ -99,6 +104,7 @@ def _local_cluster(manifests: tuple[str, ...]) -> Iterator[Any]:
         except Exception as exc:
             raise click.ClickException(f'Cannot apply the manifests: {exc}') from None
         click.echo(f'The local cluster serves at {cluster.url}; kubeconfig: {cluster.kubeconfig}', err=True)
+        os.environ['KUBECONFIG'] = str(cluster.kubeconfig)  # so that the handlers' own clients use it too
         vault = credentials.Vault()
         vault.populate([credentials.ConnectionInfo(server=cluster.url, default_namespace='default')])
         yield vault

@@ -5,6 +5,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from typing import Any
 
@@ -75,6 +76,8 @@ def test_kopf_run_local_cluster_handles_the_example_and_exits_zero_on_sigterm() 
          '--apply', str(ROOT / 'examples' / 'obj.yaml'), str(ROOT / 'examples' / '01-minimal' / 'example.py')],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     lines: list[str] = []
+    watchdog = threading.Timer(30, operator.kill)  # never hang the suite if the operator misbehaves
+    watchdog.start()
     try:
         assert operator.stdout is not None
         for line in operator.stdout:
@@ -84,6 +87,7 @@ def test_kopf_run_local_cluster_handles_the_example_and_exits_zero_on_sigterm() 
         operator.send_signal(signal.SIGTERM)
         output, _ = operator.communicate(timeout=20)
     finally:
+        watchdog.cancel()
         if operator.poll() is None:
             operator.kill()
     assert operator.returncode == 0, ''.join(lines) + output
@@ -126,3 +130,43 @@ def test_kopf_run_with_an_unreachable_cluster_exits_nonzero(tmp_path: pathlib.Pa
     assert result.returncode == 1
     assert 'Cannot reach the Kubernetes API' in result.stderr
     assert 'Traceback' not in result.stderr
+
+
+CLIENT_HANDLERS = '''
+import kubernetes
+import kopf
+
+@kopf.on.create('kopfexamples')
+def create_fn(name, namespace, **_):
+    # A blocking call of the official client, configured from KUBECONFIG: the local cluster's.
+    api = kubernetes.client.CustomObjectsApi(kubernetes.config.new_client_from_config())
+    obj = api.get_namespaced_custom_object('kopf.dev', 'v1', namespace, 'kopfexamples', name)
+    print(f"CLIENT SAW {obj['metadata']['name']}", flush=True)
+'''
+
+
+def test_local_cluster_serves_the_handlers_own_clients(tmp_path: pathlib.Path) -> None:
+    path = tmp_path / 'handlers.py'
+    path.write_text(CLIENT_HANDLERS)
+    env = {**os.environ, 'KUBECONFIG': str(tmp_path / 'must-not-be-used')}
+    operator = subprocess.Popen(
+        [sys.executable, '-m', 'kopf', 'run', '-A', '--local-cluster', '--apply', str(CRD),
+         '--apply', str(ROOT / 'examples' / 'obj.yaml'), str(path)],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+    lines: list[str] = []
+    watchdog = threading.Timer(30, operator.kill)  # never hang the suite if the operator misbehaves
+    watchdog.start()
+    try:
+        assert operator.stdout is not None
+        for line in operator.stdout:
+            lines.append(line)
+            if 'Creation is processed' in line:
+                break
+        operator.send_signal(signal.SIGINT)
+        operator.communicate(timeout=20)
+    finally:
+        watchdog.cancel()
+        if operator.poll() is None:
+            operator.kill()
+    assert 'CLIENT SAW kopf-example-1\n' in lines, ''.join(lines)
+    assert operator.returncode == 0
