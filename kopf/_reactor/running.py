@@ -25,6 +25,11 @@ from kopf._reactor.flags import Flag
 logger = logging.getLogger('kopf.reactor.running')
 
 
+# Upstream's options for features that come later (peering, liveness, indices): accepted, unused.
+LATER_OPTIONS = frozenset({'priority', 'peering_name', 'liveness_endpoint', 'indexers', 'memories',
+                           'insights', 'identity', '_command'})
+
+
 class OperatorError(Exception):
     """The operator cannot run: unsupported handlers, an unreachable cluster, a failed startup."""
 
@@ -61,9 +66,12 @@ async def spawn_tasks(
         ready_flag: Flag | None = None,
         vault: credentials.Vault | None = None,
         standalone: bool | None = None,
-        **ignored: Any,  # peering, liveness, indexers, memories, insights, identity: not served yet
+        **later: Any,
 ) -> list[asyncio.Task[None]]:
     """The operator's root task(s), created in the current loop; await them with `run_tasks()`."""
+    unknown = set(later) - LATER_OPTIONS
+    if unknown:
+        raise TypeError(f'Unknown options of the operator: {", ".join(sorted(unknown))}')
     if namespace is not None:
         warnings.warn('namespace= is deprecated; use namespaces=[...].', DeprecationWarning, stacklevel=2)
         namespaces = [*namespaces, namespace]
@@ -110,6 +118,10 @@ async def _orchestrate(ctx: contexts.OperatorContext, scope: observing.Scope, *,
                 tg.create_task(_stopper(stopping, stop_flag), name='kopf stopper')
         except* _Stopped:
             pass
+        except* Exception as group:
+            for exc in group.exceptions:
+                logger.error('The operator has failed.', exc_info=exc)
+            raise OperatorError(f'The operator has failed: {group.exceptions[0]!r}') from None
         finally:
             await asyncio.shield(activities.run_activity(ctx, Activity.CLEANUP))
     finally:
