@@ -230,3 +230,27 @@ async def test_unresolved_resource_warns_then_is_served(
     assert calls == ['other-1']
     assert len([r for r in caplog.records if 'Unresolved resources' in r.getMessage()]) == 1
     assert logging.WARNING in [r.levelno for r in caplog.records if 'Unresolved' in r.getMessage()]
+
+
+async def test_an_unfinished_update_is_superseded_by_deletion(
+        cluster: LocalCluster, registry: kopf.OperatorRegistry, start_operator: Starter, kube: Kube,
+        caplog: pytest.LogCaptureFixture) -> None:
+    calls: list[str] = []
+    kopf.on.create('kopfexamples', id='create', registry=registry)(lambda **_: calls.append('create'))
+    kopf.on.delete('kopfexamples', id='delete', registry=registry)(lambda **_: calls.append('delete'))
+
+    @kopf.on.update('kopfexamples', id='update', registry=registry)
+    def update(**_: Any) -> None:
+        calls.append('update')
+        raise kopf.TemporaryError('not now', delay=60)
+
+    await start_operator()
+    await kube.create(example())
+    await eventually(lambda: handled(cluster))
+    await kube.patch('kopf-example-1', {'spec': {'field': 'changed'}})
+    await eventually(lambda: 'kopf.zalando.org/update' in (get_example(cluster) or {})['metadata']['annotations'])
+    await kube.delete('kopf-example-1')
+    await eventually(lambda: get_example(cluster) is None)
+    assert calls == ['create', 'update', 'delete']
+    assert 'Updating is superseded by deletion: 0 succeeded; 0 failed; 1 left to the moment.' in caplog.text
+    assert 'Deletion is processed: 1 succeeded; 0 failed.' in caplog.text
