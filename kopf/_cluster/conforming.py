@@ -22,6 +22,7 @@ def check_structural(schema: Any, field: str) -> list[dict[str, Any]]:
     return list(validation.check_structural(schema, field=field))
 
 
+TOP = ('apiVersion', 'kind', 'metadata')
 OPAQUE_KEYWORDS = frozenset({'type', 'description', 'nullable', 'x-kubernetes-preserve-unknown-fields'})
 _opaque_cache: dict[int, tuple[Mapping[str, Any], frozenset[str]]] = {}
 
@@ -52,8 +53,11 @@ def conform(obj: dict[str, Any], resource: Resource, field_validation: str) -> l
     """
     schema = schema_of(resource)
     if schema is None:
+        schemas.normalise_metadata(obj)
         return []
     opaque = opaque_keys(schema)
+    if opaque and _trivial(schema, opaque) and all(isinstance(obj[key], dict) for key in opaque if key in obj):
+        return _conform_trivially(obj, schema, resource, field_validation)
     if opaque and any(key in obj for key in opaque):
         view = {key: {} if key in opaque and isinstance(value, dict) else value for key, value in obj.items()}
         warnings = _conform(view, schema, resource, field_validation)
@@ -62,6 +66,27 @@ def conform(obj: dict[str, Any], resource: Resource, field_validation: str) -> l
         obj.update({key: value for key, value in view.items() if key not in opaque or key not in obj})
         return warnings
     return _conform(obj, schema, resource, field_validation)
+
+
+def _trivial(schema: Mapping[str, Any], opaque: frozenset[str]) -> bool:
+    """A root that declares only opaque objects (kopf-style CRDs): nothing to default or validate below it."""
+    return set(schema) <= {'type', 'properties', 'description'} and set(schema.get('properties') or {}) == opaque
+
+
+def _conform_trivially(obj: dict[str, Any], schema: Mapping[str, Any], resource: Resource,
+                       field_validation: str) -> list[str]:
+    """The same outcome as the full walk for trivial roots: only unknown top-level fields go."""
+    properties = schema.get('properties') or {}
+    unknown: list[tuple[str, ...]] = [(key,) for key in obj if key not in properties and key not in TOP]
+    unknown += schemas.normalise_metadata(obj)
+    if unknown and field_validation == 'Strict':
+        message = (f'{resource.kind} in version "{resource.version}" cannot be handled as a {resource.kind}: '
+                   f'{validation.strict_decoding_message(unknown)}')
+        raise errors.bad_request(message)
+    for path in unknown:
+        if len(path) == 1:
+            del obj[path[0]]
+    return [] if field_validation == 'Ignore' else validation.unknown_field_warnings(unknown)
 
 
 def _conform(obj: dict[str, Any], schema: Mapping[str, Any], resource: Resource, field_validation: str) -> list[str]:

@@ -68,8 +68,8 @@ def canonical_time(value: Any, micro: bool = False) -> Any:
 
 
 def normalise(meta: Mapping[str, Any]) -> dict[str, Any]:
-    """Keep only ObjectMeta fields (real servers decode metadata through ObjectMeta, dropping the rest)."""
-    clean = {key: value for key, value in meta.items() if key in OBJECT_META_FIELDS and value is not None}
+    """Drop nulls and empty collections; unknown keys stay for the schema layer to report and prune."""
+    clean = {key: value for key, value in meta.items() if value is not None}
     for key in ('labels', 'annotations'):
         if key in clean and not clean[key]:
             del clean[key]

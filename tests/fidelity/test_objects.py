@@ -232,3 +232,15 @@ def test_core_client_strategic_patch_of_finalizers_is_a_union(core: Any, cluster
     patched = core.patch_namespaced_config_map('cm-fin', 'default', {'metadata': {'finalizers': ['c/d']}})
     assert patched.metadata.finalizers == ['a/b', 'c/d']
     core.patch_namespaced_config_map('cm-fin', 'default', [{'op': 'remove', 'path': '/metadata/finalizers'}])
+
+
+def test_unknown_top_level_fields_of_a_preserving_crd(raw: Http) -> None:
+    body = {'apiVersion': 'kopf.dev/v1', 'kind': 'KopfExample', 'metadata': {'name': 'junky', 'junk': 1},
+            'spec': {'free': {'form': True}}, 'junk': 1}
+    status, _, error = raw.request('POST', f'{NS}/kopfexamples?fieldValidation=Strict', body)
+    assert status == 400
+    assert 'unknown field "junk"' in error['message'] and 'unknown field "metadata.junk"' in error['message']
+    status, headers, created = raw.request('POST', f'{NS}/kopfexamples', body)
+    assert status == 201 and 'junk' not in created and 'junk' not in created['metadata']
+    assert created['spec'] == {'free': {'form': True}}
+    assert any('unknown field \\"junk\\"' in w for w in headers.get_all('Warning') or [])
