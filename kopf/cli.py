@@ -55,13 +55,15 @@ def cluster(host: str, port: int, config_path: str, apply: tuple[str, ...], stat
 @click.option('-v', '--verbose', is_flag=True, help='Log at the DEBUG level.')
 @click.option('-d', '--debug', is_flag=True, help='Log at the DEBUG level, incl. asyncio.')
 @click.option('-q', '--quiet', is_flag=True, help='Log only warnings and errors.')
+@click.option('--log-format', type=click.Choice(['plain', 'full', 'json'], case_sensitive=False), default='full',
+              show_default=True, help='The format of the log lines.')
 @click.option('--local-cluster', is_flag=True,
               help='Run against an in-memory local cluster (in its own thread), not a real one.')
 @click.option('--apply', 'apply', multiple=True, type=click.Path(dir_okay=False),
               help='A YAML manifest to apply to the local cluster at start (repeatable; needs --local-cluster).')
 def run(paths: tuple[str, ...], modules: tuple[str, ...], namespaces: tuple[str, ...], clusterwide: bool,
-        standalone: bool | None, verbose: bool, debug: bool, quiet: bool, local_cluster: bool,
-        apply: tuple[str, ...]) -> None:
+        standalone: bool | None, verbose: bool, debug: bool, quiet: bool, log_format: str,
+        local_cluster: bool, apply: tuple[str, ...]) -> None:
     """Run an operator: load the handlers from the files and modules, then serve the cluster."""
     import warnings
 
@@ -74,7 +76,7 @@ def run(paths: tuple[str, ...], modules: tuple[str, ...], namespaces: tuple[str,
     if not clusterwide and not namespaces:
         warnings.warn('Neither --namespace nor --all-namespaces is given; serving the whole cluster. '
                       'Use --all-namespaces to silence this warning.', FutureWarning, stacklevel=1)
-    loggers.configure(debug=debug, verbose=verbose, quiet=quiet)
+    loggers.configure(debug=debug, verbose=verbose, quiet=quiet, log_format=loggers.LogFormat[log_format.upper()])
     with contextlib.ExitStack() as stack:
         try:
             vault = stack.enter_context(_local_cluster(apply)) if local_cluster else None

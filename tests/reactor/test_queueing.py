@@ -88,3 +88,25 @@ async def test_deleted_objects_are_forgotten(rctx: contexts.ResourceContext, see
         queueing.Dispatcher(rctx, tg).dispatch(event(1, 'DELETED'))
     assert seen == ['1']
     assert 'u1' not in rctx.memories
+
+
+async def test_unexpected_errors_are_retried_after_the_error_delays(
+        rctx: contexts.ResourceContext, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    rctx.settings.queueing.error_delays = (0.01, 0.02)
+    attempts: list[float] = []
+
+    async def process(cycle: contexts.Cycle, event: Any) -> None:
+        attempts.append(asyncio.get_running_loop().time())
+        if len(attempts) < 3:
+            raise RuntimeError('boom')
+
+    async def apply(cycle: contexts.Cycle) -> bool:
+        return False
+
+    monkeypatch.setattr(processing, 'process', process)
+    monkeypatch.setattr(applying, 'apply', apply)
+    async with asyncio.TaskGroup() as tg:
+        queueing.Dispatcher(rctx, tg).dispatch(event(1))
+    assert len(attempts) == 3
+    assert 'Handling failed with an unexpected error (boom); retrying in 0.01s.' in caplog.text
+    assert 'retrying in 0.02s.' in caplog.text
