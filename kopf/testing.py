@@ -152,11 +152,15 @@ class LocalCluster:
     def delay(self, method: str = '*', path: str = '*', seconds: float = 1.0, **kwargs: Any) -> Rule:
         return self._call(self.emulator.delay, method, path, seconds, **kwargs)
 
+    def drop(self, method: str = '*', path: str = '*', **kwargs: Any) -> Rule:
+        """Reset the connection of the next matching requests (a connection error for the client)."""
+        return self._call(self.emulator.drop, method, path, **kwargs)
+
     def clear_faults(self) -> None:
         self._call(self.emulator.clear_faults)
 
-    def close_watches(self) -> int:
-        return self._call(self.emulator.close_watches)
+    def close_watches(self, abort: bool = False) -> int:
+        return self._call(self.emulator.close_watches, abort)
 
     def compact_history(self, keep: int = 0) -> None:
         self._call(self.emulator.compact_history, keep)

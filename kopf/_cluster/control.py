@@ -1,8 +1,8 @@
 """The HTTP control API under `/_emulator/`: the same operations as the `Emulator` methods.
 
-    POST   /_emulator/faults            {"method","path","status","count","retryAfter","text","message","latency"}
+    POST   /_emulator/faults  {"method","path","status","count","retryAfter","text","message","latency","drop"}
     DELETE /_emulator/faults
-    POST   /_emulator/watches/close
+    POST   /_emulator/watches/close     {"abort": false}
     POST   /_emulator/history/compact   {"keep": 0}
     PUT    /_emulator/bookmark-interval {"seconds": 0.5}
     GET    /_emulator/counters          DELETE /_emulator/counters
@@ -42,14 +42,15 @@ async def serve(emu: 'Emulator', request: web.Request) -> web.Response:
                         count=body.get('count', 1), retry_after=body.get('retryAfter'),
                         text=bool(body.get('text', False)), message=body.get('message'),
                         latency=float(body.get('latency', 0.0)))
-        if 'status' in body and body['status'] is None:
+        rule.drop = bool(body.get('drop', False))
+        if ('status' in body and body['status'] is None) or rule.drop:
             rule.status = None
         return _json({'ok': True}, 201)
     if route == ('DELETE', '/faults'):
         emu.clear_faults()
         return _json({'ok': True})
     if route == ('POST', '/watches/close'):
-        return _json({'closed': emu.close_watches()})
+        return _json({'closed': emu.close_watches(abort=bool(body.get('abort', False)))})
     if route == ('POST', '/history/compact'):
         emu.compact_history(int(body.get('keep', 0)))
         return _json({'ok': True})

@@ -23,6 +23,7 @@ class Rule:
     `path` is a glob (`/api/v1/namespaces/*/pods*`) or, prefixed with `re:`, a regular expression
     searched in the path. `count=None` means every matching request, until cleared.
     `text=True` with 429 gives the plain-text throttling answer; otherwise a Status body.
+    `drop=True` resets the connection instead of answering (a connection error for the client).
     """
 
     method: str = '*'
@@ -33,6 +34,7 @@ class Rule:
     latency: float = 0.0
     text: bool = False
     message: str | None = None
+    drop: bool = False
     hits: int = 0
 
     def matches(self, method: str, path: str) -> bool:

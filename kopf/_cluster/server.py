@@ -164,6 +164,9 @@ class Emulator:
         if rule is not None:
             if rule.latency:
                 await asyncio.sleep(rule.latency)
+            if rule.drop and request.transport is not None:
+                request.transport.abort()
+                raise asyncio.CancelledError('the connection was dropped by an injected fault')
             if rule.status:
                 code, headers, body = rule.response()
                 return web.Response(status=code, body=body, headers=headers)
@@ -204,6 +207,10 @@ class Emulator:
         return self.faults.add(Rule(method=method, path=path, status=status, count=count,
                                     retry_after=retry_after, text=text, message=message, latency=latency))
 
+    def drop(self, method: str = '*', path: str = '*', *, count: int | None = 1) -> Rule:
+        """Reset the connection of the next `count` matching requests without any answer."""
+        return self.faults.add(Rule(method=method, path=path, status=None, count=count, drop=True))
+
     def throttle(self, method: str = '*', path: str = '*', *, count: int | None = 1, retry_after: int = 1) -> Rule:
         """The plain-text 429 that real servers send under max-in-flight throttling."""
         return self.fail(method, path, 429, count=count, retry_after=retry_after, text=True)
@@ -214,8 +221,9 @@ class Emulator:
     def clear_faults(self) -> None:
         self.faults.clear()
 
-    def close_watches(self) -> int:
-        return self.hub.close_all()
+    def close_watches(self, abort: bool = False) -> int:
+        """End all watch streams: cleanly (the chunked body ends), or by resetting their connections."""
+        return self.hub.close_all(abort=abort)
 
     def compact_history(self, keep: int = 0) -> None:
         self.state.store.compact(keep)

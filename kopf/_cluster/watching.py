@@ -128,11 +128,13 @@ class Hub:
     def unsubscribe(self, watcher: Watcher) -> None:
         self.watchers.get(watcher.key, set()).discard(watcher)
 
-    def close_all(self) -> int:
+    def close_all(self, abort: bool = False) -> int:
         count = 0
         for watchers in self.watchers.values():
             for watcher in tuple(watchers):
                 watcher.close()
+                if abort and watcher.abort is not None:
+                    watcher.abort()
                 count += 1
         return count
 

@@ -186,3 +186,19 @@ def test_events_expire_after_their_ttl() -> None:
         while short.get('v1', 'Event', 'e1') is not None:
             assert time.monotonic() < deadline, 'the event did not expire'
             time.sleep(0.1)
+
+
+def test_dropped_connections_and_aborted_watches(cluster: LocalCluster) -> None:
+    cluster.drop('GET', '/version')
+    with pytest.raises((ConnectionError, http.client.RemoteDisconnected, urllib.error.URLError)):
+        urllib.request.urlopen(f'{cluster.url}/version', timeout=10)
+    assert _get(f'{cluster.url}/version')[0] == 200
+    parsed = urllib.parse.urlparse(cluster.url)
+    conn = http.client.HTTPConnection(parsed.hostname, parsed.port, timeout=10)
+    conn.request('GET', '/api/v1/namespaces?watch=true')
+    response = conn.getresponse()
+    assert response.status == 200
+    assert cluster.close_watches(abort=True) == 1
+    with pytest.raises((http.client.IncompleteRead, ConnectionError, http.client.HTTPException)):
+        response.read()
+    conn.close()
