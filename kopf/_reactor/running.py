@@ -72,6 +72,9 @@ async def spawn_tasks(
     unknown = set(later) - LATER_OPTIONS
     if unknown:
         raise TypeError(f'Unknown options of the operator: {", ".join(sorted(unknown))}')
+    if later.get('liveness_endpoint'):
+        logger.warning('Liveness probes are not served by this version of kopf yet; '
+                       f'liveness_endpoint={later["liveness_endpoint"]!r} is ignored.')
     if namespace is not None:
         warnings.warn('namespace= is deprecated; use namespaces=[...].', DeprecationWarning, stacklevel=2)
         namespaces = [*namespaces, namespace]
