@@ -28,7 +28,10 @@ async def serve(host: str, port: int, config_path: str, apply: Sequence[str], st
     try:
         for path, obj in objects:
             _apply(emulator, path, obj)
-        written = emulator.write_kubeconfig(config_path)
+        try:
+            written = emulator.write_kubeconfig(config_path)
+        except OSError as exc:
+            raise StartupError(f'cannot write the kubeconfig {config_path}: {exc.strerror or exc}') from None
         print(f'Kubernetes API emulator serving at {emulator.url}', flush=True)
         print(f'kubeconfig: {written}  (kubectl --kubeconfig {written} get ns)', flush=True)
         await _until_signalled()

@@ -129,3 +129,11 @@ def test_state_file_survives_restarts(tmp_path: pathlib.Path) -> None:
     finally:
         proc.terminate()
         proc.communicate(timeout=20)
+
+
+def test_unwritable_kubeconfig_is_one_line(tmp_path: pathlib.Path) -> None:
+    (tmp_path / 'file').write_text('')
+    proc = subprocess.run([*COMMAND, '--kubeconfig', str(tmp_path / 'file' / 'kc')], capture_output=True, text=True,
+                          timeout=30)
+    assert proc.returncode != 0 and 'Traceback' not in proc.stderr
+    assert 'cannot write the kubeconfig' in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
