@@ -81,16 +81,26 @@ class Admitter:
                        meta.get('namespace') or target.namespace or '', obj, old, options.dry_run)
 
     async def mutate(self, request: Request) -> Obj:
-        obj = request.obj
+        """Mutating webhooks in order; those with `reinvocationPolicy: IfNeeded` run once more if a later
+        webhook changed the object after them."""
         if admission.exempt(request):
-            return obj or {}
-        for hook in admission.webhooks(self.state, mutating=True):
-            if admission.matches(self.state, hook, request):
-                response = await self.call(hook, request)
-                if response is not None and obj is not None and request.operation != 'DELETE':
-                    obj = admission.mutated(obj, response)
-                    request = dataclasses_replace(request, obj=obj)
-        return obj or {}
+            return request.obj or {}
+        hooks = [h for h in admission.webhooks(self.state, mutating=True) if admission.matches(self.state, h, request)]
+        request, changed_after = await self._mutate_all(request, hooks)
+        again = [hook for index, hook in enumerate(hooks)
+                 if hook.get('reinvocationPolicy') == 'IfNeeded' and changed_after[index]]
+        request, _ = await self._mutate_all(request, again)
+        return request.obj or {}
+
+    async def _mutate_all(self, request: Request, hooks: list[Mapping[str, Any]]) -> tuple[Request, list[bool]]:
+        versions: list[Obj | None] = []   # the object right after each webhook
+        for hook in hooks:
+            response = await self.call(hook, request)
+            if response is not None and request.obj is not None and request.operation != 'DELETE':
+                request = dataclasses.replace(request, obj=admission.mutated(request.obj, response))
+            versions.append(request.obj)
+        changed_after = [after != request.obj for after in versions]
+        return request, changed_after
 
     async def validate(self, request: Request) -> None:
         if admission.exempt(request):

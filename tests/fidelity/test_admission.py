@@ -144,3 +144,13 @@ async def test_unreachable_webhook_obeys_the_failure_policy(local_cluster: Local
                               '/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/validate-fail')
     assert status == 200
     assert (await call(local_cluster, 'POST', KEX, _kex('ignored')))[0] == 201
+
+
+async def test_reinvocation_if_needed(local_cluster: LocalCluster, webhook: Webhook) -> None:
+    first = webhook.config('MutatingWebhookConfiguration', '/first')
+    first['webhooks'][0]['reinvocationPolicy'] = 'IfNeeded'
+    second = webhook.config('MutatingWebhookConfiguration', '/mutate')
+    local_cluster.apply(CRD, first, second)   # configurations run by name: first-fail, then mutate-fail
+    status, _, body = await call(local_cluster, 'POST', KEX, _kex('again'))
+    assert status == 201 and body['metadata']['labels'] == {'mutated': 'yes'}
+    assert [path.split('?')[0] for path, _ in webhook.reviews] == ['/first', '/mutate', '/first']
