@@ -51,6 +51,9 @@ def select(store: Store, target: Target, params: Mapping[str, str]) -> tuple[lis
     match = object_matcher(target, params)
     limit = _int(params.get('limit'), 'limit')
     list_rv, start = _decode_continue(params.get('continue'))
+    if start is not None and list_rv < store.compacted:
+        raise errors.expired(EXPIRED_CONTINUE)
+    _check_exact(store, params)
     items: list[Obj] = []
     token = ''
     remaining = 0
@@ -73,6 +76,17 @@ def select(store: Store, target: Target, params: Mapping[str, str]) -> tuple[lis
         list_meta['continue'] = token
         list_meta['remainingItemCount'] = remaining
     return items, list_meta
+
+
+def _check_exact(store: Store, params: Mapping[str, str]) -> None:
+    """`resourceVersionMatch=Exact`: only the current state is kept, older snapshots are 410 Expired."""
+    if params.get('resourceVersionMatch') != 'Exact':
+        return
+    rv = params.get('resourceVersion') or ''
+    if not rv.isdigit() or rv == '0':
+        raise errors.bad_request('resourceVersionMatch=Exact requires a non-zero resourceVersion')
+    if int(rv) != store.rv:
+        raise errors.expired(f'too old resource version: {rv} ({store.rv})')
 
 
 def _int(value: str | None, name: str) -> int:

@@ -145,3 +145,16 @@ def test_resource_version_from_the_future(raw: Http, cluster: LocalCluster) -> N
     assert 2.5 < time.monotonic() - started < 6
     assert status == 504 and body['reason'] == 'Timeout' and headers['Retry-After'] == '1'
     assert body['details']['causes'][0]['reason'] == 'ResourceVersionTooLarge'
+
+
+def test_list_exact_and_expired_continue(raw: Http, cluster: LocalCluster) -> None:
+    rv = cluster.emulator.state.store.rv
+    status, _, _ = raw.request('GET', f'/api/v1/namespaces?resourceVersion={rv}&resourceVersionMatch=Exact')
+    assert status == 200
+    status, _, body = raw.request('GET', f'/api/v1/namespaces?resourceVersion={rv - 1}&resourceVersionMatch=Exact')
+    assert status == 410 and body['reason'] == 'Expired'
+    _, _, page = raw.request('GET', '/api/v1/namespaces?limit=1')
+    cluster.apply({'apiVersion': 'v1', 'kind': 'ConfigMap', 'metadata': {'name': 'before-compaction'}})
+    cluster.compact_history()
+    status, _, body = raw.request('GET', f'/api/v1/namespaces?limit=1&continue={page["metadata"]["continue"]}')
+    assert status == 410 and body['message'].startswith('The provided continue parameter is too old')
