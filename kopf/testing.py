@@ -159,6 +159,13 @@ class LocalCluster:
     def clear_faults(self) -> None:
         self._call(self.emulator.clear_faults)
 
+    def forbid(self, verb: str = '*', resource: str = '*', **kwargs: Any) -> Any:
+        """Deny matching requests with a real server's 403 (kwargs: group, namespace, user)."""
+        return self._call(self.emulator.forbid, verb, resource, **kwargs)
+
+    def allow_all(self) -> None:
+        self._call(self.emulator.allow_all)
+
     def close_watches(self, abort: bool = False) -> int:
         return self._call(self.emulator.close_watches, abort)
 

@@ -9,6 +9,7 @@ from multidict import CIMultiDict
 from kopf._cluster import (
     admission,
     admitting,
+    authorizing,
     discovery,
     encoding,
     errors,
@@ -93,6 +94,8 @@ async def api(emu: 'Emulator', request: web.Request) -> web.StreamResponse:
     verb = routing.verb_of(request.method, target, watch)
     plural = target.resource.plural + (f'/{target.subresource}' if target.subresource else '')
     emu.faults.count(verb, plural)
+    if emu.denials:
+        authorizing.check(emu.denials, emu.user_of(request), verb, target)
     routing.check_allowed(request.method, target, verb)
     if watch:
         return await emu.streams.serve(request, target, params)

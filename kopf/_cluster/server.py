@@ -15,6 +15,7 @@ from typing import Any
 from aiohttp import web
 
 from kopf._cluster import (
+    authorizing,
     certificates,
     control,
     controllers,
@@ -50,6 +51,7 @@ class Emulator:
         self.tls = tls
         self.tokens = dict(tokens) if tokens is not None else None   # bearer token -> user name
         self.certificates: certificates.Certificates | None = None
+        self.denials: list[authorizing.Denial] = []
         self.state_file = pathlib.Path(state_file) if state_file is not None else None
         self.port = port
         self.git_version = git_version
@@ -153,6 +155,11 @@ class Emulator:
         entry['code'] = response.status
         return response
 
+    def user_of(self, request: web.Request) -> str:
+        """The user name of a request: by its bearer token, or the default admin without authentication."""
+        _, _, token = request.headers.get('Authorization', '').partition(' ')
+        return (self.tokens or {}).get(token.strip(), authorizing.DEFAULT_USER)
+
     def _authenticated(self, request: web.Request, path: str) -> bool:
         if path in ('/healthz', '/livez', '/readyz'):
             return True
@@ -220,6 +227,16 @@ class Emulator:
 
     def clear_faults(self) -> None:
         self.faults.clear()
+
+    def forbid(self, verb: str = '*', resource: str = '*', *, group: str = '*', namespace: str | None = None,
+               user: str = '*') -> authorizing.Denial:
+        """Deny matching requests with the exact 403 of a real server (until `allow_all()`)."""
+        denial = authorizing.Denial(verb=verb, resource=resource, group=group, namespace=namespace, user=user)
+        self.denials.append(denial)
+        return denial
+
+    def allow_all(self) -> None:
+        self.denials.clear()
 
     def close_watches(self, abort: bool = False) -> int:
         """End all watch streams: cleanly (the chunked body ends), or by resetting their connections."""

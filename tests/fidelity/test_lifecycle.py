@@ -187,3 +187,23 @@ def test_multi_version_crd_serves_each_version(raw: Http, cluster: LocalCluster)
     assert status == 200 and patched['apiVersion'] == 'kopf.dev/v2beta1' and patched['spec'] == {'a': 2}
     _, _, listed = raw.request('GET', '/apis/kopf.dev/v1/namespaces/default/multis')
     assert [item['apiVersion'] for item in listed['items']] == ['kopf.dev/v1']
+
+
+def test_forbidden_by_an_authorisation_rule(raw: Http, cluster: LocalCluster) -> None:
+    cluster.forbid('list', 'configmaps', namespace='default')
+    cluster.forbid('patch', 'kopfexamples/status')
+    try:
+        status, _, body = raw.request('GET', '/api/v1/namespaces/default/configmaps')
+        assert status == 403 and body['reason'] == 'Forbidden'
+        assert body['message'] == ('configmaps is forbidden: User "kubernetes-admin" cannot list resource '
+                                   '"configmaps" in API group "" in the namespace "default"')
+        assert raw.request('GET', '/api/v1/namespaces/kube-system/configmaps')[0] == 200
+        cluster.apply({'apiVersion': 'kopf.dev/v1', 'kind': 'KopfExample', 'metadata': {'name': 'nope'}})
+        path = '/apis/kopf.dev/v1/namespaces/default/kopfexamples/nope/status'
+        status, _, body = raw.request('PATCH', path, {'status': {}}, MERGE)
+        assert status == 403
+        assert body['message'] == ('kopfexamples.kopf.dev "nope" is forbidden: User "kubernetes-admin" cannot patch '
+                                   'resource "kopfexamples/status" in API group "kopf.dev" in the namespace "default"')
+    finally:
+        cluster.allow_all()
+    assert raw.request('GET', '/api/v1/namespaces/default/configmaps')[0] == 200
