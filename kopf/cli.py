@@ -52,6 +52,8 @@ def cluster(host: str, port: int, config_path: str, apply: tuple[str, ...], stat
               help='Namespaces to serve: names or globs, comma-separated, "!" to exclude (repeatable).')
 @click.option('-A', '--all-namespaces', 'clusterwide', is_flag=True, help='Serve the whole cluster.')
 @click.option('--standalone', is_flag=True, default=None, help='No peering with other operators.')
+@click.option('-L', '--liveness', 'liveness_endpoint', default=None,
+              help='Serve the probe handlers\' results at this URL, e.g. http://0.0.0.0:8080/healthz.')
 @click.option('-v', '--verbose', is_flag=True, help='Log at the DEBUG level.')
 @click.option('-d', '--debug', is_flag=True, help='Log at the DEBUG level, incl. asyncio.')
 @click.option('-q', '--quiet', is_flag=True, help='Log only warnings and errors.')
@@ -62,8 +64,8 @@ def cluster(host: str, port: int, config_path: str, apply: tuple[str, ...], stat
 @click.option('--apply', 'apply', multiple=True, type=click.Path(dir_okay=False),
               help='A YAML manifest to apply to the local cluster at start (repeatable; needs --local-cluster).')
 def run(paths: tuple[str, ...], modules: tuple[str, ...], namespaces: tuple[str, ...], clusterwide: bool,
-        standalone: bool | None, verbose: bool, debug: bool, quiet: bool, log_format: str,
-        local_cluster: bool, apply: tuple[str, ...]) -> None:
+        standalone: bool | None, liveness_endpoint: str | None, verbose: bool, debug: bool, quiet: bool,
+        log_format: str, local_cluster: bool, apply: tuple[str, ...]) -> None:
     """Run an operator: load the handlers from the files and modules, then serve the cluster."""
     import warnings
 
@@ -82,7 +84,7 @@ def run(paths: tuple[str, ...], modules: tuple[str, ...], namespaces: tuple[str,
             vault = stack.enter_context(_local_cluster(apply)) if local_cluster else None
             loading.load(paths, modules)  # after KUBECONFIG is set: clients read it at import time
             running.run(namespaces=namespaces, clusterwide=clusterwide or not namespaces,
-                        standalone=standalone, vault=vault)
+                        standalone=standalone, vault=vault, liveness_endpoint=liveness_endpoint)
         except (loading.LoadingError, running.OperatorError, supported.UnsupportedHandlersError) as exc:
             click.echo(f'Error: {exc}', err=True)
             raise SystemExit(1) from None

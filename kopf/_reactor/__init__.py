@@ -12,5 +12,6 @@ Joins the pure core (`_model`, `_storage`) with the API client (`_api`). Decides
 - `applying`    the cycle's patch, once per endpoint
 - `contexts`    the operator/resource contexts, the per-object memory, the cycle
 - `loggers`     per-object loggers (`[ns/name]`), Events of log records, `kopf.configure`
+- `probing`     the liveness endpoint (`--liveness`): probe handlers' results as JSON
 - `flags`, `loading`, `supported`: embedding flags, `kopf run` file loading, refused handler kinds
 """

@@ -19,14 +19,14 @@ from kopf._api import errors as api_errors
 from kopf._model import memos, registries
 from kopf._model import settings as settings_
 from kopf._model.causes import Activity
-from kopf._reactor import activities, contexts, flags, observing, supported
+from kopf._reactor import activities, contexts, flags, observing, probing, supported
 from kopf._reactor.flags import Flag
 
 logger = logging.getLogger('kopf.reactor.running')
 
 
 # Upstream's options for features that come later (peering, liveness, indices): accepted, unused.
-LATER_OPTIONS = frozenset({'priority', 'peering_name', 'liveness_endpoint', 'indexers', 'memories',
+LATER_OPTIONS = frozenset({'priority', 'peering_name', 'indexers', 'memories',
                            'insights', 'identity', '_command'})
 
 
@@ -66,15 +66,18 @@ async def spawn_tasks(
         ready_flag: Flag | None = None,
         vault: credentials.Vault | None = None,
         standalone: bool | None = None,
+        liveness_endpoint: str | None = None,
         **later: Any,
 ) -> list[asyncio.Task[None]]:
     """The operator's root task(s), created in the current loop; await them with `run_tasks()`."""
     unknown = set(later) - LATER_OPTIONS
     if unknown:
         raise TypeError(f'Unknown options of the operator: {", ".join(sorted(unknown))}')
-    if later.get('liveness_endpoint'):
-        logger.warning('Liveness probes are not served by this version of kopf yet; '
-                       f'liveness_endpoint={later["liveness_endpoint"]!r} is ignored.')
+    if liveness_endpoint is not None:
+        try:
+            probing.Endpoint.parse(liveness_endpoint)
+        except ValueError as exc:
+            raise OperatorError(str(exc)) from None
     if namespace is not None:
         warnings.warn('namespace= is deprecated; use namespaces=[...].', DeprecationWarning, stacklevel=2)
         namespaces = [*namespaces, namespace]
@@ -90,7 +93,7 @@ async def spawn_tasks(
     vault = vault if vault is not None else credentials.Vault(activities.make_login(ctx))
     ctx.client = client_.APIClient(vault, settings)
     scope = observing.Scope(clusterwide=clusterwide, patterns=tuple(namespaces))
-    coro = _orchestrate(ctx, scope, stop_flag=stop_flag, ready_flag=ready_flag)
+    coro = _orchestrate(ctx, scope, stop_flag=stop_flag, ready_flag=ready_flag, liveness=liveness_endpoint)
     return [asyncio.create_task(coro, name='kopf operator')]
 
 
@@ -106,7 +109,7 @@ async def run_tasks(tasks: Collection[asyncio.Task[Any]], *, ignored: Collection
 
 
 async def _orchestrate(ctx: contexts.OperatorContext, scope: observing.Scope, *,
-                       stop_flag: Flag | None, ready_flag: Flag | None) -> None:
+                       stop_flag: Flag | None, ready_flag: Flag | None, liveness: str | None) -> None:
     poster = events.EventPoster(ctx.client)
     token = events.poster_var.set(poster)
     stopping = asyncio.Event()
@@ -119,6 +122,8 @@ async def _orchestrate(ctx: contexts.OperatorContext, scope: observing.Scope, *,
                 tg.create_task(poster.run(), name='kopf event poster')
                 tg.create_task(observing.Observer(ctx, scope, tg).run(), name='kopf observer')
                 tg.create_task(_stopper(stopping, stop_flag), name='kopf stopper')
+                if liveness is not None:
+                    tg.create_task(probing.serve(ctx, liveness), name='kopf liveness endpoint')
         except* _Stopped:
             pass
         except* Exception as group:

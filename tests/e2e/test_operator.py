@@ -73,3 +73,37 @@ async def test_delays_wake_up_in_memory_without_touching(cluster: LocalCluster, 
     assert not [key for key in obj['metadata'].get('annotations', {}) if 'touch' in key or 'create_fn' in key]
     # One patch per attempt: the two delayed retries and the final one with the diff-base; no touches.
     assert cluster.counters().get('patch kopfexamples') == 3, cluster.counters()
+
+
+async def test_liveness_endpoint_serves_the_probes(registry: kopf.OperatorRegistry, start_operator: Starter) -> None:
+    import socket
+
+    import aiohttp
+
+    with socket.socket() as sock:
+        sock.bind(('127.0.0.1', 0))
+        port = sock.getsockname()[1]
+    runs: list[int] = []
+
+    @kopf.on.probe(id='runs', registry=registry)
+    def probe(**_: Any) -> int:
+        runs.append(1)
+        return len(runs)
+
+    kopf.on.probe(id='nothing', registry=registry)(lambda **_: None)
+    await start_operator(liveness_endpoint=f'http://127.0.0.1:{port}/healthz')
+    async with aiohttp.ClientSession() as session:
+        async def listening() -> bool:
+            try:
+                async with session.get(f'http://127.0.0.1:{port}/nowhere'):
+                    return True
+            except aiohttp.ClientConnectionError:
+                return False
+        for _ in range(100):
+            if await listening():
+                break
+            await asyncio.sleep(0.02)
+        for _ in range(2):  # cached: the probes run once per 10 seconds
+            async with session.get(f'http://127.0.0.1:{port}/healthz') as response:
+                assert response.status == 200
+                assert await response.json() == {'runs': 1}
