@@ -77,9 +77,20 @@ def options(params: Mapping[str, str], body: Any = None) -> writing.Options:
     return writing.Options(
         validation=validation,
         dry_run=bool(dry_run),
-        propagation=str(body.get('propagationPolicy') or params.get('propagationPolicy') or ''),
+        propagation=_propagation(params, body),
         preconditions=dict(body.get('preconditions') or {}),
     )
+
+
+def _propagation(params: Mapping[str, str], body: Mapping[str, Any]) -> str:
+    """propagationPolicy from the body or the query; the deprecated orphanDependents means Orphan/Background."""
+    policy = body.get('propagationPolicy') or params.get('propagationPolicy')
+    if policy:
+        return str(policy)
+    orphan = body.get('orphanDependents', params.get('orphanDependents'))
+    if orphan is None:
+        return ''
+    return 'Orphan' if orphan is True or (isinstance(orphan, str) and parse_bool(orphan)) else 'Background'
 
 
 async def api(emu: 'Emulator', request: web.Request) -> web.StreamResponse:
