@@ -114,14 +114,16 @@ async def _orchestrate(ctx: contexts.OperatorContext, scope: observing.Scope, *,
     token = events.poster_var.set(poster)
     stopping = asyncio.Event()
     restore = _install_signals(stopping)
+    stopper = asyncio.ensure_future(_stopper(stopping, stop_flag))
     try:
-        await _start(ctx)
+        if not await _start_or_stop(ctx, stopper):
+            return
         try:
             flags.raise_flag(ready_flag)
             async with asyncio.TaskGroup() as tg:
                 tg.create_task(poster.run(), name='kopf event poster')
                 tg.create_task(observing.Observer(ctx, scope, tg).run(), name='kopf observer')
-                tg.create_task(_stopper(stopping, stop_flag), name='kopf stopper')
+                tg.create_task(_until(stopper), name='kopf stopper')
                 if liveness is not None:
                     tg.create_task(probing.serve(ctx, liveness), name='kopf liveness endpoint')
         except* _Stopped:
@@ -133,9 +135,27 @@ async def _orchestrate(ctx: contexts.OperatorContext, scope: observing.Scope, *,
         finally:
             await asyncio.shield(activities.run_activity(ctx, Activity.CLEANUP))
     finally:
+        stopper.cancel()
+        await asyncio.gather(stopper, return_exceptions=True)
         restore()
         events.poster_var.reset(token)
         await ctx.client.close()
+
+
+async def _start_or_stop(ctx: contexts.OperatorContext, stopper: 'asyncio.Future[None]') -> bool:
+    """The startup, unless a stop comes first (then: no cleanup, as nothing has started); True if started."""
+    starting = asyncio.ensure_future(_start(ctx))
+    await asyncio.wait([starting, stopper], return_when=asyncio.FIRST_COMPLETED)
+    if not starting.done():
+        starting.cancel()
+        await asyncio.gather(starting, return_exceptions=True)
+        return False
+    starting.result()
+    return True
+
+
+async def _until(stopper: 'asyncio.Future[None]') -> None:
+    await stopper  # raises _Stopped when the stop comes
 
 
 async def _start(ctx: contexts.OperatorContext) -> None:

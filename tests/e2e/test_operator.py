@@ -107,3 +107,22 @@ async def test_liveness_endpoint_serves_the_probes(registry: kopf.OperatorRegist
             async with session.get(f'http://127.0.0.1:{port}/healthz') as response:
                 assert response.status == 200
                 assert await response.json() == {'runs': 1}
+
+
+async def test_a_stop_during_startup_ends_the_operator(registry: kopf.OperatorRegistry, cluster: LocalCluster) -> None:
+    from .conftest import fast_settings, vault_for
+    calls: list[str] = []
+
+    @kopf.on.startup(registry=registry)
+    async def slow(**_: Any) -> None:
+        calls.append('startup')
+        await asyncio.Event().wait()
+
+    kopf.on.cleanup(registry=registry)(lambda **_: calls.append('cleanup'))
+    stop = asyncio.Event()
+    task = asyncio.create_task(kopf.operator(registry=registry, vault=vault_for(cluster), clusterwide=True,
+                                             settings=fast_settings(), stop_flag=stop))
+    await eventually(lambda: calls)
+    stop.set()
+    await asyncio.wait_for(task, timeout=5)
+    assert calls == ['startup']  # no cleanup: nothing had started
