@@ -1,13 +1,17 @@
-"""A throw-away certificate authority and a server certificate for the emulator's HTTPS mode.
+"""A throw-away certificate authority, a server certificate, and client certificates for HTTPS mode.
 
 The server certificate carries SANs (IP 127.0.0.1, DNS localhost, the advertised host): Go-built
-clients such as kubectl reject CN-only certificates. Needs `cryptography` (the `cluster` extra).
+clients such as kubectl reject CN-only certificates. Client certificates carry the user name as
+CN and the groups as O, as Kubernetes reads them. Needs `cryptography` (the `cluster` extra).
 """
 import dataclasses
 import datetime
 import ipaddress
 import ssl
 import tempfile
+from typing import Any
+
+VALIDITY = datetime.timedelta(days=365)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -15,8 +19,9 @@ class Certificates:
     ca_pem: bytes
     cert_pem: bytes
     key_pem: bytes
+    ca_key_pem: bytes = b''
 
-    def server_context(self) -> ssl.SSLContext:
+    def server_context(self, verify_clients: bool = False) -> ssl.SSLContext:
         context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
         with tempfile.NamedTemporaryFile() as cert, tempfile.NamedTemporaryFile() as key:
             cert.write(self.cert_pem)
@@ -24,27 +29,31 @@ class Certificates:
             cert.flush()
             key.flush()
             context.load_cert_chain(cert.name, key.name)
+        if verify_clients:
+            context.verify_mode = ssl.CERT_OPTIONAL
+            context.load_verify_locations(cadata=self.ca_pem.decode())
         return context
+
+    def client(self, user: str, groups: tuple[str, ...] = ('system:masters',)) -> tuple[bytes, bytes]:
+        """A client certificate and key (PEM) signed by this CA: CN = user, O = groups."""
+        from cryptography import x509
+        from cryptography.hazmat.primitives import serialization
+        from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
+        ca_key = serialization.load_pem_private_key(self.ca_key_pem, password=None)
+        ca = x509.load_pem_x509_certificate(self.ca_pem)
+        names = [x509.NameAttribute(NameOID.ORGANIZATION_NAME, group) for group in groups]
+        subject = x509.Name([*names, x509.NameAttribute(NameOID.COMMON_NAME, user)])
+        key, builder = _leaf(subject, ca.subject)
+        builder = builder.add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.CLIENT_AUTH]), critical=False)
+        return _pem(_sign(builder, ca_key)), _key_pem(key)
 
 
 def make(host: str = '127.0.0.1') -> Certificates:
     from cryptography import x509
-    from cryptography.hazmat.primitives import hashes, serialization
-    from cryptography.hazmat.primitives.asymmetric import ec
-    from cryptography.x509.oid import NameOID
+    from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-    now = datetime.datetime.now(datetime.UTC)
-    ca_key = ec.generate_private_key(ec.SECP256R1())
-    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, 'kopf-local-ca')])
-    ca = (x509.CertificateBuilder().subject_name(ca_name).issuer_name(ca_name).public_key(ca_key.public_key())
-          .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(minutes=5))
-          .not_valid_after(now + datetime.timedelta(days=365))
-          .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-          .add_extension(x509.KeyUsage(digital_signature=True, key_cert_sign=True, crl_sign=True,
-                                       content_commitment=False, key_encipherment=False, data_encipherment=False,
-                                       key_agreement=False, encipher_only=False, decipher_only=False), critical=True)
-          .sign(ca_key, hashes.SHA256()))
-    key = ec.generate_private_key(ec.SECP256R1())
+    ca_key, ca = _authority()
     names: list[x509.GeneralName] = [x509.DNSName('localhost'), x509.IPAddress(ipaddress.ip_address('127.0.0.1'))]
     try:
         address = ipaddress.ip_address(host)
@@ -52,16 +61,55 @@ def make(host: str = '127.0.0.1') -> Certificates:
             names.append(x509.IPAddress(address))
     except ValueError:
         names.append(x509.DNSName(host))
-    cert = (x509.CertificateBuilder()
-            .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, 'kopf-local')]))
-            .issuer_name(ca_name).public_key(key.public_key()).serial_number(x509.random_serial_number())
-            .not_valid_before(now - datetime.timedelta(minutes=5)).not_valid_after(now + datetime.timedelta(days=365))
-            .add_extension(x509.SubjectAlternativeName(names), critical=False)
-            .add_extension(x509.ExtendedKeyUsage([x509.oid.ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
-            .sign(ca_key, hashes.SHA256()))
-    return Certificates(
-        ca_pem=ca.public_bytes(serialization.Encoding.PEM),
-        cert_pem=cert.public_bytes(serialization.Encoding.PEM),
-        key_pem=key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                  serialization.NoEncryption()),
-    )
+    key, builder = _leaf(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, 'kopf-local')]), ca.subject)
+    builder = (builder.add_extension(x509.SubjectAlternativeName(names), critical=False)
+               .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False))
+    return Certificates(ca_pem=_pem(ca), cert_pem=_pem(_sign(builder, ca_key)), key_pem=_key_pem(key),
+                        ca_key_pem=_key_pem(ca_key))
+
+
+def _authority() -> tuple[Any, Any]:
+    from cryptography import x509
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    now = datetime.datetime.now(datetime.UTC)
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, 'kopf-local-ca')])
+    usage = x509.KeyUsage(digital_signature=True, key_cert_sign=True, crl_sign=True, content_commitment=False,
+                          key_encipherment=False, data_encipherment=False, key_agreement=False,
+                          encipher_only=False, decipher_only=False)
+    builder = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+               .serial_number(x509.random_serial_number())
+               .not_valid_before(now - datetime.timedelta(minutes=5)).not_valid_after(now + VALIDITY)
+               .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+               .add_extension(usage, critical=True))
+    return key, _sign(builder, key)
+
+
+def _leaf(subject: Any, issuer: Any) -> tuple[Any, Any]:
+    from cryptography import x509
+    from cryptography.hazmat.primitives.asymmetric import ec
+
+    now = datetime.datetime.now(datetime.UTC)
+    key = ec.generate_private_key(ec.SECP256R1())
+    builder = (x509.CertificateBuilder().subject_name(subject).issuer_name(issuer).public_key(key.public_key())
+               .serial_number(x509.random_serial_number())
+               .not_valid_before(now - datetime.timedelta(minutes=5)).not_valid_after(now + VALIDITY))
+    return key, builder
+
+
+def _sign(builder: Any, key: Any) -> Any:
+    from cryptography.hazmat.primitives import hashes
+    return builder.sign(key, hashes.SHA256())
+
+
+def _pem(cert: Any) -> bytes:
+    from cryptography.hazmat.primitives import serialization
+    return bytes(cert.public_bytes(serialization.Encoding.PEM))
+
+
+def _key_pem(key: Any) -> bytes:
+    from cryptography.hazmat.primitives import serialization
+    return bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                   serialization.NoEncryption()))

@@ -9,7 +9,8 @@ import yaml
 NAME = 'kopf-local'
 
 
-def render(url: str, namespace: str = 'default', ca_pem: bytes | None = None, token: str | None = None) -> str:
+def render(url: str, namespace: str = 'default', ca_pem: bytes | None = None, token: str | None = None,
+           client: tuple[bytes, bytes] | None = None) -> str:
     cluster: dict[str, str] = {'server': url}
     if ca_pem is not None:
         cluster['certificate-authority-data'] = base64.b64encode(ca_pem).decode()
@@ -17,7 +18,7 @@ def render(url: str, namespace: str = 'default', ca_pem: bytes | None = None, to
         'apiVersion': 'v1',
         'kind': 'Config',
         'clusters': [{'name': NAME, 'cluster': cluster}],
-        'users': [{'name': NAME, 'user': {'token': token} if token else {}}],
+        'users': [{'name': NAME, 'user': _user(token, client)}],
         'contexts': [{'name': NAME, 'context': {'cluster': NAME, 'user': NAME, 'namespace': namespace}}],
         'current-context': NAME,
         'preferences': {},
@@ -25,13 +26,22 @@ def render(url: str, namespace: str = 'default', ca_pem: bytes | None = None, to
     return yaml.safe_dump(config, sort_keys=False)
 
 
+def _user(token: str | None, client: tuple[bytes, bytes] | None) -> dict[str, str]:
+    if token:
+        return {'token': token}
+    if client is not None:
+        return {'client-certificate-data': base64.b64encode(client[0]).decode(),
+                'client-key-data': base64.b64encode(client[1]).decode()}
+    return {}
+
+
 def write(path: str | os.PathLike[str], url: str, ca_pem: bytes | None = None,
-          token: str | None = None) -> pathlib.Path:
+          token: str | None = None, client: tuple[bytes, bytes] | None = None) -> pathlib.Path:
     """Write atomically (a reader never sees a half-written file); returns the absolute path."""
     target = pathlib.Path(path).absolute()
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix='.kubeconfig-', dir=target.parent)
     with os.fdopen(fd, 'w') as file:
-        file.write(render(url, ca_pem=ca_pem, token=token))
+        file.write(render(url, ca_pem=ca_pem, token=token, client=client))
     os.replace(tmp, target)
     return target

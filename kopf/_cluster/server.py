@@ -38,6 +38,17 @@ from kopf._cluster.watching import Hub
 logger = logging.getLogger(__name__)
 
 
+def _common_name(request: web.Request) -> str | None:
+    """The CN of a verified client certificate, if the client presented one."""
+    transport = request.transport
+    peer = transport.get_extra_info('peercert') if transport is not None else None
+    for rdn in (peer or {}).get('subject', ()):
+        for key, value in rdn:
+            if key == 'commonName':
+                return str(value)
+    return None
+
+
 class Emulator:
     """A Kubernetes API server in memory, served over plain HTTP on loopback by default."""
 
@@ -45,10 +56,12 @@ class Emulator:
                  history_size: int = 10000, bookmark_interval: float = 60.0, watch_timeout: float = 1800.0,
                  allow_http_webhooks: bool = False, state_file: str | os.PathLike[str] | None = None,
                  tls: bool = False, tokens: Mapping[str, str] | None = None,
-                 webhook_services: Mapping[str, str] | None = None, event_ttl: float = 3600.0) -> None:
+                 webhook_services: Mapping[str, str] | None = None, event_ttl: float = 3600.0,
+                 client_certs: bool = False) -> None:
         self.host = host
+        self.client_certs = client_certs   # require a client certificate (or a token) signed by our CA
         self.webhook_services = dict(webhook_services or {})   # "namespace/name" -> base URL of the service
-        self.tls = tls
+        self.tls = tls or client_certs
         self.tokens = dict(tokens) if tokens is not None else None   # bearer token -> user name
         self.certificates: certificates.Certificates | None = None
         self.denials: list[authorizing.Denial] = []
@@ -75,7 +88,10 @@ class Emulator:
         """A kubeconfig for this server: its URL, its CA (HTTPS mode), its first token (if any)."""
         ca_pem = self.certificates.ca_pem if self.certificates is not None else None
         token = next(iter(self.tokens), None) if self.tokens else None
-        return kubeconfig.write(path, self.url, ca_pem=ca_pem, token=token)
+        client = None
+        if self.client_certs and self.certificates is not None and token is None:
+            client = self.certificates.client(authorizing.DEFAULT_USER)
+        return kubeconfig.write(path, self.url, ca_pem=ca_pem, token=token, client=client)
 
     @property
     def address(self) -> str:
@@ -105,7 +121,9 @@ class Emulator:
         self.port = sock.getsockname()[1]
         if self.tls and self.certificates is None:
             self.certificates = certificates.make(self.host)
-        context = self.certificates.server_context() if self.tls and self.certificates is not None else None
+        context = None
+        if self.tls and self.certificates is not None:
+            context = self.certificates.server_context(verify_clients=self.client_certs)
         await web.SockSite(self._runner, sock, ssl_context=context).start()
         self._controller = asyncio.create_task(self._run_controllers())
 
@@ -148,7 +166,7 @@ class Emulator:
         entry = {'method': request.method, 'path': path, 'query': request.query_string,
                  'contentType': request.headers.get('Content-Type', ''), 'code': 0}
         self.faults.requests.append(entry)
-        if self.tokens is not None and not self._authenticated(request, path):
+        if (self.tokens is not None or self.client_certs) and not self._authenticated(request, path):
             entry['code'] = 401
             return handlers.respond_error(errors.ApiError(401, 'Unauthorized', 'Unauthorized', {}))
         response = await self._answer(request, path)
@@ -156,15 +174,19 @@ class Emulator:
         return response
 
     def user_of(self, request: web.Request) -> str:
-        """The user name of a request: by its bearer token, or the default admin without authentication."""
+        """The user of a request: by its bearer token or client certificate CN; else the default admin."""
         _, _, token = request.headers.get('Authorization', '').partition(' ')
-        return (self.tokens or {}).get(token.strip(), authorizing.DEFAULT_USER)
+        if self.tokens and token.strip() in self.tokens:
+            return self.tokens[token.strip()]
+        return _common_name(request) or authorizing.DEFAULT_USER
 
     def _authenticated(self, request: web.Request, path: str) -> bool:
         if path in ('/healthz', '/livez', '/readyz'):
             return True
         scheme, _, token = request.headers.get('Authorization', '').partition(' ')
-        return scheme.lower() == 'bearer' and self.tokens is not None and token.strip() in self.tokens
+        if scheme.lower() == 'bearer' and self.tokens is not None and token.strip() in self.tokens:
+            return True
+        return self.client_certs and _common_name(request) is not None
 
     async def _answer(self, request: web.Request, path: str) -> web.StreamResponse:
         rule = self.faults.find(request.method, path) if self.faults.rules else None

@@ -60,3 +60,24 @@ def test_unauthenticated_requests_get_a_401_status(secure: LocalCluster) -> None
     assert json.loads(exc.value.read())['reason'] == 'Unauthorized'
     with urllib.request.urlopen(f'{secure.url}/healthz', context=context) as response:
         assert response.read() == b'ok'
+
+
+def test_client_certificates(tmp_path_factory: pytest.TempPathFactory) -> None:
+    binary = kubectl_binary()
+    with LocalCluster(client_certs=True) as mutual:
+        assert 'client-certificate-data' in mutual.kubeconfig.read_text()
+        mutual.forbid('list', 'secrets', user='kubernetes-admin')
+        if binary is not None:
+            kubectl = Kubectl(binary, mutual.kubeconfig, tmp_path_factory.mktemp('kubectl-cache'))
+            result = kubectl('get', 'ns', 'default')
+            assert result.returncode == 0, result.stderr
+            denied = kubectl('get', 'secrets')
+            assert 'User "kubernetes-admin" cannot list resource "secrets"' in denied.stderr
+        import ssl
+        import urllib.error
+        import urllib.request
+        assert mutual.emulator.certificates is not None
+        context = ssl.create_default_context(cadata=mutual.emulator.certificates.ca_pem.decode())
+        with pytest.raises(urllib.error.HTTPError) as exc:   # no client certificate, no token
+            urllib.request.urlopen(f'{mutual.url}/api/v1/namespaces', context=context)
+        assert exc.value.code == 401
