@@ -5,8 +5,9 @@
   watched unless `settings.scanning.disabled`).
 - Before the first watch of a resource, its schema decides where progress and the diff-base are
   kept (`kopf._storage.fitting`: one warning per pruned status field, naming the resource).
-- Namespaces: cluster-wide (`-A`, or none given, or a cluster-scoped resource); one watcher per
-  namespace for exact names; glob patterns watch cluster-wide and keep only matching namespaces.
+- Namespaces: cluster-wide (`-A`, or none given, or a cluster-scoped resource); else one watcher per
+  namespace: the names given exactly, or, for globs and exclusions, the matching namespaces as they
+  appear (the namespaces are watched; a deleted namespace's watchers stop).
 - A watcher whose resource disappears (404: its CRD was deleted) ends quietly; it is restarted if
   the resource comes back.
 """
@@ -25,6 +26,7 @@ logger = logging.getLogger('kopf.reactor.observing')
 
 CRDS = resources.Resource('apiextensions.k8s.io', 'v1', 'customresourcedefinitions',
                           kind='CustomResourceDefinition', namespaced=False)
+NAMESPACES = resources.Resource('', 'v1', 'namespaces', kind='Namespace', namespaced=False)
 BUILTIN_SCHEMA: Mapping[str, Any] = {'type': 'object'}  # built-ins keep no unknown status fields
 
 
@@ -35,11 +37,18 @@ class Scope:
     clusterwide: bool = True
     patterns: Collection[str] = ()
 
-    def watch_namespaces(self, resource: resources.Resource) -> list[str | None]:
+    @property
+    def discovering(self) -> bool:
+        """Whether the namespaces must be listed (globs, exclusions) rather than named exactly."""
+        return not self.clusterwide and namespaces.exact_names(self.patterns) is None
+
+    def watch_namespaces(self, resource: resources.Resource, discovered: Collection[str] = ()) -> list[str | None]:
+        """Where to watch the resource: None for cluster-wide, else the namespaces one by one."""
         if self.clusterwide or not resource.namespaced:
             return [None]
         exact = namespaces.exact_names(self.patterns)
-        return [None] if exact is None else list(sorted(exact))
+        names = exact if exact is not None else [n for n in discovered if namespaces.match_any(n, self.patterns)]
+        return list(sorted(names))
 
     def serves(self, namespace: str | None) -> bool:
         return self.clusterwide or namespace is None or namespaces.match_any(namespace, self.patterns)
@@ -56,8 +65,11 @@ class Observer:
         self.served: dict[resources.Resource, contexts.ResourceContext] = {}
         self.watchers: dict[tuple[resources.Resource, str | None], asyncio.Task[None]] = {}
         self.warned: set[selectors.Selector] = set()
+        self.discovered: set[str] = set()
 
     async def run(self) -> None:
+        if self.scope.discovering:
+            self.tg.create_task(self.watch_namespaces(), name='kopf namespaces watcher')
         await self.refresh()
         if self.ctx.settings.scanning.disabled:
             return
@@ -81,13 +93,29 @@ class Observer:
     async def serve(self, resource: resources.Resource) -> None:
         rctx = self.served.get(resource) or await self.fit(resource)
         self.served[resource] = rctx
-        for namespace in self.scope.watch_namespaces(resource):
+        for namespace in self.scope.watch_namespaces(resource, self.discovered):
             task = self.watchers.get((resource, namespace))
             if task is None or task.done():
                 where = f'{resource.name} in {namespace}' if namespace else f'{resource.name} cluster-wide'
                 logger.debug(f'Starting the watch-stream for {where}.')
                 self.watchers[(resource, namespace)] = self.tg.create_task(
                     self.watch(rctx, namespace), name=f'kopf watcher of {where}')
+
+    async def watch_namespaces(self) -> None:
+        """Serve the namespaces matching the patterns as they appear; stop serving those deleted."""
+        async for item in watching.watch_objs(self.ctx.client, NAMESPACES):
+            if item is streams.LISTED:
+                continue
+            name = str(item['object']['metadata']['name'])
+            if item.get('type') == 'DELETED':
+                self.discovered.discard(name)
+                for (_, namespace), task in list(self.watchers.items()):
+                    if namespace == name:
+                        task.cancel()
+            elif name not in self.discovered and self.scope.serves(name):
+                self.discovered.add(name)
+                for resource in list(self.served):
+                    await self.serve(resource)
 
     async def fit(self, resource: resources.Resource) -> contexts.ResourceContext:
         schema = await self.discovery.schema(resource)

@@ -49,8 +49,12 @@ async def test_only_the_given_namespaces_are_served(cluster: LocalCluster, regis
     for ns in ('ns1', 'ns2', 'team-a', 'team-x'):
         await kube.create(example(namespace=ns))
     await eventually(lambda: len(names) >= 2)
+    cluster.apply({'apiVersion': 'v1', 'kind': 'Namespace', 'metadata': {'name': 'team-b'}})
+    await asyncio.sleep(0.1)
+    await kube.create(example(namespace='team-b'))
+    await eventually(lambda: len(names) >= 3)
     await asyncio.sleep(0.3)
-    assert sorted(names) == ['ns1', 'team-a']
+    assert sorted(names) == ['ns1', 'team-a', 'team-b']
 
 
 async def test_delays_wake_up_in_memory_without_touching(cluster: LocalCluster, registry: kopf.OperatorRegistry,

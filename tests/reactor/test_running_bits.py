@@ -55,8 +55,11 @@ def test_scopes() -> None:
     exact = observing.Scope(clusterwide=False, patterns=['b,a', 'c'])
     assert exact.watch_namespaces(NAMESPACED) == ['a', 'b', 'c']
     assert exact.watch_namespaces(CLUSTERED) == [None]
+    assert not exact.discovering
     globs = observing.Scope(clusterwide=False, patterns=['team-*,!team-x'])
-    assert globs.watch_namespaces(NAMESPACED) == [None]
+    assert globs.discovering
+    assert globs.watch_namespaces(NAMESPACED) == []
+    assert globs.watch_namespaces(NAMESPACED, {'team-b', 'team-x', 'team-a', 'x'}) == ['team-a', 'team-b']
     assert globs.serves('team-a') and not globs.serves('team-x') and not globs.serves('other')
     assert globs.serves(None)
 
