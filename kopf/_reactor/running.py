@@ -7,6 +7,7 @@ SIGINT/SIGTERM (main thread only) or the `stop_flag` stop it gracefully.
 """
 import asyncio
 import logging
+import os
 import signal
 import threading
 import warnings
@@ -113,7 +114,7 @@ async def _orchestrate(ctx: contexts.OperatorContext, scope: observing.Scope, *,
     poster = events.EventPoster(ctx.client)
     token = events.poster_var.set(poster)
     stopping = asyncio.Event()
-    restore = _install_signals(stopping)
+    restore = _install_signals(stopping, ctx.settings)
     stopper = asyncio.ensure_future(_stopper(stopping, stop_flag))
     try:
         if not await _start_or_stop(ctx, stopper):
@@ -186,12 +187,22 @@ async def _stopper(stopping: asyncio.Event, stop_flag: Flag | None) -> None:
     raise _Stopped()
 
 
-def _on_signal(signum: int, stopping: asyncio.Event) -> None:
+def _on_signal(signum: int, stopping: asyncio.Event, settings: settings_.OperatorSettings) -> None:
     logger.info(f'Signal {signal.Signals(signum).name} is received. Operator is stopping.')
+    timeout = settings.process.ultimate_exiting_timeout
+    if not stopping.is_set() and timeout is not None:  # a stuck sync handler must not keep us alive forever
+        timer = threading.Timer(timeout, _kill_self, args=(timeout,))
+        timer.daemon = True
+        timer.start()
     stopping.set()
 
 
-def _install_signals(stopping: asyncio.Event) -> Any:
+def _kill_self(timeout: float) -> None:
+    logger.error(f'The operator did not exit within {timeout} seconds after the signal; killing itself.')
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def _install_signals(stopping: asyncio.Event, settings: settings_.OperatorSettings) -> Any:
     """SIGINT/SIGTERM set the stopping event (main thread only); returns the restoring callable."""
     if threading.current_thread() is not threading.main_thread():
         return lambda: None
@@ -199,7 +210,7 @@ def _install_signals(stopping: asyncio.Event) -> Any:
     installed = []
     for signum in (signal.SIGINT, signal.SIGTERM):
         try:
-            loop.add_signal_handler(signum, _on_signal, signum, stopping)
+            loop.add_signal_handler(signum, _on_signal, signum, stopping, settings)
             installed.append(signum)
         except (NotImplementedError, RuntimeError):
             pass

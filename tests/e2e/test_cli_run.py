@@ -170,3 +170,42 @@ def test_local_cluster_serves_the_handlers_own_clients(tmp_path: pathlib.Path) -
             operator.kill()
     assert 'CLIENT SAW kopf-example-1\n' in lines, ''.join(lines)
     assert operator.returncode == 0
+
+
+STUCK_HANDLERS = '''
+import time
+import kopf
+
+@kopf.on.startup()
+def tune(settings, **_):
+    settings.process.ultimate_exiting_timeout = 0.5
+
+@kopf.on.create('kopfexamples')
+def create_fn(**_):
+    print('STUCK', flush=True)
+    time.sleep(3600)
+'''
+
+
+def test_a_stuck_operator_kills_itself_after_the_ultimate_exiting_timeout(tmp_path: pathlib.Path) -> None:
+    path = tmp_path / 'handlers.py'
+    path.write_text(STUCK_HANDLERS)
+    operator = subprocess.Popen(
+        [sys.executable, '-m', 'kopf', 'run', '-A', '--local-cluster', '--apply', str(CRD),
+         '--apply', str(ROOT / 'examples' / 'obj.yaml'), str(path)],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    watchdog = threading.Timer(30, operator.kill)
+    watchdog.start()
+    try:
+        assert operator.stdout is not None
+        for line in operator.stdout:
+            if 'STUCK' in line:
+                break
+        operator.send_signal(signal.SIGTERM)
+        output, _ = operator.communicate(timeout=20)
+    finally:
+        watchdog.cancel()
+        if operator.poll() is None:
+            operator.kill()
+    assert operator.returncode == -signal.SIGKILL
+    assert 'did not exit within 0.5 seconds' in output
