@@ -8,6 +8,7 @@ import contextlib
 import logging
 import os
 import pathlib
+import re
 import socket
 from collections.abc import Mapping
 from typing import Any
@@ -36,6 +37,22 @@ from kopf._cluster.streaming import Streams
 from kopf._cluster.watching import Hub
 
 logger = logging.getLogger(__name__)
+
+
+DEFAULT_DEADLINE = 60.0
+_DURATION = re.compile(r'(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)')
+_UNITS = {'ns': 1e-9, 'us': 1e-6, 'µs': 1e-6, 'ms': 1e-3, 's': 1.0, 'm': 60.0, 'h': 3600.0}
+
+
+def _deadline(request: web.Request) -> float:
+    """Non-watch requests are cut at `?timeout=` (Go duration) or 60 s; watches never."""
+    if request.query.get('watch') in ('1', 't', 'T', 'true', 'TRUE', 'True'):
+        return float('inf')
+    text = request.query.get('timeout', '')
+    parts = _DURATION.findall(text)
+    if not parts or ''.join(n + u for n, u in parts) != text:
+        return DEFAULT_DEADLINE
+    return sum(float(number) * _UNITS[unit] for number, unit in parts)
 
 
 def _common_name(request: web.Request) -> str | None:
@@ -191,6 +208,12 @@ class Emulator:
     async def _answer(self, request: web.Request, path: str) -> web.StreamResponse:
         rule = self.faults.find(request.method, path) if self.faults.rules else None
         if rule is not None:
+            deadline = _deadline(request)
+            if rule.latency and rule.latency >= deadline:   # the server's own request deadline cuts it
+                await asyncio.sleep(deadline)
+                return handlers.respond_error(errors.ApiError(
+                    504, 'Timeout', 'Timeout: request did not complete within requested timeout - '
+                    'context deadline exceeded', {}))
             if rule.latency:
                 await asyncio.sleep(rule.latency)
             if rule.drop and request.transport is not None:

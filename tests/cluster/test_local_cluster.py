@@ -202,3 +202,11 @@ def test_dropped_connections_and_aborted_watches(cluster: LocalCluster) -> None:
     with pytest.raises((http.client.IncompleteRead, ConnectionError, http.client.HTTPException)):
         response.read()
     conn.close()
+
+
+def test_injected_latency_beyond_the_request_deadline_is_a_504(cluster: LocalCluster) -> None:
+    cluster.delay('GET', '/api/v1/namespaces', 5.0)
+    started = time.monotonic()
+    status, _, body = _get(f'{cluster.url}/api/v1/namespaces?timeout=300ms')
+    assert status == 504 and json.loads(body)['reason'] == 'Timeout'
+    assert 0.25 < time.monotonic() - started < 3
