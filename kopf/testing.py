@@ -169,6 +169,10 @@ class LocalCluster:
     def close_watches(self, abort: bool = False) -> int:
         return self._call(self.emulator.close_watches, abort)
 
+    def fail_watches(self, code: int = 410) -> int:
+        """Send an ERROR event (410 Expired or a 5xx Status) to every open watch, then end them."""
+        return self._call(self.emulator.fail_watches, code)
+
     def compact_history(self, keep: int = 0) -> None:
         self._call(self.emulator.compact_history, keep)
 

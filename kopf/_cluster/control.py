@@ -3,6 +3,7 @@
     POST   /_emulator/faults  {"method","path","status","count","retryAfter","text","message","latency","drop"}
     DELETE /_emulator/faults
     POST   /_emulator/watches/close     {"abort": false}
+    POST   /_emulator/watches/fail      {"code": 410}   (one ERROR event to every stream, then the end)
     POST   /_emulator/history/compact   {"keep": 0}
     PUT    /_emulator/bookmark-interval {"seconds": 0.5}
     GET    /_emulator/counters          DELETE /_emulator/counters
@@ -51,6 +52,8 @@ async def serve(emu: 'Emulator', request: web.Request) -> web.Response:
         return _json({'ok': True})
     if route == ('POST', '/watches/close'):
         return _json({'closed': emu.close_watches(abort=bool(body.get('abort', False)))})
+    if route == ('POST', '/watches/fail'):
+        return _json({'failed': emu.fail_watches(int(body.get('code', 410)))})
     if route == ('POST', '/history/compact'):
         emu.compact_history(int(body.get('keep', 0)))
         return _json({'ok': True})

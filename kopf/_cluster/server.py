@@ -287,6 +287,16 @@ class Emulator:
         """End all watch streams: cleanly (the chunked body ends), or by resetting their connections."""
         return self.hub.close_all(abort=abort)
 
+    def fail_watches(self, code: int = 410) -> int:
+        """Send an ERROR event with a Status of `code` (410 Expired, 500 InternalError) to all watches and end them."""
+        if code == 410:
+            status = errors.expired(f'too old resource version: 1 ({self.state.store.rv})').status()
+        else:
+            status = errors.ApiError(code, faults.REASONS.get(code, 'InternalError'),
+                                     faults.MESSAGES.get(code, f'injected watch error {code}'), {}).status()
+        status.pop('details', None)
+        return self.hub.error_all(status)
+
     def compact_history(self, keep: int = 0) -> None:
         self.state.store.compact(keep)
 

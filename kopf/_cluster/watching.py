@@ -138,6 +138,19 @@ class Hub:
                 count += 1
         return count
 
+    def error_all(self, status: Mapping[str, Any]) -> int:
+        """Send one ERROR event (a Status) to every open stream, then end them (as 410/500 do in real life)."""
+        line = error(status)
+        count = 0
+        for watchers in self.watchers.values():
+            for watcher in tuple(watchers):
+                watcher.flush()
+                if watcher.sink is not None and not watcher.closed:
+                    watcher.sink(line)
+                watcher.close()
+                count += 1
+        return count
+
     def set_bookmark_interval(self, seconds: float) -> None:
         self.bookmark_interval = seconds
         for watchers in self.watchers.values():

@@ -210,3 +210,16 @@ def test_injected_latency_beyond_the_request_deadline_is_a_504(cluster: LocalClu
     status, _, body = _get(f'{cluster.url}/api/v1/namespaces?timeout=300ms')
     assert status == 504 and json.loads(body)['reason'] == 'Timeout'
     assert 0.25 < time.monotonic() - started < 3
+
+
+def test_fail_watches_sends_an_error_event(cluster: LocalCluster) -> None:
+    parsed = urllib.parse.urlparse(cluster.url)
+    conn = http.client.HTTPConnection(parsed.hostname, parsed.port, timeout=10)
+    conn.request('GET', f'/api/v1/namespaces?watch=true&resourceVersion={cluster.emulator.state.store.rv}')
+    response = conn.getresponse()
+    time.sleep(0.1)
+    assert cluster.fail_watches(500) == 1
+    events = [json.loads(line) for line in response.read().splitlines() if line.strip()]
+    conn.close()
+    assert [e['type'] for e in events] == ['ERROR']
+    assert events[0]['object']['code'] == 500 and events[0]['object']['reason'] == 'InternalError'
