@@ -59,13 +59,20 @@ def cluster(host: str, port: int, config_path: str, apply: tuple[str, ...], stat
 @click.option('-q', '--quiet', is_flag=True, help='Log only warnings and errors.')
 @click.option('--log-format', type=click.Choice(['plain', 'full', 'json'], case_sensitive=False), default='full',
               show_default=True, help='The format of the log lines.')
+@click.option('--log-refkey', default=None, help='The JSON key of the object reference (--log-format json).')
+@click.option('--log-prefix/--no-log-prefix', default=None,
+              help='Prefix per-object messages with [namespace/name] (default: on for text, off for JSON).')
+@click.option('--dev', is_flag=True, default=False, help='Peering priority 666 (peering is not implemented yet).')
+@click.option('-P', '--peering', 'peering_name', envvar='KOPF_RUN_PEERING', default=None,
+              help='The peering object (peering is not implemented yet: the operator runs standalone).')
+@click.option('-p', '--priority', type=int, default=None, help='Peering priority (not implemented yet).')
 @click.option('--local-cluster', is_flag=True,
               help='Run against an in-memory local cluster (in its own thread), not a real one.')
 @click.option('--apply', 'apply', multiple=True, type=click.Path(dir_okay=False),
               help='A YAML manifest to apply to the local cluster at start (repeatable; needs --local-cluster).')
 def run(paths: tuple[str, ...], modules: tuple[str, ...], namespaces: tuple[str, ...], clusterwide: bool,
         standalone: bool | None, liveness_endpoint: str | None, verbose: bool, debug: bool, quiet: bool,
-        log_format: str, local_cluster: bool, apply: tuple[str, ...]) -> None:
+        log_format: str, local_cluster: bool, apply: tuple[str, ...], **more: Any) -> None:
     """Run an operator: load the handlers from the files and modules, then serve the cluster."""
     import warnings
 
@@ -78,7 +85,11 @@ def run(paths: tuple[str, ...], modules: tuple[str, ...], namespaces: tuple[str,
     if not clusterwide and not namespaces:
         warnings.warn('Neither --namespace nor --all-namespaces is given; serving the whole cluster. '
                       'Use --all-namespaces to silence this warning.', FutureWarning, stacklevel=1)
-    loggers.configure(debug=debug, verbose=verbose, quiet=quiet, log_format=loggers.LogFormat[log_format.upper()])
+    loggers.configure(debug=debug, verbose=verbose, quiet=quiet, log_format=loggers.LogFormat[log_format.upper()],
+                      log_prefix=more['log_prefix'], log_refkey=more['log_refkey'])
+    if more['dev'] or more['peering_name'] or more['priority'] is not None:
+        running.logger.warning('Peering is not implemented in this version of kopf: the operator runs standalone; '
+                               '--dev, --peering and --priority are ignored.')
     with contextlib.ExitStack() as stack:
         try:
             vault = stack.enter_context(_local_cluster(apply)) if local_cluster else None

@@ -37,7 +37,7 @@ class LocalObjectLogger(logging.LoggerAdapter[logging.Logger]):
 
     def process(self, msg: Any, kwargs: MutableMapping[str, Any]) -> tuple[Any, MutableMapping[str, Any]]:
         kwargs['extra'] = {**(self.extra or {}), **kwargs.get('extra', {})}
-        return f'{self.prefix} {msg}', kwargs
+        return (f'{self.prefix} {msg}' if _prefixing else msg), kwargs
 
 
 class ObjectLogger(LocalObjectLogger):
@@ -67,29 +67,40 @@ class LogFormat(enum.Enum):
 
 
 class _JsonFormatter(logging.Formatter):
+    def __init__(self, refkey: str | None = None) -> None:
+        super().__init__()
+        self.refkey = refkey or 'object'
+
     def format(self, record: logging.LogRecord) -> str:
         import json
         payload: dict[str, Any] = {'message': record.getMessage(), 'severity': record.levelname.lower(),
                    'timestamp': self.formatTime(record), 'logger': record.name}
         ref = getattr(record, 'k8s_ref', None)
         if ref:
-            payload['object'] = {k: v for k, v in ref.items() if v is not None}
+            payload[self.refkey] = {k: v for k, v in ref.items() if v is not None}
         if record.exc_info:
             payload['exc_info'] = self.formatException(record.exc_info)
         return json.dumps(payload)
 
 
 _handler: logging.Handler | None = None
+_prefixing = True  # `[namespace/name] ` before per-object messages (off for JSON unless asked for)
 
 
 def configure(debug: bool | None = None, verbose: bool | None = None, quiet: bool | None = None,
-              log_format: LogFormat = LogFormat.FULL, log_prefix: bool | None = False,
+              log_format: LogFormat = LogFormat.FULL, log_prefix: bool | None = None,
               log_refkey: str | None = None) -> None:
-    """One stream handler on the root logger (replacing ours from before); asyncio's logs only if debug."""
-    global _handler
+    """One stream handler on the root logger (replacing ours from before); asyncio's logs only if debug.
+
+    `log_prefix`: `[namespace/name]` before per-object messages; None: on for text, off for JSON
+    (which carries the object's reference under `log_refkey`, default `object`).
+    """
+    global _handler, _prefixing
+    _prefixing = log_prefix if log_prefix is not None else log_format is not LogFormat.JSON
     level = logging.DEBUG if debug or verbose else logging.WARNING if quiet else logging.INFO
     handler = logging.StreamHandler(sys.stderr)
-    fmt: logging.Formatter = _JsonFormatter() if log_format is LogFormat.JSON else logging.Formatter(log_format.value)
+    json_format = log_format is LogFormat.JSON
+    fmt = _JsonFormatter(log_refkey) if json_format else logging.Formatter(log_format.value)
     handler.setFormatter(fmt)
     root = logging.getLogger()
     if _handler is not None:

@@ -104,3 +104,26 @@ def test_object_loggers_prefix_and_post(caplog: pytest.LogCaptureFixture) -> Non
     assert '[ns/n] hello world' in caplog.messages
     assert '[ns/n] local only' in caplog.messages
     assert posted == [('n', 'Normal', 'Logging', 'hello world')]
+
+
+def test_configure_json_without_prefix(capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+    body = {'apiVersion': 'v1', 'kind': 'ConfigMap', 'metadata': {'name': 'n', 'namespace': 'ns', 'uid': 'u'}}
+    root = logging.getLogger()
+    level, handlers = root.level, list(root.handlers)
+    try:
+        loggers.configure(log_format=kopf.LogFormat.JSON, log_refkey='k8s')
+        kopf.LocalObjectLogger(body=body, settings=kopf.OperatorSettings()).info('hello')
+        line = capsys.readouterr().err.strip().splitlines()[-1]
+        record = json.loads(line)
+        assert record['message'] == 'hello'
+        assert record['k8s'] == {'apiVersion': 'v1', 'kind': 'ConfigMap', 'name': 'n', 'namespace': 'ns', 'uid': 'u'}
+        loggers.configure(log_format=kopf.LogFormat.PLAIN)
+        kopf.LocalObjectLogger(body=body, settings=kopf.OperatorSettings()).info('hello')
+        assert capsys.readouterr().err.strip().splitlines()[-1] == '[ns/n] hello'
+    finally:
+        if loggers._handler is not None:
+            root.removeHandler(loggers._handler)
+            loggers._handler = None
+        root.setLevel(level)
+        root.handlers[:] = handlers
