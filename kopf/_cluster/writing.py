@@ -7,7 +7,18 @@ import dataclasses
 import uuid
 from typing import Any
 
-from kopf._cluster import conforming, crds, encoding, errors, kinds, metadata, patching, resources, scaling
+from kopf._cluster import (
+    conforming,
+    crds,
+    encoding,
+    errors,
+    kind_defaults,
+    kinds,
+    metadata,
+    patching,
+    resources,
+    scaling,
+)
 from kopf._cluster.resources import Resource
 from kopf._cluster.routing import Target
 from kopf._cluster.state import State
@@ -51,6 +62,7 @@ def create(state: State, target: Target, body: Any, options: Options) -> Outcome
     _check_namespace(state, resource, namespace, name)
     if resource.has_status:
         obj.pop('status', None)
+    kind_defaults.apply(resource.key, obj)
     warnings = _conform(state, obj, resource, options)
     existing = state.store.get(resource.key, namespace, name)
     if existing is not None:

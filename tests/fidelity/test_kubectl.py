@@ -223,7 +223,8 @@ def test_typed_creates_send_protobuf(kubectl: Kubectl, cluster: LocalCluster) ->
     deployment = cluster.get('apps/v1', 'Deployment', 'pd', 'proto')
     assert deployment is not None and deployment['spec']['replicas'] == 2
     container = deployment['spec']['template']['spec']['containers'][0]
-    assert container['image'] == 'nginx' and container['ports'] == [{'containerPort': 80}]
+    assert container['image'] == 'nginx' and container['ports'] == [{'containerPort': 80, 'protocol': 'TCP'}]
+    assert deployment['spec']['strategy']['type'] == 'RollingUpdate'   # server-side defaults
 
 
 def test_scale_subresource(kubectl: Kubectl, cluster: LocalCluster) -> None:

@@ -94,10 +94,12 @@ def test_deletecollection_with_selector(raw: Http, cluster: LocalCluster) -> Non
 def test_pod_keeps_only_typed_status_fields(raw: Http) -> None:
     pod = {'metadata': {'name': 'p1'}, 'spec': {'containers': [{'name': 'c', 'image': 'busybox'}]}}
     status, _, created = raw.request('POST', '/api/v1/namespaces/default/pods', pod)
-    assert status == 201 and 'status' not in created
+    assert status == 201 and created['status'] == {'phase': 'Pending', 'qosClass': 'BestEffort'}   # server-set
+    assert created['spec']['restartPolicy'] == 'Always'
+    assert created['spec']['containers'][0]['imagePullPolicy'] == 'Always'   # no tag: latest
     patch = {'status': {'phase': 'Running', 'kopf': {'x': 1}}}
     status, _headers, body = raw.request('PATCH', '/api/v1/namespaces/default/pods/p1/status', patch, MERGE)
-    assert status == 200 and body['status'] == {'phase': 'Running'}
+    assert status == 200 and body['status'] == {'phase': 'Running', 'qosClass': 'BestEffort'}
     status, _, body = raw.request('DELETE', '/api/v1/namespaces/default/pods/p1')
     assert status == 200 and body['kind'] == 'Pod'    # pods answer DELETE with the object
 
