@@ -16,6 +16,7 @@ Where things are:
     patching      merge, JSON and strategic-merge patches;  scaling: the scale subresource
     conforming    the one caller of the schema layer (pruning, defaulting, validation)
     crds, kinds   CRD acceptance/status; the few per-kind rules (events, namespaces, leases, secrets)
+    kind_defaults the commonest server-side defaults of pods, services and workloads
     webhooks      webhook configuration rules;  admission + admitting: calling admission webhooks
     watching      watcher fan-out;  streaming: one watch request (start point, bookmarks, timeouts)
     faults        injected failures, counters, request log;  authorizing: 403 rules
