@@ -99,9 +99,10 @@ async def api(emu: 'Emulator', request: web.Request) -> web.StreamResponse:
     if request.method == 'GET' and _is_discovery(parts):
         emu.faults.count('get', 'discovery')
         return respond(200, encoding.dumps(_discovery(emu, parts)))
-    target = routing.resolve(emu.state.catalog, request.path)
+    path, legacy_watch = routing.legacy_watch(parts)
+    target = routing.resolve(emu.state.catalog, path)
     params = request.query
-    watch = request.method == 'GET' and parse_bool(params.get('watch'))
+    watch = request.method == 'GET' and (legacy_watch or parse_bool(params.get('watch')))
     verb = routing.verb_of(request.method, target, watch)
     plural = target.resource.plural + (f'/{target.subresource}' if target.subresource else '')
     emu.faults.count(verb, plural)

@@ -29,6 +29,14 @@ def split_group_version(parts: list[str]) -> tuple[str, str, list[str]] | None:
     return None
 
 
+def legacy_watch(parts: list[str]) -> tuple[str, bool]:
+    """`/api/v1/watch/...` and `/apis/g/v/watch/...` are the old spelling of `?watch=true`."""
+    index = 2 if parts[:1] == ['api'] else 3
+    if len(parts) > index and parts[index] == 'watch':
+        return '/' + '/'.join(parts[:index] + parts[index + 1:]), True
+    return '/' + '/'.join(parts), False
+
+
 def resolve(catalog: Catalog, path: str) -> Target:
     """Parse a resource path; raises the generic 404 for unknown groups, resources and shapes."""
     parts = [p for p in path.split('/') if p]

@@ -158,3 +158,11 @@ def test_list_exact_and_expired_continue(raw: Http, cluster: LocalCluster) -> No
     cluster.compact_history()
     status, _, body = raw.request('GET', f'/api/v1/namespaces?limit=1&continue={page["metadata"]["continue"]}')
     assert status == 410 and body['message'].startswith('The provided continue parameter is too old')
+
+
+def test_legacy_watch_paths(raw: Http, cluster: LocalCluster) -> None:
+    cluster.apply(_kex('legacy'))
+    watch = raw.watch('/apis/kopf.dev/v1/watch/namespaces/default/kopfexamples/legacy?timeoutSeconds=1')
+    events = watch.rest()
+    watch.close()
+    assert [(e['type'], e['object']['metadata']['name']) for e in events] == [('ADDED', 'legacy')]
