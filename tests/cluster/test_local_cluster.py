@@ -209,7 +209,7 @@ def test_injected_latency_beyond_the_request_deadline_is_a_504(cluster: LocalClu
     started = time.monotonic()
     status, _, body = _get(f'{cluster.url}/api/v1/namespaces?timeout=300ms')
     assert status == 504 and json.loads(body)['reason'] == 'Timeout'
-    assert 0.25 < time.monotonic() - started < 3
+    assert 0.25 < time.monotonic() - started < 5
 
 
 def test_fail_watches_sends_an_error_event(cluster: LocalCluster) -> None:
