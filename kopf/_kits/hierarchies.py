@@ -4,13 +4,13 @@ Every function mutates the given objects in place and returns None. `objs` is on
 (nested) iterables of them; an object is a mutable dict, a pykube-ng object, or a model of the
 `kubernetes` / `kubernetes_asyncio` client (see `kopf._kits.objects`).
 
-The owner defaults to the body of the resource handler being executed now: `current_owner`,
-which the reactor sets around every resource-handler invocation (`owner_context()`), else the
+The owner defaults to the body of the resource handler being executed now: `registries.current_owner`,
+which the reactor sets around every handler invocation with a `body` kwarg (`invoking.invoke_handler`:
+change, event, delete handlers alike), or `owner_context()` in tests, else the
 cause of the change handler being executed (`registries.subhandling`). Outside of handlers, an
 owner must be given explicitly, or `LookupError` is raised.
 """
 import contextlib
-import contextvars
 import warnings
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, TypedDict
@@ -22,9 +22,9 @@ K8sObject = Any   # a mutable dict, a pykube-ng object, a kubernetes/kubernetes_
 K8sObjects = Any  # one K8sObject, or (nested) iterables of them
 NestedFields = fields.FieldSpec | Iterable[fields.FieldSpec] | None
 
-# The body of the resource handler being executed now (None outside of resource handlers).
-current_owner: contextvars.ContextVar[Mapping[str, Any] | None] = contextvars.ContextVar(
-    'kopf_current_owner', default=None)
+# The body of the resource handler being executed now (None outside of resource handlers);
+# kept in the registries (set by the reactor's invocation), re-exported here for the kits.
+current_owner = registries.current_owner
 
 
 class ObjectReference(TypedDict, total=False):

@@ -275,3 +275,7 @@ class SubhandlingContext:
 # The handler being invoked now (any kind); and the sub-handling context (change handlers only).
 current_handler: contextvars.ContextVar[BaseHandler] = contextvars.ContextVar('kopf_handler')
 subhandling: contextvars.ContextVar[SubhandlingContext] = contextvars.ContextVar('kopf_subhandling')
+# The default owner of `kopf.adopt()` & co.: the body of the resource handler being invoked now
+# (set by the reactor's `invoking.invoke_handler` from the handler's `body` kwarg; None outside).
+current_owner: contextvars.ContextVar[Mapping[str, Any] | None] = contextvars.ContextVar(
+    'kopf_current_owner', default=None)

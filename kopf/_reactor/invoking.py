@@ -86,6 +86,7 @@ async def invoke_handler(
         outcome = _timed_out(handler)
     else:
         handler_token = registries.current_handler.set(handler)
+        owner_token = registries.current_owner.set(kwargs['body']) if 'body' in kwargs else None
         subhandling_token = registries.subhandling.set(subhandling) if subhandling is not None else None
         try:
             outcome = await _attempt(handler, kwargs, executor, remaining, default_backoff)
@@ -96,6 +97,8 @@ async def invoke_handler(
         finally:
             if subhandling_token is not None:
                 registries.subhandling.reset(subhandling_token)
+            if owner_token is not None:
+                registries.current_owner.reset(owner_token)
             registries.current_handler.reset(handler_token)
     if subhandling is not None and subhandling.registry.handlers:
         outcome = dataclasses.replace(outcome, subrefs=tuple(h.id for h in subhandling.registry.handlers))

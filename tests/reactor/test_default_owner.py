@@ -1,0 +1,45 @@
+"""The default owner of `kopf.adopt()` & co. is the `body` kwarg of whatever handler is invoked now."""
+from typing import Any
+
+import pytest
+
+import kopf
+from kopf._model import registries
+from kopf._model.bodies import Body
+from kopf._model.outcomes import OutcomeKind
+from kopf._reactor import invoking
+
+OWNER = Body({'apiVersion': 'kopf.dev/v1', 'kind': 'KopfExample',
+              'metadata': {'name': 'kex', 'namespace': 'ns1', 'uid': 'uid-1', 'labels': {'app': 'demo'}}})
+
+
+@pytest.mark.parametrize('decorator', [kopf.on.event, kopf.on.delete])
+@pytest.mark.parametrize('flavour', ['sync', 'async'])
+async def test_handlers_with_a_body_adopt_into_it(decorator: Any, flavour: str) -> None:
+    child: dict[str, Any] = {}
+
+    def sync_fn(**_: Any) -> None:
+        kopf.adopt(child)
+
+    async def async_fn(**_: Any) -> None:
+        kopf.adopt(child)
+
+    registry = kopf.OperatorRegistry()
+    decorator('kopfexamples', registry=registry)(sync_fn if flavour == 'sync' else async_fn)
+    outcome = await invoking.invoke_handler(registry.handlers[0], kwargs={'body': OWNER})
+    assert outcome.kind is OutcomeKind.SUCCESS, outcome.exception
+    assert child['metadata']['ownerReferences'] == [kopf.build_owner_reference(OWNER)]
+    assert child['metadata']['namespace'] == 'ns1'
+    assert registries.current_owner.get() is None  # reset after the call
+
+
+async def test_activity_handlers_have_no_owner() -> None:
+    registry = kopf.OperatorRegistry()
+    kopf.on.startup(registry=registry)(lambda **_: kopf.adopt({}))
+    outcome = await invoking.invoke_handler(registry.handlers[0], kwargs={})
+    assert isinstance(outcome.exception, LookupError)
+
+
+def test_the_kits_use_the_registries_variable() -> None:
+    from kopf._kits import hierarchies
+    assert hierarchies.current_owner is registries.current_owner
