@@ -3,8 +3,9 @@
 The CLI only parses options and hands them to the library; it holds no logic of its own.
 """
 import contextlib
+import dataclasses
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import click
@@ -45,6 +46,49 @@ def cluster(host: str, port: int, config_path: str, apply: tuple[str, ...], stat
         pass
 
 
+@dataclasses.dataclass
+class CLIControls:
+    """What an embedder (e.g. `kopf.testing.KopfRunner`) passes to `kopf run` as click's `obj`.
+
+    All optional: the default registry, fresh settings, no flags, and the credentials found as
+    kubectl finds them (or via `@kopf.on.login()` handlers) unless a `vault` is given.
+    """
+    registry: Any = None     # kopf.OperatorRegistry
+    settings: Any = None     # kopf.OperatorSettings
+    memo: Any = None
+    vault: Any = None        # kopf._api.credentials.Vault: where to connect, bypassing the login
+    stop_flag: Any = None
+    ready_flag: Any = None
+
+
+def logging_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """The logging options shared by all operator commands (run, freeze, resume)."""
+    options = [
+        click.option('-v', '--verbose', is_flag=True, help='Log at the DEBUG level.'),
+        click.option('-d', '--debug', is_flag=True, help='Log at the DEBUG level, incl. asyncio.'),
+        click.option('-q', '--quiet', is_flag=True, help='Log only warnings and errors.'),
+        click.option('--log-format', type=click.Choice(['plain', 'full', 'json'], case_sensitive=False),
+                     default='full', show_default=True, help='The format of the log lines.'),
+        click.option('--log-refkey', default=None, help='The JSON key of the object reference (--log-format json).'),
+        click.option('--log-prefix/--no-log-prefix', default=None,
+                     help='Prefix per-object messages with [namespace/name] (default: on for text, off for JSON).'),
+    ]
+    for option in reversed(options):
+        fn = option(fn)
+    return fn
+
+
+def _configure_logging(verbose: bool, debug: bool, quiet: bool, log_format: str,
+                       log_refkey: str | None, log_prefix: bool | None) -> None:
+    from kopf._reactor import loggers
+    loggers.configure(debug=debug, verbose=verbose, quiet=quiet, log_format=loggers.LogFormat[log_format.upper()],
+                      log_prefix=log_prefix, log_refkey=log_refkey)
+
+
+PEERING_IS_LATER = ('peering is not implemented in this version of kopf yet: '
+                    'operators run standalone, and there are no peering records to {what}.')
+
+
 @main.command()
 @click.argument('paths', nargs=-1)
 @click.option('-m', '--module', 'modules', multiple=True, help='A module to import (repeatable).')
@@ -54,53 +98,103 @@ def cluster(host: str, port: int, config_path: str, apply: tuple[str, ...], stat
 @click.option('--standalone', is_flag=True, default=None, help='No peering with other operators.')
 @click.option('-L', '--liveness', 'liveness_endpoint', default=None,
               help='Serve the probe handlers\' results at this URL, e.g. http://0.0.0.0:8080/healthz.')
-@click.option('-v', '--verbose', is_flag=True, help='Log at the DEBUG level.')
-@click.option('-d', '--debug', is_flag=True, help='Log at the DEBUG level, incl. asyncio.')
-@click.option('-q', '--quiet', is_flag=True, help='Log only warnings and errors.')
-@click.option('--log-format', type=click.Choice(['plain', 'full', 'json'], case_sensitive=False), default='full',
-              show_default=True, help='The format of the log lines.')
-@click.option('--log-refkey', default=None, help='The JSON key of the object reference (--log-format json).')
-@click.option('--log-prefix/--no-log-prefix', default=None,
-              help='Prefix per-object messages with [namespace/name] (default: on for text, off for JSON).')
+@logging_options
 @click.option('--dev', is_flag=True, default=False, help='Peering priority 666 (peering is not implemented yet).')
 @click.option('-P', '--peering', 'peering_name', envvar='KOPF_RUN_PEERING', default=None,
-              help='The peering object (peering is not implemented yet: the operator runs standalone).')
+              help='The peering object: peering is not implemented yet, so this is an error for now.')
 @click.option('-p', '--priority', type=int, default=None, help='Peering priority (not implemented yet).')
 @click.option('--local-cluster', is_flag=True,
               help='Run against an in-memory local cluster (in its own thread), not a real one.')
 @click.option('--apply', 'apply', multiple=True, type=click.Path(dir_okay=False),
               help='A YAML manifest to apply to the local cluster at start (repeatable; needs --local-cluster).')
-def run(paths: tuple[str, ...], modules: tuple[str, ...], namespaces: tuple[str, ...], clusterwide: bool,
-        standalone: bool | None, liveness_endpoint: str | None, verbose: bool, debug: bool, quiet: bool,
-        log_format: str, local_cluster: bool, apply: tuple[str, ...], **more: Any) -> None:
+@click.pass_context
+def run(ctx: click.Context, /, paths: tuple[str, ...], modules: tuple[str, ...], namespaces: tuple[str, ...],
+        clusterwide: bool, standalone: bool | None, liveness_endpoint: str | None, local_cluster: bool,
+        apply: tuple[str, ...], **more: Any) -> None:
     """Run an operator: load the handlers from the files and modules, then serve the cluster."""
     import warnings
 
-    from kopf._reactor import loading, loggers, running, supported
+    from kopf._reactor import loading, running, supported
 
+    controls = ctx.obj if isinstance(ctx.obj, CLIControls) else CLIControls()
+    legacy_namespace = os.environ.get('KOPF_RUN_NAMESPACE')  # upstream's legacy env var: appended to -n
+    if legacy_namespace:
+        namespaces = (*namespaces, legacy_namespace)
     if clusterwide and namespaces:
         raise click.UsageError('Either --namespace or --all-namespaces, not both.')
     if apply and not local_cluster:
         raise click.UsageError('--apply works only with --local-cluster.')
+    if local_cluster and controls.vault is not None:
+        raise click.UsageError('--local-cluster cannot be used with a given vault (e.g. KopfRunner(cluster=...)).')
+    if more['peering_name']:
+        click.echo(f'Error: --peering {more["peering_name"]}: ' + PEERING_IS_LATER.format(what='join')
+                   + ' Run without --peering (or with --standalone).', err=True)
+        raise SystemExit(1)
     if not clusterwide and not namespaces:
         warnings.warn('Neither --namespace nor --all-namespaces is given; serving the whole cluster. '
                       'Use --all-namespaces to silence this warning.', FutureWarning, stacklevel=1)
-    loggers.configure(debug=debug, verbose=verbose, quiet=quiet, log_format=loggers.LogFormat[log_format.upper()],
-                      log_prefix=more['log_prefix'], log_refkey=more['log_refkey'])
-    if more['dev'] or more['peering_name'] or more['priority'] is not None:
+    _configure_logging(more['verbose'], more['debug'], more['quiet'], more['log_format'],
+                       more['log_refkey'], more['log_prefix'])
+    if more['dev'] or more['priority'] is not None:
         running.logger.warning('Peering is not implemented in this version of kopf: the operator runs standalone; '
-                               '--dev, --peering and --priority are ignored.')
+                               '--dev and --priority are ignored.')
     with contextlib.ExitStack() as stack:
         try:
-            vault = stack.enter_context(_local_cluster(apply)) if local_cluster else None
+            vault = stack.enter_context(_local_cluster(apply)) if local_cluster else controls.vault
+            if controls.registry is not None:  # the loaded files' decorators register into it
+                stack.enter_context(_default_registry(controls.registry))
             loading.load(paths, modules)  # after KUBECONFIG is set: clients read it at import time
             running.run(namespaces=namespaces, clusterwide=clusterwide or not namespaces,
-                        standalone=standalone, vault=vault, liveness_endpoint=liveness_endpoint)
+                        standalone=standalone, vault=vault, liveness_endpoint=liveness_endpoint,
+                        registry=controls.registry, settings=controls.settings, memo=controls.memo,
+                        stop_flag=controls.stop_flag, ready_flag=controls.ready_flag)
         except (loading.LoadingError, running.OperatorError, supported.UnsupportedHandlersError) as exc:
             click.echo(f'Error: {exc}', err=True)
-            raise SystemExit(1) from None
+            raise SystemExit(1) from exc  # the cause: for embedders (KopfRunner re-raises it); no traceback shown
         except KeyboardInterrupt:
             pass
+
+
+@main.command()
+@logging_options
+@click.option('-n', '--namespace', 'namespaces', multiple=True, help='Namespaces of the peering (repeatable).')
+@click.option('-A', '--all-namespaces', 'clusterwide', is_flag=True, help='The cluster-wide peering.')
+@click.option('-i', '--id', 'id_', default=None, help='The identity of the freezer (default: user@host).')
+@click.option('--dev', is_flag=True, default=False, help='Priority 666.')
+@click.option('-P', '--peering', 'peering_name', required=True, envvar='KOPF_FREEZE_PEERING',
+              help='The peering object.')
+@click.option('-p', '--priority', type=int, default=100, show_default=True, required=True,
+              help='The priority of the freezer.')
+@click.option('-t', '--lifetime', type=int, required=True, help='For how long to freeze, in seconds.')
+@click.option('-m', '--message', default=None, help='A message (accepted, unused).')
+def freeze(**_: Any) -> None:
+    """Pause the operators of lower priority in the peering (peering is not implemented yet: an error)."""
+    click.echo('Error: ' + PEERING_IS_LATER.format(what='freeze'), err=True)
+    raise SystemExit(1)
+
+
+@main.command()
+@logging_options
+@click.option('-n', '--namespace', 'namespaces', multiple=True, help='Namespaces of the peering (repeatable).')
+@click.option('-A', '--all-namespaces', 'clusterwide', is_flag=True, help='The cluster-wide peering.')
+@click.option('-i', '--id', 'id_', default=None, help='The identity of the freezer (default: user@host).')
+@click.option('-P', '--peering', 'peering_name', required=True, envvar='KOPF_RESUME_PEERING',
+              help='The peering object.')
+def resume(**_: Any) -> None:
+    """Resume the operators paused by `kopf freeze` (peering is not implemented yet: an error)."""
+    click.echo('Error: ' + PEERING_IS_LATER.format(what='resume'), err=True)
+    raise SystemExit(1)
+
+
+@contextlib.contextmanager
+def _default_registry(registry: Any) -> Iterator[None]:
+    from kopf._model import registries
+    previous = registries.get_default_registry()
+    registries.set_default_registry(registry)
+    try:
+        yield
+    finally:
+        registries.set_default_registry(previous)
 
 
 @contextlib.contextmanager

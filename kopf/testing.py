@@ -1,4 +1,5 @@
-"""Testing helpers: `LocalCluster` (an in-memory Kubernetes API on loopback); `KopfRunner` arrives later.
+"""Testing helpers: `LocalCluster` (an in-memory Kubernetes API on loopback), `KopfRunner` (the CLI in a
+thread, see `kopf._kits.runner`), and pytest fixtures `kopf_local_cluster(_async)` (`kopf._kits.fixtures`).
 
     async with kopf.testing.LocalCluster() as cluster:        # in the current event loop
         cluster.apply('examples/crd.yaml')
@@ -190,3 +191,14 @@ class LocalCluster:
 
     def request_log(self) -> builtins.list[dict[str, Any]]:
         return self._call(self.emulator.request_log)
+
+
+# KopfRunner and the pytest fixtures live in kopf._kits (imported last: they use LocalCluster).
+from kopf._kits.runner import KopfRunner as KopfRunner  # noqa: E402
+from kopf._kits.runner import cluster_vault as cluster_vault  # noqa: E402
+
+try:
+    from kopf._kits.fixtures import kopf_local_cluster as kopf_local_cluster
+    from kopf._kits.fixtures import kopf_local_cluster_async as kopf_local_cluster_async
+except ImportError:  # pytest is not installed: no fixtures
+    pass

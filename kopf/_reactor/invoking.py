@@ -150,21 +150,22 @@ def log_outcome(logger: logging.Logger | logging.LoggerAdapter[Any], handler: ha
                 outcome: Outcome) -> None:
     """Log one attempt's outcome the way upstream does (SPEC §5.3)."""
     exc = outcome.exception
+    extra = {'kopf_handler_id': handler.id}  # for JSON logs
     if isinstance(exc, errors.HandlerChildrenRetry):
-        logger.debug(f'{handler} has unfinished sub-handlers. Will retry in {exc.delay} seconds.')
+        logger.debug(f'{handler} has unfinished sub-handlers. Will retry in {exc.delay} seconds.', extra=extra)
     elif outcome.kind is OutcomeKind.SUCCESS:
-        logger.info(f'{handler} succeeded.')
+        logger.info(f'{handler} succeeded.', extra=extra)
     elif outcome.kind is OutcomeKind.TIMEOUT:
-        logger.error(outcome.message)
+        logger.error(outcome.message, extra=extra)
     elif isinstance(exc, errors.TemporaryError):
-        logger.error(f'{handler} failed temporarily: {outcome.message}')
+        logger.error(f'{handler} failed temporarily: {outcome.message}', extra=extra)
     elif isinstance(exc, errors.PermanentError):
-        logger.error(f'{handler} failed permanently: {outcome.message}')
+        logger.error(f'{handler} failed permanently: {outcome.message}', extra=extra)
     elif outcome.kind is OutcomeKind.RETRY:
         logger.exception(f'{handler} failed with an exception. Will try again in {outcome.delay} seconds.',
-                         exc_info=exc)
+                         exc_info=exc, extra=extra)
     else:
-        logger.exception(f'{handler} failed with an exception. Will stop.', exc_info=exc)
+        logger.exception(f'{handler} failed with an exception. Will stop.', exc_info=exc, extra=extra)
 
 
 async def execute(

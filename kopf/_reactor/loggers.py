@@ -3,6 +3,9 @@
 `ObjectLogger` also posts its records of `settings.posting.level` and above as Kubernetes Events
 (reason `Logging`; type Normal/Warning/Error by level) when `settings.posting.loggers` is on and
 posting is enabled. `LocalObjectLogger` never posts (used for `on.event` handlers).
+
+JSON lines (`--log-format json`) carry the object's reference under `--log-refkey` (default
+`object`) and the id of the handler being invoked (or reported on) under `handler`.
 """
 import enum
 import logging
@@ -11,6 +14,7 @@ from collections.abc import Mapping, MutableMapping
 from typing import Any
 
 from kopf._api import events
+from kopf._model import registries
 from kopf._model import settings as settings_
 
 objects_logger = logging.getLogger('kopf.objects')
@@ -78,6 +82,12 @@ class _JsonFormatter(logging.Formatter):
         ref = getattr(record, 'k8s_ref', None)
         if ref:
             payload[self.refkey] = {k: v for k, v in ref.items() if v is not None}
+        handler_id = getattr(record, 'kopf_handler_id', None)
+        if handler_id is None:  # logged inside a handler (contextvars reach its thread too)
+            handler = registries.current_handler.get(None)
+            handler_id = handler.id if handler is not None else None
+        if handler_id is not None:
+            payload['handler'] = handler_id
         if record.exc_info:
             payload['exc_info'] = self.formatException(record.exc_info)
         return json.dumps(payload)
@@ -112,3 +122,10 @@ def configure(debug: bool | None = None, verbose: bool | None = None, quiet: boo
     logging.getLogger('aiohttp').setLevel(logging.DEBUG if debug else logging.WARNING)
 
 
+def deconfigure() -> None:
+    """Undo `configure()`: remove its handler (e.g. when its stream is closed), prefix messages again."""
+    global _handler, _prefixing
+    _prefixing = True
+    if _handler is not None:
+        logging.getLogger().removeHandler(_handler)
+        _handler = None

@@ -1,0 +1,28 @@
+"""Pytest fixtures for testing operators (re-exported by `kopf.testing` when pytest is installed).
+
+In a `conftest.py`:  `pytest_plugins = ['kopf.testing']`  (or import the fixtures by name).
+
+- `kopf_local_cluster`: a `LocalCluster` in its own thread and loop, for `KopfRunner` and sync tests.
+- `kopf_local_cluster_async`: a `LocalCluster` in the test's own event loop (async tests, looptime).
+"""
+from collections.abc import AsyncIterator, Iterator
+from typing import TYPE_CHECKING
+
+import pytest
+
+if TYPE_CHECKING:
+    from kopf.testing import LocalCluster
+
+
+@pytest.fixture
+def kopf_local_cluster() -> Iterator['LocalCluster']:
+    from kopf.testing import LocalCluster
+    with LocalCluster() as cluster:
+        yield cluster
+
+
+@pytest.fixture
+async def kopf_local_cluster_async() -> AsyncIterator['LocalCluster']:
+    from kopf.testing import LocalCluster
+    async with LocalCluster() as cluster:
+        yield cluster

@@ -1,0 +1,102 @@
+"""`kopf run/freeze/resume` options of SPEC §7: peering is a clear error until it arrives; env vars; logging."""
+import pathlib
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+import kopf
+from kopf import cli, testing
+from kopf.testing import KopfRunner, LocalCluster
+
+from .conftest import CRD
+
+kopf_local_cluster = testing.kopf_local_cluster
+
+
+@pytest.mark.parametrize('args, env', [
+    (['run', '-A', '--peering', 'example'], {}),
+    (['run', '-A', '-P', 'example', '--dev'], {}),
+    (['run', '-A'], {'KOPF_RUN_PEERING': 'example'}),
+])
+def test_run_with_peering_is_a_clear_error(args: list[str], env: dict[str, str]) -> None:
+    result = CliRunner().invoke(cli.main, args, env=env)
+    assert result.exit_code == 1
+    assert 'Error: --peering example: peering is not implemented in this version of kopf yet' in result.output
+    assert 'Traceback' not in result.output
+
+
+@pytest.mark.parametrize('args, env', [
+    (['freeze', '-P', 'example', '-t', '60'], {}),
+    (['freeze', '--peering', 'example', '--lifetime', '60', '--dev', '-i', 'me', '-n', 'ns', '-m', 'hi'], {}),
+    (['freeze', '-t', '60', '-A', '-p', '200'], {'KOPF_FREEZE_PEERING': 'example'}),
+    (['resume', '-P', 'example'], {}),
+    (['resume', '-A', '-i', 'me', '--log-format', 'json'], {'KOPF_RESUME_PEERING': 'example'}),
+])
+def test_freeze_and_resume_exist_and_fail_clearly(args: list[str], env: dict[str, str]) -> None:
+    result = CliRunner().invoke(cli.main, args, env=env)
+    assert result.exit_code == 1, result.output
+    assert 'peering is not implemented in this version of kopf yet' in result.output
+    assert 'Traceback' not in result.output
+
+
+@pytest.mark.parametrize('args', [['freeze', '-P', 'x'], ['freeze', '-t', '1'], ['resume']])
+def test_freeze_and_resume_require_their_options(args: list[str]) -> None:
+    result = CliRunner().invoke(cli.main, args)
+    assert result.exit_code == 2
+    assert 'Missing option' in result.output
+
+
+def test_the_commands_and_their_options() -> None:
+    assert set(cli.main.commands) >= {'run', 'freeze', 'resume', 'cluster'}
+    shared = {'--verbose', '--debug', '--quiet', '--log-format', '--log-refkey', '--log-prefix'}
+    for name in ['run', 'freeze', 'resume']:
+        options = {opt for param in cli.main.commands[name].params for opt in param.opts}
+        assert shared <= options, name
+    run_options = {opt for param in cli.main.commands['run'].params for opt in param.opts + param.secondary_opts}
+    assert {'-m', '-n', '-A', '--standalone', '--dev', '-L', '-P', '-p', '--no-log-prefix'} <= run_options
+
+
+HANDLERS = '''
+import kopf
+
+@kopf.on.create('kopfexamples')
+def create_fn(**_):
+    return {'ok': True}
+'''
+
+
+def _run_briefly(cluster: LocalCluster, args: list[str], path: pathlib.Path, **kwargs: Any) -> KopfRunner:
+    with KopfRunner(['run', *args, str(path)], cluster=cluster, registry=kopf.OperatorRegistry(),
+                    timeout=20, **kwargs) as runner:
+        assert runner.wait_ready(timeout=20), runner
+    return runner
+
+
+def test_dev_and_priority_warn_and_run_standalone(kopf_local_cluster: LocalCluster, tmp_path: pathlib.Path) -> None:
+    path = tmp_path / 'handlers.py'
+    path.write_text(HANDLERS)
+    runner = _run_briefly(kopf_local_cluster, ['-A', '--dev', '-p', '100', '--standalone'], path)
+    assert runner.exit_code == 0
+    assert 'Peering is not implemented in this version of kopf' in runner.output
+
+
+def test_options_from_automatic_env_vars(kopf_local_cluster: LocalCluster, tmp_path: pathlib.Path) -> None:
+    path = tmp_path / 'handlers.py'
+    path.write_text(HANDLERS)
+    env = {'KOPF_RUN_NAMESPACES': 'ns1 ns2', 'KOPF_RUN_VERBOSE': '1', 'KOPF_RUN_LOG_FORMAT': 'plain',
+           'KOPF_RUN_PRIORITY': '5'}
+    runner = _run_briefly(kopf_local_cluster, [], path, env=env)
+    assert runner.exit_code == 0, runner.output
+    assert 'Peering is not implemented' in runner.output          # KOPF_RUN_PRIORITY
+    assert 'Neither --namespace' not in runner.output             # KOPF_RUN_NAMESPACES
+    assert '[DEBUG' not in runner.output and 'DEBUG' not in runner.output.split('\n')[0]  # plain: no level column
+
+
+def test_quiet_hides_info(kopf_local_cluster: LocalCluster, tmp_path: pathlib.Path) -> None:
+    kopf_local_cluster.apply(str(CRD))
+    path = tmp_path / 'handlers.py'
+    path.write_text(HANDLERS)
+    runner = _run_briefly(kopf_local_cluster, ['-A', '--quiet', '-p', '1'], path)
+    assert 'Peering is not implemented' in runner.output  # a warning: shown
+    assert 'Stop-flag is raised' not in runner.output      # an info: hidden
