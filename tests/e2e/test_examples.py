@@ -1,0 +1,161 @@
+"""Every example of examples/ runs end to end against the local cluster, and its observable effect shows.
+
+Each operator runs with `KopfRunner` (the CLI in a thread) pointed at a `LocalCluster` (in its own
+thread) by `cluster=`, or via the embedding API; objects are made and checked with the cluster's
+control API and the official `kubernetes` client.
+"""
+import json
+import pathlib
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+import kopf
+from kopf.testing import KopfRunner, LocalCluster
+
+from .conftest import CRD, ROOT, fast_settings
+
+EXAMPLES = ROOT / 'examples'
+Obj = dict[str, Any]
+
+
+@pytest.fixture
+def cluster() -> Iterator[LocalCluster]:  # in its own thread: the operator runs in another one
+    with LocalCluster() as local:
+        local.apply(str(CRD))
+        yield local
+
+
+@pytest.fixture
+def kubeconfig(cluster: LocalCluster, monkeypatch: pytest.MonkeyPatch) -> pathlib.Path:
+    """For examples whose handlers use their own clients (pykube-ng, kubernetes): they read KUBECONFIG."""
+    monkeypatch.setenv('KUBECONFIG', str(cluster.kubeconfig))
+    return cluster.kubeconfig
+
+
+def wait_for(check: Callable[[], Any], *, within: float = 20.0, interval: float = 0.02) -> Any:
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        result = check()
+        if result:
+            return result
+        time.sleep(interval)
+    raise AssertionError(f'Timed out waiting for {check}')
+
+
+def runner(example: str, cluster: LocalCluster | None, *args: str, **kwargs: Any) -> KopfRunner:
+    kwargs.setdefault('settings', fast_settings())
+    return KopfRunner(['run', '-A', '--verbose', *args, str(EXAMPLES / example / 'example.py')],
+                      cluster=cluster, registry=kopf.OperatorRegistry(), timeout=30, **kwargs)
+
+
+def kex(cluster: LocalCluster, name: str = 'kopf-example-1') -> Obj | None:
+    return cluster.get('kopf.dev/v1', 'KopfExample', name, 'default')
+
+
+def status(cluster: LocalCluster, name: str = 'kopf-example-1') -> Obj:
+    return dict((kex(cluster, name) or {}).get('status') or {})
+
+
+def annotations(obj: Obj | None) -> dict[str, str]:
+    return dict(((obj or {}).get('metadata') or {}).get('annotations') or {})
+
+
+def pods(cluster: LocalCluster) -> list[Obj]:
+    return cluster.list('v1', 'Pod', 'default')
+
+
+def k8s(cluster: LocalCluster) -> Any:
+    import kubernetes
+    return kubernetes.config.new_client_from_config(config_file=str(cluster.kubeconfig))
+
+
+def delete_kex(cluster: LocalCluster, name: str = 'kopf-example-1') -> None:
+    import kubernetes
+    kubernetes.client.CustomObjectsApi(k8s(cluster)).delete_namespaced_custom_object(
+        'kopf.dev', 'v1', 'default', 'kopfexamples', name)
+
+
+def patch_kex(cluster: LocalCluster, patch: Obj, name: str = 'kopf-example-1') -> None:
+    import kubernetes
+    kubernetes.client.CustomObjectsApi(k8s(cluster)).patch_namespaced_custom_object(
+        'kopf.dev', 'v1', 'default', 'kopfexamples', name, patch)
+
+
+OBJ = str(EXAMPLES / 'obj.yaml')
+LAST_HANDLED = 'kopf.zalando.org/last-handled-configuration'
+
+
+def test_01_minimal(cluster: LocalCluster) -> None:
+    with runner('01-minimal', cluster) as operator:
+        assert operator.wait_ready(20)
+        cluster.apply(OBJ)
+        assert wait_for(lambda: status(cluster)) == {'create_fn': {'message': 'hello world'}}
+    assert "And here we are! Creating: {'duration': '1m', 'field': 'value'" in operator.output
+    obj = kex(cluster)
+    assert LAST_HANDLED in annotations(obj)
+    assert not obj['metadata'].get('finalizers')
+
+
+def test_02_children(cluster: LocalCluster, kubeconfig: pathlib.Path) -> None:
+    with runner('02-children', cluster) as operator:
+        assert operator.wait_ready(20)
+        cluster.apply(OBJ)
+        children = wait_for(lambda: status(cluster).get('create_fn', {}).get('children'))
+        parent = kex(cluster)
+        assert parent is not None
+        [pod] = pods(cluster)
+        assert children == [pod['metadata']['uid']]
+        assert pod['metadata']['name'].startswith('kopf-example-1-')
+        assert pod['metadata']['labels'] == {'somelabel': 'somevalue'}
+        assert pod['metadata']['ownerReferences'] == [{
+            'apiVersion': 'kopf.dev/v1', 'kind': 'KopfExample', 'name': 'kopf-example-1',
+            'uid': parent['metadata']['uid'], 'controller': True, 'blockOwnerDeletion': True}]
+        assert pod['spec']['containers'][0]['command'] == ['sleep', '60']
+        delete_kex(cluster)
+        wait_for(lambda: not pods(cluster))  # garbage-collected with the parent
+    assert 'Created the child pod kopf-example-1-' in operator.output
+
+
+def test_03_exceptions(cluster: LocalCluster) -> None:
+    progress: list[Obj] = []
+
+    def finished() -> bool:
+        for key, value in annotations(kex(cluster)).items():
+            if key == 'kopf.zalando.org/succeed_on_the_fourth_try':
+                progress.append(json.loads(value))
+        return 'Creation is processed' in operator.output if operator.future.done() else False
+
+    with runner('03-exceptions', cluster) as operator:
+        assert operator.wait_ready(20)
+        cluster.apply(OBJ)
+        wait_for(lambda: (finished(), LAST_HANDLED in annotations(kex(cluster)))[1], interval=0.05)
+    output = operator.output
+    assert 'Creation is processed: 1 succeeded; 3 failed.' in output
+    assert "Handler 'fail_permanently' failed permanently: The spec can never be satisfied." in output
+    assert "Handler 'fail_at_once_on_any_error' failed with an exception. Will stop." in output
+    assert 'The sensor is still not ready (attempt 3).' in output  # retries=3: three attempts in all
+    assert 'The sensor is still not ready (attempt 4).' not in output
+    assert 'Succeeded after 3 retries.' in output
+    assert output.count('Traceback (most recent call last)') >= 4
+    assert status(cluster) == {'succeed_on_the_fourth_try': {'retries': 3}}
+    assert any(p.get('delayed') and p.get('message', '').startswith('Not yet') for p in progress), progress
+    assert not [key for key in annotations(kex(cluster)) if 'succeed_on' in key]  # purged at the end
+
+
+def test_04_events(cluster: LocalCluster) -> None:
+    with runner('04-events', cluster) as operator:
+        assert operator.wait_ready(20)
+        cluster.apply(OBJ)
+
+        def events() -> list[Obj]:
+            found = [e for e in cluster.list('v1', 'Event', 'default') if e.get('reason') == 'Greeting']
+            return found if len(found) == 4 else []
+        found = wait_for(events)
+    messages = {e['type']: e['message'] for e in found}
+    assert messages == {'Custom': 'A custom event type.', 'Normal': 'Everything is fine.',
+                        'Warning': 'Something looks odd.', 'Error': 'Something went wrong: The reactor is overheating.'}
+    assert {e['involvedObject']['name'] for e in found} == {'kopf-example-1'}
+    assert {e['involvedObject']['kind'] for e in found} == {'KopfExample'}
