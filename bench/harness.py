@@ -1,0 +1,367 @@
+"""The pieces of the side-by-side benchmark: the emulator process, a raw HTTP client, watches, operators.
+
+Nothing here knows a framework's internals: operators are separate processes (`python -I -m kopf run
+--standalone -n NS bench/operator.py`), measured from outside (/proc) and through the objects they
+write (each handler records `time.time()` in its result, i.e. in `status.<handler id>`).
+"""
+import asyncio
+import dataclasses
+import json
+import os
+import pathlib
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterable
+from typing import Any
+
+HERE = pathlib.Path(__file__).resolve().parent
+ROOT = HERE.parent
+OPERATOR = HERE / 'operator.py'
+GROUP, VERSION, PLURAL, KIND = 'kopf.dev', 'v1', 'kopfbenches', 'KopfBench'
+API_VERSION = f'{GROUP}/{VERSION}'
+FINALIZER = 'kopf.zalando.org/KopfFinalizerMarker'
+
+CRD = {
+    'apiVersion': 'apiextensions.k8s.io/v1', 'kind': 'CustomResourceDefinition',
+    'metadata': {'name': f'{PLURAL}.{GROUP}'},
+    'spec': {'group': GROUP, 'scope': 'Namespaced',
+             'names': {'plural': PLURAL, 'singular': 'kopfbench', 'kind': KIND},
+             'versions': [{'name': VERSION, 'served': True, 'storage': True, 'subresources': {'status': {}},
+                           'schema': {'openAPIV3Schema': {'type': 'object', 'properties': {
+                               'spec': {'type': 'object', 'x-kubernetes-preserve-unknown-fields': True},
+                               'status': {'type': 'object', 'x-kubernetes-preserve-unknown-fields': True}}}}}]},
+}
+
+
+def log(msg: str) -> None:
+    print(f'[bench {time.strftime("%H:%M:%S")}] {msg}', file=sys.stderr, flush=True)
+
+
+def objects_path(namespace: str, name: str | None = None) -> str:
+    path = f'/apis/{GROUP}/{VERSION}/namespaces/{namespace}/{PLURAL}'
+    return f'{path}/{name}' if name else path
+
+
+# -- /proc figures -------------------------------------------------------------------------------
+
+def cpu_seconds(pid: int) -> float:
+    """User+system CPU seconds of a live process so far."""
+    fields = pathlib.Path(f'/proc/{pid}/stat').read_text().rsplit(')', 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf('SC_CLK_TCK')
+
+
+def memory_mb(pid: int) -> dict[str, float]:
+    """VmRSS (now) and VmHWM (peak) of a live process, in MiB."""
+    result: dict[str, float] = {}
+    for line in pathlib.Path(f'/proc/{pid}/status').read_text().splitlines():
+        key, _, value = line.partition(':')
+        if key in ('VmRSS', 'VmHWM'):
+            result[key] = int(value.split()[0]) / 1024
+    return result
+
+
+def machine() -> dict[str, Any]:
+    mem_kb = 0
+    for line in pathlib.Path('/proc/meminfo').read_text().splitlines():
+        if line.startswith('MemTotal:'):
+            mem_kb = int(line.split()[1])
+    model = ''
+    for line in pathlib.Path('/proc/cpuinfo').read_text().splitlines():
+        if line.startswith('model name'):
+            model = line.split(':', 1)[1].strip()
+            break
+    return {'cores': os.cpu_count(), 'memory_gb': round(mem_kb / 1024 / 1024, 1), 'cpu': model,
+            'python': sys.version.split()[0], 'platform': sys.platform}
+
+
+# -- the emulator process --------------------------------------------------------------------------
+
+class EmulatorProcess:
+    """`python -m kopf cluster --port 0 --kubeconfig ...` (ours), in its own process."""
+
+    def __init__(self, python: str, workdir: pathlib.Path) -> None:
+        self.python = python
+        self.kubeconfig = workdir / 'emulator.kubeconfig'
+        self.logfile = workdir / 'emulator.log'
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.port = 0
+
+    def start(self) -> None:
+        with open(self.logfile, 'wb') as out:
+            self.proc = subprocess.Popen([self.python, '-m', 'kopf', 'cluster', '--port', '0',
+                                          '--kubeconfig', str(self.kubeconfig)],
+                                         cwd=ROOT, stdout=out, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 60
+        while not self.kubeconfig.exists():
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f'The emulator did not start; see {self.logfile}')
+            time.sleep(0.05)
+        time.sleep(0.05)  # the file is written whole, but be kind to slow disks
+        for line in self.kubeconfig.read_text().splitlines():
+            if 'server:' in line:
+                self.port = int(line.rsplit(':', 1)[1].strip().strip('"\'/'))
+        log(f'emulator at http://127.0.0.1:{self.port} (pid {self.proc.pid})')
+
+    @property
+    def pid(self) -> int:
+        assert self.proc is not None
+        return self.proc.pid
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+# -- a raw HTTP/1.1 client (no client library is what gets measured) ---------------------------------
+
+class Connection:
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.reader, self.writer = reader, writer
+
+    @classmethod
+    async def open(cls, port: int) -> 'Connection':
+        reader, writer = await asyncio.open_connection('127.0.0.1', port, limit=2**26)
+        return cls(reader, writer)
+
+    @staticmethod
+    def encode(method: str, path: str, body: Any = None, content_type: str = 'application/json') -> bytes:
+        data = b'' if body is None else json.dumps(body, separators=(',', ':')).encode()
+        return (f'{method} {path} HTTP/1.1\r\nHost: localhost\r\nContent-Type: {content_type}\r\n'
+                f'Content-Length: {len(data)}\r\n\r\n').encode() + data
+
+    async def request(self, method: str, path: str, body: Any = None,
+                      content_type: str = 'application/json') -> tuple[int, Any]:
+        self.writer.write(self.encode(method, path, body, content_type))
+        status, data = await self.response()
+        return status, json.loads(data) if data else None
+
+    async def response(self) -> tuple[int, bytes]:
+        head = await self.reader.readuntil(b'\r\n\r\n')
+        status = int(head[9:12])
+        length, chunked = 0, False
+        for line in head.split(b'\r\n')[1:]:
+            name, _, value = line.partition(b':')
+            if name.lower() == b'content-length':
+                length = int(value)
+            elif name.lower() == b'transfer-encoding' and b'chunked' in value:
+                chunked = True
+        if not chunked:
+            return status, await self.reader.readexactly(length)
+        parts: list[bytes] = []
+        while True:
+            size = int((await self.reader.readline()).strip(), 16)
+            if size == 0:
+                await self.reader.readline()
+                return status, b''.join(parts)
+            parts.append(await self.reader.readexactly(size))
+            await self.reader.readline()
+
+    def close(self) -> None:
+        self.writer.close()
+
+
+class Client:
+    """A few pipelined connections to the emulator; bulk requests with the send time of each."""
+
+    def __init__(self, port: int, connections: int = 8, depth: int = 16) -> None:
+        self.port, self.n, self.depth = port, connections, depth
+        self.conns: list[Connection] = []
+
+    async def __aenter__(self) -> 'Client':
+        self.conns = [await Connection.open(self.port) for _ in range(self.n)]
+        return self
+
+    async def __aexit__(self, *_: Any) -> None:
+        for conn in self.conns:
+            conn.close()
+
+    async def request(self, method: str, path: str, body: Any = None,
+                      content_type: str = 'application/json') -> tuple[int, Any]:
+        return await self.conns[0].request(method, path, body, content_type)
+
+    async def bulk(self, requests: Iterable[tuple[str, str, Any, str]], ok: Iterable[int] = (200, 201, 202),
+                   on_sent: Callable[[int, float], None] | None = None) -> int:
+        """Send all requests (pipelined over the connections); return how many answered with `ok` codes."""
+        items = list(requests)
+        accepted = set(ok)
+        good = 0
+
+        async def worker(index: int) -> None:
+            nonlocal good
+            conn = self.conns[index]
+            mine = list(range(index, len(items), self.n))
+            for start in range(0, len(mine), self.depth):
+                batch = mine[start:start + self.depth]
+                now = time.time()
+                conn.writer.write(b''.join(Connection.encode(*items[i]) for i in batch))
+                if on_sent is not None:
+                    for i in batch:
+                        on_sent(i, now)
+                for _ in batch:
+                    status, _data = await conn.response()
+                    good += status in accepted
+        await asyncio.gather(*(worker(i) for i in range(self.n)))
+        return good
+
+    async def ensure_namespace(self, name: str) -> None:
+        status, _ = await self.request('POST', '/api/v1/namespaces', {'metadata': {'name': name}})
+        assert status in (201, 409), status
+
+    async def resource_version(self, namespace: str) -> str:
+        status, data = await self.request('GET', objects_path(namespace) + '?limit=1')
+        assert status == 200, (status, data)
+        return str(data['metadata']['resourceVersion'])
+
+    async def counters(self) -> dict[str, int]:
+        _, data = await self.request('GET', '/_emulator/counters')
+        return dict(data)
+
+
+class Watch:
+    """A raw watch of the benchmark objects in one namespace; `on_event(type, obj, now)` per event."""
+
+    def __init__(self, port: int, namespace: str, rv: str, on_event: Callable[[str, dict[str, Any], float], None]):
+        self.port, self.namespace, self.rv, self.on_event = port, namespace, rv, on_event
+        self.task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        self.task = asyncio.create_task(self.run())
+
+    async def run(self) -> None:
+        conn = await Connection.open(self.port)
+        path = f'{objects_path(self.namespace)}?watch=true&resourceVersion={self.rv}'
+        conn.writer.write(f'GET {path} HTTP/1.1\r\nHost: localhost\r\n\r\n'.encode())
+        await conn.reader.readuntil(b'\r\n\r\n')
+        buffer = b''
+        try:
+            while True:
+                size = int((await conn.reader.readline()).strip(), 16)
+                if size == 0:
+                    break
+                buffer += await conn.reader.readexactly(size)
+                await conn.reader.readexactly(2)
+                if b'\n' not in buffer:
+                    continue
+                *lines, buffer = buffer.split(b'\n')
+                now = time.time()
+                for line in lines:
+                    if line.strip():
+                        event = json.loads(line)
+                        self.on_event(event['type'], event['object'], now)
+        finally:
+            conn.close()
+
+    async def stop(self) -> None:
+        if self.task is not None:
+            self.task.cancel()
+            try:
+                await self.task
+            except (asyncio.CancelledError, Exception):
+                pass
+
+
+async def wait_for(predicate: Callable[[], bool], seconds: float, step: float = 0.02) -> bool:
+    deadline = time.monotonic() + seconds
+    while not predicate():
+        if time.monotonic() > deadline:
+            return False
+        await asyncio.sleep(step)
+    return True
+
+
+# -- frameworks and their operator processes ------------------------------------------------------------
+
+@dataclasses.dataclass(frozen=True)
+class Framework:
+    name: str      # 'ours', 'upstream', 'upstream+clients'
+    python: str    # the interpreter whose `kopf` is measured
+    label: str     # 'ours', 'upstream' -- what the operator records as `by`
+
+
+class Operator:
+    """One operator process: `python -I -m kopf run --standalone -n NS bench/operator.py` (cwd: a temp dir)."""
+
+    def __init__(self, framework: Framework, kubeconfig: pathlib.Path, namespace: str, logdir: pathlib.Path,
+                 extra_args: Iterable[str] = ()) -> None:
+        self.framework, self.kubeconfig, self.namespace = framework, kubeconfig, namespace
+        self.logfile = logdir / f'operator-{framework.name}-{namespace}.log'
+        self.extra_args = list(extra_args)
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.spawned_at = 0.0
+        self.cwd = tempfile.mkdtemp(prefix='kopf-bench-cwd-')
+
+    def start(self) -> None:
+        env = {k: v for k, v in os.environ.items() if not k.startswith(('PYTHON', 'KOPF'))}
+        env.update(KUBECONFIG=str(self.kubeconfig), BENCH_FRAMEWORK=self.framework.label)
+        cmd = [self.framework.python, '-I', '-m', 'kopf', 'run', '--standalone', '-n', self.namespace,
+               *self.extra_args, str(OPERATOR)]
+        out = open(self.logfile, 'wb')
+        self.spawned_at = time.time()
+        self.proc = subprocess.Popen(cmd, cwd=self.cwd, env=env, stdout=out, stderr=subprocess.STDOUT)
+        out.close()
+
+    @property
+    def pid(self) -> int:
+        assert self.proc is not None
+        return self.proc.pid
+
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def cpu(self) -> float:
+        return cpu_seconds(self.pid)
+
+    def memory(self) -> dict[str, float]:
+        return memory_mb(self.pid)
+
+    def stop(self, timeout: float = 20) -> int | None:
+        if self.proc is None:
+            return None
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGINT)
+            try:
+                self.proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                log(f'{self.framework.name} did not stop in {timeout}s; killing it')
+                self.proc.kill()
+                self.proc.wait()
+        return self.proc.returncode
+
+    def tail(self, lines: int = 15) -> str:
+        try:
+            return '\n'.join(self.logfile.read_text(errors='replace').splitlines()[-lines:])
+        except OSError:
+            return ''
+
+
+def import_figures(python: str, repeats: int = 5) -> dict[str, Any]:
+    """`import kopf` in a fresh interpreter: seconds and RSS after it (median of runs); optional clients loaded?"""
+    code = ('import sys, time; t = time.perf_counter(); import kopf; dt = time.perf_counter() - t\n'
+            'rss = [int(l.split()[1]) for l in open("/proc/self/status") if l.startswith("VmRSS:")][0]\n'
+            'import json; print(json.dumps({"s": dt, "rss_kb": rss, "file": kopf.__file__,\n'
+            '  "clients": sorted(m for m in ("kubernetes", "pykube") if m in sys.modules)}))')
+    runs = []
+    with tempfile.TemporaryDirectory(prefix='kopf-bench-import-') as cwd:
+        for _ in range(repeats):
+            out = subprocess.run([python, '-I', '-c', code], cwd=cwd, check=True, capture_output=True, text=True)
+            runs.append(json.loads(out.stdout))
+    runs.sort(key=lambda r: r['s'])
+    rss = sorted(r['rss_kb'] for r in runs)[len(runs) // 2] / 1024
+    return {'import_s': runs[len(runs) // 2]['s'], 'import_rss_mb': rss, 'file': runs[0]['file'],
+            'optional_clients_imported': runs[0]['clients']}
+
+
+def percentile(values: list[float], q: float) -> float:
+    if not values:
+        return float('nan')
+    ordered = sorted(values)
+    index = min(len(ordered) - 1, max(0, round(q / 100 * (len(ordered) - 1))))
+    return ordered[index]

@@ -1,0 +1,473 @@
+"""Side-by-side benchmark: our kopf vs upstream Kopf 1.45.2, the same operator on the same local cluster.
+
+    .venv/bin/python bench/run.py            # full: 1,000 objects, 10,000 idle/restart, median of 3
+    .venv/bin/python bench/run.py --quick    # 200 objects, 1,000 idle/restart, 1 run (< 3 minutes)
+
+Upstream is installed by this script into throw-away virtualenvs under `bench/.venvs/` (git-ignored;
+never into the project's `.venv`) and only run as a black box: `python -I -m kopf run ...`.
+See bench/README.md for what each figure means.
+"""
+import argparse
+import asyncio
+import datetime
+import json
+import pathlib
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from typing import Any
+
+import harness as h
+from harness import log
+
+UPSTREAM_VERSION = '1.45.2'
+RESULTS = h.HERE / 'results'
+VENVS = h.HERE / '.venvs'
+KEYS = ['objects_per_s', 'cpu_s_per_1000', 'rss_mb_idle', 'p50_ms', 'p99_ms', 'writes_per_lifecycle',
+        'resume_s', 'startup_s', 'import_rss_mb']
+LOWER_IS_BETTER = {'cpu_s_per_1000', 'rss_mb_idle', 'p50_ms', 'p99_ms', 'writes_per_lifecycle', 'resume_s',
+                   'startup_s', 'import_rss_mb', 'import_s', 'rss_mb_peak', 'steady_p50_ms', 'steady_p99_ms',
+                   'steady_cpu_s_per_1000', 'idle_cpu_pct', 'resume_cpu_s', 'startup_s_with_clients',
+                   'import_s_with_clients', 'import_rss_mb_with_clients', 'events_per_lifecycle'}
+
+
+# -- setup ---------------------------------------------------------------------------------------------
+
+def upstream_venv(with_clients: bool) -> str:
+    """A throw-away venv with kopf==1.45.2 (and kubernetes + pykube-ng if asked); never the project's."""
+    venv = VENVS / (f'upstream-{UPSTREAM_VERSION}' + ('-clients' if with_clients else ''))
+    if venv.resolve() == (h.ROOT / '.venv').resolve():
+        raise SystemExit("Refusing to install upstream kopf into the project's own .venv.")
+    python = venv / 'bin' / 'python'
+    stamp = venv / '.bench-installed'
+    if not stamp.exists():
+        log(f'installing kopf=={UPSTREAM_VERSION}{" + kubernetes + pykube-ng" if with_clients else ""} into {venv}')
+        subprocess.run([sys.executable, '-m', 'venv', '--clear', str(venv)], check=True)
+        packages = [f'kopf=={UPSTREAM_VERSION}'] + (['kubernetes', 'pykube-ng'] if with_clients else [])
+        subprocess.run([str(python), '-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', *packages],
+                       check=True)
+        stamp.touch()
+    return str(python)
+
+
+def prehandled(namespace: str, name: str, n: int) -> dict[str, Any]:
+    """An object as if created and handled before: our finalizer and the diff-base annotation (same wire format)."""
+    import kopf  # ours; its storages write upstream's format (tests/storage/test_upstream_compat.py)
+    meta: dict[str, Any] = {'name': name, 'namespace': namespace}
+    body = {'apiVersion': h.API_VERSION, 'kind': h.KIND, 'metadata': meta, 'spec': {'n': n}}
+    storage = kopf.AnnotationsDiffBaseStorage()
+    patch = kopf.Patch()
+    storage.store(body=kopf.Body(body), patch=patch, essence=storage.build(body=kopf.Body(body)))
+    meta['annotations'] = dict(patch['metadata']['annotations'])
+    meta['finalizers'] = [h.FINALIZER]
+    return body
+
+
+class Tracker:
+    """What the harness's own watch saw of the objects in one namespace."""
+
+    def __init__(self) -> None:
+        self.results: dict[str, dict[str, dict[str, Any]]] = {}  # handler id → name → latest result
+        self.visible: dict[str, dict[str, float]] = {}  # handler id → name → when first seen in status
+        self.updates: dict[tuple[str, Any], tuple[float, float]] = {}  # (name, n) → (handler t, seen at)
+        self.gone: dict[str, float] = {}
+
+    def __call__(self, etype: str, obj: dict[str, Any], now: float) -> None:
+        name = obj['metadata']['name']
+        if etype == 'DELETED':
+            self.gone.setdefault(name, now)
+            return
+        for hid, result in (obj.get('status') or {}).items():
+            if isinstance(result, dict) and 't' in result:
+                previous = self.results.setdefault(hid, {}).get(name)
+                if previous is None or previous.get('t') != result['t']:
+                    self.results[hid][name] = result
+                    self.visible.setdefault(hid, {})[name] = now
+                    if hid == 'update_fn':
+                        self.updates.setdefault((name, result.get('n')), (result['t'], now))
+
+    def count(self, hid: str, since: float = 0.0, names: set[str] | None = None) -> int:
+        return sum(1 for name, r in self.results.get(hid, {}).items()
+                   if r['t'] >= since and (names is None or name in names))
+
+
+def operator_writes(before: dict[str, int], after: dict[str, int], own: dict[str, int]) -> dict[str, int]:
+    """Write requests between two counter snapshots, minus the harness's own (`own`)."""
+    writes = {}
+    for key in sorted(set(after) | set(before)):
+        verb = key.split()[0]
+        if verb in ('create', 'update', 'patch', 'delete', 'deletecollection'):
+            n = after.get(key, 0) - before.get(key, 0) - own.get(key, 0)
+            if n:
+                writes[key] = n
+    return writes
+
+
+# -- scenarios -----------------------------------------------------------------------------------------
+
+async def run_lifecycle(fw: h.Framework, emu: h.EmulatorProcess, args: argparse.Namespace, rep: int,
+                        logdir: pathlib.Path) -> dict[str, Any]:
+    """Startup (1 existing object) → burst (N created at once, then all deleted) → steady updates."""
+    ns = f'life-{fw.name.replace("+", "-")}-{rep}'
+    out: dict[str, Any] = {}
+    async with h.Client(emu.port) as client:
+        await client.ensure_namespace(ns)
+        tracker = Tracker()
+        watch = h.Watch(emu.port, ns, await client.resource_version(ns), tracker)
+        watch.start()
+        await client.request('POST', h.objects_path(ns), {'apiVersion': h.API_VERSION, 'kind': h.KIND,
+                                                          'metadata': {'name': 'probe'}, 'spec': {'n': 0}})
+        op = h.Operator(fw, emu.kubeconfig, ns, logdir)
+        op.start()
+        try:
+            if not await h.wait_for(lambda: 'probe' in tracker.results.get('create_fn', {}) or not op.alive(), 60):
+                raise RuntimeError('no first handler call in 60 s')
+            if not op.alive():
+                raise RuntimeError('the operator exited')
+            out['startup_s'] = tracker.results['create_fn']['probe']['t'] - op.spawned_at
+            await asyncio.sleep(1.0)
+            out.update(await burst(op, client, tracker, ns, args.objects, args.timeout))
+            out.update(await steady(op, client, tracker, ns, args))
+            mem = op.memory()
+            out['rss_mb_peak'] = mem['VmHWM']
+        except Exception:
+            log(f'{fw.name}: the operator log ends with:\n{op.tail()}')
+            raise
+        finally:
+            op.stop()
+            await watch.stop()
+    return out
+
+
+async def burst(op: h.Operator, client: h.Client, tracker: Tracker, ns: str, n: int,
+                limit: float) -> dict[str, Any]:
+    names = [f'b-{i:05d}' for i in range(n)]
+    name_set = set(names)
+    sent: dict[int, float] = {}
+    before, cpu0 = await client.counters(), op.cpu()
+    started = time.time()
+    creates = [('POST', h.objects_path(ns), {'apiVersion': h.API_VERSION, 'kind': h.KIND,
+                                               'metadata': {'name': name}, 'spec': {'n': i}}, 'application/json')
+               for i, name in enumerate(names)]
+    created = await client.bulk(creates, on_sent=sent.__setitem__)
+    assert created == n, f'created {created} of {n}'
+    done = await h.wait_for(lambda: tracker.count('create_fn', names=name_set) >= n or not op.alive(), limit)
+    handled = tracker.count('create_fn', names=name_set)
+    if not done or handled < n:
+        raise RuntimeError(f'burst: handled {handled} of {n} creations')
+    visible = tracker.visible['create_fn']
+    create_s = max(visible[name] for name in names) - started
+    cpu_created = op.cpu()
+    latencies = [(tracker.results['create_fn'][name]['t'] - sent[i]) * 1000 for i, name in enumerate(names)]
+    deleted_at = time.time()
+    deletes = [('DELETE', h.objects_path(ns, name), None, 'application/json') for name in names]
+    await client.bulk(deletes)
+    done = await h.wait_for(lambda: len(name_set & tracker.gone.keys()) >= n or not op.alive(), limit)
+    gone = len(name_set & tracker.gone.keys())
+    if not done or gone < n:
+        raise RuntimeError(f'burst: {gone} of {n} deletions handled (finalizer released)')
+    delete_s = max(tracker.gone[name] for name in names) - deleted_at
+    await asyncio.sleep(0.5)  # let trailing requests (events) land in the counters
+    after, cpu1 = await client.counters(), op.cpu()
+    own = {f'create {h.PLURAL}': n, f'delete {h.PLURAL}': n}
+    writes = operator_writes(before, after, own)
+    object_writes = sum(v for k, v in writes.items() if k.split()[1].startswith(h.PLURAL))
+    events = sum(v for k, v in writes.items() if k.split()[1] == 'events')
+    return {
+        'objects_per_s': n / create_s,
+        'deletes_per_s': n / delete_s,
+        'cpu_s_per_1000': (cpu1 - cpu0) / n * 1000,
+        'cpu_s_per_1000_create': (cpu_created - cpu0) / n * 1000,
+        'p50_ms': h.percentile(latencies, 50),
+        'p99_ms': h.percentile(latencies, 99),
+        'writes_per_lifecycle': object_writes / n,
+        'events_per_lifecycle': events / n,
+        'writes_by_verb': {k: round(v / n, 3) for k, v in writes.items()},
+    }
+
+
+async def steady(op: h.Operator, client: h.Client, tracker: Tracker, ns: str,
+                 args: argparse.Namespace) -> dict[str, Any]:
+    """M objects updated round-robin at a fixed total rate; update→handler latency and CPU per update."""
+    m, rate, seconds = args.steady_objects, args.steady_rate, args.steady_seconds
+    names = [f's-{i:04d}' for i in range(m)]
+    creates = [('POST', h.objects_path(ns), {'apiVersion': h.API_VERSION, 'kind': h.KIND,
+                                               'metadata': {'name': name}, 'spec': {'n': 0}}, 'application/json')
+               for name in names]
+    await client.bulk(creates)
+    if not await h.wait_for(lambda: tracker.count('create_fn', names=set(names)) >= m, args.timeout):
+        raise RuntimeError('steady: the objects were not all handled')
+    await asyncio.sleep(0.5)
+    conn = client.conns[1]
+    sent: dict[tuple[str, int], float] = {}
+    cpu0 = op.cpu()
+    total = int(rate * seconds)
+    started = time.monotonic()
+    pending = 0
+    for k in range(total):
+        delay = started + k / rate - time.monotonic()
+        if delay > 0:
+            if pending:
+                for _ in range(pending):
+                    await conn.response()
+                pending = 0
+            await asyncio.sleep(delay)
+        name, n = names[k % m], k // m + 1
+        sent[(name, n)] = time.time()
+        conn.writer.write(h.Connection.encode('PATCH', h.objects_path(ns, name), {'spec': {'n': n}},
+                                              'application/merge-patch+json'))
+        pending += 1
+    for _ in range(pending):
+        await conn.response()
+    last = {(name, max(n for (nm, n) in sent if nm == name)) for name in names}
+    await h.wait_for(lambda: all(key in tracker.updates for key in last) or not op.alive(), 30)
+    cpu1 = op.cpu()
+    latencies = [(tracker.updates[key][0] - at) * 1000 for key, at in sent.items() if key in tracker.updates]
+    await client.bulk([('DELETE', h.objects_path(ns, name), None, 'application/json') for name in names])
+    await h.wait_for(lambda: set(names) <= tracker.gone.keys() or not op.alive(), args.timeout)
+    return {
+        'steady_rate': rate,
+        'steady_handled_pct': 100 * len(latencies) / total,
+        'steady_p50_ms': h.percentile(latencies, 50),
+        'steady_p99_ms': h.percentile(latencies, 99),
+        'steady_cpu_s_per_1000': (cpu1 - cpu0) / total * 1000,
+    }
+
+
+async def populate(emu: h.EmulatorProcess, ns: str, count: int) -> None:
+    async with h.Client(emu.port) as client:
+        await client.ensure_namespace(ns)
+        objs = [('POST', h.objects_path(ns), prehandled(ns, f'r-{i:05d}', i), 'application/json')
+                for i in range(count)]
+        created = await client.bulk(objs, ok=(201, 409))
+        assert created == count, f'pre-created {created} of {count}'
+
+
+async def run_restart(fw: h.Framework, emu: h.EmulatorProcess, args: argparse.Namespace,
+                      logdir: pathlib.Path) -> dict[str, Any]:
+    """I existing handled objects; the operator starts; time until all resumed; then idle RSS and CPU."""
+    ns = f'restart-{fw.name.replace("+", "-")}'
+    count = args.idle
+    out: dict[str, Any] = {}
+    async with h.Client(emu.port) as client:
+        tracker = Tracker()
+        watch = h.Watch(emu.port, ns, await client.resource_version(ns), tracker)
+        watch.start()
+        op = h.Operator(fw, emu.kubeconfig, ns, logdir)
+        op.start()
+        try:
+            t0 = op.spawned_at
+            done = await h.wait_for(lambda: tracker.count('resume_fn', since=t0) >= count or not op.alive(),
+                                    args.timeout)
+            resumed = tracker.count('resume_fn', since=t0)
+            if not done or resumed < count:
+                raise RuntimeError(f'restart: resumed {resumed} of {count}')
+            ts = [r['t'] for r in tracker.results['resume_fn'].values()]
+            out['resume_s'] = max(ts) - t0
+            out['resume_visible_s'] = max(tracker.visible['resume_fn'].values()) - t0
+            out['resume_cpu_s'] = op.cpu()
+            await asyncio.sleep(args.settle)
+            cpu0 = op.cpu()
+            await asyncio.sleep(args.settle)
+            out['idle_cpu_pct'] = 100 * (op.cpu() - cpu0) / args.settle
+            out['rss_mb_idle'] = op.memory()['VmRSS']
+            rerun = tracker.count('create_fn', since=t0) + tracker.count('update_fn', since=t0)
+            if rerun:
+                raise RuntimeError(f'restart: {rerun} create/update handlers re-ran on handled objects')
+        except Exception:
+            log(f'{fw.name}: the operator log ends with:\n{op.tail()}')
+            raise
+        finally:
+            op.stop()
+            await watch.stop()
+    return out
+
+
+async def run_startup(fw: h.Framework, emu: h.EmulatorProcess, rep: int, logdir: pathlib.Path) -> float:
+    """Process start → first handler call, with one existing object (for the with-clients variant)."""
+    ns = f'start-{fw.name.replace("+", "-")}-{rep}'
+    async with h.Client(emu.port) as client:
+        await client.ensure_namespace(ns)
+        tracker = Tracker()
+        watch = h.Watch(emu.port, ns, await client.resource_version(ns), tracker)
+        watch.start()
+        await client.request('POST', h.objects_path(ns), {'apiVersion': h.API_VERSION, 'kind': h.KIND,
+                                                          'metadata': {'name': 'probe'}, 'spec': {'n': 0}})
+        op = h.Operator(fw, emu.kubeconfig, ns, logdir)
+        op.start()
+        try:
+            if not await h.wait_for(lambda: 'probe' in tracker.results.get('create_fn', {}) or not op.alive(), 60):
+                raise RuntimeError('no first handler call in 60 s')
+            return float(tracker.results['create_fn']['probe']['t'] - op.spawned_at)
+        finally:
+            op.stop()
+            await watch.stop()
+
+
+async def emulator_capacity(emu: h.EmulatorProcess, seconds: float) -> float:
+    import emulator as capacity  # bench/emulator.py: the emulator's own benchmark
+    async with h.Client(emu.port, connections=1) as client:
+        status, _ = await client.request('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions',
+                                         capacity.CRD)
+        assert status in (201, 409), status
+    return await capacity.patches_per_second(emu.port, seconds, emu.pid)
+
+
+# -- the whole run --------------------------------------------------------------------------------------
+
+def median_of(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    result: dict[str, Any] = {}
+    for key in runs[0]:
+        values = [r[key] for r in runs if key in r]
+        if all(isinstance(v, (int, float)) for v in values):
+            result[key] = statistics.median(values)
+        else:
+            result[key] = values[len(values) // 2]
+    return result
+
+
+async def bench(args: argparse.Namespace) -> dict[str, Any]:
+    ours = h.Framework('ours', str(h.ROOT / '.venv' / 'bin' / 'python'), 'ours')
+    frameworks = [ours]
+    clients: h.Framework | None = None
+    if not args.ours_only:
+        frameworks.append(h.Framework('upstream', upstream_venv(False), 'upstream'))
+        clients = h.Framework('upstream+clients', upstream_venv(True), 'upstream')
+    logdir = pathlib.Path(tempfile.mkdtemp(prefix='kopf-bench-logs-'))
+    log(f'logs in {logdir}')
+    emu = h.EmulatorProcess(ours.python, logdir)
+    emu.start()
+    report: dict[str, Any] = {}
+    try:
+        log('emulator capacity (PATCH/s, trivial pipelined client, 2 watchers)')
+        patch_per_s = await emulator_capacity(emu, args.capacity_seconds)
+        async with h.Client(emu.port, connections=1) as client:
+            status, _ = await client.request('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', h.CRD)
+            assert status in (201, 409), status
+        await asyncio.sleep(0.5)
+        for fw in frameworks:
+            log(f'pre-creating {args.idle} handled objects for the restart/idle scenario of {fw.name}')
+            await populate(emu, f'restart-{fw.name}', args.idle)
+        runs: dict[str, list[dict[str, Any]]] = {fw.name: [] for fw in frameworks}
+        for rep in range(args.repeats):
+            for fw in frameworks:
+                log(f'run {rep + 1}/{args.repeats}: {fw.name}: startup, burst of {args.objects}, steady updates')
+                result = await run_lifecycle(fw, emu, args, rep, logdir)
+                log(f'run {rep + 1}/{args.repeats}: {fw.name}: restart with {args.idle} handled objects, idle')
+                result.update(await run_restart(fw, emu, args, logdir))
+                runs[fw.name].append(result)
+                log(f'  {fw.name}: {result["objects_per_s"]:.0f} obj/s, p99 {result["p99_ms"]:.0f} ms, '
+                    f'resume {result["resume_s"]:.2f} s, idle RSS {result["rss_mb_idle"]:.0f} MB')
+        for fw in frameworks:
+            block = median_of(runs[fw.name])
+            block.update(h.import_figures(fw.python))
+            block['runs'] = len(runs[fw.name])
+            report[fw.name] = block
+        if clients is not None:
+            starts = [await run_startup(clients, emu, rep, logdir) for rep in range(args.repeats)]
+            figures = h.import_figures(clients.python)
+            report['upstream'].update(startup_s_with_clients=statistics.median(starts),
+                                      import_s_with_clients=figures['import_s'],
+                                      import_rss_mb_with_clients=figures['import_rss_mb'],
+                                      optional_clients_imported_with_clients=figures['optional_clients_imported'])
+        ours_with = h.import_figures(ours.python)  # the project venv has kubernetes & pykube-ng installed
+        report['ours'].update(startup_s_with_clients=report['ours']['startup_s'],
+                              import_s_with_clients=ours_with['import_s'],
+                              import_rss_mb_with_clients=ours_with['import_rss_mb'])
+        report['emulator'] = {'patch_per_s': patch_per_s}
+    finally:
+        emu.stop()
+    if 'upstream' in report:
+        report['ratio'] = {key: report['ours'][key] / report['upstream'][key]
+                           for key in report['ours'] if key in report['upstream']
+                           and isinstance(report['ours'][key], (int, float)) and report['upstream'][key]
+                           and key != 'runs'}
+    report['meta'] = {'date': datetime.datetime.now(datetime.UTC).isoformat(timespec='seconds'),
+                      'mode': 'quick' if args.quick else 'full', 'repeats': args.repeats,
+                      'objects': args.objects, 'idle_objects': args.idle,
+                      'steady': {'objects': args.steady_objects, 'rate': args.steady_rate,
+                                 'seconds': args.steady_seconds},
+                      'upstream': f'kopf=={UPSTREAM_VERSION}', 'machine': h.machine(), 'logs': str(logdir)}
+    return report
+
+
+ROWS = [
+    ('objects_per_s', 'burst: created objects handled per second', '{:.0f}'),
+    ('deletes_per_s', 'burst: deletions handled per second', '{:.0f}'),
+    ('cpu_s_per_1000', 'burst: operator CPU s per 1,000 lifecycles', '{:.2f}'),
+    ('p50_ms', 'burst: creation → handler start, p50 ms', '{:.0f}'),
+    ('p99_ms', 'burst: creation → handler start, p99 ms', '{:.0f}'),
+    ('writes_per_lifecycle', 'object PATCH/PUT per create→delete', '{:.2f}'),
+    ('events_per_lifecycle', 'Events created per create→delete', '{:.2f}'),
+    ('steady_p50_ms', 'steady: update → handler, p50 ms', '{:.0f}'),
+    ('steady_p99_ms', 'steady: update → handler, p99 ms', '{:.0f}'),
+    ('steady_cpu_s_per_1000', 'steady: CPU s per 1,000 updates', '{:.2f}'),
+    ('steady_handled_pct', 'steady: updates seen by the handler, %', '{:.0f}'),
+    ('rss_mb_peak', 'peak RSS after burst+steady, MB', '{:.0f}'),
+    ('rss_mb_idle', 'idle RSS watching the restart objects, MB', '{:.0f}'),
+    ('idle_cpu_pct', 'idle CPU, % of a core', '{:.1f}'),
+    ('resume_s', 'restart: process start → all resumed, s', '{:.2f}'),
+    ('startup_s', 'process start → first handler, s', '{:.3f}'),
+    ('startup_s_with_clients', '  … with kubernetes+pykube-ng installed', '{:.3f}'),
+    ('import_s', '`import kopf`, s', '{:.3f}'),
+    ('import_rss_mb', 'RSS after `import kopf`, MB', '{:.1f}'),
+    ('import_s_with_clients', '  … with kubernetes+pykube-ng installed, s', '{:.3f}'),
+    ('import_rss_mb_with_clients', '  … with kubernetes+pykube-ng installed, MB', '{:.1f}'),
+]
+
+
+def table(report: dict[str, Any]) -> str:
+    meta = report['meta']
+    lines = [f"kopf bench ({meta['mode']}: {meta['objects']} objects, {meta['idle_objects']} idle/restart, "
+             f"median of {meta['repeats']}) on {meta['machine']['cores']} cores, {meta['machine']['memory_gb']} GB",
+             f"{'figure':48} {'ours':>10} {'upstream':>10} {'ours/up':>8}"]
+    up = report.get('upstream', {})
+    for key, title, fmt in ROWS:
+        if key not in report.get('ours', {}):
+            continue
+        a = report['ours'][key]
+        b = up.get(key)
+        ratio = report.get('ratio', {}).get(key)
+        lines.append(f"{title:48} {fmt.format(a):>10} {fmt.format(b) if b is not None else '-':>10} "
+                     f"{f'{ratio:.2f}x' if ratio is not None else '-':>8}")
+    lines.append(f"emulator capacity (the ceiling): {report['emulator']['patch_per_s']:,.0f} PATCH/s")
+    return '\n'.join(lines)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument('--quick', action='store_true', help='200 objects, 1,000 idle, 1 run')
+    parser.add_argument('--repeats', type=int, default=None)
+    parser.add_argument('--objects', type=int, default=None)
+    parser.add_argument('--idle', type=int, default=None)
+    parser.add_argument('--ours-only', action='store_true', help='skip upstream (for profiling our side)')
+    parser.add_argument('--no-write', action='store_true', help='print only; do not write bench/results/')
+    args = parser.parse_args()
+    args.repeats = args.repeats or (1 if args.quick else 3)
+    args.objects = args.objects or (200 if args.quick else 1000)
+    args.idle = args.idle or (1000 if args.quick else 10000)
+    args.steady_objects = 20 if args.quick else 50
+    args.steady_rate = 20.0 if args.quick else 50.0
+    args.steady_seconds = 4.0 if args.quick else 8.0
+    args.capacity_seconds = 2.0 if args.quick else 3.0
+    args.settle = 1.0 if args.quick else 2.0
+    args.timeout = 300.0
+    started = time.monotonic()
+    report = asyncio.run(bench(args))
+    report['meta']['elapsed_s'] = round(time.monotonic() - started, 1)
+    print(table(report))
+    print(f"(took {report['meta']['elapsed_s']:.0f} s)")
+    if not args.no_write:
+        RESULTS.mkdir(exist_ok=True)
+        text = json.dumps(report, indent=2, sort_keys=False) + '\n'
+        (RESULTS / 'latest.json').write_text(text)
+        stamp = datetime.datetime.now(datetime.UTC).strftime('%Y-%m-%dT%H%M')
+        (RESULTS / f'{stamp}-{report["meta"]["mode"]}-{report["meta"]["machine"]["cores"]}cores.json').write_text(text)
+        log(f'wrote {RESULTS / "latest.json"}')
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
