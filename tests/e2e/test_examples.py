@@ -159,3 +159,44 @@ def test_04_events(cluster: LocalCluster) -> None:
                         'Warning': 'Something looks odd.', 'Error': 'Something went wrong: The reactor is overheating.'}
     assert {e['involvedObject']['name'] for e in found} == {'kopf-example-1'}
     assert {e['involvedObject']['kind'] for e in found} == {'KopfExample'}
+
+
+def test_05_handlers(cluster: LocalCluster) -> None:
+    cluster.apply(OBJ)  # before the operator starts, so it is resumed on a restart below
+    with runner('05-handlers', cluster) as operator:
+        assert operator.wait_ready(20)
+        wait_for(lambda: LAST_HANDLED in annotations(kex(cluster)))
+        created = kex(cluster)
+        assert created is not None
+        assert created['metadata']['finalizers'] == ['kopf.zalando.org/KopfFinalizerMarker']
+        assert created['status'] == {'create_fn_1': {'order': 1}, 'create_fn_2': {'order': 2}}
+        patches = [r for r in cluster.request_log() if r['method'] == 'PATCH' and 'kopf-example-1' in r['path']]
+        assert len(patches) >= 3  # the finalizer; create_fn_1 + its progress; create_fn_2 + the diff-base
+        patch_kex(cluster, {'spec': {'field': 'changed'}})
+        wait_for(lambda: '"changed"' in annotations(kex(cluster))[LAST_HANDLED])
+    with runner('05-handlers', cluster) as operator2:  # a restart: the existing object is resumed
+        assert operator2.wait_ready(20)
+        wait_for(lambda: status(cluster).get('resume_fn'))
+        delete_kex(cluster)
+        wait_for(lambda: kex(cluster) is None)
+    output = operator.output
+    assert output.index('create_fn_1: {') < output.index('create_fn_2: kopf-example-1')
+    assert "field_fn: None -> 'value'" in output
+    assert "update_fn: spec.field: 'value' -> 'changed'" in output
+    assert "field_fn: 'value' -> 'changed'" in output
+    assert 'resume_fn' not in output  # a new object is created, not resumed
+    assert 'resume_fn: the operator has restarted' in operator2.output
+    assert 'delete_fn_1: kopf-example-1' in operator2.output
+    assert 'delete_fn_2: kopf-example-1' in operator2.output
+
+
+def test_07_subhandlers(cluster: LocalCluster) -> None:
+    with runner('07-subhandlers', cluster) as operator:
+        assert operator.wait_ready(20)
+        cluster.apply(OBJ)
+        wait_for(lambda: LAST_HANDLED in annotations(kex(cluster)))
+    assert status(cluster) == {'create_fn/item1': {'handled': 'item1'}, 'create_fn/item2': {'handled': 'item2'}}
+    assert "=== Handling the item 'item1' ===" in operator.output
+    assert "Handler 'create_fn/item1' succeeded." in operator.output
+    assert "Handler 'create_fn/item2' succeeded." in operator.output
+    assert "Handler 'create_fn' succeeded." in operator.output
