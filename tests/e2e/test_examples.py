@@ -6,6 +6,8 @@ control API and the official `kubernetes` client.
 """
 import json
 import pathlib
+import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -200,3 +202,52 @@ def test_07_subhandlers(cluster: LocalCluster) -> None:
     assert "Handler 'create_fn/item1' succeeded." in operator.output
     assert "Handler 'create_fn/item2' succeeded." in operator.output
     assert "Handler 'create_fn' succeeded." in operator.output
+
+
+def test_09_testing() -> None:
+    """The example's own test passes, run by pytest as a user would run it."""
+    args = [sys.executable, '-m', 'pytest', '-q', '-p', 'no:cacheprovider', str(EXAMPLES / '09-testing')]
+    result = subprocess.run(args, capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert '1 passed' in result.stdout
+
+
+def pod(name: str) -> Obj:
+    return {'apiVersion': 'v1', 'kind': 'Pod', 'metadata': {'name': name, 'namespace': 'default'},
+            'spec': {'containers': [{'name': 'main', 'image': 'busybox'}]}}
+
+
+def test_10_builtins(cluster: LocalCluster, kubeconfig: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv('POD_LIFETIME', '1')
+    with runner('10-builtins', cluster) as operator:
+        assert operator.wait_ready(20)
+        cluster.apply(pod('short-lived'), pod('kube-proxy-x'))
+        live = wait_for(lambda: (cluster.get('v1', 'Pod', 'short-lived', 'default') or {}).get('metadata'))
+        live = wait_for(lambda: (cluster.get('v1', 'Pod', 'short-lived', 'default') or {}).get('metadata', {})
+                        .get('finalizers'))
+        assert live == ['kopf.zalando.org/KopfFinalizerMarker']
+        wait_for(lambda: cluster.get('v1', 'Pod', 'short-lived', 'default') is None, within=10)
+        system_pod = cluster.get('v1', 'Pod', 'kube-proxy-x', 'default')
+        assert system_pod is not None and not system_pod['metadata'].get('finalizers')
+        assert LAST_HANDLED not in annotations(system_pod)
+    output = operator.output
+    assert "Handler 'limit_the_lifetime' failed temporarily: The pod is" in output
+    assert 'Deleted the pod default/short-lived after' in output
+    assert 'The pod short-lived is being deleted.' in output
+    assert 'kube-proxy-x' not in output.replace('Starting', '')
+
+
+def test_11_filtering_handlers(cluster: LocalCluster) -> None:
+    with runner('11-filtering-handlers', cluster) as operator:
+        assert operator.wait_ready(20)
+        cluster.apply(OBJ)
+        wait_for(lambda: LAST_HANDLED in annotations(kex(cluster)))
+        patch_kex(cluster, {'spec': {'field': 'changed'}})
+        wait_for(lambda: '"changed"' in annotations(kex(cluster))[LAST_HANDLED])
+    output = operator.output
+    for message in ['Label is matching.', 'Label is present.', 'Label is absent.', 'Label callback is satisfied.',
+                    'Annotation is matching.', 'Field value is matching.', 'The when= condition is true.',
+                    'Any of the callbacks is satisfied.', 'Field changed from "value" to "changed".']:
+        assert message in output, message
+    assert 'MUST NOT BE LOGGED' not in output
+    assert 'Creation is processed: 8 succeeded; 0 failed.' in output
