@@ -55,6 +55,15 @@ def _deadline(request: web.Request) -> float:
     return sum(float(number) * _UNITS[unit] for number, unit in parts)
 
 
+async def _sleep_until(event: asyncio.Event, seconds: float) -> None:
+    """Wait for the event or the time, whichever first (no `wait_for`: in 3.11 it can swallow cancellations)."""
+    try:
+        async with asyncio.timeout(seconds):
+            await event.wait()
+    except TimeoutError:
+        pass
+
+
 def _common_name(request: web.Request) -> str | None:
     """The CN of a verified client certificate, if the client presented one."""
     transport = request.transport
@@ -94,6 +103,7 @@ class Emulator:
         self._runner: web.AppRunner | None = None
         self._controller: asyncio.Task[None] | None = None
         self._wake = asyncio.Event()
+        self._stopping = False
 
     # -- lifecycle -------------------------------------------------------------------------------
 
@@ -121,6 +131,7 @@ class Emulator:
 
     async def start(self) -> None:
         """Bind and serve; raises OSError if the port is taken (or the state file is unreadable)."""
+        self._stopping = False
         if self.state_file is not None and self.state_file.exists():
             self.state.restore(encoding.loads(self.state_file.read_bytes()))
         self._wake = asyncio.Event()
@@ -146,10 +157,12 @@ class Emulator:
 
     async def stop(self) -> None:
         self.hub.close_all()
+        self._stopping = True
+        self._wake.set()
         if self._controller is not None:
-            self._controller.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._controller
+            self._controller = None
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
@@ -165,11 +178,14 @@ class Emulator:
 
     async def _run_controllers(self) -> None:
         pending = False
-        while True:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), timeout=0.1 if pending else 1.0)
+        while not self._stopping:
+            await _sleep_until(self._wake, 0.1 if pending else 1.0)
             self._wake.clear()
-            pending = controllers.sweep(self.state)
+            try:
+                pending = controllers.sweep(self.state)
+            except Exception:   # a bug of ours must not stop garbage collection for good
+                logger.exception('The emulator controllers failed; retrying soon.')
+                pending = True
 
     def wake_controllers(self) -> None:
         self._wake.set()

@@ -123,7 +123,8 @@ class Streams:
             watcher.wakeup.clear()
             until = min(deadline, last_bookmark + interval) if bookmarks else deadline
             try:
-                await asyncio.wait_for(watcher.wakeup.wait(), timeout=max(0.0, until - now))
+                async with asyncio.timeout(max(0.0, until - now)):   # not wait_for: it may swallow cancels
+                    await watcher.wakeup.wait()
             except TimeoutError:
                 pass
         if bookmarks and not watcher.closed:
