@@ -6,9 +6,11 @@ control API and the official `kubernetes` client.
 """
 import json
 import pathlib
+import runpy
 import subprocess
 import sys
 import time
+import urllib.request
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -222,7 +224,6 @@ def test_10_builtins(cluster: LocalCluster, kubeconfig: pathlib.Path, monkeypatc
     with runner('10-builtins', cluster) as operator:
         assert operator.wait_ready(20)
         cluster.apply(pod('short-lived'), pod('kube-proxy-x'))
-        live = wait_for(lambda: (cluster.get('v1', 'Pod', 'short-lived', 'default') or {}).get('metadata'))
         live = wait_for(lambda: (cluster.get('v1', 'Pod', 'short-lived', 'default') or {}).get('metadata', {})
                         .get('finalizers'))
         assert live == ['kopf.zalando.org/KopfFinalizerMarker']
@@ -251,3 +252,53 @@ def test_11_filtering_handlers(cluster: LocalCluster) -> None:
         assert message in output, message
     assert 'MUST NOT BE LOGGED' not in output
     assert 'Creation is processed: 8 succeeded; 0 failed.' in output
+
+
+def test_12_embedded(cluster: LocalCluster, capsys: pytest.CaptureFixture[str]) -> None:
+    namespace = runpy.run_path(str(EXAMPLES / '12-embedded' / 'example.py'), run_name='example_12')
+    namespace['main'](cluster)
+    lines = capsys.readouterr().out.splitlines()
+    assert sorted(lines) == sorted([f'Hello, kopf-example-{i}!' for i in range(3)] +
+                                   [f'Good bye, kopf-example-{i}!' for i in range(3)])
+    assert not cluster.list('kopf.dev/v1', 'KopfExample', 'default')
+    assert not kopf.get_default_registry().handlers or all(  # its own registry: the default one is untouched
+        'greet' not in h.id for h in kopf.get_default_registry().handlers)
+
+
+def test_12_embedded_as_a_script() -> None:
+    result = subprocess.run([sys.executable, str(EXAMPLES / '12-embedded' / 'example.py')],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert 'Good bye, kopf-example-2!' in result.stdout
+
+
+def free_port() -> int:
+    import socket
+    with socket.socket() as sock:
+        sock.bind(('127.0.0.1', 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def test_13_hooks(cluster: LocalCluster, kubeconfig: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from kopf._reactor import probing
+    monkeypatch.setattr(probing, 'PROBE_CACHE_TIME', 0.0)  # not to wait 10 s for fresh probes
+    url = f'http://127.0.0.1:{free_port()}/healthz'
+    with runner('13-hooks', None, '--liveness', url) as operator:  # no cluster=: the custom login is used
+        assert operator.wait_ready(20)
+        cluster.apply(pod('pod-1'), pod('pod-2'))
+
+        def probed() -> Obj | None:
+            with urllib.request.urlopen(url, timeout=5) as response:
+                result: Obj = json.loads(response.read())
+            return result if result.get('pods_seen') == 2 else None
+        probes = wait_for(probed, interval=0.1)
+        assert set(probes) == {'pods_seen', 'started_at'}
+    output = operator.output
+    assert 'The dependency is not ready yet (attempt 2).' in output
+    assert 'The dependency is ready.' in output
+    assert 'Served by the background task.' in output
+    assert output.index('The dependency is ready.') < output.index('Starting the watch-stream')
+    assert f'Logged in to {cluster.url}, valid for 30 seconds.' in output
+    assert '[default/pod-1] Pod event: ' in output and '[default/pod-2] Pod event: ' in output
+    assert output.index('The background task is stopped.') > output.index('Stop-flag is raised')
