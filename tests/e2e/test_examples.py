@@ -302,3 +302,35 @@ def test_13_hooks(cluster: LocalCluster, kubeconfig: pathlib.Path, monkeypatch: 
     assert f'Logged in to {cluster.url}, valid for 30 seconds.' in output
     assert '[default/pod-1] Pod event: ' in output and '[default/pod-2] Pod event: ' in output
     assert output.index('The background task is stopped.') > output.index('Stop-flag is raised')
+
+
+def test_99_all_at_once(cluster: LocalCluster, kubeconfig: pathlib.Path) -> None:
+    with runner('99-all-at-once', cluster) as operator:
+        assert operator.wait_ready(20)
+        cluster.apply(OBJ)
+        wait_for(lambda: LAST_HANDLED in annotations(kex(cluster)))
+        obj = kex(cluster)
+        assert obj is not None
+        assert obj['metadata']['finalizers'] == ['kopf.zalando.org/KopfFinalizerMarker']
+        assert obj['status']['create_1'] == {'job1-status': 100}
+        child = obj['status']['create_2']['child']
+        assert obj['status']['create_2'] == {'job2-status': 100, 'child': child}
+        [pod_] = pods(cluster)
+        assert pod_['metadata']['name'] == child and child.startswith('kopf-example-1-')
+        assert pod_['metadata']['labels'] == {'somelabel': 'somevalue'}
+        assert pod_['metadata']['ownerReferences'][0]['uid'] == obj['metadata']['uid']
+        reasons = {e['reason']: e['message'] for e in cluster.list('v1', 'Event', 'default')}
+        assert reasons['Job1'] == 'The first job has started.'
+        assert reasons['Job2'] == f'The child pod {child} is created.'
+        patch_kex(cluster, {'spec': {'field': 'changed'}})
+        wait_for(lambda: '"changed"' in annotations(kex(cluster))[LAST_HANDLED])
+        delete_kex(cluster)
+        wait_for(lambda: kex(cluster) is None and not pods(cluster))
+    output = operator.output
+    assert 'The operator is configured.' in output
+    assert "Handler 'create_2' failed temporarily: The second job is not ready yet." in output
+    assert "spec.field: None -> 'value'" in output and "spec.field: 'value' -> 'changed'" in output
+    assert 'Updated: 1 change(s).' in output
+    assert 'Deleting kopf-example-1' in output
+    assert f'A labelled pod {child}: ' in output
+    assert 'The operator is exiting; it has created 1 object(s).' in output
