@@ -8,6 +8,8 @@
 - Update, field and delete handlers (the delete handler makes the operator keep a finalizer).
 - Events of the Pods carrying the example's label are logged (a filtered `on.event`).
 """
+import os
+
 import kopf
 
 
@@ -36,7 +38,8 @@ def create_2(body, retry, logger, **_):
     if retry == 0:
         raise kopf.TemporaryError('The second job is not ready yet.', delay=1)
     import kubernetes
-    api = kubernetes.client.CoreV1Api(kubernetes.config.new_client_from_config())
+    # $KUBECONFIG is read here, not when `kubernetes` was imported (it may have changed since).
+    api = kubernetes.client.CoreV1Api(kubernetes.config.new_client_from_config(os.environ.get('KUBECONFIG')))
     pod = kubernetes.client.V1Pod(
         api_version='v1', kind='Pod', metadata=kubernetes.client.V1ObjectMeta(),
         spec=kubernetes.client.V1PodSpec(containers=[kubernetes.client.V1Container(name='job2', image='busybox')]),
