@@ -101,7 +101,7 @@ def _kex(name: str, **spec: Any) -> dict[str, Any]:
     return {'apiVersion': 'kopf.dev/v1', 'kind': 'KopfExample', 'metadata': {'name': name}, 'spec': spec}
 
 
-async def test_validating_webhook_denies_and_allows(local_cluster: LocalCluster, webhook: Webhook) -> None:
+async def test_39_validating_webhook_denies_and_allows(local_cluster: LocalCluster, webhook: Webhook) -> None:
     local_cluster.apply(CRD, webhook.config('ValidatingWebhookConfiguration', '/validate'))
     status, _, body = await call(local_cluster, 'POST', KEX, _kex('denied', deny=True))
     assert status == 403 and body['reason'] == 'Forbidden'
@@ -122,7 +122,7 @@ async def test_validating_webhook_denies_and_allows(local_cluster: LocalCluster,
     assert webhook.reviews[-1][1]['request']['operation'] == 'DELETE'
 
 
-async def test_mutating_webhook_patches_the_object(local_cluster: LocalCluster, webhook: Webhook) -> None:
+async def test_39_mutating_webhook_patches_the_object(local_cluster: LocalCluster, webhook: Webhook) -> None:
     local_cluster.apply(CRD, webhook.config('MutatingWebhookConfiguration', '/mutate'))
     status, headers, body = await call(local_cluster, 'POST', KEX, _kex('mutant'))
     assert status == 201 and body['metadata']['labels'] == {'mutated': 'yes'}
@@ -131,7 +131,7 @@ async def test_mutating_webhook_patches_the_object(local_cluster: LocalCluster, 
     assert stored is not None and stored['metadata']['labels'] == {'mutated': 'yes'}
 
 
-async def test_unreachable_webhook_obeys_the_failure_policy(local_cluster: LocalCluster, webhook: Webhook) -> None:
+async def test_39_unreachable_webhook_obeys_the_failure_policy(local_cluster: LocalCluster, webhook: Webhook) -> None:
     local_cluster.apply(CRD, webhook.config('ValidatingWebhookConfiguration', '/validate', 'Fail'))
     await webhook.stop()
     status, _, body = await call(local_cluster, 'POST', KEX, _kex('failing'))

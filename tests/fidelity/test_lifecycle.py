@@ -141,7 +141,7 @@ def test_put_noop_keeps_rv_and_deployment_generation(raw: Http) -> None:
     assert status == 200 and changed['metadata']['generation'] == 2
 
 
-def test_webhook_configuration_rules(raw: Http, cluster: LocalCluster) -> None:
+def test_39_webhook_configuration_rules(raw: Http, cluster: LocalCluster) -> None:
     path = '/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations'
     hook = {'name': 'check.kopf.dev', 'sideEffects': 'None', 'admissionReviewVersions': ['v1'],
             'clientConfig': {'url': 'http://127.0.0.1:9443/check'},

@@ -24,14 +24,14 @@ def secure_kubectl(secure: LocalCluster, tmp_path_factory: pytest.TempPathFactor
     return Kubectl(binary, secure.kubeconfig, tmp_path_factory.mktemp('kubectl-cache'))
 
 
-def test_kubectl_over_https_with_token(secure: LocalCluster, secure_kubectl: Kubectl) -> None:
+def test_40_kubectl_over_https_with_token(secure: LocalCluster, secure_kubectl: Kubectl) -> None:
     assert secure.url.startswith('https://127.0.0.1:')
     result = secure_kubectl('get', 'ns', 'default')
     assert result.returncode == 0, result.stderr
     assert 'Active' in result.stdout
 
 
-def test_kubectl_with_a_wrong_token(secure_kubectl: Kubectl) -> None:
+def test_40_kubectl_with_a_wrong_token(secure_kubectl: Kubectl) -> None:
     result = secure_kubectl('--token=wrong', 'get', 'ns')
     assert result.returncode == 1
     assert 'error: You must be logged in to the server (Unauthorized)' in result.stderr
