@@ -81,3 +81,25 @@ def test_client_certificates(tmp_path_factory: pytest.TempPathFactory) -> None:
         with pytest.raises(urllib.error.HTTPError) as exc:   # no client certificate, no token
             urllib.request.urlopen(f'{mutual.url}/api/v1/namespaces', context=context)
         assert exc.value.code == 401
+
+
+def test_40_cn_only_server_certificates_are_rejected_by_kubectl(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Documents why the emulator's certificates carry SANs: Go clients ignore the Common Name."""
+    from cryptography import x509
+    from cryptography.x509.oid import NameOID
+
+    from kopf._cluster import certificates
+    binary = kubectl_binary()
+    if binary is None:
+        pytest.skip('kubectl is not installed on this machine')
+    ca_key, ca = certificates._authority()
+    key, builder = certificates._leaf(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, '127.0.0.1')]), ca.subject)
+    leaf = certificates._pem(certificates._sign(builder, ca_key))
+    cn_only = certificates.Certificates(ca_pem=certificates._pem(ca), cert_pem=leaf, key_pem=certificates._key_pem(key))
+    cluster = LocalCluster(tls=True, tokens={'t0ken': 'admin'})   # a token, or kubectl prompts for a password
+    cluster.emulator.certificates = cn_only
+    with cluster:
+        kubectl = Kubectl(binary, cluster.kubeconfig, tmp_path_factory.mktemp('kubectl-cache'))
+        result = kubectl('get', 'ns')
+        assert result.returncode == 1
+        assert 'x509' in result.stderr and 'certificate' in result.stderr
