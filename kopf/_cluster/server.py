@@ -109,7 +109,7 @@ class Emulator:
 
     @property
     def url(self) -> str:
-        return f'{"https" if self.tls else "http"}://{self.host}:{self.port}'
+        return f'{"https" if self.tls else "http"}://{self.address}'
 
     def write_kubeconfig(self, path: str | os.PathLike[str]) -> pathlib.Path:
         """A kubeconfig for this server: its URL, its CA (HTTPS mode), its first token (if any)."""
@@ -122,7 +122,8 @@ class Emulator:
 
     @property
     def address(self) -> str:
-        return f'{self.host}:{self.port}'
+        host = f'[{self.host}]' if ':' in self.host else self.host
+        return f'{host}:{self.port}'
 
     def make_app(self) -> web.Application:
         app = web.Application(client_max_size=64 * 1024 * 1024)
