@@ -70,11 +70,9 @@ def test_runner_against_a_local_cluster_without_environ(kopf_local_cluster: Loca
 def test_runner_reraises_an_import_error_within_its_timeout(tmp_path: pathlib.Path) -> None:
     path = tmp_path / 'broken.py'
     path.write_text('import kopf\nimport no_such_module_at_all\n')
-    started = time.monotonic()
-    with pytest.raises(loading.LoadingError) as err:
+    with pytest.raises(loading.LoadingError) as err:  # not TimeoutError: the runner did not hang
         with KopfRunner(['run', '-A', str(path)], timeout=10) as runner:
-            runner.wait_ready(timeout=10)
-    assert time.monotonic() - started < 10
+            assert not runner.wait_ready(timeout=10)
     assert isinstance(err.value.__cause__, ImportError)
     assert runner.exit_code == 1
     assert 'no_such_module_at_all' in runner.stderr
