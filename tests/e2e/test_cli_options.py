@@ -1,5 +1,6 @@
 """`kopf run/freeze/resume` options of SPEC §7: peering is a clear error until it arrives; env vars; logging."""
 import pathlib
+import time
 from typing import Any
 
 import pytest
@@ -82,15 +83,32 @@ def test_dev_and_priority_warn_and_run_standalone(kopf_local_cluster: LocalClust
 
 
 def test_options_from_automatic_env_vars(kopf_local_cluster: LocalCluster, tmp_path: pathlib.Path) -> None:
+    kopf_local_cluster.apply(str(CRD))
+    for namespace in ['ns1', 'ns2', 'other']:
+        kopf_local_cluster.apply({'apiVersion': 'v1', 'kind': 'Namespace', 'metadata': {'name': namespace}})
     path = tmp_path / 'handlers.py'
     path.write_text(HANDLERS)
     env = {'KOPF_RUN_NAMESPACES': 'ns1 ns2', 'KOPF_RUN_VERBOSE': '1', 'KOPF_RUN_LOG_FORMAT': 'plain',
            'KOPF_RUN_PRIORITY': '5'}
-    runner = _run_briefly(kopf_local_cluster, [], path, env=env)
+    with KopfRunner(['run', str(path)], cluster=kopf_local_cluster, registry=kopf.OperatorRegistry(),
+                    timeout=20, env=env) as runner:
+        assert runner.wait_ready(timeout=20)
+        for namespace in ['ns1', 'other']:
+            kopf_local_cluster.apply({'apiVersion': 'kopf.dev/v1', 'kind': 'KopfExample',
+                                      'metadata': {'name': 'kex', 'namespace': namespace}, 'spec': {}})
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and not _status(kopf_local_cluster, 'ns1'):
+            time.sleep(0.02)
     assert runner.exit_code == 0, runner.output
-    assert 'Peering is not implemented' in runner.output          # KOPF_RUN_PRIORITY
-    assert 'Neither --namespace' not in runner.output             # KOPF_RUN_NAMESPACES
-    assert '[DEBUG' not in runner.output and 'DEBUG' not in runner.output.split('\n')[0]  # plain: no level column
+    assert _status(kopf_local_cluster, 'ns1') == {'create_fn': {'ok': True}}    # KOPF_RUN_NAMESPACES
+    assert _status(kopf_local_cluster, 'other') == {}
+    assert 'Peering is not implemented' in runner.output                       # KOPF_RUN_PRIORITY
+    assert 'Starting the watch-stream' in runner.output                        # KOPF_RUN_VERBOSE: debug
+    assert '[DEBUG' not in runner.output and '[INFO' not in runner.output       # KOPF_RUN_LOG_FORMAT=plain
+
+
+def _status(cluster: LocalCluster, namespace: str) -> dict[str, Any]:
+    return dict((cluster.get('kopf.dev/v1', 'KopfExample', 'kex', namespace) or {}).get('status') or {})
 
 
 def test_quiet_hides_info(kopf_local_cluster: LocalCluster, tmp_path: pathlib.Path) -> None:
