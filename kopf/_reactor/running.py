@@ -26,7 +26,8 @@ from kopf._reactor.flags import Flag
 logger = logging.getLogger('kopf.reactor.running')
 
 
-# Upstream's options for features that come later (peering, liveness, indices): accepted, unused.
+# Upstream's options for features that come later (peering, indices): accepted, unused — except a
+# `peering_name` without `standalone=True`: mandatory peering is refused with an OperatorError.
 LATER_OPTIONS = frozenset({'priority', 'peering_name', 'indexers', 'memories',
                            'insights', 'identity', '_command'})
 
@@ -74,6 +75,9 @@ async def spawn_tasks(
     unknown = set(later) - LATER_OPTIONS
     if unknown:
         raise TypeError(f'Unknown options of the operator: {", ".join(sorted(unknown))}')
+    if later.get('peering_name') is not None and not standalone:  # mandatory peering: cannot be honoured
+        raise OperatorError(f'peering_name={later["peering_name"]!r}: peering is not implemented in this version '
+                            'of kopf yet; run standalone (without peering_name=, or with standalone=True).')
     if liveness_endpoint is not None:
         try:
             probing.Endpoint.parse(liveness_endpoint)

@@ -113,3 +113,9 @@ def test_two_operators_in_one_process_are_isolated_by_registries(cluster: LocalC
     assert sorted(calls) == ['a:team-a', 'b:team-b']
     assert not kopf.get_default_registry().handlers or all(
         h.id not in {'by_a', 'by_b'} for h in kopf.get_default_registry().handlers)
+
+
+async def test_mandatory_peering_is_refused_clearly() -> None:
+    from kopf._reactor import running
+    with pytest.raises(running.OperatorError, match='peering is not implemented'):
+        await kopf.spawn_tasks(registry=kopf.OperatorRegistry(), peering_name='example')
