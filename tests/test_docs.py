@@ -93,3 +93,13 @@ def test_testing_page_tests_pass(monkeypatch: pytest.MonkeyPatch) -> None:
         namespace['test_the_operator'](cluster)
     asyncio.run(namespace['test_in_one_loop']())
     namespace['test_create_fn']()
+
+
+def test_every_code_block_names_its_language() -> None:
+    """So that no Python hides in an unlabelled block and escapes the checks above."""
+    for page in PAGES:
+        inside = False
+        for number, line in enumerate(page.read_text().splitlines(), 1):
+            if line.startswith('```'):
+                assert inside or line[3:].strip(), f'{page.name}:{number}: a code block without a language'
+                inside = not inside
