@@ -167,6 +167,11 @@ class LocalCluster:
     def allow_all(self) -> None:
         self._call(self.emulator.allow_all)
 
+    def rotate_token(self, old: str, new: str | None) -> None:
+        """The old bearer token gets 401 from now on, the new one (`None`: none) serves its user;
+        the kubeconfig follows. Open watches stay open, as on real servers."""
+        self._call(self.emulator.rotate_token, old, new)
+
     def close_watches(self, abort: bool = False) -> int:
         return self._call(self.emulator.close_watches, abort)
 

@@ -9,6 +9,7 @@
     GET    /_emulator/counters          DELETE /_emulator/counters
     GET    /_emulator/events            (uid, resourceVersion, type) of persisted changes
     GET    /_emulator/requests          the recent request log
+    POST   /_emulator/tokens            {"old": "t1", "new": "t2"}  (a bearer token rotated; "new": null revokes)
 """
 from typing import TYPE_CHECKING, Any
 
@@ -69,4 +70,13 @@ async def serve(emu: 'Emulator', request: web.Request) -> web.Response:
         return _json([list(entry) for entry in emu.event_log()])
     if route == ('GET', '/requests'):
         return _json(emu.request_log())
+    if route == ('POST', '/tokens'):
+        new = body.get('new')
+        if not isinstance(body.get('old'), str) or not (new is None or isinstance(new, str)):
+            return _json({'error': 'expected {"old": "<token>", "new": "<token>" or null}'}, 400)
+        try:
+            emu.rotate_token(body['old'], new)
+        except ValueError as exc:
+            return _json({'error': str(exc)}, 400)
+        return _json({'ok': True})
     return _json({'error': f'no such control endpoint: {request.method} {request.path}'}, 404)

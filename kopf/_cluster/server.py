@@ -89,6 +89,7 @@ class Emulator:
         self.webhook_services = dict(webhook_services or {})   # "namespace/name" -> base URL of the service
         self.tls = tls or client_certs
         self.tokens = dict(tokens) if tokens is not None else None   # bearer token -> user name
+        self.kubeconfig_path: pathlib.Path | None = None   # the last kubeconfig written (rewritten on rotation)
         self.certificates: certificates.Certificates | None = None
         self.denials: list[authorizing.Denial] = []
         self.state_file = pathlib.Path(state_file) if state_file is not None else None
@@ -118,7 +119,8 @@ class Emulator:
         client = None
         if self.client_certs and self.certificates is not None and token is None:
             client = self.certificates.client(authorizing.DEFAULT_USER)
-        return kubeconfig.write(path, self.url, ca_pem=ca_pem, token=token, client=client)
+        self.kubeconfig_path = kubeconfig.write(path, self.url, ca_pem=ca_pem, token=token, client=client)
+        return self.kubeconfig_path
 
     @property
     def address(self) -> str:
@@ -299,6 +301,23 @@ class Emulator:
 
     def allow_all(self) -> None:
         self.denials.clear()
+
+    def rotate_token(self, old: str, new: str | None) -> None:
+        """Replace a bearer token by a new one of the same user (`new=None` revokes it): the old one gets 401.
+
+        Open watches are not cut (a real server authenticates a request only when it starts).
+        The kubeconfig written last is rewritten, so that a re-login from it finds the new token.
+        """
+        if self.tokens is None or old not in self.tokens:
+            raise ValueError('no such token')
+        if new == '':
+            raise ValueError('the new token is empty')
+        if new is not None and new != old and new in self.tokens:
+            raise ValueError('the new token is already in use')
+        self.tokens = {(token if token != old else new or token): name for token, name in self.tokens.items()
+                       if token != old or new is not None}
+        if self.kubeconfig_path is not None:
+            self.write_kubeconfig(self.kubeconfig_path)
 
     def close_watches(self, abort: bool = False) -> int:
         """End all watch streams: cleanly (the chunked body ends), or by resetting their connections."""
