@@ -30,15 +30,17 @@ def main() -> None:
               help='Resume the objects from this file if it exists, and save them there on exit.')
 @click.option('--tls', is_flag=True, default=False, help='Serve HTTPS with a throw-away CA (put into the kubeconfig).')
 @click.option('--token', default=None, help='Require this bearer token (put into the kubeconfig).')
+@click.option('-v', '--verbose', is_flag=True, default=False,
+              help='Print a line per request to stderr: method, path, status, milliseconds.')
 def cluster(host: str, port: int, config_path: str, apply: tuple[str, ...], state: str | None,
-            tls: bool, token: str | None) -> None:
+            tls: bool, token: str | None, verbose: bool) -> None:
     """Serve a local Kubernetes API (in memory) until interrupted."""
     import asyncio
 
     from kopf._cluster import running
 
     try:
-        asyncio.run(running.serve(host, port, config_path, apply, state, tls, token))
+        asyncio.run(running.serve(host, port, config_path, apply, state, tls, token, verbose))
     except running.StartupError as exc:
         click.echo(f'Error: {exc}', err=True)
         raise SystemExit(1) from None

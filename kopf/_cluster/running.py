@@ -15,9 +15,11 @@ class StartupError(Exception):
 
 
 async def serve(host: str, port: int, config_path: str, apply: Sequence[str], state: str | None = None,
-                tls: bool = False, token: str | None = None) -> None:
+                tls: bool = False, token: str | None = None, verbose: bool = False) -> None:
     tokens = {token: 'admin'} if token else None
     emulator = Emulator(host=host, port=port, state_file=state, tls=tls, tokens=tokens)
+    if verbose:   # one line per request on stderr: method, path and query, status, milliseconds
+        emulator.print_request = lambda line: print(line, file=sys.stderr, flush=True)
     objects = [(path, obj) for path in apply for obj in _load(path)]
     try:
         await emulator.start()

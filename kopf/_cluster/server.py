@@ -10,7 +10,8 @@ import os
 import pathlib
 import re
 import socket
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from aiohttp import web
@@ -105,6 +106,7 @@ class Emulator:
         self._controller: asyncio.Task[None] | None = None
         self._wake = asyncio.Event()
         self._stopping = False
+        self.print_request: Callable[[str], None] | None = None   # `kopf cluster -v`: a line per request
 
     # -- lifecycle -------------------------------------------------------------------------------
 
@@ -196,6 +198,18 @@ class Emulator:
     # -- request dispatch ------------------------------------------------------------------------
 
     async def _dispatch(self, request: web.Request) -> web.StreamResponse:
+        if self.print_request is None:
+            return await self._handle(request)
+        started, status = time.monotonic(), '-'
+        try:
+            response = await self._handle(request)
+            status = str(response.status)
+            return response
+        finally:
+            elapsed = (time.monotonic() - started) * 1000
+            self.print_request(f'{request.method} {request.path_qs} {status} {elapsed:.1f}ms')
+
+    async def _handle(self, request: web.Request) -> web.StreamResponse:
         path = request.path
         if path.startswith('/_emulator/'):
             return await control.serve(self, request)

@@ -1,11 +1,14 @@
 """`kopf cluster` as a user runs it: a subprocess, real signals, real files."""
+import json
 import os
 import pathlib
+import re
 import signal
 import socket
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 
 import pytest
@@ -126,9 +129,30 @@ def test_state_file_survives_restarts(tmp_path: pathlib.Path) -> None:
             assert response.read() == first      # same uid, same resourceVersion
         with urllib.request.urlopen(f'{url}/api/v1/namespaces') as response:
             assert b'kube-system' in response.read()
+        request = urllib.request.Request(f'{url}/api/v1/namespaces/default/configmaps', method='POST',
+                                         data=json.dumps({'metadata': {'name': 'later'}}).encode())
+        with urllib.request.urlopen(request) as response:
+            later = json.loads(response.read())
+        kept_rv = int(json.loads(first)['metadata']['resourceVersion'])
+        assert int(later['metadata']['resourceVersion']) > kept_rv   # the counter continues, never restarts
     finally:
         proc.terminate()
         proc.communicate(timeout=20)
+
+
+def test_verbose_prints_a_line_per_request(tmp_path: pathlib.Path) -> None:
+    proc, url = _start(tmp_path, '-v')
+    try:
+        with urllib.request.urlopen(f'{url}/api/v1/namespaces/default/configmaps?limit=5') as response:
+            assert response.status == 200
+        with pytest.raises(urllib.error.HTTPError):
+            urllib.request.urlopen(f'{url}/api/v1/namespaces/default/configmaps/absent')
+    finally:
+        proc.terminate()
+        _, stderr = proc.communicate(timeout=20)
+    lines = stderr.splitlines()
+    assert re.search(r'^GET /api/v1/namespaces/default/configmaps\?limit=5 200 \d+\.\dms$', stderr, re.M), lines
+    assert re.search(r'^GET /api/v1/namespaces/default/configmaps/absent 404 \d+\.\dms$', stderr, re.M), lines
 
 
 def test_unwritable_kubeconfig_is_one_line(tmp_path: pathlib.Path) -> None:
