@@ -14,7 +14,7 @@ import urllib.parse
 from collections.abc import Mapping
 from typing import Any
 
-from kopf._cluster import admission, encoding, errors, patching, writing
+from kopf._cluster import admission, conforming, encoding, errors, patching, writing
 from kopf._cluster.admission import CallFailed, Request
 from kopf._cluster.routing import Target
 from kopf._cluster.state import State
@@ -51,7 +51,7 @@ class Admitter:
             raise errors.unsupported_media(patching.CUSTOM_TYPES if target.resource.custom else patching.BUILTIN_TYPES)
         for _ in range(RETRIES):
             current = _current(self.state, target)
-            candidate = body if content_type is None else patching.apply_patch(content_type, current, body)
+            candidate = body if content_type is None else _patched(target, content_type, current, body)
             draft = writing.update(self.state, target, current, encoding.clone(candidate), dryly(options)).obj
             if draft is None or draft is current:
                 break
@@ -64,7 +64,7 @@ class Admitter:
                 outcome.warnings.extend(self.warnings)
                 return outcome
         current = _current(self.state, target)
-        candidate = body if content_type is None else patching.apply_patch(content_type, current, body)
+        candidate = body if content_type is None else _patched(target, content_type, current, body)
         return writing.update(self.state, target, current, encoding.clone(candidate), options)
 
     async def delete(self, target: Target, options: writing.Options) -> writing.Outcome:
@@ -206,3 +206,7 @@ def _unchunk(data: bytes) -> bytes:
         out += data[end + 2:end + 2 + size]
         pos = end + 2 + size + 2
     return bytes(out)
+
+
+def _patched(target: Target, content_type: str, current: Any, body: Any) -> Any:
+    return patching.apply_patch(content_type, current, body, conforming.schema_of(target.resource))

@@ -2,7 +2,7 @@
 from collections.abc import Mapping
 from typing import Any
 
-from kopf._cluster import encoding, errors, patching
+from kopf._cluster import builtins, encoding, errors, patching
 from kopf._cluster.resources import Resource
 from kopf._cluster.store import Obj
 
@@ -47,7 +47,8 @@ def patched_view(resource: Resource, obj: Obj, content_type: str, patch: Any) ->
     allowed = patching.BUILTIN_TYPES
     if content_type not in allowed:
         raise errors.unsupported_media(allowed)
-    return patching.apply_patch(content_type, view(resource, obj), patch)
+    schema = builtins.schema_for('autoscaling', 'v1', 'Scale')
+    return patching.apply_patch(content_type, view(resource, obj), patch, schema)
 
 
 def applied(resource: Resource, obj: Obj, scale: Any) -> Obj:

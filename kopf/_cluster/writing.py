@@ -109,7 +109,7 @@ def patch(state: State, target: Target, content_type: str, body: Any, options: O
         return create(state, _collection(target), body, options)
     if current is None:
         raise errors.not_found(resource.qualified, resource.group, resource.plural, target.name or '')
-    candidate = patching.apply_patch(content_type, current, body)
+    candidate = patching.apply_patch(content_type, current, body, conforming.schema_of(resource))
     return update(state, target, current, encoding.clone(candidate), options)
 
 

@@ -230,7 +230,7 @@ def test_configmap_keeps_no_status_after_merge_patch(raw: Http, cluster: LocalCl
 def test_core_client_strategic_patch_of_finalizers_is_a_union(core: Any, cluster: LocalCluster) -> None:
     cluster.apply({'apiVersion': 'v1', 'kind': 'ConfigMap', 'metadata': {'name': 'cm-fin', 'finalizers': ['a/b']}})
     patched = core.patch_namespaced_config_map('cm-fin', 'default', {'metadata': {'finalizers': ['c/d']}})
-    assert patched.metadata.finalizers == ['a/b', 'c/d']
+    assert patched.metadata.finalizers == ['c/d', 'a/b']     # upstream's order: patched items first
     core.patch_namespaced_config_map('cm-fin', 'default', [{'op': 'remove', 'path': '/metadata/finalizers'}])
 
 
