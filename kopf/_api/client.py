@@ -8,6 +8,8 @@ Rules:
 - Errors are mapped once (`errors.map_error`) and retried per `errors.decide_retry` with
   `settings.networking.error_backoffs` (or the backoffs of the call). A 401 invalidates the
   credentials and retries with fresh ones from the vault (re-login), without consuming a backoff.
+- Requests and watches borrow their credentials (`VaultItem.borrowed()`): the vault learns which were
+  accepted, and closes the session of rejected ones only once nothing uses it.
 """
 import asyncio
 import contextlib
@@ -96,8 +98,8 @@ class APIClient:
             if data is not None:
                 kwargs.setdefault('headers', {})['Content-Type'] = content_type
             try:
-                async with session.request(method, item.server + path, params=params, data=data,
-                                           timeout=timeout, **kwargs) as response:
+                async with item.borrowed(), session.request(
+                        method, item.server + path, params=params, data=data, timeout=timeout, **kwargs) as response:
                     await raise_for_status(response)
                     text = await response.text()
                     return json.loads(text) if text else None
@@ -124,13 +126,14 @@ class APIClient:
             item = await self.vault.select()
             session = self._session(item)
             try:
-                response = await session.get(item.server + path, params=params, timeout=timeout,
-                                             **self._request_kwargs(item, session))
-                try:
-                    await raise_for_status(response)
-                except BaseException:
-                    response.release()
-                    raise
+                async with item.borrowed():
+                    response = await session.get(item.server + path, params=params, timeout=timeout,
+                                                 **self._request_kwargs(item, session))
+                    try:
+                        await raise_for_status(response)
+                    except BaseException:
+                        response.release()
+                        raise
             except errors.APIUnauthorizedError:
                 logger.info(f'Unauthorized (401) for a watch of {path}; the credentials are invalidated; '
                             f're-logging in.')
@@ -144,10 +147,11 @@ class APIClient:
                 logger.warning(f'Watching {path} failed ({_describe(exc)}); retrying in {decision.delay:g}s.')
                 await asyncio.sleep(decision.delay)
                 continue
-            try:
-                yield response
-            finally:
-                response.close()
+            async with item.borrowed():  # the session is not closed while the watch streams
+                try:
+                    yield response
+                finally:
+                    response.close()
             return
 
 

@@ -6,23 +6,32 @@ The vault's rules:
   exactly once for all waiting requests (a lock), and they continue with what it returned.
 - Credentials that were already rejected are not accepted again from a re-login (else 401 loops forever):
   if a login returns nothing new, `AccessError` (a `LoginError`) is raised to every waiting request.
+- A login that keeps returning fresh credentials which the server rejects before ever accepting them is
+  retried after `relogin_delays` (a grace for tokens that take a moment to propagate), then given up with
+  `AccessError`. A login after credentials that worked for a while (a rotation, an expiry) is immediate.
+- A discarded session is closed only when no request or watch is using it anymore (in-flight work on
+  rejected credentials ends normally, e.g. a watch opened before a rotation streams on).
 """
 import asyncio
 import base64
+import contextlib
 import dataclasses
 import datetime
+import logging
 import os
 import random
 import ssl
 import tempfile
 import warnings
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from kopf._api import errors
 
 if TYPE_CHECKING:
     import aiohttp
+
+logger = logging.getLogger('kopf._api.credentials')
 
 
 def _utc(value: datetime.datetime | None) -> datetime.datetime | None:
@@ -155,6 +164,24 @@ class VaultItem:
     def __init__(self, credentials: Credentials) -> None:
         self.credentials = credentials
         self.session: aiohttp.ClientSession | None = None  # set by the client on first use
+        self.accepted = False  # the server answered a request made with them other than with 401
+        self.rejected = False  # the server answered 401 to them
+        self.users = 0  # requests and watches in flight with them (their session is closed only when idle)
+
+    @contextlib.asynccontextmanager
+    async def borrowed(self) -> AsyncIterator['VaultItem']:
+        """Mark the credentials as in use for a request; an answer other than 401 means they were accepted."""
+        self.users += 1
+        try:
+            yield self
+        except errors.APIError as exc:
+            if not isinstance(exc, errors.APIUnauthorizedError):
+                self.accepted = True
+            raise
+        else:
+            self.accepted = True
+        finally:
+            self.users -= 1
 
     @property
     def server(self) -> str:
@@ -175,21 +202,31 @@ def _utcnow() -> datetime.datetime:
 class Vault:
     """The credentials in use; re-login on exhaustion, exactly once per exhaustion, for all waiters."""
 
-    def __init__(self, login: LoginFn | None = None) -> None:
+    def __init__(self, login: LoginFn | None = None, *, relogin_delays: Sequence[float] = (0.5, 1, 2, 4)) -> None:
         self._login = login
         self._items: list[VaultItem] = []
         self._rejected: set[ConnectionInfo] = set()
         self._lock = asyncio.Lock()
         self._closing: list[VaultItem] = []
+        self._batch: list[VaultItem] = []  # what the last login gave
+        self._futile = 0  # logins in a row whose credentials were all rejected, none ever accepted
+        self.relogin_delays = tuple(relogin_delays)
         self.logins = 0  # how many times the login function ran (for logs and tests)
 
-    def populate(self, credentials: Iterable[Credentials]) -> None:
+    def populate(self, credentials: Iterable[Credentials]) -> list[VaultItem]:
         """Add credentials (e.g. from a login handler run elsewhere); previously rejected ones are skipped."""
+        self._futile, self._batch = 0, []   # given from outside: a fresh start for the re-login's patience
+        return self._add(credentials)
+
+    def _add(self, credentials: Iterable[Credentials]) -> list[VaultItem]:
+        added: list[VaultItem] = []
         for item in credentials:
             if isinstance(item, ConnectionInfo) and item in self._rejected:
                 continue
             if not any(existing.credentials == item for existing in self._items):
-                self._items.append(VaultItem(item))
+                added.append(VaultItem(item))
+                self._items.append(added[-1])
+        return added
 
     def _valid(self) -> list[VaultItem]:
         now = _utcnow()
@@ -219,6 +256,18 @@ class Vault:
     async def _relogin(self) -> None:
         if self._login is None:
             raise errors.LoginError('No credentials are available and there is no way to log in.')
+        batch, self._batch = self._batch, []
+        futile = bool(batch) and not any(item.accepted for item in batch) and any(item.rejected for item in batch)
+        self._futile = self._futile + 1 if futile else 0
+        if self._futile > len(self.relogin_delays):
+            count, self._batch, self._futile = self._futile, batch, self._futile - 1   # so for later requests too
+            raise errors.AccessError(f'The server rejected (401) the credentials of {count} logins in a row '
+                                     f'without ever accepting them; giving up.')
+        if self._futile:
+            delay = self.relogin_delays[self._futile - 1]
+            logger.warning(f'The server rejected the fresh credentials of the last login (401); '
+                           f'logging in again in {delay:g}s.')
+            await asyncio.sleep(delay)
         self.logins += 1
         result = await self._login()
         if result is None:
@@ -229,7 +278,7 @@ class Vault:
             found = list(result.values())
         else:
             found = list(result)
-        self.populate(found)
+        self._batch = self._add(found)
         if not self._valid():
             if found:
                 raise errors.AccessError('Ran out of valid credentials: the re-login gave only rejected or '
@@ -238,12 +287,14 @@ class Vault:
 
     def invalidate(self, item: VaultItem) -> None:
         """The server rejected these credentials (401): never use them again."""
+        item.rejected = True
         if isinstance(item.credentials, ConnectionInfo):
             self._rejected.add(item.credentials)
         self._discard(item)
 
-    async def _close_discarded(self) -> None:
-        closing, self._closing = self._closing, []
+    async def _close_discarded(self, *, force: bool = False) -> None:
+        closing = [item for item in self._closing if force or not item.users]
+        self._closing = [item for item in self._closing if item not in closing]
         for item in closing:
             if item.session is not None and isinstance(item.credentials, ConnectionInfo):
                 await item.session.close()  # sessions made by login handlers are theirs to close
@@ -251,4 +302,4 @@ class Vault:
     async def close(self) -> None:
         for item in list(self._items):
             self._discard(item)
-        await self._close_discarded()
+        await self._close_discarded(force=True)

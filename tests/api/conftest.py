@@ -15,7 +15,7 @@ from .watchers import Consumer
 
 CRD = pathlib.Path(__file__).parent.parent.parent / 'examples' / 'crd.yaml'
 KOPFEXAMPLES = resources.Resource('kopf.dev', 'v1', 'kopfexamples', kind='KopfExample', namespaced=True,
-                                  subresources={'status'})
+                                  subresources=frozenset({'status'}))
 
 
 @pytest.fixture

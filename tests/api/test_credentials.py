@@ -1,8 +1,10 @@
 import asyncio
+import contextlib
 import dataclasses
 import datetime
 import ssl
 
+import aiohttp
 import pytest
 
 from kopf._api import credentials, errors
@@ -11,12 +13,17 @@ from kopf._api.credentials import ConnectionInfo, Vault
 from .certs import issue, make_ca
 
 
+def token(item: credentials.VaultItem) -> str | None:
+    assert isinstance(item.credentials, ConnectionInfo)
+    return item.credentials.token
+
+
 def test_frozen_and_keyword_only() -> None:
     info = ConnectionInfo(server='https://x')
     with pytest.raises(dataclasses.FrozenInstanceError):
         info.server = 'y'  # type: ignore[misc]
     with pytest.raises(TypeError):
-        ConnectionInfo('https://x')  # type: ignore[misc]
+        ConnectionInfo('https://x')  # type: ignore[call-arg]
 
 
 @pytest.mark.parametrize('a, b', [('ca_path', 'ca_data'), ('certificate_path', 'certificate_data'),
@@ -104,7 +111,7 @@ async def test_vault_logs_in_once_for_many_waiters() -> None:
     vault = Vault(login)
     items = await asyncio.gather(*[vault.select() for _ in range(10)])
     assert calls == 1
-    assert {item.credentials.token for item in items} == {'t1'}
+    assert {token(item) for item in items} == {'t1'}
 
 
 async def test_vault_relogs_after_invalidation() -> None:
@@ -117,10 +124,11 @@ async def test_vault_relogs_after_invalidation() -> None:
     item = await vault.select()
     vault.invalidate(item)
     vault.invalidate(item)  # twice, as from two concurrent requests: no harm
-    assert (await vault.select()).credentials.token == 't2'
+    assert token(await vault.select()) == 't2'
     assert vault.logins == 2
 
 
+@pytest.mark.looptime
 async def test_vault_refuses_rejected_credentials_again() -> None:
     async def login() -> ConnectionInfo:
         return ConnectionInfo(server='https://x', token='static')
@@ -158,3 +166,79 @@ async def test_vault_drops_expired_credentials() -> None:
     vault.populate([ConnectionInfo(server='https://old', priority=9, expiration=now),
                     ConnectionInfo(server='https://new', expiration=now + datetime.timedelta(days=1))])
     assert (await vault.select()).server == 'https://new'
+
+
+@pytest.mark.looptime
+async def test_vault_gives_up_on_fresh_credentials_that_are_never_accepted() -> None:
+    calls = 0
+
+    async def login() -> ConnectionInfo:   # a fresh token every time, none of them valid
+        nonlocal calls
+        calls += 1
+        return ConnectionInfo(server='https://x', token=f't{calls}')
+
+    vault = Vault(login, relogin_delays=(1, 2))
+    loop = asyncio.get_running_loop()
+    start = loop.time()
+    for _ in range(3):
+        vault.invalidate(await vault.select())
+    with pytest.raises(errors.AccessError, match='3 logins in a row'):
+        await vault.select()
+    assert calls == 3
+    assert loop.time() - start == pytest.approx(3)   # the grace delays (looptime's clock)
+    with pytest.raises(errors.AccessError):   # and it stays so: no login loop
+        await vault.select()
+    assert calls == 3
+
+
+@pytest.mark.looptime
+async def test_vault_counts_only_logins_never_accepted_in_a_row() -> None:
+    calls = 0
+
+    async def login() -> ConnectionInfo:
+        nonlocal calls
+        calls += 1
+        return ConnectionInfo(server='https://x', token=f't{calls}')
+
+    vault = Vault(login, relogin_delays=(1,))
+    for _ in range(5):   # each token works for a while, then is rotated away: never futile
+        item = await vault.select()
+        async with item.borrowed():
+            pass
+        vault.invalidate(item)
+    vault.invalidate(await vault.select())   # one futile login is within the grace
+    item = await vault.select()
+    assert calls == 7 and token(item) == 't7'
+
+
+@pytest.mark.parametrize('error, accepted', [
+    (None, True),
+    (errors.APINotFoundError(status=404), True),
+    (errors.APIServerError(status=500), True),
+    (errors.APIUnauthorizedError(status=401), False),
+    (ConnectionError('reset'), False),
+])
+async def test_borrowed_credentials_learn_acceptance(error: Exception | None, accepted: bool) -> None:
+    vault = Vault()
+    vault.populate([ConnectionInfo(server='https://x')])
+    item = await vault.select()
+    with pytest.raises(type(error)) if error is not None else contextlib.nullcontext():
+        async with item.borrowed():
+            assert item.users == 1
+            if error is not None:
+                raise error
+    assert item.users == 0
+    assert item.accepted is accepted
+
+
+async def test_vault_closes_a_rejected_session_only_when_unused() -> None:
+    vault = Vault()
+    vault.populate([ConnectionInfo(server='https://a', priority=2), ConnectionInfo(server='https://b')])
+    item = await vault.select()
+    item.session = aiohttp.ClientSession()
+    async with item.borrowed():   # a request or a watch in flight when the server rejects the credentials
+        vault.invalidate(item)
+        assert (await vault.select()).server == 'https://b'
+        assert not item.session.closed
+    await vault.select()
+    assert item.session.closed
