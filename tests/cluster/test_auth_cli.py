@@ -95,7 +95,7 @@ def test_pykube(served: tuple[str, pathlib.Path, pathlib.Path]) -> None:
     api = pykube.HTTPClient(pykube.KubeConfig.from_file(str(wrong)))
     with pytest.raises(requests.HTTPError) as info:   # pykube's listings raise requests' own error
         list(pykube.Namespace.objects(api))
-    assert info.value.response.status_code == 401
+    assert info.value.response is not None and info.value.response.status_code == 401
     with pytest.raises(pykube.exceptions.HTTPError) as refused:   # single objects raise pykube's
         pykube.Namespace.objects(api).get(name='default')
     assert refused.value.code == 401
