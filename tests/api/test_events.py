@@ -14,8 +14,8 @@ from kopf._api import client as client_
 from kopf._api import credentials, events
 from kopf._model.settings import OperatorSettings
 
-KEX = {'apiVersion': 'kopf.dev/v1', 'kind': 'KopfExample',
-       'metadata': {'name': 'ex1', 'namespace': 'default', 'uid': 'uid-1'}}
+KEX: dict[str, Any] = {'apiVersion': 'kopf.dev/v1', 'kind': 'KopfExample',
+                       'metadata': {'name': 'ex1', 'namespace': 'default', 'uid': 'uid-1'}}
 
 
 @pytest.mark.parametrize('length', [0, 10, 1024])

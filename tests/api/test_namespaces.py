@@ -32,6 +32,6 @@ def test_match_any() -> None:
 
 
 def test_exact_names() -> None:
-    assert namespaces.exact_names(['a', 'b,c']) == {'a', 'b', 'c'}
+    assert namespaces.exact_names(['a', 'b,c']) == frozenset({'a', 'b', 'c'})
     assert namespaces.exact_names(['a', 'team-*']) is None
     assert namespaces.exact_names(['!kube-system']) is None

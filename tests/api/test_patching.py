@@ -21,12 +21,13 @@ STRICT_CRD = {
                       }}}}],
     },
 }
-STRICTS = resources.Resource('kopf.dev', 'v1', 'stricts', kind='Strict', namespaced=True, subresources={'status'})
+STRICTS = resources.Resource('kopf.dev', 'v1', 'stricts', kind='Strict', namespaced=True,
+                             subresources=frozenset({'status'}))
 NOSTATUS = resources.Resource('', 'v1', 'configmaps', kind='ConfigMap', namespaced=True)
 
 
 def test_split_patch_with_status_subresource() -> None:
-    res = resources.Resource('g', 'v1', 'xs', subresources={'status'})
+    res = resources.Resource('g', 'v1', 'xs', subresources=frozenset({'status'}))
     assert patching.split_patch({'spec': {'a': 1}, 'status': {'b': 2}}, res) == (
         {'spec': {'a': 1}}, {'status': {'b': 2}})
     assert patching.split_patch({'spec': {'a': 1}}, res) == ({'spec': {'a': 1}}, {})
@@ -39,8 +40,8 @@ def test_split_patch_without_status_subresource() -> None:
 
 
 def test_split_json_patch() -> None:
-    res = resources.Resource('g', 'v1', 'xs', subresources={'status'})
-    ops = [{'op': 'add', 'path': '/metadata/finalizers', 'value': []},
+    res = resources.Resource('g', 'v1', 'xs', subresources=frozenset({'status'}))
+    ops: list[dict[str, Any]] = [{'op': 'add', 'path': '/metadata/finalizers', 'value': []},
            {'op': 'add', 'path': '/status/x', 'value': 1},
            {'op': 'remove', 'path': '/status'}]
     assert patching.split_json_patch(ops, res) == (ops[:1], ops[1:])
