@@ -14,7 +14,7 @@ import urllib.parse
 from collections.abc import Mapping
 from typing import Any
 
-from kopf._cluster import admission, conforming, encoding, errors, patching, writing
+from kopf._cluster import admission, applying, conforming, encoding, errors, patching, writing
 from kopf._cluster.admission import CallFailed, Request
 from kopf._cluster.routing import Target
 from kopf._cluster.state import State
@@ -49,6 +49,8 @@ class Admitter:
             writing.require_rv(target, writing.as_object(body))
         elif content_type not in (patching.CUSTOM_TYPES if target.resource.custom else patching.BUILTIN_TYPES):
             raise errors.unsupported_media(patching.CUSTOM_TYPES if target.resource.custom else patching.BUILTIN_TYPES)
+        if content_type == patching.APPLY:
+            return await self._apply(target, body, options)
         for _ in range(RETRIES):
             current = _current(self.state, target)
             candidate = body if content_type is None else _patched(target, content_type, current, body)
@@ -66,6 +68,33 @@ class Admitter:
         current = _current(self.state, target)
         candidate = body if content_type is None else _patched(target, content_type, current, body)
         return writing.update(self.state, target, current, encoding.clone(candidate), options)
+
+    async def _apply(self, target: Target, body: Any, options: writing.Options) -> writing.Outcome:
+        """Server-side apply: create through admission if missing, else the applied plan through admission."""
+        resource = target.resource
+        if self.state.store.get(resource.key, target.namespace or '', target.name or '') is None:
+            config = applying.creation_body(target, body)
+            collection = dataclasses.replace(target, name=None, subresource=None)
+            outcome = await self.create(collection, encoding.clone(config), applying.quietly(options))
+            applying.own_created(self.state, target, config, options, outcome)
+            return outcome
+        current = _current(self.state, target)
+        planned = applying.plan(self.state, target, current, encoding.clone(body), options)
+        draft = writing.update(self.state, target, current, encoding.clone(planned.candidate), dryly(options)).obj
+        if draft is None or draft is current:
+            outcome = writing.update(self.state, target, current, planned.candidate, applying.quietly(options))
+            if not options.dry_run:
+                planned.commit()
+            return outcome
+        request = self._request('UPDATE', target, draft, current, options)
+        mutated = await self.mutate(request)
+        final = writing.update(self.state, target, current, encoding.clone(mutated), dryly(options)).obj
+        await self.validate(dataclasses_replace(request, obj=final))
+        outcome = writing.update(self.state, target, _current(self.state, target), mutated, applying.quietly(options))
+        outcome.warnings.extend(self.warnings)
+        if not options.dry_run:
+            planned.commit()
+        return outcome
 
     async def delete(self, target: Target, options: writing.Options) -> writing.Outcome:
         current = _current(self.state, target)

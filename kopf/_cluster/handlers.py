@@ -9,10 +9,12 @@ from multidict import CIMultiDict
 from kopf._cluster import (
     admission,
     admitting,
+    applying,
     authorizing,
     discovery,
     encoding,
     errors,
+    patching,
     protobuf,
     reading,
     routing,
@@ -68,7 +70,8 @@ def decode(raw: bytes, content_type: str) -> Any:
         raise errors.bad_request(f'error decoding request body: {exc}') from None
 
 
-def options(params: Mapping[str, str], body: Any = None) -> writing.Options:
+def options(params: Mapping[str, str], body: Any = None, agent: str = '') -> writing.Options:
+    """Write options from the query (and a DeleteOptions body); `agent` (User-Agent) names unnamed managers."""
     body = body if isinstance(body, Mapping) else {}
     validation = params.get('fieldValidation') or 'Warn'
     if validation not in ('Strict', 'Warn', 'Ignore'):
@@ -79,6 +82,8 @@ def options(params: Mapping[str, str], body: Any = None) -> writing.Options:
         dry_run=bool(dry_run),
         propagation=_propagation(params, body),
         preconditions=dict(body.get('preconditions') or {}),
+        manager=params.get('fieldManager') or agent.split('/')[0],
+        force=parse_bool(params.get('force')),
     )
 
 
@@ -134,16 +139,21 @@ async def _serve(emu: 'Emulator', request: web.Request, target: Target, verb: st
     if verb == 'list':
         return respond(200, reading.list_objects(store, target, params))
     body = decode(await request.read(), request.headers.get('Content-Type', ''))
+    content_type = request.headers.get('Content-Type', '').split(';')[0].strip()
+    agent = request.headers.get('User-Agent', '')
+    if verb == 'patch':
+        applying.check(content_type, params.get('fieldManager') or '', parse_bool(params.get('force')))
     outcome: writing.Outcome
     if verb != 'deletecollection' and target.subresource != 'scale' and admission.configured(emu.state):
         outcome = await _admitted(emu, request, target, verb, body)
     elif verb == 'create':
-        outcome = writing.create(emu.state, target, body, options(params))
+        outcome = writing.create(emu.state, target, body, options(params, agent=agent))
     elif verb == 'update':
-        outcome = writing.replace(emu.state, target, body, options(params))
+        outcome = writing.replace(emu.state, target, body, options(params, agent=agent))
+    elif verb == 'patch' and content_type == patching.APPLY and target.subresource != 'scale':
+        outcome = applying.apply(emu.state, target, body, options(params, agent=agent))
     elif verb == 'patch':
-        content_type = request.headers.get('Content-Type', '').split(';')[0].strip()
-        outcome = writing.patch(emu.state, target, content_type, body, options(params))
+        outcome = writing.patch(emu.state, target, content_type, body, options(params, agent=agent))
     elif verb == 'delete':
         outcome = writing.delete(emu.state, target, options(params, body))
         emu.wake_controllers()
@@ -156,13 +166,14 @@ async def _admitted(emu: 'Emulator', request: web.Request, target: Target, verb:
     """The same writes, through the admission webhooks (only when any are configured)."""
     admitter = admitting.Admitter(emu.state, emu.webhook_services)
     params = request.query
+    agent = request.headers.get('User-Agent', '')
     if verb == 'create':
-        return await admitter.create(target, body, options(params))
+        return await admitter.create(target, body, options(params, agent=agent))
     if verb == 'update':
-        return await admitter.update(target, None, body, options(params))
+        return await admitter.update(target, None, body, options(params, agent=agent))
     if verb == 'patch':
         content_type = request.headers.get('Content-Type', '').split(';')[0].strip()
-        return await admitter.update(target, content_type, body, options(params))
+        return await admitter.update(target, content_type, body, options(params, agent=agent))
     outcome = await admitter.delete(target, options(params, body))
     emu.wake_controllers()
     return outcome

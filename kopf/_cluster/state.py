@@ -1,8 +1,10 @@
 """The emulator's whole state: the store, the catalog of served resources, and what follows from changes."""
 from typing import Any
 
-from kopf._cluster import crds, kinds, metadata, resources
+from kopf._cluster import crds, kinds, managing, metadata, resources
 from kopf._cluster.catalog import Catalog
+from kopf._cluster.managing import Managers
+from kopf._cluster.routing import Target
 from kopf._cluster.store import Change, Store
 
 
@@ -16,6 +18,7 @@ class State:
         self.deleted_uids: set[str] = set()
         self.propagating: set[tuple[tuple[str, str], str, str]] = set()   # foreground/orphan deletions
         self.events_swept = 0.0
+        self.managers: dict[str, Managers] = {}   # uid -> field ownership for server-side apply
         self.store.listeners.append(self._follow)
         for name in resources.INITIAL_NAMESPACES:
             self._seed_namespace(name)
@@ -40,8 +43,15 @@ class State:
         meta = change.obj['metadata']
         if change.type == 'DELETED' and meta.get('uid'):
             self.deleted_uids.add(meta['uid'])
+            self.managers.pop(meta['uid'], None)
         elif meta.get('deletionTimestamp') and {'foregroundDeletion', 'orphan'} & set(meta.get('finalizers') or ()):
             self.propagating.add((change.key, meta.get('namespace') or '', meta['name']))
+
+    def record_write(self, target: Target, manager: str, before: dict[str, Any] | None, after: dict[str, Any]) -> None:
+        """Note an ordinary (non-apply) write for the field ownership that server-side apply checks."""
+        identity = managing.identity_of(manager, 'Update', target.resource.api_version, target.subresource)
+        self.managers.setdefault(after['metadata'].get('uid', ''), Managers()).record(identity, before, after,
+                                                                                      target.resource)
 
     def snapshot(self) -> dict[str, Any]:
         """Everything needed to resume: the RV counter and all objects (the watch history is not kept)."""

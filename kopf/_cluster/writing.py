@@ -33,6 +33,8 @@ class Options:
     dry_run: bool = False
     propagation: str = ''
     preconditions: dict[str, Any] = dataclasses.field(default_factory=dict)
+    manager: str = ''             # fieldManager (or the User-Agent's product); '' for untracked writes
+    force: bool = False           # server-side apply: take conflicting fields over
 
 
 @dataclasses.dataclass
@@ -75,6 +77,8 @@ def create(state: State, target: Target, body: Any, options: Options) -> Outcome
     if options.dry_run:
         return Outcome(201, encoding.dumps(obj), warnings, obj)
     change = state.store.save(resource.key, obj, None)
+    if options.manager:
+        state.record_write(target, options.manager, None, obj)
     if resource.key == resources.CRDS.key:
         _establish(state, obj)
     return Outcome(201, change.data, warnings, obj)
@@ -156,6 +160,8 @@ def update(state: State, target: Target, current: Obj, candidate: Any, options: 
         state.store.delete(resource.key, candidate)
         return Outcome(200, data, warnings, candidate)
     change = state.store.save(resource.key, candidate, current)
+    if options.manager:
+        state.record_write(target, options.manager, current, candidate)
     return Outcome(200, change.data, warnings, candidate)
 
 

@@ -172,6 +172,6 @@ def core(api_client: Any) -> Any:
 @pytest.fixture(scope='module')
 def namespace(cluster: LocalCluster, request: pytest.FixtureRequest) -> str:
     """A namespace of the module's own, so that modules sharing nothing never collide."""
-    name = request.module.__name__.rsplit('.', 1)[-1].replace('_', '-')
+    name = str(request.module.__name__).rsplit('.', 1)[-1].replace('_', '-')
     cluster.apply({'apiVersion': 'v1', 'kind': 'Namespace', 'metadata': {'name': name}})
     return name

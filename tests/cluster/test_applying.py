@@ -1,0 +1,58 @@
+"""Server-side apply internals: field paths of owned leaves, the schema-driven merge, removal of unapplied fields."""
+from typing import Any
+
+from kopf._cluster import applying, builtins, managing
+from kopf._cluster.catalog import Catalog
+
+POD = Catalog().lookup('', 'v1', 'pods')
+assert POD is not None
+
+
+def _paths(obj: Any) -> set[str]:
+    assert POD is not None
+    return {managing.render(path) for path in managing.flatten(obj, POD)}
+
+
+def test_flatten_uses_upstream_field_paths() -> None:
+    pod = {'apiVersion': 'v1', 'kind': 'Pod',
+           'metadata': {'name': 'p', 'uid': 'u', 'labels': {'a': 'b'}, 'finalizers': ['x/y']},
+           'spec': {'containers': [{'name': 'c', 'image': 'i', 'args': ['1', '2']}]}}
+    assert _paths(pod) == {
+        '.metadata.labels.a', '.metadata.finalizers[="x/y"]',
+        '.spec.containers[name="c"]', '.spec.containers[name="c"].name', '.spec.containers[name="c"].image',
+        '.spec.containers[name="c"].args',   # an atomic list is one field
+    }
+
+
+def test_managers_attribute_changes_to_the_last_writer() -> None:
+    assert POD is not None
+    managers = managing.Managers()
+    first = {'metadata': {'labels': {'a': '1', 'b': '1'}}}
+    second = {'metadata': {'labels': {'a': '2'}}}
+    managers.record(('one', 'Update', 'v1'), None, first, POD)
+    managers.record(('two', 'Update', 'v1'), first, second, POD)
+    managers.settle()
+    assert managers.owned == {('two', 'Update', 'v1'): {('.metadata', '.labels', '.a')}}
+
+
+def test_merge_by_list_types_and_removal() -> None:
+    schema = builtins.schema_for('', 'v1', 'Pod')
+    live = {'metadata': {'finalizers': ['a']},
+            'spec': {'containers': [{'name': 'c', 'image': 'i'}, {'name': 'd', 'image': 'j'}]}}
+    config = {'metadata': {'finalizers': ['b']}, 'spec': {'containers': [{'name': 'd', 'image': 'k'}]}}
+    merged = applying.merge_object(live, config, schema)
+    assert merged['metadata']['finalizers'] == ['a', 'b']
+    assert merged['spec']['containers'] == [{'name': 'c', 'image': 'i'}, {'name': 'd', 'image': 'k'}]
+    applying._remove(merged, ('.spec', '.containers', '[name="c"]', '.'))
+    applying._remove(merged, ('.metadata', '.finalizers', '[="a"]'))
+    assert merged['spec']['containers'] == [{'name': 'd', 'image': 'k'}] and merged['metadata']['finalizers'] == ['b']
+
+
+def test_conflict_messages_as_upstream() -> None:
+    one = applying.conflict_error([(('kubectl', 'Apply'), ('.data', '.a'))])
+    assert one.code == 409 and one.message == 'Apply failed with 1 conflict: conflict with "kubectl": .data.a'
+    many = applying.conflict_error([(('x', 'Update', 'apps/v1'), ('.spec', '.replicas')),
+                                    (('x', 'Update', 'apps/v1', 'status'), ('.status', '.a'))])
+    assert many.message == ('Apply failed with 2 conflicts: '     # sorted by the managers' JSON, as upstream
+                            'conflicts with "x" with subresource "status" using apps/v1:\n- .status.a\n'
+                            'conflicts with "x" using apps/v1:\n- .spec.replicas')
