@@ -1,104 +1,79 @@
 """`meta.k8s.io/v1 Table` answers for kubectl's `get` (Accept `...;as=Table;...`): columns and rows.
 
-CRDs get Name plus their `additionalPrinterColumns` (or Age when they declare none), as the real
-apiextensions server renders them; built-ins get Name, a few kind-specific columns, and Age.
+CRDs get Name plus their `additionalPrinterColumns` (or Age when they declare none — and only
+then, as the real apiextensions server does), with cells typed as upstream's table convertor
+types them: `string` columns print any value (maps and lists as compact JSON), `integer`,
+`number`, `boolean` pass only values of that type (others become `<none>`), `date` columns
+render timestamps as relative ages (`5m`, `3h20m`, `<invalid>`). `priority > 0` columns are sent
+too; kubectl shows them only with `-o wide`. Built-ins get their usual columns (`printers.py`).
 """
 import datetime
+import json
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
-from kopf._cluster import encoding
+from kopf._cluster import printers
+from kopf._cluster.printers import AGE, NAME, Cell, age, jsonpath
 from kopf._cluster.resources import Resource
 
-Cell = Callable[[Mapping[str, Any]], Any]
-NAME = {'name': 'Name', 'type': 'string', 'format': 'name', 'priority': 0,
-        'description': 'Name must be unique within a namespace.'}
-AGE = {'name': 'Age', 'type': 'string', 'format': '', 'priority': 0,
-       'description': 'CreationTimestamp is a timestamp representing the server time when this object was created.'}
+__all__ = ['wants_table', 'columns', 'table', 'partial', 'age', 'human_duration', 'jsonpath']
+DEFAULT_COLUMNS = [{'name': 'Age', 'type': 'date', 'jsonPath': '.metadata.creationTimestamp',
+                    'description': AGE['description']}]
 
 
 def wants_table(accept: str) -> bool:
     return 'as=Table' in accept
 
 
-def age(timestamp: Any, now: datetime.datetime | None = None) -> str:
-    """kubectl's short human duration: 45s, 12m, 3h, 5d, 2y (approximately as `duration.HumanDuration`)."""
-    if not isinstance(timestamp, str) or not timestamp:
-        return '<unknown>'
-    try:
-        moment = datetime.datetime.fromisoformat(timestamp.replace('Z', '+00:00'))
-    except ValueError:
-        return '<invalid>'
-    seconds = int(((now or datetime.datetime.now(datetime.UTC)) - moment).total_seconds())
-    for unit, size in (('d', 86400), ('h', 3600), ('m', 60)):
-        if seconds >= size * (2 if unit != 'd' else 1):
-            return f'{seconds // size}{unit}'
-    return f'{max(seconds, 0)}s'
-
-
-def jsonpath(obj: Any, path: str) -> Any:
-    """A simple JSONPath (`.spec.x`, `.status.items[0].name`) as CRD printer columns use; None if absent."""
-    current = obj
-    for name, index in re.findall(r'\.([^.\[\]]+)|\[(\d+)\]', path):
-        if name:
-            current = current.get(name) if isinstance(current, Mapping) else None
-        else:
-            current = current[int(index)] if isinstance(current, list) and int(index) < len(current) else None
-        if current is None:
-            return None
-    return current
-
-
-def _count(field: str) -> Cell:
-    return lambda obj: len(obj.get(field) or {})
-
-
-def _field(path: str) -> Cell:
-    return lambda obj: jsonpath(obj, path) or ''
-
-
-BUILTIN_COLUMNS: dict[tuple[str, str], list[tuple[str, Cell]]] = {
-    ('', 'namespaces'): [('Status', _field('.status.phase'))],
-    ('', 'configmaps'): [('Data', lambda obj: len(obj.get('data') or {}) + len(obj.get('binaryData') or {}))],
-    ('', 'secrets'): [('Type', _field('.type')), ('Data', _count('data'))],
-    ('', 'services'): [('Type', _field('.spec.type')), ('Cluster-IP', lambda obj: jsonpath(obj, '.spec.clusterIP')
-                                                        or '<none>')],
-    ('', 'pods'): [('Status', lambda obj: jsonpath(obj, '.status.phase') or 'Pending')],
-    ('apps', 'deployments'): [('Ready', lambda obj: f"{jsonpath(obj, '.status.readyReplicas') or 0}/"
-                                                      f"{jsonpath(obj, '.spec.replicas') or 0}")],
-}
+def human_duration(seconds: float) -> str:
+    return printers.human_duration(seconds)
 
 
 def columns(resource: Resource) -> list[tuple[dict[str, Any], Cell]]:
     result: list[tuple[dict[str, Any], Cell]] = [(NAME, lambda obj: obj['metadata']['name'])]
-    if resource.custom and resource.printer_columns:
-        for column in resource.printer_columns:
+    if resource.custom:
+        for column in resource.printer_columns or DEFAULT_COLUMNS:
+            path = str(column.get('jsonPath', ''))
+            description = column.get('description') or f'Custom resource definition column (in JSONPath format): {path}'
             definition = {'name': column.get('name', ''), 'type': column.get('type', 'string'),
-                          'format': column.get('format', ''), 'description': column.get('description', ''),
+                          'format': column.get('format', ''), 'description': description,
                           'priority': column.get('priority', 0)}
-            result.append((definition, _printer_cell(column)))
+            result.append((definition, _printer_cell(path, str(column.get('type', 'string')))))
         return result
-    for name, cell in BUILTIN_COLUMNS.get(resource.key, []):
-        result.append(({'name': name, 'type': 'string', 'format': '', 'description': name, 'priority': 0}, cell))
-    result.append((AGE, lambda obj: age(obj['metadata'].get('creationTimestamp'))))
-    return result
+    return result + printers.builtin_columns(resource.key)
 
 
-def _printer_cell(column: Mapping[str, Any]) -> Cell:
-    path, kind = str(column.get('jsonPath', '')), column.get('type')
-
+def _printer_cell(path: str, kind: str) -> Cell:
     def cell(obj: Mapping[str, Any]) -> Any:
         value = jsonpath(obj, path)
-        if value is None:
-            return None
-        if kind == 'date':
-            return age(value)
-        if isinstance(value, (dict, list)):
-            return encoding.dumps(value).decode()
-        return value if isinstance(value, (int, float, bool)) else str(value)
-
+        return None if value is None else typed_cell(kind, value)
     return cell
+
+
+def typed_cell(kind: str, value: Any) -> Any:
+    """A cell as upstream's `cellForJSONValue` (or jsonpath printing, for strings) makes it."""
+    if kind == 'string':
+        if isinstance(value, (dict, list)):
+            return json.dumps(value, sort_keys=True, separators=(',', ':'))
+        if isinstance(value, bool):
+            return 'true' if value else 'false'
+        return str(value)
+    if kind == 'integer' and isinstance(value, (int, float)) and not isinstance(value, bool):
+        return int(value)
+    if kind == 'number' and isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    if kind == 'boolean' and isinstance(value, bool):
+        return value
+    if kind == 'date' and isinstance(value, str):
+        if not re.fullmatch(r'\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)', value):
+            return '<invalid>'
+        try:
+            datetime.datetime.fromisoformat(value.replace('Z', '+00:00'))
+        except ValueError:
+            return '<invalid>'
+        return age(value)
+    return None
 
 
 def table(resource: Resource, objects: Iterable[Mapping[str, Any]], list_meta: Mapping[str, Any],
