@@ -108,7 +108,9 @@ def plan(state: State, target: Target, current: Obj, body: Any, options: writing
     taken = {path for _, path in conflicts}
     kept: set[Path] = set().union(*(paths - taken for other, paths in managers.owned.items() if other != identity))
     candidate = encoding.clone(merge_object(current, config, conforming.schema_of(resource)))
-    for path in managers.owned.get(identity, set()) - applied.keys() - kept:
+    staying = applied.keys() | kept
+    parents = {path[:index] for path in staying for index in range(1, len(path))}
+    for path in managers.owned.get(identity, set()) - staying - parents:   # `spec: {}` once, `spec.x` now
         _remove(candidate, path)
     return Plan(candidate, managers, identity, set(applied), taken)
 

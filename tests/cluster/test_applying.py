@@ -56,3 +56,18 @@ def test_conflict_messages_as_upstream() -> None:
     assert many.message == ('Apply failed with 2 conflicts: '     # sorted by the managers' JSON, as upstream
                             'conflicts with "x" with subresource "status" using apps/v1:\n- .status.a\n'
                             'conflicts with "x" using apps/v1:\n- .spec.replicas')
+
+
+def test_an_empty_map_applied_then_filled_stays() -> None:
+    from kopf._cluster import writing
+    from kopf._cluster.server import Emulator
+    emulator = Emulator()
+    target = emulator.target('v1', 'ConfigMap', 'cm', 'default')
+    options = writing.Options(manager='me')
+    applying.apply(emulator.state, target, {'apiVersion': 'v1', 'kind': 'ConfigMap', 'data': {}}, options)
+    applying.apply(emulator.state, target, {'apiVersion': 'v1', 'kind': 'ConfigMap', 'data': {'a': 'b'}}, options)
+    stored = emulator.get('v1', 'ConfigMap', 'cm', 'default')
+    assert stored is not None and stored['data'] == {'a': 'b'}
+    applying.apply(emulator.state, target, {'apiVersion': 'v1', 'kind': 'ConfigMap'}, options)
+    stored = emulator.get('v1', 'ConfigMap', 'cm', 'default')
+    assert stored is not None and 'a' not in (stored.get('data') or {})

@@ -2,16 +2,19 @@
 import asyncio
 import base64
 import json
+import pathlib
 import urllib.error
 import urllib.request
 from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
+import yaml
 from aiohttp import web
 
 from kopf._cluster import certificates
 from kopf.testing import LocalCluster
+from tests.fidelity.conftest import Kubectl, kubectl_binary
 
 pytest.importorskip('cryptography')
 KEX = '/apis/kopf.dev/v1/namespaces/default/kopfexamples'
@@ -154,3 +157,34 @@ async def test_reinvocation_if_needed(local_cluster: LocalCluster, webhook: Webh
     status, _, body = await call(local_cluster, 'POST', KEX, _kex('again'))
     assert status == 201 and body['metadata']['labels'] == {'mutated': 'yes'}
     assert [path.split('?')[0] for path, _ in webhook.reviews] == ['/first', '/mutate', '/first']
+
+
+async def test_39_webhook_decisions_reach_kubectl(local_cluster: LocalCluster, webhook: Webhook,
+                                                  tmp_path: pathlib.Path) -> None:
+    """The Done-when of the local-cluster issue: an aiohttp webhook's deny/patch/warnings, as kubectl shows them."""
+    binary = kubectl_binary()
+    if binary is None:
+        pytest.skip('kubectl is not installed on this machine')
+    kubectl = Kubectl(binary, local_cluster.kubeconfig, tmp_path / 'cache')
+    local_cluster.apply(CRD, webhook.config('ValidatingWebhookConfiguration', '/validate'),
+                        webhook.config('MutatingWebhookConfiguration', '/mutate'))
+    denied = yaml.safe_dump(_kex('denied', deny=True))
+    result = await asyncio.to_thread(kubectl, 'create', '-f', '-', input=denied)
+    assert result.returncode == 1
+    assert ('Error from server (Forbidden): error when creating "STDIN": admission webhook "validate.kopf.dev" '
+            'denied the request: no denials here') in result.stderr
+    result = await asyncio.to_thread(kubectl, 'create', '-f', '-', input=yaml.safe_dump(_kex('mutant')))
+    assert result.returncode == 0 and result.stdout.strip() == 'kopfexample.kopf.dev/mutant created', result.stderr
+    assert 'Warning: mutated by the test' in result.stderr
+    result = await asyncio.to_thread(kubectl, 'get', 'kex', 'mutant', '-o', 'jsonpath={.metadata.labels.mutated}')
+    assert result.stdout == 'yes'
+    applied = await asyncio.to_thread(kubectl, 'apply', '--server-side', '-f', '-',
+                                      input=yaml.safe_dump(_kex('applied')))
+    assert applied.returncode == 0 and 'serverside-applied' in applied.stdout, applied.stderr
+    stored = local_cluster.get('kopf.dev/v1', 'KopfExample', 'applied', 'default')
+    assert stored is not None and stored['metadata']['labels'] == {'mutated': 'yes'}
+    result = await asyncio.to_thread(kubectl, 'apply', '--server-side', '-f', '-',
+                                     input=yaml.safe_dump(_kex('applied', deny=True)))
+    assert result.returncode == 1 and 'denied the request: no denials here' in result.stderr
+    operations = [review['request']['operation'] for path, review in webhook.reviews if path.startswith('/validate')]
+    assert operations == ['CREATE', 'CREATE', 'CREATE', 'UPDATE']
