@@ -39,6 +39,7 @@ import uuid
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from kopf._cluster import embedded
 from kopf._cluster.defaulting import apply_defaults
 from kopf._cluster.fielderrors import (
     Cause,
@@ -263,6 +264,8 @@ def _validate_object(value: dict[str, Any], schema: Mapping[str, Any], path: Fie
     if isinstance(min_props, int) and len(value) < min_props:
         causes.append(in_body(path, len(value), f'should have at least {min_props} properties'))
     skipped: frozenset[str] = RESOURCE_KEYS if root or schema.get(EMBEDDED) else frozenset()
+    if schema.get(EMBEDDED) and not root:
+        causes.extend(embedded.causes(value, path))
     for key in schema.get('required') or []:
         if key not in value and key not in skipped:
             causes.append(required(path + (key,)))
