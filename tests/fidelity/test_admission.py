@@ -188,3 +188,22 @@ async def test_39_webhook_decisions_reach_kubectl(local_cluster: LocalCluster, w
     assert result.returncode == 1 and 'denied the request: no denials here' in result.stderr
     operations = [review['request']['operation'] for path, review in webhook.reviews if path.startswith('/validate')]
     assert operations == ['CREATE', 'CREATE', 'CREATE', 'UPDATE']
+
+
+async def test_39_webhook_decisions_reach_the_python_client(local_cluster: LocalCluster, webhook: Webhook) -> None:
+    kubernetes = pytest.importorskip('kubernetes')
+    local_cluster.apply(CRD, webhook.config('ValidatingWebhookConfiguration', '/validate'),
+                        webhook.config('MutatingWebhookConfiguration', '/mutate'))
+    client = kubernetes.config.new_client_from_config(config_file=str(local_cluster.kubeconfig))
+    custom = kubernetes.client.CustomObjectsApi(client)
+    args = ('kopf.dev', 'v1', 'default', 'kopfexamples')
+    try:
+        with pytest.raises(kubernetes.client.ApiException) as exc:
+            await asyncio.to_thread(custom.create_namespaced_custom_object, *args, _kex('denied', deny=True))
+        assert exc.value.status == 403
+        assert json.loads(exc.value.body)['message'] == ('admission webhook "validate.kopf.dev" denied the request: '
+                                                         'no denials here')
+        created = await asyncio.to_thread(custom.create_namespaced_custom_object, *args, _kex('mutant'))
+        assert created['metadata']['labels'] == {'mutated': 'yes'}
+    finally:
+        client.close()
