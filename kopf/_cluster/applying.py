@@ -8,8 +8,8 @@ different value is a 409 conflict (`Apply failed with 1 conflict: conflict with 
 using v1: .data.a`) unless `force=true`, which takes the field over. Other writes record their
 managers (`fieldManager`, else the User-Agent's product) as upstream's "Update" operations.
 
-Not emulated: `metadata.managedFields` in responses (ownership is kept aside, and not in `--state`
-files), versions of managers' field sets across CRD schema changes, and `x-kubernetes-map-type`.
+Not emulated: `metadata.managedFields` in responses (ownership is kept aside; `--state` files keep
+it), versions of managers' field sets across CRD schema changes, and `x-kubernetes-map-type`.
 """
 import dataclasses
 import json

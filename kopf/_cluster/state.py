@@ -57,7 +57,12 @@ class State:
         """Everything needed to resume: the RV counter and all objects (the watch history is not kept)."""
         objects = [[group, plural, obj] for (group, plural), bucket in sorted(self.store.objects.items())
                    for obj in bucket.values()]
-        return {'resourceVersion': self.store.rv, 'objects': objects}
+        owners: dict[str, list[Any]] = {}
+        for uid, managers in self.managers.items():
+            managers.settle()
+            owners[uid] = [[list(identity), sorted(list(path) for path in paths)]
+                           for identity, paths in managers.owned.items()]
+        return {'resourceVersion': self.store.rv, 'objects': objects, 'managers': owners}
 
     def restore(self, snapshot: dict[str, Any]) -> None:
         """Replace the state with a snapshot; older resourceVersions get 410 Expired, as after a compaction."""
@@ -69,3 +74,6 @@ class State:
             if (group, plural) == resources.CRDS.key:
                 self.catalog.set_custom(meta['name'], crds.served_resources(obj))
         self.store.rv = self.store.compacted = int(snapshot['resourceVersion'])
+        self.managers = {uid: Managers(owned={tuple(identity): {tuple(path) for path in paths}
+                                              for identity, paths in owned})
+                         for uid, owned in (snapshot.get('managers') or {}).items()}

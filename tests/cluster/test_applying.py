@@ -71,3 +71,27 @@ def test_an_empty_map_applied_then_filled_stays() -> None:
     applying.apply(emulator.state, target, {'apiVersion': 'v1', 'kind': 'ConfigMap'}, options)
     stored = emulator.get('v1', 'ConfigMap', 'cm', 'default')
     assert stored is not None and 'a' not in (stored.get('data') or {})
+
+
+def test_ownership_survives_a_state_file(tmp_path: Any) -> None:
+    import asyncio
+
+    from kopf._cluster import errors, writing
+    from kopf._cluster.server import Emulator
+
+    async def run(emulator: Emulator, manager: str, value: str) -> None:
+        await emulator.start()
+        try:
+            target = emulator.target('v1', 'ConfigMap', 'kept', 'default')
+            body = {'apiVersion': 'v1', 'kind': 'ConfigMap', 'data': {'a': value}}
+            applying.apply(emulator.state, target, body, writing.Options(manager=manager))
+        finally:
+            await emulator.stop()
+
+    asyncio.run(run(Emulator(state_file=tmp_path / 'state.json'), 'first', '1'))
+    try:
+        asyncio.run(run(Emulator(state_file=tmp_path / 'state.json'), 'second', '2'))
+    except errors.ApiError as exc:
+        assert exc.code == 409 and 'conflict with "first": .data.a' in exc.message
+    else:
+        raise AssertionError('the ownership of "first" was lost in the restart')
