@@ -11,6 +11,7 @@
 """
 import datetime
 import functools
+import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -51,7 +52,7 @@ async def handle_cause(cycle: contexts.Cycle, cause: ChangingCause) -> bool:
         c = state.superseded
         cycle.logger.info(f'{old_title} is superseded by {title.lower()}: {c.success} succeeded; '
                           f'{c.failure} failed; {c.running} left to the moment.')
-    if found:
+    if found and cycle.logger.isEnabledFor(logging.DEBUG):  # the body's repr is costly: only if logged
         cycle.logger.debug(f'{title} is in progress: {dict(cycle.body)!r}')
         if cause.diff:
             cycle.logger.debug(f'{title} diff: {list(cause.diff)!r}')

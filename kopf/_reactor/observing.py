@@ -36,6 +36,7 @@ class Scope:
 
     clusterwide: bool = True
     patterns: Collection[str] = ()
+    _served: dict[str, bool] = dataclasses.field(default_factory=dict, compare=False, repr=False)
 
     @property
     def discovering(self) -> bool:
@@ -51,7 +52,13 @@ class Scope:
         return list(sorted(names))
 
     def serves(self, namespace: str | None) -> bool:
-        return self.clusterwide or namespace is None or namespaces.match_any(namespace, self.patterns)
+        """Whether the namespace is served (memoised: this is asked for every event)."""
+        if self.clusterwide or namespace is None:
+            return True
+        served = self._served.get(namespace)
+        if served is None:
+            served = self._served[namespace] = namespaces.match_any(namespace, self.patterns)
+        return served
 
 
 class Observer:
