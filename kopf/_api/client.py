@@ -13,14 +13,13 @@ Rules:
 """
 import asyncio
 import contextlib
-import json
 import logging
 from collections.abc import AsyncIterator, Mapping
 from typing import Any, Final
 
 import aiohttp
 
-from kopf._api import credentials, errors
+from kopf._api import credentials, encoding, errors
 from kopf._model import settings as settings_
 from kopf._version import __version__
 
@@ -39,6 +38,10 @@ class _Default:
 
 DEFAULT: Final[Any] = _Default()  # "the settings' backoffs", as distinct from None (= no retries)
 
+# Requests in flight at once (watch streams are not counted). A burst of objects would otherwise open
+# a connection per concurrent request; a few dozen keep-alive connections saturate any API server.
+MAX_CONCURRENT_REQUESTS: Final = 64
+
 
 class APIClient:
     """The one way to talk to the API: `request()` for answers, `stream()` for watches."""
@@ -46,6 +49,7 @@ class APIClient:
     def __init__(self, vault: credentials.Vault, settings: settings_.OperatorSettings) -> None:
         self.vault = vault
         self.settings = settings
+        self._slots: asyncio.Semaphore | None = None  # made in the running loop, on first use
 
     async def close(self) -> None:
         await self.vault.close()
@@ -90,19 +94,21 @@ class APIClient:
         net = self.settings.networking
         delays = errors.iter_backoffs(net.error_backoffs if backoffs is DEFAULT else backoffs)
         timeout = aiohttp.ClientTimeout(total=net.request_timeout, sock_connect=net.connect_timeout)
-        data = json.dumps(payload).encode() if payload is not None else None
+        data = encoding.dumps(payload) if payload is not None else None
         while True:
             item = await self.vault.select()
             session = self._session(item)
             kwargs = self._request_kwargs(item, session)
             if data is not None:
                 kwargs.setdefault('headers', {})['Content-Type'] = content_type
+            if self._slots is None:
+                self._slots = asyncio.Semaphore(MAX_CONCURRENT_REQUESTS)
             try:
-                async with item.borrowed(), session.request(
+                async with item.borrowed(), self._slots, session.request(
                         method, item.server + path, params=params, data=data, timeout=timeout, **kwargs) as response:
                     await raise_for_status(response)
-                    text = await response.text()
-                    return json.loads(text) if text else None
+                    raw = await response.read()
+                    return encoding.loads(raw) if raw.strip() else None
             except errors.APIUnauthorizedError:
                 logger.info(f'Unauthorized (401) for {method} {path}; the credentials are invalidated; re-logging in.')
                 self.vault.invalidate(item)
@@ -161,7 +167,7 @@ async def raise_for_status(response: aiohttp.ClientResponse) -> None:
     text = await response.text()
     payload: Any
     try:
-        payload = json.loads(text)
+        payload = encoding.loads(text)
     except ValueError:
         payload = text
     raise errors.map_error(response.status, payload, retry_after_header=response.headers.get('Retry-After'))

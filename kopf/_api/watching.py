@@ -13,7 +13,6 @@ The decisions are `streams.step()`'s; here is only the waiting and talking:
 """
 import asyncio
 import itertools
-import json
 import logging
 from collections.abc import AsyncIterator, Iterator, Mapping
 from typing import Any
@@ -21,7 +20,7 @@ from typing import Any
 import aiohttp
 
 from kopf._api import client as client_
-from kopf._api import errors, streams
+from kopf._api import encoding, errors, streams
 from kopf._model import resources, selectors
 from kopf._model import settings as settings_
 
@@ -140,7 +139,7 @@ async def watch_objs(
             async with client.stream(path, params=params,
                                      backoffs=_forever(client.settings.networking.error_backoffs)) as response:
                 async for line in _lines(response, watching.inactivity_timeout):
-                    for item in streams.step(state, json.loads(line)):
+                    for item in streams.step(state, encoding.loads(line)):
                         yield item
                     if state.needs_listing and not state.streaming:
                         logger.info(f'The watch of {where} is too old (410 Expired); re-listing.')
