@@ -6,6 +6,8 @@ from typing import Any
 from kopf._model import fields
 
 PatchFn = Callable[[dict[str, Any]], None]  # transforms a raw body in place; sent as a JSON-patch
+# A PatchFn may also have `json_ops(body) -> list | None`: the exact JSON-patch ops it amounts to on
+# that body (as the generic diff would make them), or None to fall back to the generic diff.
 
 
 class PatchView(MutableMapping[str, Any]):
@@ -89,6 +91,11 @@ class Patch(dict[str, Any]):
         source = body if body is not None else self._body
         if source is None:
             raise ValueError('A JSON-patch needs the body it applies to.')
+        if len(self.fns) == 1:  # a callable that knows its own ops (e.g. a finalizer edit): no copy, no diff
+            known = getattr(self.fns[0], 'json_ops', None)
+            ops_or_none: list[dict[str, Any]] | None = known(source) if known is not None else None
+            if ops_or_none is not None:
+                return ops_or_none
         target = copy.deepcopy(dict(source))
         for fn in self.fns:
             fn(target)

@@ -7,6 +7,7 @@ handler could ever match → the finalizer (added in its own cycle; removed when
 release after deletion handling. The cycle's patch is applied by the caller, once.
 """
 import datetime
+from collections.abc import Mapping
 from typing import Any
 
 from kopf._model import causes, diffs, patches
@@ -112,19 +113,62 @@ async def handle_unguarded_deletion(cycle: contexts.Cycle) -> None:
                                       default_backoff=settings.execution.default_backoff, logger=cycle.logger)
 
 
-def _append(finalizer: str) -> patches.PatchFn:
-    def fn(body: dict[str, Any]) -> None:
+MISSING = object()
+
+
+class _AppendFinalizer:
+    """Add the finalizer to `metadata.finalizers` (a patch callable that also knows its JSON-patch ops)."""
+
+    def __init__(self, finalizer: str) -> None:
+        self.finalizer = finalizer
+
+    def __call__(self, body: dict[str, Any]) -> None:
         meta = body.setdefault('metadata', {})
-        if finalizer not in (meta.get('finalizers') or ()):
-            meta['finalizers'] = [*(meta.get('finalizers') or ()), finalizer]
-    return fn
+        if self.finalizer not in (meta.get('finalizers') or ()):
+            meta['finalizers'] = [*(meta.get('finalizers') or ()), self.finalizer]
+
+    def json_ops(self, body: Mapping[str, Any]) -> list[dict[str, Any]] | None:
+        meta = body.get('metadata')
+        if not isinstance(meta, Mapping):
+            return None
+        current = meta.get('finalizers', MISSING)
+        if current is MISSING:
+            return [{'op': 'add', 'path': '/metadata/finalizers', 'value': [self.finalizer]}]
+        if not isinstance(current, list):
+            return None
+        if self.finalizer in current:
+            return []
+        return [{'op': 'add', 'path': f'/metadata/finalizers/{len(current)}', 'value': self.finalizer}]
+
+
+class _RemoveFinalizer:
+    """Remove the finalizer from `metadata.finalizers` (a patch callable that also knows its JSON-patch ops)."""
+
+    def __init__(self, finalizer: str) -> None:
+        self.finalizer = finalizer
+
+    def __call__(self, body: dict[str, Any]) -> None:
+        meta = body.setdefault('metadata', {})
+        meta['finalizers'] = [f for f in meta.get('finalizers') or () if f != self.finalizer]
+
+    def json_ops(self, body: Mapping[str, Any]) -> list[dict[str, Any]] | None:
+        meta = body.get('metadata')
+        current = meta.get('finalizers') if isinstance(meta, Mapping) else None
+        if not isinstance(current, list) or current.count(self.finalizer) != 1:
+            return None  # rare shapes: the generic diff decides
+        if current[-1] == self.finalizer:
+            return [{'op': 'remove', 'path': f'/metadata/finalizers/{len(current) - 1}'}]
+        if len(current) == 2:  # [ours, other]: what the generic list diff makes of it
+            return [{'op': 'remove', 'path': '/metadata/finalizers/0'}]
+        return None
+
+
+def _append(finalizer: str) -> patches.PatchFn:
+    return _AppendFinalizer(finalizer)
 
 
 def _remove(finalizer: str) -> patches.PatchFn:
-    def fn(body: dict[str, Any]) -> None:
-        meta = body.setdefault('metadata', {})
-        meta['finalizers'] = [f for f in meta.get('finalizers') or () if f != finalizer]
-    return fn
+    return _RemoveFinalizer(finalizer)
 
 
 def add_finalizer(cycle: contexts.Cycle) -> None:
