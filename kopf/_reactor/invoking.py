@@ -33,6 +33,20 @@ from kopf._model.outcomes import Outcome, OutcomeKind
 DEFAULT_BACKOFF = 60.0  # settings.execution.default_backoff, if the caller does not pass its own
 
 
+class Slot:
+    """A place in a bounded pool of cycles (kopf._reactor.queueing), freed while an async handler runs."""
+
+    def release(self) -> bool:
+        """Free the place; False if it was not held (e.g. a sub-handler inside an async handler)."""
+        return False
+
+    def reacquire(self) -> None:
+        pass
+
+
+slot: contextvars.ContextVar[Slot | None] = contextvars.ContextVar('kopf_cycle_slot', default=None)
+
+
 def is_async(fn: Callable[..., Any]) -> bool:
     """Whether calling `fn` gives a coroutine (async functions, their partials, async __call__)."""
     while isinstance(fn, functools.partial):
@@ -51,7 +65,13 @@ async def invoke(
     If cancelled while a sync function runs in a thread, wait for the thread to return, then re-raise.
     """
     if is_async(fn):
-        return await fn(**kwargs)
+        held = slot.get()
+        released = held is not None and held.release()  # a long await must not hold back other objects
+        try:
+            return await fn(**kwargs)
+        finally:
+            if released and held is not None:
+                held.reacquire()
     context = contextvars.copy_context()
     loop = asyncio.get_running_loop()
     future = loop.run_in_executor(executor, functools.partial(context.run, fn, **kwargs))

@@ -1,28 +1,36 @@
-"""Per-object workers: one at a time per object, the newest body only, in-memory wake-ups.
+"""Per-object work: one cycle at a time per object, the newest body only, in-memory wake-ups.
 
-- Events are routed by uid to the object's worker; a worker keeps only the newest event (older
-  unprocessed ones are superseded) and never runs two cycles of one object at once.
-- After our own patch, the worker waits (up to `settings.persistence.consistency_timeout`) until
-  the watch brings a body at least as new as the patch's resourceVersion, so it never decides on
-  a stale body; after the timeout it goes on with what it has.
-- A delay (a retry later, or the next handler now) wakes the worker in memory, re-processing the
+- Events are routed by uid to the object's work state; only the newest unprocessed event is kept
+  (older ones are superseded), and one object's cycles never overlap.
+- Only keys go through the work queue (controller-runtime style): objects with something to do wait
+  in a FIFO of uids; a pool of runner tasks takes them one by one. An object with nothing to do costs
+  no task and no timer, only its memory in the resource context (until it is deleted).
+- At most `settings.queueing.worker_limit` runners (default `DEFAULT_WORKER_LIMIT`) run cycles at once;
+  a runner inside an async handler does not count (a long await must never hold others back), so
+  async handlers of any number of objects run concurrently, as before. Sync handlers are bounded
+  by the executor's threads anyway.
+- After our own patch, the object waits (up to `settings.persistence.consistency_timeout`) until the
+  watch brings a body at least as new as the patch's resourceVersion, so it is never decided on a stale
+  body; after the timeout it goes on with what it has.
+- A delay (a retry later, or the next handler now) wakes the object in memory, re-processing the
   newest known body; a fresh event replaces the wake-up ("Our decisions" 5).
-- An idle worker (no events, no wake-up) exits after `settings.queueing.idle_timeout`; the object's
-  memory stays in the resource context until the object is deleted.
+- An idle runner exits after `settings.queueing.idle_timeout` (not while wake-ups are pending).
 - An unexpected error in a cycle is logged and the object is retried after the next
   `settings.queueing.error_delays` step.
 """
 import asyncio
-import functools
+import collections
 import itertools
 import logging
 from collections.abc import Iterator
 from typing import Any
 
 from kopf._model.bodies import RawEvent
-from kopf._reactor import applying, contexts, processing
+from kopf._reactor import applying, contexts, invoking, processing
 
 logger = logging.getLogger('kopf.reactor.queueing')
+
+DEFAULT_WORKER_LIMIT = 200  # cycles at once per watcher, when `settings.queueing.worker_limit` is None
 
 
 def _rv(event: RawEvent) -> str | None:
@@ -39,84 +47,211 @@ def is_consistent(rv: str | None, expected: str | None) -> bool:
     return False
 
 
-class Worker:
-    """The one worker of one object."""
+class Work:
+    """What the queue knows of one object with something to do (dropped when it has nothing)."""
 
-    def __init__(self, rctx: contexts.ResourceContext, uid: str) -> None:
-        self.rctx = rctx
+    __slots__ = ('deadline', 'errors', 'last', 'pending', 'queued', 'running', 'timer', 'timer_at', 'uid',
+                 'wakeup_at')
+
+    def __init__(self, uid: str) -> None:
         self.uid = uid
-        self.pending: RawEvent | None = None   # the newest unprocessed event
-        self.last: RawEvent | None = None      # the newest processed event (for wake-ups)
-        self.wakeup_at: float | None = None    # loop time
-        self.deadline: float | None = None     # the end of the consistency wait
-        self.signal = asyncio.Event()
+        self.pending: RawEvent | None = None    # the newest unprocessed event
+        self.last: RawEvent | None = None       # the newest processed event (for wake-ups)
+        self.wakeup_at: float | None = None     # loop time
+        self.deadline: float | None = None      # the end of the consistency wait
         self.errors: Iterator[float] | None = None
-        self.task: asyncio.Task[None] | None = None
+        self.queued = False
+        self.running = False
+        self.timer: asyncio.TimerHandle | None = None
+        self.timer_at: float | None = None
 
-    def feed(self, event: RawEvent) -> None:
-        self.pending = event
-        self.signal.set()
 
-    async def run(self) -> None:
-        while True:
-            event = await self._next()
-            if event is None:
+class _Slot(invoking.Slot):
+    """A runner's place in the pool's limit; freed while the runner awaits an async handler."""
+
+    def __init__(self, dispatcher: 'Dispatcher') -> None:
+        self.dispatcher = dispatcher
+        self.held = True
+
+    def release(self) -> bool:
+        if not self.held:
+            return False
+        self.held = False
+        self.dispatcher.active -= 1
+        self.dispatcher.kick()
+        return True
+
+    def reacquire(self) -> None:
+        self.held = True
+        self.dispatcher.active += 1
+
+
+class Dispatcher:
+    """Routes the events of one watch stream to per-object work, run by runners in the given task group."""
+
+    def __init__(self, rctx: contexts.ResourceContext, tg: asyncio.TaskGroup) -> None:
+        self.rctx = rctx
+        self.tg = tg
+        self.works: dict[str, Work] = {}
+        self.ready: collections.deque[Work] = collections.deque()
+        self.waiters: collections.deque[asyncio.Future[None]] = collections.deque()  # idle runners
+        self.active = 0   # runners counted against the limit
+        self.timers = 0   # pending wake-ups & consistency deadlines
+        self.limit = rctx.settings.queueing.worker_limit or DEFAULT_WORKER_LIMIT
+
+    def dispatch(self, event: RawEvent) -> None:
+        meta = event.get('object', {}).get('metadata') or {}
+        uid = str(meta.get('uid') or f"{meta.get('namespace')}/{meta.get('name')}")
+        work = self.works.get(uid)
+        if work is None:
+            work = self.works[uid] = Work(uid)
+        work.pending = event
+        self._enqueue(work)
+
+    # -- the queue ----------------------------------------------------------------------------------
+
+    def _enqueue(self, work: Work) -> None:
+        if work.queued or work.running:
+            return  # a running object looks at its pending event when its cycle ends
+        work.queued = True
+        self.ready.append(work)
+        self.kick()
+
+    def kick(self) -> None:
+        """Wake an idle runner, or start one within the limit, if work is waiting."""
+        if not self.ready:
+            return
+        while self.waiters:
+            waiter = self.waiters.popleft()
+            if not waiter.done():
+                waiter.set_result(None)
                 return
-            await self._cycle(event)
-            if event.get('type') == 'DELETED':
-                self.rctx.forget(self.uid)
-                return
+        if self.active < self.limit:
+            self.active += 1
+            self.tg.create_task(self._runner(), name=f'kopf runner of {self.rctx.resource.name}')
 
-    async def _next(self) -> RawEvent | None:
+    def _later(self, work: Work, at: float) -> None:
+        """Queue the object again at `at` (loop time), unless an earlier timer is set already."""
+        if work.timer is not None and work.timer_at is not None and work.timer_at <= at:
+            return
+        if work.timer is not None:
+            work.timer.cancel()
+            self.timers -= 1
         loop = asyncio.get_running_loop()
-        memory = self.rctx.memories.get(self.uid)
-        while True:
-            now = loop.time()
-            woken = self.wakeup_at is not None and self.wakeup_at <= now
-            candidate = self.pending if self.pending is not None else self.last if woken else None
-            idle = False
-            if candidate is not None:
-                expected = memory.expected_rv if memory is not None else None
-                if is_consistent(_rv(candidate), expected) or (self.deadline is not None and now >= self.deadline):
-                    if memory is not None:
-                        memory.expected_rv = None
-                    self.pending, self.wakeup_at, self.deadline = None, None, None
-                    return candidate
-                if self.deadline is None:
-                    self.deadline = now + self.rctx.settings.persistence.consistency_timeout
-                timeout = self.deadline - now
-            elif self.wakeup_at is not None:
-                timeout = self.wakeup_at - now
-            else:
-                timeout, idle = self.rctx.settings.queueing.idle_timeout, True
-            self.signal.clear()
-            try:
-                async with asyncio.timeout(max(0.0, timeout)):
-                    await self.signal.wait()
-            except TimeoutError:
-                if idle and self.pending is None:
-                    return None
+        work.timer, work.timer_at = loop.call_at(at, self._fire, work), at
+        self.timers += 1
 
-    async def _cycle(self, event: RawEvent) -> None:
-        memory = self.rctx.remember(self.uid, initial=event.get('type') is None)
+    def _fire(self, work: Work) -> None:
+        work.timer, work.timer_at = None, None
+        self.timers -= 1
+        if self.works.get(work.uid) is work:
+            self._enqueue(work)
+
+    def _cancel_timers(self) -> None:
+        for work in self.works.values():
+            if work.timer is not None:
+                work.timer.cancel()
+                work.timer, work.timer_at = None, None
+        self.timers = 0
+
+    async def _runner(self) -> None:
+        slot = _Slot(self)
+        token = invoking.slot.set(slot)
+        loop = asyncio.get_running_loop()
+        try:
+            while True:
+                if not self.ready:
+                    waiter = loop.create_future()
+                    self.waiters.append(waiter)
+                    try:
+                        async with asyncio.timeout(self.rctx.settings.queueing.idle_timeout):
+                            await waiter
+                    except TimeoutError:
+                        if waiter in self.waiters:
+                            self.waiters.remove(waiter)
+                        others = any(not w.done() for w in self.waiters)
+                        if not self.ready and (not self.timers or others):  # one runner stays for timers
+                            return
+                    finally:
+                        if not waiter.done():
+                            waiter.cancel()
+                    continue
+                work = self.ready.popleft()
+                work.queued = False
+                await self._serve(work)
+        except asyncio.CancelledError:
+            self._cancel_timers()
+            raise
+        finally:
+            if slot.held:
+                self.active -= 1
+            invoking.slot.reset(token)
+
+    # -- one object ---------------------------------------------------------------------------------
+
+    async def _serve(self, work: Work) -> None:
+        """Run the object's next cycle if it is due and consistent; else re-queue it when it will be."""
+        now = asyncio.get_running_loop().time()
+        woken = work.wakeup_at is not None and work.wakeup_at <= now
+        candidate = work.pending if work.pending is not None else work.last if woken else None
+        if candidate is None:
+            self._settle(work)
+            return
+        memory = self.rctx.memories.get(work.uid)
+        expected = memory.expected_rv if memory is not None else None
+        if not is_consistent(_rv(candidate), expected) and not (work.deadline is not None and now >= work.deadline):
+            if work.deadline is None:
+                work.deadline = now + self.rctx.settings.persistence.consistency_timeout
+            self._later(work, work.deadline)  # a fresh event queues it earlier
+            return
+        if memory is not None:
+            memory.expected_rv = None
+        work.pending, work.wakeup_at, work.deadline = None, None, None
+        if work.timer is not None:
+            work.timer.cancel()
+            work.timer, work.timer_at = None, None
+            self.timers -= 1
+        work.running = True
+        try:
+            await self._cycle(work, candidate)
+        finally:
+            work.running = False
+        if candidate.get('type') == 'DELETED':
+            self.rctx.forget(work.uid)
+            if self.works.get(work.uid) is work:
+                del self.works[work.uid]
+            return
+        self._settle(work)
+
+    def _settle(self, work: Work) -> None:
+        """After a cycle (or a spurious wake-up): queue it, time it, or forget it (nothing to do)."""
+        if work.pending is not None:
+            self._enqueue(work)
+        elif work.wakeup_at is not None:
+            self._later(work, work.wakeup_at)
+        elif work.timer is None and not work.queued and self.works.get(work.uid) is work:
+            del self.works[work.uid]
+
+    async def _cycle(self, work: Work, event: RawEvent) -> None:
+        memory = self.rctx.remember(work.uid, initial=event.get('type') is None)
         cycle = processing.make_cycle(self.rctx, memory, event)
         try:
             await processing.process(cycle, event)
             if cycle.event_type != 'DELETED':
                 await applying.apply(cycle)
         except Exception as exc:
-            self.errors = self.errors or iter(_delays(self.rctx.settings.queueing.error_delays))
-            delay = next(self.errors)
+            work.errors = work.errors or iter(_delays(self.rctx.settings.queueing.error_delays))
+            delay = next(work.errors)
             cycle.logger.exception(f'Handling failed with an unexpected error ({exc}); retrying in {delay}s.')
-            self._schedule(event, delay)
+            self._schedule(work, event, delay)
             return
-        self.errors = None
+        work.errors = None
         if cycle.wakeup is not None:
-            self._schedule(event, cycle.wakeup)
+            self._schedule(work, event, cycle.wakeup)
 
-    def _schedule(self, event: RawEvent, delay: float) -> None:
-        self.last = event
-        self.wakeup_at = asyncio.get_running_loop().time() + delay
+    def _schedule(self, work: Work, event: RawEvent, delay: float) -> None:
+        work.last = event
+        work.wakeup_at = asyncio.get_running_loop().time() + delay
 
 
 def _delays(backoffs: Any) -> Iterator[float]:
@@ -125,26 +260,3 @@ def _delays(backoffs: Any) -> Iterator[float]:
     for last in items:
         yield float(last)
     yield from itertools.repeat(last)
-
-
-class Dispatcher:
-    """Routes the events of one watch stream to per-object workers (spawned in the given task group)."""
-
-    def __init__(self, rctx: contexts.ResourceContext, tg: asyncio.TaskGroup) -> None:
-        self.rctx = rctx
-        self.tg = tg
-        self.workers: dict[str, Worker] = {}
-
-    def dispatch(self, event: RawEvent) -> None:
-        meta = event.get('object', {}).get('metadata') or {}
-        uid = str(meta.get('uid') or f"{meta.get('namespace')}/{meta.get('name')}")
-        worker = self.workers.get(uid)
-        if worker is None or worker.task is None or worker.task.done():
-            worker = self.workers[uid] = Worker(self.rctx, uid)
-            worker.task = self.tg.create_task(worker.run(), name=f'kopf worker for {meta.get("name")}')
-            worker.task.add_done_callback(functools.partial(self._exited, uid, worker))
-        worker.feed(event)
-
-    def _exited(self, uid: str, worker: Worker, _: 'asyncio.Task[None]') -> None:
-        if self.workers.get(uid) is worker:
-            del self.workers[uid]
