@@ -290,8 +290,9 @@ class Operator:
     """One operator process: `python -I -m kopf run --standalone -n NS bench/operator.py` (cwd: a temp dir)."""
 
     def __init__(self, framework: Framework, kubeconfig: pathlib.Path, namespace: str, logdir: pathlib.Path,
-                 extra_args: Iterable[str] = ()) -> None:
+                 extra_args: Iterable[str] = (), profile: pathlib.Path | None = None) -> None:
         self.framework, self.kubeconfig, self.namespace = framework, kubeconfig, namespace
+        self.profile = profile  # py-spy's raw (collapsed) stacks go here; the operator runs under py-spy
         self.logfile = logdir / f'operator-{framework.name}-{namespace}.log'
         self.extra_args = list(extra_args)
         self.proc: subprocess.Popen[bytes] | None = None
@@ -303,6 +304,10 @@ class Operator:
         env.update(KUBECONFIG=str(self.kubeconfig), BENCH_FRAMEWORK=self.framework.label)
         cmd = [self.framework.python, '-I', '-m', 'kopf', 'run', '--standalone', '-n', self.namespace,
                *self.extra_args, str(OPERATOR)]
+        if self.profile is not None:
+            spy = pathlib.Path(self.framework.python).parent / 'py-spy'
+            cmd = [str(spy), 'record', '--format', 'raw', '--rate', '250', '--threads',
+                   '-o', str(self.profile), '--', *cmd]
         out = open(self.logfile, 'wb')
         self.spawned_at = time.time()
         self.proc = subprocess.Popen(cmd, cwd=self.cwd, env=env, stdout=out, stderr=subprocess.STDOUT)
@@ -311,7 +316,14 @@ class Operator:
     @property
     def pid(self) -> int:
         assert self.proc is not None
-        return self.proc.pid
+        if self.profile is None:
+            return self.proc.pid
+        for _ in range(200):  # under py-spy: the operator is its child
+            children = pathlib.Path(f'/proc/{self.proc.pid}/task/{self.proc.pid}/children').read_text().split()
+            if children:
+                return int(children[0])
+            time.sleep(0.01)
+        raise RuntimeError('py-spy did not start the operator')
 
     def alive(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
@@ -326,7 +338,7 @@ class Operator:
         if self.proc is None:
             return None
         if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGINT)
+            os.kill(self.pid, signal.SIGINT)
             try:
                 self.proc.wait(timeout=timeout)
             except subprocess.TimeoutExpired:

@@ -112,6 +112,7 @@ async def run_lifecycle(fw: h.Framework, emu: h.EmulatorProcess, args: argparse.
     """Startup (1 existing object) → burst (N created at once, then all deleted) → steady updates."""
     ns = f'life-{fw.name.replace("+", "-")}-{rep}'
     out: dict[str, Any] = {}
+    profile = args.profile / f'{ns}.txt' if args.profile and fw.name == 'ours' else None
     async with h.Client(emu.port) as client:
         await client.ensure_namespace(ns)
         tracker = Tracker()
@@ -119,7 +120,7 @@ async def run_lifecycle(fw: h.Framework, emu: h.EmulatorProcess, args: argparse.
         watch.start()
         await client.request('POST', h.objects_path(ns), {'apiVersion': h.API_VERSION, 'kind': h.KIND,
                                                           'metadata': {'name': 'probe'}, 'spec': {'n': 0}})
-        op = h.Operator(fw, emu.kubeconfig, ns, logdir)
+        op = h.Operator(fw, emu.kubeconfig, ns, logdir, profile=profile)
         op.start()
         try:
             if not await h.wait_for(lambda: 'probe' in tracker.results.get('create_fn', {}) or not op.alive(), 60):
@@ -251,11 +252,12 @@ async def run_restart(fw: h.Framework, emu: h.EmulatorProcess, args: argparse.Na
     ns = f'restart-{fw.name.replace("+", "-")}'
     count = args.idle
     out: dict[str, Any] = {}
+    profile = args.profile / f'{ns}.txt' if args.profile and fw.name == 'ours' else None
     async with h.Client(emu.port) as client:
         tracker = Tracker()
         watch = h.Watch(emu.port, ns, await client.resource_version(ns), tracker)
         watch.start()
-        op = h.Operator(fw, emu.kubeconfig, ns, logdir)
+        op = h.Operator(fw, emu.kubeconfig, ns, logdir, profile=profile)
         op.start()
         try:
             t0 = op.spawned_at
@@ -443,6 +445,8 @@ def main() -> int:
     parser.add_argument('--objects', type=int, default=None)
     parser.add_argument('--idle', type=int, default=None)
     parser.add_argument('--ours-only', action='store_true', help='skip upstream (for profiling our side)')
+    parser.add_argument('--profile', type=pathlib.Path, default=None,
+                        help="run our operator under py-spy; its raw stacks go to this directory (figures are off)")
     parser.add_argument('--no-write', action='store_true', help='print only; do not write bench/results/')
     args = parser.parse_args()
     args.repeats = args.repeats or (1 if args.quick else 3)
@@ -454,6 +458,9 @@ def main() -> int:
     args.capacity_seconds = 2.0 if args.quick else 3.0
     args.settle = 1.0 if args.quick else 2.0
     args.timeout = 300.0
+    if args.profile:
+        args.profile.mkdir(parents=True, exist_ok=True)
+        args.no_write = True
     started = time.monotonic()
     report = asyncio.run(bench(args))
     report['meta']['elapsed_s'] = round(time.monotonic() - started, 1)
