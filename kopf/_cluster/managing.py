@@ -28,6 +28,7 @@ SERVER_META = frozenset({'name', 'namespace', 'uid', 'resourceVersion', 'generat
                          'deletionTimestamp', 'deletionGracePeriodSeconds', 'managedFields', 'selfLink'})
 OBJECT_META = 'io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta'
 LOG_LIMIT = 16
+KEY_DEFAULTS = {'protocol': 'TCP'}   # the only defaulted list-map key among the served built-ins
 
 
 @dataclasses.dataclass
@@ -153,4 +154,6 @@ def list_type(node: Mapping[str, Any] | None) -> tuple[str, list[str]]:
 
 
 def element_key(item: Mapping[str, Any], keys: list[str]) -> str:
-    return '[' + ','.join(f'{key}={json.dumps(item[key])}' for key in sorted(keys) if key in item) + ']'
+    """`[name="x"]`; a missing key takes its default (ports' protocol: TCP), as structured-merge-diff does."""
+    values = {key: item.get(key, KEY_DEFAULTS.get(key)) for key in sorted(keys)}
+    return '[' + ','.join(f'{key}={json.dumps(value)}' for key, value in values.items() if value is not None) + ']'

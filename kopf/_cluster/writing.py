@@ -124,7 +124,10 @@ def scale(state: State, target: Target, content_type: str | None, body: Any, opt
     if content_type is not None:
         body = scaling.patched_view(resource, current, content_type, body)
     candidate = scaling.applied(resource, current, body)
-    outcome = update(state, dataclasses.replace(target, subresource=None), current, candidate, options)
+    main = dataclasses.replace(target, subresource=None)
+    outcome = update(state, main, current, candidate, dataclasses.replace(options, manager=''))
+    if options.manager and not options.dry_run and outcome.obj is not None and outcome.obj is not current:
+        state.record_write(target, options.manager, current, outcome.obj)   # owned "with subresource scale"
     obj = outcome.obj if outcome.obj is not None else current
     return Outcome(outcome.code, encoding.dumps(scaling.view(resource, obj)), outcome.warnings, obj)
 

@@ -1,8 +1,10 @@
 """Server-side apply (`application/apply-patch+yaml`, §3.2): managers and conflicts, via kubectl and the client."""
 import json
+import pathlib
 from typing import Any
 
 import pytest
+import yaml
 
 from kopf.testing import LocalCluster
 from tests.fidelity.conftest import Http, Kubectl
@@ -82,3 +84,27 @@ def test_apply_requires_a_field_manager(raw: Http) -> None:
                                'is required for apply patch'
     status, _, error = raw.request('PATCH', f'{path}?force=true&fieldManager=x', {}, 'application/merge-patch+json')
     assert status == 422 and error['details']['causes'][0]['field'] == 'force'
+
+
+def test_kubectl_server_side_apply_of_builtins(kubectl: Kubectl, cluster: LocalCluster) -> None:
+    deployment = {'apiVersion': 'apps/v1', 'kind': 'Deployment', 'metadata': {'name': 'ssa-dep'},
+                  'spec': {'replicas': 1, 'selector': {'matchLabels': {'a': 'b'}},
+                           'template': {'metadata': {'labels': {'a': 'b'}}, 'spec': {'containers': [
+                               {'name': 'c', 'image': 'nginx', 'ports': [{'containerPort': 80}]}]}}}}
+    service = {'apiVersion': 'v1', 'kind': 'Service', 'metadata': {'name': 'ssa-svc'},
+               'spec': {'selector': {'a': 'b'}, 'ports': [{'port': 80}]}}
+    for obj in (deployment, service, service):     # ports' protocol defaults to TCP: the same item, not a second
+        result = kubectl('apply', '--server-side', '-f', '-', input=yaml.safe_dump(obj))
+        assert result.returncode == 0, result.stderr
+    stored = cluster.get('v1', 'Service', 'ssa-svc', 'default')
+    assert stored is not None and [p['port'] for p in stored['spec']['ports']] == [80]
+    deployment['spec']['template']['spec']['containers'][0]['image'] = 'nginx:2'
+    assert kubectl('apply', '--server-side', '-f', '-', input=yaml.safe_dump(deployment)).returncode == 0
+    assert kubectl('scale', 'deployment', 'ssa-dep', '--replicas=3').returncode == 0
+    result = kubectl('apply', '--server-side', '-f', '-', input=yaml.safe_dump(deployment))
+    agent = pathlib.Path(kubectl.base[0]).name     # kubectl names unnamed managers after its binary
+    assert (f'Apply failed with 1 conflict: conflict with "{agent}" with subresource "scale" using apps/v1: '
+            '.spec.replicas') in result.stderr
+    stored = cluster.get('apps/v1', 'Deployment', 'ssa-dep', 'default')
+    assert stored is not None and stored['spec']['replicas'] == 3
+    assert stored['spec']['template']['spec']['containers'][0]['image'] == 'nginx:2'
