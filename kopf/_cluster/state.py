@@ -1,11 +1,12 @@
 """The emulator's whole state: the store, the catalog of served resources, and what follows from changes."""
 from typing import Any
 
-from kopf._cluster import crds, kinds, managing, metadata, resources
+from kopf._cluster import crds, encoding, kinds, managing, metadata, resources, validation
 from kopf._cluster.catalog import Catalog
 from kopf._cluster.managing import Managers
 from kopf._cluster.routing import Target
 from kopf._cluster.store import Change, Store
+from kopf._model import schemas
 
 
 class State:
@@ -40,12 +41,30 @@ class State:
                 self.catalog.drop_custom(name)
             else:
                 self.catalog.set_custom(name, crds.served_resources(change.obj))
+                if change.old is not None and _schemas(change.old) != _schemas(change.obj):
+                    self._reconform(change.obj)
         meta = change.obj['metadata']
         if change.type == 'DELETED' and meta.get('uid'):
             self.deleted_uids.add(meta['uid'])
             self.managers.pop(meta['uid'], None)
         elif meta.get('deletionTimestamp') and {'foregroundDeletion', 'orphan'} & set(meta.get('finalizers') or ()):
             self.propagating.add((change.key, meta.get('namespace') or '', meta['name']))
+
+    def _reconform(self, crd: dict[str, Any]) -> None:
+        """A changed schema shows on stored objects as a real server shows it on read: defaults filled in,
+        unknown fields pruned — without a new resourceVersion or a watch event (nothing was written)."""
+        spec = crd['spec']
+        storage = next((v for v in spec['versions'] if v.get('storage')), None)
+        schema = ((storage or {}).get('schema') or {}).get('openAPIV3Schema')
+        if not isinstance(schema, dict):
+            return
+        bucket = self.store.objects[(spec['group'], spec['names']['plural'])]
+        for key, obj in list(bucket.items()):
+            candidate = encoding.clone(obj)
+            validation.apply_defaults(candidate, schema)
+            schemas.prune(candidate, schema)
+            if candidate != obj:
+                bucket[key] = candidate
 
     def record_write(self, target: Target, manager: str, before: dict[str, Any] | None, after: dict[str, Any]) -> None:
         """Note an ordinary (non-apply) write for the field ownership that server-side apply checks."""
@@ -77,3 +96,7 @@ class State:
         self.managers = {uid: Managers(owned={tuple(identity): {tuple(path) for path in paths}
                                               for identity, paths in owned})
                          for uid, owned in (snapshot.get('managers') or {}).items()}
+
+
+def _schemas(crd: dict[str, Any]) -> list[Any]:
+    return [(v.get('name'), v.get('storage'), v.get('schema')) for v in crd['spec'].get('versions') or []]

@@ -101,3 +101,21 @@ def test_versions_served_and_not(kubectl: Kubectl, raw: Http) -> None:
     assert 'v1alpha1' not in {version['version'] for version in group['versions']}
     _, _, crd = raw.request('GET', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/constraineds.kopf.dev')
     assert crd['status']['storedVersions'] == ['v1']
+
+
+def test_a_changed_schema_shows_on_read(kubectl: Kubectl, cluster: LocalCluster, raw: Http) -> None:
+    def crd(properties: dict[str, Any]) -> dict[str, Any]:
+        root = {'type': 'object', 'properties': {'spec': {'type': 'object', 'properties': properties}}}
+        return {'apiVersion': 'apiextensions.k8s.io/v1', 'kind': 'CustomResourceDefinition',
+                'metadata': {'name': 'evolvings.kopf.dev'},
+                'spec': {'group': 'kopf.dev', 'scope': 'Namespaced',
+                         'names': {'plural': 'evolvings', 'kind': 'Evolving'},
+                         'versions': [{'name': 'v1', 'served': True, 'storage': True,
+                                       'schema': {'openAPIV3Schema': root}}]}}
+
+    cluster.apply(crd({'old': {'type': 'string'}}))
+    cluster.apply({'apiVersion': 'kopf.dev/v1', 'kind': 'Evolving', 'metadata': {'name': 'e1'}, 'spec': {'old': 'x'}})
+    _, _, before = raw.request('GET', '/apis/kopf.dev/v1/namespaces/default/evolvings/e1')
+    cluster.apply(crd({'new': {'type': 'integer', 'default': 7}}))
+    got = kubectl('get', 'evolvings', 'e1', '-o', 'jsonpath={.spec} {.metadata.resourceVersion}')
+    assert got.stdout == f'{{"new":7}} {before["metadata"]["resourceVersion"]}'   # defaulted, pruned, not written
