@@ -12,6 +12,7 @@ from kopf._cluster.state import State
 from kopf._cluster.store import Obj
 
 BACKGROUND = writing.Options()
+FOREGROUND = writing.Options(propagation='Foreground')
 
 
 def sweep(state: State) -> bool:
@@ -24,13 +25,13 @@ def sweep(state: State) -> bool:
     return pending
 
 
-def _delete(state: State, key: tuple[str, str], obj: Obj) -> None:
+def _delete(state: State, key: tuple[str, str], obj: Obj, options: writing.Options = BACKGROUND) -> None:
     resource = state.catalog.by_key(key)
     meta = obj['metadata']
     if resource is None or meta.get('deletionTimestamp'):
         return
     target = Target(resource, meta.get('namespace') or None, meta['name'])
-    writing.delete(state, target, BACKGROUND)
+    writing.delete(state, target, options)
 
 
 def _namespaces(state: State) -> bool:
@@ -94,13 +95,15 @@ def _propagate(state: State) -> bool:
         if owner is None or marker is None:
             state.propagating.discard((key, namespace, name))
             continue
-        dependents = _dependents(state, owner['metadata'].get('uid'))
+        uid = owner['metadata'].get('uid')
+        dependents = _dependents(state, uid)
         for dep_key, dependent in dependents:
             if marker == 'orphan':
-                _detach(state, dep_key, dependent, owner['metadata'].get('uid'))
-            else:
-                _delete(state, dep_key, dependent)
-        if marker == 'orphan' or not dependents:
+                _detach(state, dep_key, dependent, uid)
+            else:   # dependents with dependents of their own go in the foreground too, as upstream's GC does
+                nested = bool(_dependents(state, dependent['metadata'].get('uid')))
+                _delete(state, dep_key, dependent, FOREGROUND if nested else BACKGROUND)
+        if marker == 'orphan' or not _blocking(state, uid):   # only `blockOwnerDeletion: true` dependents hold it
             _drop_finalizer(state, key, owner, marker)
         else:
             pending = True
@@ -110,6 +113,11 @@ def _propagate(state: State) -> bool:
 def _dependents(state: State, uid: str | None) -> list[tuple[tuple[str, str], Obj]]:
     return [(key, obj) for key, bucket in list(state.store.objects.items()) for obj in list(bucket.values())
             if any(ref.get('uid') == uid for ref in obj['metadata'].get('ownerReferences') or [])]
+
+
+def _blocking(state: State, uid: str | None) -> bool:
+    return any(ref.get('uid') == uid and ref.get('blockOwnerDeletion')
+               for _, dependent in _dependents(state, uid) for ref in dependent['metadata']['ownerReferences'])
 
 
 def _update(state: State, key: tuple[str, str], obj: Obj, candidate: Obj) -> None:

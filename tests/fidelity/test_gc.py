@@ -27,9 +27,10 @@ def _kex(name: str, namespace: str = 'default', finalizers: list[str] | None = N
     return {'apiVersion': 'kopf.dev/v1', 'kind': 'KopfExample', 'metadata': meta, 'spec': {}}
 
 
-def _owned(cluster: LocalCluster, name: str, owner: dict[str, Any], finalizers: list[str] | None = None) -> None:
+def _owned(cluster: LocalCluster, name: str, owner: dict[str, Any], finalizers: list[str] | None = None,
+           block: bool = True) -> None:
     ref = {'apiVersion': 'kopf.dev/v1', 'kind': 'KopfExample', 'name': owner['metadata']['name'],
-           'uid': owner['metadata']['uid'], 'blockOwnerDeletion': True}
+           'uid': owner['metadata']['uid'], 'blockOwnerDeletion': block}
     meta: dict[str, Any] = {'name': name, 'ownerReferences': [ref]}
     if finalizers:
         meta['finalizers'] = finalizers
@@ -144,3 +145,25 @@ def test_26_client_watches_until_deleted(custom: Any, cluster: LocalCluster) -> 
     custom.patch_namespaced_custom_object(*ARGS, 'slow26', {'metadata': {'finalizers': None}})
     thread.join(timeout=10)
     assert events == ['DELETED']
+
+
+def test_foreground_waits_only_for_blocking_dependents(custom: Any, cluster: LocalCluster) -> None:
+    owner = custom.create_namespaced_custom_object(*ARGS, _kex('fg-client'))
+    _owned(cluster, 'fg-loose', owner, ['x/y'], block=False)
+    child = custom.create_namespaced_custom_object(*ARGS, _kex('fg-child'))     # a blocking chain of two
+    child = custom.patch_namespaced_custom_object(*ARGS, 'fg-child', {'metadata': {'ownerReferences': [
+        {'apiVersion': 'kopf.dev/v1', 'kind': 'KopfExample', 'name': 'fg-client', 'uid': owner['metadata']['uid'],
+         'blockOwnerDeletion': True}]}})
+    _owned(cluster, 'fg-grandchild', child, ['x/y'])
+    custom.delete_namespaced_custom_object(*ARGS, 'fg-client', propagation_policy='Foreground')
+    _eventually(lambda: bool((cluster.get('v1', 'ConfigMap', 'fg-grandchild', 'default') or {})
+                             .get('metadata', {}).get('deletionTimestamp')))
+    held = cluster.get('kopf.dev/v1', 'KopfExample', 'fg-client', 'default')
+    assert held is not None and held['metadata']['finalizers'] == ['foregroundDeletion']
+    middle = cluster.get('kopf.dev/v1', 'KopfExample', 'fg-child', 'default')
+    assert middle is not None and middle['metadata']['finalizers'] == ['foregroundDeletion']   # nested: foreground
+    cluster.apply({'apiVersion': 'v1', 'kind': 'ConfigMap', 'metadata': {'name': 'fg-grandchild', 'finalizers': None}})
+    _eventually(lambda: cluster.get('kopf.dev/v1', 'KopfExample', 'fg-client', 'default') is None)
+    loose = cluster.get('v1', 'ConfigMap', 'fg-loose', 'default')      # not blocking: its finalizer held nobody
+    assert loose is not None and loose['metadata']['deletionTimestamp']
+    cluster.apply({'apiVersion': 'v1', 'kind': 'ConfigMap', 'metadata': {'name': 'fg-loose', 'finalizers': None}})
