@@ -1,8 +1,10 @@
 """HTTPS with a throw-away CA and bearer tokens (§10 modes 2-3; §13.40 second part)."""
+import pathlib
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
+import yaml
 
 from kopf.testing import LocalCluster
 from tests.fidelity.conftest import Kubectl, kubectl_binary
@@ -37,12 +39,22 @@ def test_40_kubectl_with_a_wrong_token(secure_kubectl: Kubectl) -> None:
     assert 'error: You must be logged in to the server (Unauthorized)' in result.stderr
 
 
-def test_python_client_over_https(secure: LocalCluster) -> None:
+def test_40_python_client_over_https_with_tokens(secure: LocalCluster, tmp_path: pathlib.Path) -> None:
     kubernetes: Any = pytest.importorskip('kubernetes')
     client = kubernetes.config.new_client_from_config(config_file=str(secure.kubeconfig))
     try:
         names = [ns.metadata.name for ns in kubernetes.client.CoreV1Api(client).list_namespace().items]
         assert 'kube-system' in names
+    finally:
+        client.close()
+    config = yaml.safe_load(secure.kubeconfig.read_text())
+    config['users'][0]['user']['token'] = 'wrong'
+    (tmp_path / 'wrong').write_text(yaml.safe_dump(config))
+    client = kubernetes.config.new_client_from_config(config_file=str(tmp_path / 'wrong'))
+    try:
+        with pytest.raises(kubernetes.client.ApiException) as exc:
+            kubernetes.client.CoreV1Api(client).list_namespace()
+        assert exc.value.status == 401
     finally:
         client.close()
 
