@@ -167,3 +167,11 @@ def test_foreground_waits_only_for_blocking_dependents(custom: Any, cluster: Loc
     loose = cluster.get('v1', 'ConfigMap', 'fg-loose', 'default')      # not blocking: its finalizer held nobody
     assert loose is not None and loose['metadata']['deletionTimestamp']
     cluster.apply({'apiVersion': 'v1', 'kind': 'ConfigMap', 'metadata': {'name': 'fg-loose', 'finalizers': None}})
+
+
+def test_deletecollection_through_the_client(core: Any, cluster: LocalCluster) -> None:
+    for name, tier in [('dcc1', 'x'), ('dcc2', 'x'), ('dcc3', 'y')]:
+        cluster.apply({'apiVersion': 'v1', 'kind': 'ConfigMap', 'metadata': {'name': name, 'labels': {'dcc': tier}}})
+    core.delete_collection_namespaced_config_map('default', label_selector='dcc=x')
+    left = core.list_namespaced_config_map('default', label_selector='dcc')
+    assert [item.metadata.name for item in left.items] == ['dcc3']
