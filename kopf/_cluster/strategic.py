@@ -43,7 +43,9 @@ def _merge_map(original: Mapping[str, Any], patch: Mapping[str, Any], node: Node
     for key, value in patch.items():
         if key.startswith(ORDER):
             field = key[len(ORDER):]
-            result[field] = _ordered(result.get(field), patch.get(field), value, _child(node, field), field in patch)
+            ordered = _ordered(result.get(field), patch.get(field), value, _child(node, field), field in patch)
+            if ordered is not None:
+                result[field] = ordered
             handled.add(field)
     for key, value in patch.items():
         if key in DIRECTIVES or key.startswith(ORDER) or key in handled:

@@ -83,6 +83,7 @@ DEPLOYMENT = builtins.schema_for('apps', 'v1', 'Deployment')
     (POD, {'metadata': {'finalizers': ['a', 'b']}},
      {'metadata': {'$setElementOrder/finalizers': ['b', 'c', 'a'], 'finalizers': ['c']}},
      {'metadata': {'finalizers': ['b', 'c', 'a']}}),
+    (POD, {'metadata': {}}, {'metadata': {'$setElementOrder/finalizers': ['a']}}, {'metadata': {}}),
     # $retainKeys: keys not listed go (the deployment strategy's retainKeys union)
     (DEPLOYMENT, {'spec': {'strategy': {'type': 'RollingUpdate', 'rollingUpdate': {'maxSurge': 1}}}},
      {'spec': {'strategy': {'$retainKeys': ['type'], 'type': 'Recreate'}}},
