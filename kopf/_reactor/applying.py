@@ -5,7 +5,8 @@
   JSON-patch (the merge content folded into it), not as a JSON-patch plus a merge-patch.
 - Annotations are budgeted before sending ("Our decisions" 8): an over-budget patch is not sent.
 - The resourceVersion that our patch produced is remembered: the worker waits for it to come back
-  through the watch before deciding again (`settings.persistence.consistency_timeout`).
+  through the watch before deciding again (`settings.persistence.consistency_timeout`) — unless the
+  queue takes the server's answer (`cycle.applied`) as the newest body (see `queueing`).
 """
 from collections.abc import Mapping
 from typing import Any
@@ -45,4 +46,5 @@ async def apply(cycle: contexts.Cycle) -> bool:
                                       log=cycle.logger)
     if result.body is not None:
         cycle.memory.expected_rv = (result.body.get('metadata') or {}).get('resourceVersion')
+        cycle.applied = result.body
     return result.body is not None

@@ -6,8 +6,9 @@ Functions take these objects instead of wide parameter lists (ARCHITECTURE "stat
   fields, and the memories of its objects (by uid).
 - `ObjectMemory`: what the reactor remembers of one object while the process lives: its memo
   (a shallow copy of the operator's memo), whether it is "initial" (first seen in a listing and
-  not fully handled yet), the resourceVersion of our own last patch (for the consistency wait),
-  and whether optional delete handlers have run.
+  not fully handled yet), the resourceVersion of our own last patch (for the consistency wait, or,
+  when its answer was taken as the newest body, to skip the older events still coming), and whether
+  optional delete handlers have run.
 """
 import dataclasses
 from collections.abc import Mapping
@@ -36,6 +37,7 @@ class ObjectMemory:
     memo: Any
     initial: bool = False              # first seen in the initial listing; no cause fully handled yet
     expected_rv: str | None = None     # the resourceVersion of our own last patch, until it comes back
+    applied_rv: str | None = None      # our last patch's answer was taken as the newest body: older events are stale
     deletion_handled: bool = False     # optional delete handlers ran (once, best-effort)
 
 
@@ -82,6 +84,8 @@ class Cycle:
     patch: patches.Patch
     logger: loggers.ObjectLogger
     wakeups: list[float] = dataclasses.field(default_factory=list)  # seconds from now
+    applied: dict[str, Any] | None = None  # the body as the server answered our patch (the newest state)
+    continued: bool = False  # the next cycle has the real work (e.g. after adding the finalizer): do it first
 
     @property
     def storage(self) -> progress_storages.ProgressStorage:

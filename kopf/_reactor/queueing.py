@@ -9,9 +9,13 @@
   a runner inside an async handler does not count (a long await must never hold others back), so
   async handlers of any number of objects run concurrently, as before. Sync handlers are bounded
   by the executor's threads anyway.
-- After our own patch, the object waits (up to `settings.persistence.consistency_timeout`) until the
-  watch brings a body at least as new as the patch's resourceVersion, so it is never decided on a stale
-  body; after the timeout it goes on with what it has.
+- After our own patch, the server's answer is the newest body: the object's next cycle decides on it
+  at once, and the watch events of the object up to that resourceVersion (the echoes of our own
+  writes, or changes that the answer already includes) are skipped. Not so where `on.event` handlers
+  must see every event, and not for an object that our patch lets go (deleted, no finalizer of ours):
+  there, the object waits (up to `settings.persistence.consistency_timeout`) until the watch brings
+  a body at least as new as the patch's resourceVersion, so it is never decided on a stale body;
+  after the timeout it goes on with what it has.
 - A delay (a retry later, or the next handler now) wakes the object in memory, re-processing the
   newest known body; a fresh event replaces the wake-up ("Our decisions" 5).
 - An idle runner exits after `settings.queueing.idle_timeout` (not while wake-ups are pending).
@@ -25,6 +29,7 @@ import logging
 from collections.abc import Iterator
 from typing import Any
 
+from kopf._model import handlers
 from kopf._model.bodies import RawEvent
 from kopf._reactor import applying, contexts, invoking, processing
 
@@ -102,6 +107,11 @@ class Dispatcher:
     def dispatch(self, event: RawEvent) -> None:
         meta = event.get('object', {}).get('metadata') or {}
         uid = str(meta.get('uid') or f"{meta.get('namespace')}/{meta.get('name')}")
+        memory = self.rctx.memories.get(uid)
+        if memory is not None and memory.applied_rv is not None and event.get('type') != 'DELETED':
+            rv = _rv(event)
+            if rv is not None and is_consistent(memory.applied_rv, rv):
+                return  # not newer than our patch's answer, which is decided on already
         work = self.works.get(uid)
         if work is None:
             work = self.works[uid] = Work(uid)
@@ -110,11 +120,14 @@ class Dispatcher:
 
     # -- the queue ----------------------------------------------------------------------------------
 
-    def _enqueue(self, work: Work) -> None:
+    def _enqueue(self, work: Work, *, first: bool = False) -> None:
         if work.queued or work.running:
             return  # a running object looks at its pending event when its cycle ends
         work.queued = True
-        self.ready.append(work)
+        if first:
+            self.ready.appendleft(work)  # work begun is finished before new work is begun
+        else:
+            self.ready.append(work)
         self.kick()
 
     def kick(self) -> None:
@@ -213,7 +226,7 @@ class Dispatcher:
             self.timers -= 1
         work.running = True
         try:
-            await self._cycle(work, candidate)
+            continued = await self._cycle(work, candidate)
         finally:
             work.running = False
         if candidate.get('type') == 'DELETED':
@@ -221,18 +234,19 @@ class Dispatcher:
             if self.works.get(work.uid) is work:
                 del self.works[work.uid]
             return
-        self._settle(work)
+        self._settle(work, first=continued)
 
-    def _settle(self, work: Work) -> None:
+    def _settle(self, work: Work, *, first: bool = False) -> None:
         """After a cycle (or a spurious wake-up): queue it, time it, or forget it (nothing to do)."""
         if work.pending is not None:
-            self._enqueue(work)
+            self._enqueue(work, first=first)
         elif work.wakeup_at is not None:
             self._later(work, work.wakeup_at)
         elif work.timer is None and not work.queued and self.works.get(work.uid) is work:
             del self.works[work.uid]
 
-    async def _cycle(self, work: Work, event: RawEvent) -> None:
+    async def _cycle(self, work: Work, event: RawEvent) -> bool:
+        """One cycle; True if its continuation is queued as the object's next event (to be done first)."""
         memory = self.rctx.remember(work.uid, initial=event.get('type') is None)
         cycle = processing.make_cycle(self.rctx, memory, event)
         try:
@@ -244,10 +258,29 @@ class Dispatcher:
             delay = next(work.errors)
             cycle.logger.exception(f'Handling failed with an unexpected error ({exc}); retrying in {delay}s.')
             self._schedule(work, event, delay)
-            return
+            return False
         work.errors = None
+        latest = self._answered(cycle)
+        if latest is not None and (work.pending is None or not is_consistent(_rv(work.pending), _rv(latest))):
+            work.pending = latest  # decide on the server's answer now, not on its echo later
         if cycle.wakeup is not None:
-            self._schedule(work, event, cycle.wakeup)
+            self._schedule(work, latest or event, cycle.wakeup)
+        return latest is not None and cycle.continued
+
+    def _answered(self, cycle: contexts.Cycle) -> RawEvent | None:
+        """The server's answer to the cycle's patch as the object's newest event, if it may be used so."""
+        body = cycle.applied
+        if body is None or self.rctx.registry.has_handlers(self.rctx.resource, handlers.WatchingHandler):
+            return None
+        meta = body.get('metadata') or {}
+        if meta.get('deletionTimestamp') and self.rctx.finalizer not in (meta.get('finalizers') or ()):
+            return None  # let go: the object's last events come through the watch
+        rv = meta.get('resourceVersion')
+        if rv is None:
+            return None
+        cycle.memory.applied_rv = str(rv)
+        cycle.memory.expected_rv = None
+        return {'type': 'MODIFIED', 'object': body}
 
     def _schedule(self, work: Work, event: RawEvent, delay: float) -> None:
         work.last = event
