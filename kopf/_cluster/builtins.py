@@ -43,6 +43,18 @@ def definition(name: str) -> Mapping[str, Any] | None:
     return _load()[1].get(name)
 
 
+def go_type_name(node: Mapping[str, Any]) -> str | None:
+    """The Go type of a definition node, as Go names it: `v1.Container`, `v1.ObjectMeta`; None for inline nodes."""
+    names = _names()
+    return names.get(id(node))
+
+
+@functools.cache
+def _names() -> dict[int, str]:
+    definitions = _load()[1]
+    return {id(schema): '.'.join(name.split('.')[-2:]) for name, schema in definitions.items()}
+
+
 def kinds() -> list[tuple[str, str, str]]:
     """(group, version, kind) of every built-in with a schema."""
     result = []

@@ -7,7 +7,7 @@ of EMULATOR.md §2.3: default → (Strict: reject unknown) → prune → validat
 from collections.abc import Mapping
 from typing import Any
 
-from kopf._cluster import builtins, errors, validation
+from kopf._cluster import builtins, decoding, errors, validation
 from kopf._cluster.resources import Resource
 from kopf._model import schemas
 
@@ -55,6 +55,8 @@ def conform(obj: dict[str, Any], resource: Resource, field_validation: str) -> l
     if schema is None:
         schemas.normalise_metadata(obj)
         return []
+    if not resource.custom:
+        decoding.check(obj, schema, resource)   # Go structs: a wrong JSON type is a 400
     opaque = opaque_keys(schema)
     if opaque and _trivial(schema, opaque) and all(isinstance(obj[key], dict) for key in opaque if key in obj):
         return _conform_trivially(obj, schema, resource, field_validation)

@@ -7,7 +7,7 @@ import kubernetes
 import pytest
 
 from kopf.testing import LocalCluster
-from tests.fidelity.conftest import Http
+from tests.fidelity.conftest import Http, Kubectl
 
 NS = '/apis/kopf.dev/v1/namespaces/default'
 MERGE = 'application/merge-patch+json'
@@ -244,3 +244,20 @@ def test_unknown_top_level_fields_of_a_preserving_crd(raw: Http) -> None:
     assert status == 201 and 'junk' not in created and 'junk' not in created['metadata']
     assert created['spec'] == {'free': {'form': True}}
     assert any('unknown field \\"junk\\"' in w for w in headers.get_all('Warning') or [])
+
+
+def test_builtin_of_a_wrong_type_is_a_bad_request(kubectl: Kubectl, raw: Http) -> None:
+    pod = 'apiVersion: v1\nkind: Pod\nmetadata: {name: typed}\nspec: {containers: [{name: c, image: 5}]}\n'
+    result = kubectl('create', '-f', '-', input=pod)
+    assert result.returncode == 1
+    assert ('Error from server (BadRequest): error when creating "STDIN": Pod in version "v1" cannot be handled as '
+            'a Pod: json: cannot unmarshal number into Go struct field Container.spec.containers.image of type '
+            'string') in result.stderr
+    body = {'metadata': {'name': 'typed', 'labels': {'a': 1}}}
+    status, _, error = raw.request('POST', '/api/v1/namespaces/default/configmaps', body)
+    assert status == 400 and error['reason'] == 'BadRequest'
+    assert error['message'].endswith('cannot unmarshal number into Go struct field ObjectMeta.metadata.labels of '
+                                     'type string')
+    body = {'metadata': {'name': 'typed'}, 'spec': {'containers': [{'name': 'c', 'ports': [{'containerPort': 1.5}]}]}}
+    status, _, error = raw.request('POST', '/api/v1/namespaces/default/pods', body)
+    assert status == 400 and 'cannot unmarshal number 1.5 into Go struct field ContainerPort' in error['message']
