@@ -85,7 +85,6 @@ class Cycle:
     logger: loggers.ObjectLogger
     wakeups: list[float] = dataclasses.field(default_factory=list)  # seconds from now
     applied: dict[str, Any] | None = None  # the body as the server answered our patch (the newest state)
-    continued: bool = False  # the next cycle has the real work (e.g. after adding the finalizer): do it first
 
     @property
     def storage(self) -> progress_storages.ProgressStorage:

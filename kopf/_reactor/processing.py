@@ -173,7 +173,6 @@ def _remove(finalizer: str) -> patches.PatchFn:
 
 def add_finalizer(cycle: contexts.Cycle) -> None:
     cycle.patch.fns.append(_append(cycle.resource.finalizer))
-    cycle.continued = True  # the handlers run in the next cycle, on the body with the finalizer
 
 
 def remove_finalizer(cycle: contexts.Cycle) -> None:

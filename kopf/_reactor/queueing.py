@@ -246,7 +246,8 @@ class Dispatcher:
             del self.works[work.uid]
 
     async def _cycle(self, work: Work, event: RawEvent) -> bool:
-        """One cycle; True if its continuation is queued as the object's next event (to be done first)."""
+        """One cycle; True if the server's answer is queued as the object's next event (to be done first:
+        work begun is finished before new work is begun, e.g. the handlers after adding the finalizer)."""
         memory = self.rctx.remember(work.uid, initial=event.get('type') is None)
         cycle = processing.make_cycle(self.rctx, memory, event)
         try:
@@ -265,7 +266,7 @@ class Dispatcher:
             work.pending = latest  # decide on the server's answer now, not on its echo later
         if cycle.wakeup is not None:
             self._schedule(work, latest or event, cycle.wakeup)
-        return latest is not None and cycle.continued
+        return latest is not None
 
     def _answered(self, cycle: contexts.Cycle) -> RawEvent | None:
         """The server's answer to the cycle's patch as the object's newest event, if it may be used so."""
