@@ -52,6 +52,20 @@ def upstream_venv(with_clients: bool) -> str:
     return str(python)
 
 
+def ours_plain_venv() -> str:
+    """A throw-away venv with our kopf (editable) and none of the optional clients, for startup figures."""
+    venv = VENVS / 'ours-plain'
+    python = venv / 'bin' / 'python'
+    stamp = venv / '.bench-installed'
+    if not stamp.exists():
+        log(f'installing our kopf (editable, no extras) into {venv}')
+        subprocess.run([sys.executable, '-m', 'venv', '--clear', str(venv)], check=True)
+        subprocess.run([str(python), '-m', 'pip', 'install', '--quiet', '--disable-pip-version-check',
+                        '-e', str(h.ROOT)], check=True)
+        stamp.touch()
+    return str(python)
+
+
 def prehandled(namespace: str, name: str, n: int) -> dict[str, Any]:
     """An object as if created and handled before: our finalizer and the diff-base annotation (same wire format)."""
     import kopf  # ours; its storages write upstream's format (tests/storage/test_upstream_compat.py)
@@ -127,7 +141,7 @@ async def run_lifecycle(fw: h.Framework, emu: h.EmulatorProcess, args: argparse.
                 raise RuntimeError('no first handler call in 60 s')
             if not op.alive():
                 raise RuntimeError('the operator exited')
-            out['startup_s'] = tracker.results['create_fn']['probe']['t'] - op.spawned_at
+            out['startup_s_lifecycle'] = tracker.results['create_fn']['probe']['t'] - op.spawned_at
             await asyncio.sleep(1.0)
             out.update(await burst(op, client, tracker, ns, args.objects, args.timeout))
             out.update(await steady(op, client, tracker, ns, args))
@@ -334,9 +348,14 @@ async def bench(args: argparse.Namespace) -> dict[str, Any]:
     ours = h.Framework('ours', str(h.ROOT / '.venv' / 'bin' / 'python'), 'ours')
     frameworks = [ours]
     clients: h.Framework | None = None
+    upstream_plain: h.Framework | None = None
     if not args.ours_only:
-        frameworks.append(h.Framework('upstream', upstream_venv(False), 'upstream'))
-        clients = h.Framework('upstream+clients', upstream_venv(True), 'upstream')
+        # The scenarios run like for like: our project .venv has kubernetes + pykube-ng installed (both
+        # frameworks then log in through them, as upstream does when they are present), so upstream's
+        # scenarios run in the venv with them too. Startup/import figures are taken both ways below.
+        upstream_plain = h.Framework('upstream-plain', upstream_venv(False), 'upstream')
+        clients = h.Framework('upstream', upstream_venv(True), 'upstream')
+        frameworks.append(clients)
     logdir = pathlib.Path(tempfile.mkdtemp(prefix='kopf-bench-logs-'))
     log(f'logs in {logdir}')
     emu = h.EmulatorProcess(ours.python, logdir)
@@ -364,21 +383,26 @@ async def bench(args: argparse.Namespace) -> dict[str, Any]:
                     f'resume {result["resume_s"]:.2f} s, idle RSS {result["rss_mb_idle"]:.0f} MB')
         for fw in frameworks:
             block = median_of(runs[fw.name])
-            block.update(h.import_figures(fw.python))
             block['runs'] = len(runs[fw.name])
             report[fw.name] = block
-        if clients is not None:
-            starts = [await run_startup(clients, emu, rep, logdir) for rep in range(args.repeats)]
-            figures = h.import_figures(clients.python)
-            report['upstream'].update(startup_s_with_clients=statistics.median(starts),
-                                      import_s_with_clients=figures['import_s'],
-                                      import_rss_mb_with_clients=figures['import_rss_mb'],
-                                      optional_clients_imported_with_clients=figures['optional_clients_imported'])
-        ours_with = h.import_figures(ours.python)  # the project venv has kubernetes & pykube-ng installed
-        report['ours'].update(startup_s_with_clients=report['ours']['startup_s'],
-                              import_s_with_clients=ours_with['import_s'],
-                              import_rss_mb_with_clients=ours_with['import_rss_mb'])
+        # Startup and import: without the optional clients (plain venvs) and with them (kubernetes and
+        # pykube-ng installed: the project's .venv for ours; a second throw-away venv for upstream).
+        variants = {'ours': (h.Framework('ours-plain', ours_plain_venv(), 'ours'), ours)}
+        if clients is not None and upstream_plain is not None:
+            variants['upstream'] = (upstream_plain, clients)
+        for name, (plain, with_clients) in variants.items():
+            for suffix, fw in (('', plain), ('_with_clients', with_clients)):
+                log(f'startup of {fw.name} (process start -> first handler), {args.repeats}x')
+                starts = [await run_startup(fw, emu, rep, logdir) for rep in range(args.repeats)]
+                figures = h.import_figures(fw.python)
+                report[name].update({f'startup_s{suffix}': statistics.median(starts),
+                                     f'import_s{suffix}': figures['import_s'],
+                                     f'import_rss_mb{suffix}': figures['import_rss_mb'],
+                                     f'optional_clients_imported{suffix}': figures['optional_clients_imported']})
         report['emulator'] = {'patch_per_s': patch_per_s}
+        if clients is not None and not args.no_compat:
+            import compat_run  # bench/compat_run.py: handled by one framework, then served by the other
+            report['compat'] = await compat_run.compat(emu, ours, frameworks[1], 20, logdir)
     finally:
         emu.stop()
     if 'upstream' in report:
@@ -435,6 +459,10 @@ def table(report: dict[str, Any]) -> str:
         lines.append(f"{title:48} {fmt.format(a):>10} {fmt.format(b) if b is not None else '-':>10} "
                      f"{f'{ratio:.2f}x' if ratio is not None else '-':>8}")
     lines.append(f"emulator capacity (the ceiling): {report['emulator']['patch_per_s']:,.0f} PATCH/s")
+    for r in report.get('compat', []):
+        lines.append(f"compat {r['first']} -> {r['second']}: {'OK' if r['ok'] else 'FAILED'} (resumed "
+                     f"{r['resumed']}/{r['objects']}, completed handlers re-run: "
+                     f"{r['creates_rerun'] + r['updates_rerun']}, deletions {r['deleted']}/{r['objects']})")
     return '\n'.join(lines)
 
 
@@ -447,6 +475,7 @@ def main() -> int:
     parser.add_argument('--ours-only', action='store_true', help='skip upstream (for profiling our side)')
     parser.add_argument('--profile', type=pathlib.Path, default=None,
                         help="run our operator under py-spy; its raw stacks go to this directory (figures are off)")
+    parser.add_argument('--no-compat', action='store_true', help='skip the compatibility run')
     parser.add_argument('--no-write', action='store_true', help='print only; do not write bench/results/')
     args = parser.parse_args()
     args.repeats = args.repeats or (1 if args.quick else 3)
