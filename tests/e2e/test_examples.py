@@ -289,8 +289,11 @@ def test_13_hooks(cluster: LocalCluster, kubeconfig: pathlib.Path, monkeypatch: 
         cluster.apply(pod('pod-1'), pod('pod-2'))
 
         def probed() -> Obj | None:
-            with urllib.request.urlopen(url, timeout=5) as response:
-                result: Obj = json.loads(response.read())
+            try:  # the probe server may not listen yet, or answer 500 while a probe is retried
+                with urllib.request.urlopen(url, timeout=5) as response:
+                    result: Obj = json.loads(response.read())
+            except OSError:  # URLError, HTTPError, ConnectionError are all OSErrors
+                return None
             return result if result.get('pods_seen') == 2 else None
         probes = wait_for(probed, interval=0.1)
         assert set(probes) == {'pods_seen', 'started_at'}
