@@ -22,6 +22,9 @@ KOPF_DOMAIN = 'kopf.zalando.org'
 KUBECTL_LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration'
 
 
+_NOT_ESSENCE = frozenset({'apiVersion', 'kind', 'metadata', 'status'})
+
+
 def kopf_prefixes(annotations: Mapping[str, Any]) -> set[str]:
     """The annotation prefixes owned by Kopf operators: marked ones, `kopf.zalando.org`, `*.kopf.zalando.org`."""
     prefixes = set()
@@ -46,9 +49,8 @@ def build(
         ignored_fields: Iterable[fields.FieldSpec] | None = None,
 ) -> dict[str, Any]:
     """The essence of a body, as the default `DiffBaseStorage.build()` computes it."""
-    essence: dict[str, Any] = copy.deepcopy(dict(body))
-    for key in ('apiVersion', 'kind', 'metadata', 'status'):
-        essence.pop(key, None)
+    # Only the stanzas that stay are copied (not metadata with its managedFields, nor status).
+    essence: dict[str, Any] = {key: copy.deepcopy(value) for key, value in body.items() if key not in _NOT_ESSENCE}
 
     metadata = body.get('metadata') or {}
     labels = metadata.get('labels')

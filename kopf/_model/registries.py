@@ -195,13 +195,23 @@ def _match_selector(handler: ResourceHandler, cause: ResourceCause) -> bool:
 
 
 def _has_callables(handler: ResourceHandler) -> bool:
+    if _unfiltered(handler) and handler.value is None and (
+            not isinstance(handler, ChangingHandler) or (handler.old is None and handler.new is None)):
+        return False
     values = [handler.when, handler.value, *(handler.labels or {}).values(), *(handler.annotations or {}).values()]
     if isinstance(handler, ChangingHandler):
         values += [handler.old, handler.new]
     return any(callable(value) for value in values)
 
 
+def _unfiltered(handler: ResourceHandler) -> bool:
+    """No labels/annotations/field/when filters at all: the common case, decided without the body."""
+    return not handler.labels and not handler.annotations and handler.field is None and handler.when is None
+
+
 def _match_filters(handler: ResourceHandler, cause: ResourceCause, kwargs: Mapping[str, Any]) -> bool:
+    if _unfiltered(handler):
+        return True
     meta = cause.body.metadata
     if isinstance(cause, ChangingCause):  # new, then old; the body if the reactor gave neither
         objs = [obj for obj in (cause.new, cause.old) if obj is not None] or [cause.body]

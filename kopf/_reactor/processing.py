@@ -10,7 +10,7 @@ import datetime
 from collections.abc import Mapping
 from typing import Any
 
-from kopf._model import causes, diffs, patches
+from kopf._model import causes, diffs, handlers, patches
 from kopf._model.bodies import Body, RawEvent
 from kopf._model.causes import Reason
 from kopf._model.kwargs import ChangingCause, WatchingCause, handler_kwargs
@@ -38,6 +38,8 @@ async def process(cycle: contexts.Cycle, event: RawEvent) -> None:
 async def handle_event(cycle: contexts.Cycle, event: RawEvent) -> None:
     """The `on.event` handlers: every event, all at once, errors ignored (they are IGNORED by default)."""
     rctx = cycle.resource
+    if not rctx.registry.has_handlers(rctx.resource, handlers.WatchingHandler):
+        return  # no cause, logger and views to build for nobody
     logger = loggers.LocalObjectLogger(body=cycle.body, settings=rctx.settings)
     cause = WatchingCause(logger=logger, memo=cycle.memory.memo, indices=rctx.operator.indices,
                           resource=rctx.resource, body=Body(cycle.body), patch=cycle.patch,
