@@ -143,7 +143,9 @@ async def run_lifecycle(fw: h.Framework, emu: h.EmulatorProcess, args: argparse.
                 raise RuntimeError('the operator exited')
             out['startup_s_lifecycle'] = tracker.results['create_fn']['probe']['t'] - op.spawned_at
             await asyncio.sleep(1.0)
+            emu_cpu0, emu_t0 = h.cpu_seconds(emu.pid), time.monotonic()
             out.update(await burst(op, client, tracker, ns, args.objects, args.timeout))
+            out['emulator_busy_pct'] = 100 * (h.cpu_seconds(emu.pid) - emu_cpu0) / (time.monotonic() - emu_t0)
             out.update(await steady(op, client, tracker, ns, args))
             mem = op.memory()
             out['rss_mb_peak'] = mem['VmHWM']
@@ -425,6 +427,7 @@ ROWS = [
     ('cpu_s_per_1000', 'burst: operator CPU s per 1,000 lifecycles', '{:.2f}'),
     ('p50_ms', 'burst: creation → handler start, p50 ms', '{:.0f}'),
     ('p99_ms', 'burst: creation → handler start, p99 ms', '{:.0f}'),
+    ('emulator_busy_pct', 'burst: the cluster process busy, % of a core', '{:.0f}'),
     ('writes_per_lifecycle', 'object PATCH/PUT per create→delete', '{:.2f}'),
     ('events_per_lifecycle', 'Events created per create→delete', '{:.2f}'),
     ('steady_p50_ms', 'steady: update → handler, p50 ms', '{:.0f}'),
