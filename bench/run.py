@@ -202,6 +202,8 @@ async def burst(op: h.Operator, client: h.Client, tracker: Tracker, ns: str, n: 
         'writes_per_lifecycle': object_writes / n,
         'events_per_lifecycle': events / n,
         'writes_by_verb': {k: round(v / n, 3) for k, v in writes.items()},
+        'reads_by_verb': {k: after.get(k, 0) - before.get(k, 0) for k in sorted(after)
+                          if k.split()[0] in ('get', 'list', 'watch') and after.get(k, 0) != before.get(k, 0)},
     }
 
 
@@ -262,11 +264,31 @@ async def populate(emu: h.EmulatorProcess, ns: str, count: int) -> None:
         assert created == count, f'pre-created {created} of {count}'
 
 
-async def run_restart(fw: h.Framework, emu: h.EmulatorProcess, args: argparse.Namespace,
+async def cleanup(emu: h.EmulatorProcess, ns: str, count: int) -> None:
+    """Remove the restart objects (finalizers stripped, the namespace deleted), so that later scenarios
+    do not pay for them: the cluster's garbage collector scans every stored object after deletions."""
+    async with h.Client(emu.port) as client:
+        strip = {'metadata': {'finalizers': None}}
+        await client.bulk([('PATCH', h.objects_path(ns, f'r-{i:05d}'), strip, 'application/merge-patch+json')
+                           for i in range(count)])
+        await client.request('DELETE', f'/api/v1/namespaces/{ns}')
+
+        async def gone() -> bool:
+            status, _ = await client.request('GET', f'/api/v1/namespaces/{ns}')
+            return status == 404
+        for _ in range(300):
+            if await gone():
+                return
+            await asyncio.sleep(0.1)
+
+
+async def run_restart(fw: h.Framework, emu: h.EmulatorProcess, args: argparse.Namespace, rep: int,
                       logdir: pathlib.Path) -> dict[str, Any]:
     """I existing handled objects; the operator starts; time until all resumed; then idle RSS and CPU."""
-    ns = f'restart-{fw.name.replace("+", "-")}'
+    ns = f'restart-{fw.name.replace("+", "-")}-{rep}'
     count = args.idle
+    log(f'pre-creating {count} handled objects in {ns}')
+    await populate(emu, ns, count)
     out: dict[str, Any] = {}
     profile = args.profile / f'{ns}.txt' if args.profile and fw.name == 'ours' else None
     async with h.Client(emu.port) as client:
@@ -300,6 +322,7 @@ async def run_restart(fw: h.Framework, emu: h.EmulatorProcess, args: argparse.Na
         finally:
             op.stop()
             await watch.stop()
+    await cleanup(emu, ns, count)
     return out
 
 
@@ -370,16 +393,13 @@ async def bench(args: argparse.Namespace) -> dict[str, Any]:
             status, _ = await client.request('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', h.CRD)
             assert status in (201, 409), status
         await asyncio.sleep(0.5)
-        for fw in frameworks:
-            log(f'pre-creating {args.idle} handled objects for the restart/idle scenario of {fw.name}')
-            await populate(emu, f'restart-{fw.name}', args.idle)
         runs: dict[str, list[dict[str, Any]]] = {fw.name: [] for fw in frameworks}
         for rep in range(args.repeats):
             for fw in frameworks:
                 log(f'run {rep + 1}/{args.repeats}: {fw.name}: startup, burst of {args.objects}, steady updates')
                 result = await run_lifecycle(fw, emu, args, rep, logdir)
                 log(f'run {rep + 1}/{args.repeats}: {fw.name}: restart with {args.idle} handled objects, idle')
-                result.update(await run_restart(fw, emu, args, logdir))
+                result.update(await run_restart(fw, emu, args, rep, logdir))
                 runs[fw.name].append(result)
                 log(f'  {fw.name}: {result["objects_per_s"]:.0f} obj/s, p99 {result["p99_ms"]:.0f} ms, '
                     f'resume {result["resume_s"]:.2f} s, idle RSS {result["rss_mb_idle"]:.0f} MB')
