@@ -95,7 +95,20 @@ async def run_handlers(cycle: contexts.Cycle, cause: ChangingCause, state: progr
         if outcome.kind is OutcomeKind.SUCCESS and outcome.result is not None:
             deliver_result(cycle, handler.id, outcome.result)
     default_backoff = cycle.resource.settings.execution.default_backoff
-    return state.with_outcomes(outcomes, found, now=now(), default_backoff=default_backoff)
+    merged = state.with_outcomes(outcomes, found, now=now(), default_backoff=default_backoff)
+    for handler in selected:
+        log_outcome(cycle, handler, outcomes[handler.id], merged[handler.id])
+    return merged
+
+
+def log_outcome(cycle: contexts.Cycle, handler: handlers.ChangingHandler,
+                outcome: Outcome, judged: progress.HandlerState) -> None:
+    """Log an attempt once the state machine has judged it: a retry that ran out of retries or time is final."""
+    if outcome.kind is OutcomeKind.RETRY and judged.failure:
+        invoking.log_outcome(cycle.logger, handler, Outcome(kind=OutcomeKind.FAILURE, exception=outcome.exception))
+        cycle.logger.error(f'{handler} has given up: {judged.message}', extra={'kopf_handler_id': handler.id})
+    else:
+        invoking.log_outcome(cycle.logger, handler, outcome)
 
 
 def deliver_result(cycle: contexts.Cycle, handler_id: str, result: Any) -> None:
@@ -114,7 +127,6 @@ async def attempt(cycle: contexts.Cycle, cause: ChangingCause, state: progress.S
     moment = now()
     refused = state.precheck(handler, now=moment)
     if refused is not None:
-        invoking.log_outcome(cycle.logger, handler, refused)
         return refused
     record = state.get(handler.id) or progress.HandlerState.from_scratch(now=moment, purpose=cause.reason)
     runner = functools.partial(run_children, cycle)
@@ -131,7 +143,6 @@ async def attempt(cycle: contexts.Cycle, cause: ChangingCause, state: progress.S
             await run_children(cycle, sub)
         except errors.HandlerChildrenRetry as exc:
             outcome = Outcome(kind=OutcomeKind.RETRY, exception=exc, delay=exc.delay, subrefs=outcome.subrefs)
-    invoking.log_outcome(cycle.logger, handler, outcome)
     return outcome
 
 

@@ -142,6 +142,10 @@ def test_03_exceptions(cluster: LocalCluster) -> None:
     assert "Handler 'fail_at_once_on_any_error' failed with an exception. Will stop." in output
     assert 'The sensor is still not ready (attempt 3).' in output  # retries=3: three attempts in all
     assert 'The sensor is still not ready (attempt 4).' not in output
+    tries = output.count("Handler 'fail_after_three_tries' failed with an exception. Will try again in 1")
+    assert tries == 2  # the third and last failure is final, and says so:
+    assert "Handler 'fail_after_three_tries' failed with an exception. Will stop." in output
+    assert "Handler 'fail_after_three_tries' has given up: " in output
     assert 'Succeeded after 3 retries.' in output
     assert output.count('Traceback (most recent call last)') >= 4
     assert status(cluster) == {'succeed_on_the_fourth_try': {'retries': 3}}
