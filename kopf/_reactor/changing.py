@@ -106,7 +106,7 @@ def log_outcome(cycle: contexts.Cycle, handler: handlers.ChangingHandler,
     """Log an attempt once the state machine has judged it: a retry that ran out of retries or time is final."""
     if outcome.kind is OutcomeKind.RETRY and judged.failure:
         invoking.log_outcome(cycle.logger, handler, Outcome(kind=OutcomeKind.FAILURE, exception=outcome.exception))
-        cycle.logger.error(f'{handler} has given up: {judged.message}', extra={'kopf_handler_id': handler.id})
+        cycle.logger.error(judged.message or f'{handler} has given up.', extra={'kopf_handler_id': handler.id})
     else:
         invoking.log_outcome(cycle.logger, handler, outcome)
 

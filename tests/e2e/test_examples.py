@@ -145,7 +145,7 @@ def test_03_exceptions(cluster: LocalCluster) -> None:
     tries = output.count("Handler 'fail_after_three_tries' failed with an exception. Will try again in 1")
     assert tries == 2  # the third and last failure is final, and says so:
     assert "Handler 'fail_after_three_tries' failed with an exception. Will stop." in output
-    assert "Handler 'fail_after_three_tries' has given up: " in output
+    assert "Handler 'fail_after_three_tries' has exceeded 3 retries." in output
     assert 'Succeeded after 3 retries.' in output
     assert output.count('Traceback (most recent call last)') >= 4
     assert status(cluster) == {'succeed_on_the_fourth_try': {'retries': 3}}
