@@ -31,7 +31,7 @@ setup(
     install_requires=read_requirements('requirements.txt'),
     extras_require={
         'full-auth': ['pykube-ng>=23.6.0', 'kubernetes>=37.0.0'],
-        'cluster': ['jsonschema>=4.26.0', 'cryptography>=50.0.0'],
+        'cluster': ['cryptography>=50.0.0'],  # HTTPS mode of the local cluster (--tls)
         'fast': ['orjson>=3.13.0'],
         'test': [
             'pytest>=9.2.0',
@@ -40,7 +40,6 @@ setup(
             'pytest-timeout>=2.4.0',
             'kubernetes>=37.0.0',
             'pykube-ng>=23.6.0',
-            'jsonschema>=4.26.0',
             'cryptography>=50.0.0',
             'orjson>=3.13.0',
             'mypy>=2.4.1',
