@@ -106,6 +106,11 @@ def login_via_client(**_: Any) -> credentials.ConnectionInfo | None:
         namespace = _kubeconfig_namespace(kubernetes)
     if config.refresh_api_key_hook is not None:
         config.refresh_api_key_hook(config)
+    return _from_client_config(config, namespace=namespace, priority=PRIORITY_OF_CLIENT)
+
+
+def _from_client_config(config: Any, *, namespace: str | None, priority: int) -> credentials.ConnectionInfo:
+    """Credentials from a `kubernetes` or `kubernetes_asyncio` client configuration (the same shape)."""
     header = config.api_key.get('BearerToken') or config.api_key.get('authorization')
     scheme, token = _split_header(header)
     return credentials.ConnectionInfo(
@@ -120,7 +125,7 @@ def login_via_client(**_: Any) -> credentials.ConnectionInfo | None:
         private_key_path=config.key_file,
         default_namespace=namespace,
         proxy_url=config.proxy,
-        priority=PRIORITY_OF_CLIENT,
+        priority=priority,
     )
 
 
@@ -163,22 +168,7 @@ async def login_via_async_client(**_: Any) -> credentials.ConnectionInfo | None:
         except kubernetes_asyncio.config.ConfigException as exc:
             raise errors.LoginError(f'The kubernetes_asyncio client could not load the credentials: {exc}') from exc
         namespace = None
-    header = config.api_key.get('BearerToken') or config.api_key.get('authorization')
-    scheme, token = _split_header(header)
-    return credentials.ConnectionInfo(
-        server=config.host,
-        ca_path=config.ssl_ca_cert,
-        insecure=not config.verify_ssl,
-        username=config.username or None,
-        password=config.password or None,
-        scheme=scheme,
-        token=token,
-        certificate_path=config.cert_file,
-        private_key_path=config.key_file,
-        default_namespace=namespace,
-        proxy_url=config.proxy,
-        priority=PRIORITY_OF_ASYNC_CLIENT,
-    )
+    return _from_client_config(config, namespace=namespace, priority=PRIORITY_OF_ASYNC_CLIENT)
 
 
 async def login_by_defaults() -> list[credentials.ConnectionInfo]:

@@ -52,7 +52,7 @@ class Admitter:
         if content_type == patching.APPLY:
             return await self._apply(target, body, options)
         for _ in range(RETRIES):
-            current = _current(self.state, target)
+            current = writing.existing(self.state, target)
             candidate = body if content_type is None else _patched(target, content_type, current, body)
             draft = writing.update(self.state, target, current, encoding.clone(candidate), dryly(options)).obj
             if draft is None or draft is current:
@@ -61,11 +61,11 @@ class Admitter:
             mutated = await self.mutate(request)
             final = writing.update(self.state, target, current, encoding.clone(mutated), dryly(options)).obj
             await self.validate(dataclasses_replace(request, obj=final))
-            if _current(self.state, target) is current:
+            if writing.existing(self.state, target) is current:
                 outcome = writing.update(self.state, target, current, encoding.clone(mutated), options)
                 outcome.warnings.extend(self.warnings)
                 return outcome
-        current = _current(self.state, target)
+        current = writing.existing(self.state, target)
         candidate = body if content_type is None else _patched(target, content_type, current, body)
         return writing.update(self.state, target, current, encoding.clone(candidate), options)
 
@@ -78,7 +78,7 @@ class Admitter:
             outcome = await self.create(collection, encoding.clone(config), applying.quietly(options))
             applying.own_created(self.state, target, config, options, outcome)
             return outcome
-        current = _current(self.state, target)
+        current = writing.existing(self.state, target)
         planned = applying.plan(self.state, target, current, encoding.clone(body), options)
         draft = writing.update(self.state, target, current, encoding.clone(planned.candidate), dryly(options)).obj
         if draft is None or draft is current:
@@ -90,14 +90,15 @@ class Admitter:
         mutated = await self.mutate(request)
         final = writing.update(self.state, target, current, encoding.clone(mutated), dryly(options)).obj
         await self.validate(dataclasses_replace(request, obj=final))
-        outcome = writing.update(self.state, target, _current(self.state, target), mutated, applying.quietly(options))
+        stored = writing.existing(self.state, target)
+        outcome = writing.update(self.state, target, stored, mutated, applying.quietly(options))
         outcome.warnings.extend(self.warnings)
         if not options.dry_run:
             planned.commit()
         return outcome
 
     async def delete(self, target: Target, options: writing.Options) -> writing.Outcome:
-        current = _current(self.state, target)
+        current = writing.existing(self.state, target)
         request = self._request('DELETE', target, None, current, options)
         await self.mutate(request)
         await self.validate(request)
@@ -181,14 +182,6 @@ def _fresh(obj: Obj) -> Obj:
     for field in SERVER_FIELDS:
         fresh.get('metadata', {}).pop(field, None)
     return fresh
-
-
-def _current(state: State, target: Target) -> Obj:
-    resource = target.resource
-    current = state.store.get(resource.key, target.namespace or '', target.name or '')
-    if current is None:
-        raise errors.not_found(resource.qualified, resource.group, resource.plural, target.name or '')
-    return current
 
 
 def _ca(hook: Mapping[str, Any]) -> bytes | None:

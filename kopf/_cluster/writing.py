@@ -66,8 +66,7 @@ def create(state: State, target: Target, body: Any, options: Options) -> Outcome
         obj.pop('status', None)
     kind_defaults.apply(resource.key, obj)
     warnings = _conform(state, obj, resource, options)
-    existing = state.store.get(resource.key, namespace, name)
-    if existing is not None:
+    if state.store.get(resource.key, namespace, name) is not None:
         raise errors.already_exists(resource.qualified, resource.group, resource.plural, name)
     for field in metadata.SERVER_FIELDS:
         meta.pop(field, None)
@@ -87,7 +86,7 @@ def create(state: State, target: Target, body: Any, options: Options) -> Outcome
 def replace(state: State, target: Target, body: Any, options: Options) -> Outcome:
     if target.subresource == 'scale':
         return scale(state, target, None, body, options)
-    current = _current(state, target)
+    current = existing(state, target)
     candidate = as_object(body)
     require_rv(target, candidate)
     return update(state, target, current, candidate, options)
@@ -120,7 +119,7 @@ def patch(state: State, target: Target, content_type: str, body: Any, options: O
 def scale(state: State, target: Target, content_type: str | None, body: Any, options: Options) -> Outcome:
     """PUT or PATCH of `/scale`: only the spec replicas of the object change; the answer is a Scale."""
     resource = target.resource
-    current = _current(state, target)
+    current = existing(state, target)
     if content_type is not None:
         body = scaling.patched_view(resource, current, content_type, body)
     candidate = scaling.applied(resource, current, body)
@@ -170,7 +169,7 @@ def update(state: State, target: Target, current: Obj, candidate: Any, options: 
 
 def delete(state: State, target: Target, options: Options) -> Outcome:
     resource = target.resource
-    current = _current(state, target)
+    current = existing(state, target)
     _check_preconditions(resource, current, options)
     meta = current['metadata']
     if options.dry_run:
@@ -222,12 +221,13 @@ def _collection(target: Target) -> Target:
     return dataclasses.replace(target, name=None, subresource=None)
 
 
-def _current(state: State, target: Target) -> Obj:
+def existing(state: State, target: Target) -> Obj:
+    """The stored object at the target, or a 404 NotFound."""
     resource = target.resource
-    current = state.store.get(resource.key, target.namespace or '', target.name or '')
-    if current is None:
+    stored = state.store.get(resource.key, target.namespace or '', target.name or '')
+    if stored is None:
         raise errors.not_found(resource.qualified, resource.group, resource.plural, target.name or '')
-    return current
+    return stored
 
 
 def as_object(body: Any) -> dict[str, Any]:

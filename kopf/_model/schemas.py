@@ -203,24 +203,7 @@ def _prune(value: Any, schema: Mapping[str, Any] | None, path: FieldPath, pruned
             if mutate:
                 value.clear()
             return
-        embedded = bool(schema.get(EMBEDDED))
-        properties = schema.get('properties') or {}
-        additional = schema.get('additionalProperties')
-        for key in list(value):
-            child = value[key]
-            if embedded and _is_resource_key(key, child):
-                if key == 'metadata' and path:  # an embedded resource's metadata, decoded through ObjectMeta
-                    _prune(child, OBJECT_META_SCHEMA, path + (key,), pruned, mutate)
-                continue
-            if key in properties:
-                _prune(child, properties[key], path + (key,), pruned, mutate)
-            elif isinstance(additional, Mapping) or additional is True:
-                sub = additional if isinstance(additional, Mapping) else None
-                _prune(child, sub, path + (key,), pruned, mutate)
-            else:
-                if mutate:
-                    del value[key]
-                pruned.append(path + (key,))
+        _prune_children(value, schema, path, pruned, mutate, keep_unknown=False)
     elif isinstance(value, list):
         items = schema.get('items') if schema is not None else None
         items = items if isinstance(items, Mapping) else None
@@ -232,24 +215,40 @@ def _skip_prune(value: Any, schema: Mapping[str, Any], path: FieldPath, pruned: 
                 mutate: bool = True) -> None:
     """Under x-kubernetes-preserve-unknown-fields: keep unknown keys, but still prune declared children."""
     if isinstance(value, dict):
-        embedded = bool(schema.get(EMBEDDED))
-        properties = schema.get('properties') or {}
-        additional = schema.get('additionalProperties')
-        for key, child in value.items():
-            if embedded and key in RESOURCE_KEYS:
-                if key == 'metadata' and path and isinstance(child, dict):
-                    _prune(child, OBJECT_META_SCHEMA, path + (key,), pruned, mutate)
-                continue
-            if key in properties:
-                _prune(child, properties[key], path + (key,), pruned, mutate)
-            elif isinstance(additional, Mapping) or additional is True:
-                sub = additional if isinstance(additional, Mapping) else None
-                _prune(child, sub, path + (key,), pruned, mutate)
+        _prune_children(value, schema, path, pruned, mutate, keep_unknown=True)
     elif isinstance(value, list):
         items = schema.get('items')
         if isinstance(items, Mapping):
             for position, item in enumerate(value):
                 _skip_prune(item, items, path + (Index(position),), pruned, mutate)
+
+
+def _prune_children(value: dict[str, Any], schema: Mapping[str, Any], path: FieldPath, pruned: list[FieldPath],
+                    mutate: bool, *, keep_unknown: bool) -> None:
+    """Prune an object's declared children; its unknown keys are dropped, or kept if `keep_unknown`.
+
+    Under an embedded resource, `apiVersion`/`kind`/`metadata` are not the schema's: the metadata is
+    decoded through ObjectMeta instead. When pruning, they count as such only if well-typed; under
+    preserve-unknown, any such key is kept as it is.
+    """
+    embedded = bool(schema.get(EMBEDDED))
+    properties = schema.get('properties') or {}
+    additional = schema.get('additionalProperties')
+    for key in list(value):
+        child = value[key]
+        if embedded and (key in RESOURCE_KEYS if keep_unknown else _is_resource_key(key, child)):
+            if key == 'metadata' and path and isinstance(child, dict):
+                _prune(child, OBJECT_META_SCHEMA, path + (key,), pruned, mutate)
+            continue
+        if key in properties:
+            _prune(child, properties[key], path + (key,), pruned, mutate)
+        elif isinstance(additional, Mapping) or additional is True:
+            sub = additional if isinstance(additional, Mapping) else None
+            _prune(child, sub, path + (key,), pruned, mutate)
+        elif not keep_unknown:
+            if mutate:
+                del value[key]
+            pruned.append(path + (key,))
 
 
 def _is_resource_key(key: str, value: Any) -> bool:
