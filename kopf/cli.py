@@ -207,7 +207,7 @@ def _local_cluster(manifests: tuple[str, ...]) -> Iterator[Any]:
     then talk to the local cluster, never to a real one by accident.
     """
     from kopf._api import credentials
-    from kopf.testing import LocalCluster
+    from kopf._cluster.local import LocalCluster
 
     with LocalCluster() as cluster:
         try:

@@ -11,18 +11,18 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:
-    from kopf.testing import LocalCluster
+    from kopf._cluster.local import LocalCluster
 
 
 @pytest.fixture
 def kopf_local_cluster() -> Iterator['LocalCluster']:
-    from kopf.testing import LocalCluster
+    from kopf._cluster.local import LocalCluster
     with LocalCluster() as cluster:
         yield cluster
 
 
 @pytest.fixture
 async def kopf_local_cluster_async() -> AsyncIterator['LocalCluster']:
-    from kopf.testing import LocalCluster
+    from kopf._cluster.local import LocalCluster
     async with LocalCluster() as cluster:
         yield cluster
