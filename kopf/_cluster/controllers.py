@@ -77,12 +77,11 @@ def _collect_garbage(state: State) -> None:
     gone = set(state.deleted_uids)
     state.deleted_uids.clear()
     store = state.store
-    live = {obj['metadata'].get('uid') for bucket in store.objects.values() for obj in bucket.values()}
-    for key, bucket in list(store.objects.items()):
-        for obj in list(bucket.values()):
-            owners = [ref.get('uid') for ref in obj['metadata'].get('ownerReferences') or []]
-            if owners and set(owners) & gone and not set(owners) & live:
-                _delete(state, key, obj)
+    # Only the dependents of the deleted owners (indexed by the store), decided before any is deleted.
+    doomed = [(key, obj) for key, obj in store.dependents_of(gone)
+              if not any(ref.get('uid') in store.uids for ref in obj['metadata'].get('ownerReferences') or [])]
+    for key, obj in doomed:
+        _delete(state, key, obj)
 
 
 def _propagate(state: State) -> bool:
@@ -111,6 +110,8 @@ def _propagate(state: State) -> bool:
 
 
 def _dependents(state: State, uid: str | None) -> list[tuple[tuple[str, str], Obj]]:
+    if uid is not None:
+        return state.store.dependents_of({uid})
     return [(key, obj) for key, bucket in list(state.store.objects.items()) for obj in list(bucket.values())
             if any(ref.get('uid') == uid for ref in obj['metadata'].get('ownerReferences') or [])]
 

@@ -85,11 +85,10 @@ class State:
 
     def restore(self, snapshot: dict[str, Any]) -> None:
         """Replace the state with a snapshot; older resourceVersions get 410 Expired, as after a compaction."""
-        self.store.objects.clear()
-        self.store.history.clear()
+        self.store.clear()
         for group, plural, obj in snapshot['objects']:
             meta = obj['metadata']
-            self.store.objects[(group, plural)][(meta.get('namespace') or '', meta['name'])] = obj
+            self.store.put((group, plural), obj)
             if (group, plural) == resources.CRDS.key:
                 self.catalog.set_custom(meta['name'], crds.served_resources(obj))
         self.store.rv = self.store.compacted = int(snapshot['resourceVersion'])

@@ -2,6 +2,9 @@
 
 Writes are plain synchronous calls (the event loop serialises them); each persisted change is
 serialised to JSON once, and the same bytes serve the HTTP response and every watcher.
+
+The store also indexes ownership (dependents by owner uid, live uids) on every write and deletion, so
+that garbage collection costs in proportion to the dependents of what was deleted, not to all objects.
 """
 import collections
 from collections.abc import Callable, Iterator
@@ -12,6 +15,7 @@ from kopf._cluster import encoding
 Key = tuple[str, str]           # (group, plural)
 ObjKey = tuple[str, str]        # (namespace or '', name)
 Obj = dict[str, Any]
+Location = tuple[Key, ObjKey]
 
 
 class Change:
@@ -57,6 +61,11 @@ class Store:
         self.compacted = 0   # changes with rv <= compacted are gone from the history
         self.log: collections.deque[tuple[str, str, str]] = collections.deque(maxlen=log_size)
         self.listeners: list[Callable[[Change], None]] = []
+        self.dependents: dict[str, set[Location]] = {}    # owner uid -> where its dependents are stored
+        self.owners: dict[Location, tuple[Any, ...]] = {}  # a dependent's location -> its owners' uids
+        self.uids: collections.Counter[Any] = collections.Counter()   # uids of the stored objects
+        self.order: dict[Location, int] = {}     # insertion order within a bucket (dict order is kept)
+        self._seq = 0
 
     def next_rv(self) -> int:
         self.rv += 1
@@ -82,17 +91,78 @@ class Store:
         rv = self.next_rv()
         obj['metadata']['resourceVersion'] = str(rv)
         meta = obj['metadata']
-        self.objects[key][(meta.get('namespace') or '', meta['name'])] = obj
+        objkey = (meta.get('namespace') or '', meta['name'])
+        bucket = self.objects[key]
+        self._unindex((key, objkey), bucket.get(objkey))
+        bucket[objkey] = obj
+        self._index((key, objkey), obj)
         return self._record(Change(rv, key, 'ADDED' if old is None else 'MODIFIED', obj, old, encoding.dumps(obj)))
 
     def delete(self, key: Key, obj: Obj) -> Change:
         """Remove an object; the DELETED change carries its last state with the deletion's RV."""
         meta = obj['metadata']
-        self.objects[key].pop((meta.get('namespace') or '', meta['name']), None)
+        objkey = (meta.get('namespace') or '', meta['name'])
+        self._unindex((key, objkey), self.objects[key].pop(objkey, None))
+        self.order.pop((key, objkey), None)
         rv = self.next_rv()
         gone = encoding.clone(obj)
         gone['metadata']['resourceVersion'] = str(rv)
         return self._record(Change(rv, key, 'DELETED', gone, None, encoding.dumps(gone)))
+
+    def put(self, key: Key, obj: Obj) -> None:
+        """Store an object as it is (no RV, no change, no event): for restoring a snapshot."""
+        meta = obj['metadata']
+        objkey = (meta.get('namespace') or '', meta['name'])
+        bucket = self.objects[key]
+        self._unindex((key, objkey), bucket.get(objkey))
+        bucket[objkey] = obj
+        self._index((key, objkey), obj)
+
+    def clear(self) -> None:
+        self.objects.clear()
+        self.history.clear()
+        self.dependents.clear()
+        self.owners.clear()
+        self.uids.clear()
+        self.order.clear()
+
+    def dependents_of(self, uids: set[str]) -> list[tuple[Key, Obj]]:
+        """The stored objects with an owner reference to any of `uids`, in the store's iteration order."""
+        found: set[Location] = set()
+        for uid in uids:
+            found.update(self.dependents.get(uid, ()))
+        if not found:
+            return []
+        keys = {key: index for index, key in enumerate(self.objects)}
+        located = sorted(found, key=lambda location: (keys[location[0]], self.order[location]))
+        return [(key, self.objects[key][objkey]) for key, objkey in located]
+
+    def _index(self, location: Location, obj: Obj) -> None:
+        if location not in self.order:
+            self._seq += 1
+            self.order[location] = self._seq
+        meta = obj['metadata']
+        self.uids[meta.get('uid')] += 1
+        owners = tuple(ref.get('uid') for ref in meta.get('ownerReferences') or [])
+        if owners:
+            self.owners[location] = owners
+            for uid in owners:
+                if uid is not None:
+                    self.dependents.setdefault(uid, set()).add(location)
+
+    def _unindex(self, location: Location, obj: Obj | None) -> None:
+        if obj is None:
+            return
+        uid = obj['metadata'].get('uid')
+        self.uids[uid] -= 1
+        if self.uids[uid] <= 0:
+            del self.uids[uid]
+        for owner in self.owners.pop(location, ()):
+            dependents = self.dependents.get(owner)
+            if dependents is not None:
+                dependents.discard(location)
+                if not dependents:
+                    del self.dependents[owner]
 
     def _record(self, change: Change) -> Change:
         self.history.append(change)
