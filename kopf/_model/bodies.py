@@ -1,14 +1,15 @@
 """Read-only views of Kubernetes objects, as handlers receive them (`body`, `spec`, `meta`, `status`)."""
 import datetime
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import Any, Literal
 
 import iso8601
 
 from kopf._model import fields
 
 RawBody = dict[str, Any]
-RawEvent = dict[str, Any]  # {'type': 'ADDED'|'MODIFIED'|'DELETED'|None, 'object': RawBody}
+RawEvent = dict[str, Any]  # {'type': RawEventType, 'object': RawBody}
+RawEventType = Literal[None, 'ADDED', 'MODIFIED', 'DELETED']  # None: the initial listing (the `type` kwarg)
 
 
 class View(Mapping[str, Any]):
