@@ -93,6 +93,32 @@ from kopf._kits.hierarchies import (
 )
 # --- end block: kits ---
 
+# --- block: compat types (daemons, indices, admission) ---
+from kopf._kits.webhooks import (
+    WebhookAutoServer,
+    WebhookAutoTunnel,
+    WebhookDockerDesktopServer,
+    WebhookK3dServer,
+    WebhookMinikubeServer,
+    WebhookNgrokTunnel,
+    WebhookServer,
+)
+from kopf._model.admission import (
+    WebhookClientConfig,
+    WebhookClientConfigService,
+    WebhookFn,
+    WebhookServerProtocol,
+)
+from kopf._model.bodies import RawEventType
+from kopf._model.daemons import (
+    AsyncDaemonStopperChecker,
+    DaemonStopped,
+    DaemonStoppingReason,
+    SyncDaemonStopperChecker,
+)
+from kopf._model.indices import Index, Store
+# --- end block: compat types ---
+
 # --- block: reactor (running, embedding, lifecycles, loggers) ---
 from kopf import lifecycles
 from kopf.lifecycles import get_default_lifecycle, set_default_lifecycle
@@ -197,6 +223,26 @@ __all__ = [
     'label',
     'remove_owner_reference',
     # --- end all: kits ---
+    # --- all: compat types ---
+    'AsyncDaemonStopperChecker',
+    'DaemonStopped',
+    'DaemonStoppingReason',
+    'Index',
+    'RawEventType',
+    'Store',
+    'SyncDaemonStopperChecker',
+    'WebhookAutoServer',
+    'WebhookAutoTunnel',
+    'WebhookClientConfig',
+    'WebhookClientConfigService',
+    'WebhookDockerDesktopServer',
+    'WebhookFn',
+    'WebhookK3dServer',
+    'WebhookMinikubeServer',
+    'WebhookNgrokTunnel',
+    'WebhookServer',
+    'WebhookServerProtocol',
+    # --- end all: compat types ---
     # --- all: reactor ---
     'LocalObjectLogger',
     'LogFormat',
