@@ -79,6 +79,17 @@ async def list_pages(
         query['continue'] = page.continue_token
 
 
+async def _listed(
+        client: client_.APIClient, resource: resources.Resource, namespace: str | None,
+        query: Mapping[str, str], state: streams.WatchState,
+) -> AsyncIterator[streams.StreamItem]:
+    """The stream items of a (re-)listing. A frame of its own: the last page (with all the listed bodies
+    of an unchunked listing) is released when the listing ends, not kept for as long as the watch runs."""
+    async for page in list_pages(client, resource, namespace, params=query):
+        for item in streams.step(state, page):
+            yield item
+
+
 async def _lines(response: aiohttp.ClientResponse, inactivity_timeout: float | None) -> AsyncIterator[bytes]:
     """Complete lines of a chunked body; TimeoutError if nothing at all arrives for the inactivity timeout."""
     buffer = b''
@@ -119,9 +130,8 @@ async def watch_objs(
         streamed = streamed or state.streaming
         if state.needs_listing and not state.streaming:
             try:
-                async for page in list_pages(client, resource, namespace, params=query):
-                    for item in streams.step(state, page):
-                        yield item
+                async for item in _listed(client, resource, namespace, query, state):
+                    yield item
             except errors.APIClientError as exc:
                 if exc.status != 410:
                     raise
