@@ -99,11 +99,31 @@ async def patch_obj(
     return PatchResult(body=result, dropped=tuple(dropped))
 
 
+CONFLICT_ATTEMPTS = 3  # a guarded JSON-patch is recomputed on a fresh body this many times in all
+
+
 async def _json_patch(client: client_.APIClient, resource: resources.Resource, namespace: str | None,
                       name: str, patch: patches.Patch, body: Mapping[str, Any] | None) -> dict[str, Any] | None:
-    """Apply the patch's callables as JSON-patches; None if the resourceVersion test failed (422)."""
+    """Apply the patch's callables as guarded JSON-patches; None if the object kept changing under us.
+
+    The callables are transformations of whatever body they get (add or release a finalizer, merge
+    the cycle's content), so when the resourceVersion test fails (422: the object changed since the
+    body we decided on), they are recomputed on a freshly read body and sent again. Dropping the patch
+    instead would lose what the cycle did: e.g. the success of delete handlers, which then run again.
+    """
     if body is None:
         raise ValueError('A patch with callables (a JSON-patch) needs the body it applies to.')
+    for _ in range(CONFLICT_ATTEMPTS - 1):
+        result = await _json_patch_once(client, resource, namespace, name, patch, body)
+        if result is not None:
+            return result
+        body = await client.request('GET', resource.get_url(namespace=namespace, name=name))  # 404: gone
+    return await _json_patch_once(client, resource, namespace, name, patch, body)
+
+
+async def _json_patch_once(client: client_.APIClient, resource: resources.Resource, namespace: str | None,
+                           name: str, patch: patches.Patch, body: Mapping[str, Any]) -> dict[str, Any] | None:
+    """One guarded attempt on the given body; None if the resourceVersion test failed (422)."""
     ops = patch.as_json_patch(body)
     rv = (body.get('metadata') or {}).get('resourceVersion')
     test = [{'op': 'test', 'path': '/metadata/resourceVersion', 'value': rv}]

@@ -264,6 +264,8 @@ class Dispatcher:
         latest = self._answered(cycle)
         if latest is not None and (work.pending is None or not is_consistent(_rv(work.pending), _rv(latest))):
             work.pending = latest  # decide on the server's answer now, not on its echo later
+        elif latest is None and work.pending is not None and self._released(cycle, work.pending):
+            work.pending = None  # it still shows our finalizer, which our patch has just released
         if cycle.wakeup is not None:
             self._schedule(work, latest or event, cycle.wakeup)
         return latest is not None
@@ -282,6 +284,21 @@ class Dispatcher:
         cycle.memory.applied_rv = str(rv)
         cycle.memory.expected_rv = None
         return {'type': 'MODIFIED', 'object': body}
+
+    def _released(self, cycle: contexts.Cycle, pending: RawEvent) -> bool:
+        """Whether our patch let the deleted object go and the pending event is not newer than its answer.
+
+        Deciding on such an event would see our finalizer and the handling records we have just purged,
+        and would run the delete handlers again. (Releasing the last finalizer of a deleted object
+        answers with the previous resourceVersion, so "not newer" includes "equal".)
+        """
+        meta = (cycle.applied or {}).get('metadata') or {}
+        if not meta.get('deletionTimestamp') or self.rctx.finalizer in (meta.get('finalizers') or ()):
+            return False
+        if self.rctx.registry.has_handlers(self.rctx.resource, handlers.WatchingHandler):
+            return False  # on.event handlers see every event, stale or not
+        rv = meta.get('resourceVersion')
+        return rv is not None and pending.get('type') != 'DELETED' and is_consistent(str(rv), _rv(pending))
 
     def _schedule(self, work: Work, event: RawEvent, delay: float) -> None:
         work.last = event

@@ -121,9 +121,24 @@ async def test_finalizers_via_guarded_json_patch(client: client_.APIClient, crd:
     assert sent['contentType'] == 'application/json-patch+json'
 
 
-async def test_stale_json_patch_means_next_cycle(client: client_.APIClient, crd: resources.Resource) -> None:
+async def test_stale_json_patch_is_recomputed_on_a_fresh_body(client: client_.APIClient, crd: resources.Resource,
+                                                              cluster: Any) -> None:
     body = await _create(client, crd, 'x')
     await patching.patch_obj(client, crd, namespace='default', name='x', patch=patches.Patch({'spec': {'a': 1}}))
+    patch = patches.Patch()
+    patch.fns.append(lambda b: b.setdefault('metadata', {}).setdefault('finalizers', []).append('kopf/x'))
+    result = await patching.patch_obj(client, crd, namespace='default', name='x', patch=patch, body=body)
+    assert not result.conflict
+    assert result.body is not None and result.body['metadata']['finalizers'] == ['kopf/x']
+    stored = await client.request('GET', crd.get_url(namespace='default', name='x'))
+    assert stored['metadata']['finalizers'] == ['kopf/x']
+    assert stored['spec']['a'] == 1  # the concurrent change is kept
+
+
+async def test_json_patch_of_an_object_that_keeps_changing_means_next_cycle(
+        client: client_.APIClient, crd: resources.Resource, cluster: Any) -> None:
+    body = await _create(client, crd, 'x')
+    cluster.fail('PATCH', '*/kopfexamples/x', status=422, count=patching.CONFLICT_ATTEMPTS)
     patch = patches.Patch()
     patch.fns.append(lambda b: b.setdefault('metadata', {}).setdefault('finalizers', []).append('kopf/x'))
     result = await patching.patch_obj(client, crd, namespace='default', name='x', patch=patch, body=body)
