@@ -25,9 +25,14 @@ def make_cycle(rctx: contexts.ResourceContext, memory: contexts.ObjectMemory, ev
                           logger=loggers.ObjectLogger(body=body, settings=rctx.settings))
 
 
-async def process(cycle: contexts.Cycle, event: RawEvent) -> None:
-    """Decide and invoke everything for this event; the patch and wake-up are left in the cycle."""
-    await handle_event(cycle, event)
+async def process(cycle: contexts.Cycle, event: RawEvent, *, fresh: bool = True) -> None:
+    """Decide and invoke everything for this event; the patch and wake-up are left in the cycle.
+
+    A cycle that is not `fresh` re-runs an event seen before (a delayed retry's wake-up, a retry after
+    an unexpected error): the `on.event` handlers have seen that event already and are not called again.
+    """
+    if fresh:
+        await handle_event(cycle, event)
     if cycle.event_type == 'DELETED':
         cycle.logger.debug('Deleted, really deleted, and we are notified.')
         await handle_unguarded_deletion(cycle)

@@ -207,6 +207,7 @@ class Dispatcher:
         now = asyncio.get_running_loop().time()
         woken = work.wakeup_at is not None and work.wakeup_at <= now
         candidate = work.pending if work.pending is not None else work.last if woken else None
+        fresh = candidate is not None and candidate is work.pending  # not a re-run of an event seen before
         if candidate is None:
             self._settle(work)
             return
@@ -226,7 +227,7 @@ class Dispatcher:
             self.timers -= 1
         work.running = True
         try:
-            continued = await self._cycle(work, candidate)
+            continued = await self._cycle(work, candidate, fresh=fresh)
         finally:
             work.running = False
         if candidate.get('type') == 'DELETED':
@@ -245,13 +246,13 @@ class Dispatcher:
         elif work.timer is None and not work.queued and self.works.get(work.uid) is work:
             del self.works[work.uid]
 
-    async def _cycle(self, work: Work, event: RawEvent) -> bool:
+    async def _cycle(self, work: Work, event: RawEvent, *, fresh: bool = True) -> bool:
         """One cycle; True if the server's answer is queued as the object's next event (to be done first:
         work begun is finished before new work is begun, e.g. the handlers after adding the finalizer)."""
         memory = self.rctx.remember(work.uid, initial=event.get('type') is None)
         cycle = processing.make_cycle(self.rctx, memory, event)
         try:
-            await processing.process(cycle, event)
+            await processing.process(cycle, event, fresh=fresh)
             if cycle.event_type != 'DELETED':
                 await applying.apply(cycle)
         except Exception as exc:

@@ -38,7 +38,7 @@ def seen(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     seen: list[str] = []
     active = []
 
-    async def process(cycle: contexts.Cycle, event: Any) -> None:
+    async def process(cycle: contexts.Cycle, event: Any, *, fresh: bool = True) -> None:
         assert not active, 'two cycles of one object at once'
         active.append(1)
         seen.append(event['object']['metadata']['resourceVersion'])
@@ -95,7 +95,7 @@ async def test_unexpected_errors_are_retried_after_the_error_delays(
     rctx.settings.queueing.error_delays = (0.01, 0.02)
     attempts: list[float] = []
 
-    async def process(cycle: contexts.Cycle, event: Any) -> None:
+    async def process(cycle: contexts.Cycle, event: Any, *, fresh: bool = True) -> None:
         attempts.append(asyncio.get_running_loop().time())
         if len(attempts) < 3:
             raise RuntimeError('boom')
