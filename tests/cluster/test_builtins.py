@@ -7,24 +7,10 @@ from typing import Any
 import pytest
 
 from kopf._cluster import builtins, validation
+from kopf._cluster.data import generate
 from kopf._model import schemas
 
-SERVED = [
-    ('', 'v1', 'Namespace'),
-    ('', 'v1', 'ConfigMap'),
-    ('', 'v1', 'Secret'),
-    ('', 'v1', 'Pod'),
-    ('', 'v1', 'Service'),
-    ('', 'v1', 'ServiceAccount'),
-    ('', 'v1', 'Event'),
-    ('coordination.k8s.io', 'v1', 'Lease'),
-    ('apiextensions.k8s.io', 'v1', 'CustomResourceDefinition'),
-    ('apps', 'v1', 'Deployment'),
-    ('apps', 'v1', 'ReplicaSet'),
-    ('admissionregistration.k8s.io', 'v1', 'ValidatingWebhookConfiguration'),
-    ('admissionregistration.k8s.io', 'v1', 'MutatingWebhookConfiguration'),
-    ('events.k8s.io', 'v1', 'Event'),
-]
+SERVED = [kind for kind in generate.KINDS if kind[2] != 'Scale']  # Scale is a subresource's kind
 
 
 @pytest.mark.parametrize('group, version, kind', SERVED)
@@ -350,7 +336,6 @@ def test_patch_strategy_at(group: str, version: str, kind: str, path: tuple[str,
 
 
 def test_generator_compaction_rules() -> None:
-    from kopf._cluster.data import generate
 
     source = {
         'description': 'dropped', 'type': ['object', 'null'], 'required': ['a'],
