@@ -11,7 +11,6 @@ import asyncio
 import inspect
 import pathlib
 import re
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -19,27 +18,19 @@ import pytest
 import kopf
 from kopf.testing import LocalCluster
 
+from . import docs_blocks
+
 ROOT = pathlib.Path(__file__).parent.parent
 DOCS = ROOT / 'docs'
 PAGES = sorted(DOCS.glob('*.md'))
 
 
-def blocks(page: pathlib.Path) -> list[str]:
-    return re.findall(r'^```python\n(.*?)^```', page.read_text(), flags=re.S | re.M)
-
+blocks = docs_blocks.blocks
 
 ALL_BLOCKS = [(page.name, idx, code) for page in PAGES for idx, code in enumerate(blocks(page))]
 
 
-@pytest.fixture(autouse=True)
-def registry() -> Iterator[kopf.OperatorRegistry]:
-    old = kopf.get_default_registry()
-    new = kopf.OperatorRegistry()
-    kopf.set_default_registry(new)
-    try:
-        yield new
-    finally:
-        kopf.set_default_registry(old)
+registry = docs_blocks.registry_fixture(autouse=True)
 
 
 @pytest.mark.parametrize('page, idx, code', ALL_BLOCKS, ids=[f'{p}#{i}' for p, i, _ in ALL_BLOCKS])

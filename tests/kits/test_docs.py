@@ -1,33 +1,20 @@
 """Every Python block of docs/hierarchies.md runs; the handler example adopts as the table says."""
-import pathlib
-import re
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 import kopf
 from kopf._kits import hierarchies
+from tests import docs_blocks
 
-DOCS = pathlib.Path(__file__).parent.parent.parent / 'docs'
-BLOCKS = re.findall(r'```python\n(.*?)```', (DOCS / 'hierarchies.md').read_text(), flags=re.S)
+BLOCKS = docs_blocks.blocks('hierarchies.md')
 
 
-@pytest.fixture(autouse=True)
-def registry() -> Iterator[kopf.OperatorRegistry]:
-    old = kopf.get_default_registry()
-    new = kopf.OperatorRegistry()
-    kopf.set_default_registry(new)
-    try:
-        yield new
-    finally:
-        kopf.set_default_registry(old)
+registry = docs_blocks.registry_fixture(autouse=True)
 
 
 def _run(code: str) -> dict[str, Any]:
-    namespace: dict[str, Any] = {'__name__': '__docs__'}
-    exec(compile(code, '<docs/hierarchies.md>', 'exec'), namespace)
-    return namespace
+    return docs_blocks.run(code, '<docs/hierarchies.md>')
 
 
 def test_the_docs_have_examples() -> None:

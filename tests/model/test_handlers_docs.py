@@ -1,39 +1,20 @@
 """Every Python block of docs/handlers.md and docs/memo.md runs (with its own default registry)."""
 import copy
-import pathlib
-import re
-import warnings
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 import kopf
+from tests import docs_blocks
 
-DOCS = pathlib.Path(__file__).parent.parent.parent / 'docs'
-
-
-def _blocks(name: str) -> list[str]:
-    return re.findall(r'```python\n(.*?)```', (DOCS / name).read_text(), flags=re.S)
+_blocks = docs_blocks.blocks
 
 
-@pytest.fixture
-def registry() -> Iterator[kopf.OperatorRegistry]:
-    old = kopf.get_default_registry()
-    new = kopf.OperatorRegistry()
-    kopf.set_default_registry(new)
-    try:
-        yield new
-    finally:
-        kopf.set_default_registry(old)
+registry = docs_blocks.registry_fixture()
 
 
 def _run(code: str) -> dict[str, Any]:
-    namespace: dict[str, Any] = {'__name__': '__docs__'}
-    with warnings.catch_warnings():
-        warnings.simplefilter('ignore', DeprecationWarning)  # the docs show the old `cooldown=` too
-        exec(compile(code, '<docs>', 'exec'), namespace)
-    return namespace
+    return docs_blocks.run(code, ignore_deprecations=True)  # the docs show the old `cooldown=` too
 
 
 @pytest.mark.parametrize('code', _blocks('handlers.md') + _blocks('memo.md'))
