@@ -3,6 +3,12 @@
 Matching order for resource handlers: the resource selector, then labels, annotations, the field
 value, `old`/`new` (change handlers only), and `when` last. Within one selection, one function
 under the same id is selected once, even if stacked under several decorators (e.g. create+resume).
+
+What does not depend on the object (the handlers of a kind, those selecting a resource, whether
+they have any filters) is computed once per resource and cached; `register()`, the only way to
+change a registry, drops the cache. Where no handler of a resource has filters, the change handlers
+of a cause are cached too (by resource, reason and `initial`): the reactor asks for them in every
+cycle of every object.
 """
 import contextvars
 import dataclasses
@@ -44,6 +50,7 @@ class OperatorRegistry:
 
     def __init__(self) -> None:
         self._handlers: list[BaseHandler] = []
+        self._cache: dict[Any, Any] = {}  # object-independent answers; dropped on every change
 
     def __repr__(self) -> str:
         return f'<{type(self).__name__} with {len(self._handlers)} handlers>'
@@ -52,6 +59,7 @@ class OperatorRegistry:
         if not isinstance(handler, BaseHandler):
             raise TypeError(f'Only handlers can be registered, got {handler!r}.')
         self._handlers.append(handler)
+        self._cache.clear()
         return handler
 
     # Listing, by kind.
@@ -60,7 +68,24 @@ class OperatorRegistry:
         return tuple(self._handlers)
 
     def _of(self, cls: type[_H]) -> tuple[_H, ...]:
-        return tuple(handler for handler in self._handlers if isinstance(handler, cls))
+        key = ('of', cls)
+        cached: tuple[_H, ...] | None = self._cache.get(key)
+        if cached is None:
+            cached = self._cache[key] = tuple(handler for handler in self._handlers if isinstance(handler, cls))
+        return cached
+
+    def _selected(self, cls: type[_H], resource: Resource) -> tuple[tuple[_H, ...], bool]:
+        """The handlers of a kind that select the resource, and whether none of them has filters."""
+        # By identity (the resource is kept in the value, so its id is not reused): selectors also
+        # look at fields that the resource's equality ignores (kind, singular, preferred, ...).
+        key = ('selected', cls, id(resource))
+        cached: tuple[Resource, tuple[_H, ...], bool] | None = self._cache.get(key)
+        if cached is None or cached[0] is not resource:
+            selected = tuple(h for h in self._of(cls) if isinstance(h, ResourceHandler) and
+                             (h.selector is None or h.selector.check(resource)))
+            unfiltered = all(isinstance(h, ResourceHandler) and not _has_filters(h) for h in selected)
+            cached = self._cache[key] = (resource, selected, unfiltered)
+        return cached[1], cached[2]
 
     @property
     def activities(self) -> tuple[ActivityHandler, ...]:
@@ -101,16 +126,21 @@ class OperatorRegistry:
 
     def get_extra_fields(self, resource: Resource) -> frozenset[fields.FieldPath]:
         """The `field=` paths of changing/watching/spawning handlers: kept in the diff-base essence."""
-        kinds = (ChangingHandler, WatchingHandler, SpawningHandler)
-        return frozenset(h.field for h in self._for(resource, kinds) if h.field)
+        key = ('extra', id(resource))
+        cached: tuple[Resource, frozenset[fields.FieldPath]] | None = self._cache.get(key)
+        if cached is None or cached[0] is not resource:
+            kinds = (ChangingHandler, WatchingHandler, SpawningHandler)
+            extra = frozenset(h.field for kind in kinds for h in self._selected(kind, resource)[0]
+                              if isinstance(h, ResourceHandler) and h.field)
+            cached = self._cache[key] = (resource, extra)
+        return cached[1]
 
-    def _for(self, resource: Resource, kinds: tuple[type[ResourceHandler], ...]) -> Iterator[ResourceHandler]:
-        for handler in self._handlers:
-            if isinstance(handler, kinds) and (handler.selector is None or handler.selector.check(resource)):
-                yield handler
+    def get_changing_ids(self, resource: Resource) -> list[str]:
+        """The ids of all top-level change handlers of the resource (whose records a cycle reads)."""
+        return [h.id for h in self._selected(ChangingHandler, resource)[0]]
 
     def has_handlers(self, resource: Resource, kind: type[ResourceHandler] = ResourceHandler) -> bool:
-        return any(True for _ in self._for(resource, (kind,)))
+        return bool(self._selected(kind, resource)[0])
 
     # Matching.
     def iter_activity_handlers(self, activity: Activity) -> Iterator[ActivityHandler]:
@@ -127,7 +157,16 @@ class OperatorRegistry:
 
     def iter_changing_handlers(self, cause: ChangingCause) -> Iterator[ChangingHandler]:
         """The change handlers due for this cause (resume handlers mixed in where they apply)."""
-        kwargs = filter_kwargs(cause)
+        selected, unfiltered = self._selected(ChangingHandler, cause.resource)
+        if unfiltered:  # no filters, no fields: only the reason and `initial` decide
+            key = ('changing', id(cause.resource), cause.reason, bool(cause.initial))
+            cached: tuple[Resource, tuple[ChangingHandler, ...]] | None = self._cache.get(key)
+            if cached is None or cached[0] is not cause.resource:
+                found = tuple(_dedup(h for h in selected if _match_reason(h, cause)))
+                cached = self._cache[key] = (cause.resource, found)
+            yield from cached[1]
+            return
+        kwargs = _LazyKwargs(cause)
         yield from _dedup(
             handler for handler in self._iter_matching(ChangingHandler, cause, dedup=False)
             if _match_reason(handler, cause) and _match_change(handler, cause, kwargs)
@@ -135,7 +174,7 @@ class OperatorRegistry:
 
     def iter_subhandlers(self, cause: ChangingCause) -> Iterator[ChangingHandler]:
         """Sub-handlers run under their parent's cause: only filters and field changes decide."""
-        kwargs = filter_kwargs(cause)
+        kwargs = _LazyKwargs(cause)
         yield from _dedup(
             handler for handler in self._iter_matching(ChangingHandler, cause, dedup=False)
             if _match_change(handler, cause, kwargs)
@@ -146,10 +185,16 @@ class OperatorRegistry:
 
         Checks the selector, labels, annotations, field value and `when` — not the reason, not old/new.
         """
+        selected, unfiltered = self._selected(ChangingHandler, cause.resource)
+        if unfiltered:
+            return bool(selected)
         return any(True for _ in self._iter_matching(ChangingHandler, cause, dedup=False))
 
     def requires_finalizer(self, cause: ResourceCause) -> bool:
         """Whether a non-optional delete handler, a daemon, or a timer pre-matches the object."""
+        selected, unfiltered = self._selected(ResourceHandler, cause.resource)
+        if unfiltered:
+            return any(getattr(handler, 'requires_finalizer', False) for handler in selected)
         return any(
             getattr(handler, 'requires_finalizer', False)
             for handler in self._iter_matching(ResourceHandler, cause, dedup=False)
@@ -179,7 +224,10 @@ class OperatorRegistry:
 
     def _iter_matching(self, cls: type[_H], cause: ResourceCause, *, dedup: bool = True) -> Iterator[_H]:
         kwargs: dict[str, Any] | None = None  # built lazily: most handlers have no callable filters
-        selected = (h for h in self._of(cls) if isinstance(h, ResourceHandler) and _match_selector(h, cause))
+        selected, unfiltered = self._selected(cls, cause.resource)
+        if unfiltered:
+            yield from (_dedup(selected) if dedup else selected)
+            return
         matched = []
         for handler in selected:
             assert isinstance(handler, ResourceHandler)
@@ -190,8 +238,33 @@ class OperatorRegistry:
         yield from (_dedup(matched) if dedup else matched)
 
 
-def _match_selector(handler: ResourceHandler, cause: ResourceCause) -> bool:
-    return handler.selector is None or handler.selector.check(cause.resource)
+class _LazyKwargs(Mapping[str, Any]):
+    """The filter kwargs of a cause, built at the first look (most handlers have no callable filters)."""
+
+    def __init__(self, cause: ResourceCause) -> None:
+        self._cause = cause
+        self._kwargs: dict[str, Any] | None = None
+
+    def _get(self) -> dict[str, Any]:
+        if self._kwargs is None:
+            self._kwargs = filter_kwargs(self._cause)
+        return self._kwargs
+
+    def __getitem__(self, key: str) -> Any:
+        return self._get()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._get())
+
+    def __len__(self) -> int:
+        return len(self._get())
+
+
+def _has_filters(handler: ResourceHandler) -> bool:
+    """Any filter that needs the object (or its change) to decide: labels, annotations, field, when, old/new."""
+    if not _unfiltered(handler) or handler.value is not None:
+        return True
+    return isinstance(handler, ChangingHandler) and (handler.old is not None or handler.new is not None)
 
 
 def _has_callables(handler: ResourceHandler) -> bool:

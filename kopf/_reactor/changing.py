@@ -36,9 +36,7 @@ def make_cause(cycle: contexts.Cycle, change: causes.Change) -> ChangingCause:
 
 def known_ids(cycle: contexts.Cycle) -> list[str]:
     """The ids of all top-level change handlers of the resource (for purging other causes' records)."""
-    resource = cycle.resource.resource
-    return [h.id for h in cycle.resource.registry.changing
-            if h.selector is not None and h.selector.check(resource)]
+    return cycle.resource.registry.get_changing_ids(cycle.resource.resource)
 
 
 async def handle_cause(cycle: contexts.Cycle, cause: ChangingCause) -> bool:
