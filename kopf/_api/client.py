@@ -1,8 +1,11 @@
 """Requests to the Kubernetes API: sessions per credentials, retries, re-login on 401, error mapping.
 
 Rules:
-- One aiohttp session per credentials (connection reuse); TLS verification is on unless the
-  credentials say `insecure`; every request carries `User-Agent: kopf/<version>`.
+- One session per credentials (keep-alive connection reuse): our own HTTP/1.1 client (`http.Session`)
+  for direct connections; aiohttp (imported only then) for proxies (`proxy_url`, or `trust_env` with
+  proxy variables set) and for the ready aiohttp sessions of login handlers (`AiohttpSession`).
+  TLS verification is on unless the credentials say `insecure`; every request carries
+  `User-Agent: kopf/<version>`.
 - Non-watch requests time out per `settings.networking` (request/connect timeouts); streams per
   `settings.watching` (client/connect timeouts; the inactivity timeout is the watcher's).
 - Errors are mapped once (`errors.map_error`) and retried per `errors.decide_retry` with
@@ -14,14 +17,16 @@ Rules:
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Mapping
-from typing import Any, Final
+import os
+from collections.abc import AsyncIterator, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Final
 
-import aiohttp
-
-from kopf._api import credentials, encoding, errors
+from kopf._api import credentials, encoding, errors, http
 from kopf._model import settings as settings_
 from kopf._version import __version__
+
+if TYPE_CHECKING:
+    import aiohttp
 
 logger = logging.getLogger('kopf._api')
 
@@ -58,27 +63,28 @@ class APIClient:
         """The namespace of the current credentials' context (e.g. a kubeconfig's), if any."""
         return (await self.vault.select()).default_namespace
 
-    def _session(self, item: credentials.VaultItem) -> aiohttp.ClientSession:
+    def _session(self, item: credentials.VaultItem) -> 'http.Session | aiohttp.ClientSession':
         if item.session is None:
             creds = item.credentials
             if isinstance(creds, credentials.AiohttpSession):
                 item.session = creds.aiohttp_session
+            elif self._proxied(creds):
+                item.session = _aiohttp_session(creds, trust_env=creds.trust_env or self.settings.networking.trust_env)
             else:
                 headers = {'User-Agent': USER_AGENT, **creds.as_basic_auth_header(), **creds.as_http_headers()}
-                connector = aiohttp.TCPConnector(ssl=creds.as_ssl_context(), limit=0)
-                item.session = aiohttp.ClientSession(
-                    headers=headers, connector=connector,
-                    trust_env=creds.trust_env or self.settings.networking.trust_env,
-                )
+                https = creds.server.lower().startswith('https:')
+                item.session = http.Session(creds.server, headers=headers,
+                                            ssl_context=creds.as_ssl_context() if https else None,
+                                            limit=MAX_CONCURRENT_REQUESTS)
         return item.session
 
-    def _request_kwargs(self, item: credentials.VaultItem, session: aiohttp.ClientSession) -> dict[str, Any]:
-        kwargs: dict[str, Any] = {}
-        if 'User-Agent' not in session.headers:
-            kwargs['headers'] = {'User-Agent': USER_AGENT}
-        if isinstance(item.credentials, credentials.ConnectionInfo) and item.credentials.proxy_url:
-            kwargs['proxy'] = item.credentials.proxy_url
-        return kwargs
+    def _proxied(self, creds: credentials.ConnectionInfo) -> bool:
+        if creds.proxy_url:
+            return True
+        if not (creds.trust_env or self.settings.networking.trust_env):
+            return False
+        scheme = creds.server.partition(':')[0].lower()
+        return any(os.environ.get(name) for name in (f'{scheme}_proxy', f'{scheme.upper()}_PROXY'))
 
     async def request(
             self,
@@ -92,27 +98,33 @@ class APIClient:
     ) -> Any:
         """Send a request; return the decoded JSON answer; raise `APIError` subclasses after the retries."""
         net = self.settings.networking
-        delays = errors.iter_backoffs(net.error_backoffs if backoffs is DEFAULT else backoffs)
-        timeout = aiohttp.ClientTimeout(total=net.request_timeout, sock_connect=net.connect_timeout)
+        delays: Iterator[float] | None = None  # made on the first failure only
         data = encoding.dumps(payload) if payload is not None else None
+        if self._slots is None:
+            self._slots = asyncio.Semaphore(MAX_CONCURRENT_REQUESTS)
         while True:
             item = await self.vault.select()
             session = self._session(item)
-            kwargs = self._request_kwargs(item, session)
-            if data is not None:
-                kwargs.setdefault('headers', {})['Content-Type'] = content_type
-            if self._slots is None:
-                self._slots = asyncio.Semaphore(MAX_CONCURRENT_REQUESTS)
             try:
-                async with item.borrowed(), self._slots, session.request(
-                        method, item.server + path, params=params, data=data, timeout=timeout, **kwargs) as response:
-                    await raise_for_status(response)
-                    raw = await response.read()
-                    return encoding.loads(raw) if raw.strip() else None
+                async with item.borrowed(), self._slots:
+                    if isinstance(session, http.Session):
+                        response = await session.request(
+                            method, path, params=params, body=data, content_type=content_type if data else None,
+                            total_timeout=net.request_timeout, connect_timeout=net.connect_timeout)
+                        raw = response.body
+                        if response.status >= 400:
+                            raise _error(response.status, raw, response.headers.get('retry-after'))
+                    else:
+                        raw = await _aiohttp_request(session, method, item.server + path, params=params, data=data,
+                                                     content_type=content_type, proxy=_proxy_url(item),
+                                                     total=net.request_timeout, connect=net.connect_timeout)
+                return encoding.loads(raw) if raw.strip() else None
             except errors.APIUnauthorizedError:
                 logger.info(f'Unauthorized (401) for {method} {path}; the credentials are invalidated; re-logging in.')
                 self.vault.invalidate(item)
             except Exception as exc:
+                if delays is None:
+                    delays = errors.iter_backoffs(net.error_backoffs if backoffs is DEFAULT else backoffs)
                 decision = errors.decide_retry(exc, next(delays, None),
                                                enforce_retry_after=net.enforce_retry_after)
                 if not decision.retry:
@@ -122,24 +134,29 @@ class APIClient:
 
     @contextlib.asynccontextmanager
     async def stream(self, path: str, *, params: Mapping[str, str] | None = None,
-                     backoffs: errors.Backoffs = DEFAULT) -> AsyncIterator[aiohttp.ClientResponse]:
+                     backoffs: errors.Backoffs = DEFAULT) -> AsyncIterator[http.StreamResponse]:
         """Open a long GET (a watch); retries and re-login happen only until the answer's headers arrive."""
         net, watching = self.settings.networking, self.settings.watching
         delays = errors.iter_backoffs(net.error_backoffs if backoffs is DEFAULT else backoffs)
-        timeout = aiohttp.ClientTimeout(total=watching.client_timeout,
-                                        sock_connect=watching.connect_timeout or net.connect_timeout)
+        total, connect = watching.client_timeout, watching.connect_timeout or net.connect_timeout
+        response: http.StreamResponse
         while True:
             item = await self.vault.select()
             session = self._session(item)
             try:
                 async with item.borrowed():
-                    response = await session.get(item.server + path, params=params, timeout=timeout,
-                                                 **self._request_kwargs(item, session))
-                    try:
-                        await raise_for_status(response)
-                    except BaseException:
-                        response.release()
-                        raise
+                    if isinstance(session, http.Session):
+                        response = await session.stream('GET', path, params=params,
+                                                        total_timeout=total, connect_timeout=connect)
+                        if response.status >= 400:
+                            try:
+                                raw = await response.read()
+                            finally:
+                                response.close()
+                            raise _error(response.status, raw, response.headers.get('retry-after'))
+                    else:
+                        response = await _aiohttp_stream(session, item.server + path, params=params,
+                                                         proxy=_proxy_url(item), total=total, connect=connect)
             except errors.APIUnauthorizedError:
                 logger.info(f'Unauthorized (401) for a watch of {path}; the credentials are invalidated; '
                             f're-logging in.')
@@ -161,16 +178,84 @@ class APIClient:
             return
 
 
-async def raise_for_status(response: aiohttp.ClientResponse) -> None:
-    if response.status < 400:
-        return
-    text = await response.text()
+def _error(status: int, raw: bytes, retry_after: str | None) -> errors.APIError:
+    text = raw.decode('utf-8', errors='replace')
     payload: Any
     try:
         payload = encoding.loads(text)
     except ValueError:
         payload = text
-    raise errors.map_error(response.status, payload, retry_after_header=response.headers.get('Retry-After'))
+    return errors.map_error(status, payload, retry_after_header=retry_after)
+
+
+def _proxy_url(item: credentials.VaultItem) -> str | None:
+    return item.credentials.proxy_url if isinstance(item.credentials, credentials.ConnectionInfo) else None
+
+
+# aiohttp: only for proxies and for the sessions of login handlers; imported on first use, never by `import kopf`.
+
+def _aiohttp_session(creds: credentials.ConnectionInfo, *, trust_env: bool) -> 'aiohttp.ClientSession':
+    import aiohttp
+
+    headers = {'User-Agent': USER_AGENT, **creds.as_basic_auth_header(), **creds.as_http_headers()}
+    connector = aiohttp.TCPConnector(ssl=creds.as_ssl_context(), limit=0)
+    return aiohttp.ClientSession(headers=headers, connector=connector, trust_env=trust_env)
+
+
+def _aiohttp_kwargs(session: 'aiohttp.ClientSession', proxy: str | None,
+                    total: float | None, connect: float | None) -> dict[str, Any]:
+    import aiohttp
+
+    kwargs: dict[str, Any] = {'timeout': aiohttp.ClientTimeout(total=total, sock_connect=connect),
+                              'headers': {} if 'User-Agent' in session.headers else {'User-Agent': USER_AGENT}}
+    if proxy:
+        kwargs['proxy'] = proxy
+    return kwargs
+
+
+async def _aiohttp_request(session: 'aiohttp.ClientSession', method: str, url: str, *,
+                           params: Mapping[str, str] | None, data: bytes | None, content_type: str,
+                           proxy: str | None, total: float | None, connect: float | None) -> bytes:
+    kwargs = _aiohttp_kwargs(session, proxy, total, connect)
+    if data is not None:
+        kwargs['headers']['Content-Type'] = content_type
+    async with session.request(method, url, params=params, data=data, **kwargs) as response:
+        raw = await response.read()
+        if response.status >= 400:
+            raise _error(response.status, raw, response.headers.get('Retry-After'))
+        return raw
+
+
+async def _aiohttp_stream(session: 'aiohttp.ClientSession', url: str, *, params: Mapping[str, str] | None,
+                          proxy: str | None, total: float | None, connect: float | None) -> '_AiohttpStream':
+    response = await session.get(url, params=params, **_aiohttp_kwargs(session, proxy, total, connect))
+    try:
+        if response.status >= 400:
+            raise _error(response.status, await response.read(), response.headers.get('Retry-After'))
+    except BaseException:
+        response.release()
+        raise
+    return _AiohttpStream(response)
+
+
+class _AiohttpStream:
+    """An aiohttp answer read as `http.StreamResponse`; its transport errors become `http.TransportError`."""
+
+    def __init__(self, response: 'aiohttp.ClientResponse') -> None:
+        import aiohttp
+
+        self._response = response
+        self._errors = aiohttp.ClientError
+        self.status = response.status
+
+    async def read_chunk(self) -> bytes:
+        try:
+            return await self._response.content.readany()
+        except self._errors as exc:
+            raise http.TransportError(f'{type(exc).__name__}: {exc}') from exc
+
+    def close(self) -> None:
+        self._response.close()
 
 
 def _describe(exc: BaseException) -> str:

@@ -26,7 +26,7 @@ import warnings
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from kopf._api import errors
+from kopf._api import errors, http
 
 if TYPE_CHECKING:
     import aiohttp
@@ -163,7 +163,7 @@ class VaultItem:
 
     def __init__(self, credentials: Credentials) -> None:
         self.credentials = credentials
-        self.session: aiohttp.ClientSession | None = None  # set by the client on first use
+        self.session: http.Session | aiohttp.ClientSession | None = None  # set by the client on first use
         self.accepted = False  # the server answered a request made with them other than with 401
         self.rejected = False  # the server answered 401 to them
         self.users = 0  # requests and watches in flight with them (their session is closed only when idle)

@@ -17,10 +17,8 @@ import logging
 from collections.abc import AsyncIterator, Iterator, Mapping
 from typing import Any
 
-import aiohttp
-
 from kopf._api import client as client_
-from kopf._api import encoding, errors, streams
+from kopf._api import encoding, errors, http, streams
 from kopf._model import resources, selectors
 from kopf._model import settings as settings_
 
@@ -90,12 +88,12 @@ async def _listed(
             yield item
 
 
-async def _lines(response: aiohttp.ClientResponse, inactivity_timeout: float | None) -> AsyncIterator[bytes]:
+async def _lines(response: http.StreamResponse, inactivity_timeout: float | None) -> AsyncIterator[bytes]:
     """Complete lines of a chunked body; TimeoutError if nothing at all arrives for the inactivity timeout."""
     buffer = b''
     while True:
         async with asyncio.timeout(inactivity_timeout):
-            chunk = await response.content.readany()
+            chunk = await response.read_chunk()
         if not chunk:
             return
         buffer += chunk
@@ -163,6 +161,6 @@ async def watch_objs(
             logger.warning(f'The watch of {where} reported a server error ({exc}); reconnecting.')
         except TimeoutError:
             logger.info(f'The watch of {where} was silent for {watching.inactivity_timeout}s; reconnecting.')
-        except (aiohttp.ClientError, ConnectionError) as exc:
+        except ConnectionError as exc:  # `http.TransportError`s, the OS's; aiohttp's are mapped to the former
             logger.info(f'The watch of {where} broke ({type(exc).__name__}: {exc}); reconnecting.')
         await asyncio.sleep(watching.reconnect_backoff)

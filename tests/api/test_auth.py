@@ -298,7 +298,7 @@ async def test_tls_with_a_wrong_ca_fails_without_retries(tls_server: tuple[str, 
     vault.populate([credentials.ConnectionInfo(server=url, ca_data=other_ca.cert_pem)])
     api = client_.APIClient(vault, settings)
     try:
-        with pytest.raises(aiohttp.ClientConnectorCertificateError):
+        with pytest.raises(ssl.SSLCertVerificationError):
             await api.request('GET', '/whoami')
     finally:
         await api.close()

@@ -1,0 +1,347 @@
+"""A small asyncio HTTP/1.1 client: what the API client needs, and nothing more (no aiohttp on the hot path).
+
+Rules:
+- One `Session` per credentials, bound to its server (scheme, host, port, path prefix, TLS context):
+  it keeps a pool of keep-alive connections, at most `limit` of them for requests; idle ones are
+  reused last-in-first-out and closed after `idle_timeout`. A watch stream opens a connection of its
+  own (outside the bound, so that many watches never starve requests) and closes it when it ends.
+- The headers of the credentials (Host, User-Agent, Authorization) are encoded once per session;
+  a request adds only its request line and, with a body, Content-Type and Content-Length.
+  No Accept-Encoding: answers come uncompressed.
+- Answers are framed by Content-Length, by `Transfer-Encoding: chunked`, or else read to EOF.
+  An answer with `Connection: close` (or HTTP/1.0, or read to EOF) closes its connection.
+- A request on a reused connection that fails before any byte of the answer arrived (the server
+  closed the connection while it was idle) is retried once on a fresh connection, transparently.
+- Failures are `ConnectionError`s (`TransportError` and its subclasses; or the OS's own), timeouts
+  are `TimeoutError`s: `errors.decide_retry` retries both; a wrong certificate is `ssl`'s own error.
+- Query strings are encoded as aiohttp (yarl) did: `quote_plus` with `!$'()*,/:?@` kept as is.
+"""
+import asyncio
+import ssl
+import urllib.parse
+from collections.abc import Mapping
+from typing import Final, Protocol
+
+IDLE_TIMEOUT: Final = 15.0  # seconds; as aiohttp's keep-alive timeout (API servers keep theirs longer)
+LIMIT: Final = 64  # open connections of requests per session
+QUERY_SAFE: Final = "!$'()*,/:?@"
+MAX_HEAD: Final = 1 << 20  # bytes of a status line with headers; also the longest chunk-size line
+
+
+class TransportError(ConnectionError):
+    """The connection failed while talking (not an HTTP error status: those are answers)."""
+
+
+class ServerDisconnectedError(TransportError):
+    """The server closed the connection before its answer's headers were complete."""
+
+
+class PayloadError(TransportError):
+    """The answer's body was truncated or malformed (e.g. the connection closed midway)."""
+
+
+class StreamResponse(Protocol):
+    """What a watch reads: the status, then the body piece by piece (b'' at its end)."""
+
+    status: int
+
+    async def read_chunk(self) -> bytes: ...
+
+    def close(self) -> None: ...
+
+
+def encode_query(params: Mapping[str, str]) -> str:
+    return urllib.parse.urlencode(params, safe=QUERY_SAFE, quote_via=urllib.parse.quote_plus)
+
+
+class Connection:
+    __slots__ = ('idle_since', 'reader', 'reused', 'writer')
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.reader = reader
+        self.writer = writer
+        self.reused = False
+        self.idle_since = 0.0
+
+    def usable(self) -> bool:
+        return not self.reader.at_eof() and self.reader.exception() is None and not self.writer.is_closing()
+
+    def close(self) -> None:
+        self.writer.close()
+
+
+class Response:
+    """An answer: `status`, `headers` (lower-case names), and the body: `body` when read, or `read_chunk()`."""
+
+    __slots__ = ('_chunked', '_conn', '_deadline', '_done', '_left', '_session', 'body', 'headers', 'status')
+
+    def __init__(self, status: int, headers: dict[str, str], conn: Connection, session: 'Session | None',
+                 *, head_only: bool, deadline: float | None) -> None:
+        self.status = status
+        self.headers = headers
+        self.body = b''
+        self._conn = conn
+        self._session = session  # where a completely read connection goes back to; None: close it
+        self._deadline = deadline
+        self._chunked = 'chunked' in headers.get('transfer-encoding', '').lower()
+        length = headers.get('content-length')
+        self._left: int | None  # bytes of a Content-Length body still to read; None: chunked or till EOF
+        if head_only or status in (204, 304):
+            self._left = 0
+            self._chunked = False
+        elif self._chunked:
+            self._left = None
+        elif length is not None:
+            try:
+                self._left = int(length)
+            except ValueError:
+                raise PayloadError(f'Invalid Content-Length: {length!r}') from None
+        else:
+            self._left = None
+            self._session = None  # read to EOF: the connection ends with the body
+        if headers.get('connection', '').lower() == 'close':
+            self._session = None
+        self._done = False
+        if self._left == 0:
+            self._finish()
+
+    def _finish(self) -> None:
+        self._done = True
+        if self._session is not None:
+            self._session.release(self._conn)
+        else:
+            self._conn.close()
+
+    def close(self) -> None:
+        """Stop reading: a connection whose answer was not read completely is closed, never reused."""
+        if not self._done:
+            self._done = True
+            self._conn.close()
+
+    async def read(self) -> bytes:
+        """The rest of the body, all of it (kept as `body` too)."""
+        if self._left and not self._done:  # a Content-Length body: at once
+            try:
+                self.body = await self._conn.reader.readexactly(self._left)
+            except asyncio.IncompleteReadError as exc:
+                self.close()
+                raise PayloadError(f'The body was truncated ({len(exc.partial)} of {exc.expected} bytes).') from None
+            except BaseException:
+                self.close()
+                raise
+            self._left = 0
+            self._finish()
+            return self.body
+        chunks = []
+        while chunk := await self._next():
+            chunks.append(chunk)
+        self.body = chunks[0] if len(chunks) == 1 else b''.join(chunks)
+        return self.body
+
+    async def read_chunk(self) -> bytes:
+        """The next piece of the body as it arrives; b'' at its end. Within the stream's total timeout."""
+        if self._deadline is None:
+            return await self._next()
+        async with asyncio.timeout_at(self._deadline):
+            return await self._next()
+
+    async def _next(self) -> bytes:
+        if self._done:
+            return b''
+        reader = self._conn.reader
+        try:
+            if self._chunked:
+                line = await reader.readuntil(b'\r\n')
+                try:
+                    size = int(line.split(b';', 1)[0], 16)
+                except ValueError:
+                    raise PayloadError(f'Invalid chunk size line: {line[:40]!r}') from None
+                if size:
+                    data = await reader.readexactly(size + 2)
+                    if data[-2:] != b'\r\n':
+                        raise PayloadError('A chunk does not end with CRLF.')
+                    return data[:-2]
+                while await reader.readuntil(b'\r\n') != b'\r\n':
+                    pass  # trailers: ignored
+                self._finish()
+                return b''
+            if self._left is None:
+                data = await reader.read(65536)
+                if not data:
+                    self._finish()
+                return data
+            data = await reader.read(min(self._left, 65536))
+            if not data:
+                raise PayloadError(f'The body ended {self._left} bytes before its Content-Length.')
+            self._left -= len(data)
+            if not self._left:
+                self._finish()
+            return data
+        except asyncio.IncompleteReadError as exc:
+            self.close()
+            raise PayloadError(f'The body was truncated ({len(exc.partial)} of {exc.expected} bytes).') from None
+        except asyncio.LimitOverrunError:
+            self.close()
+            raise PayloadError('A chunk-size line is too long.') from None
+        except BaseException:
+            self.close()
+            raise
+
+
+class Session:
+    """Keep-alive connections to one server with pre-encoded headers; `request()` and `stream()`."""
+
+    def __init__(self, server: str, *, headers: Mapping[str, str] | None = None,
+                 ssl_context: ssl.SSLContext | None = None, server_hostname: str | None = None,
+                 limit: int = LIMIT, idle_timeout: float = IDLE_TIMEOUT) -> None:
+        url = urllib.parse.urlsplit(server)
+        if url.scheme not in ('http', 'https') or not url.hostname:
+            raise ValueError(f'Unsupported server URL: {server!r}')
+        self.host = url.hostname
+        self.port = url.port or (443 if url.scheme == 'https' else 80)
+        self.prefix = url.path.rstrip('/')
+        self.ssl = (ssl_context or ssl.create_default_context()) if url.scheme == 'https' else None
+        self.server_hostname = (server_hostname or self.host) if self.ssl is not None else None
+        self.headers = {'Host': url.netloc.rpartition('@')[2], **(headers or {})}
+        self._head = ''.join(f'{name}: {value}\r\n' for name, value in self.headers.items()).encode('latin-1')
+        self.idle_timeout = idle_timeout
+        self._slots = asyncio.Semaphore(limit)
+        self._idle: list[Connection] = []  # oldest first; reused from the end
+        self._sweeper: asyncio.TimerHandle | None = None
+        self.opened = 0  # connections opened so far (for tests and diagnostics)
+        self.closed = False
+
+    def _encode(self, method: str, path: str, params: Mapping[str, str] | None,
+                body: bytes | None, content_type: str | None) -> bytes:
+        target = f'{self.prefix}{path}?{encode_query(params)}' if params else self.prefix + path
+        head = f'{method} {target} HTTP/1.1\r\n'.encode('latin-1') + self._head
+        if body is None:
+            return head + b'\r\n'
+        typed = f'Content-Type: {content_type}\r\n' if content_type else ''
+        return head + f'{typed}Content-Length: {len(body)}\r\n\r\n'.encode('latin-1') + body
+
+    async def request(self, method: str, path: str, *, params: Mapping[str, str] | None = None,
+                      body: bytes | None = None, content_type: str | None = None,
+                      total_timeout: float | None = None, connect_timeout: float | None = None) -> Response:
+        """Send a request; return the answer with its body read (`response.body`). Any status is an answer."""
+        raw = self._encode(method, path, params, body, content_type)
+        async with asyncio.timeout(total_timeout), self._slots:
+            response = await self._exchange(raw, method, connect_timeout, deadline=None, own=False)
+            await response.read()
+        return response
+
+    async def stream(self, method: str, path: str, *, params: Mapping[str, str] | None = None,
+                     total_timeout: float | None = None, connect_timeout: float | None = None) -> Response:
+        """Send a request on a connection of its own; return once the headers arrived (read the body by chunks).
+
+        The total timeout covers the whole answer, its body's reading included. Close the response when done.
+        """
+        raw = self._encode(method, path, params, None, None)
+        deadline = None if total_timeout is None else asyncio.get_running_loop().time() + total_timeout
+        async with asyncio.timeout_at(deadline):
+            return await self._exchange(raw, method, connect_timeout, deadline=deadline, own=True)
+
+    async def _exchange(self, raw: bytes, method: str, connect_timeout: float | None, *,
+                        deadline: float | None, own: bool) -> Response:
+        fresh = own
+        while True:
+            conn = await self._connect(connect_timeout) if fresh else await self._acquire(connect_timeout)
+            try:
+                conn.writer.write(raw)
+                await conn.writer.drain()
+                head = await conn.reader.readuntil(b'\r\n\r\n')
+            except (asyncio.IncompleteReadError, ConnectionError) as exc:
+                conn.close()
+                partial = exc.partial if isinstance(exc, asyncio.IncompleteReadError) else b''
+                if conn.reused and not partial:
+                    fresh = True  # closed by the server while idle: once more, on a fresh connection
+                    continue
+                raise ServerDisconnectedError(f'The server closed the connection without an answer '
+                                              f'({type(exc).__name__}: {exc}).') from None
+            except asyncio.LimitOverrunError:
+                conn.close()
+                raise PayloadError('The answer\'s headers are too long.') from None
+            except BaseException:
+                conn.close()
+                raise
+            try:
+                status, headers = _parse_head(head)
+                while 100 <= status < 200:  # interim answers (100 Continue, 103): skipped
+                    status, headers = _parse_head(await conn.reader.readuntil(b'\r\n\r\n'))
+                return Response(status, headers, conn, None if own else self,
+                                head_only=method == 'HEAD', deadline=deadline)
+            except BaseException:
+                conn.close()
+                raise
+
+    async def _acquire(self, connect_timeout: float | None) -> Connection:
+        while self._idle:
+            conn = self._idle.pop()
+            if conn.usable():
+                conn.reused = True
+                return conn
+            conn.close()
+        return await self._connect(connect_timeout)
+
+    async def _connect(self, connect_timeout: float | None) -> Connection:
+        if self.closed:
+            raise TransportError('The session is closed.')
+        async with asyncio.timeout(connect_timeout):
+            reader, writer = await asyncio.open_connection(
+                self.host, self.port, ssl=self.ssl, server_hostname=self.server_hostname, limit=MAX_HEAD)
+        self.opened += 1
+        return Connection(reader, writer)
+
+    def release(self, conn: Connection) -> None:
+        """A connection whose answer was read completely: kept for reuse (or closed if the session is)."""
+        if self.closed or not conn.usable():
+            conn.close()
+            return
+        loop = asyncio.get_running_loop()
+        conn.idle_since = loop.time()
+        self._idle.append(conn)
+        if self._sweeper is None:
+            self._sweeper = loop.call_at(conn.idle_since + self.idle_timeout, self._sweep)
+
+    def _sweep(self) -> None:
+        self._sweeper = None
+        loop = asyncio.get_running_loop()
+        expired_before = loop.time() - self.idle_timeout
+        while self._idle and self._idle[0].idle_since <= expired_before:
+            self._idle.pop(0).close()
+        if self._idle:
+            self._sweeper = loop.call_at(self._idle[0].idle_since + self.idle_timeout, self._sweep)
+
+    @property
+    def idle(self) -> int:
+        return len(self._idle)
+
+    async def close(self) -> None:
+        self.closed = True
+        if self._sweeper is not None:
+            self._sweeper.cancel()
+            self._sweeper = None
+        idle, self._idle = self._idle, []
+        for conn in idle:
+            conn.close()
+
+
+def _parse_head(head: bytes) -> tuple[int, dict[str, str]]:
+    lines = head.decode('latin-1').split('\r\n')
+    version, _, rest = lines[0].partition(' ')
+    try:
+        status = int(rest[:3])
+    except ValueError:
+        raise PayloadError(f'Not an HTTP answer: {lines[0][:80]!r}') from None
+    if not version.startswith('HTTP/1.'):
+        raise PayloadError(f'Not an HTTP/1.x answer: {lines[0][:80]!r}')
+    headers: dict[str, str] = {}
+    for line in lines[1:]:
+        if line:
+            name, _, value = line.partition(':')
+            name = name.strip().lower()
+            value = value.strip()
+            headers[name] = f'{headers[name]}, {value}' if name in headers else value
+    if version == 'HTTP/1.0' and headers.get('connection', '').lower() != 'keep-alive':
+        headers['connection'] = 'close'
+    return status, headers
