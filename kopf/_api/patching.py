@@ -6,6 +6,10 @@ Rules:
 - The patch's callables (`Patch.fns`, e.g. finalizer edits) become a JSON-patch guarded by a
   `test` of `metadata.resourceVersion`: a 422 means "the object changed: try again next cycle",
   a 404 means "the object is gone". Status ops go to `/status` as above.
+- `/status` is sent FIRST, then the main body: if the second request fails, the object has the
+  handlers' results but not the annotations that mark them handled (diff-base, progress), so the
+  handlers run again (at-least-once); the other order could mark them handled with the results lost.
+  The second guarded JSON-patch tests the resourceVersion of the first one's answer.
 - The result is the body as the server returned it last. What was sent but did not come back
   (e.g. fields pruned by the CRD's schema) is reported in ONE warning naming the object and fields.
 """
@@ -84,7 +88,8 @@ async def patch_obj(
                           f'it will be patched in the next cycle.')
                 return PatchResult(body=None, conflict=True)
             result = outcome
-        for subresource, part in zip([None, 'status'], split_patch(patch, resource), strict=True):
+        main, status = split_patch(patch, resource)
+        for subresource, part in [('status', status), (None, main)]:  # status first: see the module doc
             if part:
                 url = resource.get_url(namespace=namespace, name=name, subresource=subresource)
                 result = await client.request('PATCH', url, payload=part, content_type=client_.MERGE_PATCH_CT)
@@ -128,7 +133,8 @@ async def _json_patch_once(client: client_.APIClient, resource: resources.Resour
     rv = (body.get('metadata') or {}).get('resourceVersion')
     test = [{'op': 'test', 'path': '/metadata/resourceVersion', 'value': rv}]
     result: dict[str, Any] | None = None
-    for subresource, part in zip([None, 'status'], split_json_patch(ops, resource), strict=True):
+    main, status = split_json_patch(ops, resource)
+    for subresource, part in [('status', status), (None, main)]:  # status first: see the module doc
         if part:
             url = resource.get_url(namespace=namespace, name=name, subresource=subresource)
             try:

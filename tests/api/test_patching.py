@@ -5,6 +5,7 @@ from typing import Any
 import pytest
 
 from kopf._api import client as client_
+from kopf._api import errors
 from kopf._api import patching
 from kopf._model import patches, resources
 
@@ -77,9 +78,9 @@ async def test_status_goes_to_the_status_subresource(client: client_.APIClient, 
     assert result.body['metadata']['labels'] == {'l': 'v'}
     assert not result.dropped and not result.gone and not result.conflict
     patches_sent = [(r['path'], r['contentType']) for r in cluster.request_log() if r['method'] == 'PATCH']
-    assert patches_sent == [
-        ('/apis/kopf.dev/v1/namespaces/default/kopfexamples/x', 'application/merge-patch+json'),
+    assert patches_sent == [  # status first: a failure in between means "run again", not "result lost"
         ('/apis/kopf.dev/v1/namespaces/default/kopfexamples/x/status', 'application/merge-patch+json'),
+        ('/apis/kopf.dev/v1/namespaces/default/kopfexamples/x', 'application/merge-patch+json'),
     ]
 
 
@@ -168,3 +169,59 @@ async def test_pruned_status_fields_are_reported_in_one_warning(
     [record] = [r for r in caplog.records if r.levelno >= logging.WARNING]
     assert 'stricts.kopf.dev default/x' in record.getMessage()
     assert 'status.kopf, status.create_fn' in record.getMessage()
+
+
+async def test_status_is_sent_before_the_main_body(client: client_.APIClient, crd: resources.Resource,
+                                                   cluster: Any) -> None:
+    await _create(client, crd, 'x')
+    patch = patches.Patch({'metadata': {'annotations': {'a': 'b'}}, 'status': {'c': 3}})
+    result = await patching.patch_obj(client, crd, namespace='default', name='x', patch=patch)
+    assert [r['path'] for r in cluster.request_log() if r['method'] == 'PATCH'] == [
+        '/apis/kopf.dev/v1/namespaces/default/kopfexamples/x/status',
+        '/apis/kopf.dev/v1/namespaces/default/kopfexamples/x',
+    ]
+    stored = await client.request('GET', crd.get_url(namespace='default', name='x'))
+    assert result.body == stored  # the newest body: the last answer
+
+
+async def test_failed_status_part_commits_nothing_of_the_merge_patch(
+        client: client_.APIClient, crd: resources.Resource, cluster: Any) -> None:
+    await _create(client, crd, 'x')
+    cluster.fail('PATCH', '*/kopfexamples/x/status', status=400)  # final: not retried
+    patch = patches.Patch({'metadata': {'annotations': {'handled': 'yes'}}, 'status': {'result': 1}})
+    with pytest.raises(errors.APIClientError):
+        await patching.patch_obj(client, crd, namespace='default', name='x', patch=patch)
+    stored = await client.request('GET', crd.get_url(namespace='default', name='x'))
+    assert 'handled' not in (stored['metadata'].get('annotations') or {})  # so the handler runs again
+
+
+async def test_failed_status_part_commits_nothing_of_the_json_patch(
+        client: client_.APIClient, crd: resources.Resource, cluster: Any) -> None:
+    body = await _create(client, crd, 'x')
+    cluster.fail('PATCH', '*/kopfexamples/x/status', status=400)  # final: not retried
+    patch = patches.Patch()
+    patch.fns.append(lambda b: (b['metadata'].setdefault('annotations', {}).update(handled='yes'),
+                                b.setdefault('status', {}).update(result=1)))
+    with pytest.raises(errors.APIClientError):
+        await patching.patch_obj(client, crd, namespace='default', name='x', patch=patch, body=body)
+    stored = await client.request('GET', crd.get_url(namespace='default', name='x'))
+    assert 'handled' not in (stored['metadata'].get('annotations') or {})
+
+
+async def test_json_patch_status_first_then_main_guarded_by_the_status_answer(
+        client: client_.APIClient, crd: resources.Resource, cluster: Any) -> None:
+    body = await _create(client, crd, 'x')
+    patch = patches.Patch()
+    patch.fns.append(lambda b: (b['metadata'].setdefault('annotations', {}).update(handled='yes'),
+                                b.setdefault('status', {}).update(result=1)))
+    result = await patching.patch_obj(client, crd, namespace='default', name='x', patch=patch, body=body)
+    assert not result.conflict and result.body is not None
+    sent = [r for r in cluster.request_log() if r['method'] == 'PATCH']
+    assert [r['path'] for r in sent] == [
+        '/apis/kopf.dev/v1/namespaces/default/kopfexamples/x/status',
+        '/apis/kopf.dev/v1/namespaces/default/kopfexamples/x',
+    ]
+    stored = await client.request('GET', crd.get_url(namespace='default', name='x'))
+    assert stored['metadata']['annotations']['handled'] == 'yes'
+    assert stored['status'] == {'result': 1}
+    assert result.body == stored  # the newest body: the last answer
