@@ -5,8 +5,7 @@ from typing import Any
 import pytest
 
 from kopf._api import client as client_
-from kopf._api import errors
-from kopf._api import patching
+from kopf._api import errors, patching
 from kopf._model import patches, resources
 
 STRICT_CRD = {
