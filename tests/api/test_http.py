@@ -1,0 +1,407 @@
+"""The own HTTP/1.1 client (`kopf._api.http`) against tiny raw asyncio servers written in the tests."""
+import asyncio
+import ssl
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import pytest
+
+from kopf._api import errors, http
+
+from .certs import issue, make_ca
+
+Handler = Callable[['Conn'], Awaitable[None]]
+
+
+class Conn:
+    """One accepted connection as the test's server sees it: read requests, write raw answers."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.reader, self.writer = reader, writer
+
+    async def request(self) -> tuple[str, dict[str, str], bytes] | None:
+        """The next request (line, headers, body); None if the client closed the connection."""
+        try:
+            head = await self.reader.readuntil(b'\r\n\r\n')
+        except (asyncio.IncompleteReadError, ConnectionError):
+            return None
+        line, *lines = head.decode('latin-1').split('\r\n')
+        headers = {k.strip().lower(): v.strip() for k, _, v in (x.partition(':') for x in lines if x)}
+        body = await self.reader.readexactly(int(headers.get('content-length', '0')))
+        return line, headers, body
+
+    async def answer(self, raw: bytes) -> None:
+        self.writer.write(raw)
+        await self.writer.drain()
+
+
+def ok(body: bytes = b'{}', *extra: str) -> bytes:
+    head = ''.join(f'{h}\r\n' for h in extra)
+    return f'HTTP/1.1 200 OK\r\nContent-Length: {len(body)}\r\n{head}\r\n'.encode() + body
+
+
+class Server:
+    def __init__(self, handler: Handler) -> None:
+        self.handler = handler
+        self.connections = 0
+        self.requests: list[tuple[str, dict[str, str], bytes]] = []
+        self.open = 0
+        self.max_open = 0
+        self.server: asyncio.Server | None = None
+        self.url = ''
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.connections += 1
+        self.open += 1
+        self.max_open = max(self.max_open, self.open)
+        try:
+            await self.handler(Conn(reader, writer))
+        except ConnectionError:
+            pass
+        finally:
+            self.open -= 1
+            writer.close()
+
+    async def start(self, ssl_context: ssl.SSLContext | None = None, host: str = '127.0.0.1') -> None:
+        self.server = await asyncio.start_server(self._serve, '127.0.0.1', 0, ssl=ssl_context)
+        port = self.server.sockets[0].getsockname()[1]
+        self.url = f'{"https" if ssl_context else "http"}://{host}:{port}'
+
+
+@pytest.fixture
+async def serve() -> AsyncIterator[Callable[..., Awaitable[Server]]]:
+    servers: list[Server] = []
+
+    async def start(handler: Handler, **kwargs: Any) -> Server:
+        server = Server(handler)
+        await server.start(**kwargs)
+        servers.append(server)
+        return server
+
+    yield start
+    for server in servers:
+        assert server.server is not None
+        server.server.close()
+
+
+def keep_alive(answer: Callable[[tuple[str, dict[str, str], bytes]], bytes] = lambda r: ok()) -> Handler:
+    """A server that answers every request on a connection, as long as the client keeps it open."""
+    async def handler(conn: Conn) -> None:
+        while (request := await conn.request()) is not None:
+            SEEN.append(request)
+            await conn.answer(answer(request))
+    return handler
+
+
+SEEN: list[tuple[str, dict[str, str], bytes]] = []
+
+
+@pytest.fixture(autouse=True)
+def _forget_seen() -> None:
+    SEEN.clear()
+
+
+async def test_content_length_answer_and_the_request_sent(serve: Any) -> None:
+    server = await serve(keep_alive(lambda r: ok(b'{"a": 1}')))
+    session = http.Session(server.url, headers={'User-Agent': 'kopf/test', 'Authorization': 'Bearer T'})
+    try:
+        response = await session.request('PATCH', '/api/v1/x', params={'labelSelector': 'a=b'},
+                                         body=b'{"x":1}', content_type='application/merge-patch+json')
+    finally:
+        await session.close()
+    assert response.status == 200
+    assert response.body == b'{"a": 1}'
+    line, headers, body = SEEN[0]
+    assert line == 'PATCH /api/v1/x?labelSelector=a%3Db HTTP/1.1'
+    assert headers['host'] == server.url.split('//')[1]
+    assert headers['user-agent'] == 'kopf/test'
+    assert headers['authorization'] == 'Bearer T'
+    assert headers['content-type'] == 'application/merge-patch+json'
+    assert headers['content-length'] == '7'
+    assert 'accept-encoding' not in headers
+    assert body == b'{"x":1}'
+
+
+async def test_a_path_prefix_of_the_server_is_kept(serve: Any) -> None:
+    server = await serve(keep_alive())
+    session = http.Session(server.url + '/k8s/clusters/c-1/')
+    try:
+        await session.request('GET', '/version')
+    finally:
+        await session.close()
+    assert SEEN[0][0] == 'GET /k8s/clusters/c-1/version HTTP/1.1'
+
+
+def test_query_strings_are_encoded_as_aiohttp_did() -> None:
+    query = http.encode_query({'labelSelector': 'a=b,c!=d,e in (x,y),!f', 'fieldSelector': 'metadata.name=x',
+                               'watch': 'true', 'continue': 'eyJ2Ijoi+/=='})
+    assert query == ('labelSelector=a%3Db,c!%3Dd,e+in+(x,y),!f&fieldSelector=metadata.name%3Dx'
+                     '&watch=true&continue=eyJ2Ijoi%2B/%3D%3D')
+
+
+async def test_chunked_answers_whole_and_by_chunks(serve: Any) -> None:
+    chunked = b'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n6;ext=1\r\n world\r\n0\r\n\r\n'
+    server = await serve(keep_alive(lambda r: chunked))
+    session = http.Session(server.url)
+    try:
+        response = await session.request('GET', '/a')
+        assert response.body == b'hello world'
+        stream = await session.stream('GET', '/b')
+        assert [await stream.read_chunk() for _ in range(3)] == [b'hello', b' world', b'']
+        stream.close()
+    finally:
+        await session.close()
+
+
+async def test_a_stream_gets_lines_incrementally(serve: Any) -> None:
+    release = asyncio.Event()
+
+    async def handler(conn: Conn) -> None:
+        await conn.request()
+        await conn.answer(b'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n4\r\none\n\r\n')
+        await release.wait()
+        await conn.answer(b'4\r\ntwo\n\r\n0\r\n\r\n')
+
+    server = await serve(handler)
+    session = http.Session(server.url)
+    try:
+        stream = await session.stream('GET', '/watch')
+        assert await stream.read_chunk() == b'one\n'  # before the rest is even sent
+        release.set()
+        assert await stream.read_chunk() == b'two\n'
+        assert await stream.read_chunk() == b''
+        stream.close()
+    finally:
+        await session.close()
+    assert server.connections == 1
+
+
+async def test_keep_alive_connections_are_reused(serve: Any) -> None:
+    server = await serve(keep_alive())
+    session = http.Session(server.url)
+    try:
+        for _ in range(5):
+            assert (await session.request('GET', '/x')).status == 200
+    finally:
+        await session.close()
+    assert server.connections == 1
+    assert session.opened == 1
+
+
+async def test_concurrent_requests_are_bounded_by_the_limit(serve: Any) -> None:
+    async def handler(conn: Conn) -> None:
+        while await conn.request() is not None:
+            await asyncio.sleep(0.01)
+            await conn.answer(ok())
+
+    server = await serve(handler)
+    session = http.Session(server.url, limit=3)
+    try:
+        await asyncio.gather(*[session.request('GET', '/x') for _ in range(20)])
+    finally:
+        await session.close()
+    assert server.max_open == 3
+    assert session.opened == 3
+
+
+async def test_a_connection_closed_by_the_server_while_idle_is_retried_once_on_a_fresh_one(serve: Any) -> None:
+    async def handler(conn: Conn) -> None:  # one answer per connection; the next request only gets closed
+        await conn.request()
+        await conn.answer(ok(b'{"n": 1}'))
+        await conn.request()
+
+    server = await serve(handler)
+    session = http.Session(server.url)
+    try:
+        assert (await session.request('POST', '/x', body=b'{}')).body == b'{"n": 1}'
+        assert (await session.request('POST', '/x', body=b'{}')).body == b'{"n": 1}'
+        assert (await session.request('POST', '/x', body=b'{}')).body == b'{"n": 1}'
+    finally:
+        await session.close()
+    assert server.connections == 3
+
+
+async def test_a_fresh_connection_closed_without_an_answer_fails_without_a_retry(serve: Any) -> None:
+    async def handler(conn: Conn) -> None:
+        await conn.request()
+
+    server = await serve(handler)
+    session = http.Session(server.url)
+    try:
+        with pytest.raises(http.ServerDisconnectedError) as info:
+            await session.request('GET', '/x')
+    finally:
+        await session.close()
+    assert server.connections == 1
+    assert errors.decide_retry(info.value, 1.0).retry
+
+
+async def test_connection_close_answers_close_the_connection(serve: Any) -> None:
+    server = await serve(keep_alive(lambda r: ok(b'{}', 'Connection: close')))
+    session = http.Session(server.url)
+    try:
+        await session.request('GET', '/x')
+        assert session.idle == 0
+        await session.request('GET', '/x')
+    finally:
+        await session.close()
+    assert server.connections == 2
+
+
+async def test_an_answer_without_a_length_is_read_to_eof(serve: Any) -> None:
+    async def handler(conn: Conn) -> None:
+        await conn.request()
+        await conn.answer(b'HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n{"till": "eof"}')
+        conn.writer.close()
+
+    server = await serve(handler)
+    session = http.Session(server.url)
+    try:
+        assert (await session.request('GET', '/x')).body == b'{"till": "eof"}'
+        assert session.idle == 0
+    finally:
+        await session.close()
+
+
+@pytest.mark.parametrize('answer', [
+    b'HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n{"trunc',
+    b'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n10\r\n{"trunc',
+    b'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n',
+], ids=['content-length', 'chunk', 'no-last-chunk'])
+async def test_a_truncated_body_raises(serve: Any, answer: bytes) -> None:
+    async def handler(conn: Conn) -> None:
+        await conn.request()
+        await conn.answer(answer)
+        conn.writer.close()
+
+    server = await serve(handler)
+    session = http.Session(server.url)
+    try:
+        with pytest.raises(http.PayloadError) as info:
+            await session.request('GET', '/x')
+    finally:
+        await session.close()
+    assert isinstance(info.value, ConnectionError)
+    assert errors.decide_retry(info.value, 1.0).retry
+    assert session.idle == 0
+
+
+@pytest.mark.looptime
+async def test_the_total_timeout(serve: Any) -> None:
+    async def handler(conn: Conn) -> None:
+        await conn.request()
+        await asyncio.sleep(100)
+
+    server = await serve(handler)
+    session = http.Session(server.url)
+    loop = asyncio.get_running_loop()
+    start = loop.time()
+    try:
+        with pytest.raises(TimeoutError):
+            await session.request('GET', '/x', total_timeout=5)
+    finally:
+        await session.close()
+    assert loop.time() - start == pytest.approx(5, abs=0.5)
+
+
+@pytest.mark.looptime
+async def test_the_total_timeout_of_a_stream_covers_its_body(serve: Any) -> None:
+    async def handler(conn: Conn) -> None:
+        await conn.request()
+        await conn.answer(b'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n')
+        await asyncio.sleep(100)
+
+    server = await serve(handler)
+    session = http.Session(server.url)
+    loop = asyncio.get_running_loop()
+    start = loop.time()
+    try:
+        stream = await session.stream('GET', '/x', total_timeout=7)
+        with pytest.raises(TimeoutError):
+            await stream.read_chunk()
+        stream.close()
+    finally:
+        await session.close()
+    assert loop.time() - start == pytest.approx(7, abs=0.5)
+
+
+@pytest.mark.looptime
+async def test_the_connect_timeout(monkeypatch: pytest.MonkeyPatch) -> None:
+    async def never(*args: Any, **kwargs: Any) -> Any:
+        await asyncio.sleep(1000)
+
+    monkeypatch.setattr(asyncio, 'open_connection', never)
+    session = http.Session('http://127.0.0.1:1')
+    loop = asyncio.get_running_loop()
+    start = loop.time()
+    with pytest.raises(TimeoutError) as info:
+        await session.request('GET', '/x', total_timeout=60, connect_timeout=3)
+    assert loop.time() - start == pytest.approx(3, abs=0.5)
+    assert errors.decide_retry(info.value, 1.0).retry
+
+
+async def test_connection_refused_is_retriable() -> None:
+    import socket
+    sock = socket.socket()
+    sock.bind(('127.0.0.1', 0))
+    port = sock.getsockname()[1]
+    sock.close()
+    session = http.Session(f'http://127.0.0.1:{port}')
+    with pytest.raises(ConnectionRefusedError) as info:
+        await session.request('GET', '/x')
+    assert errors.decide_retry(info.value, 1.0).retry
+
+
+@pytest.mark.looptime
+async def test_idle_connections_are_closed_after_the_idle_timeout(serve: Any) -> None:
+    closed = asyncio.Event()
+
+    async def handler(conn: Conn) -> None:
+        await keep_alive()(conn)
+        closed.set()
+
+    server = await serve(handler)
+    session = http.Session(server.url, idle_timeout=10)
+    try:
+        await session.request('GET', '/x')
+        assert session.idle == 1
+        await asyncio.sleep(5)
+        assert session.idle == 1
+        await asyncio.sleep(6)
+        assert session.idle == 0
+        await asyncio.wait_for(closed.wait(), 1)
+    finally:
+        await session.close()
+
+
+async def test_tls_with_a_ca_and_sni(serve: Any) -> None:
+    ca, ca_key, ca_cert = make_ca()
+    pair = issue(ca_key, ca_cert, 'localhost', server=True)
+    import pathlib
+    import tempfile
+    names: list[str | None] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        (pathlib.Path(tmp) / 'c.pem').write_bytes(pair.cert_pem)
+        (pathlib.Path(tmp) / 'k.pem').write_bytes(pair.key_pem)
+        server_ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        server_ctx.load_cert_chain(str(pathlib.Path(tmp) / 'c.pem'), str(pathlib.Path(tmp) / 'k.pem'))
+    server_ctx.sni_callback = lambda sock, name, ctx: names.append(name)
+    server = await serve(keep_alive(lambda r: ok(b'{"tls": true}')), ssl_context=server_ctx, host='localhost')
+    client_ctx = ssl.create_default_context(cadata=ca.cert_pem.decode())
+    session = http.Session(server.url, ssl_context=client_ctx)
+    try:
+        assert (await session.request('GET', '/x')).body == b'{"tls": true}'
+        assert (await session.request('GET', '/x')).body == b'{"tls": true}'
+    finally:
+        await session.close()
+    assert names == ['localhost']
+    assert server.connections == 1
+
+    other_ca, _, _ = make_ca()
+    session = http.Session(server.url, ssl_context=ssl.create_default_context(cadata=other_ca.cert_pem.decode()))
+    try:
+        with pytest.raises(ssl.SSLCertVerificationError) as info:
+            await session.request('GET', '/x')
+    finally:
+        await session.close()
+    assert not errors.decide_retry(info.value, 1.0).retry
