@@ -6,7 +6,8 @@ The decisions are `streams.step()`'s; here is only the waiting and talking:
 - A stream that ends, breaks or stays silent for `inactivity_timeout` is reopened from the last
   seen resourceVersion after `reconnect_backoff`; a 410 (in the stream or as an answer) re-lists.
 - With `settings.watching.initial_streaming`, the first watch streams the initial listing itself
-  (`sendInitialEvents=true`); if that stream breaks before the listing ends, it is LISTed instead.
+  (`sendInitialEvents=true`); if that stream breaks before the listing ends, it is LISTed instead
+  (from scratch: objects the broken stream listed but the LIST lacks are yielded as DELETED).
 - Opening a watch is retried forever (connection errors, 5xx, 429, 403); a 404 (the resource is
   gone from the cluster) ends the iterator with `APINotFoundError`. A 5xx ERROR event inside the
   stream reconnects (from the last resourceVersion); other ERROR events are raised.
@@ -127,6 +128,7 @@ async def watch_objs(
         state.streaming = state.needs_listing and not state.listed and watching.initial_streaming and not streamed
         streamed = streamed or state.streaming
         if state.needs_listing and not state.streaming:
+            state.restart_listing()  # uids seen by a streamed listing that broke midway are no listing's
             try:
                 async for item in _listed(client, resource, namespace, query, state):
                     yield item

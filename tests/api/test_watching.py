@@ -1,5 +1,7 @@
 """List + watch over real HTTP against the local cluster, with its faults injected."""
 import asyncio
+import contextlib
+import json
 from typing import Any
 
 import pytest
@@ -9,6 +11,7 @@ from kopf._api import streams
 from kopf._model import resources
 from kopf._model.settings import OperatorSettings
 
+from .conftest import KOPFEXAMPLES as KEX
 from .watchers import NS, Consumer, create, kex, patch, rv
 
 
@@ -252,3 +255,54 @@ async def test_client_timeout_reopens_the_stream(
     a = await create(client, 'a')
     await consumer.wait_for_rv(rv(a))
     assert consumer.seen() == [(a['metadata']['uid'], rv(a))]
+
+
+class _BrokenInitialStream:
+    """A fake client: the streamed initial listing breaks midway (after `a` and `b`); the LIST has only `b`."""
+
+    def __init__(self, settings: OperatorSettings) -> None:
+        self.settings = settings
+        self.streams: list[Any] = []
+
+    @staticmethod
+    def _obj(name: str, rv: str) -> dict[str, Any]:
+        return {'metadata': {'name': name, 'namespace': 'default', 'uid': f'uid-{name}', 'resourceVersion': rv}}
+
+    async def request(self, method: str, path: str, *, params: Any = None, **kwargs: Any) -> Any:
+        return {'kind': 'KopfExampleList', 'apiVersion': 'kopf.dev/v1', 'metadata': {'resourceVersion': '5'},
+                'items': [self._obj('b', '2')]}
+
+    @contextlib.asynccontextmanager
+    async def stream(self, path: str, *, params: Any = None, **kwargs: Any) -> Any:
+        self.streams.append(dict(params or {}))
+        broken = len(self.streams) == 1
+        objs = [self._obj('a', '1'), self._obj('b', '2')]
+
+        class Response:
+            def __init__(self) -> None:
+                self.lines = [json.dumps({'type': 'ADDED', 'object': o}).encode() + b'\n' for o in objs]
+
+            async def read_chunk(self) -> bytes:
+                if broken and self.lines:
+                    return self.lines.pop(0)
+                if broken:
+                    raise ConnectionResetError('the stream broke midway')
+                await asyncio.sleep(1000)
+                return b''
+
+        yield Response()
+
+
+@pytest.mark.looptime
+async def test_a_list_after_a_broken_initial_stream_forgets_what_the_stream_listed(settings: OperatorSettings) -> None:
+    from kopf._api import watching
+    settings.watching.initial_streaming = True
+    settings.watching.reconnect_backoff = 0.1
+    fake = _BrokenInitialStream(settings)
+    items: list[Any] = []
+    async for item in watching.watch_objs(fake, KEX, namespace='default'):  # type: ignore[arg-type]
+        items.append(item if item is streams.LISTED else (item['type'], item['object']['metadata']['name']))
+        if item is streams.LISTED:
+            break
+    assert 'sendInitialEvents' in fake.streams[0]
+    assert items == [(None, 'a'), (None, 'b'), ('DELETED', 'a'), streams.LISTED]  # `a` is gone by the LIST
