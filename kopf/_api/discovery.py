@@ -6,6 +6,9 @@ Rules:
 - A group-version answering 404 is empty (the last CRD of a group was deleted meanwhile).
 - `preferred` marks the group's preferred version; selectors without a version match only those.
 - The cache is refreshed when asked (e.g. when a CRD appears) or when a selector finds nothing.
+- A selector naming its group (and not a callable) needs only that group: before (or without) a full
+  scan, `select()` reads just `/apis/<group>` and its versions (core: `/api`, `/api/<version>`), in
+  one round trip when the version is given; a full scan serves all groups from then on.
 - CRD schemas (`openAPIV3Schema` of the served version) are fetched on demand and cached.
 """
 import asyncio
@@ -50,6 +53,7 @@ class Discovery:
     def __init__(self, client: client_.APIClient) -> None:
         self._client = client
         self._resources: list[resources.Resource] | None = None
+        self._groups: dict[str, list[resources.Resource]] = {}  # scanned one by one, until a full scan
         self._schemas: dict[resources.Resource, Mapping[str, Any] | None] = {}
         self._lock = asyncio.Lock()
 
@@ -58,12 +62,55 @@ class Discovery:
         async with self._lock:
             if self._resources is None or refresh:
                 self._resources = await self._scan()
+                self._groups.clear()
                 self._schemas.clear()
             return self._resources
 
+    async def scan_group(self, group: str, version: str | None = None, *,
+                         refresh: bool = False) -> list[resources.Resource]:
+        """The served resources of one group ('' is the core group), all its versions; cached.
+
+        With the version known, its resource list is read along with the group's version list (whose
+        preferred version marks `preferred`), so one round trip does. A group not served is empty.
+        """
+        async with self._lock:
+            if refresh or (self._resources is None and group not in self._groups):
+                fresh = await self._scan_group(group, version)
+                self._schemas = {r: schema for r, schema in self._schemas.items() if r.group != group}
+                if self._resources is None:
+                    self._groups[group] = fresh
+                else:  # keep the full scan whole: only this group's part is replaced
+                    self._resources = [r for r in self._resources if r.group != group] + fresh
+            if self._resources is not None:
+                return [resource for resource in self._resources if resource.group == group]
+            return self._groups[group]
+
+    async def _scan_group(self, group: str, version: str | None) -> list[resources.Resource]:
+        path = f'/apis/{group}' if group else '/api'
+        guessed = [self._client.request('GET', f'{path}/{version}')] if version else []
+        answers = await asyncio.gather(self._client.request('GET', path), *guessed, return_exceptions=True)
+        for answer in answers:
+            if isinstance(answer, BaseException) and not isinstance(answer, errors.APINotFoundError):
+                raise answer
+        listing, *lists = answers
+        if isinstance(listing, BaseException):
+            return []  # the group is not served (yet)
+        if group:
+            preferred = (listing.get('preferredVersion') or {}).get('version')
+            versions = [item['version'] for item in listing.get('versions', [])]
+        else:
+            preferred = 'v1'
+            versions = list(listing.get('versions', []))
+        found: list[resources.Resource] = []
+        if version is not None and version in versions and lists and not isinstance(lists[0], BaseException):
+            found = parse_resource_list(lists[0], group, version, preferred=version == preferred)
+            versions.remove(version)
+        chunks = await asyncio.gather(*[self._scan_group_version(group, other, other == preferred)
+                                        for other in versions])
+        return found + [resource for chunk in chunks for resource in chunk]
+
     async def _scan(self) -> list[resources.Resource]:
-        core = await self._client.request('GET', '/api')
-        groups = await self._client.request('GET', '/apis')
+        core, groups = await asyncio.gather(self._client.request('GET', '/api'), self._client.request('GET', '/apis'))
         jobs: list[tuple[str, str, bool]] = [('', version, version == 'v1') for version in core.get('versions', [])]
         for group in groups.get('groups', []):
             preferred = (group.get('preferredVersion') or {}).get('version')
@@ -82,6 +129,12 @@ class Discovery:
 
     async def select(self, selector: selectors.Selector) -> set[resources.Resource]:
         """The resources that the selector means; re-scans once if the cache has none of them."""
+        if selector.group is not None and selector.callable is None:  # one group is enough
+            group, version = selector.group, selector.version
+            selected = selector.select(await self.scan_group(group, version))
+            if not selected and selector.is_specific:
+                selected = selector.select(await self.scan_group(group, version, refresh=True))
+            return selected
         selected = selector.select(await self.scan())
         if not selected and selector.is_specific:
             selected = selector.select(await self.scan(refresh=True))

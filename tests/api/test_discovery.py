@@ -1,3 +1,4 @@
+import dataclasses
 from typing import Any
 
 import pytest
@@ -95,3 +96,76 @@ async def test_core_group_wins_for_ambiguous_names(client: client_.APIClient) ->
     everything = await disco.scan()
     assert any(r.plural == 'events' and r.group == 'events.k8s.io' for r in everything)
     assert await disco.select(parse_selector('events')) == {resources.Resource('', 'v1', 'events')}
+
+
+def _recording(client: client_.APIClient) -> list[str]:
+    """The paths that the client requests from now on."""
+    paths: list[str] = []
+    request = client.request
+
+    async def recorded(method: str, path: str, *args: Any, **kwargs: Any) -> Any:
+        paths.append(path)
+        return await request(method, path, *args, **kwargs)
+    client.request = recorded  # type: ignore[method-assign]
+    return paths
+
+
+@pytest.mark.parametrize('args, expected', [
+    (('kopf.dev', 'v1', 'kopfexamples'), ['/apis/kopf.dev', '/apis/kopf.dev/v1']),
+    (('kopfexamples.kopf.dev',), ['/apis/kopf.dev', '/apis/kopf.dev/v1']),
+    (('kopf.dev', 'kex'), ['/apis/kopf.dev', '/apis/kopf.dev/v1']),
+])
+async def test_a_group_selector_reads_only_its_group(client: client_.APIClient, crd: resources.Resource,
+                                                     args: tuple[str, ...], expected: list[str]) -> None:
+    paths = _recording(client)
+    [found] = await discovery.Discovery(client).select(parse_selector(*args))
+    assert sorted(paths) == expected
+    assert found == crd
+    assert (found.kind, found.namespaced, found.subresources, found.preferred) == ('KopfExample', True,
+                                                                                  {'status'}, True)
+
+
+async def test_a_core_selector_reads_only_the_core_group(client: client_.APIClient) -> None:
+    paths = _recording(client)
+    selected = await discovery.Discovery(client).select(parse_selector('v1', 'pods'))
+    assert selected == {resources.Resource('', 'v1', 'pods')}
+    assert sorted(paths) == ['/api', '/api/v1']
+
+
+@pytest.mark.parametrize('group', ['', 'apps', 'kopf.dev', 'apiextensions.k8s.io', 'events.k8s.io'])
+async def test_a_group_scan_equals_the_full_scans_part(client: client_.APIClient, crd: resources.Resource,
+                                                       group: str) -> None:
+    full = [r for r in await discovery.Discovery(client).scan() if r.group == group]
+    for version in [None, 'v1']:
+        alone = await discovery.Discovery(client).scan_group(group, version)
+        assert sorted(map(dataclasses.astuple, alone)) == sorted(map(dataclasses.astuple, full))
+        assert full
+
+
+async def test_after_a_full_scan_group_selectors_make_no_requests(client: client_.APIClient,
+                                                                  crd: resources.Resource) -> None:
+    disco = discovery.Discovery(client)
+    await disco.scan()
+    paths = _recording(client)
+    assert await disco.select(parse_selector('kopf.dev', 'v1', 'kopfexamples')) == {crd}
+    assert paths == []
+
+
+async def test_a_group_not_served_yet_is_found_by_a_refresh_on_miss(client: client_.APIClient, cluster: Any) -> None:
+    disco = discovery.Discovery(client)
+    selector = selectors.parse_selector('kopf.dev', 'v1', 'kopfexamples')
+    assert await disco.select(selector) == set()
+    from .conftest import CRD
+    cluster.apply(str(CRD))
+    assert len(await disco.select(selector)) == 1
+    assert await disco.select(selectors.parse_selector('kopf.dev', 'v2', 'kopfexamples')) == set()
+
+
+async def test_a_group_refresh_keeps_the_full_scan_whole(client: client_.APIClient, cluster: Any) -> None:
+    disco = discovery.Discovery(client)
+    before = await disco.scan()
+    from .conftest import CRD
+    cluster.apply(str(CRD))
+    assert len(await disco.select(selectors.parse_selector('kopf.dev', 'v1', 'kopfexamples'))) == 1
+    after = await disco.scan()
+    assert set(after) == set(before) | {resources.Resource('kopf.dev', 'v1', 'kopfexamples')}
