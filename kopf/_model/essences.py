@@ -23,6 +23,21 @@ KUBECTL_LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration'
 
 
 _NOT_ESSENCE = frozenset({'apiVersion', 'kind', 'metadata', 'status'})
+_ATOMS = (str, int, float, bool, type(None))
+
+
+def copy_value(value: Any) -> Any:
+    """A deep copy of a JSON-like value (dicts, lists, scalars): like `copy.deepcopy`, much cheaper.
+
+    Other values (rare in bodies) are deep-copied as usual.
+    """
+    if isinstance(value, dict):
+        return {key: v if type(v) in _ATOMS else copy_value(v) for key, v in value.items()}
+    if isinstance(value, list):
+        return [v if type(v) in _ATOMS else copy_value(v) for v in value]
+    if type(value) in _ATOMS:
+        return value
+    return copy.deepcopy(value)
 
 
 def kopf_prefixes(annotations: Mapping[str, Any]) -> set[str]:
@@ -50,17 +65,17 @@ def build(
 ) -> dict[str, Any]:
     """The essence of a body, as the default `DiffBaseStorage.build()` computes it."""
     # Only the stanzas that stay are copied (not metadata with its managedFields, nor status).
-    essence: dict[str, Any] = {key: copy.deepcopy(value) for key, value in body.items() if key not in _NOT_ESSENCE}
+    essence: dict[str, Any] = {key: copy_value(value) for key, value in body.items() if key not in _NOT_ESSENCE}
 
     metadata = body.get('metadata') or {}
     labels = metadata.get('labels')
     annotations = metadata.get('annotations')
     if labels is not None:
-        essence.setdefault('metadata', {})['labels'] = copy.deepcopy(dict(labels))
+        essence.setdefault('metadata', {})['labels'] = copy_value(dict(labels))
     if annotations is not None:
         owned = kopf_prefixes(annotations)
         essence.setdefault('metadata', {})['annotations'] = {
-            key: copy.deepcopy(value) for key, value in annotations.items()
+            key: copy_value(value) for key, value in annotations.items()
             if key != KUBECTL_LAST_APPLIED and not is_kopf_key(key, owned)
         }
 
@@ -68,7 +83,7 @@ def build(
         path = fields.parse_field(spec)
         value = fields.resolve(body, path)
         if path and value is not fields.MISSING:
-            fields.ensure(essence, path, copy.deepcopy(value))
+            fields.ensure(essence, path, copy_value(value))
 
     drop_empty(essence)
     for spec in ignored_fields or ():

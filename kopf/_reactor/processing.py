@@ -16,6 +16,7 @@ from kopf._model.causes import Reason
 from kopf._model.kwargs import ChangingCause, WatchingCause, handler_kwargs
 from kopf._model.outcomes import OutcomeKind
 from kopf._reactor import changing, contexts, invoking, loggers
+from kopf._storage import progress as progress_storages
 
 
 def make_cycle(rctx: contexts.ResourceContext, memory: contexts.ObjectMemory, event: RawEvent) -> contexts.Cycle:
@@ -61,7 +62,8 @@ async def handle_event(cycle: contexts.Cycle, event: RawEvent) -> None:
 def detect(cycle: contexts.Cycle) -> tuple[causes.Change, dict[str, Any]]:
     rctx = cycle.resource
     extra = rctx.registry.get_extra_fields(rctx.resource)
-    essence = rctx.progress_storage.clear(essence=rctx.diffbase_storage.build(body=cycle.body, extra_fields=extra))
+    essence = progress_storages.clear_essence(rctx.progress_storage,
+                                              rctx.diffbase_storage.build(body=cycle.body, extra_fields=extra))
     old = rctx.diffbase_storage.fetch(body=cycle.body)
     change = causes.detect(event_type=cycle.event_type, body=cycle.body, finalizer=rctx.finalizer,
                            old=old, new=essence, initial=cycle.memory.initial)

@@ -229,6 +229,31 @@ class SmartProgressStorage(MultiProgressStorage):
         ])
 
 
+def clear_essence(storage: ProgressStorage, essence: Essence) -> Essence:
+    """`storage.clear(essence=...)`, but for the framework's own storages without the deep copies.
+
+    The reactor's own use: the essence is fresh (built for this cycle) and never modified afterwards,
+    so it is returned as is where there is nothing to strip; a copy is made only if there is.
+    User subclasses (which may override `clear()`) are asked as usual.
+    """
+    kind = type(storage)
+    if kind is AnnotationsProgressStorage:
+        assert isinstance(storage, AnnotationsProgressStorage)
+        annotations = fields.resolve(essence, ('metadata', 'annotations'), None) or {}
+        if not any(key.startswith(storage.prefix + '/') for key in annotations):
+            return essence
+    elif kind is StatusProgressStorage or kind is _ReadPurgeOnlyStatusProgressStorage:
+        assert isinstance(storage, StatusProgressStorage)
+        if not storage.field or fields.resolve(essence, storage.field) is fields.MISSING:
+            return essence
+    elif kind is MultiProgressStorage or kind is SmartProgressStorage:
+        assert isinstance(storage, MultiProgressStorage)
+        for member in storage.storages:
+            essence = clear_essence(member, essence)
+        return essence
+    return storage.clear(essence=essence)
+
+
 def _formatted_path(field: fields.FieldSpec, *, name: str) -> fields.FieldPath:
     if isinstance(field, str):
         return fields.parse_field(field.format(name=name))
