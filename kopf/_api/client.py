@@ -43,8 +43,9 @@ class _Default:
 
 DEFAULT: Final[Any] = _Default()  # "the settings' backoffs", as distinct from None (= no retries)
 
-# Requests in flight at once (watch streams are not counted). A burst of objects would otherwise open
-# a connection per concurrent request; a few dozen keep-alive connections saturate any API server.
+# Requests in flight at once, per session of credentials (the aiohttp ones share one bound); watch streams are
+# not counted. A burst of objects would otherwise open a connection per concurrent request; a few dozen
+# keep-alive connections saturate any API server.
 MAX_CONCURRENT_REQUESTS: Final = 64
 
 
@@ -100,14 +101,12 @@ class APIClient:
         net = self.settings.networking
         delays: Iterator[float] | None = None  # made on the first failure only
         data = encoding.dumps(payload) if payload is not None else None
-        if self._slots is None:
-            self._slots = asyncio.Semaphore(MAX_CONCURRENT_REQUESTS)
         while True:
             item = await self.vault.select()
             session = self._session(item)
             try:
-                async with item.borrowed(), self._slots:
-                    if isinstance(session, http.Session):
+                async with item.borrowed():
+                    if isinstance(session, http.Session):  # it bounds its connections by itself
                         response = await session.request(
                             method, path, params=params, body=data, content_type=content_type if data else None,
                             total_timeout=net.request_timeout, connect_timeout=net.connect_timeout)
@@ -115,9 +114,13 @@ class APIClient:
                         if response.status >= 400:
                             raise _error(response.status, raw, response.headers.get('retry-after'))
                     else:
-                        raw = await _aiohttp_request(session, method, item.server + path, params=params, data=data,
-                                                     content_type=content_type, proxy=_proxy_url(item),
-                                                     total=net.request_timeout, connect=net.connect_timeout)
+                        if self._slots is None:
+                            self._slots = asyncio.Semaphore(MAX_CONCURRENT_REQUESTS)
+                        async with self._slots:
+                            raw = await _aiohttp_request(session, method, item.server + path, params=params,
+                                                         data=data, content_type=content_type,
+                                                         proxy=_proxy_url(item), total=net.request_timeout,
+                                                         connect=net.connect_timeout)
                 return encoding.loads(raw) if raw.strip() else None
             except errors.APIUnauthorizedError:
                 logger.info(f'Unauthorized (401) for {method} {path}; the credentials are invalidated; re-logging in.')

@@ -229,10 +229,12 @@ class Vault:
         return added
 
     def _valid(self) -> list[VaultItem]:
-        now = _utcnow()
-        expired = [item for item in self._items if item.credentials.is_expired(now)]
-        for item in expired:
-            self._discard(item)
+        for item in self._items:  # on every request: no clock reading unless some credentials can expire
+            if item.credentials.expiration is not None:
+                now = _utcnow()
+                for expired in [item for item in self._items if item.credentials.is_expired(now)]:
+                    self._discard(expired)
+                break
         return self._items
 
     def _discard(self, item: VaultItem) -> None:
@@ -249,7 +251,10 @@ class Vault:
                 if not items:
                     await self._relogin()
                     items = self._valid()
-        await self._close_discarded()
+        if self._closing:
+            await self._close_discarded()
+        if len(items) == 1:
+            return items[0]
         top = max(item.credentials.priority for item in items)
         return random.choice([item for item in items if item.credentials.priority == top])
 
