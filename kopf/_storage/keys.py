@@ -12,6 +12,7 @@
   operators recognise these annotations as Kopf's and exclude them from their essences.
 """
 import base64
+import functools
 import hashlib
 import warnings
 from collections.abc import Mapping, MutableMapping
@@ -75,12 +76,22 @@ def make_v1_key(prefix: str, name: str, body: Mapping[str, Any] | None = None) -
 
 def make_keys(prefix: str, name: str, *, v1: bool = True, body: Mapping[str, Any] | None = None) -> list[str]:
     """All keys of one name, in the reading order: V2 first, then V1 if enabled and different."""
+    return list(_make_keys(prefix, name, v1, body_suffix(body)))
+
+
+@functools.lru_cache(maxsize=1024)  # a few names per operator (handler ids), asked for in every cycle
+def _make_keys(prefix: str, name: str, v1: bool, suffix: str) -> tuple[str, ...]:
+    body = None if not suffix else _SUFFIXED_BODY
     keys = [make_v2_key(prefix, name, body)]
     if v1:
         key_v1 = make_v1_key(prefix, name, body)
         if key_v1 not in keys:
             keys.append(key_v1)
-    return keys
+    return tuple(keys)
+
+
+# The keys depend on the body only through its suffix; this stands for any body that gets one.
+_SUFFIXED_BODY: Mapping[str, Any] = {'kind': 'ReplicaSet', 'metadata': {'ownerReferences': [{'kind': 'Deployment'}]}}
 
 
 def marker_key(prefix: str) -> str | None:
