@@ -20,7 +20,8 @@
   newest known body; a fresh event replaces the wake-up ("Our decisions" 5).
 - An idle runner exits after `settings.queueing.idle_timeout` (not while wake-ups are pending).
 - An unexpected error in a cycle is logged and the object is retried after the next
-  `settings.queueing.error_delays` step.
+  `settings.queueing.error_delays` step; new events in the meantime do not cut the delay short
+  (the newest of them is kept and decided on when the delay is over, in one cycle).
 """
 import asyncio
 import collections
@@ -55,8 +56,8 @@ def is_consistent(rv: str | None, expected: str | None) -> bool:
 class Work:
     """What the queue knows of one object with something to do (dropped when it has nothing)."""
 
-    __slots__ = ('deadline', 'errors', 'last', 'pending', 'queued', 'running', 'timer', 'timer_at', 'uid',
-                 'wakeup_at')
+    __slots__ = ('deadline', 'errors', 'last', 'pending', 'queued', 'running', 'throttled_until', 'timer',
+                 'timer_at', 'uid', 'wakeup_at')
 
     def __init__(self, uid: str) -> None:
         self.uid = uid
@@ -65,6 +66,7 @@ class Work:
         self.wakeup_at: float | None = None     # loop time
         self.deadline: float | None = None      # the end of the consistency wait
         self.errors: Iterator[float] | None = None
+        self.throttled_until: float | None = None  # loop time: no cycle before it (after an unexpected error)
         self.queued = False
         self.running = False
         self.timer: asyncio.TimerHandle | None = None
@@ -211,6 +213,10 @@ class Dispatcher:
         if candidate is None:
             self._settle(work)
             return
+        if work.throttled_until is not None and now < work.throttled_until:
+            self._later(work, work.throttled_until)  # the error delay first; the newest event is kept
+            return
+        work.throttled_until = None
         memory = self.rctx.memories.get(work.uid)
         expected = memory.expected_rv if memory is not None else None
         if not is_consistent(_rv(candidate), expected) and not (work.deadline is not None and now >= work.deadline):
@@ -260,6 +266,7 @@ class Dispatcher:
             delay = next(work.errors)
             cycle.logger.exception(f'Handling failed with an unexpected error ({exc}); retrying in {delay}s.')
             self._schedule(work, event, delay)
+            work.throttled_until = work.wakeup_at
             return False
         work.errors = None
         latest = self._answered(cycle)

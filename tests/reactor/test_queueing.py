@@ -110,3 +110,31 @@ async def test_unexpected_errors_are_retried_after_the_error_delays(
     assert len(attempts) == 3
     assert 'Handling failed with an unexpected error (boom); retrying in 0.01s.' in caplog.text
     assert 'retrying in 0.02s.' in caplog.text
+
+
+@pytest.mark.looptime
+async def test_new_events_wait_out_the_error_throttling(
+        rctx: contexts.ResourceContext, monkeypatch: pytest.MonkeyPatch) -> None:
+    rctx.settings.queueing.error_delays = (10,)
+    attempts: list[tuple[float, str]] = []
+
+    async def process(cycle: contexts.Cycle, event: Any, *, fresh: bool = True) -> None:
+        attempts.append((asyncio.get_running_loop().time(), event['object']['metadata']['resourceVersion']))
+        if len(attempts) == 1:
+            raise RuntimeError('boom')
+
+    async def apply(cycle: contexts.Cycle) -> bool:
+        return False
+
+    monkeypatch.setattr(processing, 'process', process)
+    monkeypatch.setattr(applying, 'apply', apply)
+    async with asyncio.TaskGroup() as tg:
+        dispatcher = queueing.Dispatcher(rctx, tg)
+        start = asyncio.get_running_loop().time()
+        dispatcher.dispatch(event(1))
+        await asyncio.sleep(1)
+        dispatcher.dispatch(event(2))  # a new event during the throttling: not at once
+        await asyncio.sleep(1)
+        dispatcher.dispatch(event(3))
+    assert [rv for _, rv in attempts] == ['1', '3']  # the newest body, once, after the delay
+    assert attempts[1][0] - start >= 10
