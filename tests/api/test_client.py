@@ -178,3 +178,130 @@ async def test_user_made_aiohttp_session_gets_our_user_agent(cluster: Any, setti
         await api.close()
         assert not session.closed  # the user's session is the user's to close
     assert seen and seen[0].startswith('kopf/')
+
+
+async def test_direct_connections_use_the_own_client_not_aiohttp(client: client_.APIClient) -> None:
+    from kopf._api import http
+    await client.request('GET', '/version')
+    item = await client.vault.select()
+    assert isinstance(item.session, http.Session)
+    assert item.session.opened == 1
+
+
+def test_requests_and_watches_do_not_import_aiohttp() -> None:
+    import subprocess
+    import sys
+    code = '''
+import asyncio, sys
+from kopf._api import client, credentials
+from kopf._model.settings import OperatorSettings
+
+async def serve(reader, writer):
+    await reader.readuntil(b"\\r\\n\\r\\n")
+    writer.write(b"HTTP/1.1 200 OK\\r\\nContent-Length: 14\\r\\n\\r\\n{\\"major\\": \\"1\\"}")
+    await writer.drain()
+
+async def main():
+    server = await asyncio.start_server(serve, "127.0.0.1", 0)
+    vault = credentials.Vault()
+    vault.populate([credentials.ConnectionInfo(server=f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}")])
+    api = client.APIClient(vault, OperatorSettings())
+    assert (await api.request("GET", "/version")) == {"major": "1"}
+    await api.close()
+    server.close()
+
+asyncio.run(main())
+print(sorted(m for m in sys.modules if m.split(".")[0] in {"aiohttp", "yarl", "multidict"}))
+'''
+    proc = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, check=True)
+    assert proc.stdout.strip() == '[]'
+
+
+class _Proxy:
+    """A forward proxy that answers by itself and remembers the request lines (absolute URLs via a proxy)."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.url = ''
+
+    async def serve(self, reader: Any, writer: Any) -> None:
+        while True:
+            try:
+                head = await reader.readuntil(b'\r\n\r\n')
+            except Exception:
+                break
+            self.lines.append(head.split(b'\r\n', 1)[0].decode())
+            writer.write(b'HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 15\r\n\r\n'
+                         b'{"major": "1"}\n')
+            await writer.drain()
+        writer.close()
+
+
+@pytest.fixture
+async def proxy() -> Any:
+    import asyncio
+    found = _Proxy()
+    server = await asyncio.start_server(found.serve, '127.0.0.1', 0)
+    found.url = f'http://127.0.0.1:{server.sockets[0].getsockname()[1]}'
+    yield found
+    server.close()
+
+
+async def test_a_proxy_url_goes_through_aiohttp(proxy: _Proxy, settings: OperatorSettings) -> None:
+    from kopf._api import credentials
+    vault = credentials.Vault()
+    vault.populate([credentials.ConnectionInfo(server='http://api.invalid:6443', proxy_url=proxy.url)])
+    api = client_.APIClient(vault, settings)
+    try:
+        assert await api.request('GET', '/version', params={'labelSelector': 'a=b'}) == {'major': '1'}
+        item = await vault.select()
+        assert type(item.session).__module__.startswith('aiohttp')
+    finally:
+        await api.close()
+    assert proxy.lines == ['GET http://api.invalid:6443/version?labelSelector=a%3Db HTTP/1.1']
+
+
+async def test_trust_env_with_proxy_variables_goes_through_aiohttp(
+        proxy: _Proxy, settings: OperatorSettings, monkeypatch: pytest.MonkeyPatch) -> None:
+    from kopf._api import credentials
+    monkeypatch.setenv('HTTP_PROXY', proxy.url)
+    monkeypatch.setenv('http_proxy', proxy.url)
+    monkeypatch.delenv('NO_PROXY', raising=False)
+    monkeypatch.delenv('no_proxy', raising=False)
+    settings.networking.trust_env = True
+    vault = credentials.Vault()
+    vault.populate([credentials.ConnectionInfo(server='http://api.invalid:6443')])
+    api = client_.APIClient(vault, settings)
+    try:
+        assert await api.request('GET', '/version') == {'major': '1'}
+    finally:
+        await api.close()
+    assert proxy.lines == ['GET http://api.invalid:6443/version HTTP/1.1']
+
+
+@pytest.mark.looptime
+async def test_a_watch_over_a_login_handlers_aiohttp_session(cluster: Any, settings: OperatorSettings) -> None:
+    import aiohttp
+
+    from kopf._api import credentials, streams, watching
+
+    from .conftest import CRD, KOPFEXAMPLES
+    cluster.apply(str(CRD))
+    async with aiohttp.ClientSession() as session:
+        vault = credentials.Vault()
+        vault.populate([credentials.AiohttpSession(cluster.url, session)])
+        api = client_.APIClient(vault, settings)
+        await api.request('POST', '/apis/kopf.dev/v1/namespaces/default/kopfexamples',
+                          payload={'apiVersion': 'kopf.dev/v1', 'kind': 'KopfExample', 'metadata': {'name': 'a'}})
+        seen: list[Any] = []
+        async for item in watching.watch_objs(api, KOPFEXAMPLES, namespace='default'):
+            seen.append(item)
+            if item is streams.LISTED:
+                await api.request('POST', '/apis/kopf.dev/v1/namespaces/default/kopfexamples',
+                                  payload={'apiVersion': 'kopf.dev/v1', 'kind': 'KopfExample',
+                                           'metadata': {'name': 'b'}})
+            elif isinstance(item, dict) and item['type'] == 'ADDED':
+                break
+        await api.close()
+    assert [(i['type'], i['object']['metadata']['name']) for i in seen if isinstance(i, dict)] == [
+        (None, 'a'), ('ADDED', 'b')]
