@@ -1,6 +1,7 @@
 """The Kubernetes API client: credentials, requests and errors, discovery, list+watch, patching, events.
 
-The only package that uses aiohttp's client. Upper layers catch its errors by class, never by status code.
+The only package that talks to the API: with its own HTTP/1.1 client (`http`), or aiohttp's client (imported
+lazily, for proxies and login handlers' aiohttp sessions). Upper layers catch its errors by class, never by status.
 
 Modules (pure ones marked so: no I/O, tested with dict literals):
 - `errors`       the APIError hierarchy, `map_error()`, the retry policy `decide_retry()` (pure)
@@ -8,6 +9,7 @@ Modules (pure ones marked so: no I/O, tested with dict literals):
 - `kubeconfig`   kubeconfig files merged as kubectl does, exec credential plugins
 - `loginning`    `login_with_kubeconfig/_service_account`, `login_via_pykube/_client/_async_client`
 - `namespaces`   namespace patterns `team-*,!team-x` (pure)
+- `http`         a small asyncio HTTP/1.1 client: keep-alive pools, chunked answers, streams, timeouts
 - `client`       `APIClient.request()/.stream()`: sessions, retries, 401 re-login
 - `discovery`    `Discovery.scan()/.select(selector)/.schema(resource)`
 - `streams`      the watch stream's state and `step()` (pure)
