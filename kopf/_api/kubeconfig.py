@@ -9,18 +9,23 @@ Rules (kubectl's):
 - `*-data` fields are base64 of PEM. `token` wins over `tokenFile`; an exec plugin's or an
   auth-provider's token is used when there is no static token.
 - Anything malformed is one `LoginError` naming the file and the field.
+
+The files are read by a small reader of the plain block-style YAML that kubectl and most tools write
+(`_read_plain_yaml`), which refuses anything else (flow collections, anchors, tags, multi-line or
+escaped scalars, scalars that YAML 1.1 would read as numbers, dates, yes/no...); PyYAML reads those.
+That saves importing PyYAML (~10 ms) at every start of an operator with a kubeconfig.
 """
 import dataclasses
 import datetime
 import json
 import os
 import pathlib
+import re
 import subprocess
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import iso8601
-import yaml
 
 from kopf._api import credentials, errors
 
@@ -64,9 +69,10 @@ def read_config(paths: Sequence[pathlib.Path]) -> MergedConfig:
     merged = MergedConfig(paths=list(paths))
     for path in paths:
         try:
-            doc = yaml.safe_load(path.read_text()) or {}
-        except (OSError, yaml.YAMLError) as exc:
+            text = path.read_text()
+        except OSError as exc:
             raise _fail(path, '<file>', f'cannot be read as YAML: {exc}') from exc
+        doc = _parse(path, text) or {}
         if not isinstance(doc, Mapping):
             raise _fail(path, '<file>', 'the document is not a mapping')
         for section, key, target in [('clusters', 'cluster', merged.clusters),
@@ -90,6 +96,130 @@ def read_config(paths: Sequence[pathlib.Path]) -> MergedConfig:
             merged.current_context = current
             merged.current_context_path = path
     return merged
+
+
+def _parse(path: pathlib.Path, text: str) -> Any:
+    try:
+        return _read_plain_yaml(text)
+    except _NotPlain:
+        pass
+    import yaml  # only for what the plain reader refuses
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise _fail(path, '<file>', f'cannot be read as YAML: {exc}') from exc
+
+
+class _NotPlain(Exception):
+    """The text is not (only) the plain block YAML that `_read_plain_yaml` reads: PyYAML must read it."""
+
+
+_INT = re.compile(r'0|[1-9][0-9]*')
+_NOT_PLAIN_CHARS = re.compile(r'[^\n\x20-\x7e]')
+_CONSTANTS: dict[str, Any] = {'null': None, 'Null': None, 'NULL': None, '~': None,
+                              'true': True, 'True': True, 'TRUE': True, 'false': False, 'False': False,
+                              'FALSE': False, '{}': {}, '[]': []}
+_NOT_PLAIN_START = set('-+.0123456789<=~!&*|>%@`#,?:[]{}\'"')  # numbers, dates, YAML's indicators
+_YAML11_WORDS = {'y', 'Y', 'n', 'N', 'yes', 'Yes', 'YES', 'no', 'No', 'NO', 'on', 'On', 'ON', 'off', 'Off', 'OFF'}
+
+
+def _read_plain_yaml(text: str) -> Any:
+    """The document as PyYAML's `safe_load` reads it, for the plain block YAML of kubeconfigs only.
+
+    Block mappings and sequences (the items of a key's sequence may stand at the key's indentation),
+    plain scalars that are strings, non-negative integers, true/false/null, single- or double-quoted
+    one-line scalars without escapes, `{}` and `[]`, comment lines. Anything else raises `_NotPlain`.
+    """
+    if _NOT_PLAIN_CHARS.search(text):
+        raise _NotPlain()  # tabs, CRs, control characters, non-ASCII: PyYAML's rules
+    lines: list[tuple[int, str]] = []
+    for raw in text.split('\n'):
+        content = raw.strip(' ')
+        if content and not content.startswith('#'):
+            if content.startswith(('---', '...', '%')):
+                raise _NotPlain()
+            lines.append((len(raw) - len(raw.lstrip(' ')), content))
+    if not lines:
+        return None
+    if lines[0][0] != 0:
+        raise _NotPlain()
+    value, end = _plain_block(lines, 0, 0)
+    if end != len(lines):
+        raise _NotPlain()
+    return value
+
+
+def _plain_block(lines: list[tuple[int, str]], index: int, indent: int) -> tuple[Any, int]:
+    """A mapping or a sequence whose lines start at `indent`; returns it and the index of the line after it."""
+    if lines[index][1] == '-' or lines[index][1].startswith('- '):
+        return _plain_sequence(lines, index, indent)
+    return _plain_mapping(lines, index, indent)
+
+
+def _plain_mapping(lines: list[tuple[int, str]], index: int, indent: int) -> tuple[dict[str, Any], int]:
+    mapping: dict[str, Any] = {}
+    while index < len(lines) and lines[index][0] == indent:
+        content = lines[index][1]
+        key, colon, rest = content.partition(': ')
+        if not colon:
+            if not content.endswith(':'):
+                raise _NotPlain()
+            key, rest = content[:-1], ''
+        key, rest = key.rstrip(' '), rest.strip(' ')
+        if not isinstance(parsed_key := _plain_scalar(key), str) or not parsed_key or key[0] in '\'"':
+            raise _NotPlain()
+        index += 1
+        nested = index < len(lines) and (lines[index][0] > indent or (
+            lines[index][0] == indent and (lines[index][1] == '-' or lines[index][1].startswith('- '))))
+        if rest:
+            if nested:
+                raise _NotPlain()  # a multi-line scalar, or a mapping where YAML refuses one
+            mapping[parsed_key] = _plain_scalar(rest)
+        elif nested:
+            mapping[parsed_key], index = _plain_block(lines, index, lines[index][0])
+        else:
+            mapping[parsed_key] = None
+    if index < len(lines) and lines[index][0] > indent:
+        raise _NotPlain()
+    return mapping, index
+
+
+def _plain_sequence(lines: list[tuple[int, str]], index: int, indent: int) -> tuple[list[Any], int]:
+    sequence: list[Any] = []
+    while index < len(lines) and lines[index][0] == indent and lines[index][1].startswith('- '):
+        content = lines[index][1][2:]
+        item = content.lstrip(' ')
+        column = indent + 2 + len(content) - len(item)
+        if item[0] not in '\'"' and (': ' in item or item.endswith(':')):  # an item that is a mapping
+            lines[index] = (column, item)
+            value, index = _plain_mapping(lines, index, column)
+        else:
+            value, index = _plain_scalar(item), index + 1
+            if index < len(lines) and lines[index][0] > indent:
+                raise _NotPlain()
+        sequence.append(value)
+    if index < len(lines) and (lines[index][0] > indent or lines[index][1] == '-'):
+        raise _NotPlain()
+    return sequence, index
+
+
+def _plain_scalar(text: str) -> Any:
+    if not text:
+        raise _NotPlain()
+    if text in _CONSTANTS:
+        value = _CONSTANTS[text]
+        return type(value)() if isinstance(value, (dict, list)) else value
+    if len(text) >= 2 and text[0] == text[-1] == "'" and "'" not in text[1:-1].replace("''", ''):
+        return text[1:-1].replace("''", "'")
+    if len(text) >= 2 and text[0] == text[-1] == '"' and not {'"', '\\'} & set(text[1:-1]):
+        return text[1:-1]
+    if _INT.fullmatch(text):
+        return int(text)
+    option = text[0] == '-' and (text[1:2].isalpha() or text[1:2] == '-')  # e.g. `--region`: not a number
+    if (text[0] in _NOT_PLAIN_START and not option) or text in _YAML11_WORDS or text[-1] == ':' or \
+            ': ' in text or ' #' in text:
+        raise _NotPlain()
+    return text
 
 
 def load(paths: Sequence[pathlib.Path], *, context: str | None = None,

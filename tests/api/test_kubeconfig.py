@@ -4,6 +4,7 @@ import json
 import os
 import pathlib
 import stat
+import subprocess
 import sys
 from typing import Any
 
@@ -293,3 +294,175 @@ async def test_login_by_defaults_skips_failures(tmp_path: pathlib.Path, monkeypa
     monkeypatch.delenv('KUBERNETES_SERVICE_HOST', raising=False)
     assert await loginning.login_by_defaults() == []
     assert any('failed' in record.getMessage() for record in caplog.records)
+
+
+# -- the plain-YAML reader (the fast path) and PyYAML agree ------------------------------------------
+
+KUBECTL_STYLE = f"""\
+apiVersion: v1
+clusters:
+- cluster:
+    certificate-authority-data: {b64(PEM)}
+    server: https://127.0.0.1:6443
+  name: kind-kind
+- cluster:
+    insecure-skip-tls-verify: true
+    proxy-url: http://proxy.local:3128
+    server: "https://10.0.0.1"
+  name: 'other''s'
+contexts:
+- context:
+    cluster: kind-kind
+    namespace: default
+    user: kind-kind
+  name: kind-kind
+current-context: kind-kind
+kind: Config
+preferences: {{}}
+users:
+- name: kind-kind
+  user:
+    client-certificate-data: {b64(PEM)}
+    client-key-data: {b64(PEM)}
+- name: eks
+  user:
+    exec:
+      apiVersion: client.authentication.k8s.io/v1beta1
+      args:
+      - --region
+      - eu-west-1
+      - eks
+      - get-token
+      command: aws
+      env:
+        - name: AWS_PROFILE
+          value: dev
+      interactiveMode: IfAvailable
+      provideClusterInfo: false
+# a comment line
+    # an indented comment line
+"""
+
+EMULATOR_STYLE = """\
+apiVersion: v1
+kind: Config
+clusters:
+- name: kopf-local
+  cluster:
+    server: http://127.0.0.1:36925
+users:
+- name: kopf-local
+  user: {}
+contexts:
+- name: kopf-local
+  context:
+    cluster: kopf-local
+    user: kopf-local
+    namespace: default
+current-context: kopf-local
+preferences: {}
+"""
+
+
+@pytest.mark.parametrize('text', [KUBECTL_STYLE, EMULATOR_STYLE, yaml.safe_dump(config(user={'token': 'abc'})), ''])
+def test_plain_reader_reads_usual_kubeconfigs_as_pyyaml_does(text: str) -> None:
+    assert kubeconfig._read_plain_yaml(text) == yaml.safe_load(text)
+
+
+@pytest.mark.parametrize('text', [
+    'a: on', 'a: yes', 'a: 012', 'a: 0x1F', 'a: 1.5', 'a: .inf', 'a: 2020-01-01', 'a: -1', 'a: 1:20', 'a: 1_000',
+    'on: a', '1: a', 'a: &x b', 'a: *x', 'a: !!str b', 'a: [b]', 'a: {b: c}', 'a: |\n  b', 'a: >\n  b',
+    'a: b: c', 'a: b # comment', 'a: "b\\"c"', 'a: "b\\nc"', "a: 'b'c'", 'a: b\n  c', '---\na: b', 'a:\n-\n  b',
+    'a:\tb', 'a: b\r\n', 'a: \u00e9', '- - a', 'a: <<', '"a": b', 'a: ~x', ': a', 'a: b\n - c', 'a\nb: c',
+])
+def test_plain_reader_refuses_the_rest(text: str) -> None:
+    with pytest.raises(kubeconfig._NotPlain):
+        kubeconfig._read_plain_yaml(text)
+
+
+def test_plain_reader_and_pyyaml_agree_on_random_documents() -> None:
+    import random
+    rnd = random.Random(7)
+    usual = ['a', 'name', 'b-c', 'x y', 'http://h:1/p', 'a:b', 'a#b', '--opt', "'q'", "'it''s'", '"dq"', '{}', '[]',
+             '0', '7', 'true', 'False', 'null', '~', 'Null']
+    tricky = ['on', 'yes', 'n', '012', '1.5', '-1', 'a: b', 'a #b', '"a\\"', '{ }', 'c:', '-x', '-', '.5', '2020-01-01',
+              '<<', '=', '*a', '&a', '!t', '%x', '@x', 'é', 'a\tb', '', ' ', '#', '1_0', '0x1', '1e3', '.inf']
+
+    def word(keys: tuple[str, ...] = ()) -> str:
+        return rnd.choice((keys or usual) if rnd.random() < 0.95 else tricky + usual)
+
+    def node(depth: int, indent: int, dash_at_key: bool, item: bool = False) -> list[str]:
+        kinds = ['map'] if depth == 0 else ['map', 'scalar'] if item else ['map', 'seq', 'scalar']
+        kind = rnd.choice(kinds if depth < 3 else ['scalar'])
+        pad = ' ' * indent
+        if kind == 'map':
+            lines = []
+            for _ in range(rnd.randint(1, 3)):
+                key = word(('name', 'a', 'b-c', 'x y', 'certificate-authority-data', 'a.b/c', '--x'))
+                child = node(depth + 1, indent + rnd.choice([2, 4]), rnd.random() < 0.5)
+                if len(child) == 1 and not child[0].startswith(' '):
+                    lines.append(f'{pad}{key}:{rnd.choice([" "] * 8 + ["  ", ""])}{child[0]}')
+                else:
+                    lines.append(f'{pad}{key}:')
+                    lines.extend(child)
+                if rnd.random() < 0.1:
+                    lines.append(' ' * rnd.randint(0, 6) + '# note')
+            return lines
+        if kind == 'seq':
+            base = indent - 2 if dash_at_key and indent >= 2 else indent
+            lines = []
+            for _ in range(rnd.randint(1, 3)):
+                child = node(depth + 1, base + 2, rnd.random() < 0.5, item=rnd.random() < 0.95)
+                first = child[0][base + 2:] if child[0].startswith(' ' * (base + 2)) else child[0]
+                lines.append(' ' * base + '- ' + first)
+                lines.extend(child[1:])
+            return lines
+        return [word()]
+
+    plain = 0
+    for _ in range(3000):
+        text = '\n'.join(node(0, 0, False)) + rnd.choice(['\n', ''])
+        if rnd.random() < 0.2:  # a random mutation: a character dropped or a space/colon/dash inserted
+            pos = rnd.randrange(len(text) + 1)
+            text = text[:pos] + rnd.choice(['', ' ', ':', '- ', '\n', '#']) + text[pos + 1:]
+        try:
+            expected: Any = ('ok', yaml.safe_load(text))
+        except yaml.YAMLError:
+            expected = ('error',)
+        try:
+            got: Any = ('ok', kubeconfig._read_plain_yaml(text))
+        except kubeconfig._NotPlain:
+            continue
+        plain += 1
+        assert got == expected, text
+        assert [type(v) for v in _leaves(got[1])] == [type(v) for v in _leaves(expected[1])], text
+    assert plain > 600  # the reader does not refuse everything
+
+
+def _leaves(value: Any) -> list[Any]:
+    if isinstance(value, dict):
+        return [leaf for key, item in value.items() for leaf in [key, *_leaves(item)]]
+    if isinstance(value, list):
+        return [leaf for item in value for leaf in _leaves(item)]
+    return [value]
+
+
+def test_a_kubeconfig_that_the_plain_reader_refuses_is_read_by_pyyaml(tmp_path: pathlib.Path) -> None:
+    path = write(tmp_path / 'config', '{"apiVersion": "v1", "clusters": [{"name": "c", "cluster": '
+                                      '{"server": "https://h:1"}}], "contexts": [{"name": "c", "context": '
+                                      '{"cluster": "c"}}], "current-context": "c"}')
+    assert kubeconfig.load([path]).server == 'https://h:1'
+
+
+def test_a_kubeconfig_that_is_no_yaml_at_all_is_a_login_error(tmp_path: pathlib.Path) -> None:
+    path = write(tmp_path / 'config', 'a: [b\n')
+    with pytest.raises(errors.LoginError, match='cannot be read as YAML'):
+        kubeconfig.load([path])
+
+
+def test_a_usual_kubeconfig_is_read_without_importing_pyyaml(tmp_path: pathlib.Path) -> None:
+    path = write(tmp_path / 'config', EMULATOR_STYLE)
+    code = ('import sys, pathlib, kopf._api.kubeconfig as k; '
+            f'info = k.load([pathlib.Path({str(path)!r})]); print(info.server, "yaml" in sys.modules)')
+    proc = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, check=True)
+    assert proc.stdout.split() == ['http://127.0.0.1:36925', 'False']
