@@ -66,6 +66,14 @@ async def handle_cause(cycle: contexts.Cycle, cause: ChangingCause) -> bool:
     return True
 
 
+def purge_stale(cycle: contexts.Cycle) -> None:
+    """Purge the records of a cause that is gone (the cycle has nothing to do), sub-handlers' included."""
+    state = progress.State.from_storage(body=cycle.body, storage=cycle.storage, handler_ids=known_ids(cycle))
+    if state:
+        cycle.logger.debug(f'Purging the progress of a cause that is gone: {", ".join(sorted(state))}.')
+        purge(cycle, state, ())
+
+
 def purge(cycle: contexts.Cycle, state: progress.State, found: Sequence[handlers.ChangingHandler]) -> None:
     """Purge the cause's records: its states, dropped ids, its handlers, and sub-handlers at any depth."""
     keys = set(state) | set(state.dropped) | {h.id for h in found}

@@ -93,6 +93,7 @@ async def handle_changes(cycle: contexts.Cycle) -> None:
         cycle.logger.debug('Removing the finalizer, as there are no handlers requiring it.')
         remove_finalizer(cycle)
     if change.reason == Reason.NOOP:
+        changing.purge_stale(cycle)  # e.g. of a change that is reverted now: not to be resumed by the next one
         return
     if not await changing.handle_cause(cycle, cause):
         return
