@@ -20,6 +20,7 @@ from kopf._model.bodies import Body
 from kopf._model.kwargs import ChangingCause, handler_kwargs
 from kopf._model.outcomes import Outcome, OutcomeKind
 from kopf._reactor import contexts, invoking
+from kopf._storage import progress as progress_storages
 
 
 def now() -> datetime.datetime:
@@ -43,7 +44,7 @@ async def handle_cause(cycle: contexts.Cycle, cause: ChangingCause) -> bool:
     """Run this cycle's handlers of the cause; True if the cause is fully handled now."""
     found = list(cycle.resource.registry.iter_changing_handlers(cause))
     title = causes.TITLES.get(cause.reason, str(cause.reason).capitalize())
-    state = progress.State.from_storage(body=cycle.body, storage=cycle.storage, handler_ids=known_ids(cycle))
+    state = read_state(cycle, known_ids(cycle))
     state = state.with_purpose(cause.reason, found, now=now()).with_handlers(found, now=now())
     if state.superseded is not None:
         old_title = causes.TITLES.get(state.superseded_purpose or '', str(state.superseded_purpose))
@@ -66,9 +67,14 @@ async def handle_cause(cycle: contexts.Cycle, cause: ChangingCause) -> bool:
     return True
 
 
+def read_state(cycle: contexts.Cycle, handler_ids: Sequence[str]) -> progress.State:
+    """The stored states of these handlers (as `State.from_storage`, with one look-up for all of them)."""
+    return progress.State.from_records(progress_storages.fetch_records(cycle.storage, cycle.body, handler_ids))
+
+
 def purge_stale(cycle: contexts.Cycle) -> None:
     """Purge the records of a cause that is gone (the cycle has nothing to do), sub-handlers' included."""
-    state = progress.State.from_storage(body=cycle.body, storage=cycle.storage, handler_ids=known_ids(cycle))
+    state = read_state(cycle, known_ids(cycle))
     if state:
         cycle.logger.debug(f'Purging the progress of a cause that is gone: {", ".join(sorted(state))}.')
         purge(cycle, state, ())
@@ -158,7 +164,7 @@ async def run_children(cycle: contexts.Cycle, sub: registries.SubhandlingContext
     children = list(sub.registry.iter_subhandlers(cause))
     sub.executed = True
     moment = now()
-    state = progress.State.from_storage(body=cycle.body, storage=cycle.storage, handler_ids=[c.id for c in children])
+    state = read_state(cycle, [c.id for c in children])
     state = state.with_purpose(cause.reason, children, now=moment).with_handlers(children, now=moment)
     lifecycle = sub.lifecycle or cycle.resource.operator.lifecycle
     state = await run_handlers(cycle, cause, state, children, lifecycle)

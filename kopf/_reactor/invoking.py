@@ -49,9 +49,19 @@ slot: contextvars.ContextVar[Slot | None] = contextvars.ContextVar('kopf_cycle_s
 
 def is_async(fn: Callable[..., Any]) -> bool:
     """Whether calling `fn` gives a coroutine (async functions, their partials, async __call__)."""
+    try:
+        return _is_async_cached(fn)
+    except TypeError:  # an unhashable callable
+        return _is_async(fn)
+
+
+def _is_async(fn: Callable[..., Any]) -> bool:
     while isinstance(fn, functools.partial):
         fn = fn.func
     return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(type(fn).__call__)
+
+
+_is_async_cached = functools.lru_cache(maxsize=1024)(_is_async)  # asked for every attempt of every handler
 
 
 async def invoke(

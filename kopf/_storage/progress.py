@@ -254,6 +254,46 @@ def clear_essence(storage: ProgressStorage, essence: Essence) -> Essence:
     return storage.clear(essence=essence)
 
 
+def fetch_records(storage: ProgressStorage, body: Body, keys: Collection[str]) -> dict[str, ProgressRecord]:
+    """`storage.fetch(key=..., body=...)` for each key (the found records only), as the reactor reads them.
+
+    For the framework's own storages, the body's annotations or status are looked up once for all the
+    keys; user subclasses (which may override `fetch()`) are asked key by key, as usual.
+    """
+    kind = type(storage)
+    records: dict[str, ProgressRecord] = {}
+    if kind is AnnotationsProgressStorage and body.get('kind') != 'ReplicaSet':  # no body-specific keys
+        assert isinstance(storage, AnnotationsProgressStorage)
+        annotations = fields.resolve(body, ('metadata', 'annotations'), None) or {}
+        if annotations:
+            for key in keys:
+                for name in keying.make_keys(storage.prefix, key, v1=storage.v1):
+                    value = annotations.get(name)
+                    if value is not None:
+                        records[key] = json.loads(str(value))
+                        break
+        return records
+    if kind is StatusProgressStorage or kind is _ReadPurgeOnlyStatusProgressStorage:
+        assert isinstance(storage, StatusProgressStorage)
+        container = fields.resolve(body, storage.field, None)
+        if isinstance(container, Mapping) and container:
+            for key in keys:
+                record = storage.fetch(key=key, body=body)
+                if record is not None:
+                    records[key] = record
+        return records
+    if kind is MultiProgressStorage or kind is SmartProgressStorage:  # the first storage with a record wins
+        assert isinstance(storage, MultiProgressStorage)
+        for member in reversed(storage.storages):
+            records.update(fetch_records(member, body, keys))
+        return {key: records[key] for key in keys if key in records}
+    for key in keys:
+        record = storage.fetch(key=key, body=body)
+        if record is not None:
+            records[key] = record
+    return records
+
+
 def _formatted_path(field: fields.FieldSpec, *, name: str) -> fields.FieldPath:
     if isinstance(field, str):
         return fields.parse_field(field.format(name=name))
