@@ -29,9 +29,14 @@ def resolve(obj: Mapping[str, Any] | None, path: FieldPath, default: Any = MISSI
     """The value at the path, or `default` if any key on the way is absent or not a mapping."""
     current: Any = obj
     for key in path:
-        if not isinstance(current, Mapping) or key not in current:
+        if type(current) is dict:  # the common case, without the costlier ABC check
+            current = current.get(key, MISSING)
+            if current is MISSING:
+                return default
+        elif isinstance(current, Mapping) and key in current:
+            current = current[key]
+        else:
             return default
-        current = current[key]
     return current
 
 

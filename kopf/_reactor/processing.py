@@ -21,9 +21,11 @@ from kopf._storage import progress as progress_storages
 
 def make_cycle(rctx: contexts.ResourceContext, memory: contexts.ObjectMemory, event: RawEvent) -> contexts.Cycle:
     body = event['object']
+    logger = memory.logger
+    if logger is None:  # once per object: the prefix and the object's reference are built here
+        logger = memory.logger = loggers.ObjectLogger(body=body, settings=rctx.settings)
     return contexts.Cycle(resource=rctx, memory=memory, event_type=event.get('type'), body=body,
-                          patch=patches.Patch(body=body),
-                          logger=loggers.ObjectLogger(body=body, settings=rctx.settings))
+                          patch=patches.Patch(body=body), logger=logger)
 
 
 async def process(cycle: contexts.Cycle, event: RawEvent, *, fresh: bool = True) -> None:
@@ -46,7 +48,9 @@ async def handle_event(cycle: contexts.Cycle, event: RawEvent) -> None:
     rctx = cycle.resource
     if not rctx.registry.has_handlers(rctx.resource, handlers.WatchingHandler):
         return  # no cause, logger and views to build for nobody
-    logger = loggers.LocalObjectLogger(body=cycle.body, settings=rctx.settings)
+    logger = cycle.memory.local_logger
+    if logger is None:
+        logger = cycle.memory.local_logger = loggers.LocalObjectLogger(body=cycle.body, settings=rctx.settings)
     cause = WatchingCause(logger=logger, memo=cycle.memory.memo, indices=rctx.operator.indices,
                           resource=rctx.resource, body=Body(cycle.body), patch=cycle.patch,
                           type=cycle.event_type, event=event)

@@ -7,7 +7,7 @@ import abc
 import copy
 import json
 from collections.abc import Collection, Mapping, MutableMapping
-from typing import Any, TypedDict
+from typing import Any, TypedDict, cast
 
 from kopf._model import essences, fields
 from kopf._storage import keys as keying
@@ -236,21 +236,20 @@ def clear_essence(storage: ProgressStorage, essence: Essence) -> Essence:
     so it is returned as is where there is nothing to strip; a copy is made only if there is.
     User subclasses (which may override `clear()`) are asked as usual.
     """
-    kind = type(storage)
-    if kind is AnnotationsProgressStorage:
-        assert isinstance(storage, AnnotationsProgressStorage)
-        annotations = fields.resolve(essence, ('metadata', 'annotations'), None) or {}
-        if not any(key.startswith(storage.prefix + '/') for key in annotations):
-            return essence
-    elif kind is StatusProgressStorage or kind is _ReadPurgeOnlyStatusProgressStorage:
-        assert isinstance(storage, StatusProgressStorage)
-        if not storage.field or fields.resolve(essence, storage.field) is fields.MISSING:
-            return essence
-    elif kind is MultiProgressStorage or kind is SmartProgressStorage:
-        assert isinstance(storage, MultiProgressStorage)
-        for member in storage.storages:
+    kind = type(storage)  # exact types, no ABC checks: this is asked in every cycle
+    if kind is SmartProgressStorage or kind is MultiProgressStorage:
+        for member in cast(MultiProgressStorage, storage).storages:
             essence = clear_essence(member, essence)
         return essence
+    if kind is AnnotationsProgressStorage:
+        prefix = cast(AnnotationsProgressStorage, storage).prefix + '/'
+        annotations = fields.resolve(essence, ('metadata', 'annotations'), None) or {}
+        if not any(key.startswith(prefix) for key in annotations):
+            return essence
+    elif kind is StatusProgressStorage or kind is _ReadPurgeOnlyStatusProgressStorage:
+        field = cast(StatusProgressStorage, storage).field
+        if not field or fields.resolve(essence, field) is fields.MISSING:
+            return essence
     return storage.clear(essence=essence)
 
 
@@ -260,33 +259,31 @@ def fetch_records(storage: ProgressStorage, body: Body, keys: Collection[str]) -
     For the framework's own storages, the body's annotations or status are looked up once for all the
     keys; user subclasses (which may override `fetch()`) are asked key by key, as usual.
     """
-    kind = type(storage)
+    kind = type(storage)  # exact types, no ABC checks: this is asked in every cycle
     records: dict[str, ProgressRecord] = {}
+    if kind is SmartProgressStorage or kind is MultiProgressStorage:  # the first storage with a record wins
+        for member in reversed(cast(MultiProgressStorage, storage).storages):
+            records.update(fetch_records(member, body, keys))
+        return {key: records[key] for key in keys if key in records}
     if kind is AnnotationsProgressStorage and body.get('kind') != 'ReplicaSet':  # no body-specific keys
-        assert isinstance(storage, AnnotationsProgressStorage)
+        annotations_storage = cast(AnnotationsProgressStorage, storage)
         annotations = fields.resolve(body, ('metadata', 'annotations'), None) or {}
         if annotations:
             for key in keys:
-                for name in keying.make_keys(storage.prefix, key, v1=storage.v1):
+                for name in keying.make_keys(annotations_storage.prefix, key, v1=annotations_storage.v1):
                     value = annotations.get(name)
                     if value is not None:
                         records[key] = json.loads(str(value))
                         break
         return records
     if kind is StatusProgressStorage or kind is _ReadPurgeOnlyStatusProgressStorage:
-        assert isinstance(storage, StatusProgressStorage)
-        container = fields.resolve(body, storage.field, None)
+        container = fields.resolve(body, cast(StatusProgressStorage, storage).field, None)
         if isinstance(container, Mapping) and container:
             for key in keys:
                 record = storage.fetch(key=key, body=body)
                 if record is not None:
                     records[key] = record
         return records
-    if kind is MultiProgressStorage or kind is SmartProgressStorage:  # the first storage with a record wins
-        assert isinstance(storage, MultiProgressStorage)
-        for member in reversed(storage.storages):
-            records.update(fetch_records(member, body, keys))
-        return {key: records[key] for key in keys if key in records}
     for key in keys:
         record = storage.fetch(key=key, body=body)
         if record is not None:
