@@ -15,6 +15,7 @@ from kopf._storage import keys as keying
 Body = Mapping[str, Any]
 Patch = MutableMapping[str, Any]
 Essence = dict[str, Any]
+_compact = json.JSONEncoder(separators=(',', ':')).encode  # = json.dumps(..., separators=...), made once
 
 
 class DiffBaseStorage(metaclass=abc.ABCMeta):
@@ -67,7 +68,7 @@ class AnnotationsDiffBaseStorage(DiffBaseStorage):
         return essence
 
     def store(self, *, body: Body, patch: Patch, essence: Essence) -> None:
-        value = json.dumps(essence, separators=(',', ':')) + '\n'
+        value = _compact(essence) + '\n'
         keying.write(body, patch, self.make_keys(self.key, body=body), value, prefix=self.prefix)
 
 
@@ -111,7 +112,7 @@ class StatusDiffBaseStorage(DiffBaseStorage):
         return dict(value) if isinstance(value, Mapping) else None
 
     def store(self, *, body: Body, patch: Patch, essence: Essence) -> None:
-        fields.ensure(patch, self.field, json.dumps(essence, separators=(',', ':')))
+        fields.ensure(patch, self.field, _compact(essence))
 
 
 class MultiDiffBaseStorage(DiffBaseStorage):

@@ -30,6 +30,7 @@ class ProgressRecord(TypedDict, total=False):
 Body = Mapping[str, Any]
 Patch = MutableMapping[str, Any]
 Essence = dict[str, Any]
+_compact = json.JSONEncoder(separators=(',', ':')).encode  # = json.dumps(..., separators=...), made once
 
 
 class ProgressStorage(metaclass=abc.ABCMeta):
@@ -87,7 +88,7 @@ class AnnotationsProgressStorage(ProgressStorage):
 
     def store(self, *, key: str, record: ProgressRecord, body: Body, patch: Patch) -> None:
         data = {k: v for k, v in record.items() if self.verbose or v is not None}
-        value = json.dumps(data, separators=(',', ':'))
+        value = _compact(data)
         keying.write(body, patch, self.make_keys(key, body=body), value, prefix=self.prefix)
 
     def purge(self, *, key: str, body: Body, patch: Patch) -> None:
