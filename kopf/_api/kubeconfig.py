@@ -106,7 +106,7 @@ def _parse(path: pathlib.Path, text: str) -> Any:
     import yaml  # only for what the plain reader refuses
     try:
         return yaml.safe_load(text)
-    except yaml.YAMLError as exc:
+    except (yaml.YAMLError, ValueError) as exc:  # ValueError: e.g. a timestamp with month 13
         raise _fail(path, '<file>', f'cannot be read as YAML: {exc}') from exc
 
 
@@ -119,7 +119,11 @@ _NOT_PLAIN_CHARS = re.compile(r'[^\n\x20-\x7e]')
 _CONSTANTS: dict[str, Any] = {'null': None, 'Null': None, 'NULL': None, '~': None,
                               'true': True, 'True': True, 'TRUE': True, 'false': False, 'False': False,
                               'FALSE': False, '{}': {}, '[]': []}
-_NOT_PLAIN_START = set('-+.0123456789<=~!&*|>%@`#,?:[]{}\'"')  # numbers, dates, YAML's indicators
+_NOT_PLAIN_START = set('<=~!&*|>%@`#,?:[]{}\'"')  # YAML's indicators, merge keys, values
+_NUMERIC_START = set('-+.0123456789')
+# Wider than what PyYAML reads as ints (incl. 0b/0x/octal/sexagesimal), floats and timestamps: refused.
+_NUMBER_LIKE = re.compile(r'[-+]?(?:0b[0-9_]*|0x[0-9a-fA-F_]*|[0-9_:]*(?:\.[0-9_]*)?(?:[eE][-+]?[0-9]+)?'
+                          r'|\.(?:inf|Inf|INF|nan|NaN|NAN))|[0-9]{4}-[0-9].*')
 _YAML11_WORDS = {'y', 'Y', 'n', 'N', 'yes', 'Yes', 'YES', 'no', 'No', 'NO', 'on', 'On', 'ON', 'off', 'Off', 'OFF'}
 
 
@@ -215,9 +219,9 @@ def _plain_scalar(text: str) -> Any:
         return text[1:-1]
     if _INT.fullmatch(text):
         return int(text)
-    option = text[0] == '-' and (text[1:2].isalpha() or text[1:2] == '-')  # e.g. `--region`: not a number
-    if (text[0] in _NOT_PLAIN_START and not option) or text in _YAML11_WORDS or text[-1] == ':' or \
-            ': ' in text or ' #' in text:
+    if text[0] in _NUMERIC_START and (_NUMBER_LIKE.fullmatch(text) or text == '-' or text.startswith('- ')):
+        raise _NotPlain()  # not e.g. `--region`, `10.0.0.1`, `5f4dcc3b`: strings for PyYAML too
+    if text[0] in _NOT_PLAIN_START or text in _YAML11_WORDS or text[-1] == ':' or ': ' in text or ' #' in text:
         raise _NotPlain()
     return text
 
