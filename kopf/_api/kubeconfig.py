@@ -25,8 +25,6 @@ import subprocess
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import iso8601
-
 from kopf._api import credentials, errors
 
 DEFAULT_PATH = '~/.kube/config'
@@ -378,9 +376,11 @@ def run_exec_plugin(user: _Entry, cluster: _Entry, environ: Mapping[str, str] | 
     expiration: datetime.datetime | None = None
     if status.get('expirationTimestamp'):
         try:
-            expiration = iso8601.parse_date(status['expirationTimestamp'])
-        except iso8601.ParseError as exc:
+            expiration = datetime.datetime.fromisoformat(str(status['expirationTimestamp']))  # RFC 3339
+        except ValueError as exc:
             raise _fail(user.path, f'{field}.command', f'bad expirationTimestamp: {exc}') from exc
+        if expiration.tzinfo is None:
+            expiration = expiration.replace(tzinfo=datetime.UTC)
     cert = status.get('clientCertificateData')
     key = status.get('clientKeyData')
     return {

@@ -194,6 +194,24 @@ def test_exec_plugin_token_and_expiration(tmp_path: pathlib.Path) -> None:
     assert info.expiration == datetime.datetime(2030, 1, 1, tzinfo=datetime.UTC)
 
 
+@pytest.mark.parametrize('stamp, expected', [
+    ('2030-01-01T00:00:00.123456Z', datetime.datetime(2030, 1, 1, 0, 0, 0, 123456, tzinfo=datetime.UTC)),
+    ('2030-01-01T02:00:00+02:00', datetime.datetime(2030, 1, 1, tzinfo=datetime.UTC)),
+    ('2030-01-01T00:00:00', datetime.datetime(2030, 1, 1, tzinfo=datetime.UTC)),  # no zone: UTC
+])
+def test_exec_plugin_expiration_formats(tmp_path: pathlib.Path, stamp: str, expected: datetime.datetime) -> None:
+    _plugin(tmp_path, {'token': 'x', 'expirationTimestamp': stamp})
+    path = write(tmp_path / 'cfg', config(user={'exec': {'command': './plugin.py', 'args': ['a']}}))
+    assert kubeconfig.load([path]).expiration == expected
+
+
+def test_exec_plugin_bad_expiration(tmp_path: pathlib.Path) -> None:
+    _plugin(tmp_path, {'token': 'x', 'expirationTimestamp': 'tomorrow'})
+    path = write(tmp_path / 'cfg', config(user={'exec': {'command': './plugin.py', 'args': ['a']}}))
+    with pytest.raises(errors.LoginError, match='bad expirationTimestamp'):
+        kubeconfig.load([path])
+
+
 def test_exec_plugin_client_certificates(tmp_path: pathlib.Path) -> None:
     _plugin(tmp_path, {'clientCertificateData': PEM.decode(), 'clientKeyData': 'KEY'})
     path = write(tmp_path / 'cfg', config(user={'exec': {'command': str(tmp_path / 'plugin.py')}}))
