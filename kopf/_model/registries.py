@@ -139,6 +139,10 @@ class OperatorRegistry:
         """The ids of all top-level change handlers of the resource (whose records a cycle reads)."""
         return [h.id for h in self._selected(ChangingHandler, resource)[0]]
 
+    def is_unfiltered(self, resource: Resource) -> bool:
+        """Whether no handler of the resource has filters: the object's content never decides which apply."""
+        return self._selected(ResourceHandler, resource)[1]
+
     def has_handlers(self, resource: Resource, kind: type[ResourceHandler] = ResourceHandler) -> bool:
         return bool(self._selected(kind, resource)[0])
 

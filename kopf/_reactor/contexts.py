@@ -88,6 +88,8 @@ class Cycle:
     logger: loggers.ObjectLogger
     wakeups: list[float] = dataclasses.field(default_factory=list)  # seconds from now
     applied: dict[str, Any] | None = None  # the body as the server answered our patch (the newest state)
+    # Nothing is left to do for the body as decided on: the essence now handled (see `processing.needs_recheck`).
+    settled: dict[str, Any] | None = None
 
     @property
     def storage(self) -> progress_storages.ProgressStorage:

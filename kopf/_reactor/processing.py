@@ -10,12 +10,13 @@ import datetime
 from collections.abc import Mapping
 from typing import Any
 
-from kopf._model import causes, diffs, handlers, patches
+from kopf._model import causes, diffs, essences, handlers, patches
 from kopf._model.bodies import Body, RawEvent
 from kopf._model.causes import Reason
 from kopf._model.kwargs import ChangingCause, WatchingCause, handler_kwargs
 from kopf._model.outcomes import OutcomeKind
 from kopf._reactor import changing, contexts, invoking, loggers
+from kopf._storage import diffbase
 from kopf._storage import progress as progress_storages
 
 
@@ -98,6 +99,7 @@ async def handle_changes(cycle: contexts.Cycle) -> None:
         remove_finalizer(cycle)
     if change.reason == Reason.NOOP:
         changing.purge_stale(cycle)  # e.g. of a change that is reverted now: not to be resumed by the next one
+        cycle.settled = essence if not cycle.patch.fns else None
         return
     if not await changing.handle_cause(cycle, cause):
         return
@@ -107,8 +109,58 @@ async def handle_changes(cycle: contexts.Cycle) -> None:
         if has_finalizer:
             cycle.logger.debug('Removing the finalizer, thus allowing the actual deletion.')
             remove_finalizer(cycle)
-    elif essence != change.old:
-        rctx.diffbase_storage.store(body=cycle.body, patch=cycle.patch, essence=essence)
+    else:
+        if essence != change.old:
+            rctx.diffbase_storage.store(body=cycle.body, patch=cycle.patch, essence=essence)
+        cycle.settled = essence if not cycle.patch.fns and cycle.wakeup is None else None
+
+
+_FRAMEWORK_DIFFBASES = (diffbase.AnnotationsDiffBaseStorage, diffbase.StatusDiffBaseStorage,
+                        diffbase.MultiDiffBaseStorage)
+_UNDECIDING_META = frozenset({'resourceVersion', 'managedFields', 'generation', 'annotations'})
+
+
+def needs_recheck(cycle: contexts.Cycle, answer: Mapping[str, Any]) -> bool:
+    """Whether the server's answer to the cycle's patch needs a cycle of its own (the re-check).
+
+    Not if the cycle left nothing to do (`settled`: the cause handled, no finalizer edit, no wake-up),
+    the answer holds the diff-base that the cycle left, and it differs from the body it was decided
+    on only where nothing is decided: the resourceVersion, managedFields, generation, Kopf-owned
+    annotations (the progress and diff-base records), and status (the results). Then the next cycle
+    would find nothing to do (a NOOP) — as long as no handler of the resource has filters (a filter
+    may look anywhere) and the storages are the framework's own (a custom diff-base storage may put
+    status into the essence). A change by anyone else that the answer already includes (spec,
+    labels, finalizers, deletion, ...) is re-checked.
+    """
+    rctx = cycle.resource
+    if cycle.settled is None:
+        return True
+    if not rctx.registry.is_unfiltered(rctx.resource) or rctx.registry.get_extra_fields(rctx.resource):
+        return True
+    if not _framework_diffbase(rctx.diffbase_storage) or not progress_storages.is_framework(rctx.progress_storage):
+        return True
+    body = cycle.body
+    for key in body.keys() | answer.keys():
+        if key != 'metadata' and key != 'status' and body.get(key) != answer.get(key):
+            return True
+    old_meta: Mapping[str, Any] = body.get('metadata') or {}
+    new_meta: Mapping[str, Any] = answer.get('metadata') or {}
+    for key in old_meta.keys() | new_meta.keys():
+        if key not in _UNDECIDING_META and old_meta.get(key) != new_meta.get(key):
+            return True
+    old_annotations: Mapping[str, Any] = old_meta.get('annotations') or {}
+    new_annotations: Mapping[str, Any] = new_meta.get('annotations') or {}
+    owned = essences.kopf_prefixes(old_annotations) | essences.kopf_prefixes(new_annotations)
+    for key in old_annotations.keys() | new_annotations.keys():
+        if old_annotations.get(key) != new_annotations.get(key) and not essences.is_kopf_key(key, owned):
+            return True
+    return rctx.diffbase_storage.fetch(body=answer) != cycle.settled  # the diff-base as the cycle left it
+
+
+def _framework_diffbase(storage: diffbase.DiffBaseStorage) -> bool:
+    if type(storage) is diffbase.MultiDiffBaseStorage:
+        return all(_framework_diffbase(s) for s in storage.storages)
+    return type(storage) in _FRAMEWORK_DIFFBASES
 
 
 async def handle_unguarded_deletion(cycle: contexts.Cycle) -> None:

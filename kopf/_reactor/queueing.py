@@ -11,7 +11,9 @@
   by the executor's threads anyway.
 - After our own patch, the server's answer is the newest body: the object's next cycle decides on it
   at once, and the watch events of the object up to that resourceVersion (the echoes of our own
-  writes, or changes that the answer already includes) are skipped. Not so where `on.event` handlers
+  writes, or changes that the answer already includes) are skipped. If the cycle left nothing to do
+  and the answer differs from the body only by what we wrote (`processing.needs_recheck`), there is
+  no next cycle at all: it would find nothing to do. Not so where `on.event` handlers
   must see every event, and not for an object that our patch lets go (deleted, no finalizer of ours):
   there, the object waits (up to `settings.persistence.consistency_timeout`) until the watch brings
   a body at least as new as the patch's resourceVersion, so it is never decided on a stale body;
@@ -270,7 +272,11 @@ class Dispatcher:
             return False
         work.errors = None
         latest = self._answered(cycle)
-        if latest is not None and (work.pending is None or not is_consistent(_rv(work.pending), _rv(latest))):
+        if latest is not None and not processing.needs_recheck(cycle, latest['object']):
+            if work.pending is not None and is_consistent(_rv(latest), _rv(work.pending)):
+                work.pending = None  # not newer than the answer, which needs nothing more
+            latest = None
+        elif latest is not None and (work.pending is None or not is_consistent(_rv(work.pending), _rv(latest))):
             work.pending = latest  # decide on the server's answer now, not on its echo later
         elif latest is None and work.pending is not None and self._released(cycle, work.pending):
             work.pending = None  # it still shows our finalizer, which our patch has just released

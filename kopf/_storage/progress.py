@@ -230,6 +230,14 @@ class SmartProgressStorage(MultiProgressStorage):
         ])
 
 
+def is_framework(storage: ProgressStorage) -> bool:
+    """Whether the storage is one of the framework's own (exact types, no user subclasses), all the way down."""
+    kind = type(storage)
+    if kind is SmartProgressStorage or kind is MultiProgressStorage:
+        return all(is_framework(member) for member in cast(MultiProgressStorage, storage).storages)
+    return kind in (AnnotationsProgressStorage, StatusProgressStorage, _ReadPurgeOnlyStatusProgressStorage)
+
+
 def clear_essence(storage: ProgressStorage, essence: Essence) -> Essence:
     """`storage.clear(essence=...)`, but for the framework's own storages without the deep copies.
 

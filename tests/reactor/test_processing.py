@@ -34,8 +34,8 @@ async def cycle(rctx: contexts.ResourceContext, body: dict[str, Any],
     """One cycle on the body; the body as the server would answer the cycle's patch."""
     memory = rctx.remember(body['metadata']['uid'], initial=event_type is None)
     event = {'type': event_type, 'object': copy.deepcopy(body)}
-    cyc = processing.make_cycle(rctx, memory, event)  # type: ignore[arg-type]
-    await processing.process(cyc, event)  # type: ignore[arg-type]
+    cyc = processing.make_cycle(rctx, memory, event)
+    await processing.process(cyc, event)
     return (applied(body, cyc.patch) if cyc.patch else body), cyc
 
 
@@ -76,3 +76,88 @@ async def test_a_reverted_change_purges_the_stale_progress(body: dict[str, Any])
     body, _ = await cycle(rctx, with_spec(body, {'x': 'B'}))  # change B: a new cause from scratch
     assert calls == [('A', 0), ('B', 0)]
     assert progress_keys(body) == []
+
+
+def create_registry(**options: Any) -> kopf.OperatorRegistry:
+    registry = kopf.OperatorRegistry()
+
+    @kopf.on.create('kopf.dev', 'v1', 'kopfexamples', id='create_fn', registry=registry, **options)
+    def create_fn(**_: Any) -> dict[str, Any]:
+        return {'done': True}
+
+    @kopf.on.delete('kopf.dev', 'v1', 'kopfexamples', registry=registry)
+    def delete_fn(**_: Any) -> None:
+        pass
+
+    return registry
+
+
+async def handled(rctx: contexts.ResourceContext, body: dict[str, Any]) -> tuple[dict[str, Any], contexts.Cycle]:
+    """The object with our finalizer, then its creation handled: the last cycle and its answer."""
+    body, cyc = await cycle(rctx, body, 'ADDED')
+    assert cyc.patch.fns and cyc.settled is None  # the finalizer is added: the handlers come next
+    assert processing.needs_recheck(cyc, body)
+    return (await cycle(rctx, body))
+
+
+async def test_no_recheck_of_an_answer_that_only_has_our_writes(body: dict[str, Any]) -> None:
+    rctx = make_rctx(create_registry())
+    answer, cyc = await handled(rctx, body)
+    assert answer['status'] == {'create_fn': {'done': True}}
+    assert not processing.needs_recheck(cyc, answer)
+    ours = copy.deepcopy(answer)
+    ours['metadata'].update(managedFields=[{'manager': 'kopf'}], generation=2)
+    ours['metadata']['annotations']['other.kopf.zalando.org/x'] = '{}'  # another Kopf operator's records
+    ours['status']['kopf'] = {'dummy': 'x'}
+    assert not processing.needs_recheck(cyc, ours)
+    _, recheck = await cycle(rctx, answer)  # indeed, a cycle would find nothing to do
+    assert not recheck.patch and recheck.settled is not None
+
+
+@pytest.mark.parametrize('change', ['spec', 'labels', 'annotation', 'finalizers', 'deletion', 'diffbase', 'kind'])
+async def test_recheck_of_an_answer_with_changes_by_others(body: dict[str, Any], change: str) -> None:
+    rctx = make_rctx(create_registry())
+    answer, cyc = await handled(rctx, body)
+    meta = answer['metadata']
+    if change == 'spec':
+        answer['spec'] = {'x': 1}
+    elif change == 'labels':
+        meta['labels'] = {'a': 'b'}
+    elif change == 'annotation':
+        meta['annotations']['someone/else'] = 'x'
+    elif change == 'finalizers':
+        meta['finalizers'] = []
+    elif change == 'deletion':
+        meta['deletionTimestamp'] = '2026-01-01T00:00:00Z'
+    elif change == 'diffbase':
+        del meta['annotations']['kopf.zalando.org/last-handled-configuration']
+    elif change == 'kind':
+        answer['data'] = {'x': 1}
+    assert processing.needs_recheck(cyc, answer)
+
+
+async def test_recheck_with_filters_or_custom_storages(body: dict[str, Any]) -> None:
+    rctx = make_rctx(create_registry(labels={'a': kopf.ABSENT}))
+    answer, cyc = await handled(rctx, body)
+    assert processing.needs_recheck(cyc, answer)  # a filter may look anywhere, even at status
+
+    class CustomDiffBase(kopf.AnnotationsDiffBaseStorage):
+        pass
+
+    rctx = make_rctx(create_registry())
+    rctx.diffbase_storage = CustomDiffBase()
+    answer, cyc = await handled(rctx, body)
+    assert processing.needs_recheck(cyc, answer)  # its essence may include status
+
+
+async def test_recheck_while_handlers_are_pending(body: dict[str, Any]) -> None:
+    registry = kopf.OperatorRegistry()
+
+    @kopf.on.create('kopf.dev', 'v1', 'kopfexamples', registry=registry)
+    def create_fn(**_: Any) -> None:
+        raise kopf.TemporaryError('later', delay=10)
+
+    rctx = make_rctx(registry)
+    answer, cyc = await cycle(rctx, body, 'ADDED')
+    assert cyc.wakeup is not None and cyc.settled is None
+    assert processing.needs_recheck(cyc, answer)
