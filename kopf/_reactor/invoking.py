@@ -144,12 +144,16 @@ async def _attempt(
         remaining: float | None,
         default_backoff: float,
 ) -> Outcome:
-    deadline = asyncio.timeout(remaining if is_async(handler.fn) else None)
+    # Only async handlers can be cancelled at their deadline; no timeout scope for the others.
+    deadline = asyncio.timeout(remaining) if remaining is not None and is_async(handler.fn) else None
     try:
-        async with deadline:
+        if deadline is None:
             result = await invoke(handler.fn, kwargs=kwargs, executor=executor)
+        else:
+            async with deadline:
+                result = await invoke(handler.fn, kwargs=kwargs, executor=executor)
     except TimeoutError as exc:
-        if deadline.expired():
+        if deadline is not None and deadline.expired():
             return _timed_out(handler)
         return judge(handler, exc, default_backoff=default_backoff)
     except Exception as exc:
