@@ -78,6 +78,24 @@ async def test_a_reverted_change_purges_the_stale_progress(body: dict[str, Any])
     assert progress_keys(body) == []
 
 
+async def test_a_reverted_change_purges_the_stale_progress_of_subhandlers(body: dict[str, Any]) -> None:
+    registry = kopf.OperatorRegistry()
+
+    def sub_fn(**_: Any) -> None:
+        raise kopf.TemporaryError('not yet', delay=60)
+
+    @kopf.on.update('kopf.dev', 'v1', 'kopfexamples', id='update_fn', registry=registry)
+    async def update_fn(**_: Any) -> None:
+        await kopf.execute(fns={'sub': sub_fn})
+
+    rctx = make_rctx(registry)
+    body, _ = await cycle(rctx, body, 'ADDED')
+    body, _ = await cycle(rctx, with_spec(body, {'x': 'A'}))
+    assert progress_keys(body) == ['kopf.zalando.org/update_fn', 'kopf.zalando.org/update_fn.sub']
+    body, _ = await cycle(rctx, with_spec(body, {'x': 0}))
+    assert progress_keys(body) == []
+
+
 def create_registry(**options: Any) -> kopf.OperatorRegistry:
     registry = kopf.OperatorRegistry()
 
