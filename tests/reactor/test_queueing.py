@@ -138,3 +138,32 @@ async def test_new_events_wait_out_the_error_throttling(
         dispatcher.dispatch(event(3))
     assert [rv for _, rv in attempts] == ['1', '3']  # the newest body, once, after the delay
     assert attempts[1][0] - start >= 10
+
+
+@pytest.mark.parametrize('during, expected', [(None, ['1']), (4, ['1']), (9, ['1', '9'])])
+async def test_a_settled_answer_is_not_rechecked(
+        rctx: contexts.ResourceContext, monkeypatch: pytest.MonkeyPatch,
+        during: int | None, expected: list[str]) -> None:
+    seen: list[str] = []
+    dispatcher: queueing.Dispatcher
+
+    async def process(cycle: contexts.Cycle, raw: Any, *, fresh: bool = True) -> None:
+        seen.append(raw['object']['metadata']['resourceVersion'])
+        if during is not None and len(seen) == 1:
+            dispatcher.dispatch(event(during))  # older or newer than our patch's answer (rv 5)
+        await asyncio.sleep(0.01)
+
+    async def apply(cycle: contexts.Cycle) -> bool:
+        if len(seen) == 1:
+            cycle.applied = event(5)['object']
+        return cycle.applied is not None
+
+    monkeypatch.setattr(processing, 'process', process)
+    monkeypatch.setattr(processing, 'needs_recheck', lambda cycle, answer: False)
+    monkeypatch.setattr(applying, 'apply', apply)
+    async with asyncio.TaskGroup() as tg:
+        dispatcher = queueing.Dispatcher(rctx, tg)
+        dispatcher.dispatch(event(1))
+        await asyncio.sleep(0.1)
+        dispatcher.dispatch(event(5))  # the echo of our own patch: skipped
+    assert seen == expected
