@@ -44,6 +44,47 @@ def opaque_keys(schema: Mapping[str, Any]) -> frozenset[str]:
     return keys
 
 
+SCALAR_META = frozenset(schemas.OBJECT_META_FIELDS - {'labels', 'annotations', 'finalizers', 'ownerReferences',
+                                                      'managedFields'})
+OWNER_REFERENCE_KEYS = frozenset(schemas.OBJECT_META_SCHEMA['properties']['ownerReferences']['items']['properties'])
+
+
+def normalise_metadata(obj: dict[str, Any]) -> list[tuple[str, ...]]:
+    """`schemas.normalise_metadata`, with a shortcut for the usual metadata that has nothing to drop."""
+    meta = obj.get('metadata')
+    if isinstance(meta, dict) and _plain_metadata(meta):
+        return []
+    return schemas.normalise_metadata(obj)
+
+
+def _plain_metadata(meta: dict[str, Any]) -> bool:
+    """Only ObjectMeta's keys, scalars where it has scalars, flat maps and lists where it has them.
+
+    Pruning by ObjectMeta's schema drops nothing from such metadata (it only looks inside maps and
+    lists); anything else (unknown keys, nested values, managedFields) takes the full walk.
+    """
+    for key, value in meta.items():
+        if key in SCALAR_META:
+            if isinstance(value, dict | list):
+                return False
+        elif key == 'labels' or key == 'annotations':
+            if not isinstance(value, dict) or any(isinstance(item, dict | list) for item in value.values()):
+                return False
+        elif key == 'finalizers':
+            if not isinstance(value, list) or any(isinstance(item, dict | list) for item in value):
+                return False
+        elif key == 'ownerReferences':
+            if not isinstance(value, list):
+                return False
+            for ref in value:
+                if not isinstance(ref, dict) or not ref.keys() <= OWNER_REFERENCE_KEYS or any(
+                        isinstance(item, dict | list) for item in ref.values()):
+                    return False
+        else:
+            return False
+    return True
+
+
 def conform(obj: dict[str, Any], resource: Resource, field_validation: str) -> list[str]:
     """Default, prune and validate an object about to be stored; returns Warning texts.
 
@@ -53,7 +94,7 @@ def conform(obj: dict[str, Any], resource: Resource, field_validation: str) -> l
     """
     schema = schema_of(resource)
     if schema is None:
-        schemas.normalise_metadata(obj)
+        normalise_metadata(obj)
         return []
     if not resource.custom:
         decoding.check(obj, schema, resource)   # Go structs: a wrong JSON type is a 400
@@ -80,7 +121,7 @@ def _conform_trivially(obj: dict[str, Any], schema: Mapping[str, Any], resource:
     """The same outcome as the full walk for trivial roots: only unknown top-level fields go."""
     properties = schema.get('properties') or {}
     unknown: list[tuple[str, ...]] = [(key,) for key in obj if key not in properties and key not in TOP]
-    unknown += schemas.normalise_metadata(obj)
+    unknown += normalise_metadata(obj)
     if unknown and field_validation == 'Strict':
         message = (f'{resource.kind} in version "{resource.version}" cannot be handled as a {resource.kind}: '
                    f'{validation.strict_decoding_message(unknown)}')
@@ -93,7 +134,7 @@ def _conform_trivially(obj: dict[str, Any], schema: Mapping[str, Any], resource:
 
 def _conform(obj: dict[str, Any], schema: Mapping[str, Any], resource: Resource, field_validation: str) -> list[str]:
     validation.apply_defaults(obj, schema)
-    unknown = schemas.prune(obj, schema) + schemas.normalise_metadata(obj)   # a candidate: safe in place
+    unknown = schemas.prune(obj, schema) + normalise_metadata(obj)   # a candidate: safe in place
     if unknown and field_validation == 'Strict':
         message = (f'{resource.kind} in version "{resource.version}" cannot be handled as a {resource.kind}: '
                    f'{validation.strict_decoding_message(unknown)}')

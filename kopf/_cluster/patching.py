@@ -1,7 +1,7 @@
 """PATCH media types: JSON merge-patch (RFC 7386), JSON-patch (RFC 6902), strategic merge (`strategic.py`).
 
 All functions return a new document and never mutate their inputs (stored objects are shared
-with the watch history).
+with the watch history). Only `json_patch`'s result shares nothing with its target (a deep copy).
 """
 from collections.abc import Mapping
 from typing import Any
@@ -36,7 +36,7 @@ def json_patch(target: Any, ops: Any) -> Any:
     if len(ops) > 10000:
         raise errors.ApiError(413, 'RequestEntityTooLarge', 'The request is too large: too many operations', {})
     try:
-        return jsonpatch.JsonPatch(ops).apply(encoding.clone(target))
+        return jsonpatch.JsonPatch(ops).apply(encoding.clone(target), in_place=True)   # a copy already
     except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException, KeyError, IndexError, TypeError):
         raise errors.json_patch_failed() from None
 

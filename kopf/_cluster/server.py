@@ -41,6 +41,7 @@ logger = logging.getLogger(__name__)
 
 
 DEFAULT_DEADLINE = 60.0
+CLIENT_MAX_SIZE = 64 * 1024 * 1024   # bytes of a request body (aiohttp's default is 1 MiB)
 _DURATION = re.compile(r'(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)')
 _UNITS = {'ns': 1e-9, 'us': 1e-6, 'µs': 1e-6, 'ms': 1e-3, 's': 1.0, 'm': 60.0, 'h': 3600.0}
 
@@ -63,6 +64,16 @@ async def _sleep_until(event: asyncio.Event, seconds: float) -> None:
             await event.wait()
     except TimeoutError:
         pass
+
+
+async def _expect_continue(request: web.Request) -> None:
+    if request.version != (1, 1):
+        return
+    if request.headers.get('Expect', '').lower() != '100-continue':
+        raise web.HTTPExpectationFailed(text=f'Unknown Expect: {request.headers.get("Expect")}')
+    await request.writer.write(b'HTTP/1.1 100 Continue\r\n\r\n')
+    request.writer.output_size = 0
+    await request.writer.drain()
 
 
 def _common_name(request: web.Request) -> str | None:
@@ -102,7 +113,7 @@ class Emulator:
         self.state.store.listeners.append(self.hub)
         self.streams = Streams(self.state, self.hub, max_timeout=watch_timeout)
         self.faults = faults.Faults()
-        self._runner: web.AppRunner | None = None
+        self._runner: web.ServerRunner | None = None
         self._controller: asyncio.Task[None] | None = None
         self._wake = asyncio.Event()
         self._stopping = False
@@ -129,10 +140,15 @@ class Emulator:
         host = f'[{self.host}]' if ':' in self.host else self.host
         return f'{host}:{self.port}'
 
-    def make_app(self) -> web.Application:
-        app = web.Application(client_max_size=64 * 1024 * 1024)
-        app.router.add_route('*', '/{tail:.*}', self._dispatch)
-        return app
+    def make_server(self) -> web.Server:
+        """aiohttp's low-level server straight into `_dispatch`: every path is ours, so no router, no app."""
+        loop = asyncio.get_running_loop()
+
+        def make_request(message: Any, payload: Any, protocol: Any, writer: Any, task: Any) -> web.Request:
+            return web.Request(message, payload, protocol, writer, task, loop, client_max_size=CLIENT_MAX_SIZE)
+
+        return web.Server(self._dispatch, request_factory=make_request,  # type: ignore[arg-type]
+                          handler_cancellation=True, access_log=None)
 
     async def start(self) -> None:
         """Bind and serve; raises OSError if the port is taken (or the state file is unreadable)."""
@@ -140,8 +156,7 @@ class Emulator:
         if self.state_file is not None and self.state_file.exists():
             self.state.restore(encoding.loads(self.state_file.read_bytes()))
         self._wake = asyncio.Event()
-        self._runner = web.AppRunner(self.make_app(), access_log=None, handle_signals=False,
-                                     handler_cancellation=True, shutdown_timeout=1.0)
+        self._runner = web.ServerRunner(self.make_server(), handle_signals=False, shutdown_timeout=1.0)
         await self._runner.setup()
         sock = socket.socket(socket.AF_INET6 if ':' in self.host else socket.AF_INET, socket.SOCK_STREAM)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -198,6 +213,8 @@ class Emulator:
     # -- request dispatch ------------------------------------------------------------------------
 
     async def _dispatch(self, request: web.Request) -> web.StreamResponse:
+        if request.headers.get('Expect'):   # what aiohttp's router did for us: `100 Continue` (curl sends it)
+            await _expect_continue(request)
         if self.print_request is None:
             return await self._handle(request)
         started, status = time.monotonic(), '-'

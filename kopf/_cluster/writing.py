@@ -113,7 +113,9 @@ def patch(state: State, target: Target, content_type: str, body: Any, options: O
     if current is None:
         raise errors.not_found(resource.qualified, resource.group, resource.plural, target.name or '')
     candidate = patching.apply_patch(content_type, current, body, conforming.schema_of(resource))
-    return update(state, target, current, encoding.clone(candidate), options)
+    if content_type != patching.JSON:   # merges share unchanged subtrees with the stored object
+        candidate = encoding.clone(candidate)
+    return update(state, target, current, candidate, options)
 
 
 def scale(state: State, target: Target, content_type: str | None, body: Any, options: Options) -> Outcome:

@@ -223,3 +223,38 @@ def test_fail_watches_sends_an_error_event(cluster: LocalCluster) -> None:
     conn.close()
     assert [e['type'] for e in events] == ['ERROR']
     assert events[0]['object']['code'] == 500 and events[0]['object']['reason'] == 'InternalError'
+
+
+def _raw(url: str, head: bytes, body: bytes = b'') -> tuple[bytes, bytes]:
+    """Send a request head, read what comes before the body is sent (if any), then send the body."""
+    import socket
+    parsed = urllib.parse.urlparse(url)
+    with socket.create_connection((parsed.hostname or '127.0.0.1', parsed.port or 80), timeout=10) as sock:
+        sock.sendall(head)
+        early = sock.recv(65536)
+        sock.sendall(body)
+        rest = b''
+        while b'\r\n\r\n' not in rest:
+            rest += sock.recv(65536)
+        return early, rest
+
+
+def test_expect_100_continue_is_answered_before_the_body(cluster: LocalCluster) -> None:
+    body = json.dumps({**CM, 'metadata': {'name': 'expecting'}}).encode()
+    head = (f'POST /api/v1/namespaces/default/configmaps HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n'
+            f'Content-Length: {len(body)}\r\nExpect: 100-continue\r\n\r\n').encode()
+    early, rest = _raw(cluster.url, head, body)
+    assert early.startswith(b'HTTP/1.1 100 Continue\r\n\r\n')
+    answer = early[len(b'HTTP/1.1 100 Continue\r\n\r\n'):] + rest
+    assert answer.startswith(b'HTTP/1.1 201 ')
+
+
+def test_unknown_expectation_is_refused(cluster: LocalCluster) -> None:
+    status, _, _ = _get(f'{cluster.url}/api/v1/namespaces/default/configmaps', {'Expect': 'something'})
+    assert status == 417
+
+
+def test_request_bodies_over_a_mebibyte_are_accepted(cluster: LocalCluster) -> None:
+    status, body = _call(f'{cluster.url}/api/v1/namespaces/default/configmaps', 'POST',
+                         {**CM, 'metadata': {'name': 'big'}, 'data': {'x': 'a' * 1_500_000}})
+    assert status == 201, body
