@@ -59,7 +59,7 @@ class OperatorRegistry:
         if not isinstance(handler, BaseHandler):
             raise TypeError(f'Only handlers can be registered, got {handler!r}.')
         self._handlers.append(handler)
-        self._cache.clear()
+        self._cache = {}  # a new dict: an answer computed meanwhile (e.g. in another thread) goes to the old one
         return handler
 
     # Listing, by kind.
@@ -69,9 +69,10 @@ class OperatorRegistry:
 
     def _of(self, cls: type[_H]) -> tuple[_H, ...]:
         key = ('of', cls)
-        cached: tuple[_H, ...] | None = self._cache.get(key)
+        cache = self._cache
+        cached: tuple[_H, ...] | None = cache.get(key)
         if cached is None:
-            cached = self._cache[key] = tuple(handler for handler in self._handlers if isinstance(handler, cls))
+            cached = cache[key] = tuple(handler for handler in self._handlers if isinstance(handler, cls))
         return cached
 
     def _selected(self, cls: type[_H], resource: Resource) -> tuple[tuple[_H, ...], bool]:
@@ -79,12 +80,13 @@ class OperatorRegistry:
         # By identity (the resource is kept in the value, so its id is not reused): selectors also
         # look at fields that the resource's equality ignores (kind, singular, preferred, ...).
         key = ('selected', cls, id(resource))
-        cached: tuple[Resource, tuple[_H, ...], bool] | None = self._cache.get(key)
+        cache = self._cache
+        cached: tuple[Resource, tuple[_H, ...], bool] | None = cache.get(key)
         if cached is None or cached[0] is not resource:
             selected = tuple(h for h in self._of(cls) if isinstance(h, ResourceHandler) and
                              (h.selector is None or h.selector.check(resource)))
             unfiltered = all(isinstance(h, ResourceHandler) and not _has_filters(h) for h in selected)
-            cached = self._cache[key] = (resource, selected, unfiltered)
+            cached = cache[key] = (resource, selected, unfiltered)
         return cached[1], cached[2]
 
     @property
@@ -127,12 +129,13 @@ class OperatorRegistry:
     def get_extra_fields(self, resource: Resource) -> frozenset[fields.FieldPath]:
         """The `field=` paths of changing/watching/spawning handlers: kept in the diff-base essence."""
         key = ('extra', id(resource))
-        cached: tuple[Resource, frozenset[fields.FieldPath]] | None = self._cache.get(key)
+        cache = self._cache
+        cached: tuple[Resource, frozenset[fields.FieldPath]] | None = cache.get(key)
         if cached is None or cached[0] is not resource:
             kinds = (ChangingHandler, WatchingHandler, SpawningHandler)
             extra = frozenset(h.field for kind in kinds for h in self._selected(kind, resource)[0]
                               if isinstance(h, ResourceHandler) and h.field)
-            cached = self._cache[key] = (resource, extra)
+            cached = cache[key] = (resource, extra)
         return cached[1]
 
     def get_changing_ids(self, resource: Resource) -> list[str]:
@@ -161,13 +164,14 @@ class OperatorRegistry:
 
     def iter_changing_handlers(self, cause: ChangingCause) -> Iterator[ChangingHandler]:
         """The change handlers due for this cause (resume handlers mixed in where they apply)."""
+        cache = self._cache  # before anything is computed from the handlers
         selected, unfiltered = self._selected(ChangingHandler, cause.resource)
         if unfiltered:  # no filters, no fields: only the reason and `initial` decide
             key = ('changing', id(cause.resource), cause.reason, bool(cause.initial))
-            cached: tuple[Resource, tuple[ChangingHandler, ...]] | None = self._cache.get(key)
+            cached: tuple[Resource, tuple[ChangingHandler, ...]] | None = cache.get(key)
             if cached is None or cached[0] is not cause.resource:
                 found = tuple(_dedup(h for h in selected if _match_reason(h, cause)))
-                cached = self._cache[key] = (cause.resource, found)
+                cached = cache[key] = (cause.resource, found)
             yield from cached[1]
             return
         kwargs = _LazyKwargs(cause)

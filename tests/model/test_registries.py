@@ -285,3 +285,33 @@ def test_mutating_webhooks_and_deletions(operations: Any, operation: str, expect
     kopf.on.mutate('kex', registry=registry, operations=operations)(fn)
     cause = resource_cause(kwargs.WebhookCause, operation=operation)
     assert len(list(registry.iter_webhook_handlers(cause))) == int(expected)
+
+
+def test_answers_follow_registrations_at_runtime() -> None:
+    registry = kopf.OperatorRegistry()
+    kopf.on.create('kopf.dev', 'v1', 'kopfexamples', registry=registry)(fn)
+    cause = changing(Reason.CREATE)
+    assert [h.fn for h in registry.iter_changing_handlers(cause)] == [fn]
+    assert not registry.requires_finalizer(cause)
+    assert registry.get_extra_fields(KEX) == frozenset()
+    assert registry.is_unfiltered(KEX)
+    kopf.on.create('kopf.dev', 'v1', 'kopfexamples', registry=registry, field='spec.x')(other)
+    kopf.on.delete('kopf.dev', 'v1', 'kopfexamples', registry=registry)(other)
+    assert [h.fn for h in registry.iter_changing_handlers(cause)] == [fn, other]
+    assert registry.requires_finalizer(cause)
+    assert registry.get_extra_fields(KEX) == frozenset({('spec', 'x')})
+    assert not registry.is_unfiltered(KEX)
+    assert registry.get_changing_ids(KEX) == [h.id for h in registry.changing]
+
+
+def test_answers_by_resource_identity() -> None:
+    """Resources equal by (group, version, plural) but different in what selectors look at."""
+    registry = kopf.OperatorRegistry()
+    kopf.on.create('kex', registry=registry)(fn)
+    shortcut = Resource('kopf.dev', 'v1', 'kopfexamples', shortcuts={'kex'})
+    plain = Resource('kopf.dev', 'v1', 'kopfexamples')
+    assert shortcut == plain
+    assert registry.has_handlers(shortcut)
+    assert not registry.has_handlers(plain)
+    assert [h.fn for h in registry.iter_changing_handlers(changing(Reason.CREATE, resource=shortcut))] == [fn]
+    assert list(registry.iter_changing_handlers(changing(Reason.CREATE, resource=plain))) == []
