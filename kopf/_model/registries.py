@@ -43,6 +43,7 @@ from kopf._model.resources import Resource
 from kopf._model.selectors import Selector
 
 _H = TypeVar('_H', bound=BaseHandler)
+_V = TypeVar('_V')
 
 
 class OperatorRegistry:
@@ -86,7 +87,7 @@ class OperatorRegistry:
             selected = tuple(h for h in self._of(cls) if isinstance(h, ResourceHandler) and
                              (h.selector is None or h.selector.check(resource)))
             unfiltered = all(isinstance(h, ResourceHandler) and not _has_filters(h) for h in selected)
-            cached = cache[key] = (resource, selected, unfiltered)
+            cached = cache[key] = _bounded(cache, (resource, selected, unfiltered))
         return cached[1], cached[2]
 
     @property
@@ -135,7 +136,7 @@ class OperatorRegistry:
             kinds = (ChangingHandler, WatchingHandler, SpawningHandler)
             extra = frozenset(h.field for kind in kinds for h in self._selected(kind, resource)[0]
                               if isinstance(h, ResourceHandler) and h.field)
-            cached = cache[key] = (resource, extra)
+            cached = cache[key] = _bounded(cache, (resource, extra))
         return cached[1]
 
     def get_changing_ids(self, resource: Resource) -> list[str]:
@@ -171,7 +172,7 @@ class OperatorRegistry:
             cached: tuple[Resource, tuple[ChangingHandler, ...]] | None = cache.get(key)
             if cached is None or cached[0] is not cause.resource:
                 found = tuple(_dedup(h for h in selected if _match_reason(h, cause)))
-                cached = cache[key] = (cause.resource, found)
+                cached = cache[key] = _bounded(cache, (cause.resource, found))
             yield from cached[1]
             return
         kwargs = _LazyKwargs(cause)
@@ -244,6 +245,16 @@ class OperatorRegistry:
             if _match_filters(handler, cause, kwargs or {}):
                 matched.append(handler)
         yield from (_dedup(matched) if dedup else matched)
+
+
+_CACHE_LIMIT = 1024  # answers by resource: a few resources per operator, but callers may pass new ones
+
+
+def _bounded(cache: dict[Any, Any], value: _V) -> _V:
+    """The value to cache; the cache is emptied first if it has grown too big (e.g. many resource objects)."""
+    if len(cache) >= _CACHE_LIMIT:
+        cache.clear()
+    return value
 
 
 class _LazyKwargs(Mapping[str, Any]):
