@@ -90,6 +90,8 @@ def strict_decoding_message(paths: Iterable[FieldPath]) -> str:
 
 def unknown_field_warnings(paths: Iterable[FieldPath]) -> list[str]:
     """Warning texts (one per pruned path, sorted) for `fieldValidation=Warn` or absent: `unknown field "x"`."""
+    if not paths:   # the usual case: nothing was pruned
+        return []
     return [f'unknown field "{text}"' for text in sorted(format_path(path) for path in paths)]
 
 
