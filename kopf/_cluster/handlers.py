@@ -72,8 +72,18 @@ def decode(raw: bytes, content_type: str) -> Any:
         raise errors.bad_request(f'error decoding request body: {exc}') from None
 
 
+_PLAIN_OPTIONS: dict[str, writing.Options] = {}   # by User-Agent: the options of writes without a query
+
+
 def options(params: Mapping[str, str], body: Any = None, agent: str = '') -> writing.Options:
     """Write options from the query (and a DeleteOptions body); `agent` (User-Agent) names unnamed managers."""
+    if not params and body is None:   # the hot path: the same (frozen) options for every such write
+        plain = _PLAIN_OPTIONS.get(agent)
+        if plain is None:
+            if len(_PLAIN_OPTIONS) > 100:
+                _PLAIN_OPTIONS.clear()
+            plain = _PLAIN_OPTIONS[agent] = writing.Options(manager=agent.split('/')[0])
+        return plain
     body = body if isinstance(body, Mapping) else {}
     validation = params.get('fieldValidation') or 'Warn'
     if validation not in ('Strict', 'Warn', 'Ignore'):
