@@ -1,5 +1,6 @@
 """`kopf cluster`: serve the emulator until SIGINT/SIGTERM, with a kubeconfig and pre-applied manifests."""
 import asyncio
+import gc
 import pathlib
 import signal
 import sys
@@ -36,6 +37,7 @@ async def serve(host: str, port: int, config_path: str, apply: Sequence[str], st
             written = emulator.write_kubeconfig(config_path)
         except OSError as exc:
             raise StartupError(f'cannot write the kubeconfig {config_path}: {exc.strerror or exc}') from None
+        gc.freeze()   # what exists after startup (modules, built-in schemas) lives as long as the process
         print(f'Kubernetes API emulator serving at {emulator.url}', flush=True)
         print(f'kubeconfig: {written}  (kubectl --kubeconfig {written} get ns)', flush=True)
         await _until_signalled()
