@@ -24,6 +24,8 @@ import dataclasses
 import functools
 import inspect
 import logging
+import threading
+import weakref
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -84,7 +86,8 @@ async def invoke(
                 held.reacquire()
     context = contextvars.copy_context()
     loop = asyncio.get_running_loop()
-    future = loop.run_in_executor(executor, functools.partial(context.run, fn, **kwargs))
+    job = functools.partial(context.run, fn, **kwargs)
+    future = loop.run_in_executor(None, job) if executor is None else _submit(loop, executor, job)
     try:
         return await asyncio.shield(future)
     except asyncio.CancelledError:
@@ -93,6 +96,63 @@ async def invoke(
         if future.done() and not future.cancelled():
             future.exception()  # retrieved, so that it is not reported as never retrieved
         raise
+
+
+class _Deliveries:
+    """The results of executor jobs, handed to their loop in batches: one wake-up for all done meanwhile.
+
+    `loop.run_in_executor()` wakes the loop once per job (and chains two futures); with many sync
+    handlers finishing at once, the wake-ups and the thread switches they cause are most of their cost.
+    """
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.items: list[tuple[asyncio.Future[Any], concurrent.futures.Future[Any]]] = []
+        self.scheduled = False
+
+    def completed(self, future: 'asyncio.Future[Any]', done: 'concurrent.futures.Future[Any]') -> None:
+        """In the executor's thread (or any): queue the result; wake the loop unless it is woken already."""
+        with self.lock:
+            self.items.append((future, done))
+            if self.scheduled:
+                return
+            self.scheduled = True
+        with contextlib.suppress(RuntimeError):  # a closed loop: nobody awaits the result any more
+            future.get_loop().call_soon_threadsafe(self.deliver)
+
+    def deliver(self) -> None:
+        """In the loop: set the results of all the jobs done so far."""
+        with self.lock:
+            items, self.items, self.scheduled = self.items, [], False
+        for future, done in items:
+            if future.done():  # e.g. cancelled
+                continue
+            if done.cancelled():
+                future.cancel()
+                continue
+            exc = done.exception()
+            if exc is None:
+                future.set_result(done.result())
+            else:
+                try:
+                    future.set_exception(exc)
+                except TypeError:  # StopIteration cannot be set on a future: as in a coroutine (PEP 479)
+                    future.set_exception(RuntimeError(f'A sync handler raised {exc!r}'))
+
+
+_deliveries: 'weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Deliveries]' = weakref.WeakKeyDictionary()
+
+
+def _submit(loop: asyncio.AbstractEventLoop, executor: concurrent.futures.Executor,
+            job: Callable[[], Any]) -> 'asyncio.Future[Any]':
+    """`loop.run_in_executor(executor, job)`, with the result handed over in batches (see `_Deliveries`)."""
+    deliveries = _deliveries.get(loop)
+    if deliveries is None:
+        deliveries = _deliveries[loop] = _Deliveries()
+    future = loop.create_future()
+    done = executor.submit(job)
+    done.add_done_callback(functools.partial(deliveries.completed, future))
+    return future
 
 
 async def invoke_handler(

@@ -397,3 +397,50 @@ async def test_invoke_passes_kwargs(flavour: str) -> None:
     async def async_fn(a: int, b: int) -> int:
         return a + b
     assert await invoking.invoke(sync_fn if flavour == 'sync' else async_fn, kwargs={'a': 1, 'b': 2}) == 3
+
+
+async def test_sync_handlers_in_a_given_executor_each_get_their_results() -> None:
+    def fn(x: int, **_: Any) -> int:
+        if x % 7 == 0:
+            raise kopf.PermanentError(f'no {x}')
+        return x * 2
+
+    handler = make(fn)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=3) as executor:
+        outcomes = await asyncio.gather(*(invoking.invoke_handler(handler, kwargs={'x': x}, executor=executor)
+                                          for x in range(100)))
+    for x, outcome in enumerate(outcomes):
+        if x % 7 == 0:
+            assert outcome.kind is OutcomeKind.FAILURE and str(outcome.exception) == f'no {x}'
+        else:
+            assert outcome == Outcome(kind=OutcomeKind.SUCCESS, result=x * 2)
+
+
+async def test_cancellation_of_sync_handlers_in_a_given_executor_waits_for_the_thread() -> None:
+    entered, release, finished = threading.Event(), threading.Event(), threading.Event()
+
+    def fn(**_: Any) -> None:
+        entered.set()
+        release.wait(5)
+        finished.set()
+
+    with concurrent.futures.ThreadPoolExecutor() as executor:
+        task = asyncio.create_task(invoking.invoke_handler(make(fn), kwargs={}, executor=executor))
+        assert await asyncio.to_thread(entered.wait, 5)
+        task.cancel()
+        await asyncio.sleep(0)
+        assert not task.done()  # still waiting for the thread
+        release.set()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert finished.is_set()
+
+
+async def test_stop_iteration_of_a_sync_handler_is_an_error_not_a_hang() -> None:
+    def fn(**_: Any) -> None:
+        raise StopIteration('oops')
+
+    with concurrent.futures.ThreadPoolExecutor() as executor:
+        outcome = await asyncio.wait_for(invoking.invoke_handler(make(fn), kwargs={}, executor=executor), 5)
+    assert outcome.kind is OutcomeKind.RETRY
+    assert isinstance(outcome.exception, RuntimeError)
