@@ -26,6 +26,13 @@ def _ref(body: Mapping[str, Any]) -> str:
     return f'{namespace}/{name}' if namespace else f'{name}'
 
 
+def identity(body: Mapping[str, Any]) -> dict[str, Any]:
+    """The part of a body that loggers use (the reference to the object): kept by a long-lived logger."""
+    meta = body.get('metadata') or {}
+    return {'apiVersion': body.get('apiVersion'), 'kind': body.get('kind'),
+            'metadata': {key: meta[key] for key in ('name', 'namespace', 'uid') if key in meta}}
+
+
 class LocalObjectLogger(logging.LoggerAdapter[logging.Logger]):
     """A logger about one object: every message is prefixed with `[namespace/name]`."""
 

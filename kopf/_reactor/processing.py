@@ -23,8 +23,8 @@ from kopf._storage import progress as progress_storages
 def make_cycle(rctx: contexts.ResourceContext, memory: contexts.ObjectMemory, event: RawEvent) -> contexts.Cycle:
     body = event['object']
     logger = memory.logger
-    if logger is None:  # once per object: the prefix and the object's reference are built here
-        logger = memory.logger = loggers.ObjectLogger(body=body, settings=rctx.settings)
+    if logger is None:  # once per object (its reference only, not the whole body, is kept for its life)
+        logger = memory.logger = loggers.ObjectLogger(body=loggers.identity(body), settings=rctx.settings)
     return contexts.Cycle(resource=rctx, memory=memory, event_type=event.get('type'), body=body,
                           patch=patches.Patch(body=body), logger=logger)
 
@@ -51,7 +51,8 @@ async def handle_event(cycle: contexts.Cycle, event: RawEvent) -> None:
         return  # no cause, logger and views to build for nobody
     logger = cycle.memory.local_logger
     if logger is None:
-        logger = cycle.memory.local_logger = loggers.LocalObjectLogger(body=cycle.body, settings=rctx.settings)
+        logger = loggers.LocalObjectLogger(body=loggers.identity(cycle.body), settings=rctx.settings)
+        cycle.memory.local_logger = logger
     cause = WatchingCause(logger=logger, memo=cycle.memory.memo, indices=rctx.operator.indices,
                           resource=rctx.resource, body=Body(cycle.body), patch=cycle.patch,
                           type=cycle.event_type, event=event)

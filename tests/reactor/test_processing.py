@@ -179,3 +179,13 @@ async def test_recheck_while_handlers_are_pending(body: dict[str, Any]) -> None:
     answer, cyc = await cycle(rctx, body, 'ADDED')
     assert cyc.wakeup is not None and cyc.settled is None
     assert processing.needs_recheck(cyc, answer)
+
+
+async def test_the_object_logger_is_made_once_and_keeps_no_body(body: dict[str, Any]) -> None:
+    rctx = make_rctx(create_registry())
+    body, first = await cycle(rctx, body, 'ADDED')
+    _, second = await cycle(rctx, body)
+    assert first.logger is second.logger
+    assert first.logger.body == {'apiVersion': 'kopf.dev/v1', 'kind': 'KopfExample',
+                                 'metadata': {'name': 'n', 'namespace': 'ns', 'uid': 'u1'}}
+    assert first.logger.prefix == '[ns/n]'
