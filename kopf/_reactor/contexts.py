@@ -39,9 +39,6 @@ class ObjectMemory:
     expected_rv: str | None = None     # the resourceVersion of our own last patch, until it comes back
     applied_rv: str | None = None      # our last patch's answer was taken as the newest body: older events are stale
     deletion_handled: bool = False     # optional delete handlers ran (once, best-effort)
-    # The object's loggers, made at the first cycle (they refer to it by its name, uid, kind: never changed).
-    logger: loggers.ObjectLogger | None = dataclasses.field(default=None, repr=False, compare=False)
-    local_logger: loggers.LocalObjectLogger | None = dataclasses.field(default=None, repr=False, compare=False)
 
 
 @dataclasses.dataclass

@@ -20,11 +20,12 @@ from kopf._storage import diffbase
 from kopf._storage import progress as progress_storages
 
 
-def make_cycle(rctx: contexts.ResourceContext, memory: contexts.ObjectMemory, event: RawEvent) -> contexts.Cycle:
+def make_cycle(rctx: contexts.ResourceContext, memory: contexts.ObjectMemory, event: RawEvent,
+               logger: loggers.ObjectLogger | None = None) -> contexts.Cycle:
+    """A cycle of the event; with the object's logger from its previous cycle if the caller keeps one."""
     body = event['object']
-    logger = memory.logger
-    if logger is None:  # once per object (its reference only, not the whole body, is kept for its life)
-        logger = memory.logger = loggers.ObjectLogger(body=loggers.identity(body), settings=rctx.settings)
+    if logger is None:  # it refers to the object only (not to this body), so the caller may keep it
+        logger = loggers.ObjectLogger(body=loggers.identity(body), settings=rctx.settings)
     return contexts.Cycle(resource=rctx, memory=memory, event_type=event.get('type'), body=body,
                           patch=patches.Patch(body=body), logger=logger)
 
@@ -49,10 +50,7 @@ async def handle_event(cycle: contexts.Cycle, event: RawEvent) -> None:
     rctx = cycle.resource
     if not rctx.registry.has_handlers(rctx.resource, handlers.WatchingHandler):
         return  # no cause, logger and views to build for nobody
-    logger = cycle.memory.local_logger
-    if logger is None:
-        logger = loggers.LocalObjectLogger(body=loggers.identity(cycle.body), settings=rctx.settings)
-        cycle.memory.local_logger = logger
+    logger = loggers.LocalObjectLogger(body=cycle.body, settings=rctx.settings)
     cause = WatchingCause(logger=logger, memo=cycle.memory.memo, indices=rctx.operator.indices,
                           resource=rctx.resource, body=Body(cycle.body), patch=cycle.patch,
                           type=cycle.event_type, event=event)

@@ -34,7 +34,7 @@ from typing import Any
 
 from kopf._model import handlers
 from kopf._model.bodies import RawEvent
-from kopf._reactor import applying, contexts, invoking, processing
+from kopf._reactor import applying, contexts, invoking, loggers, processing
 
 logger = logging.getLogger('kopf.reactor.queueing')
 
@@ -58,8 +58,8 @@ def is_consistent(rv: str | None, expected: str | None) -> bool:
 class Work:
     """What the queue knows of one object with something to do (dropped when it has nothing)."""
 
-    __slots__ = ('deadline', 'errors', 'last', 'pending', 'queued', 'running', 'throttled_until', 'timer',
-                 'timer_at', 'uid', 'wakeup_at')
+    __slots__ = ('deadline', 'errors', 'last', 'logger', 'pending', 'queued', 'running', 'throttled_until',
+                 'timer', 'timer_at', 'uid', 'wakeup_at')
 
     def __init__(self, uid: str) -> None:
         self.uid = uid
@@ -73,6 +73,7 @@ class Work:
         self.running = False
         self.timer: asyncio.TimerHandle | None = None
         self.timer_at: float | None = None
+        self.logger: loggers.ObjectLogger | None = None  # for the object's cycles while it has work (not idle)
 
 
 class _Slot(invoking.Slot):
@@ -258,7 +259,8 @@ class Dispatcher:
         """One cycle; True if the server's answer is queued as the object's next event (to be done first:
         work begun is finished before new work is begun, e.g. the handlers after adding the finalizer)."""
         memory = self.rctx.remember(work.uid, initial=event.get('type') is None)
-        cycle = processing.make_cycle(self.rctx, memory, event)
+        cycle = processing.make_cycle(self.rctx, memory, event, logger=work.logger)
+        work.logger = cycle.logger
         try:
             await processing.process(cycle, event, fresh=fresh)
             if cycle.event_type != 'DELETED':
