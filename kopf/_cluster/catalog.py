@@ -1,5 +1,6 @@
 """The catalog of served resources: the built-in table plus whatever the stored CRDs declare."""
 from collections.abc import Iterable
+from typing import Any
 
 from kopf._cluster import resources
 from kopf._cluster.resources import Resource
@@ -25,6 +26,7 @@ class Catalog:
         self._builtins = {(r.group, r.version, r.plural): r for r in builtins}
         self._custom: dict[str, list[Resource]] = {}  # CRD name -> its served resources
         self._index: dict[GVR, Resource] = dict(self._builtins)
+        self.routes: dict[str, Any] = {}   # request path -> what it addresses (`handlers`); valid until a rebuild
 
     def lookup(self, group: str, version: str, plural: str) -> Resource | None:
         return self._index.get((group, version, plural))
@@ -42,6 +44,7 @@ class Catalog:
         for served in self._custom.values():
             index.update({(r.group, r.version, r.plural): r for r in served})
         self._index = index
+        self.routes = {}
 
     def all(self) -> list[Resource]:
         return list(self._index.values())

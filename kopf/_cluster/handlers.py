@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from kopf._cluster.server import Emulator
 
 JSON_TYPE = 'application/json'
+ROUTES_KEPT = 10000   # resolved request paths remembered (per catalog state)
 TRUE = ('1', 't', 'T', 'true', 'TRUE', 'True')
 FALSE = ('0', 'f', 'F', 'false', 'FALSE', 'False')
 
@@ -112,12 +113,19 @@ def _propagation(params: Mapping[str, str], body: Mapping[str, Any]) -> str:
 
 async def api(emu: 'Emulator', request: web.Request) -> web.StreamResponse:
     """Everything under /api and /apis: discovery documents and resource requests."""
-    parts = [p for p in request.path.split('/') if p]
-    if request.method == 'GET' and _is_discovery(parts):
-        emu.faults.count('get', 'discovery')
-        return respond(200, encoding.dumps(_discovery(emu, parts)))
-    path, legacy_watch = routing.legacy_watch(parts)
-    target = routing.resolve(emu.state.catalog, path)
+    catalog = emu.state.catalog
+    routed: tuple[Target, bool] | None = catalog.routes.get(request.path)
+    if routed is None:
+        parts = [p for p in request.path.split('/') if p]
+        if request.method == 'GET' and _is_discovery(parts):
+            emu.faults.count('get', 'discovery')
+            return respond(200, encoding.dumps(_discovery(emu, parts)))
+        path, legacy = routing.legacy_watch(parts)
+        routed = routing.resolve(catalog, path), legacy   # unknown paths raise: only served ones are kept
+        if len(catalog.routes) >= ROUTES_KEPT:
+            catalog.routes.clear()
+        catalog.routes[request.path] = routed
+    target, legacy_watch = routed
     params = request.query
     watch = request.method == 'GET' and (legacy_watch or parse_bool(params.get('watch')))
     verb = routing.verb_of(request.method, target, watch)
