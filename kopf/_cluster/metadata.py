@@ -105,7 +105,21 @@ def label_causes(meta: Mapping[str, Any]) -> list[dict[str, str]]:
     return causes
 
 
+_VALID_KEYS: set[str] = set()   # label/annotation keys seen valid (the same few keys come with every write)
+
+
 def _key_causes(field: str, key: str) -> list[dict[str, str]]:
+    if key in _VALID_KEYS:
+        return []
+    causes = _check_key(field, key)
+    if not causes:
+        if len(_VALID_KEYS) >= 10000:
+            _VALID_KEYS.clear()
+        _VALID_KEYS.add(key)
+    return causes
+
+
+def _check_key(field: str, key: str) -> list[dict[str, str]]:
     prefix, _, name = key.rpartition('/')
     ok = bool(_LABEL_NAME.fullmatch(name)) and len(name) <= 63
     ok = ok and (not prefix or (len(prefix) <= 253 and bool(re.fullmatch(SUBDOMAIN_RE, prefix))))
