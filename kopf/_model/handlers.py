@@ -26,6 +26,7 @@ class WebhookType(enum.StrEnum):
 
 @dataclasses.dataclass(frozen=True, eq=False, kw_only=True)
 class BaseHandler:
+    """The options every handler has: the function, its id, and how its errors are retried."""
     title: ClassVar[str] = 'Handler'  # for logs: "Handler 'id' succeeded."
 
     fn: Callable[..., Any]
@@ -42,12 +43,14 @@ class BaseHandler:
 
 @dataclasses.dataclass(frozen=True, eq=False, kw_only=True)
 class ActivityHandler(BaseHandler):
+    """An operator-level handler: startup, cleanup, login, probe (`@kopf.on.startup`, ...)."""
     title: ClassVar[str] = 'Activity'
     activity: Activity
 
 
 @dataclasses.dataclass(frozen=True, eq=False, kw_only=True)
 class ResourceHandler(BaseHandler):
+    """A handler of a resource's objects, with the filters that decide which objects it gets."""
     selector: selectors.Selector | None  # None for sub-handlers: the parent's resource
     labels: filters.MetaFilter | None = None
     annotations: filters.MetaFilter | None = None
@@ -58,6 +61,7 @@ class ResourceHandler(BaseHandler):
 
 @dataclasses.dataclass(frozen=True, eq=False, kw_only=True)
 class ChangingHandler(ResourceHandler):
+    """A create/update/delete/resume/field handler: runs once per change, until it succeeds."""
     reason: Reason | None = None             # None: any cause (field handlers, resume handlers)
     initial: bool | None = None              # True: resume handlers (objects seen in the initial listing)
     deleted: bool | None = None              # resume handlers: also for objects being deleted
@@ -69,23 +73,27 @@ class ChangingHandler(ResourceHandler):
 
 @dataclasses.dataclass(frozen=True, eq=False, kw_only=True)
 class WatchingHandler(ResourceHandler):
+    """An `@kopf.on.event` handler: called for every watch event, errors only logged."""
     errors: ErrorsMode = ErrorsMode.IGNORED
 
 
 @dataclasses.dataclass(frozen=True, eq=False, kw_only=True)
 class IndexingHandler(ResourceHandler):
+    """An `@kopf.index` handler: its result per object is kept in an in-memory index."""
     title: ClassVar[str] = 'Indexer'
     errors: ErrorsMode = ErrorsMode.IGNORED
 
 
 @dataclasses.dataclass(frozen=True, eq=False, kw_only=True)
 class SpawningHandler(ResourceHandler):
+    """A daemon or timer: runs in the background for the object's life (holds its finalizer)."""
     initial_delay: float | Callable[..., float] | None = None
     requires_finalizer: bool = dataclasses.field(default=True, init=False)
 
 
 @dataclasses.dataclass(frozen=True, eq=False, kw_only=True)
 class DaemonHandler(SpawningHandler):
+    """An `@kopf.daemon`: one long-running task per object, cancelled when the object goes."""
     title: ClassVar[str] = 'Daemon'
     cancellation_backoff: float | None = None
     cancellation_timeout: float | None = None
@@ -94,6 +102,7 @@ class DaemonHandler(SpawningHandler):
 
 @dataclasses.dataclass(frozen=True, eq=False, kw_only=True)
 class TimerHandler(SpawningHandler):
+    """An `@kopf.timer`: called every `interval` seconds per object (if `idle`: once unchanged that long)."""
     title: ClassVar[str] = 'Timer'
     interval: float | None = None
     sharp: bool | None = None
@@ -102,6 +111,7 @@ class TimerHandler(SpawningHandler):
 
 @dataclasses.dataclass(frozen=True, eq=False, kw_only=True)
 class WebhookHandler(ResourceHandler):
+    """An `@kopf.on.validate` or `@kopf.on.mutate` handler, served by the admission webhook."""
     title: ClassVar[str] = 'Webhook'
     errors: ErrorsMode = ErrorsMode.PERMANENT
     type: WebhookType

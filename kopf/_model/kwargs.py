@@ -27,6 +27,7 @@ SSLPeer = Mapping[str, Any]
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class BaseCause:
+    """What every handler gets as kwargs: its logger, memo, and the indices."""
     logger: Logger
     memo: Any
     indices: Mapping[str, Any] = dataclasses.field(default_factory=dict)
@@ -37,6 +38,7 @@ class BaseCause:
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class ActivityCause(BaseCause):
+    """The cause of an activity handler: which activity (startup, login, ...) and the settings."""
     activity: Activity
     settings: Any
 
@@ -47,6 +49,7 @@ class ActivityCause(BaseCause):
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class ResourceCause(BaseCause):
+    """The cause of a resource handler: the object (body, its parts), its resource, its patch."""
     resource: Resource
     body: Body
     patch: Patch
@@ -63,6 +66,7 @@ class ResourceCause(BaseCause):
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class WatchingCause(ResourceCause):
+    """The cause of an `@kopf.on.event` handler: one raw watch event of an object."""
     type: str | None
     event: RawEvent
 
@@ -72,6 +76,7 @@ class WatchingCause(ResourceCause):
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class ChangingCause(ResourceCause):
+    """The cause of a change handler: the reason (create/update/...) and the diff old→new."""
     reason: Reason
     initial: bool = False            # the object was first seen in the initial listing, not yet handled
     diff: diffs.Diff = dataclasses.field(default_factory=diffs.Diff)
@@ -88,16 +93,19 @@ class ChangingCause(ResourceCause):
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class IndexingCause(ResourceCause):
+    """The cause of an indexing handler: an object as seen now (no extra kwargs)."""
     pass
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class SpawningCause(ResourceCause):
+    """The cause of a daemon or timer: the object as seen now (stopped etc. come per call)."""
     pass
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class WebhookCause(ResourceCause):
+    """The cause of an admission handler: the admission request's object, user and options."""
     dryrun: bool = False
     warnings: MutableSequence[str] = dataclasses.field(default_factory=list)
     userinfo: UserInfo = dataclasses.field(default_factory=dict)

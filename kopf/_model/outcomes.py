@@ -18,6 +18,7 @@ class OutcomeKind(enum.Enum):
 
 @dataclasses.dataclass(frozen=True)
 class Outcome:
+    """The result of one handler attempt: success, retry (with delay), failure or timeout."""
     kind: OutcomeKind
     result: Any = None                       # the handler's return value (SUCCESS only)
     exception: BaseException | None = None   # what was raised, if anything

@@ -108,6 +108,7 @@ def format_time(value: datetime.datetime | None) -> str | None:
 
 @dataclasses.dataclass(frozen=True)
 class HandlerState:
+    """One handler's persisted progress: when it started, its retries, whether it finished."""
     started: datetime.datetime | None = None
     stopped: datetime.datetime | None = None
     delayed: datetime.datetime | None = None

@@ -21,11 +21,13 @@ SelectorMapping = MutableMapping[Any, str]  # resource selector (str, tuple, EVE
 
 @dataclasses.dataclass
 class ProcessSettings:
+    """`settings.process`: how the operator's process exits."""
     ultimate_exiting_timeout: float | None = 600.0
 
 
 @dataclasses.dataclass
 class PostingSettings:
+    """`settings.posting`: posting Kubernetes events for handlers and (optionally) logs."""
     enabled: bool = True
     loggers: bool = False
     level: int = logging.INFO
@@ -40,6 +42,7 @@ class PostingSettings:
 
 @dataclasses.dataclass
 class PeeringSettings:
+    """`settings.peering`: operator peering, so only one operator handles the objects."""
     name: str = 'default'
     priority: int = 0
     lifetime: int = 60
@@ -59,6 +62,7 @@ class PeeringSettings:
 
 @dataclasses.dataclass
 class WatchingSettings:
+    """`settings.watching`: timeouts, backoffs and selectors of the watch streams."""
     server_timeout: float | None = None
     client_timeout: float | None = None
     connect_timeout: float | None = None
@@ -73,6 +77,7 @@ class WatchingSettings:
 
 @dataclasses.dataclass
 class QueueingSettings:
+    """`settings.queueing` (old: `settings.batching`): the per-object workers."""
     worker_limit: int | None = None
     idle_timeout: float = 5.0
     exit_timeout: float = 2.0
@@ -95,17 +100,20 @@ BatchingSettings = QueueingSettings  # the old name (before 1.42)
 
 @dataclasses.dataclass
 class ScanningSettings:
+    """`settings.scanning`: whether resources and namespaces are rediscovered at runtime."""
     disabled: bool = False
 
 
 @dataclasses.dataclass
 class AdmissionSettings:
+    """`settings.admission`: the admission webhook server and its managed configurations."""
     server: Any = None  # a webhook server or tunnel: a callable yielding client configs
     managed: str | None = None
 
 
 @dataclasses.dataclass
 class ExecutionSettings:
+    """`settings.execution`: the executor of sync handlers and the default retry backoff."""
     default_backoff: float = 60
     executor: concurrent.futures.Executor = dataclasses.field(default_factory=concurrent.futures.ThreadPoolExecutor)
     _max_workers: int | None = dataclasses.field(default=None, repr=False)
@@ -126,6 +134,7 @@ class ExecutionSettings:
 
 @dataclasses.dataclass
 class NetworkingSettings:
+    """`settings.networking`: API request timeouts and the retry backoffs of API errors."""
     request_timeout: float | None = 300
     connect_timeout: float | None = None
     error_backoffs: Backoffs = (1, 1, 2, 3, 5, 8, 13, 21)
@@ -145,6 +154,7 @@ def _default_diffbase_storage() -> 'DiffBaseStorage':
 
 @dataclasses.dataclass
 class PersistenceSettings:
+    """`settings.persistence`: the finalizer name and where progress and diff-base are kept."""
     finalizer: str = 'kopf.zalando.org/KopfFinalizerMarker'
     progress_storage: 'ProgressStorage' = dataclasses.field(default_factory=_default_progress_storage)
     diffbase_storage: 'DiffBaseStorage' = dataclasses.field(default_factory=_default_diffbase_storage)
@@ -153,6 +163,7 @@ class PersistenceSettings:
 
 @dataclasses.dataclass
 class BackgroundSettings:
+    """`settings.background`: how daemons and timers are stopped."""
     cancellation_polling: float = 60
     instant_exit_timeout: float | None = None
     instant_exit_zero_time_cycles: int = 10
@@ -160,6 +171,7 @@ class BackgroundSettings:
 
 @dataclasses.dataclass
 class OperatorSettings:
+    """All settings of one operator (`kopf.OperatorSettings`), tuned in startup handlers."""
     process: ProcessSettings = dataclasses.field(default_factory=ProcessSettings)
     posting: PostingSettings = dataclasses.field(default_factory=PostingSettings)
     peering: PeeringSettings = dataclasses.field(default_factory=PeeringSettings)

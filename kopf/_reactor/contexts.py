@@ -24,6 +24,7 @@ from kopf._storage import progress as progress_storages
 
 @dataclasses.dataclass
 class OperatorContext:
+    """What all resources' processing shares: settings, registry, API client, memo, indices."""
     settings: settings_.OperatorSettings
     registry: registries.OperatorRegistry
     client: client_.APIClient
@@ -34,6 +35,7 @@ class OperatorContext:
 
 @dataclasses.dataclass
 class ObjectMemory:
+    """What the reactor remembers of one object between its events (not persisted)."""
     memo: Any
     initial: bool = False              # first seen in the initial listing; no cause fully handled yet
     expected_rv: str | None = None     # the resourceVersion of our own last patch, until it comes back
@@ -43,6 +45,7 @@ class ObjectMemory:
 
 @dataclasses.dataclass
 class ResourceContext:
+    """What the processing of one resource's objects shares: its storages and object memories."""
     operator: OperatorContext
     resource: resources.Resource
     progress_storage: progress_storages.ProgressStorage

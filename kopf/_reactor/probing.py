@@ -26,6 +26,7 @@ PROBE_CACHE_TIME = 10.0
 
 @dataclasses.dataclass(frozen=True)
 class Endpoint:
+    """The liveness endpoint to serve: host, port and path of an http:// URL."""
     host: str
     port: int
     path: str

@@ -23,6 +23,7 @@ _SAMPLE_ID = 'handler_id'
 
 @dataclasses.dataclass(frozen=True)
 class Fitting:
+    """The storages to use for one CRD version, with the warnings about replaced ones."""
     progress_storage: progress.ProgressStorage
     diffbase_storage: diffbase.DiffBaseStorage
     warnings: tuple[str, ...] = ()
