@@ -19,9 +19,7 @@ import dataclasses
 import datetime
 import logging
 import os
-import random
 import ssl
-import tempfile
 import warnings
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -110,6 +108,7 @@ class ConnectionInfo:
             context.check_hostname = False
             context.verify_mode = ssl.CERT_NONE
         if self.certificate_path or self.certificate_data:
+            import tempfile  # lazily: ~2 ms of imports (shutil, random) at startup, needed only here
             with tempfile.TemporaryDirectory(prefix='kopf-tls-') as tmpdir:
                 certfile = self.certificate_path or _write(tmpdir, 'cert.pem', self.certificate_data)
                 keyfile = self.private_key_path or _write(tmpdir, 'key.pem', self.private_key_data)
@@ -255,6 +254,7 @@ class Vault:
             await self._close_discarded()
         if len(items) == 1:
             return items[0]
+        import random  # lazily: only with several credentials at once (rare); ~1 ms at startup otherwise
         top = max(item.credentials.priority for item in items)
         return random.choice([item for item in items if item.credentials.priority == top])
 

@@ -3,8 +3,6 @@ import datetime
 from collections.abc import Iterator, Mapping
 from typing import Any, Literal
 
-import iso8601
-
 from kopf._model import fields
 
 RawBody = dict[str, Any]
@@ -61,8 +59,23 @@ class Annotations(View):
     """The `metadata.annotations` of an object."""
 
 
+def parse_timestamp(value: str) -> datetime.datetime:
+    """An ISO-8601 timestamp; naive ones are UTC. Raises `ValueError` if it is not a timestamp.
+
+    The formats that Kubernetes, we and upstream Kopf write (`...Z`, `...+00:00`, with or without
+    microseconds) are parsed by `datetime.fromisoformat` (~50x faster than iso8601); anything it
+    refuses (e.g. `2024-05`, `2024-5-1T...`) falls back to iso8601, imported only then.
+    """
+    try:
+        parsed = datetime.datetime.fromisoformat(value)
+    except ValueError:
+        import iso8601  # lazily: ~2 ms of imports (incl. decimal) that the usual formats never need
+        return iso8601.parse_date(value, default_timezone=datetime.UTC)  # its ParseError is a ValueError
+    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=datetime.UTC)
+
+
 def _parse_time(value: Any) -> datetime.datetime | None:
-    return iso8601.parse_date(value) if isinstance(value, str) else None
+    return parse_timestamp(value) if isinstance(value, str) else None
 
 
 class Meta(View):

@@ -42,13 +42,11 @@ Persisting (`State.store`, `State.purge`)
 """
 import dataclasses
 import datetime
-import random
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, MutableMapping, Sequence
 from typing import Any, Protocol, TypeVar
 
-import iso8601
-
 from kopf._model import errors
+from kopf._model.bodies import parse_timestamp
 from kopf._model.outcomes import Outcome, OutcomeKind
 
 Record = Mapping[str, Any]  # a kopf.ProgressRecord (a TypedDict defined with the storages)
@@ -95,7 +93,7 @@ def parse_time(value: Any) -> datetime.datetime | None:
     """An ISO-8601 timestamp from a record; naive ones (written before 1.37) are UTC."""
     if not isinstance(value, str) or not value:
         return None
-    return iso8601.parse_date(value, default_timezone=datetime.UTC)
+    return parse_timestamp(value)
 
 
 def format_time(value: datetime.datetime | None) -> str | None:
@@ -424,11 +422,13 @@ def one_by_one(handlers: Sequence[H], **_: Any) -> list[H]:
 
 def randomized(handlers: Sequence[H], **_: Any) -> list[H]:
     """One random handler."""
+    import random  # lazily: only these two lifecycles need it (~1 ms at startup)
     return [random.choice(handlers)] if handlers else []
 
 
 def shuffled(handlers: Sequence[H], **_: Any) -> list[H]:
     """All of them in a random order."""
+    import random
     return random.sample(list(handlers), len(handlers))
 
 

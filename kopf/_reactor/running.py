@@ -20,7 +20,7 @@ from kopf._api import errors as api_errors
 from kopf._model import memos, registries
 from kopf._model import settings as settings_
 from kopf._model.causes import Activity
-from kopf._reactor import activities, contexts, flags, observing, probing, supported
+from kopf._reactor import activities, contexts, flags, observing, supported
 from kopf._reactor.flags import Flag
 
 logger = logging.getLogger('kopf.reactor.running')
@@ -79,6 +79,7 @@ async def spawn_tasks(
         raise OperatorError(f'peering_name={later["peering_name"]!r}: peering is not implemented in this version '
                             'of kopf yet; run standalone (without peering_name=, or with standalone=True).')
     if liveness_endpoint is not None:
+        from kopf._reactor import probing  # lazily: only with a liveness endpoint (~0.6 ms)
         try:
             probing.Endpoint.parse(liveness_endpoint)
         except ValueError as exc:
@@ -130,6 +131,7 @@ async def _orchestrate(ctx: contexts.OperatorContext, scope: observing.Scope, *,
                 tg.create_task(observing.Observer(ctx, scope, tg).run(), name='kopf observer')
                 tg.create_task(_until(stopper), name='kopf stopper')
                 if liveness is not None:
+                    from kopf._reactor import probing
                     tg.create_task(probing.serve(ctx, liveness), name='kopf liveness endpoint')
         except* _Stopped:
             pass

@@ -178,6 +178,12 @@ def test_naive_timestamps_are_utc() -> None:
     assert s.started == datetime.datetime(2020, 1, 1, tzinfo=datetime.UTC)
 
 
+def test_foreign_timestamp_formats_still_parse() -> None:
+    s = HandlerState.from_record({'started': '2020-1-1T00:00:00Z', 'delayed': '2020-01-01T02:00:00+02:00'})
+    assert s.started == datetime.datetime(2020, 1, 1, tzinfo=datetime.UTC)
+    assert s.delayed == datetime.datetime(2020, 1, 1, tzinfo=datetime.UTC)
+
+
 def test_only_changed_records_are_stored() -> None:
     a, b = Handler('a'), Handler('b')
     storage = DictStorage()
