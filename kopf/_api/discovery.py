@@ -4,6 +4,11 @@ Rules:
 - `/api` and `/apis` list the group-versions; each group-version lists its resources; entries named
   `plural/sub` become the `subresources` of `plural` and are not resources themselves.
 - A group-version answering 404 is empty (the last CRD of a group was deleted meanwhile).
+- An API group-version `/apis/<group>/<version>` answering 5xx (an aggregated API whose extension
+  server is down, e.g. a broken metrics-server answering 503) is skipped as kubectl does: not retried,
+  one warning naming it (until it answers again), its resources simply not found this time; a later
+  rescan may find them. Transport errors and 429s are retried as usual; so is everything of the
+  core group (`/api/<version>`: the API server's own) and of the group lists `/api`, `/apis`.
 - `preferred` marks the group's preferred version; selectors without a version match only those.
 - The cache is refreshed when asked (e.g. when a CRD appears) or when a selector finds nothing.
 - A selector naming its group (and not a callable) needs only that group: before (or without) a full
@@ -12,12 +17,15 @@ Rules:
 - CRD schemas (`openAPIV3Schema` of the served version) are fetched on demand and cached.
 """
 import asyncio
+import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from kopf._api import client as client_
 from kopf._api import errors
 from kopf._model import resources, selectors
+
+logger = logging.getLogger('kopf._api.discovery')
 
 CRD_PATH = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions'
 
@@ -55,6 +63,7 @@ class Discovery:
         self._resources: list[resources.Resource] | None = None
         self._groups: dict[str, list[resources.Resource]] = {}  # scanned one by one, until a full scan
         self._schemas: dict[resources.Resource, Mapping[str, Any] | None] = {}
+        self._failing: set[str] = set()  # group-versions skipped (and warned about) while they fail
         self._lock = asyncio.Lock()
 
     async def scan(self, *, refresh: bool = False) -> list[resources.Resource]:
@@ -87,7 +96,7 @@ class Discovery:
 
     async def _scan_group(self, group: str, version: str | None) -> list[resources.Resource]:
         path = f'/apis/{group}' if group else '/api'
-        guessed = [self._client.request('GET', f'{path}/{version}')] if version else []
+        guessed = [self._get_group_version(group, version)] if version else []
         answers = await asyncio.gather(self._client.request('GET', path), *guessed, return_exceptions=True)
         for answer in answers:
             if isinstance(answer, BaseException) and not isinstance(answer, errors.APINotFoundError):
@@ -95,6 +104,7 @@ class Discovery:
         listing, *lists = answers
         if isinstance(listing, BaseException):
             return []  # the group is not served (yet)
+        lists = [answer if isinstance(answer, Mapping) else None for answer in lists]  # None: 404
         if group:
             preferred = (listing.get('preferredVersion') or {}).get('version')
             versions = [item['version'] for item in listing.get('versions', [])]
@@ -102,7 +112,7 @@ class Discovery:
             preferred = 'v1'
             versions = list(listing.get('versions', []))
         found: list[resources.Resource] = []
-        if version is not None and version in versions and lists and not isinstance(lists[0], BaseException):
+        if version is not None and version in versions and lists and lists[0] is not None:
             found = parse_resource_list(lists[0], group, version, preferred=version == preferred)
             versions.remove(version)
         chunks = await asyncio.gather(*[self._scan_group_version(group, other, other == preferred)
@@ -120,12 +130,39 @@ class Discovery:
         return [resource for chunk in found for resource in chunk]
 
     async def _scan_group_version(self, group: str, version: str, preferred: bool) -> list[resources.Resource]:
-        path = f'/apis/{group}/{version}' if group else f'/api/{version}'
+        payload = await self._get_group_version(group, version)
+        return parse_resource_list(payload, group, version, preferred=preferred) if payload is not None else []
+
+    async def _get_group_version(self, group: str, version: str) -> Mapping[str, Any] | None:
+        """The APIResourceList of a group-version; None if not served (404); empty if skipped (5xx)."""
+        if not group:  # the core group: the API server's own, retried and raised as any request
+            try:
+                payload: Mapping[str, Any] = await self._client.request('GET', f'/api/{version}')
+            except errors.APINotFoundError:
+                return None
+            return payload
+        path = f'/apis/{group}/{version}'
         try:
-            payload = await self._client.request('GET', path)
+            try:
+                payload = await self._client.request('GET', path, backoffs=None)  # a 5xx is not retried
+            except errors.APIServerError:
+                raise
+            except Exception as exc:
+                if not errors.is_retriable(exc):
+                    raise
+                payload = await self._client.request('GET', path)  # transport errors, 429: as usual
         except errors.APINotFoundError:
-            return []
-        return parse_resource_list(payload, group, version, preferred=preferred)
+            return None
+        except errors.APIServerError as exc:
+            if path not in self._failing:
+                self._failing.add(path)
+                logger.warning(f'Discovery skips the API {group}/{version}: it fails with {exc} (an aggregated '
+                               f'API whose server is down?); its resources are not found until it answers.')
+            return {}
+        if path in self._failing:
+            self._failing.discard(path)
+            logger.info(f'Discovery: the API {group}/{version} answers again.')
+        return payload
 
     async def select(self, selector: selectors.Selector) -> set[resources.Resource]:
         """The resources that the selector means; re-scans once if the cache has none of them."""

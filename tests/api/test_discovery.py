@@ -1,12 +1,15 @@
+import asyncio
 import dataclasses
+import logging
 from typing import Any
 
 import pytest
 
 from kopf._api import client as client_
-from kopf._api import discovery
+from kopf._api import discovery, errors
 from kopf._model import resources, selectors
 from kopf._model.selectors import EVERYTHING, parse_selector
+from kopf._model.settings import OperatorSettings
 
 
 def test_parse_resource_list() -> None:
@@ -169,3 +172,83 @@ async def test_a_group_refresh_keeps_the_full_scan_whole(client: client_.APIClie
     assert len(await disco.select(selectors.parse_selector('kopf.dev', 'v1', 'kopfexamples'))) == 1
     after = await disco.scan()
     assert set(after) == set(before) | {resources.Resource('kopf.dev', 'v1', 'kopfexamples')}
+
+
+KOPF_V1 = '/apis/kopf.dev/v1'
+
+
+def _gets(cluster: Any, path: str) -> list[int]:
+    return [r['code'] for r in cluster.request_log() if r['method'] == 'GET' and r['path'] == path]
+
+
+def _skips(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [r.getMessage() for r in caplog.records if 'Discovery skips' in r.getMessage()]
+
+
+@pytest.mark.looptime
+@pytest.mark.parametrize('status', [503, 500])
+async def test_a_failing_group_version_is_skipped_in_a_full_scan(
+        client: client_.APIClient, cluster: Any, crd: resources.Resource, caplog: pytest.LogCaptureFixture,
+        status: int,
+) -> None:
+    cluster.fail('GET', KOPF_V1, status, count=None)  # like a broken aggregated API (metrics-server)
+    disco = discovery.Discovery(client)
+    start = asyncio.get_running_loop().time()
+    with caplog.at_level(logging.WARNING):
+        found = await disco.scan()
+        assert asyncio.get_running_loop().time() == start  # no backoffs slept
+        assert crd not in found
+        assert resources.Resource('', 'v1', 'pods') in found
+        assert resources.Resource('apps', 'v1', 'deployments') in found
+        assert _gets(cluster, KOPF_V1) == [status]  # not retried
+        [warning] = _skips(caplog)
+        assert 'kopf.dev/v1' in warning
+        await disco.scan(refresh=True)  # still failing: skipped again, not warned again
+        assert _gets(cluster, KOPF_V1) == [status, status]
+        assert len(_skips(caplog)) == 1
+        cluster.clear_faults()
+        assert crd in await disco.scan(refresh=True)  # a later rescan finds it
+        cluster.fail('GET', KOPF_V1, status, count=None)
+        assert crd not in await disco.scan(refresh=True)
+        assert len(_skips(caplog)) == 2  # failing anew after answering: warned anew
+
+
+@pytest.mark.looptime
+async def test_a_failing_group_version_is_skipped_for_a_group_selector(
+        client: client_.APIClient, cluster: Any, crd: resources.Resource, caplog: pytest.LogCaptureFixture,
+) -> None:
+    cluster.fail('GET', KOPF_V1, 503, count=None)
+    disco = discovery.Discovery(client)
+    start = asyncio.get_running_loop().time()
+    with caplog.at_level(logging.WARNING):
+        assert await disco.select(parse_selector('kopf.dev', 'v1', 'kopfexamples')) == set()
+    assert asyncio.get_running_loop().time() == start
+    assert _gets(cluster, KOPF_V1) == [503, 503]  # the group's scan, and one refresh on the miss
+    assert len(_skips(caplog)) == 1
+    cluster.clear_faults()
+    assert await disco.select(parse_selector('kopf.dev', 'v1', 'kopfexamples')) == {crd}
+
+
+@pytest.mark.looptime
+async def test_connection_errors_of_a_group_version_are_retried(
+        client: client_.APIClient, cluster: Any, crd: resources.Resource, caplog: pytest.LogCaptureFixture,
+) -> None:
+    cluster.drop('GET', KOPF_V1, count=2)
+    with caplog.at_level(logging.WARNING):
+        assert crd in await discovery.Discovery(client).scan()
+    assert not _skips(caplog)
+
+
+@pytest.mark.looptime
+async def test_the_core_group_is_retried_and_not_skipped(
+        client: client_.APIClient, cluster: Any, settings: OperatorSettings, caplog: pytest.LogCaptureFixture,
+) -> None:
+    cluster.fail('GET', '/api/v1', 503, count=2)
+    with caplog.at_level(logging.WARNING):
+        assert resources.Resource('', 'v1', 'pods') in await discovery.Discovery(client).scan()
+    assert _gets(cluster, '/api/v1') == [503, 503, 200]
+    assert not _skips(caplog)
+    settings.networking.error_backoffs = [1]
+    cluster.fail('GET', '/api/v1', 503, count=None)
+    with pytest.raises(errors.APIServerError):
+        await discovery.Discovery(client).scan()
