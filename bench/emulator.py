@@ -1,6 +1,7 @@
-"""Capacity of the local cluster (the emulator): PATCH/s with watchers attached, list latency, watch fan-out.
+"""Capacity of the local cluster (the emulator): PATCH/s with watchers attached, an operator's writes per
+object (server CPU per request), list latency, watch fan-out.
 
-    .venv/bin/python bench/emulator.py [--seconds 5] [--objects 10000] [--profile]
+    .venv/bin/python bench/emulator.py [--seconds 5] [--lifecycles 3000] [--objects 10000] [--profile]
 
 The emulator runs in its own process (one core); the load comes from a raw asyncio-streams
 HTTP/1.1 client in this process, so that no client library is what gets measured. Figures are
@@ -178,6 +179,75 @@ async def patches_per_second(port: int, seconds: float, pid: int, connections: i
     return count / elapsed
 
 
+LIFECYCLE_STEPS = ('create', 'finalizer', 'status', 'diff-base', 'delete', 'release')
+
+
+async def lifecycles(port: int, pid: int, objects: int, connections: int = 8, depth: int = 16) -> dict[str, float]:
+    """An operator's writes per object, step by step for all objects (pipelined), with 2 watchers attached.
+
+    create (POST); finalizer (JSON-patch with a resourceVersion test); status (merge-patch of /status);
+    diff-base (merge-patch of an annotation); delete (DELETE, held by the finalizer); release (JSON-patch).
+    Returns the server's CPU microseconds per request of each step (/proc; 10 ms ticks).
+    """
+    path = '/apis/kopf.dev/v1/namespaces/default/lives'
+    setup = await Connection.open(port)
+    crd = json.loads(json.dumps(CRD).replace('benches', 'lives').replace('"bench"', '"life"').replace('Bench', 'Life'))
+    status, _ = await setup.request('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', crd)
+    assert status == 201, status
+    await asyncio.sleep(0.2)
+    watches = [Watch() for _ in range(2)]
+    tasks = [asyncio.create_task(w.run(port, f'{path}?watch=true')) for w in watches]
+    conns = [await Connection.open(port) for _ in range(connections)]
+    names = [f'life-{i:05d}' for i in range(objects)]
+    rvs: list[str] = [''] * objects
+    mark = {'kopf.zalando.org/last-handled-configuration': '{"spec":{"n":0}}'}
+    merge, jsonpatch = 'application/merge-patch+json', 'application/json-patch+json'
+
+    def request(step: str, i: int) -> tuple[str, str, Any, str]:
+        one = f'{path}/{names[i]}'
+        test = {'op': 'test', 'path': '/metadata/resourceVersion', 'value': rvs[i]}
+        if step == 'create':
+            return 'POST', path, {'apiVersion': 'kopf.dev/v1', 'kind': 'Life', 'metadata': {'name': names[i]},
+                                  'spec': {'n': i}}, 'application/json'
+        if step == 'finalizer':
+            return 'PATCH', one, [test, {'op': 'add', 'path': '/metadata/finalizers', 'value': ['kopf/x']}], jsonpatch
+        if step == 'status':
+            return 'PATCH', f'{one}/status', {'status': {'create_fn': {'message': 'done', 'n': i}}}, merge
+        if step == 'diff-base':
+            return 'PATCH', one, {'metadata': {'annotations': mark}}, merge
+        if step == 'delete':
+            return 'DELETE', one, None, 'application/json'
+        return 'PATCH', one, [test, {'op': 'remove', 'path': '/metadata/finalizers'}], jsonpatch
+
+    async def worker(step: str, index: int) -> None:
+        conn = conns[index]
+        mine = list(range(index, objects, connections))
+        for start in range(0, len(mine), depth):
+            batch = mine[start:start + depth]
+            for i in batch:
+                method, url, body, content_type = request(step, i)
+                data = b'' if body is None else json.dumps(body).encode()
+                head = (f'{method} {url} HTTP/1.1\r\nHost: localhost\r\nUser-Agent: kopf/bench\r\n'
+                        f'Content-Type: {content_type}\r\nContent-Length: {len(data)}\r\n\r\n')
+                conn.writer.write(head.encode() + data)
+            for i in batch:
+                status, answer = await conn.response()
+                assert status in (200, 201), (step, status, answer[:200])
+                rvs[i] = json.loads(answer)['metadata']['resourceVersion']
+
+    costs: dict[str, float] = {}
+    for step in LIFECYCLE_STEPS:
+        cpu = cpu_seconds(pid)
+        await asyncio.gather(*(worker(step, index) for index in range(connections)))
+        costs[step] = (cpu_seconds(pid) - cpu) / objects * 1e6
+    await asyncio.sleep(0.5)
+    for task in tasks:
+        task.cancel()
+    for conn in [setup, *conns]:
+        conn.close()
+    return costs
+
+
 async def list_latency(port: int, objects: int) -> tuple[float, float]:
     conn = await Connection.open(port)
     await conn.request('POST', '/api/v1/namespaces', {'metadata': {'name': 'bench'}})
@@ -242,6 +312,9 @@ async def run(port: int, pid: int, args: argparse.Namespace) -> None:
     assert status == 201, status
     conn.close()
     print(f'PATCH/s with 2 watchers attached: {await patches_per_second(port, args.seconds, pid):,.0f}')
+    costs = await lifecycles(port, pid, args.lifecycles)
+    print(f'Lifecycles of {args.lifecycles:,} objects, 2 watchers: {sum(costs.values()) / len(costs):.0f} us of server '
+          f'CPU per request (' + ', '.join(f'{step} {us:.0f}' for step, us in costs.items()) + ')')
     full, selected = await list_latency(port, args.objects)
     print(f'LIST of {args.objects:,} objects: {full * 1000:.1f} ms (median of 5); '
           f'with a label selector (1/10 match): {selected * 1000:.1f} ms')
@@ -252,6 +325,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('--seconds', type=float, default=5.0)
     parser.add_argument('--objects', type=int, default=10000)
+    parser.add_argument('--lifecycles', type=int, default=3000, help='objects taken through an operator\'s writes')
     parser.add_argument('--profile', action='store_true', help='cProfile the server and print its top functions')
     args = parser.parse_args()
     queue: multiprocessing.Queue[int] = multiprocessing.Queue()
