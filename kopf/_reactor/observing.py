@@ -10,6 +10,9 @@
   appear (the namespaces are watched; a deleted namespace's watchers stop).
 - A watcher whose resource disappears (404: its CRD was deleted) ends quietly; it is restarted if
   the resource comes back.
+- On a CRD event, discovery is refreshed only as far as the selectors need: if every selector names
+  its group (and is not a callable), only the CRD's group, if a selector names it (nothing else can
+  have changed); else the full scan.
 """
 import asyncio
 import dataclasses
@@ -83,10 +86,28 @@ class Observer:
         try:
             async for item in watching.watch_objs(self.ctx.client, CRDS):
                 if item is not streams.LISTED and item.get('type') is not None:
-                    await self.discovery.scan(refresh=True)
+                    await self.rediscover(item.get('object'))
                     await self.refresh()
         except (errors.APIForbiddenError, errors.APINotFoundError) as exc:
             logger.warning(f'Cannot watch the CRDs ({exc}); resources appearing later will not be served.')
+
+    async def rediscover(self, crd: Any) -> None:
+        """Refresh discovery after a CRD event: the named groups that the CRD may change, or everything."""
+        versions: dict[str, set[str | None]] = {}
+        for selector in self.ctx.registry.selectors:
+            if selector.group is None or selector.callable is not None:
+                await self.discovery.scan(refresh=True)  # any group may hold what it means
+                return
+            versions.setdefault(selector.group, set()).add(selector.version)
+        spec = crd.get('spec') if isinstance(crd, Mapping) else None
+        group = spec.get('group') if isinstance(spec, Mapping) else None
+        if isinstance(group, str):  # no other group can have changed
+            groups = [group] if group in versions else []
+        else:
+            groups = sorted(versions)
+        for name in groups:
+            version = next(iter(versions[name])) if len(versions[name]) == 1 else None  # None: all versions
+            await self.discovery.scan_group(name, version, refresh=True)
 
     async def refresh(self) -> None:
         for selector in sorted(self.ctx.registry.selectors, key=str):
