@@ -1,4 +1,5 @@
 """Patch media types: merge-patch, JSON-patch, strategic merge (pure functions over dicts)."""
+import copy
 from typing import Any
 
 import pytest
@@ -115,3 +116,116 @@ def test_strategic_merge_never_mutates_its_inputs() -> None:
     before = (repr(target), repr(patch))
     strategic.merge(target, patch, POD)
     assert (repr(target), repr(patch)) == before
+
+
+def _reference_json_patch(target: Any, ops: Any) -> tuple[str, Any]:
+    """What the `jsonpatch` library makes of the ops (the emulator's reference), as ('ok', doc) or ('fail', code)."""
+    import copy
+
+    import jsonpatch
+    try:
+        return 'ok', jsonpatch.JsonPatch(ops).apply(copy.deepcopy(target))
+    except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException, KeyError, IndexError, TypeError):
+        return 'fail', 422
+
+
+def _ours(target: Any, ops: Any) -> tuple[str, Any]:
+    try:
+        return 'ok', patching.json_patch(target, ops)
+    except errors.ApiError as exc:
+        return 'fail', exc.code
+
+
+def test_json_patch_fast_path_agrees_with_jsonpatch_on_random_ops() -> None:
+    """The emulator's own code for the usual ops (test/add/remove/replace in objects) and the library agree."""
+    import random
+    rng = random.Random(42)
+    keys = ['a', 'b', 'metadata', 'finalizers', 'resourceVersion', 'status', '0', 'a~1b', 'x/y']
+    values: list[Any] = [None, 0, 1, 1.0, True, False, '', 'v', [], ['kopf/x'], {}, {'k': 'v'}, {'a': {'b': 1}}]
+
+    def doc(depth: int = 0) -> Any:
+        if depth > 2 or rng.random() < 0.3:
+            return copy.deepcopy(rng.choice(values))
+        if rng.random() < 0.2:
+            return [doc(depth + 1) for _ in range(rng.randint(0, 2))]
+        return {rng.choice(keys): doc(depth + 1) for _ in range(rng.randint(0, 3))}
+
+    def path() -> str:
+        tokens = [rng.choice(keys + ['-', '1', 'zz']) for _ in range(rng.randint(0, 3))]
+        return ''.join('/' + token.replace('~', '~0').replace('/', '~1') if rng.random() < 0.9 else '/' + token
+                       for token in tokens)
+
+    def random_op() -> Any:
+        kind = rng.choice(['test', 'add', 'remove', 'replace', 'test', 'add', 'move', 'copy', 'bogus'])
+        made: dict[str, Any] = {'op': kind, 'path': path()}
+        if kind in ('test', 'add', 'replace') and rng.random() < 0.95:
+            made['value'] = doc(1)
+        if kind in ('move', 'copy'):
+            made['from'] = path()
+        if rng.random() < 0.03:
+            del made['path']
+        return made if rng.random() < 0.98 else rng.choice([None, 'x', ['op']])
+
+    def simple_op(target: Any) -> Any:   # mostly what the emulator handles itself: its successes too
+        kind = rng.choice(['test', 'add', 'remove', 'replace'])
+        tokens: list[str] = []
+        node = target
+        while isinstance(node, dict) and node and rng.random() < 0.7:   # down existing objects
+            tokens.append(rng.choice([key for key in node if '~' not in key and '/' not in key] or ['new']))
+            node = node.get(tokens[-1])
+        if not tokens or rng.random() < 0.3:
+            tokens.append(rng.choice(['new', 'a', 'resourceVersion']))
+        made: dict[str, Any] = {'op': kind, 'path': '/' + '/'.join(tokens)}
+        if kind != 'remove':
+            made['value'] = rng.choice(['5', 'v', '', node if isinstance(node, str) else 'x']) \
+                if kind == 'test' else doc(1)
+        return made
+
+    checked = 0
+    for _ in range(20000):
+        extra = doc()
+        target = {'metadata': {'resourceVersion': '5', 'finalizers': ['kopf/x']},
+                  **(extra if isinstance(extra, dict) else {'spec': extra})}
+        simple = rng.random() < 0.5
+        ops = [simple_op(target) if simple else random_op() for _ in range(rng.randint(1, 4))]
+        if rng.random() < 0.5:   # the operator's shape: a test of the resourceVersion first
+            ops.insert(0, {'op': 'test', 'path': '/metadata/resourceVersion', 'value': rng.choice(['5', '6', 5])})
+        before = repr(target)
+        assert _ours(target, copy.deepcopy(ops)) == _reference_json_patch(target, copy.deepcopy(ops)), ops
+        assert repr(target) == before   # the target is never mutated
+        checked += 1
+    assert checked == 20000
+
+
+def test_json_patch_result_shares_nothing_with_the_target() -> None:
+    target = {'metadata': {'labels': {'a': 'b'}}, 'spec': {'l': [1]}}
+    result = patching.json_patch(target, [{'op': 'add', 'path': '/metadata/finalizers', 'value': ['x']}])
+    result['metadata']['labels']['c'] = 'd'
+    result['spec']['l'].append(2)
+    assert target == {'metadata': {'labels': {'a': 'b'}}, 'spec': {'l': [1]}}
+
+
+def test_json_patch_values_are_inserted_as_copies() -> None:
+    value: dict[str, Any] = {'k': 'v'}
+    ops = [{'op': 'add', 'path': '/a', 'value': value}, {'op': 'add', 'path': '/b', 'value': value},
+           {'op': 'add', 'path': '/a/x', 'value': 1}]
+    assert patching.json_patch({}, ops) == {'a': {'k': 'v', 'x': 1}, 'b': {'k': 'v'}}
+    assert value == {'k': 'v'}
+
+
+@pytest.mark.parametrize('ops, handled', [
+    ([{'op': 'test', 'path': '/metadata/resourceVersion', 'value': '5'},
+      {'op': 'add', 'path': '/metadata/finalizers', 'value': ['kopf/x']}], True),
+    ([{'op': 'test', 'path': '/metadata/resourceVersion', 'value': '5'},
+      {'op': 'remove', 'path': '/metadata/finalizers'}], True),
+    ([{'op': 'replace', 'path': '/status/a', 'value': {'b': 1}}], True),
+    ([{'op': 'add', 'path': '/metadata/finalizers/-', 'value': 'kopf/y'}], False),   # into an array
+    ([{'op': 'add', 'path': '/metadata/annotations/a~1b', 'value': 'x'}], False),   # an escape
+    ([{'op': 'test', 'path': '/metadata/generation', 'value': 1}], False),   # a non-string test
+    ([{'op': 'move', 'from': '/status/a', 'path': '/status/b'}], False),
+])
+def test_json_patch_fast_path_takes_the_usual_ops(ops: Any, handled: bool) -> None:
+    doc = {'metadata': {'resourceVersion': '5', 'finalizers': ['kopf/x'], 'generation': 1,
+                        'annotations': {}}, 'status': {'a': 1}}
+    assert patching._apply_simply(copy.deepcopy(doc), ops) is handled
+    assert _ours(doc, ops) == _reference_json_patch(doc, ops)
