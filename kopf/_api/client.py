@@ -5,7 +5,8 @@ Rules:
   for direct connections; aiohttp (imported only then) for proxies (`proxy_url`, or `trust_env` with
   proxy variables set) and for the ready aiohttp sessions of login handlers (`AiohttpSession`).
   TLS verification is on unless the credentials say `insecure`; every request carries
-  `User-Agent: kopf/<version>`.
+  `User-Agent: kopf/<version>`. Credentials whose headers would have CR, LF or NUL (header injection)
+  are refused with a `LoginError` naming the header, never its value, before anything is sent.
 - Non-watch requests time out per `settings.networking` (request/connect timeouts); streams per
   `settings.watching` (client/connect timeouts; the inactivity timeout is the watcher's).
 - Errors are mapped once (`errors.map_error`) and retried per `errors.decide_retry` with
@@ -72,7 +73,7 @@ class APIClient:
             elif self._proxied(creds):
                 item.session = _aiohttp_session(creds, trust_env=creds.trust_env or self.settings.networking.trust_env)
             else:
-                headers = {'User-Agent': USER_AGENT, **creds.as_basic_auth_header(), **creds.as_http_headers()}
+                headers = _headers(creds)
                 https = creds.server.lower().startswith('https:')
                 item.session = http.Session(creds.server, headers=headers,
                                             ssl_context=creds.as_ssl_context() if https else None,
@@ -181,6 +182,16 @@ class APIClient:
             return
 
 
+def _headers(creds: credentials.ConnectionInfo) -> dict[str, str]:
+    """The headers of every request with these credentials; CR/LF/NUL in them (header injection) is a `LoginError`."""
+    headers = {'User-Agent': USER_AGENT, **creds.as_basic_auth_header(), **creds.as_http_headers()}
+    try:
+        http.check_headers(headers)
+    except http.InvalidHeaderError as exc:
+        raise errors.LoginError(f'Unusable credentials for {creds.server}: {exc}') from None
+    return headers
+
+
 def _error(status: int, raw: bytes, retry_after: str | None) -> errors.APIError:
     text = raw.decode('utf-8', errors='replace')
     payload: Any
@@ -200,7 +211,7 @@ def _proxy_url(item: credentials.VaultItem) -> str | None:
 def _aiohttp_session(creds: credentials.ConnectionInfo, *, trust_env: bool) -> 'aiohttp.ClientSession':
     import aiohttp
 
-    headers = {'User-Agent': USER_AGENT, **creds.as_basic_auth_header(), **creds.as_http_headers()}
+    headers = _headers(creds)
     connector = aiohttp.TCPConnector(ssl=creds.as_ssl_context(), limit=0)
     return aiohttp.ClientSession(headers=headers, connector=connector, trust_env=trust_env)
 

@@ -72,13 +72,19 @@ class ConnectionInfo:
         object.__setattr__(self, 'expiration', _utc(self.expiration))
 
     def as_http_headers(self) -> dict[str, str]:
-        """The Authorization header: `<scheme> <token>`, a bare token as Bearer, a bare scheme as is."""
-        if self.scheme and self.token:
-            return {'Authorization': f'{self.scheme} {self.token}'}
-        if self.scheme:
-            return {'Authorization': self.scheme}
-        if self.token:
-            return {'Authorization': f'Bearer {self.token}'}
+        """The Authorization header: `<scheme> <token>`, a bare token as Bearer, a bare scheme as is.
+
+        Surrounding whitespace of both is stripped, as kubectl does (a kubeconfig's `token: |` block scalar
+        or a token file ends with a newline); CR/LF/NUL inside them are refused by the client, not here.
+        """
+        scheme = self.scheme.strip() if self.scheme else None
+        token = self.token.strip() if self.token else None
+        if scheme and token:
+            return {'Authorization': f'{scheme} {token}'}
+        if scheme:
+            return {'Authorization': scheme}
+        if token:
+            return {'Authorization': f'Bearer {token}'}
         return {}
 
     def as_aiohttp_basic_auth(self) -> 'aiohttp.BasicAuth | None':

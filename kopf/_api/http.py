@@ -14,6 +14,12 @@ Rules:
   closed the connection while it was idle) is retried once on a fresh connection, transparently.
 - Failures are `ConnectionError`s (`TransportError` and its subclasses; or the OS's own), timeouts
   are `TimeoutError`s: `errors.decide_retry` retries both; a wrong certificate is `ssl`'s own error.
+  Any other `OSError` once connected (a TLS error such as a bad record MAC, EHOSTUNREACH) closes the
+  connection and is raised as a `TransportError` (as aiohttp's `ClientOSError` was), never as is.
+- A connection is reused only with nothing unread in its buffer (else, e.g. a server's unsolicited
+  408 before closing an idle connection would be read as the answer of the next request).
+- Header names and values with CR, LF or NUL are refused (`ValueError`, naming the header, never its value).
+- The total timeout of a request starts once it has a connection slot (waiting for one is not counted).
 - Query strings are encoded as aiohttp (yarl) did: `quote_plus` with `!$'()*,/:?@` kept as is.
 """
 import asyncio
@@ -40,6 +46,24 @@ class PayloadError(TransportError):
     """The answer's body was truncated or malformed (e.g. the connection closed midway)."""
 
 
+class InvalidHeaderError(ValueError):
+    """A header's name or value has CR, LF or NUL: it would inject headers (the message never has the value)."""
+
+
+FORBIDDEN_IN_HEADERS: Final = ('\r', '\n', '\0')
+
+
+def check_headers(headers: Mapping[str, str]) -> None:
+    """Refuse headers whose name or value has CR, LF or NUL; name the header, never show its value (a secret)."""
+    for name, value in headers.items():
+        if any(char in name for char in FORBIDDEN_IN_HEADERS):
+            shown = name.split('\r')[0].split('\n')[0].split('\0')[0]
+            raise InvalidHeaderError(f'The name of the header {shown!r}... contains CR, LF or NUL; refused.')
+        if any(char in value for char in FORBIDDEN_IN_HEADERS):
+            raise InvalidHeaderError(f'The value of the header {name!r} contains CR, LF or NUL; refused '
+                                     f'(the value is not shown).')
+
+
 class StreamResponse(Protocol):
     """What a watch reads: the status, then the body piece by piece (b'' at its end)."""
 
@@ -64,7 +88,10 @@ class Connection:
         self.idle_since = 0.0
 
     def usable(self) -> bool:
-        return not self.reader.at_eof() and self.reader.exception() is None and not self.writer.is_closing()
+        """Open, and nothing unread: bytes that arrived while idle are no answer to the next request."""
+        reader = self.reader
+        return (not reader._buffer  # type: ignore[attr-defined]  # no public API for the buffered size
+                and not reader.at_eof() and reader.exception() is None and not self.writer.is_closing())
 
     def close(self) -> None:
         self.writer.close()
@@ -126,6 +153,12 @@ class Response:
             except asyncio.IncompleteReadError as exc:
                 self.close()
                 raise PayloadError(f'The body was truncated ({len(exc.partial)} of {exc.expected} bytes).') from None
+            except TimeoutError:
+                self.close()
+                raise
+            except OSError as exc:
+                self.close()
+                raise _transport_error(exc) from exc
             except BaseException:
                 self.close()
                 raise
@@ -183,6 +216,12 @@ class Response:
         except asyncio.LimitOverrunError:
             self.close()
             raise PayloadError('A chunk-size line is too long.') from None
+        except TimeoutError:  # as is: the caller's timeouts (the watch's inactivity timeout) mean something else
+            self.close()
+            raise
+        except OSError as exc:  # TLS errors (bad record MAC), EHOSTUNREACH, etc.: as ConnectionErrors are
+            self.close()
+            raise _transport_error(exc) from exc
         except BaseException:
             self.close()
             raise
@@ -203,6 +242,7 @@ class Session:
         self.ssl = (ssl_context or ssl.create_default_context()) if url.scheme == 'https' else None
         self.server_hostname = (server_hostname or self.host) if self.ssl is not None else None
         self.headers = {'Host': url.netloc.rpartition('@')[2], **(headers or {})}
+        check_headers(self.headers)
         self._head = ''.join(f'{name}: {value}\r\n' for name, value in self.headers.items()).encode('latin-1')
         self.idle_timeout = idle_timeout
         self._slots = asyncio.Semaphore(limit)
@@ -225,7 +265,7 @@ class Session:
                       total_timeout: float | None = None, connect_timeout: float | None = None) -> Response:
         """Send a request; return the answer with its body read (`response.body`). Any status is an answer."""
         raw = self._encode(method, path, params, body, content_type)
-        async with asyncio.timeout(total_timeout), self._slots:
+        async with self._slots, asyncio.timeout(total_timeout):  # the slot first: waiting for it is no timeout
             response = await self._exchange(raw, method, connect_timeout, deadline=None, own=False)
             await response.read()
         return response
@@ -261,6 +301,12 @@ class Session:
             except asyncio.LimitOverrunError:
                 conn.close()
                 raise PayloadError('The answer\'s headers are too long.') from None
+            except (TimeoutError, ssl.SSLCertVerificationError):
+                conn.close()
+                raise
+            except OSError as exc:
+                conn.close()
+                raise _transport_error(exc) from exc
             except BaseException:
                 conn.close()
                 raise
@@ -324,6 +370,10 @@ class Session:
         idle, self._idle = self._idle, []
         for conn in idle:
             conn.close()
+
+
+def _transport_error(exc: OSError) -> TransportError:
+    return TransportError(f'The connection failed ({type(exc).__name__}: {exc}).')
 
 
 def _parse_head(head: bytes) -> tuple[int, dict[str, str]]:

@@ -8,6 +8,8 @@ The decisions are `streams.step()`'s; here is only the waiting and talking:
 - With `settings.watching.initial_streaming`, the first watch streams the initial listing itself
   (`sendInitialEvents=true`); if that stream breaks before the listing ends, it is LISTed instead
   (from scratch: objects the broken stream listed but the LIST lacks are yielded as DELETED).
+- A stream that breaks with any transport error (a `ConnectionError`, a TLS error, any other `OSError`
+  but a failed certificate verification) is reopened as well; it never ends the iterator.
 - Opening a watch is retried forever (connection errors, 5xx, 429, 403); a 404 (the resource is
   gone from the cluster) ends the iterator with `APINotFoundError`. A 5xx ERROR event inside the
   stream reconnects (from the last resourceVersion); other ERROR events are raised.
@@ -163,6 +165,8 @@ async def watch_objs(
             logger.warning(f'The watch of {where} reported a server error ({exc}); reconnecting.')
         except TimeoutError:
             logger.info(f'The watch of {where} was silent for {watching.inactivity_timeout}s; reconnecting.')
-        except ConnectionError as exc:  # `http.TransportError`s, the OS's; aiohttp's are mapped to the former
+        except OSError as exc:  # `http.TransportError`s, the OS's, TLS errors; aiohttp's are mapped to the former
+            if not errors.is_retriable(exc):
+                raise  # a certificate that fails verification: reconnecting does not heal it
             logger.info(f'The watch of {where} broke ({type(exc).__name__}: {exc}); reconnecting.')
         await asyncio.sleep(watching.reconnect_backoff)

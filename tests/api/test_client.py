@@ -305,3 +305,120 @@ async def test_a_watch_over_a_login_handlers_aiohttp_session(cluster: Any, setti
         await api.close()
     assert [(i['type'], i['object']['metadata']['name']) for i in seen if isinstance(i, dict)] == [
         (None, 'a'), ('ADDED', 'b')]
+
+
+async def _raw_server(answer: bytes, seen: list[bytes]) -> Any:
+    import asyncio
+
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while True:
+                head = await reader.readuntil(b'\r\n\r\n')
+                length = next((int(line.split(b':')[1]) for line in head.split(b'\r\n')
+                               if line.lower().startswith(b'content-length:')), 0)
+                seen.append(head + await reader.readexactly(length))
+                writer.write(answer)
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError):
+            writer.close()
+
+    return await asyncio.start_server(handler, '127.0.0.1', 0)
+
+
+@pytest.mark.parametrize('kwargs', [
+    {'token': 'secret\r\nX-Injected: yes'},
+    {'token': 'sec\nret'},
+    {'token': 'sec\0ret'},
+    {'scheme': 'Bearer\r\nX-Injected: secret', 'token': 't'},
+])
+async def test_credentials_with_cr_lf_nul_are_refused_before_sending(settings: OperatorSettings,
+                                                                     kwargs: dict[str, str]) -> None:
+    from kopf._api import credentials
+    seen: list[bytes] = []
+    server = await _raw_server(b'HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}', seen)
+    port = server.sockets[0].getsockname()[1]
+    vault = credentials.Vault()
+    vault.populate([credentials.ConnectionInfo(server=f'http://127.0.0.1:{port}', **kwargs)])  # type: ignore[arg-type]
+    api = client_.APIClient(vault, settings)
+    try:
+        with pytest.raises(errors.LoginError, match='Authorization') as info:
+            await api.request('POST', CM_PATH, payload={'a': 1})
+        assert 'sec' not in str(info.value) and 'Injected' not in str(info.value)  # never the secret's value
+        with pytest.raises(errors.LoginError, match='Authorization'):
+            async with api.stream(CM_PATH, params={'watch': 'true'}):
+                pass
+    finally:
+        await api.close()
+        server.close()
+    assert seen == []
+
+
+async def test_a_token_with_a_trailing_newline_is_stripped(settings: OperatorSettings) -> None:
+    from kopf._api import credentials
+    seen: list[bytes] = []
+    server = await _raw_server(b'HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}', seen)
+    port = server.sockets[0].getsockname()[1]
+    vault = credentials.Vault()
+    vault.populate([credentials.ConnectionInfo(server=f'http://127.0.0.1:{port}', token='abc\n')])
+    api = client_.APIClient(vault, settings)
+    try:
+        assert await api.request('PATCH', CM_PATH, payload={'a': 1}) == {}
+    finally:
+        await api.close()
+        server.close()
+    assert b'\r\nAuthorization: Bearer abc\r\n' in seen[0]
+
+
+@pytest.mark.looptime
+async def test_a_tls_error_while_reading_an_answer_is_retried(settings: OperatorSettings) -> None:
+    """A forged TLS record (a bad MAC) midway through the body: retried on a fresh connection."""
+    import asyncio
+    import os
+    import pathlib
+    import ssl
+    import tempfile
+
+    from kopf._api import credentials
+
+    from .certs import issue, make_ca
+    ca, ca_key, ca_cert = make_ca()
+    pair = issue(ca_key, ca_cert, 'localhost', server=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        (pathlib.Path(tmp) / 'c.pem').write_bytes(pair.cert_pem)
+        (pathlib.Path(tmp) / 'k.pem').write_bytes(pair.key_pem)
+        server_ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        server_ctx.load_cert_chain(str(pathlib.Path(tmp) / 'c.pem'), str(pathlib.Path(tmp) / 'k.pem'))
+    connections = 0
+
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        nonlocal connections
+        connections += 1
+        try:
+            await reader.readuntil(b'\r\n\r\n')
+            if connections == 1:
+                writer.write(b'HTTP/1.1 200 OK\r\nContent-Length: 20\r\n\r\n{"a":')
+                await writer.drain()
+                await asyncio.sleep(0.1)
+                os.write(writer.get_extra_info('socket').fileno(), b'\x17\x03\x03\x00\x20' + b'x' * 32)
+                await asyncio.sleep(10)
+            else:
+                writer.write(b'HTTP/1.1 200 OK\r\nContent-Length: 8\r\n\r\n{"a": 1}')
+                await writer.drain()
+                await reader.read()
+        except (asyncio.IncompleteReadError, ConnectionError, ssl.SSLError):
+            pass
+        finally:
+            writer.close()
+
+    server = await asyncio.start_server(handler, '127.0.0.1', 0, ssl=server_ctx)
+    port = server.sockets[0].getsockname()[1]
+    settings.networking.error_backoffs = [1]
+    vault = credentials.Vault()
+    vault.populate([credentials.ConnectionInfo(server=f'https://localhost:{port}', ca_data=ca.cert_pem)])
+    api = client_.APIClient(vault, settings)
+    try:
+        assert await api.request('GET', '/version') == {'a': 1}
+    finally:
+        await api.close()
+        server.close()
+    assert connections == 2

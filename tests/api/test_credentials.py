@@ -44,6 +44,8 @@ def test_naive_expiration_is_utc() -> None:
     ({'scheme': 'Bearer', 'token': 't'}, {'Authorization': 'Bearer t'}),
     ({'scheme': 'Digest', 'token': 't'}, {'Authorization': 'Digest t'}),
     ({'scheme': 'Negotiate'}, {'Authorization': 'Negotiate'}),
+    ({'token': 'abc\n'}, {'Authorization': 'Bearer abc'}),  # a kubeconfig's `token: |` block scalar
+    ({'scheme': ' Bearer ', 'token': '\tt \r\n'}, {'Authorization': 'Bearer t'}),
 ])
 def test_http_headers(kwargs: dict[str, str], headers: dict[str, str]) -> None:
     assert ConnectionInfo(server='https://x', **kwargs).as_http_headers() == headers  # type: ignore[arg-type]

@@ -405,3 +405,158 @@ async def test_tls_with_a_ca_and_sni(serve: Any) -> None:
     finally:
         await session.close()
     assert not errors.decide_retry(info.value, 1.0).retry
+
+
+def _tls_contexts() -> tuple[ssl.SSLContext, ssl.SSLContext]:
+    """A server context for `localhost` and a client context trusting its CA."""
+    import pathlib
+    import tempfile
+    ca, ca_key, ca_cert = make_ca()
+    pair = issue(ca_key, ca_cert, 'localhost', server=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        (pathlib.Path(tmp) / 'c.pem').write_bytes(pair.cert_pem)
+        (pathlib.Path(tmp) / 'k.pem').write_bytes(pair.key_pem)
+        server_ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        server_ctx.load_cert_chain(str(pathlib.Path(tmp) / 'c.pem'), str(pathlib.Path(tmp) / 'k.pem'))
+    return server_ctx, ssl.create_default_context(cadata=ca.cert_pem.decode())
+
+
+async def test_a_tls_error_inside_a_stream_is_a_transport_error(serve: Any) -> None:
+    """A forged TLS record (a bad MAC) after the first chunk: a retriable `TransportError`, not `ssl.SSLError`."""
+    import os
+
+    async def handler(conn: Conn) -> None:
+        await conn.request()
+        await conn.answer(b'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n4\r\none\n\r\n')
+        await asyncio.sleep(0.05)
+        os.write(conn.writer.get_extra_info('socket').fileno(), b'\x17\x03\x03\x00\x20' + b'x' * 32)
+        await asyncio.sleep(5)
+
+    server_ctx, client_ctx = _tls_contexts()
+    server = await serve(handler, ssl_context=server_ctx, host='localhost')
+    session = http.Session(server.url, ssl_context=client_ctx)
+    try:
+        stream = await session.stream('GET', '/watch')
+        assert await stream.read_chunk() == b'one\n'
+        with pytest.raises(http.TransportError) as info:
+            await asyncio.wait_for(stream.read_chunk(), 3)
+        assert isinstance(info.value.__cause__, ssl.SSLError)
+        assert errors.decide_retry(info.value, 1.0).retry
+        assert stream._conn.writer.is_closing()
+    finally:
+        await session.close()
+
+
+@pytest.mark.parametrize('framing', ['content-length', 'chunked'])
+@pytest.mark.parametrize('whole', [True, False], ids=['read', 'read_chunk'])
+async def test_an_os_error_while_reading_a_body_is_a_transport_error(serve: Any, framing: str, whole: bool) -> None:
+    """E.g. EHOSTUNREACH (no `ConnectionError`) while reading: the connection is closed; a retriable error."""
+    import errno
+    head = 'Content-Length: 100' if framing == 'content-length' else 'Transfer-Encoding: chunked'
+
+    async def handler(conn: Conn) -> None:
+        await conn.request()
+        await conn.answer(f'HTTP/1.1 200 OK\r\n{head}\r\n\r\n'.encode())
+        await asyncio.sleep(5)
+
+    server = await serve(handler)
+    session = http.Session(server.url)
+    try:
+        stream = await session.stream('GET', '/x')
+        stream._conn.reader.set_exception(OSError(errno.EHOSTUNREACH, 'No route to host'))
+        with pytest.raises(http.TransportError, match='No route to host') as info:
+            await (stream.read() if whole else stream.read_chunk())
+        assert errors.decide_retry(info.value, 1.0).retry
+        assert stream._conn.writer.is_closing()
+    finally:
+        await session.close()
+
+
+async def test_a_timeout_while_reading_a_body_stays_a_timeout(serve: Any) -> None:
+    async def handler(conn: Conn) -> None:
+        await conn.request()
+        await conn.answer(b'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n')
+        await asyncio.sleep(5)
+
+    server = await serve(handler)
+    session = http.Session(server.url)
+    try:
+        stream = await session.stream('GET', '/x')
+        stream._conn.reader.set_exception(TimeoutError())
+        with pytest.raises(TimeoutError) as info:
+            await stream.read_chunk()
+        assert not isinstance(info.value, http.TransportError)
+    finally:
+        await session.close()
+
+
+async def test_an_idle_connection_with_unread_bytes_is_not_reused(serve: Any) -> None:
+    """A server's unsolicited answer on an idle connection (e.g. a 408 before closing) is never read as the next's."""
+    async def handler(conn: Conn) -> None:
+        await conn.request()
+        await conn.answer(ok(b'{"n": 1}'))
+        await asyncio.sleep(0.05)
+        await conn.answer(b'HTTP/1.1 408 Request Timeout\r\nContent-Length: 0\r\nConnection: close\r\n\r\n')
+        await asyncio.sleep(0.5)  # not closed yet: only the unread bytes tell
+
+    server = await serve(handler)
+    session = http.Session(server.url)
+    try:
+        assert (await session.request('GET', '/a')).status == 200
+        await asyncio.sleep(0.2)
+        assert session.idle == 1
+        response = await session.request('GET', '/b')
+    finally:
+        await session.close()
+    assert response.status == 200
+    assert session.opened == 2
+    assert server.connections == 2
+
+
+async def test_a_connection_with_extra_bytes_after_an_answer_is_not_kept(serve: Any) -> None:
+    async def handler(conn: Conn) -> None:
+        while await conn.request() is not None:
+            await conn.answer(ok(b'{}') + b'HTTP/1.1 200 OK\r\nContent-Length: 7\r\n\r\n{"x":1}')
+
+    server = await serve(handler)
+    session = http.Session(server.url)
+    try:
+        assert (await session.request('GET', '/a')).body == b'{}'
+        assert session.idle == 0
+        assert (await session.request('GET', '/b')).body == b'{}'
+    finally:
+        await session.close()
+    assert server.connections == 2
+
+
+@pytest.mark.parametrize('name, value', [
+    ('Authorization', 'Bearer secret\r\nX-Injected: yes'),
+    ('Authorization', 'Bearer secret\n'),
+    ('Authorization', 'Bearer sec\0ret'),
+    ('X-Extra\r\nX-Injected', 'secret'),
+])
+def test_headers_with_cr_lf_nul_are_refused_without_their_value(name: str, value: str) -> None:
+    with pytest.raises(ValueError) as info:
+        http.Session('http://127.0.0.1:1', headers={name: value})
+    assert 'secret' not in str(info.value)
+    assert ('Authorization' if name == 'Authorization' else 'X-Extra') in str(info.value)
+
+
+@pytest.mark.looptime
+async def test_the_total_timeout_starts_once_a_connection_slot_is_free(serve: Any) -> None:
+    async def handler(conn: Conn) -> None:
+        while (request := await conn.request()) is not None:
+            if '/slow' in request[0]:
+                await asyncio.sleep(30)
+            await conn.answer(ok())
+
+    server = await serve(handler)
+    session = http.Session(server.url, limit=1)
+    try:
+        slow = asyncio.create_task(session.request('GET', '/slow'))
+        await asyncio.sleep(1)
+        response = await session.request('GET', '/fast', total_timeout=20)  # waits ~29 s for the slot, then ~0
+        assert response.status == 200
+        await slow
+    finally:
+        await session.close()

@@ -2,6 +2,7 @@
 import asyncio
 import contextlib
 import json
+import ssl
 from typing import Any
 
 import pytest
@@ -306,3 +307,60 @@ async def test_a_list_after_a_broken_initial_stream_forgets_what_the_stream_list
             break
     assert 'sendInitialEvents' in fake.streams[0]
     assert items == [(None, 'a'), (None, 'b'), ('DELETED', 'a'), streams.LISTED]  # `a` is gone by the LIST
+
+
+class _FailingStream:
+    """A fake client: the first stream yields one event, then fails with an error; later ones yield nothing new."""
+
+    def __init__(self, settings: OperatorSettings, error: BaseException) -> None:
+        self.settings = settings
+        self.error = error
+        self.streams: list[Any] = []
+
+    async def request(self, method: str, path: str, *, params: Any = None, **kwargs: Any) -> Any:
+        return {'kind': 'KopfExampleList', 'apiVersion': 'kopf.dev/v1', 'metadata': {'resourceVersion': '1'},
+                'items': []}
+
+    @contextlib.asynccontextmanager
+    async def stream(self, path: str, *, params: Any = None, **kwargs: Any) -> Any:
+        self.streams.append(dict(params or {}))
+        first, error = len(self.streams) == 1, self.error
+        obj = {'metadata': {'name': 'a', 'namespace': 'default', 'uid': 'uid-a', 'resourceVersion': '2'}}
+
+        class Response:
+            lines = [json.dumps({'type': 'ADDED', 'object': obj}).encode() + b'\n'] if first else []
+
+            async def read_chunk(self) -> bytes:
+                if self.lines:
+                    return self.lines.pop(0)
+                if first:
+                    raise error
+                await asyncio.sleep(1000)
+                return b''
+
+        yield Response()
+
+
+@pytest.mark.looptime
+@pytest.mark.parametrize('error', [
+    OSError(113, 'No route to host'),  # EHOSTUNREACH: an OSError, not a ConnectionError
+    ssl.SSLError(1, '[SSL: DECRYPTION_FAILED_OR_BAD_RECORD_MAC] decryption failed or bad record mac'),
+], ids=['ehostunreach', 'ssl'])
+async def test_an_os_error_in_the_stream_reconnects(settings: OperatorSettings, error: BaseException) -> None:
+    from kopf._api import watching
+    settings.watching.reconnect_backoff = 0.1
+    fake = _FailingStream(settings, error)
+    items: list[Any] = []
+
+    async def consume() -> None:
+        async for item in watching.watch_objs(fake, KEX, namespace='default'):  # type: ignore[arg-type]
+            items.append(item if item is streams.LISTED else (item['type'], item['object']['metadata']['name']))
+
+    task = asyncio.create_task(consume())
+    await asyncio.sleep(10)
+    assert not task.done()
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+    assert items == [streams.LISTED, ('ADDED', 'a')]
+    assert [s['resourceVersion'] for s in fake.streams] == ['1', '2']  # reconnected from the last seen RV
