@@ -249,6 +249,16 @@ def load(paths: Sequence[pathlib.Path], *, context: str | None = None,
     return _connection_info(cluster, user, namespace, environ)
 
 
+def uses_auth_provider(paths: Sequence[pathlib.Path], *, context: str | None = None) -> bool:
+    """Whether the user of the (current) context has a legacy `auth-provider` plugin (gcp, oidc, azure):
+    the `kubernetes` client can refresh its tokens, this module only reads the static ones."""
+    merged = read_config(paths)
+    ctx = merged.contexts.get(context or merged.current_context or '')
+    user_name = ctx.value.get('user') if ctx is not None else None
+    user = merged.users.get(user_name) if isinstance(user_name, str) else None
+    return user is not None and user.value.get('auth-provider') is not None
+
+
 def _str(entry: _Entry, key: str) -> str | None:
     value = entry.value.get(key)
     if value is None or value == '':

@@ -295,14 +295,54 @@ def test_priorities_of_the_builtin_logins(tmp_path: pathlib.Path, monkeypatch: p
     assert (info := loginning.login_via_client()) is not None and info.priority == 10
 
 
-async def test_login_by_defaults_uses_the_installed_clients(tmp_path: pathlib.Path,
-                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_login_by_defaults_reads_the_kubeconfig_itself_with_clients_installed(
+        tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = write(tmp_path / 'cfg', config(user={'token': 'T'}))
     monkeypatch.setenv('KUBECONFIG', str(path))
     monkeypatch.delenv('KUBERNETES_SERVICE_HOST', raising=False)
     found = await loginning.login_by_defaults()
+    assert [(info.priority, info.token) for info in found] == [(10, 'T')]  # kopf's own kubeconfig login
+
+
+def test_login_by_defaults_imports_no_client_when_kopf_can_log_in_itself(tmp_path: pathlib.Path) -> None:
+    path = write(tmp_path / 'cfg', config(user={'token': 'T'}))
+    code = ('import asyncio, sys; from kopf._api import loginning; '
+            'found = asyncio.run(loginning.login_by_defaults()); '
+            'print(len(found), [m for m in ("kubernetes", "pykube") if m in sys.modules])')
+    env = {**os.environ, 'KUBECONFIG': str(path), 'HOME': str(tmp_path)}
+    env.pop('KUBERNETES_SERVICE_HOST', None)
+    out = subprocess.run([sys.executable, '-c', code], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == '1 []'
+
+
+async def test_login_by_defaults_uses_the_installed_clients_for_auth_providers(
+        tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    provider = {'name': 'oidc', 'config': {'id-token': 'T', 'client-id': 'c', 'idp-issuer-url': 'https://x'}}
+    path = write(tmp_path / 'cfg', config(user={'auth-provider': provider}))
+    monkeypatch.setenv('KUBECONFIG', str(path))
+    monkeypatch.delenv('KUBERNETES_SERVICE_HOST', raising=False)
+    calls: list[str] = []
+    for name in ['login_via_pykube', 'login_via_client']:
+        fn = getattr(loginning, name)
+        monkeypatch.setattr(loginning, name, lambda fn=fn, name=name, **kw: calls.append(name) or fn(**kw))
+    await loginning.login_by_defaults()
+    assert calls == ['login_via_pykube', 'login_via_client']
+
+
+async def test_login_by_defaults_falls_back_to_the_clients_when_its_own_login_fails(
+        tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    path = write(tmp_path / 'cfg', config(user={'token': 'T'}))
+    monkeypatch.setenv('KUBECONFIG', str(path))
+    monkeypatch.delenv('KUBERNETES_SERVICE_HOST', raising=False)
+
+    def broken(**_: Any) -> None:
+        raise errors.LoginError('cannot read it')
+
+    monkeypatch.setattr(loginning, 'login_with_kubeconfig', broken)
+    found = await loginning.login_by_defaults()
     assert sorted(info.priority for info in found) == [10, 20]  # the kubernetes client & pykube-ng
     assert {info.token for info in found} == {'T'}
+    assert any('failed: cannot read it' in r.getMessage() for r in caplog.records)
 
 
 async def test_login_by_defaults_skips_failures(tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch,
