@@ -25,8 +25,8 @@ Rules:
 import asyncio
 import ssl
 import urllib.parse
-from collections.abc import Mapping
-from typing import Final, Protocol
+from collections.abc import Callable, Mapping
+from typing import Final, NoReturn, Protocol
 
 IDLE_TIMEOUT: Final = 15.0  # seconds; as aiohttp's keep-alive timeout (API servers keep theirs longer)
 LIMIT: Final = 64  # open connections of requests per session
@@ -150,18 +150,8 @@ class Response:
         if self._left and not self._done:  # a Content-Length body: at once
             try:
                 self.body = await self._conn.reader.readexactly(self._left)
-            except asyncio.IncompleteReadError as exc:
-                self.close()
-                raise PayloadError(f'The body was truncated ({len(exc.partial)} of {exc.expected} bytes).') from None
-            except TimeoutError:
-                self.close()
-                raise
-            except OSError as exc:
-                self.close()
-                raise _transport_error(exc) from exc
-            except BaseException:
-                self.close()
-                raise
+            except BaseException as exc:
+                _raise_failure(exc, self.close)
             self._left = 0
             self._finish()
             return self.body
@@ -210,21 +200,11 @@ class Response:
             if not self._left:
                 self._finish()
             return data
-        except asyncio.IncompleteReadError as exc:
-            self.close()
-            raise PayloadError(f'The body was truncated ({len(exc.partial)} of {exc.expected} bytes).') from None
         except asyncio.LimitOverrunError:
             self.close()
             raise PayloadError('A chunk-size line is too long.') from None
-        except TimeoutError:  # as is: the caller's timeouts (the watch's inactivity timeout) mean something else
-            self.close()
-            raise
-        except OSError as exc:  # TLS errors (bad record MAC), EHOSTUNREACH, etc.: as ConnectionErrors are
-            self.close()
-            raise _transport_error(exc) from exc
-        except BaseException:
-            self.close()
-            raise
+        except BaseException as exc:
+            _raise_failure(exc, self.close)
 
 
 class Session:
@@ -301,15 +281,8 @@ class Session:
             except asyncio.LimitOverrunError:
                 conn.close()
                 raise PayloadError('The answer\'s headers are too long.') from None
-            except (TimeoutError, ssl.SSLCertVerificationError):
-                conn.close()
-                raise
-            except OSError as exc:
-                conn.close()
-                raise _transport_error(exc) from exc
-            except BaseException:
-                conn.close()
-                raise
+            except BaseException as exc:
+                _raise_failure(exc, conn.close, keep=ssl.SSLCertVerificationError)  # a wrong certificate: final
             try:
                 status, headers = _parse_head(head)
                 while 100 <= status < 200:  # interim answers (100 Continue, 103): skipped
@@ -372,8 +345,20 @@ class Session:
             conn.close()
 
 
-def _transport_error(exc: OSError) -> TransportError:
-    return TransportError(f'The connection failed ({type(exc).__name__}: {exc}).')
+def _raise_failure(exc: BaseException, close: Callable[[], None], *,
+                   keep: type[BaseException] | tuple[type[BaseException], ...] = ()) -> NoReturn:
+    """Close the connection after any failure while talking, and raise what failed as the client's rules say.
+
+    A truncated answer is a `PayloadError`. Timeouts stay as they are (the caller's timeouts, e.g. a watch's
+    inactivity timeout, mean something else), so do our own `TransportError`s and the `keep` ones; any other
+    `OSError` (a TLS error such as a bad record MAC, EHOSTUNREACH) is raised as a `TransportError`.
+    """
+    close()
+    if isinstance(exc, asyncio.IncompleteReadError):
+        raise PayloadError(f'The body was truncated ({len(exc.partial)} of {exc.expected} bytes).') from None
+    if isinstance(exc, OSError) and not isinstance(exc, (TimeoutError, TransportError)) and not isinstance(exc, keep):
+        raise TransportError(f'The connection failed ({type(exc).__name__}: {exc}).') from exc
+    raise exc
 
 
 def _parse_head(head: bytes) -> tuple[int, dict[str, str]]:

@@ -286,6 +286,24 @@ async def test_a_truncated_body_raises(serve: Any, answer: bytes) -> None:
     assert session.idle == 0
 
 
+@pytest.mark.parametrize('answer, message', [
+    (b'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabcXY', 'A chunk does not end with CRLF.'),
+    (b'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n', 'Invalid chunk size line'),
+], ids=['chunk-end', 'chunk-size'])
+async def test_a_malformed_body_is_a_payload_error_as_is(serve: Any, answer: bytes, message: str) -> None:
+    """Our own `PayloadError` is never re-wrapped as a generic `TransportError` ("The connection failed...")."""
+    server = await serve(keep_alive(lambda r: answer))
+    session = http.Session(server.url)
+    try:
+        with pytest.raises(http.PayloadError, match=message) as info:
+            await session.request('GET', '/x')
+    finally:
+        await session.close()
+    assert 'The connection failed' not in str(info.value)
+    assert errors.decide_retry(info.value, 1.0).retry
+    assert session.idle == 0
+
+
 @pytest.mark.looptime
 async def test_the_total_timeout(serve: Any) -> None:
     async def handler(conn: Conn) -> None:
