@@ -2,6 +2,9 @@
 import dataclasses
 import datetime
 import ipaddress
+import pathlib
+import ssl
+import tempfile
 
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
@@ -49,3 +52,15 @@ def issue(ca_key: ec.EllipticCurvePrivateKey, ca_cert: x509.Certificate, cn: str
             x509.DNSName('localhost'), x509.IPAddress(ipaddress.ip_address('127.0.0.1'))]), critical=False)
     cert = builder.sign(ca_key, hashes.SHA256())
     return Pair(cert.public_bytes(serialization.Encoding.PEM), _pem(key))
+
+
+def tls_contexts() -> tuple[ssl.SSLContext, ssl.SSLContext, Pair]:
+    """A server context for `localhost` (and 127.0.0.1), a client context trusting its CA, and that CA."""
+    ca, ca_key, ca_cert = make_ca()
+    pair = issue(ca_key, ca_cert, 'localhost', server=True)
+    server_ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    with tempfile.TemporaryDirectory() as tmp:
+        (pathlib.Path(tmp) / 'c.pem').write_bytes(pair.cert_pem)
+        (pathlib.Path(tmp) / 'k.pem').write_bytes(pair.key_pem)
+        server_ctx.load_cert_chain(pathlib.Path(tmp) / 'c.pem', pathlib.Path(tmp) / 'k.pem')
+    return server_ctx, ssl.create_default_context(cadata=ca.cert_pem.decode()), ca

@@ -374,20 +374,12 @@ async def test_a_tls_error_while_reading_an_answer_is_retried(settings: Operator
     """A forged TLS record (a bad MAC) midway through the body: retried on a fresh connection."""
     import asyncio
     import os
-    import pathlib
     import ssl
-    import tempfile
 
     from kopf._api import credentials
 
-    from .certs import issue, make_ca
-    ca, ca_key, ca_cert = make_ca()
-    pair = issue(ca_key, ca_cert, 'localhost', server=True)
-    with tempfile.TemporaryDirectory() as tmp:
-        (pathlib.Path(tmp) / 'c.pem').write_bytes(pair.cert_pem)
-        (pathlib.Path(tmp) / 'k.pem').write_bytes(pair.key_pem)
-        server_ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-        server_ctx.load_cert_chain(str(pathlib.Path(tmp) / 'c.pem'), str(pathlib.Path(tmp) / 'k.pem'))
+    from .certs import tls_contexts
+    server_ctx, _, ca = tls_contexts()
     connections = 0
 
     async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:

@@ -8,7 +8,7 @@ import pytest
 
 from kopf._api import errors, http
 
-from .certs import issue, make_ca
+from .certs import make_ca, tls_contexts
 
 Handler = Callable[['Conn'], Awaitable[None]]
 
@@ -393,19 +393,10 @@ async def test_idle_connections_are_closed_after_the_idle_timeout(serve: Any) ->
 
 
 async def test_tls_with_a_ca_and_sni(serve: Any) -> None:
-    ca, ca_key, ca_cert = make_ca()
-    pair = issue(ca_key, ca_cert, 'localhost', server=True)
-    import pathlib
-    import tempfile
     names: list[str | None] = []
-    with tempfile.TemporaryDirectory() as tmp:
-        (pathlib.Path(tmp) / 'c.pem').write_bytes(pair.cert_pem)
-        (pathlib.Path(tmp) / 'k.pem').write_bytes(pair.key_pem)
-        server_ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-        server_ctx.load_cert_chain(str(pathlib.Path(tmp) / 'c.pem'), str(pathlib.Path(tmp) / 'k.pem'))
+    server_ctx, client_ctx, _ = tls_contexts()
     server_ctx.sni_callback = lambda sock, name, ctx: names.append(name)
     server = await serve(keep_alive(lambda r: ok(b'{"tls": true}')), ssl_context=server_ctx, host='localhost')
-    client_ctx = ssl.create_default_context(cadata=ca.cert_pem.decode())
     session = http.Session(server.url, ssl_context=client_ctx)
     try:
         assert (await session.request('GET', '/x')).body == b'{"tls": true}'
@@ -425,20 +416,6 @@ async def test_tls_with_a_ca_and_sni(serve: Any) -> None:
     assert not errors.decide_retry(info.value, 1.0).retry
 
 
-def _tls_contexts() -> tuple[ssl.SSLContext, ssl.SSLContext]:
-    """A server context for `localhost` and a client context trusting its CA."""
-    import pathlib
-    import tempfile
-    ca, ca_key, ca_cert = make_ca()
-    pair = issue(ca_key, ca_cert, 'localhost', server=True)
-    with tempfile.TemporaryDirectory() as tmp:
-        (pathlib.Path(tmp) / 'c.pem').write_bytes(pair.cert_pem)
-        (pathlib.Path(tmp) / 'k.pem').write_bytes(pair.key_pem)
-        server_ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-        server_ctx.load_cert_chain(str(pathlib.Path(tmp) / 'c.pem'), str(pathlib.Path(tmp) / 'k.pem'))
-    return server_ctx, ssl.create_default_context(cadata=ca.cert_pem.decode())
-
-
 async def test_a_tls_error_inside_a_stream_is_a_transport_error(serve: Any) -> None:
     """A forged TLS record (a bad MAC) after the first chunk: a retriable `TransportError`, not `ssl.SSLError`."""
     import os
@@ -450,7 +427,7 @@ async def test_a_tls_error_inside_a_stream_is_a_transport_error(serve: Any) -> N
         os.write(conn.writer.get_extra_info('socket').fileno(), b'\x17\x03\x03\x00\x20' + b'x' * 32)
         await asyncio.sleep(5)
 
-    server_ctx, client_ctx = _tls_contexts()
+    server_ctx, client_ctx, _ = tls_contexts()
     server = await serve(handler, ssl_context=server_ctx, host='localhost')
     session = http.Session(server.url, ssl_context=client_ctx)
     try:
