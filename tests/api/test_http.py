@@ -48,6 +48,7 @@ class Server:
         self.open = 0
         self.max_open = 0
         self.server: asyncio.Server | None = None
+        self.sessions: list[http.Session] = []
         self.url = ''
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -61,6 +62,12 @@ class Server:
         finally:
             self.open -= 1
             writer.close()
+
+    def session(self, path: str = '', **kwargs: Any) -> http.Session:
+        """A client session to this server (under a path prefix), closed when the test ends (before the server)."""
+        session = http.Session(self.url + path, **kwargs)
+        self.sessions.append(session)
+        return session
 
     async def start(self, ssl_context: ssl.SSLContext | None = None, host: str = '127.0.0.1') -> None:
         self.server = await asyncio.start_server(self._serve, '127.0.0.1', 0, ssl=ssl_context)
@@ -80,6 +87,8 @@ async def serve() -> AsyncIterator[Callable[..., Awaitable[Server]]]:
 
     yield start
     for server in servers:
+        for session in server.sessions:
+            await session.close()
         assert server.server is not None
         server.server.close()
 
@@ -93,6 +102,15 @@ def keep_alive(answer: Callable[[tuple[str, dict[str, str], bytes]], bytes] = la
     return handler
 
 
+def answer_then_hang(raw: bytes, seconds: float = 5) -> Handler:
+    """A server that answers the first request with `raw` (e.g. only the headers), then sends nothing more."""
+    async def handler(conn: Conn) -> None:
+        await conn.request()
+        await conn.answer(raw)
+        await asyncio.sleep(seconds)
+    return handler
+
+
 SEEN: list[tuple[str, dict[str, str], bytes]] = []
 
 
@@ -103,12 +121,9 @@ def _forget_seen() -> None:
 
 async def test_content_length_answer_and_the_request_sent(serve: Any) -> None:
     server = await serve(keep_alive(lambda r: ok(b'{"a": 1}')))
-    session = http.Session(server.url, headers={'User-Agent': 'kopf/test', 'Authorization': 'Bearer T'})
-    try:
-        response = await session.request('PATCH', '/api/v1/x', params={'labelSelector': 'a=b'},
-                                         body=b'{"x":1}', content_type='application/merge-patch+json')
-    finally:
-        await session.close()
+    session = server.session(headers={'User-Agent': 'kopf/test', 'Authorization': 'Bearer T'})
+    response = await session.request('PATCH', '/api/v1/x', params={'labelSelector': 'a=b'},
+                                     body=b'{"x":1}', content_type='application/merge-patch+json')
     assert response.status == 200
     assert response.body == b'{"a": 1}'
     line, headers, body = SEEN[0]
@@ -124,11 +139,8 @@ async def test_content_length_answer_and_the_request_sent(serve: Any) -> None:
 
 async def test_a_path_prefix_of_the_server_is_kept(serve: Any) -> None:
     server = await serve(keep_alive())
-    session = http.Session(server.url + '/k8s/clusters/c-1/')
-    try:
-        await session.request('GET', '/version')
-    finally:
-        await session.close()
+    session = server.session('/k8s/clusters/c-1/')
+    await session.request('GET', '/version')
     assert SEEN[0][0] == 'GET /k8s/clusters/c-1/version HTTP/1.1'
 
 
@@ -142,15 +154,12 @@ def test_query_strings_are_encoded_as_aiohttp_did() -> None:
 async def test_chunked_answers_whole_and_by_chunks(serve: Any) -> None:
     chunked = b'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n6;ext=1\r\n world\r\n0\r\n\r\n'
     server = await serve(keep_alive(lambda r: chunked))
-    session = http.Session(server.url)
-    try:
-        response = await session.request('GET', '/a')
-        assert response.body == b'hello world'
-        stream = await session.stream('GET', '/b')
-        assert [await stream.read_chunk() for _ in range(3)] == [b'hello', b' world', b'']
-        stream.close()
-    finally:
-        await session.close()
+    session = server.session()
+    response = await session.request('GET', '/a')
+    assert response.body == b'hello world'
+    stream = await session.stream('GET', '/b')
+    assert [await stream.read_chunk() for _ in range(3)] == [b'hello', b' world', b'']
+    stream.close()
 
 
 async def test_a_stream_gets_lines_incrementally(serve: Any) -> None:
@@ -163,27 +172,21 @@ async def test_a_stream_gets_lines_incrementally(serve: Any) -> None:
         await conn.answer(b'4\r\ntwo\n\r\n0\r\n\r\n')
 
     server = await serve(handler)
-    session = http.Session(server.url)
-    try:
-        stream = await session.stream('GET', '/watch')
-        assert await stream.read_chunk() == b'one\n'  # before the rest is even sent
-        release.set()
-        assert await stream.read_chunk() == b'two\n'
-        assert await stream.read_chunk() == b''
-        stream.close()
-    finally:
-        await session.close()
+    session = server.session()
+    stream = await session.stream('GET', '/watch')
+    assert await stream.read_chunk() == b'one\n'  # before the rest is even sent
+    release.set()
+    assert await stream.read_chunk() == b'two\n'
+    assert await stream.read_chunk() == b''
+    stream.close()
     assert server.connections == 1
 
 
 async def test_keep_alive_connections_are_reused(serve: Any) -> None:
     server = await serve(keep_alive())
-    session = http.Session(server.url)
-    try:
-        for _ in range(5):
-            assert (await session.request('GET', '/x')).status == 200
-    finally:
-        await session.close()
+    session = server.session()
+    for _ in range(5):
+        assert (await session.request('GET', '/x')).status == 200
     assert server.connections == 1
     assert session.opened == 1
 
@@ -195,11 +198,8 @@ async def test_concurrent_requests_are_bounded_by_the_limit(serve: Any) -> None:
             await conn.answer(ok())
 
     server = await serve(handler)
-    session = http.Session(server.url, limit=3)
-    try:
-        await asyncio.gather(*[session.request('GET', '/x') for _ in range(20)])
-    finally:
-        await session.close()
+    session = server.session(limit=3)
+    await asyncio.gather(*[session.request('GET', '/x') for _ in range(20)])
     assert server.max_open == 3
     assert session.opened == 3
 
@@ -211,13 +211,10 @@ async def test_a_connection_closed_by_the_server_while_idle_is_retried_once_on_a
         await conn.request()
 
     server = await serve(handler)
-    session = http.Session(server.url)
-    try:
-        assert (await session.request('POST', '/x', body=b'{}')).body == b'{"n": 1}'
-        assert (await session.request('POST', '/x', body=b'{}')).body == b'{"n": 1}'
-        assert (await session.request('POST', '/x', body=b'{}')).body == b'{"n": 1}'
-    finally:
-        await session.close()
+    session = server.session()
+    assert (await session.request('POST', '/x', body=b'{}')).body == b'{"n": 1}'
+    assert (await session.request('POST', '/x', body=b'{}')).body == b'{"n": 1}'
+    assert (await session.request('POST', '/x', body=b'{}')).body == b'{"n": 1}'
     assert server.connections == 3
 
 
@@ -226,25 +223,19 @@ async def test_a_fresh_connection_closed_without_an_answer_fails_without_a_retry
         await conn.request()
 
     server = await serve(handler)
-    session = http.Session(server.url)
-    try:
-        with pytest.raises(http.ServerDisconnectedError) as info:
-            await session.request('GET', '/x')
-    finally:
-        await session.close()
+    session = server.session()
+    with pytest.raises(http.ServerDisconnectedError) as info:
+        await session.request('GET', '/x')
     assert server.connections == 1
     assert errors.decide_retry(info.value, 1.0).retry
 
 
 async def test_connection_close_answers_close_the_connection(serve: Any) -> None:
     server = await serve(keep_alive(lambda r: ok(b'{}', 'Connection: close')))
-    session = http.Session(server.url)
-    try:
-        await session.request('GET', '/x')
-        assert session.idle == 0
-        await session.request('GET', '/x')
-    finally:
-        await session.close()
+    session = server.session()
+    await session.request('GET', '/x')
+    assert session.idle == 0
+    await session.request('GET', '/x')
     assert server.connections == 2
 
 
@@ -255,12 +246,9 @@ async def test_an_answer_without_a_length_is_read_to_eof(serve: Any) -> None:
         conn.writer.close()
 
     server = await serve(handler)
-    session = http.Session(server.url)
-    try:
-        assert (await session.request('GET', '/x')).body == b'{"till": "eof"}'
-        assert session.idle == 0
-    finally:
-        await session.close()
+    session = server.session()
+    assert (await session.request('GET', '/x')).body == b'{"till": "eof"}'
+    assert session.idle == 0
 
 
 @pytest.mark.parametrize('answer', [
@@ -275,12 +263,9 @@ async def test_a_truncated_body_raises(serve: Any, answer: bytes) -> None:
         conn.writer.close()
 
     server = await serve(handler)
-    session = http.Session(server.url)
-    try:
-        with pytest.raises(http.PayloadError) as info:
-            await session.request('GET', '/x')
-    finally:
-        await session.close()
+    session = server.session()
+    with pytest.raises(http.PayloadError) as info:
+        await session.request('GET', '/x')
     assert isinstance(info.value, ConnectionError)
     assert errors.decide_retry(info.value, 1.0).retry
     assert session.idle == 0
@@ -293,12 +278,9 @@ async def test_a_truncated_body_raises(serve: Any, answer: bytes) -> None:
 async def test_a_malformed_body_is_a_payload_error_as_is(serve: Any, answer: bytes, message: str) -> None:
     """Our own `PayloadError` is never re-wrapped as a generic `TransportError` ("The connection failed...")."""
     server = await serve(keep_alive(lambda r: answer))
-    session = http.Session(server.url)
-    try:
-        with pytest.raises(http.PayloadError, match=message) as info:
-            await session.request('GET', '/x')
-    finally:
-        await session.close()
+    session = server.session()
+    with pytest.raises(http.PayloadError, match=message) as info:
+        await session.request('GET', '/x')
     assert 'The connection failed' not in str(info.value)
     assert errors.decide_retry(info.value, 1.0).retry
     assert session.idle == 0
@@ -311,35 +293,24 @@ async def test_the_total_timeout(serve: Any) -> None:
         await asyncio.sleep(100)
 
     server = await serve(handler)
-    session = http.Session(server.url)
+    session = server.session()
     loop = asyncio.get_running_loop()
     start = loop.time()
-    try:
-        with pytest.raises(TimeoutError):
-            await session.request('GET', '/x', total_timeout=5)
-    finally:
-        await session.close()
+    with pytest.raises(TimeoutError):
+        await session.request('GET', '/x', total_timeout=5)
     assert loop.time() - start == pytest.approx(5, abs=0.5)
 
 
 @pytest.mark.looptime
 async def test_the_total_timeout_of_a_stream_covers_its_body(serve: Any) -> None:
-    async def handler(conn: Conn) -> None:
-        await conn.request()
-        await conn.answer(b'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n')
-        await asyncio.sleep(100)
-
-    server = await serve(handler)
-    session = http.Session(server.url)
+    server = await serve(answer_then_hang(b'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n', 100))
+    session = server.session()
     loop = asyncio.get_running_loop()
     start = loop.time()
-    try:
-        stream = await session.stream('GET', '/x', total_timeout=7)
-        with pytest.raises(TimeoutError):
-            await stream.read_chunk()
-        stream.close()
-    finally:
-        await session.close()
+    stream = await session.stream('GET', '/x', total_timeout=7)
+    with pytest.raises(TimeoutError):
+        await stream.read_chunk()
+    stream.close()
     assert loop.time() - start == pytest.approx(7, abs=0.5)
 
 
@@ -379,17 +350,14 @@ async def test_idle_connections_are_closed_after_the_idle_timeout(serve: Any) ->
         closed.set()
 
     server = await serve(handler)
-    session = http.Session(server.url, idle_timeout=10)
-    try:
-        await session.request('GET', '/x')
-        assert session.idle == 1
-        await asyncio.sleep(5)
-        assert session.idle == 1
-        await asyncio.sleep(6)
-        assert session.idle == 0
-        await asyncio.wait_for(closed.wait(), 1)
-    finally:
-        await session.close()
+    session = server.session(idle_timeout=10)
+    await session.request('GET', '/x')
+    assert session.idle == 1
+    await asyncio.sleep(5)
+    assert session.idle == 1
+    await asyncio.sleep(6)
+    assert session.idle == 0
+    await asyncio.wait_for(closed.wait(), 1)
 
 
 async def test_tls_with_a_ca_and_sni(serve: Any) -> None:
@@ -397,22 +365,16 @@ async def test_tls_with_a_ca_and_sni(serve: Any) -> None:
     server_ctx, client_ctx, _ = tls_contexts()
     server_ctx.sni_callback = lambda sock, name, ctx: names.append(name)
     server = await serve(keep_alive(lambda r: ok(b'{"tls": true}')), ssl_context=server_ctx, host='localhost')
-    session = http.Session(server.url, ssl_context=client_ctx)
-    try:
-        assert (await session.request('GET', '/x')).body == b'{"tls": true}'
-        assert (await session.request('GET', '/x')).body == b'{"tls": true}'
-    finally:
-        await session.close()
+    session = server.session(ssl_context=client_ctx)
+    assert (await session.request('GET', '/x')).body == b'{"tls": true}'
+    assert (await session.request('GET', '/x')).body == b'{"tls": true}'
     assert names == ['localhost']
     assert server.connections == 1
 
     other_ca, _, _ = make_ca()
-    session = http.Session(server.url, ssl_context=ssl.create_default_context(cadata=other_ca.cert_pem.decode()))
-    try:
-        with pytest.raises(ssl.SSLCertVerificationError) as info:
-            await session.request('GET', '/x')
-    finally:
-        await session.close()
+    session = server.session(ssl_context=ssl.create_default_context(cadata=other_ca.cert_pem.decode()))
+    with pytest.raises(ssl.SSLCertVerificationError) as info:
+        await session.request('GET', '/x')
     assert not errors.decide_retry(info.value, 1.0).retry
 
 
@@ -429,17 +391,14 @@ async def test_a_tls_error_inside_a_stream_is_a_transport_error(serve: Any) -> N
 
     server_ctx, client_ctx, _ = tls_contexts()
     server = await serve(handler, ssl_context=server_ctx, host='localhost')
-    session = http.Session(server.url, ssl_context=client_ctx)
-    try:
-        stream = await session.stream('GET', '/watch')
-        assert await stream.read_chunk() == b'one\n'
-        with pytest.raises(http.TransportError) as info:
-            await asyncio.wait_for(stream.read_chunk(), 3)
-        assert isinstance(info.value.__cause__, ssl.SSLError)
-        assert errors.decide_retry(info.value, 1.0).retry
-        assert stream._conn.writer.is_closing()
-    finally:
-        await session.close()
+    session = server.session(ssl_context=client_ctx)
+    stream = await session.stream('GET', '/watch')
+    assert await stream.read_chunk() == b'one\n'
+    with pytest.raises(http.TransportError) as info:
+        await asyncio.wait_for(stream.read_chunk(), 3)
+    assert isinstance(info.value.__cause__, ssl.SSLError)
+    assert errors.decide_retry(info.value, 1.0).retry
+    assert stream._conn.writer.is_closing()
 
 
 @pytest.mark.parametrize('framing', ['content-length', 'chunked'])
@@ -448,41 +407,24 @@ async def test_an_os_error_while_reading_a_body_is_a_transport_error(serve: Any,
     """E.g. EHOSTUNREACH (no `ConnectionError`) while reading: the connection is closed; a retriable error."""
     import errno
     head = 'Content-Length: 100' if framing == 'content-length' else 'Transfer-Encoding: chunked'
-
-    async def handler(conn: Conn) -> None:
-        await conn.request()
-        await conn.answer(f'HTTP/1.1 200 OK\r\n{head}\r\n\r\n'.encode())
-        await asyncio.sleep(5)
-
-    server = await serve(handler)
-    session = http.Session(server.url)
-    try:
-        stream = await session.stream('GET', '/x')
-        stream._conn.reader.set_exception(OSError(errno.EHOSTUNREACH, 'No route to host'))
-        with pytest.raises(http.TransportError, match='No route to host') as info:
-            await (stream.read() if whole else stream.read_chunk())
-        assert errors.decide_retry(info.value, 1.0).retry
-        assert stream._conn.writer.is_closing()
-    finally:
-        await session.close()
+    server = await serve(answer_then_hang(f'HTTP/1.1 200 OK\r\n{head}\r\n\r\n'.encode()))
+    session = server.session()
+    stream = await session.stream('GET', '/x')
+    stream._conn.reader.set_exception(OSError(errno.EHOSTUNREACH, 'No route to host'))
+    with pytest.raises(http.TransportError, match='No route to host') as info:
+        await (stream.read() if whole else stream.read_chunk())
+    assert errors.decide_retry(info.value, 1.0).retry
+    assert stream._conn.writer.is_closing()
 
 
 async def test_a_timeout_while_reading_a_body_stays_a_timeout(serve: Any) -> None:
-    async def handler(conn: Conn) -> None:
-        await conn.request()
-        await conn.answer(b'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n')
-        await asyncio.sleep(5)
-
-    server = await serve(handler)
-    session = http.Session(server.url)
-    try:
-        stream = await session.stream('GET', '/x')
-        stream._conn.reader.set_exception(TimeoutError())
-        with pytest.raises(TimeoutError) as info:
-            await stream.read_chunk()
-        assert not isinstance(info.value, http.TransportError)
-    finally:
-        await session.close()
+    server = await serve(answer_then_hang(b'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n'))
+    session = server.session()
+    stream = await session.stream('GET', '/x')
+    stream._conn.reader.set_exception(TimeoutError())
+    with pytest.raises(TimeoutError) as info:
+        await stream.read_chunk()
+    assert not isinstance(info.value, http.TransportError)
 
 
 async def test_an_idle_connection_with_unread_bytes_is_not_reused(serve: Any) -> None:
@@ -495,14 +437,11 @@ async def test_an_idle_connection_with_unread_bytes_is_not_reused(serve: Any) ->
         await asyncio.sleep(0.5)  # not closed yet: only the unread bytes tell
 
     server = await serve(handler)
-    session = http.Session(server.url)
-    try:
-        assert (await session.request('GET', '/a')).status == 200
-        await asyncio.sleep(0.2)
-        assert session.idle == 1
-        response = await session.request('GET', '/b')
-    finally:
-        await session.close()
+    session = server.session()
+    assert (await session.request('GET', '/a')).status == 200
+    await asyncio.sleep(0.2)
+    assert session.idle == 1
+    response = await session.request('GET', '/b')
     assert response.status == 200
     assert session.opened == 2
     assert server.connections == 2
@@ -514,13 +453,10 @@ async def test_a_connection_with_extra_bytes_after_an_answer_is_not_kept(serve: 
             await conn.answer(ok(b'{}') + b'HTTP/1.1 200 OK\r\nContent-Length: 7\r\n\r\n{"x":1}')
 
     server = await serve(handler)
-    session = http.Session(server.url)
-    try:
-        assert (await session.request('GET', '/a')).body == b'{}'
-        assert session.idle == 0
-        assert (await session.request('GET', '/b')).body == b'{}'
-    finally:
-        await session.close()
+    session = server.session()
+    assert (await session.request('GET', '/a')).body == b'{}'
+    assert session.idle == 0
+    assert (await session.request('GET', '/b')).body == b'{}'
     assert server.connections == 2
 
 
@@ -546,12 +482,9 @@ async def test_the_total_timeout_starts_once_a_connection_slot_is_free(serve: An
             await conn.answer(ok())
 
     server = await serve(handler)
-    session = http.Session(server.url, limit=1)
-    try:
-        slow = asyncio.create_task(session.request('GET', '/slow'))
-        await asyncio.sleep(1)
-        response = await session.request('GET', '/fast', total_timeout=20)  # waits ~29 s for the slot, then ~0
-        assert response.status == 200
-        await slow
-    finally:
-        await session.close()
+    session = server.session(limit=1)
+    slow = asyncio.create_task(session.request('GET', '/slow'))
+    await asyncio.sleep(1)
+    response = await session.request('GET', '/fast', total_timeout=20)  # waits ~29 s for the slot, then ~0
+    assert response.status == 200
+    await slow
