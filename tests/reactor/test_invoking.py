@@ -1,6 +1,7 @@
 """Invocation: sync/async handlers, contextvars, outcomes per error and mode, enforced timeouts, sub-handlers."""
 import asyncio
 import concurrent.futures
+import contextlib
 import contextvars
 import functools
 import logging
@@ -219,7 +220,8 @@ async def test_cancellation_propagates_from_async_handlers() -> None:
         await task
 
 
-async def test_cancellation_of_sync_handlers_waits_for_the_thread() -> None:
+@pytest.mark.parametrize('given', [False, True], ids=['default-executor', 'given-executor'])
+async def test_cancellation_of_sync_handlers_waits_for_the_thread(given: bool) -> None:
     entered, release, finished = threading.Event(), threading.Event(), threading.Event()
 
     def fn(**_: Any) -> None:
@@ -227,15 +229,16 @@ async def test_cancellation_of_sync_handlers_waits_for_the_thread() -> None:
         release.wait(5)
         finished.set()
 
-    task = asyncio.create_task(invoking.invoke_handler(make(fn), kwargs={}))
-    assert await asyncio.to_thread(entered.wait, 5)
-    task.cancel()
-    await asyncio.sleep(0)
-    assert not task.done()  # still waiting for the thread
-    release.set()
-    with pytest.raises(asyncio.CancelledError):
-        await task
-    assert finished.is_set()
+    with concurrent.futures.ThreadPoolExecutor() if given else contextlib.nullcontext() as executor:
+        task = asyncio.create_task(invoking.invoke_handler(make(fn), kwargs={}, executor=executor))
+        assert await asyncio.to_thread(entered.wait, 5)
+        task.cancel()
+        await asyncio.sleep(0)
+        assert not task.done()  # still waiting for the thread
+        release.set()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert finished.is_set()
 
 
 CAUSE = ChangingCause(logger=logging.getLogger('test'), memo=kopf.Memo(), resource=Resource('kopf.dev', 'v1', 'kex'),
@@ -414,26 +417,6 @@ async def test_sync_handlers_in_a_given_executor_each_get_their_results() -> Non
             assert outcome.kind is OutcomeKind.FAILURE and str(outcome.exception) == f'no {x}'
         else:
             assert outcome == Outcome(kind=OutcomeKind.SUCCESS, result=x * 2)
-
-
-async def test_cancellation_of_sync_handlers_in_a_given_executor_waits_for_the_thread() -> None:
-    entered, release, finished = threading.Event(), threading.Event(), threading.Event()
-
-    def fn(**_: Any) -> None:
-        entered.set()
-        release.wait(5)
-        finished.set()
-
-    with concurrent.futures.ThreadPoolExecutor() as executor:
-        task = asyncio.create_task(invoking.invoke_handler(make(fn), kwargs={}, executor=executor))
-        assert await asyncio.to_thread(entered.wait, 5)
-        task.cancel()
-        await asyncio.sleep(0)
-        assert not task.done()  # still waiting for the thread
-        release.set()
-        with pytest.raises(asyncio.CancelledError):
-            await task
-        assert finished.is_set()
 
 
 async def test_stop_iteration_of_a_sync_handler_is_an_error_not_a_hang() -> None:
