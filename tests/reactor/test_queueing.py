@@ -1,5 +1,6 @@
 """Per-object workers: the newest body only, one cycle at a time, consistency with our own patches."""
 import asyncio
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
@@ -33,6 +34,15 @@ def rctx() -> contexts.ResourceContext:
                                     diffbase_storage=kopf.AnnotationsDiffBaseStorage())
 
 
+def fake_processing(monkeypatch: pytest.MonkeyPatch, process: Callable[..., Awaitable[None]]) -> None:
+    """Process each cycle with `process` (the event as an argument); nothing to apply afterwards."""
+    async def apply(cycle: contexts.Cycle) -> bool:
+        return False
+
+    monkeypatch.setattr(processing, 'process', process)
+    monkeypatch.setattr(applying, 'apply', apply)
+
+
 @pytest.fixture
 def seen(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     seen: list[str] = []
@@ -45,11 +55,7 @@ def seen(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         await asyncio.sleep(0.05)
         active.pop()
 
-    async def apply(cycle: contexts.Cycle) -> bool:
-        return False
-
-    monkeypatch.setattr(processing, 'process', process)
-    monkeypatch.setattr(applying, 'apply', apply)
+    fake_processing(monkeypatch, process)
     return seen
 
 
@@ -100,11 +106,7 @@ async def test_unexpected_errors_are_retried_after_the_error_delays(
         if len(attempts) < 3:
             raise RuntimeError('boom')
 
-    async def apply(cycle: contexts.Cycle) -> bool:
-        return False
-
-    monkeypatch.setattr(processing, 'process', process)
-    monkeypatch.setattr(applying, 'apply', apply)
+    fake_processing(monkeypatch, process)
     async with asyncio.TaskGroup() as tg:
         queueing.Dispatcher(rctx, tg).dispatch(event(1))
     assert len(attempts) == 3
@@ -123,11 +125,7 @@ async def test_new_events_wait_out_the_error_throttling(
         if len(attempts) == 1:
             raise RuntimeError('boom')
 
-    async def apply(cycle: contexts.Cycle) -> bool:
-        return False
-
-    monkeypatch.setattr(processing, 'process', process)
-    monkeypatch.setattr(applying, 'apply', apply)
+    fake_processing(monkeypatch, process)
     async with asyncio.TaskGroup() as tg:
         dispatcher = queueing.Dispatcher(rctx, tg)
         start = asyncio.get_running_loop().time()
