@@ -38,7 +38,7 @@ def vault_for(cluster: LocalCluster) -> credentials.Vault:
     return vault
 
 
-async def eventually(check: Callable[[], Any], *, within: float = 10.0, interval: float = 0.02) -> Any:
+async def eventually(check: Callable[[], Any], *, within: float = 20.0, interval: float = 0.02) -> Any:
     """Poll until `check()` is truthy (returning it) or fail after the timeout."""
     async with asyncio.timeout(within):
         while True:

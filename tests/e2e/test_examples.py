@@ -223,15 +223,33 @@ def pod(name: str) -> Obj:
             'spec': {'containers': [{'name': 'main', 'image': 'busybox'}]}}
 
 
+def replay_pods(cluster: LocalCluster, *, since: str, until_deleted: str) -> list[tuple[str, Obj]]:
+    """(type, metadata) of the pods' watch-events after `since`, replayed from history, up to a deletion."""
+    found: list[tuple[str, Obj]] = []
+    url = f'{cluster.url}/api/v1/namespaces/default/pods?watch=1&resourceVersion={since}&timeoutSeconds=60'
+    with urllib.request.urlopen(url, timeout=90) as response:
+        for line in response:
+            event = json.loads(line)
+            meta = event['object']['metadata']
+            if meta['name'] == until_deleted:
+                found.append((event['type'], meta))
+                if event['type'] == 'DELETED':
+                    break
+    return found
+
+
 def test_10_builtins(cluster: LocalCluster, kubeconfig: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv('POD_LIFETIME', '1')
     with runner('10-builtins', cluster) as operator:
         assert operator.wait_ready(20)
-        cluster.apply(pod('short-lived'), pod('kube-proxy-x'))
-        live = wait_for(lambda: (cluster.get('v1', 'Pod', 'short-lived', 'default') or {}).get('metadata', {})
-                        .get('finalizers'))
-        assert live == ['kopf.zalando.org/KopfFinalizerMarker']
-        wait_for(lambda: cluster.get('v1', 'Pod', 'short-lived', 'default') is None, within=10)
+        created, _ = cluster.apply(pod('short-lived'), pod('kube-proxy-x'))
+        wait_for(lambda: cluster.get('v1', 'Pod', 'short-lived', 'default') is None, within=30)
+        # The finalizer lives only ~1 s (POD_LIFETIME=1): too short a window to poll for under load.
+        # Instead, the pod's history is replayed by a watch from its creation, once it is gone.
+        history = replay_pods(cluster, since=created['metadata']['resourceVersion'], until_deleted='short-lived')
+        finalizers = [meta.get('finalizers') for kind, meta in history if kind == 'MODIFIED']
+        assert ['kopf.zalando.org/KopfFinalizerMarker'] in finalizers, history
+        assert history[-1][0] == 'DELETED'
         system_pod = cluster.get('v1', 'Pod', 'kube-proxy-x', 'default')
         assert system_pod is not None and not system_pod['metadata'].get('finalizers')
         assert LAST_HANDLED not in annotations(system_pod)
@@ -326,7 +344,11 @@ def test_99_all_at_once(cluster: LocalCluster, kubeconfig: pathlib.Path) -> None
         assert pod_['metadata']['name'] == child and child.startswith('kopf-example-1-')
         assert pod_['metadata']['labels'] == {'somelabel': 'somevalue'}
         assert pod_['metadata']['ownerReferences'][0]['uid'] == obj['metadata']['uid']
-        reasons = {e['reason']: e['message'] for e in cluster.list('v1', 'Event', 'default')}
+
+        def job_events() -> dict[str, str]:  # Events are posted in the background: maybe after the last patch
+            found = {e['reason']: e['message'] for e in cluster.list('v1', 'Event', 'default')}
+            return found if {'Job1', 'Job2'} <= set(found) else {}
+        reasons = wait_for(job_events)
         assert reasons['Job1'] == 'The first job has started.'
         assert reasons['Job2'] == f'The child pod {child} is created.'
         patch_kex(cluster, {'spec': {'field': 'changed'}})
