@@ -174,8 +174,9 @@ async def login_via_async_client(**_: Any) -> credentials.ConnectionInfo | None:
 async def login_by_defaults() -> list[credentials.ConnectionInfo]:
     """The built-in fallback when there are no `@kopf.on.login()` handlers.
 
-    Kopf's own readers go first: the service account, then the kubeconfig (as upstream's do when no
-    client library is installed). pykube-ng and/or the `kubernetes` client, if installed, are used only
+    Kopf's own readers go first: the service account, else the kubeconfig (one identity, as the client
+    libraries pick it: a 401 then means a re-login, never a silent switch to another cluster's user).
+    pykube-ng and/or the `kubernetes` client, if installed, are used only
     when those find nothing or fail, or when the kubeconfig's user has a legacy `auth-provider` plugin
     (which the `kubernetes` client can refresh): so an installed client costs no import (~0.17 s for
     `kubernetes`) at every start when kopf can log in by itself. Upstream logs in through the installed
@@ -184,7 +185,10 @@ async def login_by_defaults() -> list[credentials.ConnectionInfo]:
     """
     import importlib.util
 
-    found, failed = await _login_with([login_with_service_account, login_with_kubeconfig])
+    found, failed = await _login_with([login_with_service_account])
+    if found:
+        return found
+    found, failed = await _login_with([login_with_kubeconfig])
     paths = kubeconfig.config_paths()
     if found and not failed and not (paths and _uses_auth_provider(paths)):
         return found

@@ -304,6 +304,24 @@ async def test_login_by_defaults_reads_the_kubeconfig_itself_with_clients_instal
     assert [(info.priority, info.token) for info in found] == [(10, 'T')]  # kopf's own kubeconfig login
 
 
+async def test_login_by_defaults_in_a_pod_uses_only_the_service_account(
+        tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # One identity, as the client libraries pick it: a rejected token means a re-login,
+    # never a silent switch to the kubeconfig's user (maybe of another cluster).
+    path = write(tmp_path / 'cfg', config(server='https://other:6443', user={'token': 'KC'}))
+    monkeypatch.setenv('KUBECONFIG', str(path))
+    monkeypatch.setenv('KUBERNETES_SERVICE_HOST', '10.0.0.1')
+    (tmp_path / 'token').write_text('SA\n')
+    original = loginning.login_with_service_account
+
+    def login_with_service_account(**_: Any) -> Any:
+        return original(directory=str(tmp_path))
+
+    monkeypatch.setattr(loginning, 'login_with_service_account', login_with_service_account)
+    found = await loginning.login_by_defaults()
+    assert [(info.server, info.token, info.priority) for info in found] == [('https://10.0.0.1:443', 'SA', 20)]
+
+
 def test_login_by_defaults_imports_no_client_when_kopf_can_log_in_itself(tmp_path: pathlib.Path) -> None:
     path = write(tmp_path / 'cfg', config(user={'token': 'T'}))
     code = ('import asyncio, sys; from kopf._api import loginning; '
