@@ -6,8 +6,9 @@ Rules:
 - A group-version answering 404 is empty (the last CRD of a group was deleted meanwhile).
 - An API group-version `/apis/<group>/<version>` answering 5xx (an aggregated API whose extension
   server is down, e.g. a broken metrics-server answering 503) is skipped as kubectl does: not retried,
-  one warning naming it (until it answers again), its resources simply not found this time; a later
-  rescan may find them. Transport errors and 429s are retried as usual; so is everything of the
+  one warning naming it (until it answers again), its resources simply not found this time; `failing`
+  names such group-versions until a rescan finds them answering (`take_recovered()` then names them
+  once), or their group stops listing them. Transport errors and 429s are retried as usual; so is everything of the
   core group (`/api/<version>`: the API server's own) and of the group lists `/api`, `/apis`.
 - `preferred` marks the group's preferred version; selectors without a version match only those.
 - The cache is refreshed when asked (e.g. when a CRD appears) or when a selector finds nothing.
@@ -63,8 +64,19 @@ class Discovery:
         self._resources: list[resources.Resource] | None = None
         self._groups: dict[str, list[resources.Resource]] = {}  # scanned one by one, until a full scan
         self._schemas: dict[resources.Resource, Mapping[str, Any] | None] = {}
-        self._failing: set[str] = set()  # group-versions skipped (and warned about) while they fail
+        self._failing: set[tuple[str, str]] = set()  # (group, version) skipped (and warned about) while failing
+        self._recovered: list[tuple[str, str]] = []  # (group, version) answering again, until taken
         self._lock = asyncio.Lock()
+
+    @property
+    def failing(self) -> frozenset[tuple[str, str]]:
+        """The (group, version) pairs skipped by the latest scans because they answered 5xx."""
+        return frozenset(self._failing)
+
+    def take_recovered(self) -> list[tuple[str, str]]:
+        """The (group, version) pairs that answer again after being skipped; each is named once."""
+        recovered, self._recovered = self._recovered, []
+        return recovered
 
     async def scan(self, *, refresh: bool = False) -> list[resources.Resource]:
         """All served resources of all groups and versions (cached unless `refresh`)."""
@@ -103,6 +115,7 @@ class Discovery:
                 raise answer
         listing, *lists = answers
         if isinstance(listing, BaseException):
+            self._failing = {gv for gv in self._failing if gv[0] != group}
             return []  # the group is not served (yet)
         lists = [answer if isinstance(answer, Mapping) else None for answer in lists]  # None: 404
         if group:
@@ -111,6 +124,7 @@ class Discovery:
         else:
             preferred = 'v1'
             versions = list(listing.get('versions', []))
+        self._failing = {gv for gv in self._failing if gv[0] != group or gv[1] in versions}  # gone: forgotten
         found: list[resources.Resource] = []
         if version is not None and version in versions and lists and lists[0] is not None:
             found = parse_resource_list(lists[0], group, version, preferred=version == preferred)
@@ -126,6 +140,7 @@ class Discovery:
             preferred = (group.get('preferredVersion') or {}).get('version')
             for version in group.get('versions', []):
                 jobs.append((group['name'], version['version'], version['version'] == preferred))
+        self._failing &= {(group, version) for group, version, _ in jobs}  # not listed anymore: forgotten
         found = await asyncio.gather(*[self._scan_group_version(*job) for job in jobs])
         return [resource for chunk in found for resource in chunk]
 
@@ -154,26 +169,26 @@ class Discovery:
         except errors.APINotFoundError:
             return None
         except errors.APIServerError as exc:
-            if path not in self._failing:
-                self._failing.add(path)
+            if (group, version) not in self._failing:
+                self._failing.add((group, version))
                 logger.warning(f'Discovery skips the API {group}/{version}: it fails with {exc} (an aggregated '
                                f'API whose server is down?); its resources are not found until it answers.')
             return {}
-        if path in self._failing:
-            self._failing.discard(path)
-            logger.info(f'Discovery: the API {group}/{version} answers again.')
+        if (group, version) in self._failing:
+            self._failing.discard((group, version))
+            self._recovered.append((group, version))
         return payload
 
-    async def select(self, selector: selectors.Selector) -> set[resources.Resource]:
-        """The resources that the selector means; re-scans once if the cache has none of them."""
+    async def select(self, selector: selectors.Selector, *, rescan: bool = True) -> set[resources.Resource]:
+        """The resources that the selector means; re-scans once (if `rescan`) if the cache has none of them."""
         if selector.group is not None and selector.callable is None:  # one group is enough
             group, version = selector.group, selector.version
             selected = selector.select(await self.scan_group(group, version))
-            if not selected and selector.is_specific:
+            if not selected and selector.is_specific and rescan:
                 selected = selector.select(await self.scan_group(group, version, refresh=True))
             return selected
         selected = selector.select(await self.scan())
-        if not selected and selector.is_specific:
+        if not selected and selector.is_specific and rescan:
             selected = selector.select(await self.scan(refresh=True))
         return selected
 

@@ -13,9 +13,16 @@
 - On a CRD event, discovery is refreshed only as far as the selectors need: if every selector names
   its group (and is not a callable), only the CRD's group, if a selector names it (nothing else can
   have changed); else the full scan.
+- Re-checks: while a group-version is skipped by discovery (it answered 5xx: an API server restarting,
+  a broken aggregated API) or a selector is unresolved, one background task re-reads them after
+  `RECHECK_BACKOFFS` (1, 2, 4 ... 60 s, then every 60 s) and serves what it finds; one info line names
+  a skipped group-version that answers again and what is served of it. Unresolved selectors are not
+  re-checked with `settings.scanning.disabled` (the skipped group-versions still are). No task runs
+  while nothing is skipped or unresolved.
 """
 import asyncio
 import dataclasses
+import itertools
 import logging
 from collections.abc import Collection, Mapping
 from typing import Any
@@ -31,6 +38,7 @@ CRDS = resources.Resource('apiextensions.k8s.io', 'v1', 'customresourcedefinitio
                           kind='CustomResourceDefinition', namespaced=False)
 NAMESPACES = resources.Resource('', 'v1', 'namespaces', kind='Namespace', namespaced=False)
 BUILTIN_SCHEMA: Mapping[str, Any] = {'type': 'object'}  # built-ins keep no unknown status fields
+RECHECK_BACKOFFS: tuple[float, ...] = (1, 2, 4, 8, 16, 32, 60)  # then the last one, for as long as needed
 
 
 @dataclasses.dataclass(frozen=True)
@@ -75,7 +83,10 @@ class Observer:
         self.served: dict[resources.Resource, contexts.ResourceContext] = {}
         self.watchers: dict[tuple[resources.Resource, str | None], asyncio.Task[None]] = {}
         self.warned: set[selectors.Selector] = set()
+        self.unresolved: set[selectors.Selector] = set()
         self.discovered: set[str] = set()
+        self.rechecking: asyncio.Task[None] | None = None
+        self._refreshing = asyncio.Lock()  # the CRD events' refreshes and the re-checks' ones, one at a time
 
     async def run(self) -> None:
         if self.scope.discovering:
@@ -109,14 +120,49 @@ class Observer:
             version = next(iter(versions[name])) if len(versions[name]) == 1 else None  # None: all versions
             await self.discovery.scan_group(name, version, refresh=True)
 
-    async def refresh(self) -> None:
-        for selector in sorted(self.ctx.registry.selectors, key=str):
-            found = await self.discovery.select(selector)
-            if not found and selector not in self.warned:
-                self.warned.add(selector)
-                logger.warning(f'Unresolved resources cannot be served (try creating their CRDs): {selector}')
-            for resource in sorted(found, key=str):
-                await self.serve(resource)
+    async def refresh(self, *, rescan: bool = True) -> None:
+        """Serve what the selectors resolve to; start re-checking if something is skipped or unresolved."""
+        async with self._refreshing:
+            for selector in sorted(self.ctx.registry.selectors, key=str):
+                found = await self.discovery.select(selector, rescan=rescan)
+                if found:
+                    self.unresolved.discard(selector)
+                else:
+                    self.unresolved.add(selector)
+                    if selector not in self.warned:
+                        self.warned.add(selector)
+                        logger.warning(f'Unresolved resources cannot be served (try creating their CRDs): {selector}')
+                for resource in sorted(found, key=str):
+                    await self.serve(resource)
+            for group, version in self.discovery.take_recovered():
+                names = sorted(r.name for r in self.served if (r.group, r.version) == (group, version))
+                logger.info(f'Discovery: the API {group}/{version} answers again; serving '
+                            f'{", ".join(names) or "none of its resources (no selector means them)"}.')
+            if self.rechecks_needed and (self.rechecking is None or self.rechecking.done()):
+                self.rechecking = self.tg.create_task(self.recheck(), name='kopf discovery re-checks')
+
+    @property
+    def rechecks_needed(self) -> bool:
+        return bool(self.discovery.failing) or (bool(self.unresolved) and not self.ctx.settings.scanning.disabled)
+
+    async def recheck(self) -> None:
+        """Re-read the skipped group-versions and the unresolved selectors' groups, backing off, until none are left."""
+        for delay in itertools.chain(RECHECK_BACKOFFS, itertools.repeat(RECHECK_BACKOFFS[-1])):
+            await asyncio.sleep(delay)
+            unresolved = self.unresolved if not self.ctx.settings.scanning.disabled else set()
+            try:
+                if any(s.group is None or s.callable is not None for s in unresolved):
+                    await self.discovery.scan(refresh=True)  # any group may hold what they mean
+                else:
+                    groups = {group for group, _ in self.discovery.failing}
+                    groups |= {s.group for s in unresolved if s.group is not None}
+                    for group in sorted(groups):
+                        await self.discovery.scan_group(group, refresh=True)
+                await self.refresh(rescan=False)  # just re-read: no second request per selector
+            except Exception as exc:  # the API server is still unwell: not a reason to stop the operator
+                logger.warning(f'Discovery re-check failed ({exc!r}); retrying in {RECHECK_BACKOFFS[-1]} s at most.')
+            if not self.rechecks_needed:
+                return
 
     async def serve(self, resource: resources.Resource) -> None:
         rctx = self.served.get(resource) or await self.fit(resource)

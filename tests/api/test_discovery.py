@@ -252,3 +252,36 @@ async def test_the_core_group_is_retried_and_not_skipped(
     cluster.fail('GET', '/api/v1', 503, count=None)
     with pytest.raises(errors.APIServerError):
         await discovery.Discovery(client).scan()
+
+
+@pytest.mark.looptime
+async def test_failing_group_versions_are_named_until_they_answer_and_then_taken_once(
+        client: client_.APIClient, cluster: Any, crd: resources.Resource,
+) -> None:
+    cluster.fail('GET', KOPF_V1, 503, count=None)
+    disco = discovery.Discovery(client)
+    assert crd not in await disco.scan()
+    assert disco.failing == {('kopf.dev', 'v1')}
+    assert disco.take_recovered() == []
+    assert await disco.select(parse_selector('kopf.dev', 'v1', 'kopfexamples'), rescan=False) == set()
+    assert _gets(cluster, KOPF_V1) == [503]  # not rescanned on the miss when told so
+    cluster.clear_faults()
+    assert crd in await disco.scan_group('kopf.dev', refresh=True)  # only the group: the full scan stays whole
+    assert crd in await disco.scan()
+    assert disco.failing == set()
+    assert disco.take_recovered() == [('kopf.dev', 'v1')]
+    assert disco.take_recovered() == []  # named once
+
+
+@pytest.mark.looptime
+async def test_a_failing_group_version_no_longer_listed_is_forgotten(
+        client: client_.APIClient, cluster: Any, crd: resources.Resource,
+) -> None:
+    cluster.fail('GET', KOPF_V1, 503, count=None)
+    disco = discovery.Discovery(client)
+    await disco.scan_group('kopf.dev', 'v1')
+    assert disco.failing == {('kopf.dev', 'v1')}
+    await client.request('DELETE', f'{discovery.CRD_PATH}/{crd.name}')
+    await disco.scan_group('kopf.dev', refresh=True)  # the group is not served anymore
+    assert disco.failing == set()
+    assert disco.take_recovered() == []  # gone is not recovered

@@ -1,5 +1,6 @@
 """The observer against the local cluster: what a CRD event makes discovery re-read."""
 import asyncio
+import logging
 import pathlib
 import re
 from collections.abc import AsyncIterator, Callable
@@ -8,7 +9,7 @@ from typing import Any
 import pytest
 
 import kopf
-from kopf._api import credentials
+from kopf._api import credentials, discovery
 from kopf.testing import LocalCluster
 
 CRD = pathlib.Path(__file__).parent.parent.parent / 'examples' / 'crd.yaml'
@@ -86,3 +87,87 @@ async def test_crd_events_refresh_everything_for_selectors_without_a_group(
         assert set(paths) <= {'/apis/kopf.dev', '/apis/kopf.dev/v1'}
     else:
         assert '/apis' in paths and '/api' in paths and '/apis/apps/v1' in paths
+
+
+KOPF_V1 = '/apis/kopf.dev/v1'
+
+
+def _recheck_tasks() -> list[asyncio.Task[Any]]:
+    return [task for task in asyncio.all_tasks() if task.get_name() == 'kopf discovery re-checks']
+
+
+@pytest.mark.parametrize('selector', [('kopf.dev', 'v1', 'kopfexamples'), ('kopfexamples',), ('kex',)])
+async def test_a_transient_5xx_of_a_group_version_at_startup_is_recovered(
+        local_cluster: LocalCluster, operate: Operate, caplog: pytest.LogCaptureFixture,
+        selector: tuple[str, ...],
+) -> None:
+    """The CRD exists, but its group-version answers 503 at startup (skipped): re-checked, then served."""
+    local_cluster.apply(str(CRD))
+    local_cluster.fail('GET', KOPF_V1, 503, count=2)  # the scan and the refresh-on-miss
+    registry = kopf.OperatorRegistry()
+    seen = asyncio.Event()
+
+    @kopf.on.event(*selector, registry=registry)
+    async def fn(**_: Any) -> None:
+        seen.set()
+
+    with caplog.at_level(logging.INFO, logger='kopf'):
+        await operate(registry)
+        await asyncio.sleep(0.1)
+        local_cluster.clear_faults()  # the API answers again
+        local_cluster.apply(EXAMPLE)
+        await asyncio.wait_for(seen.wait(), timeout=15)
+        await asyncio.sleep(0)
+        assert not _recheck_tasks()  # nothing is left to re-check: the task has ended
+    messages = [r.getMessage() for r in caplog.records]
+    assert len([m for m in messages if 'Discovery skips the API kopf.dev/v1' in m]) == 1
+    assert [m for m in messages if 'answers again' in m] == [
+        'Discovery: the API kopf.dev/v1 answers again; serving kopfexamples.kopf.dev.']
+
+
+async def test_no_rechecks_when_nothing_fails_or_is_unresolved(local_cluster: LocalCluster, operate: Operate) -> None:
+    local_cluster.apply(str(CRD))
+    registry = kopf.OperatorRegistry()
+
+    @kopf.on.event('kopf.dev', 'v1', 'kopfexamples', registry=registry)
+    async def fn(**_: Any) -> None:
+        pass
+
+    await operate(registry)
+    await asyncio.sleep(0.1)
+    assert not _recheck_tasks()
+
+
+@pytest.mark.looptime
+async def test_a_permanently_failing_group_version_is_rechecked_with_backoff_and_warned_once(
+        local_cluster: LocalCluster, operate: Operate, caplog: pytest.LogCaptureFixture,
+        monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    local_cluster.apply(str(CRD))
+    local_cluster.fail('GET', KOPF_V1, 503, count=None)  # a broken aggregated API
+    times: list[float] = []
+    original = discovery.Discovery._get_group_version
+
+    async def spy(self: discovery.Discovery, group: str, version: str) -> Any:
+        if (group, version) == ('kopf.dev', 'v1'):
+            times.append(asyncio.get_running_loop().time())
+        return await original(self, group, version)
+
+    monkeypatch.setattr(discovery.Discovery, '_get_group_version', spy)
+    registry = kopf.OperatorRegistry()
+
+    @kopf.on.event('kopf.dev', 'v1', 'kopfexamples', registry=registry)
+    async def fn(**_: Any) -> None:
+        pass
+
+    with caplog.at_level(logging.WARNING, logger='kopf'):
+        await operate(registry)
+        await asyncio.sleep(300)
+        assert len(_recheck_tasks()) == 1  # still failing: still re-checked, by one task
+    startup, rechecks = times[:2], times[2:]
+    assert startup[1] - startup[0] < 1  # the scan and its refresh-on-miss, no backoffs slept
+    intervals = [later - earlier for earlier, later in zip([startup[1], *rechecks], rechecks, strict=False)]
+    assert 4 <= len(intervals) <= 9  # 1, 2, 4, 8, 16, 32, 60, 60, 60 s: within 300 s, no more than 9
+    for interval, backoff in zip(intervals, [1, 2, 4, 8, 16, 32, 60, 60, 60], strict=False):
+        assert interval >= backoff  # never sooner than the backoff: no busy loop
+    assert len([r for r in caplog.records if 'Discovery skips the API kopf.dev/v1' in r.getMessage()]) == 1
