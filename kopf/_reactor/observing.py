@@ -16,9 +16,10 @@
 - Re-checks: while a group-version is skipped by discovery (it answered 5xx: an API server restarting,
   a broken aggregated API) or a selector is unresolved, one background task re-reads them after
   `RECHECK_BACKOFFS` (1, 2, 4 ... 60 s, then every 60 s) and serves what it finds; one info line names
-  a skipped group-version that answers again and what is served of it. Unresolved selectors are not
-  re-checked with `settings.scanning.disabled` (the skipped group-versions still are). No task runs
-  while nothing is skipped or unresolved.
+  a skipped group-version that answers again and what is served of it. A full scan (for an unresolved
+  selector without a group) is done only while no group-version is skipped; else only their groups.
+  Unresolved selectors are not re-checked with `settings.scanning.disabled` (the skipped
+  group-versions still are). No task runs while nothing is skipped or unresolved.
 """
 import asyncio
 import dataclasses
@@ -151,11 +152,11 @@ class Observer:
             await asyncio.sleep(delay)
             unresolved = self.unresolved if not self.ctx.settings.scanning.disabled else set()
             try:
-                if any(s.group is None or s.callable is not None for s in unresolved):
+                failing = {group for group, _ in self.discovery.failing}
+                if not failing and any(s.group is None or s.callable is not None for s in unresolved):
                     await self.discovery.scan(refresh=True)  # any group may hold what they mean
-                else:
-                    groups = {group for group, _ in self.discovery.failing}
-                    groups |= {s.group for s in unresolved if s.group is not None}
+                else:  # the skipped groups first (likely what is missing): no full scan at every re-check
+                    groups = failing | {s.group for s in unresolved if s.group is not None}
                     for group in sorted(groups):
                         await self.discovery.scan_group(group, refresh=True)
                 await self.refresh(rescan=False)  # just re-read: no second request per selector

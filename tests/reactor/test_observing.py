@@ -185,3 +185,34 @@ async def test_a_permanently_failing_group_version_is_rechecked_with_backoff_and
     for interval, backoff in zip(intervals, [1, 2, 4, 8, 16, 32, 60, 60, 60], strict=False):
         assert interval >= backoff  # never sooner than the backoff: no busy loop
     assert len([r for r in caplog.records if 'Discovery skips the API kopf.dev/v1' in r.getMessage()]) == 1
+
+
+@pytest.mark.parametrize('failing', [False, True])
+async def test_with_scanning_disabled_only_skipped_group_versions_are_rechecked(
+        local_cluster: LocalCluster, operate: Operate, failing: bool,
+) -> None:
+    if failing:  # the CRD exists, its group-version fails at startup: re-checked, then served
+        local_cluster.apply(str(CRD))
+        local_cluster.fail('GET', KOPF_V1, 503, count=2)
+    registry = kopf.OperatorRegistry()
+    seen = asyncio.Event()
+
+    @kopf.on.startup(registry=registry)
+    async def startup(settings: kopf.OperatorSettings, **_: Any) -> None:
+        settings.scanning.disabled = True
+
+    @kopf.on.event('kopf.dev', 'v1', 'kopfexamples', registry=registry)
+    async def fn(**_: Any) -> None:
+        seen.set()
+
+    await operate(registry)
+    if failing:
+        await _until(lambda: _failed_gets(local_cluster) >= 2)
+        assert len(_recheck_tasks()) == 1
+        local_cluster.apply(EXAMPLE)
+        await asyncio.wait_for(seen.wait(), timeout=15)
+    else:  # no CRD: unresolved, but not re-checked (nothing is rediscovered at runtime)
+        await _until(lambda: [r['path'] for r in local_cluster.request_log()].count('/apis/kopf.dev') >= 2)
+        await asyncio.sleep(0.1)  # the scan and its refresh-on-miss have been answered: the refresh is done
+    await asyncio.sleep(0)
+    assert not _recheck_tasks()
