@@ -14,12 +14,11 @@
   its group (and is not a callable), only the CRD's group, if a selector names it (nothing else can
   have changed); else the full scan.
 - Re-checks: while a group-version is skipped by discovery (it answered 5xx: an API server restarting,
-  a broken aggregated API) or a selector is unresolved, one background task re-reads them after
-  `RECHECK_BACKOFFS` (1, 2, 4 ... 60 s, then every 60 s) and serves what it finds; one info line names
-  a skipped group-version that answers again and what is served of it. A full scan (for an unresolved
-  selector without a group) is done only while no group-version is skipped; else only their groups.
-  Unresolved selectors are not re-checked with `settings.scanning.disabled` (the skipped
-  group-versions still are). No task runs while nothing is skipped or unresolved.
+  a broken aggregated API), one background task re-reads the skipped groups after `RECHECK_BACKOFFS`
+  (1, 2, 4 ... 60 s, then every 60 s) and serves what the selectors find there; one info line names a
+  skipped group-version that answers again and what is served of it. Selectors that are unresolved for
+  another reason (no such CRD yet) wait for CRD events, as before: no polling of the discovery.
+  No task runs while nothing is skipped.
 """
 import asyncio
 import dataclasses
@@ -122,7 +121,7 @@ class Observer:
             await self.discovery.scan_group(name, version, refresh=True)
 
     async def refresh(self, *, rescan: bool = True) -> None:
-        """Serve what the selectors resolve to; start re-checking if something is skipped or unresolved."""
+        """Serve what the selectors resolve to; start re-checking if a group-version is skipped."""
         async with self._refreshing:
             for selector in sorted(self.ctx.registry.selectors, key=str):
                 found = await self.discovery.select(selector, rescan=rescan)
@@ -144,21 +143,15 @@ class Observer:
 
     @property
     def rechecks_needed(self) -> bool:
-        return bool(self.discovery.failing) or (bool(self.unresolved) and not self.ctx.settings.scanning.disabled)
+        return bool(self.discovery.failing)
 
     async def recheck(self) -> None:
-        """Re-read the skipped group-versions and the unresolved selectors' groups, backing off, until none are left."""
+        """Re-read the skipped group-versions' groups, backing off, until none is skipped."""
         for delay in itertools.chain(RECHECK_BACKOFFS, itertools.repeat(RECHECK_BACKOFFS[-1])):
             await asyncio.sleep(delay)
-            unresolved = self.unresolved if not self.ctx.settings.scanning.disabled else set()
             try:
-                failing = {group for group, _ in self.discovery.failing}
-                if not failing and any(s.group is None or s.callable is not None for s in unresolved):
-                    await self.discovery.scan(refresh=True)  # any group may hold what they mean
-                else:  # the skipped groups first (likely what is missing): no full scan at every re-check
-                    groups = failing | {s.group for s in unresolved if s.group is not None}
-                    for group in sorted(groups):
-                        await self.discovery.scan_group(group, refresh=True)
+                for group in sorted({group for group, _ in self.discovery.failing}):
+                    await self.discovery.scan_group(group, refresh=True)
                 await self.refresh(rescan=False)  # just re-read: no second request per selector
             except Exception as exc:  # the API server is still unwell: not a reason to stop the operator
                 logger.warning(f'Discovery re-check failed ({exc!r}); retrying in {RECHECK_BACKOFFS[-1]} s at most.')

@@ -211,8 +211,28 @@ async def test_with_scanning_disabled_only_skipped_group_versions_are_rechecked(
         assert len(_recheck_tasks()) == 1
         local_cluster.apply(EXAMPLE)
         await asyncio.wait_for(seen.wait(), timeout=15)
-    else:  # no CRD: unresolved, but not re-checked (nothing is rediscovered at runtime)
+    else:  # no CRD: unresolved, not re-checked (nothing is polled; with scanning disabled, no CRD events either)
         await _until(lambda: [r['path'] for r in local_cluster.request_log()].count('/apis/kopf.dev') >= 2)
         await asyncio.sleep(0.1)  # the scan and its refresh-on-miss have been answered: the refresh is done
     await asyncio.sleep(0)
     assert not _recheck_tasks()
+
+
+@pytest.mark.looptime
+async def test_an_unresolved_selector_is_not_polled_but_served_on_its_crd_event(
+        local_cluster: LocalCluster, operate: Operate) -> None:
+    registry = kopf.OperatorRegistry()
+    seen = asyncio.Event()
+
+    @kopf.on.event('kopf.dev', 'v1', 'kopfexamples', registry=registry)
+    async def fn(**_: Any) -> None:
+        seen.set()
+
+    await operate(registry)  # no CRD: unresolved
+    await asyncio.sleep(300)
+    assert not _recheck_tasks()
+    polls = [r['path'] for r in local_cluster.request_log()].count('/apis/kopf.dev')
+    assert polls <= 2  # the startup scan and its refresh-on-miss: no polling afterwards
+    local_cluster.apply(str(CRD))
+    local_cluster.apply(EXAMPLE)
+    await asyncio.wait_for(seen.wait(), timeout=15)
