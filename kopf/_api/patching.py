@@ -4,8 +4,13 @@ Rules:
 - The merge-patch goes to the main body; its `status` part goes to `/status` if the resource has a
   status subresource (the main endpoint would ignore it), else it stays in the main body's patch.
 - The patch's callables (`Patch.fns`, e.g. finalizer edits) become a JSON-patch guarded by a
-  `test` of `metadata.resourceVersion`: a 422 means "the object changed: try again next cycle",
-  a 404 means "the object is gone". Status ops go to `/status` as above.
+  `test` of `metadata.resourceVersion`. A 422 is either that test failing (the object changed) or a
+  real rejection (an invalid value, the schema, an immutable field, an admission webhook): the object
+  is re-read, and if its resourceVersion is still the one the failed request tested, it was a
+  rejection and the `APIUnprocessableEntityError` is raised (the reactor logs it and retries it with
+  the error delays); else the callables are recomputed on the fresh body and sent again, and after
+  `CONFLICT_ATTEMPTS` it is left to the next cycle. A 404 means "the object is gone".
+  Status ops go to `/status` as above.
 - `/status` is sent FIRST, then the main body: if the second request fails, the object has the
   handlers' results but not the annotations that mark them handled (diff-base, progress), so the
   handlers run again (at-least-once); the other order could mark them handled with the results lost.
@@ -107,6 +112,15 @@ async def patch_obj(
 CONFLICT_ATTEMPTS = 3  # a guarded JSON-patch is recomputed on a fresh body this many times in all
 
 
+class _Stale(Exception):
+    """A 422 of a guarded JSON-patch: a conflict if the object's resourceVersion is not `tested` anymore."""
+
+    def __init__(self, error: errors.APIUnprocessableEntityError, tested: Any) -> None:
+        super().__init__(error)
+        self.error = error
+        self.tested = tested
+
+
 async def _json_patch(client: client_.APIClient, resource: resources.Resource, namespace: str | None,
                       name: str, patch: patches.Patch, body: Mapping[str, Any] | None) -> dict[str, Any] | None:
     """Apply the patch's callables as guarded JSON-patches; None if the object kept changing under us.
@@ -115,20 +129,24 @@ async def _json_patch(client: client_.APIClient, resource: resources.Resource, n
     the cycle's content), so when the resourceVersion test fails (422: the object changed since the
     body we decided on), they are recomputed on a freshly read body and sent again. Dropping the patch
     instead would lose what the cycle did: e.g. the success of delete handlers, which then run again.
+    A 422 after which the object still has the tested resourceVersion was no conflict but a rejection
+    of the patch (e.g. an invalid label value): it is raised, not retried here.
     """
     if body is None:
         raise ValueError('A patch with callables (a JSON-patch) needs the body it applies to.')
-    for _ in range(CONFLICT_ATTEMPTS - 1):
-        result = await _json_patch_once(client, resource, namespace, name, patch, body)
-        if result is not None:
-            return result
-        body = await client.request('GET', resource.get_url(namespace=namespace, name=name))  # 404: gone
-    return await _json_patch_once(client, resource, namespace, name, patch, body)
+    for _ in range(CONFLICT_ATTEMPTS):
+        try:
+            return await _json_patch_once(client, resource, namespace, name, patch, body)
+        except _Stale as stale:
+            body = await client.request('GET', resource.get_url(namespace=namespace, name=name))  # 404: gone
+            if (body.get('metadata') or {}).get('resourceVersion') == stale.tested:
+                raise stale.error from None
+    return None
 
 
 async def _json_patch_once(client: client_.APIClient, resource: resources.Resource, namespace: str | None,
-                           name: str, patch: patches.Patch, body: Mapping[str, Any]) -> dict[str, Any] | None:
-    """One guarded attempt on the given body; None if the resourceVersion test failed (422)."""
+                           name: str, patch: patches.Patch, body: Mapping[str, Any]) -> dict[str, Any]:
+    """One guarded attempt on the given body; `_Stale` on a 422 (a conflict or a rejection)."""
     ops = patch.as_json_patch(body)
     rv = (body.get('metadata') or {}).get('resourceVersion')
     test = [{'op': 'test', 'path': '/metadata/resourceVersion', 'value': rv}]
@@ -139,8 +157,8 @@ async def _json_patch_once(client: client_.APIClient, resource: resources.Resour
             url = resource.get_url(namespace=namespace, name=name, subresource=subresource)
             try:
                 result = await client.request('PATCH', url, payload=test + part, content_type=client_.JSON_PATCH_CT)
-            except errors.APIUnprocessableEntityError:
-                return None
+            except errors.APIUnprocessableEntityError as exc:
+                raise _Stale(exc, rv) from None
             rv = (result or {}).get('metadata', {}).get('resourceVersion', rv)
             test = [{'op': 'test', 'path': '/metadata/resourceVersion', 'value': rv}]
     return result if result is not None else dict(body)

@@ -1,11 +1,14 @@
 """Patching over real HTTP: endpoints per subresource, guarded JSON-patches, dropped fields."""
+import asyncio
 import logging
+import time
 from typing import Any
 
 import pytest
 
+import kopf
 from kopf._api import client as client_
-from kopf._api import errors, patching
+from kopf._api import credentials, errors, patching
 from kopf._model import patches, resources
 
 STRICT_CRD = {
@@ -138,14 +141,64 @@ async def test_stale_json_patch_is_recomputed_on_a_fresh_body(client: client_.AP
 async def test_json_patch_of_an_object_that_keeps_changing_means_next_cycle(
         client: client_.APIClient, crd: resources.Resource, cluster: Any) -> None:
     body = await _create(client, crd, 'x')
-    cluster.fail('PATCH', '*/kopfexamples/x', status=422, count=patching.CONFLICT_ATTEMPTS)
+    writes = iter(range(100))
+
+    def add_finalizer(b: dict[str, Any]) -> None:  # another writer changes it each time we decide
+        cluster.apply({'apiVersion': 'kopf.dev/v1', 'kind': 'KopfExample', 'spec': {'n': next(writes)},
+                       'metadata': {'name': 'x', 'namespace': 'default'}})
+        b.setdefault('metadata', {}).setdefault('finalizers', []).append('kopf/x')
+
     patch = patches.Patch()
-    patch.fns.append(lambda b: b.setdefault('metadata', {}).setdefault('finalizers', []).append('kopf/x'))
+    patch.fns.append(add_finalizer)
     result = await patching.patch_obj(client, crd, namespace='default', name='x', patch=patch, body=body)
     assert result.conflict
+    assert [(r['method'], r['code']) for r in cluster.request_log() if r['method'] != 'POST'] == [
+        ('PATCH', 422), ('GET', 200)] * patching.CONFLICT_ATTEMPTS
     assert result.body is None
     stored = await client.request('GET', crd.get_url(namespace='default', name='x'))
     assert 'finalizers' not in stored['metadata']
+
+
+async def test_rejected_json_patch_is_raised_not_taken_as_a_conflict(
+        client: client_.APIClient, crd: resources.Resource, cluster: Any) -> None:
+    body = await _create(client, crd, 'x')
+    patch = patches.Patch()
+    patch.fns.append(lambda b: b['metadata'].setdefault('labels', {}).update(bad='not a valid label value!'))
+    with pytest.raises(errors.APIUnprocessableEntityError) as info:
+        await patching.patch_obj(client, crd, namespace='default', name='x', patch=patch, body=body)
+    assert 'not a valid label value!' in str(info.value)  # the server's message
+    # one attempt: the re-read shows the resourceVersion that the rejected request tested (no conflict)
+    assert [(r['method'], r['code']) for r in cluster.request_log() if r['method'] != 'POST'] == [
+        ('PATCH', 422), ('GET', 200)]
+
+
+async def test_rejected_main_part_after_the_status_part_is_raised(
+        client: client_.APIClient, crd: resources.Resource, cluster: Any) -> None:
+    body = await _create(client, crd, 'x')
+    patch = patches.Patch()
+    patch.fns.append(lambda b: (b['metadata'].setdefault('labels', {}).update(bad='not a valid label value!'),
+                                b.setdefault('status', {}).update(result=1)))
+    with pytest.raises(errors.APIUnprocessableEntityError):
+        await patching.patch_obj(client, crd, namespace='default', name='x', patch=patch, body=body)
+    assert [(r['method'], r['path'].rsplit('/', 1)[-1], r['code'])
+            for r in cluster.request_log() if r['method'] != 'POST'] == [
+        ('PATCH', 'status', 200), ('PATCH', 'x', 422), ('GET', 'x', 200)]
+    stored = await client.request('GET', crd.get_url(namespace='default', name='x'))
+    assert stored['status'] == {'result': 1}  # committed first: the handlers run again (at-least-once)
+    assert 'labels' not in stored['metadata']
+
+
+async def test_conflict_then_rejection_is_raised_on_the_fresh_body(
+        client: client_.APIClient, crd: resources.Resource, cluster: Any) -> None:
+    body = await _create(client, crd, 'x')
+    await patching.patch_obj(client, crd, namespace='default', name='x', patch=patches.Patch({'spec': {'a': 1}}))
+    since = len(cluster.request_log())
+    patch = patches.Patch()
+    patch.fns.append(lambda b: b['metadata'].setdefault('labels', {}).update(bad='not a valid label value!'))
+    with pytest.raises(errors.APIUnprocessableEntityError):
+        await patching.patch_obj(client, crd, namespace='default', name='x', patch=patch, body=body)
+    assert [(r['method'], r['code']) for r in cluster.request_log()[since:]] == [
+        ('PATCH', 422), ('GET', 200), ('PATCH', 422), ('GET', 200)]  # a conflict (stale rv), then a rejection
 
 
 async def test_json_patch_of_a_gone_object(client: client_.APIClient, crd: resources.Resource) -> None:
@@ -224,3 +277,56 @@ async def test_json_patch_status_first_then_main_guarded_by_the_status_answer(
     assert stored['metadata']['annotations']['handled'] == 'yes'
     assert stored['status'] == {'result': 1}
     assert result.body == stored  # the newest body: the last answer
+
+
+async def eventually(check: Any, within: float = 60) -> None:
+    """Poll in short fake-time steps; the deadline is real time (looptime's fake time can race ahead of the I/O)."""
+    deadline = time.monotonic() + within
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError(f'Timed out waiting for {check}')
+        await asyncio.sleep(0.05)
+
+
+@pytest.mark.looptime
+async def test_a_rejected_patch_is_logged_and_retried_with_the_error_delays_not_in_a_hot_loop(
+        client: client_.APIClient, crd: resources.Resource, cluster: Any, caplog: pytest.LogCaptureFixture) -> None:
+    registry = kopf.OperatorRegistry()
+    calls: list[int] = []
+
+    @kopf.on.delete('kopf.dev', 'v1', 'kopfexamples', registry=registry)
+    def delete_fn(patch: kopf.Patch, **_: Any) -> Any:
+        calls.append(len(calls))
+        patch.metadata.labels['bad'] = 'not a valid label value!'  # 422 Invalid for the main body
+        return {'run': len(calls)}  # a result that differs per run: the /status part is committed each time
+
+    settings = kopf.OperatorSettings()
+    settings.networking.request_timeout = None  # no timers that looptime could fire while bytes are in flight
+    vault = credentials.Vault()
+    vault.populate([kopf.ConnectionInfo(server=cluster.url, default_namespace='default')])
+    stop, ready = asyncio.Event(), asyncio.Event()
+    task = asyncio.create_task(kopf.operator(registry=registry, settings=settings, vault=vault, clusterwide=True,
+                                             stop_flag=stop, ready_flag=ready))
+    try:
+        await eventually(lambda: ready.is_set() or task.done())
+        await _create(client, crd, 'kex-1', spec={})
+        url = crd.get_url(namespace='default', name='kex-1')
+        await eventually(lambda: (cluster.get('kopf.dev/v1', 'KopfExample', 'kex-1', 'default') or {})
+                         .get('metadata', {}).get('finalizers') or task.done())
+        with caplog.at_level(logging.ERROR, logger='kopf.objects'):
+            await client.request('DELETE', url)
+
+            def rejected() -> list[logging.LogRecord]:
+                return [r for r in caplog.records if 'not a valid label value!' in r.getMessage()]
+            await eventually(lambda: rejected() or task.done())
+            assert not task.done()
+            # Fake time: the error delays 1, 1, 2, 3, 5 -> about 5 more attempts. (Not longer: at ~15 s, the
+            # HTTP session's idle sweeper spins under looptime, see kopf/_api/http.py `_sweep`.)
+            await asyncio.sleep(10)
+        assert 2 <= len(calls) <= 8, len(calls)  # was ~3,500 in 8 s of real time
+        records = rejected()
+        assert 2 <= len(records) <= 8, len(records)
+        assert all('[default/kex-1]' in r.getMessage() for r in records)  # naming the object
+    finally:
+        stop.set()
+        await asyncio.wait_for(task, timeout=10)
