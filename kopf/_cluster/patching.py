@@ -59,7 +59,8 @@ def _apply_simply(doc: Any, ops: list[Any]) -> bool:
         if type(op) is not dict:
             return False
         kind, path = op.get('op'), op.get('path')
-        if kind not in SIMPLE_OPS or type(path) is not str or not path.startswith('/') or '~' in path:
+        if type(kind) is not str or kind not in SIMPLE_OPS or type(path) is not str or not path.startswith('/') \
+                or '~' in path:
             return False
         if kind != 'remove' and 'value' not in op:
             return False
