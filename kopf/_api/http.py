@@ -30,6 +30,7 @@ from typing import Final, NoReturn, Protocol
 
 IDLE_TIMEOUT: Final = 15.0  # seconds; as aiohttp's keep-alive timeout (API servers keep theirs longer)
 LIMIT: Final = 64  # open connections of requests per session
+SWEEP_SLACK: Final = 0.001  # seconds: idle connections this close to their expiry are closed in the same sweep
 QUERY_SAFE: Final = "!$'()*,/:?@"
 MAX_HEAD: Final = 1 << 20  # bytes of a status line with headers; also the longest chunk-size line
 
@@ -325,8 +326,11 @@ class Session:
     def _sweep(self) -> None:
         self._sweeper = None
         loop = asyncio.get_running_loop()
-        expired_before = loop.time() - self.idle_timeout
-        while self._idle and self._idle[0].idle_since <= expired_before:
+        # The same sum as the timer's (no float rounding between them), with a little slack: the loop runs
+        # timers up to its clock's resolution early, and a sweeper that finds nothing due would reschedule
+        # itself at the same moment, again and again (a spin under a fast-forwarded clock).
+        due = loop.time() + SWEEP_SLACK
+        while self._idle and self._idle[0].idle_since + self.idle_timeout <= due:
             self._idle.pop(0).close()
         if self._idle:
             self._sweeper = loop.call_at(self._idle[0].idle_since + self.idle_timeout, self._sweep)

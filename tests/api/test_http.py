@@ -360,6 +360,19 @@ async def test_idle_connections_are_closed_after_the_idle_timeout(serve: Any) ->
     await asyncio.wait_for(closed.wait(), 1)
 
 
+@pytest.mark.looptime
+async def test_the_idle_sweep_is_not_fooled_by_float_rounding(serve: Any) -> None:
+    # Released at 0.1 with a 15 s idle timeout: the timer fires at 15.1, where 15.1 - 15 < 0.1 in floats.
+    # The sweep must close the connection then, not reschedule itself at the same moment forever.
+    server = await serve(keep_alive())
+    session = server.session(idle_timeout=15)
+    await asyncio.sleep(0.1)
+    await session.request('GET', '/x')
+    assert session.idle == 1
+    await asyncio.sleep(15.5)
+    assert session.idle == 0
+
+
 async def test_tls_with_a_ca_and_sni(serve: Any) -> None:
     names: list[str | None] = []
     server_ctx, client_ctx, _ = tls_contexts()
