@@ -2,7 +2,6 @@
 and a login that keeps returning tokens the server rejects."""
 import asyncio
 import contextlib
-import time
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -13,6 +12,7 @@ from kopf._reactor.running import OperatorError
 from kopf.testing import LocalCluster
 
 from .conftest import CRD
+from .waiting import eventually
 
 
 def settings() -> kopf.OperatorSettings:
@@ -37,15 +37,6 @@ async def rotating(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[LocalCluste
 def kex(name: str) -> dict[str, Any]:
     return {'apiVersion': 'kopf.dev/v1', 'kind': 'KopfExample', 'metadata': {'name': name, 'namespace': 'default'},
             'spec': {}}
-
-
-async def eventually(check: Any, within: float = 60) -> None:
-    """Poll in short fake-time steps; the deadline is real time (looptime's fake time can race ahead of the I/O)."""
-    deadline = time.monotonic() + within
-    while not check():
-        if time.monotonic() > deadline:
-            raise AssertionError(f'Timed out waiting for {check}')
-        await asyncio.sleep(0.05)
 
 
 @pytest.mark.looptime

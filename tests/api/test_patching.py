@@ -1,7 +1,6 @@
 """Patching over real HTTP: endpoints per subresource, guarded JSON-patches, dropped fields."""
 import asyncio
 import logging
-import time
 from typing import Any
 
 import pytest
@@ -10,6 +9,8 @@ import kopf
 from kopf._api import client as client_
 from kopf._api import credentials, errors, patching
 from kopf._model import patches, resources
+
+from .waiting import eventually
 
 STRICT_CRD = {
     'apiVersion': 'apiextensions.k8s.io/v1', 'kind': 'CustomResourceDefinition',
@@ -277,15 +278,6 @@ async def test_json_patch_status_first_then_main_guarded_by_the_status_answer(
     assert stored['metadata']['annotations']['handled'] == 'yes'
     assert stored['status'] == {'result': 1}
     assert result.body == stored  # the newest body: the last answer
-
-
-async def eventually(check: Any, within: float = 60) -> None:
-    """Poll in short fake-time steps; the deadline is real time (looptime's fake time can race ahead of the I/O)."""
-    deadline = time.monotonic() + within
-    while not check():
-        if time.monotonic() > deadline:
-            raise AssertionError(f'Timed out waiting for {check}')
-        await asyncio.sleep(0.05)
 
 
 @pytest.mark.looptime
