@@ -40,13 +40,10 @@ def _namespaces(state: State) -> bool:
     for namespace in list(store.iterate(resources.NAMESPACES.key)):
         if not namespace['metadata'].get('deletionTimestamp'):
             continue
-        name = namespace['metadata']['name']
-        remaining = 0
-        for key, bucket in list(store.objects.items()):
-            for (ns, _), obj in list(bucket.items()):
-                if ns == name:
-                    remaining += 1
-                    _delete(state, key, obj)
+        # Only the namespace's own objects (indexed by the store), in the store's order (kind, then insertion).
+        remaining = store.in_namespace(namespace['metadata']['name'])
+        for key, obj in remaining:
+            _delete(state, key, obj)
         if remaining:
             pending = True
         else:

@@ -3,8 +3,9 @@
 Writes are plain synchronous calls (the event loop serialises them); each persisted change is
 serialised to JSON once, and the same bytes serve the HTTP response and every watcher.
 
-The store also indexes ownership (dependents by owner uid, live uids) on every write and deletion, so
-that garbage collection costs in proportion to the dependents of what was deleted, not to all objects.
+The store also indexes ownership (dependents by owner uid, live uids) and namespaces (the objects in each)
+on every write and deletion, so that garbage collection and namespace cleanup cost in proportion to the
+dependents of what was deleted or to the namespace's own objects, not to all objects.
 """
 import collections
 from collections.abc import Callable, Iterator
@@ -65,6 +66,7 @@ class Store:
         self.owners: dict[Location, tuple[Any, ...]] = {}  # a dependent's location -> its owners' uids
         self.uids: collections.Counter[Any] = collections.Counter()   # uids of the stored objects
         self.order: dict[Location, int] = {}     # insertion order within a bucket (dict order is kept)
+        self.namespaced: dict[str, set[Location]] = {}   # namespace -> where its objects are stored
         self._seq = 0
 
     def next_rv(self) -> int:
@@ -125,6 +127,7 @@ class Store:
         self.owners.clear()
         self.uids.clear()
         self.order.clear()
+        self.namespaced.clear()
 
     def dependents_of(self, uids: set[str]) -> list[tuple[Key, Obj]]:
         """The stored objects with an owner reference to any of `uids`, in the store's iteration order."""
@@ -133,6 +136,16 @@ class Store:
             found.update(self.dependents.get(uid, ()))
         if not found:
             return []
+        return self._located(found)
+
+    def in_namespace(self, namespace: str) -> list[tuple[Key, Obj]]:
+        """The stored objects in a namespace (any kind), in the store's iteration order (kind, then insertion)."""
+        found = self.namespaced.get(namespace)
+        if not namespace or not found:
+            return []
+        return self._located(found)
+
+    def _located(self, found: set[Location]) -> list[tuple[Key, Obj]]:
         keys = {key: index for index, key in enumerate(self.objects)}
         located = sorted(found, key=lambda location: (keys[location[0]], self.order[location]))
         return [(key, self.objects[key][objkey]) for key, objkey in located]
@@ -141,6 +154,9 @@ class Store:
         if location not in self.order:
             self._seq += 1
             self.order[location] = self._seq
+        namespace = location[1][0]
+        if namespace:
+            self.namespaced.setdefault(namespace, set()).add(location)
         meta = obj['metadata']
         self.uids[meta.get('uid')] += 1
         owners = tuple(ref.get('uid') for ref in meta.get('ownerReferences') or [])
@@ -153,6 +169,12 @@ class Store:
     def _unindex(self, location: Location, obj: Obj | None) -> None:
         if obj is None:
             return
+        namespace = location[1][0]
+        located = self.namespaced.get(namespace)
+        if located is not None:
+            located.discard(location)
+            if not located:
+                del self.namespaced[namespace]
         uid = obj['metadata'].get('uid')
         self.uids[uid] -= 1
         if self.uids[uid] <= 0:
