@@ -106,6 +106,11 @@ class Store:
         objkey = (meta.get('namespace') or '', meta['name'])
         self._unindex((key, objkey), self.objects[key].pop(objkey, None))
         self.order.pop((key, objkey), None)
+        located = self.namespaced.get(objkey[0])   # kept across saves (same place), dropped only here
+        if located is not None:
+            located.discard((key, objkey))
+            if not located:
+                del self.namespaced[objkey[0]]
         rv = self.next_rv()
         gone = encoding.clone(obj)
         gone['metadata']['resourceVersion'] = str(rv)
@@ -154,9 +159,8 @@ class Store:
         if location not in self.order:
             self._seq += 1
             self.order[location] = self._seq
-        namespace = location[1][0]
-        if namespace:
-            self.namespaced.setdefault(namespace, set()).add(location)
+            if location[1][0]:
+                self.namespaced.setdefault(location[1][0], set()).add(location)
         meta = obj['metadata']
         self.uids[meta.get('uid')] += 1
         owners = tuple(ref.get('uid') for ref in meta.get('ownerReferences') or [])
@@ -169,12 +173,6 @@ class Store:
     def _unindex(self, location: Location, obj: Obj | None) -> None:
         if obj is None:
             return
-        namespace = location[1][0]
-        located = self.namespaced.get(namespace)
-        if located is not None:
-            located.discard(location)
-            if not located:
-                del self.namespaced[namespace]
         uid = obj['metadata'].get('uid')
         self.uids[uid] -= 1
         if self.uids[uid] <= 0:
