@@ -16,6 +16,15 @@ from .conftest import KOPFEXAMPLES as KEX
 from .watchers import NS, Consumer, create, kex, patch, rv
 
 
+@pytest.fixture
+def settings() -> OperatorSettings:
+    """No fake-time request timeout while the in-loop emulator's I/O is in flight: under CPU load, looptime
+    could fast-forward to its 300 s before the loopback I/O is delivered (see tests/waiting.py)."""
+    settings = OperatorSettings()
+    settings.networking.request_timeout = None
+    return settings
+
+
 @pytest.mark.looptime
 async def test_initial_listing_then_events(client: client_.APIClient, crd: resources.Resource,
                                            consumers: list[Consumer]) -> None:

@@ -1,13 +1,4 @@
-"""Waiting for a condition in tests that run the emulator in the test's own loop under looptime."""
-import asyncio
-import time
-from typing import Any
+"""Waiting for a condition in tests that run the emulator in the test's own loop under looptime (one copy)."""
+from ..waiting import eventually
 
-
-async def eventually(check: Any, within: float = 60) -> None:
-    """Poll in short fake-time steps; the deadline is real time (looptime's fake time can race ahead of the I/O)."""
-    deadline = time.monotonic() + within
-    while not check():
-        if time.monotonic() > deadline:
-            raise AssertionError(f'Timed out waiting for {check}')
-        await asyncio.sleep(0.05)
+__all__ = ['eventually']

@@ -7,6 +7,8 @@ from kopf._api import client as client_
 from kopf._api import streams, watching
 from kopf._model import resources
 
+from .waiting import eventually
+
 NS = '/apis/kopf.dev/v1/namespaces/default/kopfexamples'
 
 
@@ -33,8 +35,9 @@ class Consumer:
         return [(e['object']['metadata']['uid'], e['object']['metadata']['resourceVersion']) for e in self.events]
 
     async def wait_for(self, predicate: Any) -> None:
-        async with asyncio.timeout(30), self.changed:
-            await self.changed.wait_for(lambda: predicate(self) or self.task.done())
+        # Polled with a real-time deadline: a fake-time timeout here is what looptime would fast-forward to
+        # while the loopback I/O with the in-loop emulator is still in flight under CPU load.
+        await eventually(lambda: predicate(self) or self.task.done(), within=30)
         if self.task.done():
             self.task.result()
 

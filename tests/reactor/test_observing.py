@@ -3,7 +3,6 @@ import asyncio
 import logging
 import pathlib
 import re
-import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -12,6 +11,8 @@ import pytest
 import kopf
 from kopf._api import credentials, discovery
 from kopf.testing import LocalCluster
+
+from ..waiting import eventually
 
 CRD = pathlib.Path(__file__).parent.parent.parent / 'examples' / 'crd.yaml'
 OTHER_CRD = {
@@ -47,7 +48,8 @@ async def operate(local_cluster: LocalCluster) -> AsyncIterator[Operate]:
 
     yield start
     stop.set()
-    await asyncio.wait_for(asyncio.gather(*tasks), timeout=10)
+    await eventually(lambda: all(task.done() for task in tasks))  # a real-time guard against a hang
+    await asyncio.gather(*tasks)
 
 
 def _discovery_gets(cluster: LocalCluster, since: int) -> list[str]:
@@ -70,7 +72,7 @@ async def _run(cluster: LocalCluster, operate: Operate, *selector: str) -> list[
     cluster.apply(OTHER_CRD)  # a group that no selector names
     cluster.apply(str(CRD))   # the events of the CRDs are handled in order: this one after the other
     cluster.apply(EXAMPLE)
-    await asyncio.wait_for(seen.wait(), timeout=10)
+    await eventually(seen.is_set)
     return _discovery_gets(cluster, since)
 
 
@@ -91,15 +93,6 @@ async def test_crd_events_refresh_everything_for_selectors_without_a_group(
 
 
 KOPF_V1 = '/apis/kopf.dev/v1'
-
-
-async def _until(check: Callable[[], bool], within: float = 20) -> None:
-    """Poll in short steps until the check holds; the deadline is real time (the observer runs after `ready`)."""
-    deadline = time.monotonic() + within
-    while not check():
-        if time.monotonic() > deadline:
-            raise AssertionError(f'Timed out waiting for {check}')
-        await asyncio.sleep(0.01)
 
 
 def _failed_gets(cluster: LocalCluster) -> int:
@@ -127,10 +120,10 @@ async def test_a_transient_5xx_of_a_group_version_at_startup_is_recovered(
 
     with caplog.at_level(logging.INFO, logger='kopf'):
         await operate(registry)
-        await _until(lambda: _failed_gets(local_cluster) >= 2)  # the observer starts after `ready`
+        await eventually(lambda: _failed_gets(local_cluster) >= 2)  # the observer starts after `ready`
         local_cluster.clear_faults()  # the API answers again
         local_cluster.apply(EXAMPLE)
-        await asyncio.wait_for(seen.wait(), timeout=15)
+        await eventually(seen.is_set)
         await asyncio.sleep(0)
         assert not _recheck_tasks()  # nothing is left to re-check: the task has ended
     messages = [r.getMessage() for r in caplog.records]
@@ -148,7 +141,7 @@ async def test_no_rechecks_when_nothing_fails_or_is_unresolved(local_cluster: Lo
         pass
 
     await operate(registry)
-    await _until(lambda: any(r['path'].startswith(f'{KOPF_V1}/kopfexamples')  # resolved and served
+    await eventually(lambda: any(r['path'].startswith(f'{KOPF_V1}/kopfexamples')  # resolved and served
                              for r in local_cluster.request_log()))
     assert not _recheck_tasks()
 
@@ -207,12 +200,12 @@ async def test_with_scanning_disabled_only_skipped_group_versions_are_rechecked(
 
     await operate(registry)
     if failing:
-        await _until(lambda: _failed_gets(local_cluster) >= 2)
+        await eventually(lambda: _failed_gets(local_cluster) >= 2)
         assert len(_recheck_tasks()) == 1
         local_cluster.apply(EXAMPLE)
-        await asyncio.wait_for(seen.wait(), timeout=15)
+        await eventually(seen.is_set)
     else:  # no CRD: unresolved, not re-checked (nothing is polled; with scanning disabled, no CRD events either)
-        await _until(lambda: [r['path'] for r in local_cluster.request_log()].count('/apis/kopf.dev') >= 2)
+        await eventually(lambda: [r['path'] for r in local_cluster.request_log()].count('/apis/kopf.dev') >= 2)
         await asyncio.sleep(0.1)  # the scan and its refresh-on-miss have been answered: the refresh is done
     await asyncio.sleep(0)
     assert not _recheck_tasks()
@@ -235,4 +228,4 @@ async def test_an_unresolved_selector_is_not_polled_but_served_on_its_crd_event(
     assert polls <= 2  # the startup scan and its refresh-on-miss: no polling afterwards
     local_cluster.apply(str(CRD))
     local_cluster.apply(EXAMPLE)
-    await asyncio.wait_for(seen.wait(), timeout=15)
+    await eventually(seen.is_set)
