@@ -6,6 +6,13 @@ One emulator process (`python -m kopf cluster`), `--idle` handled objects in one
 `--objects` plain objects created and deleted (pipelined, no operator); prints deletions/s.
 `--python` runs another interpreter/checkout's emulator (e.g. a wrapper that `cd`s into an older
 `git archive` of `kopf/`) for a before/after comparison. Figures are printed, never asserted.
+
+    .venv/bin/python bench/emulator_gc.py --namespace-cpu [--idle 20000] [--objects 100]
+
+In-process instead (no server, CPU by time.process_time): `--idle` configmaps in 20 other namespaces,
+one namespace of `--objects` configmaps deleted; prints the CPU of the deletion plus the controller
+sweeps until the namespace is gone, and of one sweep while a finalizer holds it (run with
+PYTHONPATH=<an older checkout> for the before figure).
 """
 import argparse
 import asyncio
@@ -45,11 +52,59 @@ async def main(python: str, idle: int, count: int) -> float:
         emu.stop()
 
 
+def namespace_cpu(idle: int, count: int) -> tuple[float, float]:
+    """CPU seconds of one namespace's deletion until it is gone, and of one sweep while a finalizer holds it."""
+    from kopf._cluster import controllers, resources, writing
+    from kopf._cluster.routing import Target
+    from kopf._cluster.state import State
+    options = writing.Options()
+
+    def doom(finalizers: list[str]) -> tuple[State, Target]:
+        state = State()
+        namespaces = state.catalog.by_key(resources.NAMESPACES.key)
+        configmaps = state.catalog.by_key(('', 'configmaps'))
+        assert namespaces is not None and configmaps is not None
+        for ns in [f'idle-{i}' for i in range(20)] + ['doomed']:
+            writing.create(state, Target(namespaces, None, None),
+                           {'apiVersion': 'v1', 'kind': 'Namespace', 'metadata': {'name': ns}}, options)
+        for i in range(idle + count):
+            ns, meta = (('doomed', {'name': f'd-{i}', 'finalizers': finalizers}) if i >= idle else
+                        (f'idle-{i % 20}', {'name': f'i-{i}'}))
+            writing.create(state, Target(configmaps, ns, None),
+                           {'apiVersion': 'v1', 'kind': 'ConfigMap', 'metadata': meta}, options)
+        controllers.sweep(state)
+        return state, Target(namespaces, None, 'doomed')
+
+    state, target = doom([])
+    started = time.process_time()
+    writing.delete(state, target, options)
+    while controllers.sweep(state):
+        pass
+    full = time.process_time() - started
+    assert state.store.get(resources.NAMESPACES.key, '', 'doomed') is None
+    state, target = doom(['example.com/hold'])
+    writing.delete(state, target, options)
+    controllers.sweep(state)
+    started = time.process_time()
+    for _ in range(50):
+        controllers.sweep(state)
+    return full, (time.process_time() - started) / 50
+
+
 if __name__ == '__main__':
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    parser.add_argument('--idle', type=int, default=10000)
-    parser.add_argument('--objects', type=int, default=1000)
+    parser.add_argument('--idle', type=int, default=None)
+    parser.add_argument('--objects', type=int, default=None)
     parser.add_argument('--python', default=str(h.ROOT / '.venv' / 'bin' / 'python'))
+    parser.add_argument('--namespace-cpu', action='store_true', help='in-process namespace deletion CPU instead')
     args = parser.parse_args()
+    if args.namespace_cpu:
+        idle, count = args.idle or 20000, args.objects or 100
+        full, held = namespace_cpu(idle, count)
+        print(f'{idle} objects in other namespaces, one namespace of {count} deleted: {full * 1000:.2f} ms CPU'
+              f' until gone; {held * 1000:.3f} ms CPU per sweep while a finalizer holds it')
+        raise SystemExit(0)
+    args.idle = 10000 if args.idle is None else args.idle
+    args.objects = args.objects or 1000
     rate = asyncio.run(main(args.python, args.idle, args.objects))
     print(f'{args.idle} idle objects stored: {rate:.0f} deletions/s ({args.objects} objects)')
