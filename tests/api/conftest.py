@@ -27,7 +27,12 @@ async def cluster() -> AsyncIterator[Any]:
 
 @pytest.fixture
 def settings() -> OperatorSettings:
-    return OperatorSettings()
+    """No fake-time request timeout while the in-loop emulator's I/O is in flight: under CPU load, looptime
+    could fast-forward to its 300 s before the loopback I/O is delivered (see tests/waiting.py).
+    Tests of the request timeout set their own."""
+    settings = OperatorSettings()
+    settings.networking.request_timeout = None
+    return settings
 
 
 @pytest.fixture

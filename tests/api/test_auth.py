@@ -21,15 +21,6 @@ from .watchers import Consumer, create, kex, rv
 CM_PATH = '/api/v1/namespaces/default/configmaps'
 
 
-@pytest.fixture
-def settings() -> OperatorSettings:
-    """No fake-time request timeout while the in-loop emulator's I/O is in flight: under CPU load, looptime
-    could fast-forward to its 300 s before the loopback I/O is delivered (see tests/waiting.py)."""
-    settings = OperatorSettings()
-    settings.networking.request_timeout = None
-    return settings
-
-
 def headers(item: credentials.VaultItem) -> dict[str, str]:
     assert isinstance(item.credentials, credentials.ConnectionInfo)
     return item.credentials.as_http_headers()

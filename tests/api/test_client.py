@@ -11,15 +11,6 @@ from kopf._model.settings import OperatorSettings
 CM_PATH = '/api/v1/namespaces/default/configmaps'
 
 
-@pytest.fixture
-def settings() -> OperatorSettings:
-    """No fake-time request timeout while the in-loop emulator's I/O is in flight: under CPU load, looptime
-    could fast-forward to its 300 s before the loopback I/O is delivered (see tests/waiting.py)."""
-    settings = OperatorSettings()
-    settings.networking.request_timeout = None
-    return settings
-
-
 async def test_get_version(client: client_.APIClient) -> None:
     version = await client.request('GET', '/version')
     assert version['major'] == '1'

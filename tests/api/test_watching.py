@@ -17,15 +17,6 @@ from .waiting import eventually
 from .watchers import NS, Consumer, create, kex, patch, rv
 
 
-@pytest.fixture
-def settings() -> OperatorSettings:
-    """No fake-time request timeout while the in-loop emulator's I/O is in flight: under CPU load, looptime
-    could fast-forward to its 300 s before the loopback I/O is delivered (see tests/waiting.py)."""
-    settings = OperatorSettings()
-    settings.networking.request_timeout = None
-    return settings
-
-
 def _watches(cluster: Any) -> list[dict[str, Any]]:
     return [r for r in cluster.request_log() if 'watch=true' in r['query']]
 
