@@ -92,12 +92,7 @@ class Store:
         """Persist a created or modified object with a fresh RV; returns the change (already published)."""
         rv = self.next_rv()
         obj['metadata']['resourceVersion'] = str(rv)
-        meta = obj['metadata']
-        objkey = (meta.get('namespace') or '', meta['name'])
-        bucket = self.objects[key]
-        self._unindex((key, objkey), bucket.get(objkey))
-        bucket[objkey] = obj
-        self._index((key, objkey), obj)
+        self.put(key, obj)
         return self._record(Change(rv, key, 'ADDED' if old is None else 'MODIFIED', obj, old, encoding.dumps(obj)))
 
     def delete(self, key: Key, obj: Obj) -> Change:
@@ -117,7 +112,7 @@ class Store:
         return self._record(Change(rv, key, 'DELETED', gone, None, encoding.dumps(gone)))
 
     def put(self, key: Key, obj: Obj) -> None:
-        """Store an object as it is (no RV, no change, no event): for restoring a snapshot."""
+        """Store an object as it is (no RV, no change, no event): for restoring a snapshot, and for `save()`."""
         meta = obj['metadata']
         objkey = (meta.get('namespace') or '', meta['name'])
         bucket = self.objects[key]
