@@ -15,6 +15,8 @@ import statistics
 import time
 from typing import Any
 
+from harness import Connection  # bench/harness.py: the raw HTTP/1.1 client (bench/ is on sys.path)
+
 CRD = {
     'apiVersion': 'apiextensions.k8s.io/v1', 'kind': 'CustomResourceDefinition',
     'metadata': {'name': 'benches.kopf.dev'},
@@ -55,54 +57,6 @@ def serve(port_queue: 'multiprocessing.Queue[int]', profile: bool) -> None:
         asyncio.run(main())
 
 
-# -- a raw HTTP/1.1 client ---------------------------------------------------------------------
-
-class Connection:
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self.reader, self.writer = reader, writer
-
-    @classmethod
-    async def open(cls, port: int) -> 'Connection':
-        reader, writer = await asyncio.open_connection('127.0.0.1', port, limit=2**24)
-        return cls(reader, writer)
-
-    async def request(self, method: str, path: str, body: Any = None,
-                      content_type: str = 'application/json') -> tuple[int, bytes]:
-        data = b'' if body is None else json.dumps(body).encode()
-        head = (f'{method} {path} HTTP/1.1\r\nHost: localhost\r\nContent-Type: {content_type}\r\n'
-                f'Content-Length: {len(data)}\r\n\r\n').encode()
-        self.writer.write(head + data)
-        return await self.response()
-
-    async def response(self) -> tuple[int, bytes]:
-        head = await self.reader.readuntil(b'\r\n\r\n')
-        status = int(head[9:12])
-        length = 0
-        chunked = False
-        for line in head.split(b'\r\n')[1:]:
-            name, _, value = line.partition(b':')
-            if name.lower() == b'content-length':
-                length = int(value)
-            elif name.lower() == b'transfer-encoding' and b'chunked' in value:
-                chunked = True
-        if chunked:
-            return status, await self._chunks()
-        return status, await self.reader.readexactly(length)
-
-    async def _chunks(self) -> bytes:
-        parts = []
-        while True:
-            size = int((await self.reader.readline()).strip(), 16)
-            if size == 0:
-                await self.reader.readline()
-                return b''.join(parts)
-            parts.append(await self.reader.readexactly(size))
-            await self.reader.readline()
-
-    def close(self) -> None:
-        self.writer.close()
-
-
 class Watch:
     """Counts the lines of one watch stream (chunked framing parsed minimally)."""
 
@@ -139,8 +93,8 @@ def cpu_seconds(pid: int) -> float:
 
 async def patches_per_second(port: int, seconds: float, pid: int, connections: int = 8, depth: int = 8) -> float:
     setup = await Connection.open(port)
-    await setup.request('POST', BENCHES, {'apiVersion': 'kopf.dev/v1', 'kind': 'Bench', 'metadata': {'name': 'b'}})
-    _, listed = await setup.request('GET', BENCHES)
+    await setup.raw_request('POST', BENCHES, {'apiVersion': 'kopf.dev/v1', 'kind': 'Bench', 'metadata': {'name': 'b'}})
+    _, listed = await setup.raw_request('GET', BENCHES)
     rv = json.loads(listed)['metadata']['resourceVersion']
     watches = [Watch() for _ in range(2)]
     tasks = [asyncio.create_task(w.run(port, f'{BENCHES}?watch=true&resourceVersion={rv}')) for w in watches]
@@ -192,7 +146,7 @@ async def lifecycles(port: int, pid: int, objects: int, connections: int = 8, de
     path = '/apis/kopf.dev/v1/namespaces/default/lives'
     setup = await Connection.open(port)
     crd = json.loads(json.dumps(CRD).replace('benches', 'lives').replace('"bench"', '"life"').replace('Bench', 'Life'))
-    status, _ = await setup.request('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', crd)
+    status, _ = await setup.raw_request('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', crd)
     assert status == 201, status
     await asyncio.sleep(0.2)
     watches = [Watch() for _ in range(2)]
@@ -250,13 +204,13 @@ async def lifecycles(port: int, pid: int, objects: int, connections: int = 8, de
 
 async def list_latency(port: int, objects: int) -> tuple[float, float]:
     conn = await Connection.open(port)
-    await conn.request('POST', '/api/v1/namespaces', {'metadata': {'name': 'bench'}})
+    await conn.raw_request('POST', '/api/v1/namespaces', {'metadata': {'name': 'bench'}})
     conns = [await Connection.open(port) for _ in range(8)]
 
     async def create(conn: Connection, start: int) -> None:
         for i in range(start, objects, len(conns)):
             body = {'metadata': {'name': f'cm-{i:05d}', 'labels': {'n': str(i % 10)}}, 'data': {'key': 'v' * 64}}
-            status, _ = await conn.request('POST', CONFIGMAPS, body)
+            status, _ = await conn.raw_request('POST', CONFIGMAPS, body)
             assert status == 201, status
 
     started = time.monotonic()
@@ -265,13 +219,13 @@ async def list_latency(port: int, objects: int) -> tuple[float, float]:
     timings = []
     for _ in range(5):
         started = time.monotonic()
-        status, body = await conn.request('GET', CONFIGMAPS)
+        status, body = await conn.raw_request('GET', CONFIGMAPS)
         timings.append(time.monotonic() - started)
         assert status == 200 and len(json.loads(body)['items']) == objects
     selected = []
     for _ in range(5):
         started = time.monotonic()
-        await conn.request('GET', f'{CONFIGMAPS}?labelSelector=n%3D3')
+        await conn.raw_request('GET', f'{CONFIGMAPS}?labelSelector=n%3D3')
         selected.append(time.monotonic() - started)
     for c in [conn, *conns]:
         c.close()
@@ -280,8 +234,8 @@ async def list_latency(port: int, objects: int) -> tuple[float, float]:
 
 async def fan_out(port: int, watchers: int = 20, events: int = 2000) -> float:
     conn = await Connection.open(port)
-    await conn.request('POST', BENCHES, {'apiVersion': 'kopf.dev/v1', 'kind': 'Bench', 'metadata': {'name': 'fan'}})
-    _, listed = await conn.request('GET', BENCHES)
+    await conn.raw_request('POST', BENCHES, {'apiVersion': 'kopf.dev/v1', 'kind': 'Bench', 'metadata': {'name': 'fan'}})
+    _, listed = await conn.raw_request('GET', BENCHES)
     rv = json.loads(listed)['metadata']['resourceVersion']
     streams = [Watch() for _ in range(watchers)]
     for stream in streams:
@@ -294,7 +248,7 @@ async def fan_out(port: int, watchers: int = 20, events: int = 2000) -> float:
 
     async def writer(c: Connection, index: int) -> None:
         for n in range(index, events, len(conns)):
-            await c.request('PATCH', f'{BENCHES}/fan', {'spec': {'n': n}}, 'application/merge-patch+json')
+            await c.raw_request('PATCH', f'{BENCHES}/fan', {'spec': {'n': n}}, 'application/merge-patch+json')
 
     await asyncio.gather(*(writer(c, i) for i, c in enumerate(conns)))
     await asyncio.wait_for(asyncio.gather(*(s.done.wait() for s in streams)), timeout=60)
@@ -308,7 +262,7 @@ async def fan_out(port: int, watchers: int = 20, events: int = 2000) -> float:
 
 async def run(port: int, pid: int, args: argparse.Namespace) -> None:
     conn = await Connection.open(port)
-    status, _ = await conn.request('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', CRD)
+    status, _ = await conn.raw_request('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', CRD)
     assert status == 201, status
     conn.close()
     print(f'PATCH/s with 2 watchers attached: {await patches_per_second(port, args.seconds, pid):,.0f}')

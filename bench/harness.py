@@ -139,9 +139,14 @@ class Connection:
 
     async def request(self, method: str, path: str, body: Any = None,
                       content_type: str = 'application/json') -> tuple[int, Any]:
-        self.writer.write(self.encode(method, path, body, content_type))
-        status, data = await self.response()
+        status, data = await self.raw_request(method, path, body, content_type)
         return status, json.loads(data) if data else None
+
+    async def raw_request(self, method: str, path: str, body: Any = None,
+                          content_type: str = 'application/json') -> tuple[int, bytes]:
+        """The answer's body as bytes (not decoded: e.g. a list's latency without the client's JSON work)."""
+        self.writer.write(self.encode(method, path, body, content_type))
+        return await self.response()
 
     async def response(self) -> tuple[int, bytes]:
         head = await self.reader.readuntil(b'\r\n\r\n')
