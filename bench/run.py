@@ -9,6 +9,7 @@ See bench/README.md for what each figure means.
 """
 import argparse
 import asyncio
+import contextlib
 import datetime
 import hashlib
 import json
@@ -18,6 +19,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import AsyncIterator
 from typing import Any
 
 import harness as h
@@ -134,35 +136,46 @@ async def run_lifecycle(fw: h.Framework, emu: h.EmulatorProcess, args: argparse.
     ns = f'life-{fw.name.replace("+", "-")}-{rep}'
     out: dict[str, Any] = {}
     profile = args.profile / f'{ns}.txt' if args.profile and fw.name == 'ours' else None
-    async with h.Client(emu.port) as client:
-        await client.ensure_namespace(ns)
-        tracker = Tracker()
-        watch = h.Watch(emu.port, ns, await client.resource_version(ns), tracker)
-        watch.start()
-        await client.request('POST', h.objects_path(ns), {'apiVersion': h.API_VERSION, 'kind': h.KIND,
-                                                          'metadata': {'name': 'probe'}, 'spec': {'n': 0}})
-        op = h.Operator(fw, emu.kubeconfig, ns, logdir, profile=profile)
-        op.start()
-        try:
-            if not await h.wait_for(lambda: 'probe' in tracker.results.get('create_fn', {}) or not op.alive(), 60):
-                raise RuntimeError('no first handler call in 60 s')
-            if not op.alive():
-                raise RuntimeError('the operator exited')
-            out['startup_s_lifecycle'] = tracker.results['create_fn']['probe']['t'] - op.spawned_at
-            await asyncio.sleep(1.0)
-            emu_cpu0, emu_t0 = h.cpu_seconds(emu.pid), time.monotonic()
-            out.update(await burst(op, client, tracker, ns, args.objects, args.timeout))
-            out['emulator_busy_pct'] = 100 * (h.cpu_seconds(emu.pid) - emu_cpu0) / (time.monotonic() - emu_t0)
-            out.update(await steady(op, client, tracker, ns, args))
-            mem = op.memory()
-            out['rss_mb_peak'] = mem['VmHWM']
-        except Exception:
-            log(f'{fw.name}: the operator log ends with:\n{op.tail()}')
-            raise
-        finally:
-            op.stop()
-            await watch.stop()
+    async with h.Client(emu.port) as client, \
+            started_on_a_probe(fw, emu, client, ns, logdir, profile) as (op, tracker, startup_s):
+        out['startup_s_lifecycle'] = startup_s
+        await asyncio.sleep(1.0)
+        emu_cpu0, emu_t0 = h.cpu_seconds(emu.pid), time.monotonic()
+        out.update(await burst(op, client, tracker, ns, args.objects, args.timeout))
+        out['emulator_busy_pct'] = 100 * (h.cpu_seconds(emu.pid) - emu_cpu0) / (time.monotonic() - emu_t0)
+        out.update(await steady(op, client, tracker, ns, args))
+        mem = op.memory()
+        out['rss_mb_peak'] = mem['VmHWM']
     return out
+
+
+@contextlib.asynccontextmanager
+async def started_on_a_probe(fw: h.Framework, emu: h.EmulatorProcess, client: h.Client, ns: str,
+                             logdir: pathlib.Path, profile: pathlib.Path | None = None,
+                             ) -> AsyncIterator[tuple[h.Operator, Tracker, float]]:
+    """One existing object ('probe') and a watch on the namespace; the operator started and its first handler
+    call seen: yields the operator, the tracker and the seconds from the spawn to that call (its own time).
+    On a failure, the operator's log tail is printed; the operator and the watch are stopped at the end."""
+    await client.ensure_namespace(ns)
+    tracker = Tracker()
+    watch = h.Watch(emu.port, ns, await client.resource_version(ns), tracker)
+    watch.start()
+    await client.request('POST', h.objects_path(ns), {'apiVersion': h.API_VERSION, 'kind': h.KIND,
+                                                      'metadata': {'name': 'probe'}, 'spec': {'n': 0}})
+    op = h.Operator(fw, emu.kubeconfig, ns, logdir, profile=profile)
+    op.start()
+    try:
+        if not await h.wait_for(lambda: 'probe' in tracker.results.get('create_fn', {}) or not op.alive(), 60):
+            raise RuntimeError('no first handler call in 60 s')
+        if not op.alive():
+            raise RuntimeError('the operator exited')
+        yield op, tracker, float(tracker.results['create_fn']['probe']['t'] - op.spawned_at)
+    except Exception:
+        log(f'{fw.name}: the operator log ends with:\n{op.tail()}')
+        raise
+    finally:
+        op.stop()
+        await watch.stop()
 
 
 async def burst(op: h.Operator, client: h.Client, tracker: Tracker, ns: str, n: int,
@@ -336,22 +349,8 @@ async def run_restart(fw: h.Framework, emu: h.EmulatorProcess, args: argparse.Na
 async def run_startup(fw: h.Framework, emu: h.EmulatorProcess, rep: int | str, logdir: pathlib.Path) -> float:
     """Process start (just before the spawn) → the first handler call (its own `time.time()`), one object existing."""
     ns = f'start-{fw.name.replace("+", "-")}-{rep}'
-    async with h.Client(emu.port) as client:
-        await client.ensure_namespace(ns)
-        tracker = Tracker()
-        watch = h.Watch(emu.port, ns, await client.resource_version(ns), tracker)
-        watch.start()
-        await client.request('POST', h.objects_path(ns), {'apiVersion': h.API_VERSION, 'kind': h.KIND,
-                                                          'metadata': {'name': 'probe'}, 'spec': {'n': 0}})
-        op = h.Operator(fw, emu.kubeconfig, ns, logdir)
-        op.start()
-        try:
-            if not await h.wait_for(lambda: 'probe' in tracker.results.get('create_fn', {}) or not op.alive(), 60):
-                raise RuntimeError('no first handler call in 60 s')
-            return float(tracker.results['create_fn']['probe']['t'] - op.spawned_at)
-        finally:
-            op.stop()
-            await watch.stop()
+    async with h.Client(emu.port) as client, started_on_a_probe(fw, emu, client, ns, logdir) as (_, _, startup_s):
+        return startup_s
 
 
 async def emulator_capacity(emu: h.EmulatorProcess, seconds: float) -> float:
