@@ -1,4 +1,5 @@
-"""Waiting for a condition in tests that run the emulator in the test's own loop under looptime."""
+"""Waiting for a condition: in tests that run the emulator in the test's own loop under looptime (async),
+and in tests that run an operator or a cluster in another thread or process (sync)."""
 import asyncio
 import time
 from typing import Any
@@ -11,3 +12,14 @@ async def eventually(check: Any, within: float = 60, step: float = 0.05) -> None
         if time.monotonic() > deadline:
             raise AssertionError(f'Timed out waiting for {check}')
         await asyncio.sleep(step)
+
+
+def wait_for(check: Any, *, within: float = 20.0, interval: float = 0.02) -> Any:
+    """Poll (blocking) until `check()` is truthy and return it; fail after `within` seconds of real time."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        result = check()
+        if result:
+            return result
+        time.sleep(interval)
+    raise AssertionError(f'Timed out waiting for {check}')

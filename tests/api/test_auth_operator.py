@@ -11,8 +11,8 @@ import kopf
 from kopf._reactor.running import OperatorError
 from kopf.testing import LocalCluster
 
+from ..waiting import eventually
 from .conftest import CRD
-from .waiting import eventually
 
 
 def settings() -> kopf.OperatorSettings:

@@ -10,7 +10,7 @@ from kopf._api import client as client_
 from kopf._api import credentials, errors, patching
 from kopf._model import patches, resources
 
-from .waiting import eventually
+from ..waiting import eventually
 
 STRICT_CRD = {
     'apiVersion': 'apiextensions.k8s.io/v1', 'kind': 'CustomResourceDefinition',

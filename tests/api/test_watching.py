@@ -12,8 +12,8 @@ from kopf._api import streams
 from kopf._model import resources
 from kopf._model.settings import OperatorSettings
 
+from ..waiting import eventually
 from .conftest import KOPFEXAMPLES as KEX
-from .waiting import eventually
 from .watchers import NS, Consumer, create, kex, patch, rv
 
 

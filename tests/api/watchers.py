@@ -7,7 +7,7 @@ from kopf._api import client as client_
 from kopf._api import streams, watching
 from kopf._model import resources
 
-from .waiting import eventually
+from ..waiting import eventually
 
 NS = '/apis/kopf.dev/v1/namespaces/default/kopfexamples'
 

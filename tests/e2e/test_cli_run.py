@@ -1,4 +1,5 @@
 """`kopf run` as a process: against a separate `kopf cluster` process via KUBECONFIG, and --local-cluster."""
+import functools
 import os
 import pathlib
 import shutil
@@ -6,14 +7,13 @@ import signal
 import subprocess
 import sys
 import threading
-import time
-from typing import Any
 
 import pytest
 from click.testing import CliRunner
 
 from kopf.cli import main
 
+from .. import waiting
 from .conftest import CRD, ROOT
 
 HANDLERS = '''
@@ -25,14 +25,7 @@ def create_fn(spec, **_):
 '''
 
 
-def wait_for(check: Any, *, within: float = 30.0) -> Any:
-    deadline = time.monotonic() + within
-    while time.monotonic() < deadline:
-        result = check()
-        if result:
-            return result
-        time.sleep(0.05)
-    raise AssertionError(f'Timed out waiting for {check}')
+wait_for = functools.partial(waiting.wait_for, within=30.0, interval=0.05)
 
 
 @pytest.mark.kubectl

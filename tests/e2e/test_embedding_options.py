@@ -1,7 +1,6 @@
 """Embedding options: `kopf.run(memo=, priority=, standalone=, namespaces=<globs, exclusions>)` in a
 thread beside other code, and two operators in one process isolated by their own registries."""
 import threading
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -10,6 +9,7 @@ import pytest
 import kopf
 from kopf.testing import LocalCluster, cluster_vault
 
+from ..waiting import wait_for
 from .conftest import CRD, example, fast_settings
 
 Obj = dict[str, Any]
@@ -23,15 +23,6 @@ def cluster() -> Iterator[LocalCluster]:
             local.apply({'apiVersion': 'v1', 'kind': 'Namespace', 'metadata': {'name': name}})
         yield local
 
-
-def wait_for(check: Any, *, within: float = 20.0) -> Any:
-    deadline = time.monotonic() + within
-    while time.monotonic() < deadline:
-        result = check()
-        if result:
-            return result
-        time.sleep(0.02)
-    raise AssertionError(f'Timed out waiting for {check}')
 
 
 def handled(cluster: LocalCluster, namespace: str, name: str = 'kopf-example-1') -> Obj:

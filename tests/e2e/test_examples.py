@@ -9,9 +9,8 @@ import pathlib
 import runpy
 import subprocess
 import sys
-import time
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -19,6 +18,7 @@ import pytest
 import kopf
 from kopf.testing import KopfRunner, LocalCluster
 
+from ..waiting import wait_for
 from .conftest import CRD, ROOT, fast_settings
 
 EXAMPLES = ROOT / 'examples'
@@ -38,15 +38,6 @@ def kubeconfig(cluster: LocalCluster, monkeypatch: pytest.MonkeyPatch) -> pathli
     monkeypatch.setenv('KUBECONFIG', str(cluster.kubeconfig))
     return cluster.kubeconfig
 
-
-def wait_for(check: Callable[[], Any], *, within: float = 20.0, interval: float = 0.02) -> Any:
-    deadline = time.monotonic() + within
-    while time.monotonic() < deadline:
-        result = check()
-        if result:
-            return result
-        time.sleep(interval)
-    raise AssertionError(f'Timed out waiting for {check}')
 
 
 def runner(example: str, cluster: LocalCluster | None, *args: str, **kwargs: Any) -> KopfRunner:

@@ -2,6 +2,7 @@
 across an operator killed with SIGKILL between handlers and restarted (`kopf run` subprocesses
 against one local cluster in a thread)."""
 import collections
+import functools
 import os
 import pathlib
 import signal
@@ -15,6 +16,7 @@ import pytest
 
 from kopf.testing import LocalCluster
 
+from .. import waiting
 from .conftest import CRD
 
 OPERATOR = pathlib.Path(__file__).parent / 'operators' / 'persistence.py'
@@ -75,14 +77,7 @@ def read_log(log: pathlib.Path) -> dict[str, list[str]]:
     return lines
 
 
-def wait_for(check: Any, *, within: float = 30.0) -> Any:
-    deadline = time.monotonic() + within
-    while time.monotonic() < deadline:
-        result = check()
-        if result:
-            return result
-        time.sleep(0.05)
-    raise AssertionError(f'Timed out waiting for {check}')
+wait_for = functools.partial(waiting.wait_for, within=30.0, interval=0.05)
 
 
 @pytest.mark.parametrize('storage', STORAGES)

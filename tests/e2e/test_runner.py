@@ -2,7 +2,6 @@
 import json
 import os
 import pathlib
-import time
 from typing import Any
 
 import pytest
@@ -12,6 +11,7 @@ from kopf import testing
 from kopf._reactor import loading
 from kopf.testing import KopfRunner, LocalCluster
 
+from ..waiting import wait_for
 from .conftest import CRD
 
 kopf_local_cluster = testing.kopf_local_cluster  # the fixture, as a user's conftest.py would import it
@@ -25,15 +25,6 @@ def create_fn(spec, logger, **_):
     return {'message': f"created with {spec['field']}"}
 '''
 
-
-def wait_for(check: Any, *, within: float = 20.0) -> Any:
-    deadline = time.monotonic() + within
-    while time.monotonic() < deadline:
-        result = check()
-        if result:
-            return result
-        time.sleep(0.02)
-    raise AssertionError(f'Timed out waiting for {check}')
 
 
 def example(name: str = 'kopf-example-1') -> dict[str, Any]:
