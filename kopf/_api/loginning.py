@@ -189,15 +189,15 @@ async def login_by_defaults() -> list[credentials.ConnectionInfo]:
     if found:
         return found
     found, failed = await _login_with([login_with_kubeconfig])
-    paths = kubeconfig.config_paths()
-    if found and not failed and not (paths and _uses_auth_provider(paths)):
-        return found
     fns: list[Any] = []
     if importlib.util.find_spec('pykube') is not None:
         fns.append(login_via_pykube)
     if importlib.util.find_spec('kubernetes') is not None:
         fns.append(login_via_client)
     if not fns:
+        return found
+    paths = kubeconfig.config_paths()  # read again only with a client to fall back to
+    if found and not failed and not (paths and _uses_auth_provider(paths)):
         return found
     via_clients, _ = await _login_with(fns)
     return via_clients or found
