@@ -1,5 +1,5 @@
 """`kopf.Patch`: the merge-patch a cycle accumulates, with write views and JSON-patch transformations."""
-import copy
+import copy as copying
 from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping
 from typing import Any
 
@@ -96,7 +96,7 @@ class Patch(dict[str, Any]):
                 return ops_or_none
         import jsonpatch  # lazily, only for the generic diff (~1.2 ms): finalizer edits know their ops
 
-        target = copy.deepcopy(dict(source))
+        target = copying.deepcopy(dict(source))
         for fn in self.fns:
             fn(target)
         ops: list[dict[str, Any]] = jsonpatch.make_patch(dict(source), target).patch
@@ -113,5 +113,14 @@ def merge(body: Mapping[str, Any], patch: Mapping[str, Any]) -> dict[str, Any]:
             base = result.get(key)
             result[key] = merge(base if isinstance(base, Mapping) else {}, value)
         else:
-            result[key] = copy.deepcopy(value)
+            result[key] = copying.deepcopy(value)
     return result
+
+
+def copy(patch: Patch) -> Patch:
+    """A copy of a patch whose nested dicts can be written without touching the original (values shared)."""
+    return Patch(_copy_dicts(patch), body=patch._body, fns=patch.fns)
+
+
+def _copy_dicts(value: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: _copy_dicts(v) if isinstance(v, dict) else v for k, v in value.items()}

@@ -3,16 +3,15 @@
 - An empty patch sends nothing.
 - A patch with callables (finalizer edits, `patch.fns`) and merge content is sent as ONE guarded
   JSON-patch (the merge content folded into it), not as a JSON-patch plus a merge-patch.
-- Annotations are budgeted before sending ("Our decisions" 8): an over-budget patch is not sent.
-- The resourceVersion that our patch produced is remembered: the worker waits for it to come back
-  through the watch before deciding again (`settings.persistence.consistency_timeout`) — unless the
-  queue takes the server's answer (`cycle.applied`) as the newest body (see `queueing`).
+- Annotations are budgeted before sending: an over-budget patch is not sent (the error names the key).
+- The server's answer is returned: the object's record decides whether the next cycle runs on it
+  at once or waits for it to come back through the watch (`kopf._model.records`).
 """
 from collections.abc import Mapping
 from typing import Any
 
 from kopf._api import patching
-from kopf._model import budgets, patches
+from kopf._model import budgets, patches, plans
 from kopf._reactor import contexts
 
 
@@ -29,22 +28,17 @@ def fold(patch: patches.Patch) -> patches.Patch:
     return patches.Patch(fns=[merge, *patch.fns])
 
 
-async def apply(cycle: contexts.Cycle) -> bool:
-    """Send the cycle's patch; True if something was sent and accepted."""
-    patch = cycle.patch
+async def apply(rctx: contexts.ResourceContext, plan: plans.Plan, patch: patches.Patch) -> dict[str, Any] | None:
+    """Send the cycle's patch; the server's answer (the newest body), or None if nothing was sent or accepted."""
     if not patch:
-        return False
+        return None
     try:
-        budgets.check_annotations(cycle.body, patch)
+        budgets.check_annotations(plan.body, patch)
     except budgets.AnnotationsBudgetError as exc:
-        cycle.logger.error(str(exc))
-        return False
-    rctx = cycle.resource
-    meta: Mapping[str, Any] = cycle.body.get('metadata') or {}
+        plan.logger.error(str(exc))
+        return None
+    meta: Mapping[str, Any] = plan.body.get('metadata') or {}
     result = await patching.patch_obj(rctx.operator.client, rctx.resource, namespace=meta.get('namespace'),
-                                      name=str(meta.get('name')), patch=fold(patch), body=cycle.body,
-                                      log=cycle.logger)
-    if result.body is not None:
-        cycle.memory.expected_rv = (result.body.get('metadata') or {}).get('resourceVersion')
-        cycle.applied = result.body
-    return result.body is not None
+                                      name=str(meta.get('name')), patch=fold(patch), body=plan.body,
+                                      log=plan.logger)
+    return result.body

@@ -1,23 +1,23 @@
 """The state the reactor carries: one operator context, one context per served resource, one memory per object.
 
 Functions take these objects instead of wide parameter lists (ARCHITECTURE "state in two objects"):
-- `OperatorContext`: settings, registry, API client, the operator's memo, the lifecycle, indices.
-- `ResourceContext`: the served resource, the storages fitted to its schema, the extra essence
-  fields, and the memories of its objects (by uid).
-- `ObjectMemory`: what the reactor remembers of one object while the process lives: its memo
-  (a shallow copy of the operator's memo), whether it is "initial" (first seen in a listing and
-  not fully handled yet), the resourceVersion of our own last patch (for the consistency wait, or,
-  when its answer was taken as the newest body, to skip the older events still coming), and whether
-  optional delete handlers have run.
+- `OperatorContext`: settings, registry, API client, the operator's memo, the lifecycle, indices,
+  and the one scheduler of everything that happens later.
+- `ResourceContext`: the served resource, the storages fitted to its schema, and the records of
+  its objects (by uid).
+- `ObjectRecord` (`kopf._model.records`): the one record of each object while the process lives:
+  its memo (a shallow copy of the operator's memo), what its handling remembers between cycles,
+  and its place in the queue.
 """
 import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
 from kopf._api import client as client_
-from kopf._model import memos, patches, progress, registries, resources
+from kopf._model import memos, progress, registries, resources
+from kopf._model import records as records_
 from kopf._model import settings as settings_
-from kopf._reactor import loggers
+from kopf._reactor import scheduling
 from kopf._storage import diffbase
 from kopf._storage import progress as progress_storages
 
@@ -31,16 +31,7 @@ class OperatorContext:
     memo: Any
     lifecycle: progress.Lifecycle
     indices: Mapping[str, Any] = dataclasses.field(default_factory=dict)
-
-
-@dataclasses.dataclass
-class ObjectMemory:
-    """What the reactor remembers of one object between its events (not persisted)."""
-    memo: Any
-    initial: bool = False              # first seen in the initial listing; no cause fully handled yet
-    expected_rv: str | None = None     # the resourceVersion of our own last patch, until it comes back
-    applied_rv: str | None = None      # our last patch's answer was taken as the newest body: older events are stale
-    deletion_handled: bool = False     # optional delete handlers ran (once, best-effort)
+    scheduler: scheduling.Scheduler = dataclasses.field(default_factory=scheduling.Scheduler)
 
 
 @dataclasses.dataclass
@@ -50,7 +41,7 @@ class ResourceContext:
     resource: resources.Resource
     progress_storage: progress_storages.ProgressStorage
     diffbase_storage: diffbase.DiffBaseStorage
-    memories: dict[str, ObjectMemory] = dataclasses.field(default_factory=dict)
+    records: dict[str, records_.ObjectRecord] = dataclasses.field(default_factory=dict)
 
     @property
     def settings(self) -> settings_.OperatorSettings:
@@ -64,41 +55,29 @@ class ResourceContext:
     def finalizer(self) -> str:
         return self.operator.settings.persistence.finalizer
 
-    def remember(self, uid: str, *, initial: bool) -> ObjectMemory:
-        """The object's memory; made at first sight with a shallow copy of the operator's memo."""
-        memory = self.memories.get(uid)
-        if memory is None:
-            memory = self.memories[uid] = ObjectMemory(memo=memos.copy_for_object(self.operator.memo),
-                                                       initial=initial)
-        return memory
+    @property
+    def lifecycle(self) -> progress.Lifecycle:
+        return self.operator.lifecycle
+
+    @property
+    def indices(self) -> Mapping[str, Any]:
+        return self.operator.indices
+
+    @property
+    def default_backoff(self) -> float:
+        return self.operator.settings.execution.default_backoff
+
+    @property
+    def error_delays(self) -> tuple[float, ...]:
+        delays = self.operator.settings.queueing.error_delays
+        return (float(delays),) if isinstance(delays, (int, float)) else tuple(float(d) for d in delays)
+
+    def remember(self, uid: str) -> records_.ObjectRecord:
+        """The object's record; made at first sight with a shallow copy of the operator's memo."""
+        record = self.records.get(uid)
+        if record is None:
+            record = self.records[uid] = records_.ObjectRecord(uid=uid, memo=memos.copy_for_object(self.operator.memo))
+        return record
 
     def forget(self, uid: str) -> None:
-        self.memories.pop(uid, None)
-
-
-@dataclasses.dataclass
-class Cycle:
-    """One handling cycle of one object: what it saw, what it writes, when it wants to be woken up."""
-
-    resource: ResourceContext
-    memory: ObjectMemory
-    event_type: str | None
-    body: Mapping[str, Any]            # the raw body of the event being handled
-    patch: patches.Patch
-    logger: loggers.ObjectLogger
-    wakeups: list[float] = dataclasses.field(default_factory=list)  # seconds from now
-    applied: dict[str, Any] | None = None  # the body as the server answered our patch (the newest state)
-    # Nothing is left to do for the body as decided on: the essence now handled (see `processing.needs_recheck`).
-    settled: dict[str, Any] | None = None
-
-    @property
-    def storage(self) -> progress_storages.ProgressStorage:
-        return self.resource.progress_storage
-
-    def wake_up_in(self, delay: float | None) -> None:
-        if delay is not None:
-            self.wakeups.append(max(0.0, delay))
-
-    @property
-    def wakeup(self) -> float | None:
-        return min(self.wakeups) if self.wakeups else None
+        self.records.pop(uid, None)

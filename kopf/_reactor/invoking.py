@@ -29,7 +29,7 @@ import weakref
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from kopf._model import errors, handlers, ids, registries
+from kopf._model import errors, handlers, ids, outcomes, registries
 from kopf._model.outcomes import Outcome, OutcomeKind
 
 DEFAULT_BACKOFF = 60.0  # settings.execution.default_backoff, if the caller does not pass its own
@@ -242,24 +242,8 @@ def judge(handler: handlers.BaseHandler, exc: Exception, *, default_backoff: flo
 
 def log_outcome(logger: logging.Logger | logging.LoggerAdapter[Any], handler: handlers.BaseHandler,
                 outcome: Outcome) -> None:
-    """Log one attempt's outcome the way upstream does (SPEC §5.3)."""
-    exc = outcome.exception
-    extra = {'kopf_handler_id': handler.id}  # for JSON logs
-    if isinstance(exc, errors.HandlerChildrenRetry):
-        logger.debug(f'{handler} has unfinished sub-handlers. Will retry in {exc.delay} seconds.', extra=extra)
-    elif outcome.kind is OutcomeKind.SUCCESS:
-        logger.info(f'{handler} succeeded.', extra=extra)
-    elif outcome.kind is OutcomeKind.TIMEOUT:
-        logger.error(outcome.message, extra=extra)
-    elif isinstance(exc, errors.TemporaryError):
-        logger.error(f'{handler} failed temporarily: {outcome.message}', extra=extra)
-    elif isinstance(exc, errors.PermanentError):
-        logger.error(f'{handler} failed permanently: {outcome.message}', extra=extra)
-    elif outcome.kind is OutcomeKind.RETRY:
-        logger.exception(f'{handler} failed with an exception. Will try again in {outcome.delay} seconds.',
-                         exc_info=exc, extra=extra)
-    else:
-        logger.exception(f'{handler} failed with an exception. Will stop.', exc_info=exc, extra=extra)
+    """Log one attempt's outcome the way upstream does (see `kopf._model.outcomes.describe`)."""
+    outcomes.describe(handler, outcome).emit(logger)
 
 
 async def execute(

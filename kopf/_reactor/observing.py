@@ -201,12 +201,15 @@ class Observer:
         try:
             async with asyncio.TaskGroup() as workers:
                 dispatcher = queueing.Dispatcher(rctx, workers)
-                async for item in watching.watch_objs(self.ctx.client, rctx.resource, namespace=namespace):
-                    if item is streams.LISTED:
-                        continue
-                    ns = (item['object'].get('metadata') or {}).get('namespace')
-                    if self.scope.serves(ns):
-                        dispatcher.dispatch(item)
+                try:
+                    async for item in watching.watch_objs(self.ctx.client, rctx.resource, namespace=namespace):
+                        if item is streams.LISTED:
+                            continue
+                        ns = (item['object'].get('metadata') or {}).get('namespace')
+                        if self.scope.serves(ns):
+                            dispatcher.dispatch(item)
+                finally:
+                    dispatcher.close()  # no more wake-ups of its objects (their records stay)
         except* errors.APINotFoundError:
             logger.info(f'{rctx.resource.name} is not served anymore; stopped watching it.')
         except* errors.APIForbiddenError as group:

@@ -37,6 +37,15 @@ class DiffBaseStorage(metaclass=abc.ABCMeta):
     def store(self, *, body: Body, patch: Patch, essence: Essence) -> None:
         raise NotImplementedError
 
+    def writes_only_own_fields(self) -> bool:
+        """Whether this storage keeps the diff-base in its own annotation or status field, and builds
+        essences without status and Kopf's annotations (as the framework's storages do).
+
+        Only then may the reactor skip re-checking the answer to its own patch when that answer differs
+        from the body only there. False by default: a user's storage may put anything into the essence.
+        """
+        return False
+
 
 class AnnotationsDiffBaseStorage(DiffBaseStorage):
     """The essence as compact JSON plus a newline in `<prefix>/last-handled-configuration` (the default)."""
@@ -71,6 +80,9 @@ class AnnotationsDiffBaseStorage(DiffBaseStorage):
         value = _compact(essence) + '\n'
         keying.write(body, patch, self.make_keys(self.key, body=body), value, prefix=self.prefix)
 
+
+    def writes_only_own_fields(self) -> bool:
+        return type(self) is AnnotationsDiffBaseStorage
 
 class StatusDiffBaseStorage(DiffBaseStorage):
     """The essence as a JSON string (no newline) at `status.<name>.last-handled-configuration`."""
@@ -115,6 +127,9 @@ class StatusDiffBaseStorage(DiffBaseStorage):
         fields.ensure(patch, self.field, _compact(essence))
 
 
+    def writes_only_own_fields(self) -> bool:
+        return type(self) is StatusDiffBaseStorage
+
 class MultiDiffBaseStorage(DiffBaseStorage):
     """Several storages: build chained through all, fetch from the first that has one, store in all."""
 
@@ -139,3 +154,6 @@ class MultiDiffBaseStorage(DiffBaseStorage):
     def store(self, *, body: Body, patch: Patch, essence: Essence) -> None:
         for storage in self.storages:
             storage.store(body=body, patch=patch, essence=essence)
+
+    def writes_only_own_fields(self) -> bool:
+        return type(self) is MultiDiffBaseStorage and all(s.writes_only_own_fields() for s in self.storages)

@@ -7,7 +7,7 @@ import abc
 import copy
 import json
 from collections.abc import Collection, Mapping, MutableMapping
-from typing import Any, TypedDict, cast
+from typing import Any, TypedDict
 
 from kopf._model import essences, fields
 from kopf._storage import keys as keying
@@ -60,6 +60,35 @@ class ProgressStorage(metaclass=abc.ABCMeta):
     def flush(self) -> None:  # noqa: B027  # not abstract: optional for subclasses
         """Called after each batch of stores and of purges; nothing to do by default."""
 
+    def fetch_all(self, *, keys: Collection[str], body: Body) -> dict[str, ProgressRecord]:
+        """The records of these keys (the found ones only), as the reactor reads them in every cycle.
+
+        By default, `fetch()` key by key. The framework's storages look the body up once for all the
+        keys, unless a subclass overrides `fetch()`: then it is asked key by key, as here.
+        """
+        records: dict[str, ProgressRecord] = {}
+        for key in keys:
+            record = self.fetch(key=key, body=body)
+            if record is not None:
+                records[key] = record
+        return records
+
+    def clear_fresh(self, *, essence: Essence) -> Essence:
+        """`clear()` of an essence built for this cycle and never modified afterwards.
+
+        It may return the essence itself when there is nothing to strip (no copy). By default, and
+        for subclasses that override `clear()`, it is `clear()`.
+        """
+        return self.clear(essence=essence)
+
+    def writes_only_own_fields(self) -> bool:
+        """Whether this storage keeps to its own annotations or status fields, out of every essence.
+
+        Only then may the reactor skip re-checking the answer to its own patch when that answer differs
+        from the body only in such fields. False by default: a user's storage may keep records anywhere.
+        """
+        return False
+
 
 class AnnotationsProgressStorage(ProgressStorage):
     """Each handler's record as compact JSON in `<prefix>/<safe handler id>` annotations."""
@@ -110,6 +139,31 @@ class AnnotationsProgressStorage(ProgressStorage):
         ours = [key for key in annotations if key.startswith(self.prefix + '/')]
         essences.drop_annotations(essence, ours)
         return essence
+
+    def fetch_all(self, *, keys: Collection[str], body: Body) -> dict[str, ProgressRecord]:
+        if type(self).fetch is not AnnotationsProgressStorage.fetch or body.get('kind') == 'ReplicaSet':
+            return super().fetch_all(keys=keys, body=body)  # an overridden fetch(), or body-specific keys
+        records: dict[str, ProgressRecord] = {}
+        annotations = fields.resolve(body, ('metadata', 'annotations'), None) or {}
+        if annotations:
+            for key in keys:
+                for name in keying.make_keys(self.prefix, key, v1=self.v1):
+                    value = annotations.get(name)
+                    if value is not None:
+                        records[key] = json.loads(str(value))
+                        break
+        return records
+
+    def clear_fresh(self, *, essence: Essence) -> Essence:
+        if type(self).clear is AnnotationsProgressStorage.clear:
+            prefix = self.prefix + '/'
+            annotations = fields.resolve(essence, ('metadata', 'annotations'), None) or {}
+            if not any(key.startswith(prefix) for key in annotations):
+                return essence
+        return self.clear(essence=essence)
+
+    def writes_only_own_fields(self) -> bool:
+        return type(self) is AnnotationsProgressStorage
 
 
 class StatusProgressStorage(ProgressStorage):
@@ -167,6 +221,22 @@ class StatusProgressStorage(ProgressStorage):
             fields.remove(essence, self.field)
         return essence
 
+    def fetch_all(self, *, keys: Collection[str], body: Body) -> dict[str, ProgressRecord]:
+        container = fields.resolve(body, self.field, None)
+        if not isinstance(container, Mapping) or not container:
+            if type(self).fetch is StatusProgressStorage.fetch:
+                return {}  # nothing stored there: no need to ask key by key
+        return super().fetch_all(keys=keys, body=body)
+
+    def clear_fresh(self, *, essence: Essence) -> Essence:
+        if type(self).clear is StatusProgressStorage.clear:
+            if not self.field or fields.resolve(essence, self.field) is fields.MISSING:
+                return essence
+        return self.clear(essence=essence)
+
+    def writes_only_own_fields(self) -> bool:
+        return type(self) is StatusProgressStorage or type(self) is _ReadPurgeOnlyStatusProgressStorage
+
 
 class MultiProgressStorage(ProgressStorage):
     """Several storages at once: fetch from the first that has a record; store, purge, touch in all."""
@@ -199,6 +269,25 @@ class MultiProgressStorage(ProgressStorage):
             essence = storage.clear(essence=essence)
         return essence
 
+    def fetch_all(self, *, keys: Collection[str], body: Body) -> dict[str, ProgressRecord]:
+        if type(self).fetch is not MultiProgressStorage.fetch:
+            return super().fetch_all(keys=keys, body=body)
+        records: dict[str, ProgressRecord] = {}
+        for storage in reversed(self.storages):  # the first storage with a record wins
+            records.update(storage.fetch_all(keys=keys, body=body))
+        return {key: records[key] for key in keys if key in records}
+
+    def clear_fresh(self, *, essence: Essence) -> Essence:
+        if type(self).clear is not MultiProgressStorage.clear:
+            return self.clear(essence=essence)
+        for storage in self.storages:
+            essence = storage.clear_fresh(essence=essence)
+        return essence
+
+    def writes_only_own_fields(self) -> bool:
+        return type(self) in (MultiProgressStorage, SmartProgressStorage) and \
+            all(storage.writes_only_own_fields() for storage in self.storages)
+
 
 class _ReadPurgeOnlyStatusProgressStorage(StatusProgressStorage):
     """The legacy location: read and purged, never written or touched (since 1.44)."""
@@ -228,76 +317,6 @@ class SmartProgressStorage(MultiProgressStorage):
             AnnotationsProgressStorage(prefix=prefix, verbose=verbose, touch_key=touch_key, v1=v1),
             _ReadPurgeOnlyStatusProgressStorage(name=name, field=field, touch_field=touch_field),
         ])
-
-
-def is_framework(storage: ProgressStorage) -> bool:
-    """Whether the storage is one of the framework's own (exact types, no user subclasses), all the way down."""
-    kind = type(storage)
-    if kind is SmartProgressStorage or kind is MultiProgressStorage:
-        return all(is_framework(member) for member in cast(MultiProgressStorage, storage).storages)
-    return kind in (AnnotationsProgressStorage, StatusProgressStorage, _ReadPurgeOnlyStatusProgressStorage)
-
-
-def clear_essence(storage: ProgressStorage, essence: Essence) -> Essence:
-    """`storage.clear(essence=...)`, but for the framework's own storages without the deep copies.
-
-    The reactor's own use: the essence is fresh (built for this cycle) and never modified afterwards,
-    so it is returned as is where there is nothing to strip; a copy is made only if there is.
-    User subclasses (which may override `clear()`) are asked as usual.
-    """
-    kind = type(storage)  # exact types, no ABC checks: this is asked in every cycle
-    if kind is SmartProgressStorage or kind is MultiProgressStorage:
-        for member in cast(MultiProgressStorage, storage).storages:
-            essence = clear_essence(member, essence)
-        return essence
-    if kind is AnnotationsProgressStorage:
-        prefix = cast(AnnotationsProgressStorage, storage).prefix + '/'
-        annotations = fields.resolve(essence, ('metadata', 'annotations'), None) or {}
-        if not any(key.startswith(prefix) for key in annotations):
-            return essence
-    elif kind is StatusProgressStorage or kind is _ReadPurgeOnlyStatusProgressStorage:
-        field = cast(StatusProgressStorage, storage).field
-        if not field or fields.resolve(essence, field) is fields.MISSING:
-            return essence
-    return storage.clear(essence=essence)
-
-
-def fetch_records(storage: ProgressStorage, body: Body, keys: Collection[str]) -> dict[str, ProgressRecord]:
-    """`storage.fetch(key=..., body=...)` for each key (the found records only), as the reactor reads them.
-
-    For the framework's own storages, the body's annotations or status are looked up once for all the
-    keys; user subclasses (which may override `fetch()`) are asked key by key, as usual.
-    """
-    kind = type(storage)  # exact types, no ABC checks: this is asked in every cycle
-    records: dict[str, ProgressRecord] = {}
-    if kind is SmartProgressStorage or kind is MultiProgressStorage:  # the first storage with a record wins
-        for member in reversed(cast(MultiProgressStorage, storage).storages):
-            records.update(fetch_records(member, body, keys))
-        return {key: records[key] for key in keys if key in records}
-    if kind is AnnotationsProgressStorage and body.get('kind') != 'ReplicaSet':  # no body-specific keys
-        annotations_storage = cast(AnnotationsProgressStorage, storage)
-        annotations = fields.resolve(body, ('metadata', 'annotations'), None) or {}
-        if annotations:
-            for key in keys:
-                for name in keying.make_keys(annotations_storage.prefix, key, v1=annotations_storage.v1):
-                    value = annotations.get(name)
-                    if value is not None:
-                        records[key] = json.loads(str(value))
-                        break
-        return records
-    if kind is StatusProgressStorage or kind is _ReadPurgeOnlyStatusProgressStorage:
-        container = fields.resolve(body, cast(StatusProgressStorage, storage).field, None)
-        if isinstance(container, Mapping) and container:
-            for key in keys:
-                record = storage.fetch(key=key, body=body)
-                if record is not None:
-                    records[key] = record
-        return records
-    for key in keys:
-        record = storage.fetch(key=key, body=body)
-        if record is not None:
-            records[key] = record
-    return records
 
 
 def _formatted_path(field: fields.FieldSpec, *, name: str) -> fields.FieldPath:

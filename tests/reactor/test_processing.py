@@ -1,12 +1,12 @@
-"""Processing cycles on bodies in memory: each cycle's patch is applied locally, no API, no queue."""
+"""Cycles on bodies in memory: decide → invoke → settle, the patch applied locally; no API, no queue."""
 import copy
 from typing import Any
 
 import pytest
 
 import kopf
-from kopf._model import patches
-from kopf._reactor import contexts, processing
+from kopf._model import patches, plans
+from kopf._reactor import changing, contexts, loggers
 
 RESOURCE = kopf.Resource('kopf.dev', 'v1', 'kopfexamples')
 
@@ -29,14 +29,33 @@ def applied(body: dict[str, Any], patch: patches.Patch) -> dict[str, Any]:
     return result
 
 
+class Cycle:
+    """What one cycle decided and settled (as `processing.process` does it, without applying the patch)."""
+
+    def __init__(self, plan: plans.Plan, settlement: plans.Settlement) -> None:
+        self.plan, self.settlement = plan, settlement
+        self.patch, self.wakeup, self.settled = settlement.patch, settlement.wakeup, settlement.settled
+        self.logger = plan.logger
+
+
 async def cycle(rctx: contexts.ResourceContext, body: dict[str, Any],
-                event_type: str | None = 'MODIFIED') -> tuple[dict[str, Any], contexts.Cycle]:
+                event_type: str | None = 'MODIFIED') -> tuple[dict[str, Any], Cycle]:
     """One cycle on the body; the body as the server would answer the cycle's patch."""
-    memory = rctx.remember(body['metadata']['uid'], initial=event_type is None)
+    record = rctx.remember(body['metadata']['uid'])
+    if record.initial is None:
+        record.initial = event_type is None
     event = {'type': event_type, 'object': copy.deepcopy(body)}
-    cyc = processing.make_cycle(rctx, memory, event)
-    await processing.process(cyc, event)
+    logger = loggers.ObjectLogger(body=loggers.identity(body), settings=rctx.settings)
+    plan = plans.decide(rctx, record, event, now=changing.now(), fresh=True, logger=logger)
+    settlement = plans.settle(plan, await changing.invoke(rctx, plan), now=changing.now())
+    if settlement.handled:
+        record.initial = False
+    cyc = Cycle(plan, settlement)
     return (applied(body, cyc.patch) if cyc.patch else body), cyc
+
+
+def needs_recheck(rctx: contexts.ResourceContext, cyc: Cycle, answer: dict[str, Any]) -> bool:
+    return plans.needs_recheck(rctx, cyc.plan, cyc.settlement, answer)
 
 
 def progress_keys(body: dict[str, Any]) -> list[str]:
@@ -110,11 +129,11 @@ def create_registry(**options: Any) -> kopf.OperatorRegistry:
     return registry
 
 
-async def handled(rctx: contexts.ResourceContext, body: dict[str, Any]) -> tuple[dict[str, Any], contexts.Cycle]:
+async def handled(rctx: contexts.ResourceContext, body: dict[str, Any]) -> tuple[dict[str, Any], Cycle]:
     """The object with our finalizer, then its creation handled: the last cycle and its answer."""
     body, cyc = await cycle(rctx, body, 'ADDED')
     assert cyc.patch.fns and cyc.settled is None  # the finalizer is added: the handlers come next
-    assert processing.needs_recheck(cyc, body)
+    assert needs_recheck(rctx, cyc, body)
     return (await cycle(rctx, body))
 
 
@@ -122,12 +141,12 @@ async def test_no_recheck_of_an_answer_that_only_has_our_writes(body: dict[str, 
     rctx = make_rctx(create_registry())
     answer, cyc = await handled(rctx, body)
     assert answer['status'] == {'create_fn': {'done': True}}
-    assert not processing.needs_recheck(cyc, answer)
+    assert not needs_recheck(rctx, cyc, answer)
     ours = copy.deepcopy(answer)
     ours['metadata'].update(managedFields=[{'manager': 'kopf'}], generation=2)
     ours['metadata']['annotations']['other.kopf.zalando.org/x'] = '{}'  # another Kopf operator's records
     ours['status']['kopf'] = {'dummy': 'x'}
-    assert not processing.needs_recheck(cyc, ours)
+    assert not needs_recheck(rctx, cyc, ours)
     _, recheck = await cycle(rctx, answer)  # indeed, a cycle would find nothing to do
     assert not recheck.patch and recheck.settled is not None
 
@@ -151,13 +170,13 @@ async def test_recheck_of_an_answer_with_changes_by_others(body: dict[str, Any],
         del meta['annotations']['kopf.zalando.org/last-handled-configuration']
     elif change == 'kind':
         answer['data'] = {'x': 1}
-    assert processing.needs_recheck(cyc, answer)
+    assert needs_recheck(rctx, cyc, answer)
 
 
 async def test_recheck_with_filters_or_custom_storages(body: dict[str, Any]) -> None:
     rctx = make_rctx(create_registry(labels={'a': kopf.ABSENT}))
     answer, cyc = await handled(rctx, body)
-    assert processing.needs_recheck(cyc, answer)  # a filter may look anywhere, even at status
+    assert needs_recheck(rctx, cyc, answer)  # a filter may look anywhere, even at status
 
     class CustomDiffBase(kopf.AnnotationsDiffBaseStorage):
         pass
@@ -165,7 +184,7 @@ async def test_recheck_with_filters_or_custom_storages(body: dict[str, Any]) -> 
     rctx = make_rctx(create_registry())
     rctx.diffbase_storage = CustomDiffBase()
     answer, cyc = await handled(rctx, body)
-    assert processing.needs_recheck(cyc, answer)  # its essence may include status
+    assert needs_recheck(rctx, cyc, answer)  # its essence may include status
 
 
 async def test_recheck_while_handlers_are_pending(body: dict[str, Any]) -> None:
@@ -178,15 +197,4 @@ async def test_recheck_while_handlers_are_pending(body: dict[str, Any]) -> None:
     rctx = make_rctx(registry)
     answer, cyc = await cycle(rctx, body, 'ADDED')
     assert cyc.wakeup is not None and cyc.settled is None
-    assert processing.needs_recheck(cyc, answer)
-
-
-async def test_the_object_logger_keeps_no_body(body: dict[str, Any]) -> None:
-    rctx = make_rctx(create_registry())
-    _, first = await cycle(rctx, body, 'ADDED')
-    assert first.logger.body == {'apiVersion': 'kopf.dev/v1', 'kind': 'KopfExample',
-                                 'metadata': {'name': 'n', 'namespace': 'ns', 'uid': 'u1'}}
-    assert first.logger.prefix == '[ns/n]'
-    memory = rctx.memories['u1']
-    second = processing.make_cycle(rctx, memory, {'type': 'MODIFIED', 'object': body}, logger=first.logger)
-    assert second.logger is first.logger  # a caller may keep it across cycles of the object
+    assert needs_recheck(rctx, cyc, answer)

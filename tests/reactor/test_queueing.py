@@ -1,4 +1,8 @@
-"""Per-object workers: the newest body only, one cycle at a time, consistency with our own patches."""
+"""The queue of records and its runners: the newest body only, one cycle at a time, wake-ups on the scheduler.
+
+The record's transitions are table-tested in tests/model/test_records.py; here the dispatcher carries
+them out over real tasks, with cycles of the test's own (`Dispatcher.process`, the seam).
+"""
 import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -6,15 +10,11 @@ from typing import Any
 import pytest
 
 import kopf
-from kopf._reactor import applying, contexts, processing, queueing
+from kopf._model import records
+from kopf._reactor import contexts, queueing
+from tests.waiting import eventually
 
-
-@pytest.mark.parametrize('rv, expected, result', [
-    ('5', None, True), ('5', '5', True), ('6', '5', True), ('4', '5', False),
-    ('abc', 'abc', True), ('abc', 'abd', False), (None, '5', False),
-])
-def test_consistency(rv: str | None, expected: str | None, result: bool) -> None:
-    assert queueing.is_consistent(rv, expected) is result
+Process = Callable[..., Awaitable[records.Done]]
 
 
 def event(rv: int, type_: str | None = 'MODIFIED') -> dict[str, Any]:
@@ -34,133 +34,187 @@ def rctx() -> contexts.ResourceContext:
                                     diffbase_storage=kopf.AnnotationsDiffBaseStorage())
 
 
-def fake_processing(monkeypatch: pytest.MonkeyPatch, process: Callable[..., Awaitable[None]]) -> None:
-    """Process each cycle with `process` (the event as an argument); nothing to apply afterwards."""
-    async def apply(cycle: contexts.Cycle) -> bool:
-        return False
+def dispatcher_with(process: Process) -> type[queueing.Dispatcher]:
+    class TestDispatcher(queueing.Dispatcher):
+        pass
+    TestDispatcher.process = staticmethod(process)  # type: ignore[method-assign,assignment]
+    return TestDispatcher
 
-    monkeypatch.setattr(processing, 'process', process)
-    monkeypatch.setattr(applying, 'apply', apply)
+
+def done(ev: dict[str, Any], **kwargs: Any) -> records.Done:
+    return records.Done(event=ev, now=asyncio.get_running_loop().time(), **kwargs)
 
 
 @pytest.fixture
-def seen(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    seen: list[str] = []
+def seen() -> list[str]:
+    return []
+
+
+@pytest.fixture
+def Dispatcher(seen: list[str]) -> type[queueing.Dispatcher]:
     active = []
 
-    async def process(cycle: contexts.Cycle, event: Any, *, fresh: bool = True) -> None:
+    async def process(rctx: Any, record: records.ObjectRecord, ev: Any, *, fresh: bool, logger: Any) -> records.Done:
         assert not active, 'two cycles of one object at once'
         active.append(1)
-        seen.append(event['object']['metadata']['resourceVersion'])
+        seen.append(ev['object']['metadata']['resourceVersion'])
         await asyncio.sleep(0.05)
         active.pop()
+        return done(ev)
 
-    fake_processing(monkeypatch, process)
-    return seen
+    return dispatcher_with(process)
 
 
-async def test_newest_body_only_and_never_twice_at_once(rctx: contexts.ResourceContext, seen: list[str]) -> None:
+async def test_newest_body_only_and_never_twice_at_once(
+        rctx: contexts.ResourceContext, seen: list[str], Dispatcher: type[queueing.Dispatcher]) -> None:
     async with asyncio.TaskGroup() as tg:
-        dispatcher = queueing.Dispatcher(rctx, tg)
+        dispatcher = Dispatcher(rctx, tg)
         dispatcher.dispatch(event(1, None))
         await asyncio.sleep(0.01)  # the first cycle is running now
         for rv in (2, 3, 4):
             dispatcher.dispatch(event(rv))
     assert seen == ['1', '4']
-    assert rctx.memories['u1'].initial is True
+    assert rctx.records['u1'].initial is True
+    assert rctx.records['u1'].phase is records.Phase.IDLE
 
 
-async def test_waits_for_our_own_patch_to_come_back(rctx: contexts.ResourceContext, seen: list[str]) -> None:
-    rctx.remember('u1', initial=False).expected_rv = '10'
+async def test_waits_for_our_own_patch_to_come_back(
+        rctx: contexts.ResourceContext, seen: list[str], Dispatcher: type[queueing.Dispatcher]) -> None:
+    rctx.remember('u1').expected_rv = '10'
     async with asyncio.TaskGroup() as tg:
-        dispatcher = queueing.Dispatcher(rctx, tg)
+        dispatcher = Dispatcher(rctx, tg)
         dispatcher.dispatch(event(9))   # stale: older than our patch
         await asyncio.sleep(0.1)
         assert seen == []
+        assert rctx.records['u1'].phase is records.Phase.WAITING
         dispatcher.dispatch(event(10))  # ours: consistent
     assert seen == ['10']
 
 
-async def test_goes_on_after_the_consistency_timeout(rctx: contexts.ResourceContext, seen: list[str]) -> None:
-    rctx.remember('u1', initial=False).expected_rv = '10'
+async def test_goes_on_after_the_consistency_timeout(
+        rctx: contexts.ResourceContext, seen: list[str], Dispatcher: type[queueing.Dispatcher]) -> None:
+    rctx.remember('u1').expected_rv = '10'
     async with asyncio.TaskGroup() as tg:
-        queueing.Dispatcher(rctx, tg).dispatch(event(9))
-    assert seen == ['9']
-    assert rctx.memories['u1'].expected_rv is None
+        dispatcher = Dispatcher(rctx, tg)
+        dispatcher.dispatch(event(9))
+        await eventually(lambda: not dispatcher.active and rctx.records['u1'].phase is records.Phase.IDLE)
+        dispatcher.close()
+    assert seen == ['9']  # woken by the scheduler at the deadline, with no runner kept alive meanwhile
+    assert rctx.records['u1'].expected_rv is None
 
 
-async def test_deleted_objects_are_forgotten(rctx: contexts.ResourceContext, seen: list[str]) -> None:
+async def test_deleted_objects_are_forgotten(
+        rctx: contexts.ResourceContext, seen: list[str], Dispatcher: type[queueing.Dispatcher]) -> None:
     async with asyncio.TaskGroup() as tg:
-        queueing.Dispatcher(rctx, tg).dispatch(event(1, 'DELETED'))
+        Dispatcher(rctx, tg).dispatch(event(1, 'DELETED'))
     assert seen == ['1']
-    assert 'u1' not in rctx.memories
+    assert 'u1' not in rctx.records
+
+
+async def test_the_object_logger_keeps_no_body_and_goes_when_idle(rctx: contexts.ResourceContext) -> None:
+    used: list[Any] = []
+
+    async def process(rctx: Any, record: records.ObjectRecord, ev: Any, *, fresh: bool, logger: Any) -> records.Done:
+        used.append(logger)
+        return done(ev, wakeup=0.01 if len(used) == 1 else None)
+
+    async with asyncio.TaskGroup() as tg:
+        dispatcher = dispatcher_with(process)(rctx, tg)
+        dispatcher.dispatch({'type': 'ADDED', 'object': {
+            'apiVersion': 'kopf.dev/v1', 'kind': 'KopfExample', 'spec': {'x': 1},
+            'metadata': {'uid': 'u1', 'name': 'n', 'namespace': 'ns', 'resourceVersion': '1'}}})
+        await eventually(lambda: len(used) == 2 and rctx.records['u1'].phase is records.Phase.IDLE)
+        dispatcher.close()
+    assert len(used) == 2 and used[0] is used[1]  # kept across the cycles of the object while it has work
+    assert used[0].body == {'apiVersion': 'kopf.dev/v1', 'kind': 'KopfExample',
+                            'metadata': {'name': 'n', 'namespace': 'ns', 'uid': 'u1'}}
+    assert used[0].prefix == '[ns/n]'
+    assert rctx.records['u1'].logger is None  # idle: not kept
 
 
 async def test_unexpected_errors_are_retried_after_the_error_delays(
-        rctx: contexts.ResourceContext, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+        rctx: contexts.ResourceContext, caplog: pytest.LogCaptureFixture) -> None:
     rctx.settings.queueing.error_delays = (0.01, 0.02)
     attempts: list[float] = []
 
-    async def process(cycle: contexts.Cycle, event: Any, *, fresh: bool = True) -> None:
+    async def process(rctx: Any, record: records.ObjectRecord, ev: Any, *, fresh: bool, logger: Any) -> records.Done:
         attempts.append(asyncio.get_running_loop().time())
         if len(attempts) < 3:
             raise RuntimeError('boom')
+        return done(ev)
 
-    fake_processing(monkeypatch, process)
     async with asyncio.TaskGroup() as tg:
-        queueing.Dispatcher(rctx, tg).dispatch(event(1))
+        dispatcher = dispatcher_with(process)(rctx, tg)
+        dispatcher.dispatch(event(1))
+        await eventually(lambda: len(attempts) == 3 and rctx.records['u1'].phase is records.Phase.IDLE)
+        dispatcher.close()
     assert len(attempts) == 3
     assert 'Handling failed with an unexpected error (boom); retrying in 0.01s.' in caplog.text
     assert 'retrying in 0.02s.' in caplog.text
 
 
 @pytest.mark.looptime
-async def test_new_events_wait_out_the_error_throttling(
-        rctx: contexts.ResourceContext, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_new_events_wait_out_the_error_throttling(rctx: contexts.ResourceContext) -> None:
     rctx.settings.queueing.error_delays = (10,)
     attempts: list[tuple[float, str]] = []
 
-    async def process(cycle: contexts.Cycle, event: Any, *, fresh: bool = True) -> None:
-        attempts.append((asyncio.get_running_loop().time(), event['object']['metadata']['resourceVersion']))
+    async def process(rctx: Any, record: records.ObjectRecord, ev: Any, *, fresh: bool, logger: Any) -> records.Done:
+        attempts.append((asyncio.get_running_loop().time(), ev['object']['metadata']['resourceVersion']))
         if len(attempts) == 1:
             raise RuntimeError('boom')
+        return done(ev)
 
-    fake_processing(monkeypatch, process)
     async with asyncio.TaskGroup() as tg:
-        dispatcher = queueing.Dispatcher(rctx, tg)
+        dispatcher = dispatcher_with(process)(rctx, tg)
         start = asyncio.get_running_loop().time()
         dispatcher.dispatch(event(1))
         await asyncio.sleep(1)
         dispatcher.dispatch(event(2))  # a new event during the throttling: not at once
         await asyncio.sleep(1)
         dispatcher.dispatch(event(3))
+        await eventually(lambda: len(attempts) == 2 and rctx.records['u1'].phase is records.Phase.IDLE)
+        dispatcher.close()
     assert [rv for _, rv in attempts] == ['1', '3']  # the newest body, once, after the delay
     assert attempts[1][0] - start >= 10
 
 
+@pytest.mark.looptime
+async def test_delayed_wake_ups_of_many_objects_share_one_scheduler(rctx: contexts.ResourceContext) -> None:
+    woken: list[tuple[str, float]] = []
+
+    async def process(rctx: Any, record: records.ObjectRecord, ev: Any, *, fresh: bool, logger: Any) -> records.Done:
+        if not fresh:
+            woken.append((record.uid, asyncio.get_running_loop().time()))
+            return done(ev)
+        return done(ev, wakeup=float(record.uid))
+
+    async with asyncio.TaskGroup() as tg:
+        dispatcher = dispatcher_with(process)(rctx, tg)
+        for delay in (30, 10, 20):
+            dispatcher.dispatch({'type': None, 'object': {'metadata': {'uid': str(delay), 'resourceVersion': '1'}}})
+        await asyncio.sleep(1)
+        assert len(rctx.operator.scheduler) == 3  # no task, no timer handle per object: one heap
+        await eventually(lambda: len(woken) == 3)
+        dispatcher.close()
+    assert [(uid, round(at)) for uid, at in woken] == [('10', 10), ('20', 20), ('30', 30)]
+    assert len(rctx.operator.scheduler) == 0
+
+
 @pytest.mark.parametrize('during, expected', [(None, ['1']), (4, ['1']), (9, ['1', '9'])])
 async def test_a_settled_answer_is_not_rechecked(
-        rctx: contexts.ResourceContext, monkeypatch: pytest.MonkeyPatch,
-        during: int | None, expected: list[str]) -> None:
+        rctx: contexts.ResourceContext, during: int | None, expected: list[str]) -> None:
     seen: list[str] = []
     dispatcher: queueing.Dispatcher
 
-    async def process(cycle: contexts.Cycle, raw: Any, *, fresh: bool = True) -> None:
-        seen.append(raw['object']['metadata']['resourceVersion'])
+    async def process(rctx: Any, record: records.ObjectRecord, ev: Any, *, fresh: bool, logger: Any) -> records.Done:
+        seen.append(ev['object']['metadata']['resourceVersion'])
         if during is not None and len(seen) == 1:
             dispatcher.dispatch(event(during))  # older or newer than our patch's answer (rv 5)
         await asyncio.sleep(0.01)
+        return done(ev, answer=event(5)['object'] if len(seen) == 1 else None, settled=True)
 
-    async def apply(cycle: contexts.Cycle) -> bool:
-        if len(seen) == 1:
-            cycle.applied = event(5)['object']
-        return cycle.applied is not None
-
-    monkeypatch.setattr(processing, 'process', process)
-    monkeypatch.setattr(processing, 'needs_recheck', lambda cycle, answer: False)
-    monkeypatch.setattr(applying, 'apply', apply)
     async with asyncio.TaskGroup() as tg:
-        dispatcher = queueing.Dispatcher(rctx, tg)
+        dispatcher = dispatcher_with(process)(rctx, tg)
         dispatcher.dispatch(event(1))
         await asyncio.sleep(0.1)
         dispatcher.dispatch(event(5))  # the echo of our own patch: skipped

@@ -1,0 +1,404 @@
+"""One cycle of one object as values: `decide()` → (the reactor invokes) → `settle()`. Pure, no I/O.
+
+`decide(ctx, record, event, now=...)` reads the body, the stored diff-base and progress, and the
+registry, and returns a `Plan`: the `on.event` handlers to call, the cause, the change handlers due
+now, the finalizer's edit, and what is skipped and why. The reactor invokes the plan's handlers
+(that is all it does between the two) and passes their outcomes to `settle(plan, outcomes, now)`,
+which returns a `Settlement`: the one patch to send, the wake-up, the log lines, and what the
+object's record must remember. Handlers write into the plan's patch while they run; `settle()`
+copies it and adds the framework's part, so the plan itself is never changed.
+
+The order of one cycle (upstream's, kept):
+1. `on.event` handlers: every fresh event, all of them, errors ignored; results go to status.
+2. DELETED (`GONE`), or deleted without our finalizer (`FREE`): optional delete handlers, once,
+   best-effort; nothing is written.
+3. `STEALTH`: no change handler could ever match the object: no logs, no state; only our
+   finalizer is released if nothing requires it.
+4. The finalizer is added first, in a cycle of its own (`FINALIZER`); or removed, when nothing
+   requires it any more, and the cycle goes on.
+5. `NOOP`: nothing changed: the progress of a cause that is gone (e.g. a reverted change) is purged.
+6. The change handlers of the cause: the due ones as the lifecycle picks them, through the
+   progress state machine (`kopf._model.progress`). While any is unfinished, their records are
+   stored and a wake-up is requested; when all are, the records are purged, the diff-base is
+   stored (unless the essence is unchanged), and, for a deleted object, our finalizer released.
+"""
+import dataclasses
+import datetime
+import enum
+import logging
+from collections.abc import Callable, Collection, Iterable, Mapping, MutableMapping, Sequence
+from typing import Any, Protocol
+
+from kopf._model import causes, diffs, essences, finalizers, patches, progress
+from kopf._model.bodies import Body, RawEvent
+from kopf._model.causes import Reason
+from kopf._model.handlers import ChangingHandler, WatchingHandler
+from kopf._model.kwargs import ChangingCause, Logger, WatchingCause
+from kopf._model.outcomes import LogEntry, Outcome, OutcomeKind, describe
+from kopf._model.records import ObjectRecord
+from kopf._model.registries import OperatorRegistry
+from kopf._model.resources import Resource
+
+
+class ProgressStorage(progress.StorageLike, Protocol):
+    """What deciding needs of a progress storage (`kopf.ProgressStorage` has it)."""
+
+    def fetch_all(self, *, keys: Collection[str], body: Mapping[str, Any]) -> Mapping[str, Any]: ...
+    def clear_fresh(self, *, essence: dict[str, Any]) -> dict[str, Any]: ...
+    def writes_only_own_fields(self) -> bool: ...
+
+
+class DiffBaseStorage(Protocol):
+    """What deciding needs of a diff-base storage (`kopf.DiffBaseStorage` has it)."""
+
+    def build(self, *, body: Mapping[str, Any], extra_fields: Iterable[Any] | None = None) -> dict[str, Any]: ...
+    def fetch(self, *, body: Mapping[str, Any]) -> Any: ...
+    def store(self, *, body: Mapping[str, Any], patch: MutableMapping[str, Any], essence: dict[str, Any]) -> None: ...
+    def writes_only_own_fields(self) -> bool: ...
+
+
+class Context(Protocol):
+    """What deciding needs of the served resource (the reactor's `ResourceContext` has it)."""
+
+    @property
+    def registry(self) -> OperatorRegistry: ...
+    @property
+    def resource(self) -> Resource: ...
+    @property
+    def progress_storage(self) -> ProgressStorage: ...
+    @property
+    def diffbase_storage(self) -> DiffBaseStorage: ...
+    @property
+    def finalizer(self) -> str: ...
+    @property
+    def lifecycle(self) -> progress.Lifecycle: ...
+    @property
+    def indices(self) -> Mapping[str, Any]: ...
+    @property
+    def default_backoff(self) -> float: ...
+
+
+class Skip(enum.Enum):
+    """Why a cycle runs no change handlers."""
+
+    GONE = 'gone'            # DELETED: optional delete handlers only (once)
+    FREE = 'free'            # deleted without our finalizer: optional delete handlers only (once)
+    STEALTH = 'stealth'      # no change handler could ever match: no logs, no state
+    FINALIZER = 'finalizer'  # our finalizer is added first, in a cycle of its own
+    NOOP = 'noop'            # nothing changed
+
+
+@dataclasses.dataclass(frozen=True)
+class Handling:
+    """The handlers of one cause (or of one parent's sub-handlers) in this cycle."""
+
+    handlers: tuple[ChangingHandler, ...]    # all that match the cause, in their order
+    state: progress.State                    # their states (purposed; fresh ones for the new)
+    selected: tuple[ChangingHandler, ...]    # to attempt now: due, as the lifecycle picks them
+    refused: Mapping[str, Outcome]           # selected, but out of retries or time: not invoked
+    default_backoff: float = 60.0
+
+
+@dataclasses.dataclass(frozen=True)
+class Plan:
+    """What one cycle of one object does, decided before anything is invoked."""
+
+    body: Mapping[str, Any]
+    event_type: str | None
+    patch: patches.Patch                     # where handlers write; `settle()` adds the framework's part
+    logger: Logger
+    finalizer: str
+    progress_storage: ProgressStorage
+    diffbase_storage: DiffBaseStorage
+    logs: tuple[LogEntry, ...] = ()          # to log before invoking
+    watching: tuple[WatchingHandler, ...] = ()
+    watching_cause: WatchingCause | None = None
+    skip: Skip | None = None
+    edit: finalizers.Edit = finalizers.Edit.KEEP
+    cause: ChangingCause | None = None
+    essence: Any = None                      # the body's essence now (the next diff-base)
+    handling: Handling | None = None
+    stale: progress.State | None = None      # NOOP: records of a cause that is gone, to purge
+    unguarded: tuple[ChangingHandler, ...] = ()  # GONE/FREE: delete handlers to call, best-effort
+    deletion: bool = False                   # GONE/FREE: this cycle handles the deletion (once)
+    has_finalizer: bool = False
+    deleting: bool = False
+
+
+@dataclasses.dataclass(frozen=True)
+class Outcomes:
+    """What the reactor's invocations of a plan's handlers came to, by handler id."""
+
+    watching: Mapping[str, Outcome] = dataclasses.field(default_factory=dict)
+    changing: Mapping[str, Outcome] = dataclasses.field(default_factory=dict)
+
+
+@dataclasses.dataclass(frozen=True)
+class Settlement:
+    """What a cycle leaves: one patch to send, a wake-up, log lines, and what the record remembers."""
+
+    patch: patches.Patch
+    wakeup: float | None = None              # seconds from now; None: no wake-up
+    logs: tuple[LogEntry, ...] = ()
+    handled: bool = False                    # a cause is fully handled: the object is no longer "initial"
+    deletion_handled: bool = False           # the optional delete handlers have had their one run
+    settled: Any = None                      # nothing left to do for the essence now handled (needs_recheck)
+
+
+# -- deciding -----------------------------------------------------------------------------------------
+
+def decide(ctx: Context, record: ObjectRecord, event: RawEvent, *, now: datetime.datetime, fresh: bool,
+           logger: Logger, event_logger: Callable[[], Logger] | None = None) -> Plan:
+    """The plan of one cycle for this event of this object (see the module's docstring for the order).
+
+    `fresh`: a new event, not the re-run of one seen before (a wake-up): only then `on.event`
+    handlers are called. `event_logger` makes the logger of `on.event` handlers (only if any exist).
+    """
+    body: Mapping[str, Any] = event['object']
+    patch = patches.Patch(body=body)
+    base = Plan(body=body, event_type=event.get('type'), patch=patch, logger=logger, finalizer=ctx.finalizer,
+                progress_storage=ctx.progress_storage, diffbase_storage=ctx.diffbase_storage)
+    plan = _with_watching(ctx, record, event, base, event_logger) if fresh else base
+    if plan.event_type == 'DELETED':
+        return _unguarded(ctx, record, plan, Skip.GONE, ('Deleted, really deleted, and we are notified.',))
+    change, essence = detect(ctx, record, body)
+    cause = make_cause(ctx, record, body, patch, logger, change)
+    has, deleting = finalizers.present(body, ctx.finalizer), finalizers.deleting(body)
+    requires = ctx.registry.requires_finalizer(cause)
+    plan = dataclasses.replace(plan, cause=cause, essence=essence, has_finalizer=has, deleting=deleting)
+    if not ctx.registry.prematch(cause):  # stealth: only our finalizer is released if nothing needs it
+        edit = finalizers.Edit.REMOVE if has and not requires else finalizers.Edit.KEEP
+        return dataclasses.replace(plan, skip=Skip.STEALTH, edit=edit)
+    if change.reason == Reason.FREE:
+        return _unguarded(ctx, record, plan, Skip.FREE, ())
+    edit = finalizers.edit(has=has, requires=requires, deleting=deleting)
+    if edit is finalizers.Edit.ADD:
+        return dataclasses.replace(plan, skip=Skip.FINALIZER, edit=edit, logs=plan.logs + (
+            LogEntry(logging.DEBUG, 'Adding the finalizer, thus preventing the actual deletion.'),))
+    logs = plan.logs
+    if edit is finalizers.Edit.REMOVE:
+        logs += (LogEntry(logging.DEBUG, 'Removing the finalizer, as there are no handlers requiring it.'),)
+    records = ctx.progress_storage.fetch_all(keys=ctx.registry.get_changing_ids(ctx.resource), body=body)
+    if change.reason == Reason.NOOP:
+        stale = progress.State.from_records(records)
+        return dataclasses.replace(plan, skip=Skip.NOOP, edit=edit, logs=logs, stale=stale or None)
+    found = tuple(ctx.registry.iter_changing_handlers(cause))
+    handling = plan_handlers(records, found, purpose=cause.reason, lifecycle=ctx.lifecycle, now=now,
+                             default_backoff=ctx.default_backoff)
+    logs += _progress_logs(handling, cause, body, logger)
+    return dataclasses.replace(plan, edit=edit, logs=logs, handling=handling)
+
+
+def detect(ctx: Context, record: ObjectRecord, body: Mapping[str, Any]) -> tuple[causes.Change, Any]:
+    """The cause (essence vs. the stored diff-base), and the essence now."""
+    extra = ctx.registry.get_extra_fields(ctx.resource)
+    essence = ctx.progress_storage.clear_fresh(essence=ctx.diffbase_storage.build(body=body, extra_fields=extra))
+    old = ctx.diffbase_storage.fetch(body=body)
+    change = causes.detect(event_type=None, body=body, finalizer=ctx.finalizer, old=old, new=essence,
+                           initial=bool(record.initial))
+    return change, essence
+
+
+def make_cause(ctx: Context, record: ObjectRecord, body: Mapping[str, Any], patch: patches.Patch,
+               logger: Logger, change: causes.Change) -> ChangingCause:
+    return ChangingCause(logger=logger, memo=record.memo, indices=ctx.indices, resource=ctx.resource,
+                         body=Body(body), patch=patch, reason=change.reason, initial=change.initial,
+                         diff=change.diff, old=change.old, new=change.new)
+
+
+def plan_handlers(records: Mapping[str, progress.Record], handlers: Sequence[ChangingHandler], *,
+                  purpose: str | None, lifecycle: progress.Lifecycle, now: datetime.datetime,
+                  default_backoff: float = 60.0) -> Handling:
+    """The handlers' states from their records, and which of them to attempt now (pre-checked)."""
+    state = progress.State.from_records(records)
+    state = state.with_purpose(purpose, handlers, now=now).with_handlers(handlers, now=now)
+    selected = tuple(state.select(handlers, lifecycle=lifecycle, now=now))
+    refused: dict[str, Outcome] = {h.id: o for h in selected if (o := state.precheck(h, now=now)) is not None}
+    return Handling(handlers=tuple(handlers), state=state, selected=selected, refused=refused,
+                    default_backoff=default_backoff)
+
+
+def _with_watching(ctx: Context, record: ObjectRecord, event: RawEvent, plan: Plan,
+                   event_logger: Callable[[], Logger] | None) -> Plan:
+    if not ctx.registry.has_handlers(ctx.resource, WatchingHandler):
+        return plan  # no cause, logger and views to build for nobody
+    logger = event_logger() if event_logger is not None else plan.logger
+    cause = WatchingCause(logger=logger, memo=record.memo, indices=ctx.indices, resource=ctx.resource,
+                          body=Body(plan.body), patch=plan.patch, type=plan.event_type, event=event)
+    return dataclasses.replace(plan, watching=tuple(ctx.registry.iter_watching_handlers(cause)),
+                               watching_cause=cause)
+
+
+def _unguarded(ctx: Context, record: ObjectRecord, plan: Plan, skip: Skip, debug: Iterable[str]) -> Plan:
+    """Delete handlers for an object deleted without our finalizer: best-effort, once."""
+    logs = plan.logs + tuple(LogEntry(logging.DEBUG, message) for message in debug)
+    if record.deletion_handled:
+        return dataclasses.replace(plan, skip=skip, logs=logs)
+    change = causes.Change(reason=Reason.DELETE, old=None, new=None, diff=diffs.Diff(), initial=bool(record.initial))
+    cause = make_cause(ctx, record, plan.body, plan.patch, plan.logger, change)
+    found = tuple(ctx.registry.iter_changing_handlers(cause))
+    return dataclasses.replace(plan, skip=skip, logs=logs, cause=cause, unguarded=found, deletion=True)
+
+
+def _progress_logs(handling: Handling, cause: ChangingCause, body: Mapping[str, Any],
+                   logger: Logger) -> tuple[LogEntry, ...]:
+    title = causes.TITLES.get(cause.reason, str(cause.reason).capitalize())
+    logs: list[LogEntry] = []
+    state = handling.state
+    if state.superseded is not None:
+        old_title = causes.TITLES.get(state.superseded_purpose or '', str(state.superseded_purpose))
+        c = state.superseded
+        logs.append(LogEntry(logging.INFO, f'{old_title} is superseded by {title.lower()}: {c.success} succeeded; '
+                                           f'{c.failure} failed; {c.running} left to the moment.'))
+    if handling.handlers and logger.isEnabledFor(logging.DEBUG):  # the body's repr is costly: only if logged
+        logs.append(LogEntry(logging.DEBUG, f'{title} is in progress: {dict(body)!r}'))
+        if cause.diff:
+            logs.append(LogEntry(logging.DEBUG, f'{title} diff: {list(cause.diff)!r}'))
+    return tuple(logs)
+
+
+# -- settling -----------------------------------------------------------------------------------------
+
+def settle(plan: Plan, outcomes: Outcomes, *, now: datetime.datetime) -> Settlement:
+    """The patch, the wake-up and the logs of a cycle whose handlers came to these outcomes."""
+    patch = patches.copy(plan.patch)
+    for handler in plan.watching:
+        _deliver(patch, handler.id, outcomes.watching.get(handler.id))
+    if plan.skip is Skip.GONE or plan.skip is Skip.FREE:
+        return Settlement(patch=patch, logs=(), deletion_handled=plan.deletion)
+    if plan.edit is finalizers.Edit.ADD:
+        patch.fns.append(finalizers.AppendFinalizer(plan.finalizer))
+        return Settlement(patch=patch)
+    if plan.edit is finalizers.Edit.REMOVE:
+        patch.fns.append(finalizers.RemoveFinalizer(plan.finalizer))
+    if plan.skip is Skip.STEALTH:
+        return Settlement(patch=patch)
+    if plan.skip is Skip.NOOP or plan.handling is None or plan.cause is None:
+        return _settle_noop(plan, patch)
+    handling = plan.handling
+    state, logs = merge_outcomes(handling, outcomes.changing, patch=patch, now=now)
+    if not state.done:
+        state.store(body=plan.body, patch=patch, storage=plan.progress_storage)
+        return Settlement(patch=patch, wakeup=state.delay(now=now), logs=tuple(logs))
+    if handling.handlers:
+        title = causes.TITLES.get(plan.cause.reason, str(plan.cause.reason).capitalize())
+        c = state.counts
+        logs.append(LogEntry(logging.INFO, f'{title} is processed: {c.success} succeeded; {c.failure} failed.'))
+    purge(state, handling.handlers, body=plan.body, patch=patch, storage=plan.progress_storage)
+    if plan.deleting:
+        if plan.has_finalizer:
+            logs.append(LogEntry(logging.DEBUG, 'Removing the finalizer, thus allowing the actual deletion.'))
+            patch.fns.append(finalizers.RemoveFinalizer(plan.finalizer))
+        return Settlement(patch=patch, logs=tuple(logs), handled=True, deletion_handled=True)
+    if plan.essence != plan.cause.old:
+        plan.diffbase_storage.store(body=plan.body, patch=patch, essence=plan.essence)
+    settled = plan.essence if not patch.fns else None
+    return Settlement(patch=patch, logs=tuple(logs), handled=True, settled=settled)
+
+
+def _settle_noop(plan: Plan, patch: patches.Patch) -> Settlement:
+    """Nothing changed: purge the records of a cause that is gone (e.g. a reverted change)."""
+    logs: tuple[LogEntry, ...] = ()
+    if plan.stale:
+        ids = ', '.join(sorted(plan.stale))
+        logs = (LogEntry(logging.DEBUG, f'Purging the progress of a cause that is gone: {ids}.'),)
+        purge(plan.stale, (), body=plan.body, patch=patch, storage=plan.progress_storage)
+    return Settlement(patch=patch, logs=logs, settled=plan.essence if not patch.fns else None)
+
+
+def merge_outcomes(handling: Handling, outcomes: Mapping[str, Outcome], *, patch: patches.Patch,
+                   now: datetime.datetime) -> tuple[progress.State, list[LogEntry]]:
+    """The states after the attempts; their results into `status.<id>` of the patch; their log lines."""
+    for handler in handling.selected:
+        _deliver(patch, handler.id, outcomes.get(handler.id))
+    attempted: dict[str, Outcome] = {h.id: outcomes[h.id] for h in handling.selected if h.id in outcomes}
+    merged = handling.state.with_outcomes(attempted, handling.handlers, now=now,
+                                          default_backoff=handling.default_backoff)
+    logs: list[LogEntry] = []
+    for handler in handling.selected:
+        if handler.id in attempted:
+            logs.extend(judged_logs(handler, attempted[handler.id], merged[handler.id]))
+    return merged, logs
+
+
+def judged_logs(handler: ChangingHandler, outcome: Outcome, judged: progress.HandlerState) -> list[LogEntry]:
+    """An attempt's log lines once the state machine has judged it: a retry out of retries or time is final."""
+    if outcome.kind is OutcomeKind.RETRY and judged.failure:
+        extra = {'kopf_handler_id': handler.id}
+        final = describe(handler, Outcome(kind=OutcomeKind.FAILURE, exception=outcome.exception))
+        return [final, LogEntry(logging.ERROR, judged.message or f'{handler} has given up.', extra=extra)]
+    return [describe(handler, outcome)]
+
+
+def deliver_result(patch: patches.Patch, handler_id: str, result: Any) -> None:
+    """A mapping is merged into `status.<id>`; anything else replaces it."""
+    status = patch.setdefault('status', {})
+    if isinstance(result, Mapping):
+        current = status.get(handler_id)
+        status[handler_id] = {**(current if isinstance(current, Mapping) else {}), **result}
+    else:
+        status[handler_id] = result
+
+
+def _deliver(patch: patches.Patch, handler_id: str, outcome: Outcome | None) -> None:
+    if outcome is not None and outcome.kind is OutcomeKind.SUCCESS and outcome.result is not None:
+        deliver_result(patch, handler_id, outcome.result)
+
+
+def purge(state: progress.State, handlers: Iterable[ChangingHandler], *, body: Mapping[str, Any],
+          patch: patches.Patch, storage: ProgressStorage) -> None:
+    """Purge the cause's records: its states, dropped ids, its handlers, and sub-handlers at any depth."""
+    keys = set(state) | set(state.dropped) | {h.id for h in handlers}
+    pending = sorted(state.subrefs)
+    while pending:
+        key = pending.pop()
+        if key not in keys:
+            keys.add(key)
+            record = storage.fetch(key=key, body=Body(body))
+            pending.extend((record or {}).get('subrefs') or ())
+    for key in sorted(keys):
+        storage.purge(key=key, body=Body(body), patch=patch)
+    storage.flush()
+
+
+# -- re-checking the server's answer ------------------------------------------------------------------
+
+_UNDECIDING_META = frozenset({'resourceVersion', 'managedFields', 'generation', 'annotations'})
+
+
+def needs_recheck(ctx: Context, plan: Plan, settlement: Settlement, answer: Mapping[str, Any]) -> bool:
+    """Whether the server's answer to the cycle's patch needs a cycle of its own (the re-check).
+
+    Not if the cycle left nothing to do (`settled`: the cause handled, no finalizer edit, no wake-up),
+    the answer holds the diff-base that the cycle left, and it differs from the body it was decided
+    on only where nothing is decided: the resourceVersion, managedFields, generation, Kopf-owned
+    annotations (the progress and diff-base records), and status (the results). Then the next cycle
+    would find nothing to do (a NOOP) — as long as no handler of the resource has filters (a filter
+    may look anywhere) and the storages are the framework's own (a custom diff-base storage may put
+    status into the essence). A change by anyone else that the answer already includes (spec,
+    labels, finalizers, deletion, ...) is re-checked.
+    """
+    if settlement.settled is None:
+        return True
+    if not ctx.registry.is_unfiltered(ctx.resource) or ctx.registry.get_extra_fields(ctx.resource):
+        return True
+    if not ctx.diffbase_storage.writes_only_own_fields() or not ctx.progress_storage.writes_only_own_fields():
+        return True
+    body = plan.body
+    for key in body.keys() | answer.keys():
+        if key != 'metadata' and key != 'status' and body.get(key) != answer.get(key):
+            return True
+    old_meta: Mapping[str, Any] = body.get('metadata') or {}
+    new_meta: Mapping[str, Any] = answer.get('metadata') or {}
+    for key in old_meta.keys() | new_meta.keys():
+        if key not in _UNDECIDING_META and old_meta.get(key) != new_meta.get(key):
+            return True
+    old_annotations: Mapping[str, Any] = old_meta.get('annotations') or {}
+    new_annotations: Mapping[str, Any] = new_meta.get('annotations') or {}
+    owned = essences.kopf_prefixes(old_annotations) | essences.kopf_prefixes(new_annotations)
+    for key in old_annotations.keys() | new_annotations.keys():
+        if old_annotations.get(key) != new_annotations.get(key) and not essences.is_kopf_key(key, owned):
+            return True
+    # the diff-base as the cycle left it:
+    return bool(ctx.diffbase_storage.fetch(body=Body(answer)) != settlement.settled)
+

@@ -1,0 +1,299 @@
+"""The one per-object record of the reactor and its pure transition function `step()`.
+
+A record lives from an object's first event to its DELETED event: its memo, what the handling of
+it remembers between cycles, and where it stands in the queue. The reactor feeds every signal into
+`step()` and carries out the effects that come back; nothing else changes a record's phase.
+
+Phases:
+    IDLE     nothing to do; only the memory is kept (the memo, the flags)
+    QUEUED   in the queue, waiting for a runner
+    RUNNING  a cycle runs (one at a time per object; newer events wait in `pending`)
+    WAITING  the scheduler wakes it at `due_at`: a handler's delay, the error throttling, or the
+             end of the wait for our own write to come back through the watch
+    GONE     its DELETED event is handled: the record is forgotten
+
+Signals and what they do:
+- `Arrived(event)`: the newest event replaces any unprocessed one (older ones are superseded); IDLE
+  and WAITING records are queued; an event not newer than the answer to our own patch (which was
+  decided on already) is skipped, unless it is DELETED.
+- `Taken(now)`: a runner took the record. It runs a cycle on the pending event, or on the last
+  one if its wake-up is due (not "fresh": `on.event` handlers saw it already). It waits instead:
+  until the error throttling is over (the newest event is kept), or until the watch brings a body
+  at least as new as our own last patch (at most `consistency_timeout` seconds; then it goes on).
+- `Due()`: the scheduler's wake-up: a WAITING record is queued again.
+- `Stopped()`: its watch stream is over: it idles (a new stream's listing brings it back).
+- `Done(...)`: the cycle ended (see `Done`). DELETED → GONE. An unexpected error → the next
+  `error_delays` step, for the event and for any newer ones. Else, the server's answer to our
+  patch is taken as the newest body when nobody needs to see every event (`on.event` handlers) and
+  it still holds the object for us: then its next cycle decides on the answer at once — unless the
+  answer needs nothing more (`settled`), then there is no next cycle; events up to the answer's
+  resourceVersion are stale. Else, the record awaits our write through the watch, and an event
+  not newer than the answer of a patch that let the object go (deleted, our finalizer removed) is
+  dropped: it still shows the finalizer and the records just purged. A requested delay schedules
+  a wake-up (re-running the answer, or the event). Work begun is finished before new work is
+  begun: a record continuing on the answer goes to the queue's front.
+"""
+import dataclasses
+import enum
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from kopf._model import finalizers
+
+RawEvent = dict[str, Any]
+
+
+class Phase(enum.Enum):
+    IDLE = 'idle'
+    QUEUED = 'queued'
+    RUNNING = 'running'
+    WAITING = 'waiting'
+    GONE = 'gone'
+
+
+@dataclasses.dataclass(slots=True, eq=False)
+class ObjectRecord:
+    """Everything the reactor keeps of one object while the process lives (never persisted)."""
+
+    uid: str
+    memo: Any
+    phase: Phase = Phase.IDLE
+    initial: bool | None = None        # first seen in the initial listing, no cause handled yet (None: no cycle yet)
+    deletion_handled: bool = False     # optional delete handlers ran (once, best-effort)
+    pending: RawEvent | None = None    # the newest unprocessed event
+    last: RawEvent | None = None       # the event (or answer) a delayed wake-up re-runs
+    wakeup_at: float | None = None     # a handler's delay is over (loop time)
+    throttled_until: float | None = None  # no cycle before it: after an unexpected error
+    deadline: float | None = None      # the end of the wait for our own write
+    expected_rv: str | None = None     # our last patch's resourceVersion, until the watch brings it
+    applied_rv: str | None = None      # our last patch's answer was decided on: older events are stale
+    errors: int = 0                    # unexpected errors in a row
+    due_at: float | None = None        # when the scheduler wakes it (WAITING)
+    logger: Any = None                 # the object's logger while it has work (kept between cycles)
+
+
+# -- signals ------------------------------------------------------------------------------------------
+
+@dataclasses.dataclass(frozen=True)
+class Arrived:
+    event: RawEvent
+
+
+@dataclasses.dataclass(frozen=True)
+class Taken:
+    now: float
+    consistency_timeout: float = 5.0
+
+
+@dataclasses.dataclass(frozen=True)
+class Due:
+    pass
+
+
+@dataclasses.dataclass(frozen=True)
+class Stopped:
+    """The watch stream of the object is over (its watcher stopped): its work is dropped, its memory kept."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Done:
+    """A cycle's end, as values: what it ran on, what it wants, what the server answered."""
+
+    event: RawEvent
+    now: float
+    wakeup: float | None = None             # seconds: a handler is due again then
+    answer: Mapping[str, Any] | None = None  # the server's answer to our patch (None: nothing sent/accepted)
+    settled: bool = False                   # the answer needs no cycle of its own (`plans.needs_recheck`)
+    watched: bool = False                   # `on.event` handlers exist: they see every event
+    finalizer: str = ''
+    error: BaseException | None = None      # the cycle failed with an unexpected error
+    error_delays: Sequence[float] = (1.0,)
+
+
+Signal = Arrived | Taken | Due | Stopped | Done
+
+
+# -- effects ------------------------------------------------------------------------------------------
+
+@dataclasses.dataclass(frozen=True)
+class Enqueue:
+    first: bool = False  # to the queue's front: work begun is finished before new work is begun
+
+
+@dataclasses.dataclass(frozen=True)
+class Schedule:
+    at: float  # wake it then (the scheduler keeps the earliest time asked)
+
+
+@dataclasses.dataclass(frozen=True)
+class Run:
+    event: RawEvent
+    fresh: bool  # a new event (not a wake-up's re-run): `on.event` handlers see it
+
+
+@dataclasses.dataclass(frozen=True)
+class Retry:
+    """After an unexpected error: the next cycle in `delay` seconds (to be logged with the error)."""
+    delay: float
+    error: BaseException
+
+
+@dataclasses.dataclass(frozen=True)
+class Forget:
+    pass
+
+
+Effect = Enqueue | Schedule | Run | Retry | Forget
+
+
+# -- the transition function --------------------------------------------------------------------------
+
+def rv_of(event: Mapping[str, Any] | None) -> str | None:
+    rv = ((event or {}).get('object', {}).get('metadata') or {}).get('resourceVersion')
+    return None if rv is None else str(rv)
+
+
+def is_consistent(rv: str | None, expected: str | None) -> bool:
+    """Whether a body of `rv` is at least as new as `expected` (numeric resourceVersions compared)."""
+    if expected is None or rv == expected:
+        return True
+    if rv is not None and rv.isdigit() and expected.isdigit():
+        return int(rv) >= int(expected)
+    return False
+
+
+def step(record: ObjectRecord, signal: Signal) -> list[Effect]:
+    """Advance the record by one signal; return what the reactor must do (in this order)."""
+    if record.phase is Phase.GONE:
+        return []
+    if isinstance(signal, Arrived):
+        return _arrived(record, signal.event)
+    if isinstance(signal, Taken):
+        return _taken(record, signal)
+    if isinstance(signal, Due):
+        if record.phase is not Phase.WAITING:
+            return []  # queued or running already (a fresh event came first), or idle
+        return _queue(record)
+    if isinstance(signal, Stopped):
+        record.phase, record.due_at, record.logger = Phase.IDLE, None, None
+        return []  # a new stream lists it again; its first event queues it
+    return _done(record, signal)
+
+
+def _arrived(record: ObjectRecord, event: RawEvent) -> list[Effect]:
+    if record.applied_rv is not None and event.get('type') != 'DELETED':
+        rv = rv_of(event)
+        if rv is not None and is_consistent(record.applied_rv, rv):
+            return []  # not newer than our patch's answer, which is decided on already
+    record.pending = event
+    if record.phase in (Phase.QUEUED, Phase.RUNNING):
+        return []  # a running record looks at its pending event when its cycle ends
+    return _queue(record)
+
+
+def _queue(record: ObjectRecord, *, first: bool = False) -> list[Effect]:
+    record.phase = Phase.QUEUED
+    record.due_at = None
+    return [Enqueue(first=first)]
+
+
+def _wait(record: ObjectRecord, at: float) -> list[Effect]:
+    record.phase = Phase.WAITING
+    record.due_at = at if record.due_at is None else min(at, record.due_at)
+    return [Schedule(at=at)]
+
+
+def _taken(record: ObjectRecord, signal: Taken) -> list[Effect]:
+    now = signal.now
+    woken = record.wakeup_at is not None and record.wakeup_at <= now
+    candidate = record.pending if record.pending is not None else record.last if woken else None
+    if candidate is None:
+        return _rest(record)
+    if record.throttled_until is not None and now < record.throttled_until:
+        return _wait(record, record.throttled_until)  # the error delay first; the newest event is kept
+    record.throttled_until = None
+    if not is_consistent(rv_of(candidate), record.expected_rv):
+        if record.deadline is None:
+            record.deadline = now + signal.consistency_timeout
+        if now < record.deadline:
+            return _wait(record, record.deadline)  # a fresh event queues it earlier
+    fresh = candidate is record.pending
+    if record.initial is None:
+        record.initial = candidate.get('type') is None  # first seen in a listing
+    record.expected_rv = None
+    record.pending, record.wakeup_at, record.deadline, record.due_at = None, None, None, None
+    record.phase = Phase.RUNNING
+    return [Run(event=candidate, fresh=fresh)]
+
+
+def _rest(record: ObjectRecord, *, first: bool = False) -> list[Effect]:
+    """After a cycle or a spurious wake-up: queue it, wait for its wake-up, or idle (nothing to do)."""
+    if record.pending is not None:
+        return _queue(record, first=first)
+    if record.wakeup_at is not None:
+        record.due_at = None
+        return _wait(record, record.wakeup_at)
+    record.phase = Phase.IDLE
+    record.due_at = None
+    record.logger = None  # kept only while it has work: idle objects cost their record only
+    return []
+
+
+def _done(record: ObjectRecord, done: Done) -> list[Effect]:
+    if done.event.get('type') == 'DELETED':
+        record.phase = Phase.GONE
+        return [Forget()]
+    if done.error is not None:
+        delays = done.error_delays or (1.0,)
+        delay = delays[min(record.errors, len(delays) - 1)]  # then the last one, forever
+        record.errors += 1
+        record.last, record.wakeup_at = done.event, done.now + delay
+        record.throttled_until = record.wakeup_at
+        return [Retry(delay=delay, error=done.error), *_rest(record)]
+    record.errors = 0
+    latest = _answer_as_event(record, done)
+    continued = False
+    if latest is not None:
+        if done.settled:
+            if record.pending is not None and is_consistent(rv_of(latest), rv_of(record.pending)):
+                record.pending = None  # not newer than the answer, which needs nothing more
+            latest = None
+        elif record.pending is None or not is_consistent(rv_of(record.pending), rv_of(latest)):
+            record.pending = latest  # decide on the server's answer now, not on its echo later
+            continued = True
+    elif record.pending is not None and _released(done, record.pending):
+        record.pending = None  # it still shows our finalizer, which our patch has just released
+    if done.wakeup is not None:
+        record.last, record.wakeup_at = latest or done.event, done.now + done.wakeup
+    return _rest(record, first=continued)
+
+
+def _answer_as_event(record: ObjectRecord, done: Done) -> RawEvent | None:
+    """The server's answer as the object's newest event, if it may be used so; else await our write."""
+    body = done.answer
+    if body is None:
+        return None
+    meta = body.get('metadata') or {}
+    rv = meta.get('resourceVersion')
+    if done.watched or _let_go(body, done.finalizer) or rv is None:
+        record.expected_rv = None if rv is None else str(rv)  # wait for it through the watch
+        return None
+    record.applied_rv, record.expected_rv = str(rv), None
+    return {'type': 'MODIFIED', 'object': body}
+
+
+def _let_go(body: Mapping[str, Any], finalizer: str) -> bool:
+    return finalizers.deleting(body) and not finalizers.present(body, finalizer)
+
+
+def _released(done: Done, pending: RawEvent) -> bool:
+    """Whether our patch let the deleted object go and the pending event is not newer than its answer.
+
+    (Releasing the last finalizer of a deleted object answers with the previous resourceVersion, so
+    "not newer" includes "equal".) Not where `on.event` handlers see every event, stale or not.
+    """
+    body = done.answer or {}
+    if done.watched or not _let_go(body, done.finalizer):
+        return False
+    rv = (body.get('metadata') or {}).get('resourceVersion')
+    return rv is not None and pending.get('type') != 'DELETED' and is_consistent(str(rv), rv_of(pending))
