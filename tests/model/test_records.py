@@ -1,0 +1,265 @@
+"""The per-object record's transitions: tables of (record before, signal) → (effects, record after). No loop."""
+from typing import Any
+
+import pytest
+
+from kopf._model import records
+from kopf._model.records import (
+    Arrived,
+    Done,
+    Due,
+    Enqueue,
+    Forget,
+    ObjectRecord,
+    Phase,
+    Retry,
+    Run,
+    Schedule,
+    Stopped,
+    Taken,
+    is_consistent,
+    step,
+)
+
+F = 'kopf.zalando.org/KopfFinalizerMarker'
+
+
+def ev(rv: int | None, type_: str | None = 'MODIFIED', **meta: Any) -> dict[str, Any]:
+    metadata = {'uid': 'u1', 'name': 'n', 'namespace': 'ns', **meta}
+    if rv is not None:
+        metadata['resourceVersion'] = str(rv)
+    return {'type': type_, 'object': {'metadata': metadata}}
+
+
+def rec(**fields: Any) -> ObjectRecord:
+    return ObjectRecord(uid='u1', memo=None, **fields)
+
+
+@pytest.mark.parametrize('rv, expected, result', [
+    ('5', None, True), ('5', '5', True), ('6', '5', True), ('4', '5', False),
+    ('abc', 'abc', True), ('abc', 'abd', False), (None, '5', False), (None, None, True),
+])
+def test_consistency(rv: str | None, expected: str | None, result: bool) -> None:
+    assert is_consistent(rv, expected) is result
+
+
+# -- Arrived ------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize('phase, effects, after', [
+    (Phase.IDLE, [Enqueue()], Phase.QUEUED),
+    (Phase.WAITING, [Enqueue()], Phase.QUEUED),
+    (Phase.QUEUED, [], Phase.QUEUED),     # queued already: the newer event replaces the pending one
+    (Phase.RUNNING, [], Phase.RUNNING),   # looked at when the cycle ends
+])
+def test_an_event_is_kept_as_the_newest_and_queues_the_record(phase: Phase, effects: list[Any], after: Phase) -> None:
+    record = rec(phase=phase, pending=ev(1))
+    assert step(record, Arrived(ev(2))) == effects
+    assert record.phase is after
+    assert record.pending == ev(2)
+
+
+@pytest.mark.parametrize('event, skipped', [
+    (ev(4), True), (ev(5), True),           # not newer than our patch's answer (decided on already)
+    (ev(6), False),                          # newer
+    (ev(5, 'DELETED'), False),               # DELETED always goes through
+    (ev(None), False),                       # no resourceVersion: cannot tell
+])
+def test_events_not_newer_than_our_answer_are_skipped(event: dict[str, Any], skipped: bool) -> None:
+    record = rec(applied_rv='5')
+    effects = step(record, Arrived(event))
+    assert (effects == []) is skipped
+    assert (record.pending is None) is skipped
+
+
+# -- Taken --------------------------------------------------------------------------------------------
+
+def test_taken_with_nothing_to_do_idles_and_drops_the_logger() -> None:
+    record = rec(phase=Phase.QUEUED, logger=object())
+    assert step(record, Taken(now=10)) == []
+    assert record.phase is Phase.IDLE and record.logger is None
+
+
+def test_taken_before_the_wake_up_waits_for_it() -> None:
+    record = rec(phase=Phase.QUEUED, last=ev(1), wakeup_at=20)
+    assert step(record, Taken(now=10)) == [Schedule(at=20)]
+    assert record.phase is Phase.WAITING and record.due_at == 20
+
+
+def test_a_due_wake_up_reruns_the_last_event_not_fresh() -> None:
+    record = rec(phase=Phase.QUEUED, last=ev(1), wakeup_at=10, initial=False)
+    assert step(record, Taken(now=10)) == [Run(event=ev(1), fresh=False)]
+    assert record.phase is Phase.RUNNING and record.wakeup_at is None
+
+
+def test_a_pending_event_runs_fresh_and_clears_the_waits() -> None:
+    record = rec(phase=Phase.QUEUED, pending=ev(3), last=ev(1), wakeup_at=50, deadline=60, expected_rv='3')
+    assert step(record, Taken(now=10)) == [Run(event=ev(3), fresh=True)]
+    assert (record.pending, record.wakeup_at, record.deadline, record.expected_rv) == (None, None, None, None)
+
+
+@pytest.mark.parametrize('first_type, initial', [(None, True), ('ADDED', False), ('MODIFIED', False)])
+def test_initial_is_set_by_the_first_cycle_only(first_type: str | None, initial: bool) -> None:
+    record = rec(phase=Phase.QUEUED, pending=ev(1, first_type))
+    step(record, Taken(now=0))
+    assert record.initial is initial
+    record.phase, record.pending = Phase.QUEUED, ev(2, None)
+    step(record, Taken(now=0))
+    assert record.initial is initial  # a later listing (a re-list) does not make it initial again
+
+
+def test_the_error_throttling_is_waited_out_with_the_newest_event_kept() -> None:
+    record = rec(phase=Phase.QUEUED, pending=ev(2), throttled_until=15)
+    assert step(record, Taken(now=10)) == [Schedule(at=15)]
+    assert record.pending == ev(2) and record.phase is Phase.WAITING
+    record.phase = Phase.QUEUED
+    assert step(record, Taken(now=15)) == [Run(event=ev(2), fresh=True)]
+    assert record.throttled_until is None
+
+
+@pytest.mark.parametrize('rv, runs', [(9, False), (10, True), (11, True)])
+def test_a_body_older_than_our_own_write_waits_for_it(rv: int, runs: bool) -> None:
+    record = rec(phase=Phase.QUEUED, pending=ev(rv), expected_rv='10')
+    effects = step(record, Taken(now=100, consistency_timeout=5))
+    assert effects == ([Run(event=ev(rv), fresh=True)] if runs else [Schedule(at=105)])
+
+
+def test_the_wait_for_our_own_write_ends_at_its_deadline() -> None:
+    record = rec(phase=Phase.QUEUED, pending=ev(9), expected_rv='10')
+    assert step(record, Taken(now=100, consistency_timeout=5)) == [Schedule(at=105)]
+    record.phase = Phase.QUEUED  # e.g. a spurious wake-up: the deadline is kept, not moved
+    assert step(record, Taken(now=103, consistency_timeout=5)) == [Schedule(at=105)]
+    record.phase = Phase.QUEUED
+    assert step(record, Taken(now=105, consistency_timeout=5)) == [Run(event=ev(9), fresh=True)]
+    assert record.expected_rv is None and record.deadline is None
+
+
+# -- Due, Stopped -------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize('phase, effects', [
+    (Phase.WAITING, [Enqueue()]), (Phase.QUEUED, []), (Phase.RUNNING, []), (Phase.IDLE, []), (Phase.GONE, []),
+])
+def test_a_wake_up_queues_only_a_waiting_record(phase: Phase, effects: list[Any]) -> None:
+    assert step(rec(phase=phase), Due()) == effects
+
+
+@pytest.mark.parametrize('phase', [Phase.WAITING, Phase.QUEUED, Phase.RUNNING])
+def test_a_stopped_stream_idles_its_records_and_keeps_their_memory(phase: Phase) -> None:
+    record = rec(phase=phase, initial=False, deletion_handled=True, logger=object())
+    assert step(record, Stopped()) == []
+    assert record.phase is Phase.IDLE and record.logger is None
+    assert record.initial is False and record.deletion_handled  # the memory stays
+
+
+# -- Done ---------------------------------------------------------------------------------------------
+
+def test_a_deleted_object_is_forgotten_and_ignores_everything_after() -> None:
+    record = rec(phase=Phase.RUNNING)
+    assert step(record, Done(event=ev(5, 'DELETED'), now=0)) == [Forget()]
+    assert record.phase is Phase.GONE
+    assert step(record, Arrived(ev(6))) == [] and step(record, Due()) == []
+
+
+def test_unexpected_errors_back_off_then_the_last_delay_forever_then_reset() -> None:
+    error = RuntimeError('boom')
+    record = rec(phase=Phase.RUNNING)
+    delays = []
+    for _ in range(4):
+        record.phase = Phase.RUNNING
+        effects = step(record, Done(event=ev(1), now=100, error=error, error_delays=(1, 5)))
+        delays.append(effects[0].delay)  # type: ignore[union-attr]
+        assert effects == [Retry(delay=delays[-1], error=error), Schedule(at=100 + delays[-1])]
+        assert record.throttled_until == record.wakeup_at == 100 + delays[-1] and record.last == ev(1)
+    assert delays == [1, 5, 5, 5]
+    record.phase = Phase.RUNNING
+    step(record, Done(event=ev(1), now=200))
+    assert record.errors == 0
+
+
+def test_an_error_with_a_newer_event_queues_it_to_wait_out_the_throttling() -> None:
+    record = rec(phase=Phase.RUNNING, pending=ev(2))
+    effects = step(record, Done(event=ev(1), now=0, error=RuntimeError(), error_delays=(3,)))
+    assert effects[1:] == [Enqueue()] and record.throttled_until == 3
+
+
+ANSWER = ev(5)['object']
+
+
+@pytest.mark.parametrize('pending, effects, pending_after', [
+    (None, [Enqueue(first=True)], ev(5)),     # decide on the server's answer now, not on its echo later
+    (ev(4), [Enqueue(first=True)], ev(5)),    # an older pending event: the answer is newer
+    (ev(5), [Enqueue()], ev(5)),               # the echo itself: kept (it is as new)
+    (ev(6), [Enqueue()], ev(6)),               # a newer one: kept, and decided on
+])
+def test_an_unsettled_answer_is_decided_on_next(pending: Any, effects: list[Any], pending_after: Any) -> None:
+    record = rec(phase=Phase.RUNNING, pending=pending)
+    assert step(record, Done(event=ev(1), now=0, answer=ANSWER, finalizer=F)) == effects
+    assert record.pending == pending_after
+    assert record.applied_rv == '5' and record.expected_rv is None
+
+
+@pytest.mark.parametrize('pending, effects, pending_after', [
+    (None, [], None), (ev(4), [], None), (ev(5), [], None),   # not newer than an answer needing nothing more
+    (ev(6), [Enqueue()], ev(6)),
+])
+def test_a_settled_answer_needs_no_cycle(pending: Any, effects: list[Any], pending_after: Any) -> None:
+    record = rec(phase=Phase.RUNNING, pending=pending)
+    assert step(record, Done(event=ev(1), now=0, answer=ANSWER, settled=True, finalizer=F)) == effects
+    assert record.pending == pending_after and record.applied_rv == '5'
+
+
+def test_with_on_event_handlers_the_answer_is_awaited_through_the_watch() -> None:
+    record = rec(phase=Phase.RUNNING)
+    assert step(record, Done(event=ev(1), now=0, answer=ANSWER, watched=True, finalizer=F)) == []
+    assert record.expected_rv == '5' and record.applied_rv is None and record.phase is Phase.IDLE
+
+
+def test_an_answer_without_a_resource_version_is_not_used() -> None:
+    record = rec(phase=Phase.RUNNING)
+    assert step(record, Done(event=ev(1), now=0, answer={'metadata': {}}, finalizer=F)) == []
+    assert record.expected_rv is None and record.applied_rv is None
+
+
+LET_GO = ev(5, deletionTimestamp='2026-01-01T00:00:00Z', finalizers=['other'])['object']
+HELD = ev(5, deletionTimestamp='2026-01-01T00:00:00Z', finalizers=[F])['object']
+
+
+@pytest.mark.parametrize('answer, watched, pending, pending_after', [
+    (LET_GO, False, ev(4), None),                  # still shows our finalizer, released just now: dropped
+    (LET_GO, False, ev(5), None),                  # releasing answers with the previous rv: "equal" is not newer
+    (LET_GO, False, ev(6), ev(6)),                 # newer: decided on
+    (LET_GO, False, ev(4, 'DELETED'), ev(4, 'DELETED')),  # the object's last event: always
+    (LET_GO, True, ev(4), ev(4)),                  # on.event handlers see every event, stale or not
+])
+def test_a_patch_that_lets_the_object_go_drops_the_stale_pending_event(
+        answer: Any, watched: bool, pending: Any, pending_after: Any) -> None:
+    record = rec(phase=Phase.RUNNING, pending=pending)
+    step(record, Done(event=ev(1), now=0, answer=answer, watched=watched, finalizer=F))
+    assert record.pending == pending_after
+    assert record.expected_rv == '5' and record.applied_rv is None  # its last events come through the watch
+
+
+def test_a_deleted_object_held_by_our_finalizer_continues_on_the_answer() -> None:
+    record = rec(phase=Phase.RUNNING)
+    assert step(record, Done(event=ev(1), now=0, answer=HELD, finalizer=F)) == [Enqueue(first=True)]
+
+
+def test_a_requested_delay_schedules_a_wake_up_of_the_event() -> None:
+    record = rec(phase=Phase.RUNNING)
+    assert step(record, Done(event=ev(1), now=100, wakeup=30, finalizer=F)) == [Schedule(at=130)]
+    assert record.last == ev(1) and record.wakeup_at == 130 and record.phase is Phase.WAITING
+
+
+def test_a_requested_delay_with_an_answer_to_decide_on_wakes_up_with_the_answer() -> None:
+    record = rec(phase=Phase.RUNNING)
+    assert step(record, Done(event=ev(1), now=100, wakeup=30, answer=ANSWER, finalizer=F)) == [Enqueue(first=True)]
+    assert record.last == ev(5) and record.wakeup_at == 130  # the answer runs first; the wake-up re-runs it
+
+
+def test_nothing_more_to_do_idles() -> None:
+    record = rec(phase=Phase.RUNNING, logger=object())
+    assert step(record, Done(event=ev(1), now=0)) == []
+    assert record.phase is Phase.IDLE and record.logger is None
+
+
+def test_rv_of_events() -> None:
+    assert records.rv_of(ev(7)) == '7' and records.rv_of(ev(None)) is None and records.rv_of(None) is None
