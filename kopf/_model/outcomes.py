@@ -64,7 +64,7 @@ def describe(handler: _Handler, outcome: Outcome) -> LogEntry:
     """The log line of one attempt's outcome, as upstream words it (e.g. "Handler 'x' succeeded.")."""
     exc = outcome.exception
     extra = {'kopf_handler_id': handler.id}  # for JSON logs
-    if isinstance(exc, errors.HandlerChildrenRetry):
+    if outcome.kind is OutcomeKind.RETRY and isinstance(exc, errors.HandlerChildrenRetry):
         return LogEntry(logging.DEBUG, f'{handler} has unfinished sub-handlers. Will retry in {exc.delay} seconds.',
                         extra=extra)
     if outcome.kind is OutcomeKind.SUCCESS:

@@ -2,7 +2,8 @@
 
 Rules:
 - A key has at most one due time. `at(key, when)` keeps the earlier of the existing and the new
-  time (a wake-up never comes later than asked); `at(..., replace=True)` sets it as given.
+  time (a wake-up never comes later than asked); `at(..., replace=True)` sets it as given. The
+  payload (what to do when due) is always the newest one given, if its time is kept.
 - `cancel(key)` forgets the key's due time.
 - `pop_due(now)` removes and returns the keys due at or before `now`, earliest first (ties in the
   order they were set).
@@ -37,7 +38,10 @@ class Schedule:
     def at(self, key: Hashable, when: float, payload: Any = None, *, replace: bool = False) -> bool:
         """Set the key's due time; True if it changed (the earlier one is kept unless `replace`)."""
         current = self._due.get(key)
-        if current is not None and (current[0] == when or (current[0] < when and not replace)):
+        if current is not None and current[0] == when:
+            self._due[key] = (when, current[1], payload)  # the same time: the newest payload is what runs
+            return False
+        if current is not None and current[0] < when and not replace:
             return False
         seq = next(self._seq)
         self._due[key] = (when, seq, payload)
