@@ -12,7 +12,7 @@ The decorators return the function as it is, so they can be stacked and called d
 """
 import sys
 import warnings
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Any, TypedDict, TypeVar, Unpack
 
 from kopf._model import fields, filters, handlers, ids, registries, selectors
@@ -334,15 +334,42 @@ def daemon(arg1: SelectorArg = None, arg2: SelectorArg = None, arg3: SelectorArg
            **options: Unpack[DaemonOptions]) -> Callable[[F], F]:
     """Run a long-lived task for each matching object, until it exits or the object is gone."""
     registrar = _Registrar('kopf.daemon', DaemonOptions, dict(options), selector_args=(arg1, arg2, arg3))
-    return registrar(handlers.DaemonHandler, **_pick(options, 'initial_delay', 'cancellation_backoff',
-                                                     'cancellation_timeout', 'cancellation_polling'))
+    decorate = registrar(handlers.DaemonHandler, **_pick(options, 'initial_delay', 'cancellation_backoff',
+                                                         'cancellation_timeout', 'cancellation_polling'))
+    return _checked('kopf.daemon', decorate, options, positive=(), non_negative=(
+        'initial_delay', 'cancellation_backoff', 'cancellation_timeout', 'cancellation_polling'))
 
 
 def timer(arg1: SelectorArg = None, arg2: SelectorArg = None, arg3: SelectorArg = None, /,
           **options: Unpack[TimerOptions]) -> Callable[[F], F]:
     """Run periodically for each matching object (every `interval` s; `idle`: after N s of no changes)."""
     registrar = _Registrar('kopf.timer', TimerOptions, dict(options), selector_args=(arg1, arg2, arg3))
-    return registrar(handlers.TimerHandler, **_pick(options, 'interval', 'initial_delay', 'sharp', 'idle'))
+    decorate = registrar(handlers.TimerHandler, **_pick(options, 'interval', 'initial_delay', 'sharp', 'idle'))
+    return _checked('kopf.timer', decorate, options, positive=('interval',), non_negative=('idle', 'initial_delay'),
+                    sharp_needs_interval=True)
+
+
+def _checked(decorator: str, decorate: Callable[[F], F], options: Mapping[str, Any], *,
+             positive: Collection[str], non_negative: Collection[str],
+             sharp_needs_interval: bool = False) -> Callable[[F], F]:
+    """The decorator, checking the timing options of daemons and timers against the function it decorates."""
+    def checked(fn: F) -> F:
+        name = getattr(fn, '__qualname__', None) or repr(fn)
+        for option in (*positive, *non_negative):
+            value = options.get(option)
+            if value is None or (option == 'initial_delay' and callable(value)):
+                continue
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise TypeError(f'{decorator}() of {name}: {option}= must be a number of seconds, got {value!r}.')
+            if option in positive and value <= 0:
+                raise ValueError(f'{decorator}() of {name}: {option}= must be positive, got {value!r}.')
+            if value < 0:
+                raise ValueError(f'{decorator}() of {name}: {option}= must not be negative, got {value!r}.')
+        if sharp_needs_interval and options.get('sharp') and options.get('interval') is None:
+            message = f'{decorator}() of {name}: sharp= has no effect without interval=.'
+            warnings.warn(message, UserWarning, stacklevel=2)
+        return decorate(fn)
+    return checked
 
 
 def validate(arg1: SelectorArg = None, arg2: SelectorArg = None, arg3: SelectorArg = None, /,

@@ -20,7 +20,8 @@ The order of one cycle (upstream's, kept):
 6. The change handlers of the cause: the due ones as the lifecycle picks them, through the
    progress state machine (`kopf._model.progress`). While any is unfinished, their records are
    stored and a wake-up is requested; when all are, the records are purged, the diff-base is
-   stored (unless the essence is unchanged), and, for a deleted object, our finalizer released.
+   stored (unless the essence is unchanged), and, for a deleted object, our finalizer released
+   once its daemons and timers have exited (`RELEASING`: later cycles do only that).
 """
 import dataclasses
 import datetime
@@ -86,6 +87,7 @@ class Skip(enum.Enum):
     STEALTH = 'stealth'      # no change handler could ever match: no logs, no state
     FINALIZER = 'finalizer'  # our finalizer is added first, in a cycle of its own
     NOOP = 'noop'            # nothing changed
+    RELEASING = 'releasing'  # the deletion is handled: our finalizer goes once daemons and timers exited
 
 
 @dataclasses.dataclass(frozen=True)
@@ -123,6 +125,7 @@ class Plan:
     deletion: bool = False                   # GONE/FREE: this cycle handles the deletion (once)
     has_finalizer: bool = False
     deleting: bool = False
+    busy: bool = False                       # daemons or timers of the object still run: they hold our finalizer
 
 
 @dataclasses.dataclass(frozen=True)
@@ -164,13 +167,16 @@ def decide(ctx: Context, record: ObjectRecord, event: RawEvent, *, now: datetime
     change, essence = detect(ctx, record, body)
     cause = make_cause(ctx, record, body, patch, logger, change)
     has, deleting = finalizers.present(body, ctx.finalizer), finalizers.deleting(body)
-    requires = ctx.registry.requires_finalizer(cause)
-    plan = dataclasses.replace(plan, cause=cause, essence=essence, has_finalizer=has, deleting=deleting)
+    requires = ctx.registry.requires_finalizer(cause, excluding=record.finished)
+    plan = dataclasses.replace(plan, cause=cause, essence=essence, has_finalizer=has, deleting=deleting,
+                               busy=record.spawns > 0)
     if not ctx.registry.prematch(cause):  # stealth: only our finalizer is released if nothing needs it
         edit = finalizers.Edit.REMOVE if has and not requires else finalizers.Edit.KEEP
         return dataclasses.replace(plan, skip=Skip.STEALTH, edit=edit)
     if change.reason == Reason.FREE:
         return _unguarded(ctx, record, plan, Skip.FREE, ())
+    if change.reason == Reason.DELETE and record.deletion_handled:
+        return dataclasses.replace(plan, skip=Skip.RELEASING)  # the handlers are done: not again
     edit = finalizers.edit(has=has, requires=requires, deleting=deleting)
     if edit is finalizers.Edit.ADD:
         return dataclasses.replace(plan, skip=Skip.FINALIZER, edit=edit, logs=plan.logs + (
@@ -273,6 +279,8 @@ def settle(plan: Plan, outcomes: Outcomes, *, now: datetime.datetime) -> Settlem
         patch.fns.append(finalizers.RemoveFinalizer(plan.finalizer))
     if plan.skip is Skip.STEALTH:
         return Settlement(patch=patch)
+    if plan.skip is Skip.RELEASING:
+        return Settlement(patch=patch, logs=_release(plan, patch), handled=True, deletion_handled=True)
     if plan.skip is Skip.NOOP or plan.handling is None or plan.cause is None:
         return _settle_noop(plan, patch)
     handling = plan.handling
@@ -286,14 +294,22 @@ def settle(plan: Plan, outcomes: Outcomes, *, now: datetime.datetime) -> Settlem
         logs.append(LogEntry(logging.INFO, f'{title} is processed: {c.success} succeeded; {c.failure} failed.'))
     purge(state, handling.handlers, body=plan.body, patch=patch, storage=plan.progress_storage)
     if plan.deleting:
-        if plan.has_finalizer:
-            logs.append(LogEntry(logging.DEBUG, 'Removing the finalizer, thus allowing the actual deletion.'))
-            patch.fns.append(finalizers.RemoveFinalizer(plan.finalizer))
+        logs.extend(_release(plan, patch))
         return Settlement(patch=patch, logs=tuple(logs), handled=True, deletion_handled=True)
     if plan.essence != plan.cause.old:
         plan.diffbase_storage.store(body=plan.body, patch=patch, essence=plan.essence)
     settled = plan.essence if not patch.fns else None
     return Settlement(patch=patch, logs=tuple(logs), handled=True, settled=settled)
+
+
+def _release(plan: Plan, patch: patches.Patch) -> tuple[LogEntry, ...]:
+    """The deletion is handled: our finalizer goes, unless daemons or timers still hold it (they nudge later)."""
+    if not plan.has_finalizer:
+        return ()
+    if plan.busy:
+        return (LogEntry(logging.DEBUG, 'Waiting for the daemons and timers to exit before removing the finalizer.'),)
+    patch.fns.append(finalizers.RemoveFinalizer(plan.finalizer))
+    return (LogEntry(logging.DEBUG, 'Removing the finalizer, thus allowing the actual deletion.'),)
 
 
 def _settle_noop(plan: Plan, patch: patches.Patch) -> Settlement:

@@ -21,6 +21,8 @@ Signals and what they do:
   until the error throttling is over (the newest event is kept), or until the watch brings a body
   at least as new as our own last patch (at most `consistency_timeout` seconds; then it goes on).
 - `Due()`: the scheduler's wake-up: a WAITING record is queued again.
+- `Nudged(event, now)`: its daemons or timers changed (one exited): the event (its newest body) is
+  re-run now, not fresh, so that the cycle may release or remove our finalizer.
 - `Stopped()`: its watch stream is over: it idles (a new stream's listing brings it back).
 - `Done(...)`: the cycle ended (see `Done`). DELETED → GONE. An unexpected error → the next
   `error_delays` step, for the event and for any newer ones. Else, the server's answer to our
@@ -70,6 +72,10 @@ class ObjectRecord:
     errors: int = 0                    # unexpected errors in a row
     due_at: float | None = None        # when the scheduler wakes it (WAITING)
     logger: Any = None                 # the object's logger while it has work (kept between cycles)
+    spawns: int = 0                    # its daemons and timers not exited yet: they hold our finalizer
+    finished: frozenset[str] = frozenset()  # ids of daemons/timers done for good: not restarted, not holding
+    background: Any = None             # the reactor's runtime of its daemons and timers (if any)
+    owner: Any = None                  # the reactor's queue that serves it (to be nudged by its daemons)
 
 
 # -- signals ------------------------------------------------------------------------------------------
@@ -88,6 +94,13 @@ class Taken:
 @dataclasses.dataclass(frozen=True)
 class Due:
     pass
+
+
+@dataclasses.dataclass(frozen=True)
+class Nudged:
+    """Something of the object's own changed (e.g. a daemon exited): re-run its newest body now, not fresh."""
+    event: RawEvent
+    now: float
 
 
 @dataclasses.dataclass(frozen=True)
@@ -110,7 +123,7 @@ class Done:
     error_delays: Sequence[float] = (1.0,)
 
 
-Signal = Arrived | Taken | Due | Stopped | Done
+Signal = Arrived | Taken | Due | Nudged | Stopped | Done
 
 
 # -- effects ------------------------------------------------------------------------------------------
@@ -173,6 +186,11 @@ def step(record: ObjectRecord, signal: Signal) -> list[Effect]:
     if isinstance(signal, Due):
         if record.phase is not Phase.WAITING:
             return []  # queued or running already (a fresh event came first), or idle
+        return _queue(record)
+    if isinstance(signal, Nudged):
+        record.last, record.wakeup_at = signal.event, signal.now
+        if record.phase in (Phase.QUEUED, Phase.RUNNING):
+            return []  # its next look at it comes anyway; the wake-up is due by then
         return _queue(record)
     if isinstance(signal, Stopped):
         record.phase, record.due_at, record.logger = Phase.IDLE, None, None

@@ -12,7 +12,7 @@ cycle of every object.
 """
 import contextvars
 import dataclasses
-from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Collection, Iterable, Iterator, Mapping
 from typing import Any, TypeVar
 
 from kopf._model import fields, filters
@@ -199,15 +199,17 @@ class OperatorRegistry:
             return bool(selected)
         return any(True for _ in self._iter_matching(ChangingHandler, cause, dedup=False))
 
-    def requires_finalizer(self, cause: ResourceCause) -> bool:
-        """Whether a non-optional delete handler, a daemon, or a timer pre-matches the object."""
+    def requires_finalizer(self, cause: ResourceCause, *, excluding: Collection[str] = ()) -> bool:
+        """Whether a non-optional delete handler, a daemon, or a timer pre-matches the object.
+
+        `excluding`: ids of daemons and timers that are done for good with this object (they hold nothing).
+        """
         selected, unfiltered = self._selected(ResourceHandler, cause.resource)
-        if unfiltered:
-            return any(getattr(handler, 'requires_finalizer', False) for handler in selected)
-        return any(
-            getattr(handler, 'requires_finalizer', False)
-            for handler in self._iter_matching(ResourceHandler, cause, dedup=False)
-        )
+        handlers_ = selected if unfiltered else self._iter_matching(ResourceHandler, cause, dedup=False)
+        if not excluding:
+            return any(getattr(handler, 'requires_finalizer', False) for handler in handlers_)
+        return any(getattr(handler, 'requires_finalizer', False) and handler.id not in excluding
+                   for handler in handlers_)
 
     def iter_webhook_handlers(
             self,

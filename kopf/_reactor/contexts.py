@@ -32,6 +32,7 @@ class OperatorContext:
     lifecycle: progress.Lifecycle
     indices: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     scheduler: scheduling.Scheduler = dataclasses.field(default_factory=scheduling.Scheduler)
+    spawns: set[Any] = dataclasses.field(default_factory=set)  # all daemons and timers running (`spawning`)
 
 
 @dataclasses.dataclass

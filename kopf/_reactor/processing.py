@@ -1,4 +1,4 @@
-"""One cycle of one object: decide → invoke → settle → apply.
+"""One cycle of one object: decide → invoke → settle → apply (→ its daemons and timers see the newest body).
 
 `decide` and `settle` are pure (`kopf._model.plans`); this module only awaits the invocations
 (`changing`) and the patch (`applying`), logs what the pure steps decided, and reports the cycle's
@@ -11,7 +11,7 @@ from kopf._model import handlers, plans, records
 from kopf._model.bodies import RawEvent
 from kopf._model.kwargs import Logger
 from kopf._model.outcomes import LogEntry
-from kopf._reactor import applying, changing, contexts, loggers
+from kopf._reactor import applying, changing, contexts, loggers, spawning
 
 
 async def process(rctx: contexts.ResourceContext, record: records.ObjectRecord, event: RawEvent, *,
@@ -23,8 +23,11 @@ async def process(rctx: contexts.ResourceContext, record: records.ObjectRecord, 
     outcomes = await changing.invoke(rctx, plan)
     settlement = plans.settle(plan, outcomes, now=changing.now())
     emit(settlement.logs, logger)
-    remember(record, settlement)
     answer = None if plan.event_type == 'DELETED' else await applying.apply(rctx, plan, settlement.patch)
+    if answer is not None or not settlement.patch or plan.event_type == 'DELETED':
+        remember(record, settlement)  # only what is written (a refused patch re-runs its handlers)
+    if rctx.registry.has_handlers(rctx.resource, handlers.SpawningHandler):
+        spawning.reconcile(rctx, record, plan, answer)  # daemons and timers see the newest body
     return records.Done(
         event=event, now=asyncio.get_running_loop().time(), wakeup=settlement.wakeup, answer=answer,
         settled=answer is not None and not plans.needs_recheck(rctx, plan, settlement, answer),

@@ -70,7 +70,14 @@ class Dispatcher:
         meta = event.get('object', {}).get('metadata') or {}
         uid = str(meta.get('uid') or f"{meta.get('namespace')}/{meta.get('name')}")
         record = self.rctx.remember(uid)
+        record.owner = self
         self._carry_out(record, records.step(record, records.Arrived(event)))
+
+    def nudge(self, record: records.ObjectRecord, event: RawEvent) -> None:
+        """Re-run the object's newest body soon (its daemons or timers changed: the finalizer may go)."""
+        if not self.closed and self.rctx.records.get(record.uid) is record:
+            now = asyncio.get_running_loop().time()
+            self._carry_out(record, records.step(record, records.Nudged(event=event, now=now)))
 
     def close(self) -> None:
         """The stream is over: no more wake-ups of its records."""

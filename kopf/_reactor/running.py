@@ -20,7 +20,8 @@ from kopf._api import errors as api_errors
 from kopf._model import memos, registries
 from kopf._model import settings as settings_
 from kopf._model.causes import Activity
-from kopf._reactor import activities, contexts, flags, observing, supported
+from kopf._model.daemons import DaemonStoppingReason
+from kopf._reactor import activities, contexts, flags, observing, spawning, supported
 from kopf._reactor.flags import Flag
 
 logger = logging.getLogger('kopf.reactor.running')
@@ -129,7 +130,7 @@ async def _orchestrate(ctx: contexts.OperatorContext, scope: observing.Scope, *,
             async with asyncio.TaskGroup() as tg:
                 tg.create_task(poster.run(), name='kopf event poster')
                 tg.create_task(observing.Observer(ctx, scope, tg).run(), name='kopf observer')
-                tg.create_task(_until(stopper), name='kopf stopper')
+                tg.create_task(_until(ctx, stopper), name='kopf stopper')
                 if liveness is not None:
                     from kopf._reactor import probing
                     tg.create_task(probing.serve(ctx, liveness), name='kopf liveness endpoint')
@@ -161,8 +162,11 @@ async def _start_or_stop(ctx: contexts.OperatorContext, stopper: 'asyncio.Future
     return True
 
 
-async def _until(stopper: 'asyncio.Future[None]') -> None:
-    await stopper  # raises _Stopped when the stop comes
+async def _until(ctx: contexts.OperatorContext, stopper: 'asyncio.Future[None]') -> None:
+    try:
+        await stopper  # raises _Stopped when the stop comes
+    finally:
+        await spawning.stop_all(ctx, DaemonStoppingReason.OPERATOR_EXITING)  # before the watchers go
 
 
 async def _start(ctx: contexts.OperatorContext) -> None:

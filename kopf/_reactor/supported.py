@@ -1,6 +1,6 @@
 """Handler kinds whose runtime comes later: refused at start with a message naming the handlers.
 
-Daemons, timers, indices and admission webhooks are registered by the decorators, but the reactor
+Indices and admission webhooks are registered by the decorators, but the reactor
 does not run them yet: an operator with any of them exits at start instead of silently ignoring them.
 """
 from kopf._model import handlers, registries
@@ -11,8 +11,6 @@ class UnsupportedHandlersError(Exception):
 
 
 KINDS: dict[type[handlers.BaseHandler], str] = {
-    handlers.DaemonHandler: 'daemon',
-    handlers.TimerHandler: 'timer',
     handlers.IndexingHandler: 'index',
     handlers.WebhookHandler: 'admission webhook',
 }

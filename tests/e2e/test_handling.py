@@ -199,11 +199,11 @@ async def test_event_handlers_and_stealth(cluster: LocalCluster, registry: kopf.
 
 async def test_unsupported_handler_kinds_refuse_to_start(registry: kopf.OperatorRegistry,
                                                          start_operator: Starter) -> None:
-    @kopf.timer('kopfexamples', interval=1, id='my-timer', registry=registry)
-    def tick(**_: Any) -> None:
+    @kopf.index('kopfexamples', id='my-index', registry=registry)
+    def index_fn(**_: Any) -> None:
         pass
 
-    with pytest.raises(Exception, match="timer 'my-timer'"):
+    with pytest.raises(Exception, match="index 'my-index'"):
         await start_operator()
 
 

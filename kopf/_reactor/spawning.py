@@ -1,0 +1,453 @@
+"""The background runtime: the daemons and timers of objects, hanging off each object's record.
+
+After every cycle of an object, `reconcile()` feeds its newest body to the object's `Background`
+(made at the first cycle of an object of a resource with daemons or timers) and starts or stops its
+daemons and timers as `kopf._model.spawning.reconcile` decides.
+- A daemon is one task per (object, daemon): async ones in the loop, sync ones each in a thread of
+  its own (never in the handlers' executor, which a few long sync daemons would starve). It is
+  retried per its errors/backoff/TemporaryError delays, its patch applied after every attempt; it
+  is not restarted after it returned on its own or failed for good.
+- A timer is a due time in the operator's one scheduler, not a sleeping task: when due, one call
+  runs (a short task), its patch is applied, and the next due time is computed
+  (`kopf._model.spawning.next_due`). Essential changes of the object postpone `idle` timers.
+- Both see the live body (replaced on every event), the object's memo, and a `stopped` flag.
+- Stopping a daemon: `stopped` is set; after `cancellation_backoff` an async one is cancelled; after
+  `cancellation_timeout` it is abandoned (a warning and a ResourceWarning); without a timeout, it
+  is waited for, re-checked every `cancellation_polling` seconds. A timer stops after its call.
+- While any of them runs, our finalizer stays: the object's record counts them (`spawns`), and each
+  exit nudges the record, so its next cycle may release the finalizer.
+- On operator exit, all are stopped (OPERATOR_EXITING) and awaited a few seconds; leftovers are cancelled.
+"""
+import asyncio
+import concurrent.futures
+import datetime
+import logging
+import threading
+import warnings
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+from kopf._api import errors as api_errors
+from kopf._api import patching
+from kopf._model import budgets, finalizers, handlers, patches, plans, progress, records
+from kopf._model import spawning as model
+from kopf._model.bodies import Body
+from kopf._model.daemons import DaemonStoppingReason
+from kopf._model.kwargs import SpawningCause, filter_kwargs, handler_kwargs
+from kopf._model.outcomes import Outcome, OutcomeKind
+from kopf._reactor import applying, contexts, invoking, loggers, stoppers
+
+logger = logging.getLogger('kopf.reactor.spawning')
+EXIT_TIMEOUT = 5.0  # on operator exit: seconds for daemons to stop before they are cancelled
+
+
+def now() -> datetime.datetime:
+    return datetime.datetime.now(datetime.UTC)
+
+
+class Latest(Mapping[str, Any]):
+    """The object's newest raw body, replaced on every event: what daemons and timers see as `body`."""
+
+    __slots__ = ('raw',)
+
+    def __init__(self, raw: Mapping[str, Any]) -> None:
+        self.raw = raw
+
+    def __getitem__(self, key: str) -> Any:
+        return self.raw[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.raw)
+
+    def __len__(self) -> int:
+        return len(self.raw)
+
+
+class _ThreadPerCall(concurrent.futures.Executor):
+    """Runs each job in a new daemon thread: sync daemons never take the handlers' executor's threads."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> 'concurrent.futures.Future[Any]':
+        future: concurrent.futures.Future[Any] = concurrent.futures.Future()
+
+        def run() -> None:
+            if not future.set_running_or_notify_cancel():
+                return
+            try:
+                future.set_result(fn(*args, **kwargs))
+            except BaseException as exc:  # handed over to the awaiting task, as an executor does
+                future.set_exception(exc)
+
+        threading.Thread(target=run, name=self.name, daemon=True).start()
+        return future
+
+
+def reconcile(rctx: contexts.ResourceContext, record: records.ObjectRecord, plan: plans.Plan,
+              answer: Mapping[str, Any] | None) -> None:
+    """After a cycle: the newest body to the object's daemons and timers; start or stop them."""
+    background: Background | None = record.background
+    if plan.event_type == 'DELETED':
+        if background is not None:
+            background.stop_all(DaemonStoppingReason.RESOURCE_DELETED)
+        return
+    body = answer if answer is not None else plan.body
+    loop_now = asyncio.get_running_loop().time()
+    if background is None:
+        background = record.background = Background(rctx, record, body, now=loop_now)
+    background.latest.raw = body
+    if plan.essence is not None and plan.essence != background.essence:
+        if background.essence is not None:
+            background.changed(loop_now)
+        background.essence = plan.essence
+    cause = background.cause(patches.Patch())
+    changes = model.reconcile(rctx.registry.iter_spawning_handlers(cause), running=background.spawns.keys(),
+                              finished=record.finished, has_finalizer=finalizers.present(body, rctx.finalizer),
+                              deleting=finalizers.deleting(body))
+    for key, reason in changes.stop:
+        background.spawns[key].stop(reason)
+    for handler in changes.start:
+        background.start(handler)
+
+
+async def stop_all(ctx: contexts.OperatorContext, reason: DaemonStoppingReason) -> None:
+    """Stop every daemon and timer of the operator; wait for them a while; cancel the leftovers."""
+    spawns = list(ctx.spawns)
+    if not spawns:
+        return
+    for spawn in spawns:
+        spawn.stop(reason)
+    settings = ctx.settings.background
+    for _ in range(settings.instant_exit_zero_time_cycles or 0):  # most exit at once on their flag
+        if not ctx.spawns:
+            return
+        await asyncio.sleep(0)
+    tasks = [task for spawn in list(ctx.spawns) for task in spawn.tasks()]
+    if tasks:
+        await asyncio.wait(tasks, timeout=EXIT_TIMEOUT)
+    for spawn in list(ctx.spawns):
+        spawn.cancel()
+
+
+class Background:
+    """The daemons and timers of one object, and what they share: its live body, logger, last change."""
+
+    __slots__ = ('essence', 'last_change', 'latest', 'logger', 'rctx', 'record', 'spawns')
+
+    def __init__(self, rctx: contexts.ResourceContext, record: records.ObjectRecord,
+                 body: Mapping[str, Any], *, now: float) -> None:
+        self.rctx = rctx
+        self.record = record
+        self.latest = Latest(body)
+        self.spawns: dict[str, Spawn] = {}
+        self.essence: Any = None
+        self.last_change = now  # essential changes before the first sight are not known: counted from it
+        self.logger = loggers.ObjectLogger(body=loggers.identity(body), settings=rctx.settings)
+
+    def cause(self, patch: patches.Patch) -> SpawningCause:
+        return SpawningCause(logger=self.logger, memo=self.record.memo, indices=self.rctx.indices,
+                             resource=self.rctx.resource, body=Body(self.latest), patch=patch)
+
+    def start(self, handler: handlers.SpawningHandler) -> None:
+        spawn: Spawn = Daemon(self, handler) if isinstance(handler, handlers.DaemonHandler) else \
+            Timer(self, handler) if isinstance(handler, handlers.TimerHandler) else _unknown(handler)
+        self.spawns[handler.id] = spawn
+        self.record.spawns = len(self.spawns)
+        self.rctx.operator.spawns.add(spawn)
+        spawn.begin()
+
+    def changed(self, at: float) -> None:
+        self.last_change = at
+        for spawn in self.spawns.values():
+            spawn.changed(at)
+
+    def stop_all(self, reason: DaemonStoppingReason) -> None:
+        for spawn in list(self.spawns.values()):
+            spawn.stop(reason)
+
+    def exited(self, spawn: 'Spawn', *, finished: bool) -> None:
+        """A daemon or timer is gone: it no longer holds the finalizer; the object's next cycle may release it."""
+        if self.spawns.get(spawn.handler.id) is spawn:
+            del self.spawns[spawn.handler.id]
+        self.rctx.operator.spawns.discard(spawn)
+        self.record.spawns = len(self.spawns)
+        if finished:
+            self.record.finished = self.record.finished | {spawn.handler.id}
+        owner = self.record.owner
+        if owner is not None:
+            owner.nudge(self.record, {'type': 'MODIFIED', 'object': self.latest.raw})
+
+    async def apply(self, patch: patches.Patch) -> None:
+        """The patch of one call or attempt, sent at once (errors are logged, never raised)."""
+        if not patch:
+            return
+        body = self.latest.raw
+        meta: Mapping[str, Any] = body.get('metadata') or {}
+        try:
+            budgets.check_annotations(body, patch)
+            await patching.patch_obj(self.rctx.operator.client, self.rctx.resource, namespace=meta.get('namespace'),
+                                     name=str(meta.get('name')), patch=applying.fold(patch), body=body,
+                                     log=self.logger)
+        except api_errors.APINotFoundError:
+            pass  # the object is gone: nothing to write to
+        except Exception as exc:
+            self.logger.error(f'Patching failed with an error: {exc!r}')
+
+    def initial_delay(self, handler: handlers.SpawningHandler) -> float:
+        delay = handler.initial_delay
+        if callable(delay):
+            delay = delay(**filter_kwargs(self.cause(patches.Patch())))
+        return float(delay or 0.0)
+
+
+def _unknown(handler: handlers.SpawningHandler) -> 'Spawn':
+    raise TypeError(f'Unknown background handler: {handler!r}')
+
+
+class Spawn:
+    """One daemon or timer of one object."""
+
+    def __init__(self, background: Background, handler: handlers.SpawningHandler) -> None:
+        self.background = background
+        self.handler = handler
+        self.is_async = invoking.is_async(handler.fn)
+        self.flag = stoppers.AsyncDaemonStopped() if self.is_async else stoppers.SyncDaemonStopped()
+        self.stopping = asyncio.Event()  # the framework's own waits (in the loop, for both variants)
+        self.state = progress.HandlerState.from_scratch(now=now(), purpose=None)
+        self.gone = False
+
+    @property
+    def scheduler(self) -> Any:
+        return self.background.rctx.operator.scheduler
+
+    @property
+    def logger(self) -> loggers.ObjectLogger:
+        return self.background.logger
+
+    def begin(self) -> None:
+        raise NotImplementedError
+
+    def tasks(self) -> list['asyncio.Task[Any]']:
+        return []
+
+    def changed(self, at: float) -> None:
+        pass
+
+    def stop(self, reason: DaemonStoppingReason) -> None:
+        raise NotImplementedError
+
+    def cancel(self) -> None:
+        for task in self.tasks():
+            task.cancel()
+
+    def _set_flag(self, reason: DaemonStoppingReason) -> bool:
+        """Set the `stopped` flag; True if it is the first stop."""
+        first = not self.flag
+        self.flag.set(reason)
+        self.stopping.set()
+        return first
+
+    def _exit(self, *, finished: bool) -> None:
+        if not self.gone:
+            self.gone = True
+            self.scheduler.cancel(self)
+            self.background.exited(self, finished=finished)
+
+    async def _attempt(self) -> Outcome:
+        """One call: kwargs with the live body; its result to `status.<id>`; its patch applied."""
+        handler, background = self.handler, self.background
+        patch = patches.Patch(body=background.latest.raw)
+        moment = now()
+        kwargs = handler_kwargs(handler, background.cause(patch), retry=self.state.retries,
+                                started=self.state.started, runtime=self.state.runtime(moment), stopped=self.flag)
+        settings = background.rctx.settings
+        executor = settings.execution.executor if self.is_async or isinstance(handler, handlers.TimerHandler) else \
+            _ThreadPerCall(f'kopf daemon {handler.id!r} of {background.logger.prefix}')
+        outcome = await invoking.invoke_handler(handler, kwargs=kwargs, executor=executor,
+                                                default_backoff=settings.execution.default_backoff)
+        if outcome.kind is OutcomeKind.SUCCESS and outcome.result is not None:
+            plans.deliver_result(patch, handler.id, outcome.result)
+        await background.apply(patch)
+        return outcome
+
+    def _judge(self, outcome: Outcome) -> progress.HandlerState:
+        """The attempt merged into the in-memory state (retries, timeout, delays); logged as judged."""
+        default_backoff = self.background.rctx.settings.execution.default_backoff
+        judged = self.state.with_outcome(outcome, handler=self.handler, now=now(), default_backoff=default_backoff)
+        for entry in plans.judged_logs(self.handler, outcome, judged):  # type: ignore[arg-type]
+            entry.emit(self.logger)
+        return judged
+
+
+class Daemon(Spawn):
+    """A daemon: one task per object, running the handler until it returns, fails for good, or is stopped."""
+
+    handler: handlers.DaemonHandler
+
+    def begin(self) -> None:
+        name = f'kopf daemon {self.handler.id!r} of {self.logger.prefix}'
+        self.task: asyncio.Task[None] = asyncio.create_task(self._run(), name=name)
+        self.task.add_done_callback(self._done)
+
+    def tasks(self) -> list['asyncio.Task[Any]']:
+        return [] if self.task.done() else [self.task]
+
+    async def _run(self) -> None:
+        handler = self.handler
+        finished = False
+        try:
+            delay = self.background.initial_delay(handler)
+            if delay > 0 and await self._sleep(delay):
+                return
+            while not self.flag:
+                outcome = await self._attempt()
+                judged = self._judge(outcome)
+                if judged.success or judged.failure:
+                    if judged.success and not self.flag:
+                        self.logger.info(f'{handler} has exited on its own and will not be retried or restarted.')
+                    finished = not self.flag  # a stop made it return: it runs again when it matches again
+                    return
+                self.state = judged
+                delay = (judged.delayed - now()).total_seconds() if judged.delayed is not None else 0.0
+                if await self._sleep(delay):
+                    return
+        except asyncio.CancelledError:
+            if not self.flag:
+                raise  # not by us: e.g. the loop is closing
+        except Exception as exc:  # the framework's own failure: never a crash of the operator
+            self.logger.exception(f'{handler} failed unexpectedly: {exc!r}')
+        finally:
+            self._finished = finished
+
+    async def _sleep(self, delay: float) -> bool:
+        """Sleep unless stopped; True if stopped (before or during the sleep)."""
+        if delay > 0 and not self.flag:
+            try:
+                async with asyncio.timeout(delay):
+                    await self.stopping.wait()
+            except TimeoutError:
+                pass
+        return bool(self.flag)
+
+    def _done(self, task: 'asyncio.Task[None]') -> None:
+        if self.flag and self.flag.reason is not None and self.flag.reason & DaemonStoppingReason.DAEMON_CANCELLED:
+            self.logger.debug(f'{self.handler} has exited after cancellation.')
+        elif self.flag:
+            self.logger.debug(f'{self.handler} has exited gracefully.')
+        self._exit(finished=getattr(self, '_finished', False))
+
+    def stop(self, reason: DaemonStoppingReason) -> None:
+        if not self._set_flag(reason) or self.task.done():
+            return
+        self.logger.debug(f'{self.handler} is signalled to exit gracefully.')
+        handler = self.handler
+        if self.is_async:
+            self._later(handler.cancellation_backoff or 0.0, self._cancel)
+        else:
+            self._wait_or_abandon()
+
+    def _later(self, delay: float, callback: Callable[[], None]) -> None:
+        loop = asyncio.get_running_loop()
+        self.scheduler.at(self, loop.time() + max(0.0, delay), callback, replace=True)
+
+    def _cancel(self) -> None:
+        if self.task.done():
+            return
+        self.flag.set(DaemonStoppingReason.DAEMON_CANCELLED)
+        self.logger.debug(f'{self.handler} is signalled to exit by force.')
+        self.task.cancel()
+        self._wait_or_abandon()
+
+    def _wait_or_abandon(self) -> None:
+        timeout = self.handler.cancellation_timeout
+        if timeout is not None:
+            self._later(timeout, self._abandon)
+        else:
+            polling = self.handler.cancellation_polling or self.background.rctx.settings.background.cancellation_polling
+            self._later(polling, self._poll)
+
+    def _poll(self) -> None:
+        if not self.task.done():
+            self.logger.debug(f'{self.handler} has not exited yet. Waiting for it.')
+            self._wait_or_abandon()
+
+    def _abandon(self) -> None:
+        if self.task.done():
+            return
+        self.flag.set(DaemonStoppingReason.DAEMON_ABANDONED)
+        self.logger.warning(f'{self.handler} did not exit in time. Leaving it orphaned.')
+        warnings.warn(f'{self.handler} did not exit in time and is abandoned.', ResourceWarning, stacklevel=1)
+        self._exit(finished=False)
+
+
+class Timer(Spawn):
+    """A timer: a due time in the operator's scheduler; each call is a short task, then the next due time."""
+
+    handler: handlers.TimerHandler
+
+    def begin(self) -> None:
+        self.call: asyncio.Task[None] | None = None
+        self.due: float | None = None
+        self.changed_since = False
+        loop_now = asyncio.get_running_loop().time()
+        delay = self.background.initial_delay(self.handler)
+        self._schedule(model.first_due(self.handler, now=loop_now, initial_delay=delay,
+                                       last_change=self.background.last_change))
+
+    def tasks(self) -> list['asyncio.Task[Any]']:
+        return [self.call] if self.call is not None and not self.call.done() else []
+
+    def _schedule(self, at: float | None) -> None:
+        self.due = at
+        if at is None:
+            self.scheduler.cancel(self)
+        else:
+            self.scheduler.at(self, at, self._fire, replace=True)
+
+    def _fire(self) -> None:
+        self.due = None
+        if not self.flag and not self.gone:
+            self.changed_since = False
+            name = f'kopf timer {self.handler.id!r} of {self.logger.prefix}'
+            self.call = asyncio.create_task(self._call(), name=name)
+
+    async def _call(self) -> None:
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        try:
+            outcome = await self._attempt()
+            judged = self._judge(outcome)
+        except Exception as exc:  # the framework's own failure: logged, the timer goes on
+            self.logger.exception(f'{self.handler} failed unexpectedly: {exc!r}')
+            judged = self.state._failed(now(), str(exc))
+        finished = loop.time()
+        if self.flag:
+            self._exit(finished=False)
+            return
+        final = judged.success or judged.failure
+        self.state = progress.HandlerState.from_scratch(now=now(), purpose=None) if final else judged
+        delay = (judged.delayed - now()).total_seconds() if judged.delayed is not None else None
+        due = model.next_due(self.handler, started=started, finished=finished, success=final, delay=delay,
+                             last_change=self.background.last_change, changed_since=self.changed_since)
+        if due is None and self.handler.interval is None and self.handler.idle is None:
+            self._exit(finished=True)  # a one-shot timer: done
+            return
+        self._schedule(due)
+
+    def changed(self, at: float) -> None:
+        calling = self.call is not None and not self.call.done()
+        if calling:
+            self.changed_since = True
+            return
+        due = model.on_change(self.handler, self.due, now=at, waiting=not calling)
+        if due != self.due:
+            self._schedule(due)
+
+    def stop(self, reason: DaemonStoppingReason) -> None:
+        if not self._set_flag(reason):
+            return
+        self.scheduler.cancel(self)
+        if self.call is None or self.call.done():
+            self._exit(finished=False)
+        # else: the running call finishes; then it exits (see `_call`)
