@@ -170,8 +170,12 @@ def decide(ctx: Context, record: ObjectRecord, event: RawEvent, *, now: datetime
     requires = ctx.registry.requires_finalizer(cause, excluding=record.finished)
     plan = dataclasses.replace(plan, cause=cause, essence=essence, has_finalizer=has, deleting=deleting,
                                busy=record.spawns > 0)
-    if not ctx.registry.prematch(cause):  # stealth: only our finalizer is released if nothing needs it
+    if not ctx.registry.prematch(cause):  # stealth: only our finalizer is edited (for daemons and timers)
+        if deleting and has and requires:
+            return dataclasses.replace(plan, skip=Skip.RELEASING)  # once its daemons and timers have exited
         edit = finalizers.Edit.REMOVE if has and not requires else finalizers.Edit.KEEP
+        if requires and not has and not deleting:
+            edit = finalizers.Edit.ADD  # no change handlers, but daemons or timers: their deletion waits for them
         return dataclasses.replace(plan, skip=Skip.STEALTH, edit=edit)
     if change.reason == Reason.FREE:
         return _unguarded(ctx, record, plan, Skip.FREE, ())

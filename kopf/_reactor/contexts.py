@@ -33,6 +33,7 @@ class OperatorContext:
     indices: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     scheduler: scheduling.Scheduler = dataclasses.field(default_factory=scheduling.Scheduler)
     spawns: set[Any] = dataclasses.field(default_factory=set)  # all daemons and timers running (`spawning`)
+    exiting: bool = False  # the operator is stopping: no daemon or timer starts any more
 
 
 @dataclasses.dataclass

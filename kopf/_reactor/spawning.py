@@ -88,6 +88,8 @@ def reconcile(rctx: contexts.ResourceContext, record: records.ObjectRecord, plan
               answer: Mapping[str, Any] | None) -> None:
     """After a cycle: the newest body to the object's daemons and timers; start or stop them."""
     background: Background | None = record.background
+    if rctx.operator.exiting:
+        return  # stopped for the operator's exit: nothing starts again
     if plan.event_type == 'DELETED':
         if background is not None:
             background.stop_all(DaemonStoppingReason.RESOURCE_DELETED)
@@ -113,6 +115,7 @@ def reconcile(rctx: contexts.ResourceContext, record: records.ObjectRecord, plan
 
 async def stop_all(ctx: contexts.OperatorContext, reason: DaemonStoppingReason) -> None:
     """Stop every daemon and timer of the operator; wait for them a while; cancel the leftovers."""
+    ctx.exiting = True
     spawns = list(ctx.spawns)
     if not spawns:
         return
@@ -123,6 +126,9 @@ async def stop_all(ctx: contexts.OperatorContext, reason: DaemonStoppingReason) 
         if not ctx.spawns:
             return
         await asyncio.sleep(0)
+    instant = [task for spawn in list(ctx.spawns) for task in spawn.tasks()]
+    if instant and settings.instant_exit_timeout:
+        await asyncio.wait(instant, timeout=settings.instant_exit_timeout)
     tasks = [task for spawn in list(ctx.spawns) for task in spawn.tasks()]
     if tasks:
         await asyncio.wait(tasks, timeout=EXIT_TIMEOUT)
@@ -261,6 +267,7 @@ class Spawn:
         moment = now()
         kwargs = handler_kwargs(handler, background.cause(patch), retry=self.state.retries,
                                 started=self.state.started, runtime=self.state.runtime(moment), stopped=self.flag)
+        model.invoked_log(handler).emit(self.logger)
         settings = background.rctx.settings
         executor = settings.execution.executor if self.is_async or isinstance(handler, handlers.TimerHandler) else \
             _ThreadPerCall(f'kopf daemon {handler.id!r} of {background.logger.prefix}')
@@ -275,7 +282,7 @@ class Spawn:
         """The attempt merged into the in-memory state (retries, timeout, delays); logged as judged."""
         default_backoff = self.background.rctx.settings.execution.default_backoff
         judged = self.state.with_outcome(outcome, handler=self.handler, now=now(), default_backoff=default_backoff)
-        for entry in plans.judged_logs(self.handler, outcome, judged):  # type: ignore[arg-type]
+        for entry in model.attempt_logs(self.handler, outcome, judged):
             entry.emit(self.logger)
         return judged
 
@@ -304,8 +311,6 @@ class Daemon(Spawn):
                 outcome = await self._attempt()
                 judged = self._judge(outcome)
                 if judged.success or judged.failure:
-                    if judged.success and not self.flag:
-                        self.logger.info(f'{handler} has exited on its own and will not be retried or restarted.')
                     finished = not self.flag  # a stop made it return: it runs again when it matches again
                     return
                 self.state = judged
@@ -313,12 +318,14 @@ class Daemon(Spawn):
                 if await self._sleep(delay):
                     return
         except asyncio.CancelledError:
+            self.logger.warning(f'{handler} is cancelled. Will escalate.')
             if not self.flag:
                 raise  # not by us: e.g. the loop is closing
         except Exception as exc:  # the framework's own failure: never a crash of the operator
             self.logger.exception(f'{handler} failed unexpectedly: {exc!r}')
         finally:
             self._finished = finished
+            model.exit_log(handler, None if finished else self.flag.reason).emit(self.logger)
 
     async def _sleep(self, delay: float) -> bool:
         """Sleep unless stopped; True if stopped (before or during the sleep)."""
@@ -331,53 +338,49 @@ class Daemon(Spawn):
         return bool(self.flag)
 
     def _done(self, task: 'asyncio.Task[None]') -> None:
-        if self.flag and self.flag.reason is not None and self.flag.reason & DaemonStoppingReason.DAEMON_CANCELLED:
-            self.logger.debug(f'{self.handler} has exited after cancellation.')
-        elif self.flag:
-            self.logger.debug(f'{self.handler} has exited gracefully.')
         self._exit(finished=getattr(self, '_finished', False))
 
     def stop(self, reason: DaemonStoppingReason) -> None:
+        """The stop sequence: the flag; after `cancellation_backoff`, by force if `cancellation_timeout` is set."""
         if not self._set_flag(reason) or self.task.done():
             return
-        self.logger.debug(f'{self.handler} is signalled to exit gracefully.')
-        handler = self.handler
-        if self.is_async:
-            self._later(handler.cancellation_backoff or 0.0, self._cancel)
+        backoff = self.handler.cancellation_backoff
+        if backoff is not None:
+            self.logger.debug(f'{self.handler} is signalled to exit gracefully.')
+            self._later(backoff, self._escalate)
         else:
-            self._wait_or_abandon()
+            self._escalate()
 
     def _later(self, delay: float, callback: Callable[[], None]) -> None:
         loop = asyncio.get_running_loop()
         self.scheduler.at(self, loop.time() + max(0.0, delay), callback, replace=True)
 
-    def _cancel(self) -> None:
+    def _escalate(self) -> None:
+        """With `cancellation_timeout`: cancel it (a sync one cannot be), then abandon it after the timeout."""
         if self.task.done():
             return
-        self.flag.set(DaemonStoppingReason.DAEMON_CANCELLED)
-        self.logger.debug(f'{self.handler} is signalled to exit by force.')
-        self.task.cancel()
-        self._wait_or_abandon()
-
-    def _wait_or_abandon(self) -> None:
         timeout = self.handler.cancellation_timeout
-        if timeout is not None:
-            self._later(timeout, self._abandon)
-        else:
-            polling = self.handler.cancellation_polling or self.background.rctx.settings.background.cancellation_polling
-            self._later(polling, self._poll)
+        if timeout is None:
+            self._later(0.0, self._poll)  # waited for, however long it takes
+            return
+        self.logger.debug(f'{self.handler} is signalled to exit by force.')
+        if self.is_async:
+            self.flag.set(DaemonStoppingReason.DAEMON_CANCELLED)
+            self.task.cancel()
+        self._later(timeout, self._abandon)
 
     def _poll(self) -> None:
         if not self.task.done():
-            self.logger.debug(f'{self.handler} has not exited yet. Waiting for it.')
-            self._wait_or_abandon()
+            polling = self.handler.cancellation_polling or self.background.rctx.settings.background.cancellation_polling
+            self.logger.debug(f'{self.handler} is still exiting. The next check is in {polling} seconds.')
+            self._later(polling, self._poll)
 
     def _abandon(self) -> None:
         if self.task.done():
             return
         self.flag.set(DaemonStoppingReason.DAEMON_ABANDONED)
         self.logger.warning(f'{self.handler} did not exit in time. Leaving it orphaned.')
-        warnings.warn(f'{self.handler} did not exit in time and is abandoned.', ResourceWarning, stacklevel=1)
+        warnings.warn(f'{self.handler} did not exit in time.', ResourceWarning, stacklevel=1)
         self._exit(finished=False)
 
 
@@ -423,7 +426,7 @@ class Timer(Spawn):
             judged = self.state._failed(now(), str(exc))
         finished = loop.time()
         if self.flag:
-            self._exit(finished=False)
+            self._stopped()
             return
         final = judged.success or judged.failure
         self.state = progress.HandlerState.from_scratch(now=now(), purpose=None) if final else judged
@@ -449,5 +452,10 @@ class Timer(Spawn):
             return
         self.scheduler.cancel(self)
         if self.call is None or self.call.done():
-            self._exit(finished=False)
+            self._stopped()
         # else: the running call finishes; then it exits (see `_call`)
+
+    def _stopped(self) -> None:
+        if self.flag.reason is not None and self.flag.reason & DaemonStoppingReason.OPERATOR_EXITING:
+            model.exit_log(self.handler, self.flag.reason).emit(self.logger)  # only then, as upstream
+        self._exit(finished=False)
