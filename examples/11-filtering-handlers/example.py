@@ -2,7 +2,8 @@
 
 Each create handler logs its own name when it runs: by labels (exact value, PRESENT, ABSENT, a
 callback), by annotations, by a field's value, by `when=`; the update handlers by `old=`/`new=`
-values of a field. (Daemons with filters are not shown: daemons are not run by this version yet.)
+values of a field. Daemons take the same filters: `daemon_with_field_value` runs while `spec.field`
+is "value", logging every second, and is stopped when the field changes.
 """
 import kopf
 
@@ -68,6 +69,14 @@ def create_with_when_lambda(logger, **_):
 @kopf.on.create('kopfexamples', when=kopf.any_([is_good_enough, lambda name, **_: name.endswith('-1')]))
 def create_with_any_of_callbacks(logger, **_):
     logger.info('Any of the callbacks is satisfied.')
+
+
+@kopf.daemon('kopfexamples', field='spec.field', value='value')
+def daemon_with_field_value(stopped, logger, **_):
+    while not stopped:
+        logger.info('Field daemon is running.')
+        stopped.wait(1)
+    logger.info(f'Field daemon is stopped: {stopped.reason}.')
 
 
 @kopf.on.update('kopfexamples', field='spec.field', old='value', new='changed')

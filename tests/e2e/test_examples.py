@@ -9,6 +9,7 @@ import pathlib
 import runpy
 import subprocess
 import sys
+import time
 import urllib.request
 from collections.abc import Iterator
 from typing import Any
@@ -265,6 +266,8 @@ def test_11_filtering_handlers(cluster: LocalCluster) -> None:
         assert message in output, message
     assert 'MUST NOT BE LOGGED' not in output
     assert 'Creation is processed: 8 succeeded; 0 failed.' in output
+    assert 'Field daemon is running.' in output  # while spec.field is "value"; stopped when it changes:
+    assert 'Field daemon is stopped: DaemonStoppingReason.FILTERS_MISMATCH.' in output
 
 
 def test_12_embedded(cluster: LocalCluster, capsys: pytest.CaptureFixture[str]) -> None:
@@ -318,6 +321,69 @@ def test_13_hooks(cluster: LocalCluster, kubeconfig: pathlib.Path, monkeypatch: 
     assert f'Logged in to {cluster.url}, valid for 30 seconds.' in output
     assert '[default/pod-1] Pod event: ' in output and '[default/pod-2] Pod event: ' in output
     assert output.index('The background task is stopped.') > output.index('Stop-flag is raised')
+
+
+def test_14_daemons(cluster: LocalCluster) -> None:
+    progress: set[str] = set()
+
+    def finished() -> Obj | None:
+        found = status(cluster)
+        if 'progress' in found:
+            progress.add(found['progress'])
+        return found.get('accompany')
+
+    def watched() -> Obj:
+        return dict(status(cluster).get('watch_annotated') or {})
+
+    mismatch = 'DaemonStoppingReason.FILTERS_MISMATCH'
+    with runner('14-daemons', cluster) as operator:
+        assert operator.wait_ready(20)
+        cluster.apply(OBJ)
+        assert wait_for(finished, interval=0.05) == {'message': 'Accompanying is finished.'}
+        assert status(cluster)['progress'] == 'Done.'
+        obj = kex(cluster)
+        assert obj is not None and obj['metadata']['finalizers'] == ['kopf.zalando.org/KopfFinalizerMarker']
+        assert not watched()  # still running
+        patch_kex(cluster, {'metadata': {'annotations': {'someannotation': None}}})  # the filter stops matching
+        assert wait_for(watched) == {'times': 1, 'stopped': mismatch}
+        patch_kex(cluster, {'metadata': {'annotations': {'someannotation': 'somevalue'}}})  # it matches again
+        time.sleep(0.5)  # no way to see the restart from outside but by stopping it again:
+        patch_kex(cluster, {'metadata': {'annotations': {'someannotation': None}}})
+        assert wait_for(lambda: watched().get('times') == 2 and watched()) == {'times': 2, 'stopped': mismatch}
+        patch_kex(cluster, {'metadata': {'annotations': {'someannotation': 'somevalue'}}})
+        time.sleep(0.5)
+        delete_kex(cluster)
+        wait_for(lambda: kex(cluster) is None)  # the finalizer is released once the daemons have exited
+    output = operator.output
+    deleted = output.index('Stopped watching kopf-example-1: DaemonStoppingReason.RESOURCE_DELETED.')
+    assert {'Getting ready (attempt 1).', 'Getting ready (attempt 2).'} & progress, progress
+    assert output.count("Daemon 'accompany' failed temporarily: Not ready to accompany yet") == 2
+    assert 'Accompanying: step 3 of 3.' in output
+    assert 'Accompanying is interrupted' not in output
+    assert "Daemon 'accompany' has exited on its own and will not be retried or restarted." in output
+    assert 'Ping 2.' in output
+    assert 'Watching the annotated kopf-example-1 (time 3).' in output[:deleted]
+    # Cancelled after cancellation_backoff=0.1 if stopped in its 1-second sleep (most likely), else graceful:
+    assert 'Pinging is cancelled after ' in output or "Daemon 'ping' has exited gracefully." in output
+    assert 'OPERATOR_EXITING' not in output  # all were stopped by the deletion, before the operator's exit
+
+
+def test_15_timers(cluster: LocalCluster) -> None:
+    with runner('15-timers', cluster) as operator:
+        assert operator.wait_ready(20)
+        cluster.apply(OBJ)
+        assert wait_for(lambda: status(cluster).get('check_when_quiet')) == {'field': 'value'}
+        assert wait_for(lambda: status(cluster).get('tick', {}).get('ticks', 0) >= 3)
+        changed = time.monotonic()
+        patch_kex(cluster, {'spec': {'field': 'changed'}})
+        wait_for(lambda: status(cluster).get('check_when_quiet') == {'field': 'changed'})
+        assert time.monotonic() - changed >= 0.9  # idle=1: not before 1 s of no essential changes
+        delete_kex(cluster)
+        wait_for(lambda: kex(cluster) is None)
+    output = operator.output
+    assert 'Tick 3.' in output
+    assert "The object has been quiet for a while: field='value'." in output
+    assert "The object has been quiet for a while: field='changed'." in output
 
 
 def test_99_all_at_once(cluster: LocalCluster, kubeconfig: pathlib.Path) -> None:
