@@ -86,7 +86,7 @@ async def test_an_async_daemon_ignoring_its_flag_is_cancelled(
     @kopf.daemon('kopfexamples', cancellation_backoff=0.1, cancellation_timeout=5, registry=registry)
     async def stubborn(**_: Any) -> None:
         try:
-            while True:
+            while True:  # noqa: ASYNC110  # a daemon that ignores its flag on purpose
                 await asyncio.sleep(0.05)
         except asyncio.CancelledError:
             cancelled.set()

@@ -4,6 +4,7 @@ The timing tests run under looptime (fake time): their timers do no I/O, so thei
 exact fake-time points whatever the loopback I/O around them takes. Waiting is with real-time deadlines.
 """
 import asyncio
+import itertools
 from typing import Any
 
 import pytest
@@ -15,7 +16,7 @@ from .conftest import example, get_example
 
 
 def gaps(times: list[float]) -> list[float]:
-    return [round(b - a, 3) for a, b in zip(times, times[1:], strict=False)]
+    return [round(b - a, 3) for a, b in itertools.pairwise(times)]
 
 
 @pytest.mark.looptime
