@@ -147,6 +147,10 @@ class OperatorRegistry:
         """Whether no handler of the resource has filters: the object's content never decides which apply."""
         return self._selected(ResourceHandler, resource)[1]
 
+    def select(self, kind: type[_H], resource: Resource) -> tuple[_H, ...]:
+        """The handlers of a kind whose selector selects the resource (filters not applied)."""
+        return self._selected(kind, resource)[0]
+
     def has_handlers(self, resource: Resource, kind: type[ResourceHandler] = ResourceHandler) -> bool:
         return bool(self._selected(kind, resource)[0])
 

@@ -34,6 +34,7 @@ class OperatorContext:
     scheduler: scheduling.Scheduler = dataclasses.field(default_factory=scheduling.Scheduler)
     spawns: set[Any] = dataclasses.field(default_factory=set)  # all daemons and timers running (`spawning`)
     exiting: bool = False  # the operator is stopping: no daemon or timer starts any more
+    indexing: Any = None   # the in-memory indices and the gate of the start (`indexing.Indexing`)
 
 
 @dataclasses.dataclass

@@ -28,7 +28,7 @@ from collections.abc import Collection, Mapping
 from typing import Any
 
 from kopf._api import discovery, errors, namespaces, streams, watching
-from kopf._model import resources, selectors
+from kopf._model import handlers, resources, selectors
 from kopf._reactor import contexts, queueing
 from kopf._storage import fitting
 
@@ -92,6 +92,8 @@ class Observer:
         if self.scope.discovering:
             self.tg.create_task(self.watch_namespaces(), name='kopf namespaces watcher')
         await self.refresh()
+        if self.ctx.indexing is not None:
+            self.ctx.indexing.serving_started()  # the indexed resources found now are all being listed
         if self.ctx.settings.scanning.disabled:
             return
         try:
@@ -166,6 +168,8 @@ class Observer:
             if task is None or task.done():
                 where = f'{resource.name} in {namespace}' if namespace else f'{resource.name} cluster-wide'
                 logger.debug(f'Starting the watch-stream for {where}.')
+                if self.ctx.indexing is not None and self.ctx.registry.has_handlers(resource, handlers.IndexingHandler):
+                    self.ctx.indexing.register((resource, namespace))  # the start waits for its listing
                 self.watchers[(resource, namespace)] = self.tg.create_task(
                     self.watch(rctx, namespace), name=f'kopf watcher of {where}')
 
@@ -200,10 +204,11 @@ class Observer:
     async def watch(self, rctx: contexts.ResourceContext, namespace: str | None) -> None:
         try:
             async with asyncio.TaskGroup() as workers:
-                dispatcher = queueing.Dispatcher(rctx, workers)
+                dispatcher = queueing.Dispatcher(rctx, workers, key=(rctx.resource, namespace))
                 try:
                     async for item in watching.watch_objs(self.ctx.client, rctx.resource, namespace=namespace):
                         if item is streams.LISTED:
+                            dispatcher.listed()
                             continue
                         ns = (item['object'].get('metadata') or {}).get('namespace')
                         if self.scope.serves(ns):

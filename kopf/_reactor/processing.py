@@ -17,6 +17,13 @@ from kopf._reactor import applying, changing, contexts, loggers, spawning
 async def process(rctx: contexts.ResourceContext, record: records.ObjectRecord, event: RawEvent, *,
                   fresh: bool, logger: Logger) -> records.Done:
     """Decide and invoke everything for this event, send the one patch; what the cycle came to."""
+    indexing = rctx.operator.indexing
+    if indexing is not None:
+        if fresh and rctx.registry.has_handlers(rctx.resource, handlers.IndexingHandler):
+            await indexing.index(rctx, record, event, logger)  # first: every fresh event, whatever else
+            indexing.indexed(record.owner.key if record.owner is not None else None, record.uid)
+        if not indexing.ready.is_set():
+            await indexing.wait()  # no handler sees a half-filled index
     plan = plans.decide(rctx, record, event, now=changing.now(), fresh=fresh, logger=logger,
                         event_logger=lambda: loggers.LocalObjectLogger(body=event['object'], settings=rctx.settings))
     emit(plan.logs, logger)

@@ -18,8 +18,9 @@ import asyncio
 import collections
 import functools
 import logging
+from typing import Any
 
-from kopf._model import records
+from kopf._model import handlers, records
 from kopf._model.bodies import RawEvent
 from kopf._reactor import contexts, invoking, loggers, processing
 
@@ -54,7 +55,7 @@ class Dispatcher:
     # One cycle of one object. A seam: a subclass may run its own cycles (e.g. to test the queue alone).
     process = staticmethod(processing.process)
 
-    def __init__(self, rctx: contexts.ResourceContext, tg: asyncio.TaskGroup) -> None:
+    def __init__(self, rctx: contexts.ResourceContext, tg: asyncio.TaskGroup, *, key: Any = None) -> None:
         self.rctx = rctx
         self.tg = tg
         self.scheduler = rctx.operator.scheduler
@@ -65,12 +66,19 @@ class Dispatcher:
         self.active = 0   # runners counted against the limit
         self.limit = rctx.settings.queueing.worker_limit or DEFAULT_WORKER_LIMIT
         self.closed = False
+        self.indexing = rctx.operator.indexing if rctx.registry.has_handlers(rctx.resource,
+                                                                            handlers.IndexingHandler) else None
+        self.key = key if key is not None else self  # the stream: (resource, namespace)
+        if self.indexing is not None:
+            self.indexing.register(self.key)
 
     def dispatch(self, event: RawEvent) -> None:
         meta = event.get('object', {}).get('metadata') or {}
         uid = str(meta.get('uid') or f"{meta.get('namespace')}/{meta.get('name')}")
         record = self.rctx.remember(uid)
         record.owner = self
+        if self.indexing is not None and event.get('type') is None:
+            self.indexing.expect(self.key, uid, limit=self.limit)
         self._carry_out(record, records.step(record, records.Arrived(event)))
 
     def nudge(self, record: records.ObjectRecord, event: RawEvent) -> None:
@@ -78,6 +86,11 @@ class Dispatcher:
         if not self.closed and self.rctx.records.get(record.uid) is record:
             now = asyncio.get_running_loop().time()
             self._carry_out(record, records.step(record, records.Nudged(event=event, now=now)))
+
+    def listed(self) -> None:
+        """The initial listing of the stream is over (its objects may still be in the queue)."""
+        if self.indexing is not None:
+            self.indexing.listed(self.key)
 
     def close(self) -> None:
         """The stream is over: no more wake-ups of its records."""

@@ -21,7 +21,7 @@ from kopf._model import memos, registries
 from kopf._model import settings as settings_
 from kopf._model.causes import Activity
 from kopf._model.daemons import DaemonStoppingReason
-from kopf._reactor import activities, contexts, flags, observing, spawning, supported
+from kopf._reactor import activities, contexts, flags, indexing, observing, spawning, supported
 from kopf._reactor.flags import Flag
 
 logger = logging.getLogger('kopf.reactor.running')
@@ -97,6 +97,8 @@ async def spawn_tasks(
     ctx = contexts.OperatorContext(
         settings=settings, registry=registry, client=None,  # type: ignore[arg-type]  # set below
         memo=memo if memo is not None else memos.Memo(), lifecycle=lifecycle or lifecycles.get_default_lifecycle())
+    ctx.indexing = indexing.Indexing(registry)
+    ctx.indices = ctx.indexing.indices
     vault = vault if vault is not None else credentials.Vault(activities.make_login(ctx))
     ctx.client = client_.APIClient(vault, settings)
     scope = observing.Scope(clusterwide=clusterwide, patterns=tuple(namespaces))

@@ -1,6 +1,6 @@
 """Handler kinds whose runtime comes later: refused at start with a message naming the handlers.
 
-Indices and admission webhooks are registered by the decorators, but the reactor
+Admission webhooks are registered by the decorators, but the reactor
 does not run them yet: an operator with any of them exits at start instead of silently ignoring them.
 """
 from kopf._model import handlers, registries
@@ -11,7 +11,6 @@ class UnsupportedHandlersError(Exception):
 
 
 KINDS: dict[type[handlers.BaseHandler], str] = {
-    handlers.IndexingHandler: 'index',
     handlers.WebhookHandler: 'admission webhook',
 }
 

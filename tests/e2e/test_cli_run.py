@@ -101,12 +101,12 @@ def test_kopf_run_refuses_clearly(args: list[str], message: str) -> None:
 
 
 def test_kopf_run_refuses_unsupported_handler_kinds(tmp_path: pathlib.Path) -> None:
-    path = tmp_path / 'indices.py'
-    path.write_text("import kopf\n\n@kopf.index('kopfexamples', id='my-index')\ndef fn(**_): pass\n")
+    path = tmp_path / 'webhooks.py'
+    path.write_text("import kopf\n\n@kopf.on.validate('kopfexamples', id='my-webhook')\ndef fn(**_): pass\n")
     result = subprocess.run([sys.executable, '-m', 'kopf', 'run', '-A', str(path)], capture_output=True, text=True,
                             timeout=30, env={**os.environ, 'KUBECONFIG': str(tmp_path / 'none')})
     assert result.returncode == 1
-    assert "index 'my-index'" in result.stderr
+    assert "admission webhook 'my-webhook'" in result.stderr
     assert 'Traceback' not in result.stderr
 
 

@@ -199,11 +199,11 @@ async def test_event_handlers_and_stealth(cluster: LocalCluster, registry: kopf.
 
 async def test_unsupported_handler_kinds_refuse_to_start(registry: kopf.OperatorRegistry,
                                                          start_operator: Starter) -> None:
-    @kopf.index('kopfexamples', id='my-index', registry=registry)
-    def index_fn(**_: Any) -> None:
+    @kopf.on.validate('kopfexamples', id='my-webhook', registry=registry)
+    def webhook_fn(**_: Any) -> None:
         pass
 
-    with pytest.raises(Exception, match="index 'my-index'"):
+    with pytest.raises(Exception, match="admission webhook 'my-webhook'"):
         await start_operator()
 
 
