@@ -386,6 +386,56 @@ def test_15_timers(cluster: LocalCluster) -> None:
     assert "The object has been quiet for a while: field='changed'." in output
 
 
+def test_16_indexing(cluster: LocalCluster, monkeypatch: pytest.MonkeyPatch) -> None:
+    import kubernetes
+
+    from kopf._reactor import probing
+    monkeypatch.setattr(probing, 'PROBE_CACHE_TIME', 0.0)  # not to wait 10 s for fresh probes
+    core = kubernetes.client.CoreV1Api(k8s(cluster))
+
+    def app_pod(name: str, app: str | None) -> Obj:
+        obj = pod(name)
+        obj['metadata']['labels'] = {} if app is None else {'app': app}
+        return obj
+
+    def set_phase(name: str, phase: str) -> None:  # no kubelet runs the pods: their status is ours to set
+        core.patch_namespaced_pod_status(name, 'default', {'status': {'phase': phase}})
+
+    def summary() -> Obj:
+        return dict(status(cluster).get('summarize') or {})
+
+    def probed() -> Obj | None:
+        try:
+            with urllib.request.urlopen(url, timeout=5) as response:
+                result: Obj = json.loads(response.read())
+        except OSError:
+            return None
+        return result
+
+    cluster.apply(app_pod('web-1', 'web'), app_pod('db-1', 'db'), app_pod('no-app', None))  # before the start
+    set_phase('web-1', 'Running')
+    set_phase('no-app', 'Running')
+    url = f'http://127.0.0.1:{free_port()}/healthz'
+    with runner('16-indexing', cluster, '--liveness', url) as operator:
+        assert operator.wait_ready(20)
+        cluster.apply(app_pod('web-2', 'web'), OBJ)  # after the start
+        set_phase('db-1', 'Running')
+        assert wait_for(lambda: summary().get('running-pods') == ['db-1', 'no-app', 'web-1'] and summary()) == {
+            'running-pods': ['db-1', 'no-app', 'web-1'],
+            'apps': [{'app': 'db', 'pods': ['db-1']}, {'app': 'web', 'pods': ['web-1', 'web-2']}]}
+        assert wait_for(lambda: (probed() or {}).get('indexed_pods')) == {'labelled': 3, 'running': 3}
+        core.delete_namespaced_pod('web-1', 'default')  # both indices forget it
+        set_phase('db-1', 'Succeeded')                  # no longer running: out of one index only
+        assert wait_for(lambda: summary().get('running-pods') == ['no-app'] and summary()) == {
+            'running-pods': ['no-app'],
+            'apps': [{'app': 'db', 'pods': ['db-1']}, {'app': 'web', 'pods': ['web-2']}]}
+        assert wait_for(lambda: (probed() or {}).get('indexed_pods') == {'labelled': 2, 'running': 1})
+        assert not any(p['metadata'].get('finalizers') for p in pods(cluster))  # indexing holds no finalizers
+    output = operator.output
+    assert 'Indexing is complete: ' in output
+    assert output.index('Indexing is complete: ') < output.index("Timer 'summarize' is invoked.")
+
+
 def test_99_all_at_once(cluster: LocalCluster, kubeconfig: pathlib.Path) -> None:
     with runner('99-all-at-once', cluster) as operator:
         assert operator.wait_ready(20)
