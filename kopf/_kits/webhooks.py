@@ -1,23 +1,35 @@
-"""Admission webhook servers and tunnels (SPEC §8.5): placeholders until admission is implemented.
+"""Admission webhook servers (and, later, tunnels) for `settings.admission.server`.
 
-They accept upstream's constructor parameters, so that code configuring them is valid, but
-constructing any of them raises `NotImplementedError` naming the class: an operator must never
-silently run without the webhooks it asked for.
+`WebhookServer` serves HTTPS with aiohttp's web server (imported only when it starts): with the
+given certificate, or a self-signed CA and certificate made with `cryptography` (SANs for the host,
+the address and `extra_sans`; the CA goes into the client config's `caBundle`, and to `cadump`).
+`WebhookK3dServer`, `WebhookMinikubeServer`, `WebhookDockerDesktopServer` differ in the host that
+the cluster reaches the operator at; `WebhookAutoServer` is the plain server. The ngrok tunnels
+are placeholders that refuse to be made (their runtime comes later).
 """
+import asyncio
+import base64
+import functools
+import logging
 import os
+import pathlib
 import ssl
+import tempfile
 from collections.abc import AsyncIterator, Iterable
-from typing import ClassVar, NoReturn
+from typing import Any, ClassVar, NoReturn
 
 from kopf._model.admission import WebhookClientConfig, WebhookFn
 
 PathLike = str | os.PathLike[str]
 
 
+logger = logging.getLogger('kopf.webhooks')
+
+
 def _refuse(obj: object) -> NoReturn:
     raise NotImplementedError(
-        f'kopf.{type(obj).__name__}: admission webhooks are not implemented yet in this version of kopf '
-        '(@kopf.on.validate/@kopf.on.mutate handlers are registered but cannot be served).')
+        f'kopf.{type(obj).__name__}: tunnels are not implemented yet in this version of kopf; '
+        'use kopf.WebhookServer (or its K3d/Minikube/DockerDesktop variants) instead.')
 
 
 class _Placeholder:
@@ -27,10 +39,16 @@ class _Placeholder:
         _refuse(self)
 
 
-class WebhookServer(_Placeholder):
-    """A local HTTPS server for admission requests (self-signed certificate unless one is given)."""
+class WebhookServer:
+    """A local HTTPS server for admission requests (a self-signed certificate unless one is given).
+
+    As an async generator of client configs (`settings.admission.server = kopf.WebhookServer(...)`)
+    it serves until cancelled, yielding its config once; as an async context manager it serves
+    while the `async with` block runs. `POST <path>/<webhook id>` with an AdmissionReview body.
+    """
 
     DEFAULT_HOST: ClassVar[str | None] = None
+    MAX_BODY = 16 * 1024 * 1024  # an UPDATE review carries the object and the old object
 
     def __init__(
             self,
@@ -54,7 +72,118 @@ class WebhookServer(_Placeholder):
             verify_cadata: str | bytes | None = None,
             file_check_interval: float = 60,
     ) -> None:
-        _refuse(self)
+        self.addr, self.port, self.path, self.host = addr, port, path, host
+        self.cadata, self.cafile, self.cadump, self.context = cadata, cafile, cadump, context
+        self.insecure, self.certfile, self.pkeyfile, self.password = insecure, certfile, pkeyfile, password
+        self.extra_sans = list(extra_sans)
+        self.verify_mode, self.verify_cafile = verify_mode, verify_cafile
+        self.verify_capath, self.verify_cadata = verify_capath, verify_cadata
+        self.file_check_interval = file_check_interval
+        self._runner: Any = None
+
+    async def __call__(self, fn: WebhookFn) -> AsyncIterator[WebhookClientConfig]:
+        config = await self._start(fn)
+        try:
+            yield config
+            await asyncio.Event().wait()  # serve until cancelled
+        finally:
+            await self._stop()
+
+    async def __aenter__(self) -> 'WebhookServer':
+        return self
+
+    async def __aexit__(self, *_: Any) -> None:
+        await self._stop()
+
+    async def _start(self, fn: WebhookFn) -> WebhookClientConfig:
+        from aiohttp import web  # lazily: only operators with admission webhooks serve them
+
+        app = web.Application(client_max_size=self.MAX_BODY)
+        prefix = '/' + (self.path or '').strip('/')
+        handler = functools.partial(_serve_review, fn)
+        app.router.add_post(prefix.rstrip('/') + '/{webhook:.*}', handler)
+        if prefix != '/':
+            app.router.add_post(prefix, handler)
+        context, ca_pem = self._tls()
+        self._runner = web.AppRunner(app, access_log=None, handle_signals=False)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, self.addr, self.port or 0, ssl_context=context)
+        await site.start()
+        port = self.port or _bound_port(site)
+        listening = self.addr if self.addr not in (None, '', '0.0.0.0', '::') else 'localhost'
+        host = self.host or self.DEFAULT_HOST or listening
+        url = f'{"http" if self.insecure else "https"}://{host}:{port}{prefix.rstrip("/")}'
+        config: WebhookClientConfig = {'url': url}
+        if ca_pem is not None:
+            config['caBundle'] = base64.b64encode(ca_pem).decode()
+        logger.debug(f'Listening for webhooks at {url}')
+        return config
+
+    async def _stop(self) -> None:
+        if self._runner is not None:
+            runner, self._runner = self._runner, None
+            await runner.cleanup()
+
+    def _tls(self) -> tuple[ssl.SSLContext | None, bytes | None]:
+        """The server's TLS context (TLS 1.2+), and the CA to put into the client config (if known)."""
+        if self.insecure:
+            return None, None
+        ca_pem = self.cadata or (pathlib.Path(self.cafile).read_bytes() if self.cafile else None)
+        context = self.context
+        if context is None:
+            context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+            context.minimum_version = ssl.TLSVersion.TLSv1_2
+            if self.certfile is not None and self.pkeyfile is not None:
+                context.load_cert_chain(self.certfile, self.pkeyfile, password=self.password)
+            else:
+                from kopf._model import certificates  # lazily: needs `cryptography`
+                host = self.host or self.DEFAULT_HOST or 'localhost'
+                made = certificates.make(host, *([self.addr] if self.addr else []), *self.extra_sans)
+                ca_pem = made.ca_pem
+                with tempfile.TemporaryDirectory() as tmp:
+                    cert, key = pathlib.Path(tmp) / 'cert.pem', pathlib.Path(tmp) / 'key.pem'
+                    cert.write_bytes(made.cert_pem)
+                    key.touch(mode=0o600)
+                    key.write_bytes(made.key_pem)
+                    context.load_cert_chain(str(cert), str(key))
+            if self.verify_mode is not None:
+                context.verify_mode = self.verify_mode
+            if self.verify_cafile or self.verify_capath or self.verify_cadata:
+                context.load_verify_locations(cafile=self.verify_cafile, capath=self.verify_capath,
+                                              cadata=self.verify_cadata)
+        if self.cadump is not None and ca_pem is not None:
+            pathlib.Path(self.cadump).write_bytes(ca_pem)
+        return context, ca_pem
+
+
+def _bound_port(site: Any) -> int:
+    server = getattr(site, '_server', None)
+    sockets = getattr(server, 'sockets', None) or []
+    return int(sockets[0].getsockname()[1]) if sockets else 0
+
+
+async def _serve_review(fn: WebhookFn, request: Any) -> Any:
+    """One admission request: 400 for what is not an AdmissionReview, 500 (logged) for our own failure."""
+    from aiohttp import web
+
+    from kopf._model import admission
+
+    webhook = request.match_info.get('webhook') or None
+    try:
+        payload = await request.json()
+    except Exception as exc:  # malformed JSON, a wrong charset, an oversized body
+        logger.warning(f'A malformed admission request to {request.path!r}: {exc!r}')
+        return web.json_response({'error': 'The body is not JSON.'}, status=400)
+    peer = request.transport.get_extra_info('peercert') if request.transport is not None else None
+    try:
+        answer = await fn(payload, webhook=webhook, headers=dict(request.headers), sslpeer=peer or {})
+    except admission.BadReview as exc:
+        logger.warning(f'A bad admission request to {request.path!r}: {exc}')
+        return web.json_response({'error': str(exc)}, status=400)
+    except Exception as exc:
+        logger.exception(f'An admission request to {request.path!r} failed: {exc!r}')
+        return web.json_response({'error': 'The request failed.'}, status=500)
+    return web.json_response(answer)
 
 
 class WebhookK3dServer(WebhookServer):

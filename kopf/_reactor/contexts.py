@@ -35,6 +35,7 @@ class OperatorContext:
     spawns: set[Any] = dataclasses.field(default_factory=set)  # all daemons and timers running (`spawning`)
     exiting: bool = False  # the operator is stopping: no daemon or timer starts any more
     indexing: Any = None   # the in-memory indices and the gate of the start (`indexing.Indexing`)
+    admission: Any = None  # the admission webhooks' side, if any handlers (`admission.Admission`)
 
 
 @dataclasses.dataclass

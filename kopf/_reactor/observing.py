@@ -163,6 +163,8 @@ class Observer:
     async def serve(self, resource: resources.Resource) -> None:
         rctx = self.served.get(resource) or await self.fit(resource)
         self.served[resource] = rctx
+        if self.ctx.admission is not None:
+            await self.ctx.admission.served(self.served)  # the webhooks' rules for what is served
         for namespace in self.scope.watch_namespaces(resource, self.discovered):
             task = self.watchers.get((resource, namespace))
             if task is None or task.done():

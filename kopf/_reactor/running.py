@@ -91,7 +91,6 @@ async def spawn_tasks(
     if not clusterwide and not namespaces:
         clusterwide = True
     registry = registry if registry is not None else registries.get_default_registry()
-    supported.check(registry)
     settings = settings if settings is not None else settings_.OperatorSettings()
     from kopf import lifecycles  # the public module keeps the default lifecycle
     ctx = contexts.OperatorContext(
@@ -133,6 +132,10 @@ async def _orchestrate(ctx: contexts.OperatorContext, scope: observing.Scope, *,
                 tg.create_task(poster.run(), name='kopf event poster')
                 tg.create_task(observing.Observer(ctx, scope, tg).run(), name='kopf observer')
                 tg.create_task(_until(ctx, stopper), name='kopf stopper')
+                if ctx.registry.webhooks:
+                    from kopf._reactor import admission
+                    ctx.admission = admission.Admission(ctx)
+                    tg.create_task(ctx.admission.serve(), name='kopf admission webhooks')
                 if liveness is not None:
                     from kopf._reactor import probing
                     tg.create_task(probing.serve(ctx, liveness), name='kopf liveness endpoint')
@@ -175,6 +178,10 @@ async def _start(ctx: contexts.OperatorContext) -> None:
     try:
         await activities.run_activity(ctx, Activity.STARTUP)
     except activities.ActivityError as exc:
+        raise OperatorError(str(exc)) from None
+    try:
+        supported.check(ctx.registry, ctx.settings)  # e.g. settings.admission.server, set by startup handlers
+    except supported.UnsupportedHandlersError as exc:
         raise OperatorError(str(exc)) from None
     try:
         await ctx.client.request('GET', '/api', backoffs=(0.5, 1, 2))

@@ -1,24 +1,28 @@
-"""Handler kinds whose runtime comes later: refused at start with a message naming the handlers.
+"""What the handlers need before the operator serves them, checked once the startup handlers have run.
 
-Admission webhooks are registered by the decorators, but the reactor
-does not run them yet: an operator with any of them exits at start instead of silently ignoring them.
+Admission handlers (`@kopf.on.validate`, `@kopf.on.mutate`) need `settings.admission.server`
+(e.g. `kopf.WebhookServer()`, set in a startup handler), and `settings.admission.managed`, if set,
+must give valid webhook names: an operator must never silently run without the webhooks it asked for.
 """
-from kopf._model import handlers, registries
+from kopf._model import admission, registries
+from kopf._model import settings as settings_
 
 
 class UnsupportedHandlersError(Exception):
-    """The registry has handlers of kinds that this version of the reactor does not run."""
+    """The registry has handlers that this operator cannot serve as configured."""
 
 
-KINDS: dict[type[handlers.BaseHandler], str] = {
-    handlers.WebhookHandler: 'admission webhook',
-}
-
-
-def check(registry: registries.OperatorRegistry) -> None:
-    found = [f'{KINDS[cls]} {handler.id!r}' for handler in registry.handlers
-             for cls in KINDS if isinstance(handler, cls)]
-    if found:
+def check(registry: registries.OperatorRegistry, settings: settings_.OperatorSettings) -> None:
+    webhooks = registry.webhooks
+    if not webhooks:
+        return
+    if settings.admission.server is None:
+        names = ', '.join(f'{h.id!r}' for h in webhooks)
         raise UnsupportedHandlersError(
-            'These handlers are not supported by this version of kopf yet (their runtime comes later): '
-            + ', '.join(found) + '. Remove them or run them with another operator.')
+            f'Admission handlers ({names}) need a webhook server: set settings.admission.server '
+            '(e.g. kopf.WebhookServer()) in a startup handler.')
+    if settings.admission.managed is not None:
+        try:
+            admission.validate_managed(settings.admission.managed)
+        except ValueError as exc:
+            raise UnsupportedHandlersError(str(exc)) from None

@@ -48,7 +48,7 @@ def test_the_startup_does_not_construct_a_server_by_default(module: types.Module
 def test_the_startup_fails_clearly_when_asking_for_a_server(module: types.ModuleType) -> None:
     settings = kopf.OperatorSettings()
     settings.admission.managed = 'auto'
-    with pytest.raises(NotImplementedError, match='WebhookAutoTunnel: admission webhooks are not implemented'):
+    with pytest.raises(NotImplementedError, match='WebhookAutoTunnel: tunnels are not implemented'):
         module.configure(settings=settings)
 
 

@@ -106,7 +106,7 @@ def test_kopf_run_refuses_unsupported_handler_kinds(tmp_path: pathlib.Path) -> N
     result = subprocess.run([sys.executable, '-m', 'kopf', 'run', '-A', str(path)], capture_output=True, text=True,
                             timeout=30, env={**os.environ, 'KUBECONFIG': str(tmp_path / 'none')})
     assert result.returncode == 1
-    assert "admission webhook 'my-webhook'" in result.stderr
+    assert "Admission handlers ('my-webhook') need a webhook server" in result.stderr
     assert 'Traceback' not in result.stderr
 
 

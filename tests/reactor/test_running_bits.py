@@ -24,19 +24,22 @@ async def test_flags_are_raised_and_awaited(make: Any) -> None:
     await asyncio.wait_for(waiter, timeout=1)
 
 
-def test_unsupported_kinds_are_named() -> None:
+def test_admission_handlers_need_a_server_and_a_valid_managed_name() -> None:
     registry = kopf.OperatorRegistry()
     kopf.daemon('kex', id='d1', registry=registry)(lambda **_: None)
     kopf.timer('kex', id='t1', interval=1, registry=registry)(lambda **_: None)
     kopf.index('kex', id='i1', registry=registry)(lambda **_: None)
-    kopf.on.validate('kex', id='v1', registry=registry)(lambda **_: None)
     kopf.on.create('kex', id='fine', registry=registry)(lambda **_: None)
-    with pytest.raises(supported.UnsupportedHandlersError) as err:
-        supported.check(registry)
-    for text in ("admission webhook 'v1'",):
-        assert text in str(err.value)
-    for text in ('fine', 'd1', 't1', 'i1'):  # daemons, timers and indices run now
-        assert text not in str(err.value)
+    settings = kopf.OperatorSettings()
+    supported.check(registry, settings)  # daemons, timers, indices run
+    kopf.on.validate('kex', id='v1', registry=registry)(lambda **_: None)
+    with pytest.raises(supported.UnsupportedHandlersError, match="Admission handlers \\('v1'\\) need a webhook server"):
+        supported.check(registry, settings)
+    settings.admission.server = kopf.WebhookServer()
+    supported.check(registry, settings)
+    settings.admission.managed = 'nodots'
+    with pytest.raises(supported.UnsupportedHandlersError, match='at least two dot-separated segments'):
+        supported.check(registry, settings)
 
 
 def test_change_and_event_handlers_are_supported() -> None:
@@ -44,7 +47,7 @@ def test_change_and_event_handlers_are_supported() -> None:
     kopf.on.create('kex', registry=registry)(lambda **_: None)
     kopf.on.event('kex', registry=registry)(lambda **_: None)
     kopf.on.startup(registry=registry)(lambda **_: None)
-    supported.check(registry)
+    supported.check(registry, kopf.OperatorSettings())
 
 
 NAMESPACED = resources.Resource('g', 'v', 'p', namespaced=True)
