@@ -22,7 +22,9 @@ Signals and what they do:
   at least as new as our own last patch (at most `consistency_timeout` seconds; then it goes on).
 - `Due()`: the scheduler's wake-up: a WAITING record is queued again.
 - `Nudged(event, now)`: its daemons or timers changed (one exited): the event (its newest body) is
-  re-run now, not fresh, so that the cycle may release or remove our finalizer.
+  re-run now, not fresh, so that the cycle may release or remove our finalizer. A record that is
+  queued or running is re-run after that cycle, on the cycle's answer (or its event), never on
+  the body the nudge carried, which may be older.
 - `Stopped()`: its watch stream is over: it idles (a new stream's listing brings it back).
 - `Done(...)`: the cycle ended (see `Done`). DELETED → GONE. An unexpected error → the next
   `error_delays` step, for the event and for any newer ones. Else, the server's answer to our
@@ -76,6 +78,7 @@ class ObjectRecord:
     finished: frozenset[str] = frozenset()  # ids of daemons/timers done for good: not restarted, not holding
     background: Any = None             # the reactor's runtime of its daemons and timers (if any)
     owner: Any = None                  # the reactor's queue that serves it (to be nudged by its daemons)
+    nudged: bool = False               # nudged while queued or running: re-run its newest body after that
 
 
 # -- signals ------------------------------------------------------------------------------------------
@@ -188,9 +191,10 @@ def step(record: ObjectRecord, signal: Signal) -> list[Effect]:
             return []  # queued or running already (a fresh event came first), or idle
         return _queue(record)
     if isinstance(signal, Nudged):
-        record.last, record.wakeup_at = signal.event, signal.now
         if record.phase in (Phase.QUEUED, Phase.RUNNING):
-            return []  # its next look at it comes anyway; the wake-up is due by then
+            record.nudged = True  # the body it carries may be older than the cycle's answer: see `_done`
+            return []
+        record.last, record.wakeup_at = signal.event, signal.now
         return _queue(record)
     if isinstance(signal, Stopped):
         record.phase, record.due_at, record.logger = Phase.IDLE, None, None
@@ -270,6 +274,11 @@ def _done(record: ObjectRecord, done: Done) -> list[Effect]:
         return [Retry(delay=delay, error=done.error), *_rest(record)]
     record.errors = 0
     latest = _answer_as_event(record, done)
+    if record.nudged:  # re-run the newest body: the answer, or the event if nothing newer is awaited
+        record.nudged = False
+        newest = latest if latest is not None else done.event if record.expected_rv is None else None
+        if newest is not None:
+            record.last, record.wakeup_at = newest, done.now
     continued = False
     if latest is not None:
         if done.settled:
@@ -281,7 +290,7 @@ def _done(record: ObjectRecord, done: Done) -> list[Effect]:
             continued = True
     elif record.pending is not None and _released(done, record.pending):
         record.pending = None  # it still shows our finalizer, which our patch has just released
-    if done.wakeup is not None:
+    if done.wakeup is not None and (record.wakeup_at is None or record.wakeup_at > done.now + done.wakeup):
         record.last, record.wakeup_at = latest or done.event, done.now + done.wakeup
     return _rest(record, first=continued)
 

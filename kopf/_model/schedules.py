@@ -9,7 +9,7 @@ Rules:
   order they were set).
 - `next_at` is the earliest due time, or None if nothing is due ever.
 - Cancelled and superseded entries stay in the heap until they come to its top (lazy deletion), so
-  every operation costs O(log n), never a scan.
+  operations cost O(log n); when they are more than half of it, the heap is rebuilt (amortised O(1)).
 """
 import heapq
 import itertools
@@ -46,10 +46,19 @@ class Schedule:
         seq = next(self._seq)
         self._due[key] = (when, seq, payload)
         heapq.heappush(self._heap, (when, seq, key))
+        if current is not None:
+            self._compact()  # the superseded entry stays behind
         return True
 
     def cancel(self, key: Hashable) -> None:
         self._due.pop(key, None)
+        self._compact()
+
+    def _compact(self) -> None:
+        """Rebuild the heap when most of it is stale: cancelled or superseded entries cost memory."""
+        if len(self._heap) > 2 * len(self._due) + 64:
+            self._heap = [(when, seq, key) for key, (when, seq, _) in self._due.items()]
+            heapq.heapify(self._heap)
 
     @property
     def next_at(self) -> float | None:

@@ -43,7 +43,8 @@ class Indexing:
         self.indices: dict[str, indices.Index[Any, Any]] = {h.id: indices.Index() for h in registry.indexing}
         self.states: dict[tuple[str, Hashable], progress.HandlerState] = {}  # after errors only
         self.ready = asyncio.Event()
-        self.served = False                       # the observer served what it found at the start
+        self.parts = {'resources'}                # what the observer serves at the start (+ namespaces)
+        self.served: set[str] = set()             # ... and of that, what it has served already
         self.watchers: set[Any] = set()           # indexed watchers not listed yet
         self.waiting: dict[Any, set[str]] = {}    # watcher → uids listed but not indexed yet
         self.count = 0
@@ -70,6 +71,18 @@ class Indexing:
                                f'worker_limit ({limit}); they are indexed anyway: runners waiting for the indices'
                                f' free their places.')
 
+    def unregister(self, watcher: Any) -> None:
+        """A stream ended before its listing did (e.g. no permission): the start does not wait for it."""
+        if watcher in self.watchers or self.waiting.get(watcher):
+            logger.warning(f'The indices are incomplete: the listing of {_name(watcher)} did not finish.')
+            self.watchers.discard(watcher)
+            self.waiting.pop(watcher, None)
+            self._check()
+
+    def awaits(self, watcher: Any, uid: str) -> bool:
+        """Whether the start still waits for this object to be indexed (e.g. its first cycle failed)."""
+        return uid in self.waiting.get(watcher, ())
+
     def listed(self, watcher: Any) -> None:
         if watcher in self.watchers:
             self.watchers.discard(watcher)
@@ -82,12 +95,13 @@ class Indexing:
             self.count += 1
             self._check()
 
-    def serving_started(self) -> None:
-        self.served = True
+    def serving_started(self, part: str = 'resources') -> None:
+        """The observer has served what it found at the start: the resources, or the namespaces."""
+        self.served.add(part)
         self._check()
 
     def _check(self) -> None:
-        if self.ready.is_set() or not self.served or self.watchers or any(self.waiting.values()):
+        if self.ready.is_set() or self.parts - self.served or self.watchers or any(self.waiting.values()):
             return
         self.ready.set()
         self.waiting.clear()
@@ -118,7 +132,11 @@ class Indexing:
             return
         cause = IndexingCause(logger=logger, memo=record.memo, indices=self.indices, resource=rctx.resource,
                               body=Body(body), patch=patches.Patch())
-        matching = list(rctx.registry.iter_indexing_handlers(cause))
+        try:
+            matching = list(rctx.registry.iter_indexing_handlers(cause))
+        except Exception as exc:  # a filter failed: the object is not indexed now; others go on
+            logger.error(f'The filters of the index handlers failed: {exc!r}')
+            matching = []
         matched = {h.id for h in matching}
         for handler in resource_handlers:
             if handler.id not in matched:
@@ -187,3 +205,11 @@ KNOWN_KWARGS = frozenset({
     'old', 'new', 'diff', 'type', 'event', 'stopped', 'dryrun', 'warnings', 'userinfo', 'headers', 'sslpeer',
     'subresource', 'operation', 'self', 'cls',
 })
+
+
+def _name(watcher: Any) -> str:
+    if isinstance(watcher, tuple) and len(watcher) == 2:
+        resource, namespace = watcher
+        name = getattr(resource, 'name', resource)
+        return f'{name} in {namespace}' if namespace else f'{name}'
+    return repr(watcher)

@@ -89,11 +89,13 @@ class Observer:
         self._refreshing = asyncio.Lock()  # the CRD events' refreshes and the re-checks' ones, one at a time
 
     async def run(self) -> None:
+        if self.ctx.indexing is not None and self.scope.discovering:
+            self.ctx.indexing.parts.add('namespaces')  # the start waits for the namespaces' listing too
         if self.scope.discovering:
             self.tg.create_task(self.watch_namespaces(), name='kopf namespaces watcher')
         await self.refresh()
         if self.ctx.indexing is not None:
-            self.ctx.indexing.serving_started()  # the indexed resources found now are all being listed
+            self.ctx.indexing.serving_started('resources')  # the indexed resources found now are being listed
         if self.ctx.settings.scanning.disabled:
             return
         try:
@@ -179,6 +181,8 @@ class Observer:
         """Serve the namespaces matching the patterns as they appear; stop serving those deleted."""
         async for item in watching.watch_objs(self.ctx.client, NAMESPACES):
             if item is streams.LISTED:
+                if self.ctx.indexing is not None:
+                    self.ctx.indexing.serving_started('namespaces')  # the namespaces found now are served
                 continue
             name = str(item['object']['metadata']['name'])
             if item.get('type') == 'DELETED':
@@ -217,6 +221,8 @@ class Observer:
                             dispatcher.dispatch(item)
                 finally:
                     dispatcher.close()  # no more wake-ups of its objects (their records stay)
+                    if self.ctx.indexing is not None:
+                        self.ctx.indexing.unregister((rctx.resource, namespace))  # if it ended before listing
         except* errors.APINotFoundError:
             logger.info(f'{rctx.resource.name} is not served anymore; stopped watching it.')
         except* errors.APIForbiddenError as group:

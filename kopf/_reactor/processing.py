@@ -19,9 +19,13 @@ async def process(rctx: contexts.ResourceContext, record: records.ObjectRecord, 
     """Decide and invoke everything for this event, send the one patch; what the cycle came to."""
     indexing = rctx.operator.indexing
     if indexing is not None:
-        if fresh and rctx.registry.has_handlers(rctx.resource, handlers.IndexingHandler):
-            await indexing.index(rctx, record, event, logger)  # first: every fresh event, whatever else
-            indexing.indexed(record.owner.key if record.owner is not None else None, record.uid)
+        if rctx.registry.has_handlers(rctx.resource, handlers.IndexingHandler):
+            stream = record.owner.key if record.owner is not None else None
+            if fresh or indexing.awaits(stream, record.uid):  # first: every fresh event, whatever else
+                try:
+                    await indexing.index(rctx, record, event, logger)
+                finally:
+                    indexing.indexed(stream, record.uid)  # a failure must not hold the start forever
         if not indexing.ready.is_set():
             await indexing.wait()  # no handler sees a half-filled index
     plan = plans.decide(rctx, record, event, now=changing.now(), fresh=fresh, logger=logger,

@@ -109,6 +109,9 @@ class Dispatcher:
         run: records.Run | None = None
         for effect in effects:
             if isinstance(effect, records.Enqueue):
+                if self.closed:  # e.g. a cycle that outlived its stream: idle, for a new stream to queue
+                    records.step(record, records.Stopped())
+                    continue
                 if effect.first:
                     self.ready.appendleft(record)  # work begun is finished before new work is begun
                 else:

@@ -150,6 +150,7 @@ async def _orchestrate(ctx: contexts.OperatorContext, scope: observing.Scope, *,
     finally:
         stopper.cancel()
         await asyncio.gather(stopper, return_exceptions=True)
+        ctx.scheduler.close()  # nothing later is due any more: no timer keeps the operator's state alive
         restore()
         events.poster_var.reset(token)
         await ctx.client.close()

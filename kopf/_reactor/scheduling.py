@@ -8,11 +8,13 @@ again keeps the earlier one (or sets it, with `replace=True`); a callback runs i
 not block (it queues work, it does not do it).
 """
 import asyncio
+import logging
 from collections.abc import Callable, Hashable
 
 from kopf._model import schedules
 
 Callback = Callable[[], None]
+logger = logging.getLogger('kopf.reactor.scheduling')
 
 
 class Scheduler:
@@ -58,6 +60,11 @@ class Scheduler:
     def _fire(self) -> None:
         self._handle, self._armed_at = None, None
         loop = asyncio.get_running_loop()
-        for _, callback in self._schedule.pop_due(loop.time()):
-            callback()
-        self._arm()
+        try:
+            for key, callback in self._schedule.pop_due(loop.time()):
+                try:
+                    callback()
+                except Exception:  # one failing callback must not lose the others, nor the timer
+                    logger.exception(f'A scheduled callback for {key!r} failed.')
+        finally:
+            self._arm()

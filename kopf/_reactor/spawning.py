@@ -158,10 +158,14 @@ class Background:
     def start(self, handler: handlers.SpawningHandler) -> None:
         spawn: Spawn = Daemon(self, handler) if isinstance(handler, handlers.DaemonHandler) else \
             Timer(self, handler) if isinstance(handler, handlers.TimerHandler) else _unknown(handler)
+        try:
+            spawn.begin()
+        except Exception as exc:  # the framework's own failure: logged; it is tried again on the next event
+            self.logger.exception(f'{handler} could not be started: {exc!r}')
+            return
         self.spawns[handler.id] = spawn
         self.record.spawns = len(self.spawns)
         self.rctx.operator.spawns.add(spawn)
-        spawn.begin()
 
     def changed(self, at: float) -> None:
         self.last_change = at
@@ -203,8 +207,16 @@ class Background:
     def initial_delay(self, handler: handlers.SpawningHandler) -> float:
         delay = handler.initial_delay
         if callable(delay):
-            delay = delay(**filter_kwargs(self.cause(patches.Patch())))
-        return float(delay or 0.0)
+            try:
+                delay = delay(**filter_kwargs(self.cause(patches.Patch())))
+            except Exception as exc:  # the user's callable: logged; it starts without a delay
+                self.logger.error(f'The initial_delay of {handler} failed: {exc!r}; starting without a delay.')
+                return 0.0
+        try:
+            return float(delay or 0.0)
+        except (TypeError, ValueError):
+            self.logger.error(f'The initial_delay of {handler} is not a number: {delay!r}; starting without a delay.')
+            return 0.0
 
 
 def _unknown(handler: handlers.SpawningHandler) -> 'Spawn':
@@ -380,8 +392,8 @@ class Daemon(Spawn):
             return
         self.flag.set(DaemonStoppingReason.DAEMON_ABANDONED)
         self.logger.warning(f'{self.handler} did not exit in time. Leaving it orphaned.')
+        self._exit(finished=False)  # first: a warnings filter may turn the warning into an error
         warnings.warn(f'{self.handler} did not exit in time.', ResourceWarning, stacklevel=1)
-        self._exit(finished=False)
 
 
 class Timer(Spawn):

@@ -141,8 +141,9 @@ class AnnotationsProgressStorage(ProgressStorage):
         return essence
 
     def fetch_all(self, *, keys: Collection[str], body: Body) -> dict[str, ProgressRecord]:
-        if type(self).fetch is not AnnotationsProgressStorage.fetch or body.get('kind') == 'ReplicaSet':
-            return super().fetch_all(keys=keys, body=body)  # an overridden fetch(), or body-specific keys
+        kind, plain = type(self), AnnotationsProgressStorage
+        if kind.fetch is not plain.fetch or kind.make_keys is not plain.make_keys or body.get('kind') == 'ReplicaSet':
+            return super().fetch_all(keys=keys, body=body)  # overridden fetch()/make_keys(), or body-specific keys
         records: dict[str, ProgressRecord] = {}
         annotations = fields.resolve(body, ('metadata', 'annotations'), None) or {}
         if annotations:

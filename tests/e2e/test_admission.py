@@ -138,7 +138,8 @@ def _fuzz_bodies(count: int) -> list[bytes]:
     rng = random.Random(1234)
     review: dict[str, Any] = {'apiVersion': 'admission.k8s.io/v1', 'kind': 'AdmissionReview',
                               'request': {'uid': 'u', 'operation': 'CREATE', 'object': example(),
-                                          'resource': {'group': 'kopf.dev', 'version': 'v1', 'resource': 'kopfexamples'}}}
+                                          'resource': {'group': 'kopf.dev', 'version': 'v1',
+                                                       'resource': 'kopfexamples'}}}
     values: list[Any] = [None, True, 0, -1, 1.5, '', 'x' * 100, [], {}, [1, [2, [3]]], {'a': {'b': None}}, '\u0000']
 
     def mutate(obj: Any, depth: int = 0) -> Any:

@@ -172,3 +172,47 @@ async def test_a_missing_index_kwarg_is_warned_of_at_start(registry: kopf.Operat
     await start_operator()
     assert "Handler 'test_a_missing_index_kwarg_is_warned_of_at_start.<locals>.create_fn' asks for 'pods_by_app'" \
         in caplog.text
+
+
+async def test_the_start_waits_for_namespaces_found_by_a_pattern(
+        cluster: LocalCluster, registry: kopf.OperatorRegistry, start_operator: Any) -> None:
+    cluster.apply({'apiVersion': 'v1', 'kind': 'Namespace', 'metadata': {'name': 'team-a'}})
+    cluster.apply(*[pod(f'p{i}', 'x', 'team-a') for i in range(50)], example(namespace='team-a'))
+    seen: list[int] = []
+
+    @kopf.index('pods', id='by_app', registry=registry)
+    def by_app(labels: Any, name: str, **_: Any) -> Any:
+        return {labels['app']: name}
+
+    @kopf.on.create('kopfexamples', registry=registry)
+    def create_fn(by_app: kopf.Index[Any, Any], **_: Any) -> None:
+        seen.append(len(by_app.get('x', ())))
+
+    await start_operator(clusterwide=False, namespaces=['team-*'])
+    await eventually(lambda: seen)
+    assert seen[0] == 50
+
+
+async def test_a_failing_index_filter_does_not_hold_the_start(
+        cluster: LocalCluster, registry: kopf.OperatorRegistry, start_operator: Any, caplog: Any) -> None:
+    calls = {'filter': 0}
+    seen: list[int] = []
+
+    def flaky(**_: Any) -> bool:
+        calls['filter'] += 1
+        if calls['filter'] == 1:
+            raise RuntimeError('filter boom')
+        return True
+
+    @kopf.index('pods', id='by_app', when=flaky, registry=registry)
+    def by_app(labels: Any, name: str, **_: Any) -> Any:
+        return {labels.get('app'): name}
+
+    @kopf.on.create('kopfexamples', registry=registry)
+    def create_fn(**_: Any) -> None:
+        seen.append(1)
+
+    cluster.apply(pod('p1', 'x'), example())
+    await start_operator()
+    await eventually(lambda: seen)
+    assert 'The filters of the index handlers failed' in caplog.text

@@ -263,3 +263,29 @@ def test_nothing_more_to_do_idles() -> None:
 
 def test_rv_of_events() -> None:
     assert records.rv_of(ev(7)) == '7' and records.rv_of(ev(None)) is None and records.rv_of(None) is None
+
+
+# -- Nudged -------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize('phase', [Phase.IDLE, Phase.WAITING])
+def test_a_nudge_reruns_the_newest_body_now(phase: Phase) -> None:
+    record = rec(phase=phase, wakeup_at=500)
+    assert step(record, records.Nudged(event=ev(7), now=100)) == [Enqueue()]
+    assert record.last == ev(7) and record.wakeup_at == 100
+    assert step(record, Taken(now=100)) == [Run(event=ev(7), fresh=False)]
+
+
+@pytest.mark.parametrize('answer, expected_last', [(ANSWER, ev(5)), (None, ev(1))])
+def test_a_nudge_during_a_cycle_reruns_its_answer_or_event_after_it(answer: Any, expected_last: Any) -> None:
+    record = rec(phase=Phase.RUNNING)
+    assert step(record, records.Nudged(event=ev(0), now=100)) == []  # not the (older) body it carries
+    effects = step(record, Done(event=ev(1), now=110, answer=answer, settled=True, finalizer=F))
+    assert effects == [Schedule(at=110)]
+    assert record.last == expected_last and record.wakeup_at == 110 and not record.nudged
+
+
+def test_a_nudge_during_a_cycle_awaiting_our_write_waits_for_the_watch() -> None:
+    record = rec(phase=Phase.RUNNING)
+    step(record, records.Nudged(event=ev(0), now=100))
+    effects = step(record, Done(event=ev(1), now=110, answer=ANSWER, watched=True, finalizer=F))
+    assert effects == [] and record.last is None  # the echo of our patch comes through the watch anyway

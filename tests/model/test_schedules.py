@@ -188,3 +188,15 @@ def test_when_and_contains_follow_the_valid_entry() -> None:
     assert schedule.pop_due(5.0) == [('b', None)]
     assert 'b' not in schedule and len(schedule) == 1
     assert schedule.next_at == 10.0
+
+
+def test_stale_entries_are_compacted_away() -> None:
+    from kopf._model.schedules import Schedule
+    schedule = Schedule()
+    for i in range(10_000):
+        schedule.at('key', 1000.0 - i * 0.01)  # each earlier: the previous entry is superseded
+        schedule.at(('other', i), 5000.0)
+        schedule.cancel(('other', i))
+    assert len(schedule) == 1
+    assert len(schedule._heap) <= 2 * len(schedule) + 64 + 1
+    assert schedule.pop_due(1000.0) == [('key', None)]
