@@ -26,7 +26,7 @@ import asyncio
 import ssl
 import urllib.parse
 from collections.abc import Callable, Mapping
-from typing import Final, NoReturn, Protocol
+from typing import Final, NoReturn
 
 IDLE_TIMEOUT: Final = 15.0  # seconds; as aiohttp's keep-alive timeout (API servers keep theirs longer)
 LIMIT: Final = 64  # open connections of requests per session
@@ -63,16 +63,6 @@ def check_headers(headers: Mapping[str, str]) -> None:
         if any(char in value for char in FORBIDDEN_IN_HEADERS):
             raise InvalidHeaderError(f'The value of the header {name!r} contains CR, LF or NUL; refused '
                                      f'(the value is not shown).')
-
-
-class StreamResponse(Protocol):
-    """What a watch reads: the status, then the body piece by piece (b'' at its end)."""
-
-    status: int
-
-    async def read_chunk(self) -> bytes: ...
-
-    def close(self) -> None: ...
 
 
 def encode_query(params: Mapping[str, str]) -> str:

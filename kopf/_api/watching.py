@@ -21,7 +21,7 @@ from collections.abc import AsyncIterator, Iterator, Mapping
 from typing import Any
 
 from kopf._api import client as client_
-from kopf._api import encoding, errors, http, streams
+from kopf._api import encoding, errors, streams, transports
 from kopf._model import resources, selectors
 from kopf._model import settings as settings_
 
@@ -91,7 +91,7 @@ async def _listed(
             yield item
 
 
-async def _lines(response: http.StreamResponse, inactivity_timeout: float | None) -> AsyncIterator[bytes]:
+async def _lines(response: transports.StreamResponse, inactivity_timeout: float | None) -> AsyncIterator[bytes]:
     """Complete lines of a chunked body; TimeoutError if nothing at all arrives for the inactivity timeout."""
     buffer = b''
     while True:

@@ -5,7 +5,7 @@ from typing import Any
 import pytest
 
 from kopf._api import client as client_
-from kopf._api import errors
+from kopf._api import errors, transports
 from kopf._model.settings import OperatorSettings
 
 CM_PATH = '/api/v1/namespaces/default/configmaps'
@@ -20,8 +20,8 @@ async def test_user_agent(client: client_.APIClient, cluster: Any) -> None:
     await client.request('GET', '/api')
     # the emulator's request log has no headers; the session must carry it
     item = await client.vault.select()
-    assert item.session is not None
-    assert item.session.headers['User-Agent'].startswith('kopf/')
+    assert isinstance(item.transport, transports.DirectTransport)
+    assert item.transport.session.headers['User-Agent'].startswith('kopf/')
 
 
 async def test_create_and_get(client: client_.APIClient) -> None:
@@ -181,11 +181,10 @@ async def test_user_made_aiohttp_session_gets_our_user_agent(cluster: Any, setti
 
 
 async def test_direct_connections_use_the_own_client_not_aiohttp(client: client_.APIClient) -> None:
-    from kopf._api import http
     await client.request('GET', '/version')
     item = await client.vault.select()
-    assert isinstance(item.session, http.Session)
-    assert item.session.opened == 1
+    assert isinstance(item.transport, transports.DirectTransport)
+    assert item.transport.session.opened == 1
 
 
 def test_requests_and_watches_do_not_import_aiohttp() -> None:
@@ -255,7 +254,8 @@ async def test_a_proxy_url_goes_through_aiohttp(proxy: _Proxy, settings: Operato
     try:
         assert await api.request('GET', '/version', params={'labelSelector': 'a=b'}) == {'major': '1'}
         item = await vault.select()
-        assert type(item.session).__module__.startswith('aiohttp')
+        assert isinstance(item.transport, transports.AiohttpTransport) and item.transport.owned
+        assert type(item.transport.session).__module__.startswith('aiohttp')
     finally:
         await api.close()
     assert proxy.lines == ['GET http://api.invalid:6443/version?labelSelector=a%3Db HTTP/1.1']

@@ -4,10 +4,9 @@ import dataclasses
 import datetime
 import ssl
 
-import aiohttp
 import pytest
 
-from kopf._api import credentials, errors
+from kopf._api import credentials, errors, transports
 from kopf._api.credentials import ConnectionInfo, Vault
 
 from .certs import issue, make_ca
@@ -233,14 +232,14 @@ async def test_borrowed_credentials_learn_acceptance(error: Exception | None, ac
     assert item.accepted is accepted
 
 
-async def test_vault_closes_a_rejected_session_only_when_unused() -> None:
+async def test_vault_closes_a_rejected_transport_only_when_unused() -> None:
     vault = Vault()
     vault.populate([ConnectionInfo(server='https://a', priority=2), ConnectionInfo(server='https://b')])
     item = await vault.select()
-    item.session = aiohttp.ClientSession()
+    transport = item.transport = transports.DirectTransport(ConnectionInfo(server='https://a'), limit=1)
     async with item.borrowed():   # a request or a watch in flight when the server rejects the credentials
         vault.invalidate(item)
         assert (await vault.select()).server == 'https://b'
-        assert not item.session.closed
+        assert not transport.session.closed
     await vault.select()
-    assert item.session.closed
+    assert transport.session.closed
