@@ -15,9 +15,8 @@ The decisions are `streams.step()`'s; here is only the waiting and talking:
   stream reconnects (from the last resourceVersion); other ERROR events are raised.
 """
 import asyncio
-import itertools
 import logging
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 from kopf._api import client as client_
@@ -26,14 +25,6 @@ from kopf._model import resources, selectors
 from kopf._model import settings as settings_
 
 logger = logging.getLogger('kopf._api.watching')
-
-
-def _forever(backoffs: errors.Backoffs) -> Iterator[float]:
-    """The backoffs, then the last of them forever (watch streams are never given up)."""
-    last = 1.0
-    for last in errors.iter_backoffs(backoffs):
-        yield last
-    yield from itertools.repeat(last)
 
 
 def _as_selector(key: Any) -> selectors.Selector:
@@ -148,8 +139,8 @@ async def watch_objs(
         if watching.server_timeout is not None:
             params['timeoutSeconds'] = str(int(watching.server_timeout))
         try:
-            async with client.stream(path, params=params,
-                                     backoffs=_forever(client.settings.networking.error_backoffs)) as response:
+            backoffs = errors.endless_backoffs(client.settings.networking.error_backoffs)
+            async with client.stream(path, params=params, backoffs=backoffs) as response:
                 async for line in _lines(response, watching.inactivity_timeout):
                     for item in streams.step(state, encoding.loads(line)):
                         yield item

@@ -22,7 +22,6 @@
 """
 import asyncio
 import dataclasses
-import itertools
 import logging
 from collections.abc import Collection, Mapping
 from typing import Any
@@ -147,7 +146,7 @@ class Observer:
 
     async def recheck(self) -> None:
         """Re-read the skipped group-versions' groups, backing off, until none is skipped."""
-        for delay in itertools.chain(RECHECK_BACKOFFS, itertools.repeat(RECHECK_BACKOFFS[-1])):
+        for delay in errors.endless_backoffs(RECHECK_BACKOFFS):
             await asyncio.sleep(delay)
             try:
                 for group in sorted({group for group, _ in self.discovery.failing}):

@@ -95,6 +95,21 @@ def test_infinite_backoffs() -> None:
     assert list(itertools.islice(backoffs, 100)) == [1.0] * 100
 
 
+@pytest.mark.parametrize('backoffs, expected', [
+    (None, [1.0, 1.0, 1.0]),
+    ([], [1.0, 1.0, 1.0]),
+    (5, [5.0, 5.0, 5.0]),
+    ((1, 2, 60), [1.0, 2.0, 60.0, 60.0, 60.0]),
+    (itertools.repeat(3), [3.0, 3.0, 3.0]),
+])
+def test_endless_backoffs_repeat_the_last_one(backoffs: errors.Backoffs, expected: list[float]) -> None:
+    assert list(itertools.islice(errors.endless_backoffs(backoffs), len(expected))) == expected
+
+
+def test_endless_backoffs_default_when_there_are_none() -> None:
+    assert list(itertools.islice(errors.endless_backoffs(None, default=7), 2)) == [7.0, 7.0]
+
+
 def test_decide_plain_retry() -> None:
     assert errors.decide_retry(errors.map_error(500), 3.0) == errors.RetryDecision(True, 3.0)
 
