@@ -9,7 +9,7 @@ Rules:
 - Non-watch requests time out per `settings.networking` (request/connect timeouts); streams per
   `settings.watching` (client/connect timeouts; the inactivity timeout is the watcher's).
 - `request()` and `stream()` share one loop of attempts (`_attempt`): errors are mapped once (by the
-  transport) and retried per `errors.decide_retry` with `settings.networking.error_backoffs` (or the
+  transport) and retried per `apierrors.decide_retry` with `settings.networking.error_backoffs` (or the
   backoffs of the call). A 401 invalidates the credentials and retries with fresh ones from the vault
   (re-login), without consuming a backoff. A stream is retried only until its answer's headers arrive.
 - Requests and watches borrow their credentials (`VaultItem.borrowed()`): the vault learns which were
@@ -22,7 +22,7 @@ import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from typing import Any, Final, TypeVar
 
-from kopf._api import credentials, encoding, errors, transports
+from kopf._api import apierrors, credentials, encoding, transports
 from kopf._model import settings as settings_
 
 logger = logging.getLogger('kopf._api')
@@ -88,7 +88,7 @@ class APIClient:
         return any(os.environ.get(name) for name in (f'{scheme}_proxy', f'{scheme.upper()}_PROXY'))
 
     async def _attempt(self, what: str, send: Callable[[transports.Transport], Awaitable[T]],
-                       backoffs: errors.Backoffs) -> tuple[credentials.VaultItem, T]:
+                       backoffs: apierrors.Backoffs) -> tuple[credentials.VaultItem, T]:
         """The one retry loop: send with the vault's credentials until it succeeds or may not be retried."""
         delays: Iterator[float] | None = None  # made on the first failure only
         while True:
@@ -97,14 +97,14 @@ class APIClient:
             try:
                 async with item.borrowed():
                     return item, await send(transport)
-            except errors.APIUnauthorizedError:
+            except apierrors.APIUnauthorizedError:
                 logger.info(f'Unauthorized (401) for {what}; the credentials are invalidated; re-logging in.')
                 self.vault.invalidate(item)
             except Exception as exc:
                 net = self.settings.networking
                 if delays is None:
-                    delays = errors.iter_backoffs(net.error_backoffs if backoffs is DEFAULT else backoffs)
-                decision = errors.decide_retry(exc, next(delays, None), enforce_retry_after=net.enforce_retry_after)
+                    delays = apierrors.iter_backoffs(net.error_backoffs if backoffs is DEFAULT else backoffs)
+                decision = apierrors.decide_retry(exc, next(delays, None), enforce_retry_after=net.enforce_retry_after)
                 if not decision.retry:
                     raise
                 logger.warning(f'{what[:1].upper()}{what[1:]} failed ({_describe(exc)}); '
@@ -119,7 +119,7 @@ class APIClient:
             params: Mapping[str, str] | None = None,
             payload: Any = None,
             content_type: str = JSON_CT,
-            backoffs: errors.Backoffs = DEFAULT,
+            backoffs: apierrors.Backoffs = DEFAULT,
     ) -> Any:
         """Send a request; return the decoded JSON answer; raise `APIError` subclasses after the retries."""
         net = self.settings.networking
@@ -136,7 +136,7 @@ class APIClient:
 
     @contextlib.asynccontextmanager
     async def stream(self, path: str, *, params: Mapping[str, str] | None = None,
-                     backoffs: errors.Backoffs = DEFAULT) -> AsyncIterator[transports.StreamResponse]:
+                     backoffs: apierrors.Backoffs = DEFAULT) -> AsyncIterator[transports.StreamResponse]:
         """Open a long GET (a watch); retries and re-login happen only until the answer's headers arrive."""
         net, watching = self.settings.networking, self.settings.watching
         total, connect = watching.client_timeout, watching.connect_timeout or net.connect_timeout
@@ -153,4 +153,4 @@ class APIClient:
 
 
 def _describe(exc: BaseException) -> str:
-    return str(exc) if isinstance(exc, errors.APIError) else f'{type(exc).__name__}: {exc}'
+    return str(exc) if isinstance(exc, apierrors.APIError) else f'{type(exc).__name__}: {exc}'

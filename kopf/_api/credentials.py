@@ -24,7 +24,7 @@ import warnings
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from kopf._api import errors
+from kopf._api import apierrors
 
 if TYPE_CHECKING:
     import aiohttp
@@ -181,8 +181,8 @@ class VaultItem:
         self.users += 1
         try:
             yield self
-        except errors.APIError as exc:
-            if not isinstance(exc, errors.APIUnauthorizedError):
+        except apierrors.APIError as exc:
+            if not isinstance(exc, apierrors.APIUnauthorizedError):
                 self.accepted = True
             raise
         else:
@@ -268,13 +268,13 @@ class Vault:
 
     async def _relogin(self) -> None:
         if self._login is None:
-            raise errors.LoginError('No credentials are available and there is no way to log in.')
+            raise apierrors.LoginError('No credentials are available and there is no way to log in.')
         batch, self._batch = self._batch, []
         futile = bool(batch) and not any(item.accepted for item in batch) and any(item.rejected for item in batch)
         self._futile = self._futile + 1 if futile else 0
         if self._futile > len(self.relogin_delays):
             count, self._batch, self._futile = self._futile, batch, self._futile - 1   # so for later requests too
-            raise errors.AccessError(f'The server rejected (401) the credentials of {count} logins in a row '
+            raise apierrors.AccessError(f'The server rejected (401) the credentials of {count} logins in a row '
                                      f'without ever accepting them; giving up.')
         if self._futile:
             delay = self.relogin_delays[self._futile - 1]
@@ -294,9 +294,9 @@ class Vault:
         self._batch = self._add(found)
         if not self._valid():
             if found:
-                raise errors.AccessError('Ran out of valid credentials: the re-login gave only rejected or '
+                raise apierrors.AccessError('Ran out of valid credentials: the re-login gave only rejected or '
                                          'expired ones.')
-            raise errors.LoginError('Ran out of valid credentials: the login gave none.')
+            raise apierrors.LoginError('Ran out of valid credentials: the login gave none.')
 
     def invalidate(self, item: VaultItem) -> None:
         """The server rejected these credentials (401): never use them again."""

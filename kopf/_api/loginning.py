@@ -11,7 +11,7 @@ import os
 import pathlib
 from typing import Any
 
-from kopf._api import credentials, errors, kubeconfig
+from kopf._api import apierrors, credentials, kubeconfig
 
 logger = logging.getLogger('kopf._api.loginning')
 
@@ -66,7 +66,7 @@ def login_via_pykube(**_: Any) -> credentials.ConnectionInfo | None:
     try:
         config = pykube.KubeConfig.from_env()
     except Exception as exc:
-        raise errors.LoginError(f'pykube-ng could not load the credentials: {exc}') from exc
+        raise apierrors.LoginError(f'pykube-ng could not load the credentials: {exc}') from exc
     cluster, user = config.cluster, config.user
     ca = cluster.get('certificate-authority')
     cert = user.get('client-certificate')
@@ -102,7 +102,7 @@ def login_via_client(**_: Any) -> credentials.ConnectionInfo | None:
                 config_file=os.environ.get('KUBECONFIG') or kubeconfig.DEFAULT_PATH,  # not the import-time value
                 client_configuration=config)
         except kubernetes.config.ConfigException as exc:
-            raise errors.LoginError(f'The kubernetes client could not load the credentials: {exc}') from exc
+            raise apierrors.LoginError(f'The kubernetes client could not load the credentials: {exc}') from exc
         namespace = _kubeconfig_namespace(kubernetes)
     if config.refresh_api_key_hook is not None:
         config.refresh_api_key_hook(config)
@@ -166,7 +166,7 @@ async def login_via_async_client(**_: Any) -> credentials.ConnectionInfo | None:
             await kubernetes_asyncio.config.load_kube_config(
                 config_file=os.environ.get('KUBECONFIG') or kubeconfig.DEFAULT_PATH, client_configuration=config)
         except kubernetes_asyncio.config.ConfigException as exc:
-            raise errors.LoginError(f'The kubernetes_asyncio client could not load the credentials: {exc}') from exc
+            raise apierrors.LoginError(f'The kubernetes_asyncio client could not load the credentials: {exc}') from exc
         namespace = None
     return _from_client_config(config, namespace=namespace, priority=PRIORITY_OF_ASYNC_CLIENT)
 
@@ -206,7 +206,7 @@ async def login_by_defaults() -> list[credentials.ConnectionInfo]:
 def _uses_auth_provider(paths: list[pathlib.Path]) -> bool:
     try:
         return kubeconfig.uses_auth_provider(paths)
-    except errors.LoginError:
+    except apierrors.LoginError:
         return False  # already reported by the kubeconfig login
 
 
@@ -217,7 +217,7 @@ async def _login_with(fns: list[Any]) -> tuple[list[credentials.ConnectionInfo],
     for fn in fns:
         try:
             info = await asyncio.to_thread(fn)
-        except errors.LoginError as exc:
+        except apierrors.LoginError as exc:
             logger.warning(f'Login via {fn.__name__} failed: {exc}')
             failed = True
             continue

@@ -3,7 +3,7 @@
 Rules:
 - `request()` returns the answer's body (bytes); `stream()` returns once the answer's headers arrived
   (its body is read by `read_chunk()`; the caller closes it). An error status (>= 400) is raised by
-  both as its `errors.APIError` (mapped once, by `errors.map_error`), after its body was read and its
+  both as its `apierrors.APIError` (mapped once, by `apierrors.map_error`), after its body was read and its
   connection released. Failures to talk (`ConnectionError`s, `TimeoutError`s) are raised as they are:
   retrying, re-login and the timeouts' values are the client's (`client`), not the transport's.
 - `DirectTransport`: our own HTTP/1.1 client (`http.Session`), for direct connections: no aiohttp.
@@ -20,7 +20,7 @@ import asyncio
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
-from kopf._api import credentials, encoding, errors, http
+from kopf._api import apierrors, credentials, encoding, http
 from kopf._version import __version__
 
 if TYPE_CHECKING:
@@ -61,11 +61,11 @@ def headers(creds: credentials.ConnectionInfo) -> dict[str, str]:
     try:
         http.check_headers(found)
     except http.InvalidHeaderError as exc:
-        raise errors.LoginError(f'Unusable credentials for {creds.server}: {exc}') from None
+        raise apierrors.LoginError(f'Unusable credentials for {creds.server}: {exc}') from None
     return found
 
 
-def error(status: int, raw: bytes, retry_after: str | None) -> errors.APIError:
+def error(status: int, raw: bytes, retry_after: str | None) -> apierrors.APIError:
     """The API error of an error answer: its body is the server's Status if it is one, else its text."""
     text = raw.decode('utf-8', errors='replace')
     payload: Any
@@ -73,7 +73,7 @@ def error(status: int, raw: bytes, retry_after: str | None) -> errors.APIError:
         payload = encoding.loads(text)
     except ValueError:
         payload = text
-    return errors.map_error(status, payload, retry_after_header=retry_after)
+    return apierrors.map_error(status, payload, retry_after_header=retry_after)
 
 
 class DirectTransport:

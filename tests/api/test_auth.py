@@ -9,8 +9,8 @@ from typing import Any
 import aiohttp.web
 import pytest
 
+from kopf._api import apierrors, credentials, loginning, watching, watchstate
 from kopf._api import client as client_
-from kopf._api import credentials, errors, loginning, streams, watching
 from kopf._model.settings import OperatorSettings
 from kopf.testing import LocalCluster
 
@@ -69,7 +69,7 @@ async def test_rejected_credentials_are_not_reused(cluster: Any, settings: Opera
     api = client_.APIClient(credentials.Vault(static_login), settings)
     cluster.fail('GET', CM_PATH, 401, count=None)
     try:
-        with pytest.raises(errors.AccessError):
+        with pytest.raises(apierrors.AccessError):
             await api.request('GET', CM_PATH)
     finally:
         await api.close()
@@ -123,7 +123,7 @@ async def test_token_rotation_mid_watch(rotating: Any, settings: OperatorSetting
     watchers = [Consumer(api, KOPFEXAMPLES, namespace='default'), Consumer(api, KOPFEXAMPLES, namespace=None)]
     try:
         for watcher in watchers:
-            await watcher.wait_for(lambda c: streams.LISTED in c.items)
+            await watcher.wait_for(lambda c: watchstate.LISTED in c.items)
         a = await create(api, 'a')
         for watcher in watchers:
             await watcher.wait_for_rv(rv(a))
@@ -175,9 +175,9 @@ async def test_fresh_but_always_rejected_tokens_fail_clearly(rotating: Any, sett
     login = FreshTokens(rotating, wrong=None)
     api = client_.APIClient(credentials.Vault(login, relogin_delays=(1, 1, 1)), settings)
     try:
-        with pytest.raises(errors.AccessError, match=r'rejected \(401\) the credentials of 4 logins in a row'):
+        with pytest.raises(apierrors.AccessError, match=r'rejected \(401\) the credentials of 4 logins in a row'):
             await api.request('GET', CM_PATH)
-        with pytest.raises(errors.AccessError):   # the next request too, without logging in again
+        with pytest.raises(apierrors.AccessError):   # the next request too, without logging in again
             await api.request('GET', CM_PATH)
     finally:
         await api.close()
@@ -190,7 +190,7 @@ async def test_a_watch_surfaces_the_access_error(rotating: Any, settings: Operat
     login = FreshTokens(rotating, wrong=None)
     api = client_.APIClient(credentials.Vault(login, relogin_delays=(1,)), settings)
     try:
-        with pytest.raises(errors.AccessError):
+        with pytest.raises(apierrors.AccessError):
             async for _ in watching.watch_objs(api, KOPFEXAMPLES, namespace='default'):
                 pass
     finally:

@@ -4,8 +4,8 @@ from typing import Any
 
 import pytest
 
+from kopf._api import apierrors, transports
 from kopf._api import client as client_
-from kopf._api import errors, transports
 from kopf._model.settings import OperatorSettings
 
 CM_PATH = '/api/v1/namespaces/default/configmaps'
@@ -32,7 +32,7 @@ async def test_create_and_get(client: client_.APIClient) -> None:
 
 
 async def test_not_found_is_mapped_with_the_servers_message(client: client_.APIClient) -> None:
-    with pytest.raises(errors.APINotFoundError) as info:
+    with pytest.raises(apierrors.APINotFoundError) as info:
         await client.request('GET', f'{CM_PATH}/missing')
     assert info.value.status == 404
     assert info.value.message == 'configmaps "missing" not found'
@@ -40,7 +40,7 @@ async def test_not_found_is_mapped_with_the_servers_message(client: client_.APIC
 
 async def test_conflict_is_not_retried(client: client_.APIClient, cluster: Any) -> None:
     await client.request('POST', CM_PATH, payload={'metadata': {'name': 'x'}})
-    with pytest.raises(errors.APIConflictError, match='already exists'):
+    with pytest.raises(apierrors.APIConflictError, match='already exists'):
         await client.request('POST', CM_PATH, payload={'metadata': {'name': 'x'}})
     assert sum(1 for r in cluster.request_log() if r['method'] == 'POST') == 2
 
@@ -62,7 +62,7 @@ async def test_500s_surface_as_server_error_after_the_backoffs(
     import asyncio
     loop = asyncio.get_running_loop()
     start = loop.time()
-    with caplog.at_level(logging.WARNING), pytest.raises(errors.APIServerError) as info:
+    with caplog.at_level(logging.WARNING), pytest.raises(apierrors.APIServerError) as info:
         await client.request('GET', CM_PATH)
     assert loop.time() - start == pytest.approx(6, abs=0.5)
     assert info.value.status == 500
@@ -75,7 +75,7 @@ async def test_500s_surface_as_server_error_after_the_backoffs(
 async def test_no_retries_when_disabled(client: client_.APIClient, cluster: Any, settings: OperatorSettings) -> None:
     settings.networking.error_backoffs = []
     cluster.fail('GET', CM_PATH, 503, count=None)
-    with pytest.raises(errors.APIServerError):
+    with pytest.raises(apierrors.APIServerError):
         await client.request('GET', CM_PATH)
     assert len(cluster.request_log()) == 1
 
@@ -84,7 +84,7 @@ async def test_no_retries_when_disabled(client: client_.APIClient, cluster: Any,
 async def test_scalar_backoff_is_one_retry(client: client_.APIClient, cluster: Any, settings: OperatorSettings) -> None:
     settings.networking.error_backoffs = 5
     cluster.fail('GET', CM_PATH, 503, count=None)
-    with pytest.raises(errors.APIServerError):
+    with pytest.raises(apierrors.APIServerError):
         await client.request('GET', CM_PATH)
     assert len(cluster.request_log()) == 2
 
@@ -120,9 +120,9 @@ async def test_403_is_retried_as_upstream(client: client_.APIClient, cluster: An
 @pytest.mark.looptime
 async def test_other_4xx_are_final(client: client_.APIClient, cluster: Any) -> None:
     cluster.fail('GET', CM_PATH, 400, count=None)
-    with pytest.raises(errors.APIClientError) as info:
+    with pytest.raises(apierrors.APIClientError) as info:
         await client.request('GET', CM_PATH)
-    assert type(info.value) is errors.APIClientError
+    assert type(info.value) is apierrors.APIClientError
     assert len(cluster.request_log()) == 1
 
 
@@ -142,7 +142,7 @@ async def test_connection_errors_are_retried(settings: OperatorSettings) -> None
     try:
         with pytest.raises(Exception) as info:
             await api.request('GET', '/version')
-        assert errors.is_retriable(info.value)
+        assert apierrors.is_retriable(info.value)
     finally:
         await api.close()
 
@@ -283,7 +283,7 @@ async def test_trust_env_with_proxy_variables_goes_through_aiohttp(
 async def test_a_watch_over_a_login_handlers_aiohttp_session(cluster: Any, settings: OperatorSettings) -> None:
     import aiohttp
 
-    from kopf._api import credentials, streams, watching
+    from kopf._api import credentials, watching, watchstate
 
     from .conftest import CRD, KOPFEXAMPLES
     cluster.apply(str(CRD))
@@ -296,7 +296,7 @@ async def test_a_watch_over_a_login_handlers_aiohttp_session(cluster: Any, setti
         seen: list[Any] = []
         async for item in watching.watch_objs(api, KOPFEXAMPLES, namespace='default'):
             seen.append(item)
-            if item is streams.LISTED:
+            if item is watchstate.LISTED:
                 await api.request('POST', '/apis/kopf.dev/v1/namespaces/default/kopfexamples',
                                   payload={'apiVersion': 'kopf.dev/v1', 'kind': 'KopfExample',
                                            'metadata': {'name': 'b'}})
@@ -341,10 +341,10 @@ async def test_credentials_with_cr_lf_nul_are_refused_before_sending(settings: O
     vault.populate([credentials.ConnectionInfo(server=f'http://127.0.0.1:{port}', **kwargs)])  # type: ignore[arg-type]
     api = client_.APIClient(vault, settings)
     try:
-        with pytest.raises(errors.LoginError, match='Authorization') as info:
+        with pytest.raises(apierrors.LoginError, match='Authorization') as info:
             await api.request('POST', CM_PATH, payload={'a': 1})
         assert 'sec' not in str(info.value) and 'Injected' not in str(info.value)  # never the secret's value
-        with pytest.raises(errors.LoginError, match='Authorization'):
+        with pytest.raises(apierrors.LoginError, match='Authorization'):
             async with api.stream(CM_PATH, params={'watch': 'true'}):
                 pass
     finally:

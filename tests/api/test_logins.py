@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 import yaml
 
+from kopf._api import apierrors, credentials, loginning
 from kopf._api import client as client_
-from kopf._api import credentials, errors, loginning
 from kopf._model.settings import OperatorSettings
 from kopf.testing import LocalCluster
 
@@ -79,7 +79,7 @@ async def whoami(info: credentials.ConnectionInfo | None, cluster: LocalCluster,
     try:
         names = [ns['metadata']['name'] for ns in (await api.request('GET', '/api/v1/namespaces'))['items']]
         assert 'kube-system' in names
-        with pytest.raises(errors.APIForbiddenError) as denied:
+        with pytest.raises(apierrors.APIForbiddenError) as denied:
             await api.request('GET', SECRETS, backoffs=None)
         assert f'User "{user}" cannot list resource "secrets"' in str(denied.value)
     finally:
@@ -105,7 +105,7 @@ async def test_a_wrong_token_is_401(secure: LocalCluster, tmp_path: pathlib.Path
     vault.populate([loginning.login_with_kubeconfig() or pytest.fail('no credentials')])
     api = client_.APIClient(vault, OperatorSettings())
     try:
-        with pytest.raises(errors.LoginError):
+        with pytest.raises(apierrors.LoginError):
             await api.request('GET', '/api/v1/namespaces')
     finally:
         await api.close()
@@ -267,7 +267,7 @@ def test_malformed_kubeconfig_names_the_file_and_the_field(tmp_path: pathlib.Pat
     good = kubeconfig(tmp_path / 'contexts.yaml', cluster={'server': 'https://127.0.0.1:1'})
     bad = kubeconfig(tmp_path / 'users.yaml', user=user, context=None, current=None)   # the user is defined here
     monkeypatch.setenv('KUBECONFIG', os.pathsep.join([str(good), str(bad)]))
-    with pytest.raises(errors.LoginError) as info:
+    with pytest.raises(apierrors.LoginError) as info:
         loginning.login_with_kubeconfig()
     message = str(info.value)
     assert message.startswith(f"Malformed kubeconfig {str(bad)!r} at {field!r}: "), message
@@ -278,6 +278,6 @@ def test_malformed_yaml_names_the_file(tmp_path: pathlib.Path, monkeypatch: pyte
     path = tmp_path / 'broken.yaml'
     path.write_text('clusters: [{name: emu, cluster: {server: "https://x"}\n')
     monkeypatch.setenv('KUBECONFIG', str(path))
-    with pytest.raises(errors.LoginError) as info:
+    with pytest.raises(apierrors.LoginError) as info:
         loginning.login_with_kubeconfig()
     assert str(info.value).startswith(f"Malformed kubeconfig {str(path)!r} at '<file>': cannot be read as YAML")
