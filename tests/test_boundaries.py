@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-ROOT = pathlib.Path(__file__).parent.parent.parent / 'kopf'
+ROOT = pathlib.Path(__file__).parent.parent / 'kopf'
 CLIENT_ALLOWED = ['_api/*']
 SERVER_ALLOWED = ['_cluster/*', '_reactor/probing.py', '_reactor/webhook*.py']
 _DOTTED = re.compile(r'\baiohttp((?:\.\w+)*)')

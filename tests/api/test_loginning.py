@@ -1,5 +1,6 @@
 """The built-in logins against the emulator over HTTPS: kubeconfig tokens and client certificates, exec plugins,
-merged KUBECONFIG files, a service-account directory, pykube-ng and the `kubernetes` client; malformed files.
+merged KUBECONFIG files, a service-account directory, pykube-ng and the `kubernetes` client; malformed files;
+the plain (HTTP) local cluster's kubeconfig.
 
 Each test proves who the server took us for: a `forbid()` rule for that user gives its exact 403.
 """
@@ -241,6 +242,38 @@ async def test_service_account_token_rotated_by_the_kubelet(secure: LocalCluster
         await api.close()
     assert vault.logins == 2
     assert [entry['code'] for entry in secure.request_log()] == [200, 401, 200]
+
+
+# The plain local cluster (HTTP, no tokens): its kubeconfig, directly and through the client libraries.
+
+async def test_kubeconfig_of_the_local_cluster(cluster: Any, settings: OperatorSettings,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv('KUBECONFIG', str(cluster.kubeconfig))
+    info = loginning.login_with_kubeconfig()
+    assert info is not None and info.server == cluster.url
+    vault = credentials.Vault()
+    vault.populate([info])
+    api = client_.APIClient(vault, settings)
+    try:
+        assert (await api.request('GET', '/version'))['major'] == '1'
+    finally:
+        await api.close()
+
+
+@pytest.mark.parametrize('login', [loginning.login_via_pykube, loginning.login_via_client])
+async def test_piggybacking_on_the_local_cluster(cluster: Any, settings: OperatorSettings, login: Any,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv('KUBECONFIG', str(cluster.kubeconfig))
+    monkeypatch.delenv('KUBERNETES_SERVICE_HOST', raising=False)
+    info = login()
+    assert info is not None and info.server.rstrip('/') == cluster.url
+    vault = credentials.Vault()
+    vault.populate([info])
+    api = client_.APIClient(vault, settings)
+    try:
+        assert (await api.request('GET', '/version'))['major'] == '1'
+    finally:
+        await api.close()
 
 
 # Piggybacking on the clients that an operator may bring along: over HTTPS with a token.
