@@ -78,7 +78,7 @@ def build_event(ref: Mapping[str, Any], *, type: str, reason: str, message: str,
 async def post_event(client: client_.APIClient, ref: Mapping[str, Any], *, type: str, reason: str,
                      message: str = '', backoffs: apierrors.Backoffs = client_.DEFAULT) -> None:
     """Post one event now; errors are logged, never raised."""
-    if ref.get('apiVersion') == 'v1' and ref.get('kind') == 'Event':
+    if _is_event(ref):
         return
     settings = client.settings
     try:
@@ -99,6 +99,11 @@ async def post_event(client: client_.APIClient, ref: Mapping[str, Any], *, type:
         logger.debug(f'The event {reason!r} about {_describe(ref)} is dropped: its namespace is gone.')
     except (apierrors.APIError, apierrors.LoginError, OSError, TimeoutError) as exc:
         logger.warning(f'Failed to post an event {reason!r} about {_describe(ref)}: {exc}. Ignoring.')
+
+
+def _is_event(ref: Mapping[str, Any]) -> bool:
+    """An event about an Event: dropped, never posted (SPEC §8.1)."""
+    return ref.get('apiVersion') == 'v1' and ref.get('kind') == 'Event'
 
 
 def _describe(ref: Mapping[str, Any]) -> str:
@@ -131,7 +136,7 @@ class EventPoster:
     def enqueue(self, ref: Mapping[str, Any], *, type: str, reason: str, message: str = '',
                 backoffs: apierrors.Backoffs = client_.DEFAULT) -> None:
         """Queue an event (never blocks; thread-safe); posted by the running poster."""
-        if ref.get('apiVersion') == 'v1' and ref.get('kind') == 'Event':
+        if _is_event(ref):
             return
         item = _Queued(ref, type, reason, message, backoffs)
         with self._lock:
