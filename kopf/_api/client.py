@@ -27,7 +27,6 @@ from kopf._model import settings as settings_
 
 logger = logging.getLogger('kopf._api')
 
-USER_AGENT: Final = transports.USER_AGENT
 JSON_CT: Final = 'application/json'
 MERGE_PATCH_CT: Final = 'application/merge-patch+json'
 JSON_PATCH_CT: Final = 'application/json-patch+json'
