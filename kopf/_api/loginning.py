@@ -41,7 +41,6 @@ def login_with_service_account(*, directory: str = SERVICE_ACCOUNT_DIR, **_: Any
     if not token_path.is_file():
         return None
     ca_path = root / 'ca.crt'
-    namespace_path = root / 'namespace'
     host = os.environ.get('KUBERNETES_SERVICE_HOST')
     port = os.environ.get('KUBERNETES_SERVICE_PORT', '443')
     if host:
@@ -52,7 +51,7 @@ def login_with_service_account(*, directory: str = SERVICE_ACCOUNT_DIR, **_: Any
         server=server,
         ca_path=str(ca_path) if ca_path.is_file() else None,
         token=token_path.read_text().strip() or None,
-        default_namespace=namespace_path.read_text().strip() or None if namespace_path.is_file() else None,
+        default_namespace=_namespace_in(root),
         priority=PRIORITY_OF_SERVICE_ACCOUNT,
     )
 
@@ -95,12 +94,11 @@ def login_via_client(**_: Any) -> credentials.ConnectionInfo | None:
     config = kubernetes.client.Configuration()
     try:
         kubernetes.config.load_incluster_config(client_configuration=config)  # type: ignore[no-untyped-call]
-        namespace = _incluster_namespace()
+        namespace = _namespace_in(pathlib.Path(SERVICE_ACCOUNT_DIR))
     except kubernetes.config.ConfigException:
         try:
             kubernetes.config.load_kube_config(  # type: ignore[no-untyped-call]
-                config_file=os.environ.get('KUBECONFIG') or kubeconfig.DEFAULT_PATH,  # not the import-time value
-                client_configuration=config)
+                config_file=_kubeconfig_file(), client_configuration=config)
         except kubernetes.config.ConfigException as exc:
             raise apierrors.LoginError(f'The kubernetes client could not load the credentials: {exc}') from exc
         namespace = _kubeconfig_namespace(kubernetes)
@@ -136,15 +134,20 @@ def _split_header(header: str | None) -> tuple[str | None, str | None]:
     return (scheme, token) if token else ('Bearer', scheme)
 
 
-def _incluster_namespace() -> str | None:
-    path = pathlib.Path(SERVICE_ACCOUNT_DIR) / 'namespace'
+def _namespace_in(directory: pathlib.Path) -> str | None:
+    """The namespace of a service-account directory (the pod's own), if it has one."""
+    path = directory / 'namespace'
     return path.read_text().strip() or None if path.is_file() else None
+
+
+def _kubeconfig_file() -> str:
+    """The kubeconfig the client libraries are pointed at: `$KUBECONFIG` now (not at import time), or the default."""
+    return os.environ.get('KUBECONFIG') or kubeconfig.DEFAULT_PATH
 
 
 def _kubeconfig_namespace(kubernetes: Any) -> str | None:
     try:
-        _, active = kubernetes.config.list_kube_config_contexts(
-            config_file=os.environ.get('KUBECONFIG') or kubeconfig.DEFAULT_PATH)
+        _, active = kubernetes.config.list_kube_config_contexts(config_file=_kubeconfig_file())
     except Exception:
         return None
     namespace = (active or {}).get('context', {}).get('namespace')
@@ -160,11 +163,11 @@ async def login_via_async_client(**_: Any) -> credentials.ConnectionInfo | None:
     config = kubernetes_asyncio.client.Configuration()
     try:
         kubernetes_asyncio.config.load_incluster_config(client_configuration=config)
-        namespace = _incluster_namespace()
+        namespace = _namespace_in(pathlib.Path(SERVICE_ACCOUNT_DIR))
     except kubernetes_asyncio.config.ConfigException:
         try:
-            await kubernetes_asyncio.config.load_kube_config(
-                config_file=os.environ.get('KUBECONFIG') or kubeconfig.DEFAULT_PATH, client_configuration=config)
+            await kubernetes_asyncio.config.load_kube_config(config_file=_kubeconfig_file(),
+                                                             client_configuration=config)
         except kubernetes_asyncio.config.ConfigException as exc:
             raise apierrors.LoginError(f'The kubernetes_asyncio client could not load the credentials: {exc}') from exc
         namespace = None
