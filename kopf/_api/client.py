@@ -86,9 +86,12 @@ class APIClient:
         scheme = creds.server.partition(':')[0].lower()
         return any(os.environ.get(name) for name in (f'{scheme}_proxy', f'{scheme.upper()}_PROXY'))
 
-    async def _attempt(self, what: str, send: Callable[[transports.Transport], Awaitable[T]],
-                       backoffs: apierrors.Backoffs) -> tuple[credentials.VaultItem, T]:
-        """The one retry loop: send with the vault's credentials until it succeeds or may not be retried."""
+    async def _attempt(self, send: Callable[[transports.Transport], Awaitable[T]], backoffs: apierrors.Backoffs,
+                       method: str | None, path: str) -> tuple[credentials.VaultItem, T]:
+        """The one retry loop: send with the vault's credentials until it succeeds or may not be retried.
+
+        `method` and `path` only name the request in the logs (`None`: a watch of the path).
+        """
         delays: Iterator[float] | None = None  # made on the first failure only
         while True:
             item = await self.vault.select()
@@ -97,7 +100,8 @@ class APIClient:
                 async with item.borrowed():
                     return item, await send(transport)
             except apierrors.APIUnauthorizedError:
-                logger.info(f'Unauthorized (401) for {what}; the credentials are invalidated; re-logging in.')
+                logger.info(f'Unauthorized (401) for {_what(method, path)}; the credentials are invalidated; '
+                            f're-logging in.')
                 self.vault.invalidate(item)
             except Exception as exc:
                 net = self.settings.networking
@@ -106,6 +110,7 @@ class APIClient:
                 decision = apierrors.decide_retry(exc, next(delays, None), enforce_retry_after=net.enforce_retry_after)
                 if not decision.retry:
                     raise
+                what = _what(method, path)
                 logger.warning(f'{what[:1].upper()}{what[1:]} failed ({_describe(exc)}); '
                                f'retrying in {decision.delay:g}s.')
                 await asyncio.sleep(decision.delay)
@@ -125,13 +130,11 @@ class APIClient:
         data = encoding.dumps(payload) if payload is not None else None
         typed = content_type if data is not None else None
 
-        async def send(transport: transports.Transport) -> Any:
-            raw = await transport.request(method, path, params=params, body=data, content_type=typed,
-                                          total=net.request_timeout, connect=net.connect_timeout)
-            return encoding.loads(raw) if raw.strip() else None
-
-        _, result = await self._attempt(f'{method} {path}', send, backoffs)
-        return result
+        _, raw = await self._attempt(
+            lambda transport: transport.request(method, path, params=params, body=data, content_type=typed,
+                                                total=net.request_timeout, connect=net.connect_timeout),
+            backoffs, method, path)
+        return encoding.loads(raw) if raw.strip() else None
 
     @contextlib.asynccontextmanager
     async def stream(self, path: str, *, params: Mapping[str, str] | None = None,
@@ -140,15 +143,18 @@ class APIClient:
         net, watching = self.settings.networking, self.settings.watching
         total, connect = watching.client_timeout, watching.connect_timeout or net.connect_timeout
 
-        async def send(transport: transports.Transport) -> transports.StreamResponse:
-            return await transport.stream(path, params=params, total=total, connect=connect)
-
-        item, response = await self._attempt(f'a watch of {path}', send, backoffs)
+        item, response = await self._attempt(
+            lambda transport: transport.stream(path, params=params, total=total, connect=connect),
+            backoffs, None, path)
         async with item.borrowed():  # the transport is not closed while the watch streams
             try:
                 yield response
             finally:
                 response.close()
+
+
+def _what(method: str | None, path: str) -> str:
+    return f'a watch of {path}' if method is None else f'{method} {path}'
 
 
 def _describe(exc: BaseException) -> str:
