@@ -64,19 +64,23 @@ class APIClient:
 
     def _transport(self, item: credentials.VaultItem) -> transports.Transport:
         if item.transport is None:
-            creds = item.credentials
-            if isinstance(creds, credentials.ConnectionInfo) and not self._proxied(creds):
-                item.transport = transports.DirectTransport(creds, limit=MAX_CONCURRENT_REQUESTS)
-            else:
-                if self._slots is None:
-                    self._slots = asyncio.Semaphore(MAX_CONCURRENT_REQUESTS)
-                if isinstance(creds, credentials.AiohttpSession):
-                    item.transport = transports.AiohttpTransport(creds.aiohttp_session, server=creds.server,
-                                                                 proxy=None, slots=self._slots, owned=False)
-                else:
-                    trust_env = creds.trust_env or self.settings.networking.trust_env
-                    item.transport = transports.AiohttpTransport.proxied(creds, trust_env=trust_env, slots=self._slots)
+            item.transport = self._make_transport(item.credentials)
         return item.transport
+
+    def _make_transport(self, creds: credentials.Credentials) -> transports.Transport:
+        """Ours for direct connections; aiohttp's for a login handler's session and for proxies."""
+        if isinstance(creds, credentials.AiohttpSession):
+            return transports.AiohttpTransport(creds.aiohttp_session, server=creds.server, proxy=None,
+                                               slots=self._aiohttp_slots(), owned=False)
+        if self._proxied(creds):
+            trust_env = creds.trust_env or self.settings.networking.trust_env
+            return transports.AiohttpTransport.proxied(creds, trust_env=trust_env, slots=self._aiohttp_slots())
+        return transports.DirectTransport(creds, limit=MAX_CONCURRENT_REQUESTS)
+
+    def _aiohttp_slots(self) -> asyncio.Semaphore:
+        if self._slots is None:
+            self._slots = asyncio.Semaphore(MAX_CONCURRENT_REQUESTS)
+        return self._slots
 
     def _proxied(self, creds: credentials.ConnectionInfo) -> bool:
         if creds.proxy_url:
