@@ -13,7 +13,7 @@ Rules:
 - A request on a reused connection that fails before any byte of the answer arrived (the server
   closed the connection while it was idle) is retried once on a fresh connection, transparently.
 - Failures are `ConnectionError`s (`TransportError` and its subclasses; or the OS's own), timeouts
-  are `TimeoutError`s: `errors.decide_retry` retries both; a wrong certificate is `ssl`'s own error.
+  are `TimeoutError`s: `apierrors.decide_retry` retries both; a wrong certificate is `ssl`'s own error.
   Any other `OSError` once connected (a TLS error such as a bad record MAC, EHOSTUNREACH) closes the
   connection and is raised as a `TransportError` (as aiohttp's `ClientOSError` was), never as is.
 - A connection is reused only with nothing unread in its buffer (else, e.g. a server's unsolicited
