@@ -67,7 +67,7 @@ from kopf._storage.progress import (
 
 # --- block: api client (credentials, errors, login) ---
 from kopf._api.credentials import AiohttpSession, ConnectionInfo
-from kopf._api.errors import LoginError
+from kopf._api.apierrors import LoginError
 from kopf._api.events import event, exception, info, warn
 from kopf._api.loginning import (
     login_via_async_client,

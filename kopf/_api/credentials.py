@@ -9,8 +9,8 @@ The vault's rules:
 - A login that keeps returning fresh credentials which the server rejects before ever accepting them is
   retried after `relogin_delays` (a grace for tokens that take a moment to propagate), then given up with
   `AccessError`. A login after credentials that worked for a while (a rotation, an expiry) is immediate.
-- A discarded session is closed only when no request or watch is using it anymore (in-flight work on
-  rejected credentials ends normally, e.g. a watch opened before a rotation streams on).
+- A discarded transport (its session) is closed only when no request or watch is using it anymore
+  (in-flight work on rejected credentials ends normally, e.g. a watch opened before a rotation streams on).
 """
 import asyncio
 import base64
@@ -24,10 +24,12 @@ import warnings
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from kopf._api import errors, http
+from kopf._api import apierrors
 
 if TYPE_CHECKING:
     import aiohttp
+
+    from kopf._api import transports
 
 logger = logging.getLogger('kopf._api.credentials')
 
@@ -164,11 +166,11 @@ LoginFn = Callable[[], Awaitable[Iterable[Credentials] | Mapping[Any, Credential
 
 
 class VaultItem:
-    """One set of credentials in the vault, with the session the client makes for it (lazily)."""
+    """One set of credentials in the vault, with the transport the client makes for it (lazily)."""
 
     def __init__(self, credentials: Credentials) -> None:
         self.credentials = credentials
-        self.session: http.Session | aiohttp.ClientSession | None = None  # set by the client on first use
+        self.transport: transports.Transport | None = None  # set by the client on first use
         self.accepted = False  # the server answered a request made with them other than with 401
         self.rejected = False  # the server answered 401 to them
         self.users = 0  # requests and watches in flight with them (their session is closed only when idle)
@@ -179,8 +181,8 @@ class VaultItem:
         self.users += 1
         try:
             yield self
-        except errors.APIError as exc:
-            if not isinstance(exc, errors.APIUnauthorizedError):
+        except apierrors.APIError as exc:
+            if not isinstance(exc, apierrors.APIUnauthorizedError):
                 self.accepted = True
             raise
         else:
@@ -266,13 +268,13 @@ class Vault:
 
     async def _relogin(self) -> None:
         if self._login is None:
-            raise errors.LoginError('No credentials are available and there is no way to log in.')
+            raise apierrors.LoginError('No credentials are available and there is no way to log in.')
         batch, self._batch = self._batch, []
         futile = bool(batch) and not any(item.accepted for item in batch) and any(item.rejected for item in batch)
         self._futile = self._futile + 1 if futile else 0
         if self._futile > len(self.relogin_delays):
             count, self._batch, self._futile = self._futile, batch, self._futile - 1   # so for later requests too
-            raise errors.AccessError(f'The server rejected (401) the credentials of {count} logins in a row '
+            raise apierrors.AccessError(f'The server rejected (401) the credentials of {count} logins in a row '
                                      f'without ever accepting them; giving up.')
         if self._futile:
             delay = self.relogin_delays[self._futile - 1]
@@ -292,9 +294,9 @@ class Vault:
         self._batch = self._add(found)
         if not self._valid():
             if found:
-                raise errors.AccessError('Ran out of valid credentials: the re-login gave only rejected or '
+                raise apierrors.AccessError('Ran out of valid credentials: the re-login gave only rejected or '
                                          'expired ones.')
-            raise errors.LoginError('Ran out of valid credentials: the login gave none.')
+            raise apierrors.LoginError('Ran out of valid credentials: the login gave none.')
 
     def invalidate(self, item: VaultItem) -> None:
         """The server rejected these credentials (401): never use them again."""
@@ -307,8 +309,8 @@ class Vault:
         closing = [item for item in self._closing if force or not item.users]
         self._closing = [item for item in self._closing if item not in closing]
         for item in closing:
-            if item.session is not None and isinstance(item.credentials, ConnectionInfo):
-                await item.session.close()  # sessions made by login handlers are theirs to close
+            if item.transport is not None:
+                await item.transport.close()  # it leaves the sessions of login handlers to them
 
     async def close(self) -> None:
         for item in list(self._items):

@@ -22,8 +22,8 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from kopf._api import apierrors
 from kopf._api import client as client_
-from kopf._api import errors
 from kopf._model import resources, selectors
 
 logger = logging.getLogger('kopf._api.discovery')
@@ -111,7 +111,7 @@ class Discovery:
         guessed = [self._get_group_version(group, version)] if version else []
         answers = await asyncio.gather(self._client.request('GET', path), *guessed, return_exceptions=True)
         for answer in answers:
-            if isinstance(answer, BaseException) and not isinstance(answer, errors.APINotFoundError):
+            if isinstance(answer, BaseException) and not isinstance(answer, apierrors.APINotFoundError):
                 raise answer
         listing, *lists = answers
         if isinstance(listing, BaseException):
@@ -153,22 +153,22 @@ class Discovery:
         if not group:  # the core group: the API server's own, retried and raised as any request
             try:
                 payload: Mapping[str, Any] = await self._client.request('GET', f'/api/{version}')
-            except errors.APINotFoundError:
+            except apierrors.APINotFoundError:
                 return None
             return payload
         path = f'/apis/{group}/{version}'
         try:
             try:
                 payload = await self._client.request('GET', path, backoffs=None)  # a 5xx is not retried
-            except errors.APIServerError:
+            except apierrors.APIServerError:
                 raise
             except Exception as exc:
-                if not errors.is_retriable(exc):
+                if not apierrors.is_retriable(exc):
                     raise
                 payload = await self._client.request('GET', path)  # transport errors, 429: as usual
-        except errors.APINotFoundError:
+        except apierrors.APINotFoundError:
             return None
-        except errors.APIServerError as exc:
+        except apierrors.APIServerError as exc:
             if (group, version) not in self._failing:
                 self._failing.add((group, version))
                 logger.warning(f'Discovery skips the API {group}/{version}: it fails with {exc} (an aggregated '
@@ -197,7 +197,7 @@ class Discovery:
         if resource not in self._schemas:
             try:
                 crd = await self._client.request('GET', f'{CRD_PATH}/{resource.plural}.{resource.group}')
-            except errors.APINotFoundError:
+            except apierrors.APINotFoundError:
                 crd = None
             self._schemas[resource] = _schema_of(crd, resource.version)
         return self._schemas[resource]

@@ -22,8 +22,8 @@ import threading
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from kopf._api import apierrors
 from kopf._api import client as client_
-from kopf._api import errors
 from kopf._model import settings as settings_
 
 logger = logging.getLogger('kopf._api.events')
@@ -76,9 +76,9 @@ def build_event(ref: Mapping[str, Any], *, type: str, reason: str, message: str,
 
 
 async def post_event(client: client_.APIClient, ref: Mapping[str, Any], *, type: str, reason: str,
-                     message: str = '', backoffs: errors.Backoffs = client_.DEFAULT) -> None:
+                     message: str = '', backoffs: apierrors.Backoffs = client_.DEFAULT) -> None:
     """Post one event now; errors are logged, never raised."""
-    if ref.get('apiVersion') == 'v1' and ref.get('kind') == 'Event':
+    if _is_event(ref):
         return
     settings = client.settings
     try:
@@ -89,16 +89,21 @@ async def post_event(client: client_.APIClient, ref: Mapping[str, Any], *, type:
         try:
             await client.request('POST', f'/api/v1/namespaces/{body["metadata"]["namespace"]}/events',
                                  payload=body, backoffs=backoffs)
-        except errors.APIUnprocessableEntityError:
+        except apierrors.APIUnprocessableEntityError:
             # A cluster-scoped object's event is valid only in `default` or `kube-system` (real servers say so).
             if ref.get('namespace') or body['metadata']['namespace'] in ('default', 'kube-system'):
                 raise
             body['metadata']['namespace'] = 'default'
             await client.request('POST', '/api/v1/namespaces/default/events', payload=body, backoffs=backoffs)
-    except errors.APINotFoundError:
+    except apierrors.APINotFoundError:
         logger.debug(f'The event {reason!r} about {_describe(ref)} is dropped: its namespace is gone.')
-    except (errors.APIError, errors.LoginError, OSError, TimeoutError) as exc:
+    except (apierrors.APIError, apierrors.LoginError, OSError, TimeoutError) as exc:
         logger.warning(f'Failed to post an event {reason!r} about {_describe(ref)}: {exc}. Ignoring.')
+
+
+def _is_event(ref: Mapping[str, Any]) -> bool:
+    """An event about an Event: dropped, never posted (SPEC §8.1)."""
+    return ref.get('apiVersion') == 'v1' and ref.get('kind') == 'Event'
 
 
 def _describe(ref: Mapping[str, Any]) -> str:
@@ -111,7 +116,7 @@ class _Queued:
     type: str
     reason: str
     message: str
-    backoffs: errors.Backoffs
+    backoffs: apierrors.Backoffs
 
 
 class EventPoster:
@@ -129,9 +134,9 @@ class EventPoster:
         self._idle = asyncio.Event()
 
     def enqueue(self, ref: Mapping[str, Any], *, type: str, reason: str, message: str = '',
-                backoffs: errors.Backoffs = client_.DEFAULT) -> None:
+                backoffs: apierrors.Backoffs = client_.DEFAULT) -> None:
         """Queue an event (never blocks; thread-safe); posted by the running poster."""
-        if ref.get('apiVersion') == 'v1' and ref.get('kind') == 'Event':
+        if _is_event(ref):
             return
         item = _Queued(ref, type, reason, message, backoffs)
         with self._lock:
@@ -259,28 +264,28 @@ def _poster() -> EventPoster:
                            '(handlers, daemons, timers, activities).') from None
 
 
-def event(objs: Objs, *, type: str, reason: str, message: str = '', backoffs: errors.Backoffs = None) -> None:
+def event(objs: Objs, *, type: str, reason: str, message: str = '', backoffs: apierrors.Backoffs = None) -> None:
     poster = _poster()
     if not poster._client.settings.posting.enabled:
         return
     _post(poster, objs, type=type, reason=reason, message=message, backoffs=backoffs)
 
 
-def info(objs: Objs, *, reason: str, message: str = '', backoffs: errors.Backoffs = None) -> None:
+def info(objs: Objs, *, reason: str, message: str = '', backoffs: apierrors.Backoffs = None) -> None:
     poster = _poster()
     posting = poster._client.settings.posting
     if posting.enabled and posting.level <= logging.INFO:
         _post(poster, objs, type='Normal', reason=reason, message=message, backoffs=backoffs)
 
 
-def warn(objs: Objs, *, reason: str, message: str = '', backoffs: errors.Backoffs = None) -> None:
+def warn(objs: Objs, *, reason: str, message: str = '', backoffs: apierrors.Backoffs = None) -> None:
     poster = _poster()
     if poster._client.settings.posting.level <= logging.WARNING:  # the `enabled` flag is not checked (as upstream)
         _post(poster, objs, type='Warning', reason=reason, message=message, backoffs=backoffs)
 
 
 def exception(objs: Objs, *, reason: str = '', message: str = '', exc: BaseException | None = None,
-              backoffs: errors.Backoffs = None) -> None:
+              backoffs: apierrors.Backoffs = None) -> None:
     poster = _poster()
     posting = poster._client.settings.posting
     if exc is None:
@@ -292,7 +297,7 @@ def exception(objs: Objs, *, reason: str = '', message: str = '', exc: BaseExcep
 
 
 def _post(poster: EventPoster, objs: Objs, *, type: str, reason: str, message: str,
-          backoffs: errors.Backoffs) -> None:
+          backoffs: apierrors.Backoffs) -> None:
     for body in _flatten(objs):
         if is_core_event(body):
             continue

@@ -13,7 +13,7 @@ Rules:
 - A request on a reused connection that fails before any byte of the answer arrived (the server
   closed the connection while it was idle) is retried once on a fresh connection, transparently.
 - Failures are `ConnectionError`s (`TransportError` and its subclasses; or the OS's own), timeouts
-  are `TimeoutError`s: `errors.decide_retry` retries both; a wrong certificate is `ssl`'s own error.
+  are `TimeoutError`s: `apierrors.decide_retry` retries both; a wrong certificate is `ssl`'s own error.
   Any other `OSError` once connected (a TLS error such as a bad record MAC, EHOSTUNREACH) closes the
   connection and is raised as a `TransportError` (as aiohttp's `ClientOSError` was), never as is.
 - A connection is reused only with nothing unread in its buffer (else, e.g. a server's unsolicited
@@ -26,7 +26,7 @@ import asyncio
 import ssl
 import urllib.parse
 from collections.abc import Callable, Mapping
-from typing import Final, NoReturn, Protocol
+from typing import Final, NoReturn
 
 IDLE_TIMEOUT: Final = 15.0  # seconds; as aiohttp's keep-alive timeout (API servers keep theirs longer)
 LIMIT: Final = 64  # open connections of requests per session
@@ -63,16 +63,6 @@ def check_headers(headers: Mapping[str, str]) -> None:
         if any(char in value for char in FORBIDDEN_IN_HEADERS):
             raise InvalidHeaderError(f'The value of the header {name!r} contains CR, LF or NUL; refused '
                                      f'(the value is not shown).')
-
-
-class StreamResponse(Protocol):
-    """What a watch reads: the status, then the body piece by piece (b'' at its end)."""
-
-    status: int
-
-    async def read_chunk(self) -> bytes: ...
-
-    def close(self) -> None: ...
 
 
 def encode_query(params: Mapping[str, str]) -> str:

@@ -25,7 +25,7 @@ import subprocess
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from kopf._api import credentials, errors
+from kopf._api import apierrors, credentials
 
 DEFAULT_PATH = '~/.kube/config'
 
@@ -58,8 +58,8 @@ def config_paths(environ: Mapping[str, str] | None = None) -> list[pathlib.Path]
     return [path for path in paths if path.is_file()]
 
 
-def _fail(path: pathlib.Path, field: str, problem: str) -> errors.LoginError:
-    return errors.LoginError(f'Malformed kubeconfig {str(path)!r} at {field!r}: {problem}')
+def _fail(path: pathlib.Path, field: str, problem: str) -> apierrors.LoginError:
+    return apierrors.LoginError(f'Malformed kubeconfig {str(path)!r} at {field!r}: {problem}')
 
 
 def read_config(paths: Sequence[pathlib.Path]) -> MergedConfig:

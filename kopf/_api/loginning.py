@@ -11,7 +11,7 @@ import os
 import pathlib
 from typing import Any
 
-from kopf._api import credentials, errors, kubeconfig
+from kopf._api import apierrors, credentials, kubeconfig
 
 logger = logging.getLogger('kopf._api.loginning')
 
@@ -41,7 +41,6 @@ def login_with_service_account(*, directory: str = SERVICE_ACCOUNT_DIR, **_: Any
     if not token_path.is_file():
         return None
     ca_path = root / 'ca.crt'
-    namespace_path = root / 'namespace'
     host = os.environ.get('KUBERNETES_SERVICE_HOST')
     port = os.environ.get('KUBERNETES_SERVICE_PORT', '443')
     if host:
@@ -52,7 +51,7 @@ def login_with_service_account(*, directory: str = SERVICE_ACCOUNT_DIR, **_: Any
         server=server,
         ca_path=str(ca_path) if ca_path.is_file() else None,
         token=token_path.read_text().strip() or None,
-        default_namespace=namespace_path.read_text().strip() or None if namespace_path.is_file() else None,
+        default_namespace=_namespace_in(root),
         priority=PRIORITY_OF_SERVICE_ACCOUNT,
     )
 
@@ -66,7 +65,7 @@ def login_via_pykube(**_: Any) -> credentials.ConnectionInfo | None:
     try:
         config = pykube.KubeConfig.from_env()
     except Exception as exc:
-        raise errors.LoginError(f'pykube-ng could not load the credentials: {exc}') from exc
+        raise apierrors.LoginError(f'pykube-ng could not load the credentials: {exc}') from exc
     cluster, user = config.cluster, config.user
     ca = cluster.get('certificate-authority')
     cert = user.get('client-certificate')
@@ -95,14 +94,13 @@ def login_via_client(**_: Any) -> credentials.ConnectionInfo | None:
     config = kubernetes.client.Configuration()
     try:
         kubernetes.config.load_incluster_config(client_configuration=config)  # type: ignore[no-untyped-call]
-        namespace = _incluster_namespace()
+        namespace = _namespace_in(pathlib.Path(SERVICE_ACCOUNT_DIR))
     except kubernetes.config.ConfigException:
         try:
             kubernetes.config.load_kube_config(  # type: ignore[no-untyped-call]
-                config_file=os.environ.get('KUBECONFIG') or kubeconfig.DEFAULT_PATH,  # not the import-time value
-                client_configuration=config)
+                config_file=_kubeconfig_file(), client_configuration=config)
         except kubernetes.config.ConfigException as exc:
-            raise errors.LoginError(f'The kubernetes client could not load the credentials: {exc}') from exc
+            raise apierrors.LoginError(f'The kubernetes client could not load the credentials: {exc}') from exc
         namespace = _kubeconfig_namespace(kubernetes)
     if config.refresh_api_key_hook is not None:
         config.refresh_api_key_hook(config)
@@ -136,15 +134,20 @@ def _split_header(header: str | None) -> tuple[str | None, str | None]:
     return (scheme, token) if token else ('Bearer', scheme)
 
 
-def _incluster_namespace() -> str | None:
-    path = pathlib.Path(SERVICE_ACCOUNT_DIR) / 'namespace'
+def _namespace_in(directory: pathlib.Path) -> str | None:
+    """The namespace of a service-account directory (the pod's own), if it has one."""
+    path = directory / 'namespace'
     return path.read_text().strip() or None if path.is_file() else None
+
+
+def _kubeconfig_file() -> str:
+    """The kubeconfig the client libraries are pointed at: `$KUBECONFIG` now (not at import time), or the default."""
+    return os.environ.get('KUBECONFIG') or kubeconfig.DEFAULT_PATH
 
 
 def _kubeconfig_namespace(kubernetes: Any) -> str | None:
     try:
-        _, active = kubernetes.config.list_kube_config_contexts(
-            config_file=os.environ.get('KUBECONFIG') or kubeconfig.DEFAULT_PATH)
+        _, active = kubernetes.config.list_kube_config_contexts(config_file=_kubeconfig_file())
     except Exception:
         return None
     namespace = (active or {}).get('context', {}).get('namespace')
@@ -160,13 +163,13 @@ async def login_via_async_client(**_: Any) -> credentials.ConnectionInfo | None:
     config = kubernetes_asyncio.client.Configuration()
     try:
         kubernetes_asyncio.config.load_incluster_config(client_configuration=config)
-        namespace = _incluster_namespace()
+        namespace = _namespace_in(pathlib.Path(SERVICE_ACCOUNT_DIR))
     except kubernetes_asyncio.config.ConfigException:
         try:
-            await kubernetes_asyncio.config.load_kube_config(
-                config_file=os.environ.get('KUBECONFIG') or kubeconfig.DEFAULT_PATH, client_configuration=config)
+            await kubernetes_asyncio.config.load_kube_config(config_file=_kubeconfig_file(),
+                                                             client_configuration=config)
         except kubernetes_asyncio.config.ConfigException as exc:
-            raise errors.LoginError(f'The kubernetes_asyncio client could not load the credentials: {exc}') from exc
+            raise apierrors.LoginError(f'The kubernetes_asyncio client could not load the credentials: {exc}') from exc
         namespace = None
     return _from_client_config(config, namespace=namespace, priority=PRIORITY_OF_ASYNC_CLIENT)
 
@@ -206,7 +209,7 @@ async def login_by_defaults() -> list[credentials.ConnectionInfo]:
 def _uses_auth_provider(paths: list[pathlib.Path]) -> bool:
     try:
         return kubeconfig.uses_auth_provider(paths)
-    except errors.LoginError:
+    except apierrors.LoginError:
         return False  # already reported by the kubeconfig login
 
 
@@ -217,7 +220,7 @@ async def _login_with(fns: list[Any]) -> tuple[list[credentials.ConnectionInfo],
     for fn in fns:
         try:
             info = await asyncio.to_thread(fn)
-        except errors.LoginError as exc:
+        except apierrors.LoginError as exc:
             logger.warning(f'Login via {fn.__name__} failed: {exc}')
             failed = True
             continue

@@ -23,8 +23,8 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
+from kopf._api import apierrors
 from kopf._api import client as client_
-from kopf._api import errors
 from kopf._model import fields, patches, resources
 
 logger = logging.getLogger('kopf._api.patching')
@@ -99,7 +99,7 @@ async def patch_obj(
                 url = resource.get_url(namespace=namespace, name=name, subresource=subresource)
                 result = await client.request('PATCH', url, payload=part, content_type=client_.MERGE_PATCH_CT)
                 dropped.extend(find_dropped(part, result))
-    except errors.APINotFoundError:
+    except apierrors.APINotFoundError:
         log.debug(f'{ref} is gone; the patch is dropped.')
         return PatchResult(body=None, gone=True)
     if dropped:
@@ -115,7 +115,7 @@ CONFLICT_ATTEMPTS = 3  # a guarded JSON-patch is recomputed on a fresh body this
 class _Stale(Exception):
     """A 422 of a guarded JSON-patch: a conflict if the object's resourceVersion is not `tested` anymore."""
 
-    def __init__(self, error: errors.APIUnprocessableEntityError, tested: Any) -> None:
+    def __init__(self, error: apierrors.APIUnprocessableEntityError, tested: Any) -> None:
         super().__init__(error)
         self.error = error
         self.tested = tested
@@ -157,7 +157,7 @@ async def _json_patch_once(client: client_.APIClient, resource: resources.Resour
             url = resource.get_url(namespace=namespace, name=name, subresource=subresource)
             try:
                 result = await client.request('PATCH', url, payload=test + part, content_type=client_.JSON_PATCH_CT)
-            except errors.APIUnprocessableEntityError as exc:
+            except apierrors.APIUnprocessableEntityError as exc:
                 raise _Stale(exc, rv) from None
             rv = (result or {}).get('metadata', {}).get('resourceVersion', rv)
             test = [{'op': 'test', 'path': '/metadata/resourceVersion', 'value': rv}]

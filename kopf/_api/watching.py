@@ -1,6 +1,6 @@
 """List + watch of one resource in one namespace (or cluster-wide): an async iterator of events.
 
-The decisions are `streams.step()`'s; here is only the waiting and talking:
+The decisions are `watchstate.step()`'s; here is only the waiting and talking:
 - LIST (in chunks of `settings.watching.chunk_size` with `continue`), then WATCH from the list's
   resourceVersion with `allowWatchBookmarks=true` (and `timeoutSeconds` = `server_timeout`).
 - A stream that ends, breaks or stays silent for `inactivity_timeout` is reopened from the last
@@ -15,25 +15,16 @@ The decisions are `streams.step()`'s; here is only the waiting and talking:
   stream reconnects (from the last resourceVersion); other ERROR events are raised.
 """
 import asyncio
-import itertools
 import logging
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
+from kopf._api import apierrors, encoding, transports, watchstate
 from kopf._api import client as client_
-from kopf._api import encoding, errors, http, streams
 from kopf._model import resources, selectors
 from kopf._model import settings as settings_
 
 logger = logging.getLogger('kopf._api.watching')
-
-
-def _forever(backoffs: errors.Backoffs) -> Iterator[float]:
-    """The backoffs, then the last of them forever (watch streams are never given up)."""
-    last = 1.0
-    for last in errors.iter_backoffs(backoffs):
-        yield last
-    yield from itertools.repeat(last)
 
 
 def _as_selector(key: Any) -> selectors.Selector:
@@ -64,7 +55,7 @@ def server_side_selectors(settings: settings_.OperatorSettings, resource: resour
 async def list_pages(
         client: client_.APIClient, resource: resources.Resource, namespace: str | None, *,
         params: Mapping[str, str] | None = None,
-) -> AsyncIterator[streams.Page]:
+) -> AsyncIterator[watchstate.Page]:
     """The pages of a LIST; an expired `continue` token surfaces as an `APIClientError` with status 410."""
     chunk_size = client.settings.watching.chunk_size
     query = dict(params or {})
@@ -73,7 +64,7 @@ async def list_pages(
     path = resource.get_url(namespace=namespace)
     while True:
         payload = await client.request('GET', path, params=query)
-        page = streams.Page.from_list(payload)
+        page = watchstate.Page.from_list(payload)
         yield page
         if not page.continue_token:
             return
@@ -82,16 +73,16 @@ async def list_pages(
 
 async def _listed(
         client: client_.APIClient, resource: resources.Resource, namespace: str | None,
-        query: Mapping[str, str], state: streams.WatchState,
-) -> AsyncIterator[streams.StreamItem]:
+        query: Mapping[str, str], state: watchstate.WatchState,
+) -> AsyncIterator[watchstate.StreamItem]:
     """The stream items of a (re-)listing. A frame of its own: the last page (with all the listed bodies
     of an unchunked listing) is released when the listing ends, not kept for as long as the watch runs."""
     async for page in list_pages(client, resource, namespace, params=query):
-        for item in streams.step(state, page):
+        for item in watchstate.step(state, page):
             yield item
 
 
-async def _lines(response: http.StreamResponse, inactivity_timeout: float | None) -> AsyncIterator[bytes]:
+async def _lines(response: transports.StreamResponse, inactivity_timeout: float | None) -> AsyncIterator[bytes]:
     """Complete lines of a chunked body; TimeoutError if nothing at all arrives for the inactivity timeout."""
     buffer = b''
     while True:
@@ -114,10 +105,10 @@ async def watch_objs(
         namespace: str | None = None,
         label_selector: str | None = None,
         field_selector: str | None = None,
-        state: streams.WatchState | None = None,
-) -> AsyncIterator[streams.StreamItem]:
+        state: watchstate.WatchState | None = None,
+) -> AsyncIterator[watchstate.StreamItem]:
     """Every change of the resource's objects, once each: listed (type None), LISTED, then watch events."""
-    state = state if state is not None else streams.WatchState()
+    state = state if state is not None else watchstate.WatchState()
     watching = client.settings.watching
     query = server_side_selectors(client.settings, resource)
     for key, value in [('labelSelector', label_selector), ('fieldSelector', field_selector)]:
@@ -134,7 +125,7 @@ async def watch_objs(
             try:
                 async for item in _listed(client, resource, namespace, query, state):
                     yield item
-            except errors.APIClientError as exc:
+            except apierrors.APIClientError as exc:
                 if exc.status != 410:
                     raise
                 logger.info(f'The listing of {where} expired midway; listing again.')
@@ -148,25 +139,25 @@ async def watch_objs(
         if watching.server_timeout is not None:
             params['timeoutSeconds'] = str(int(watching.server_timeout))
         try:
-            async with client.stream(path, params=params,
-                                     backoffs=_forever(client.settings.networking.error_backoffs)) as response:
+            backoffs = apierrors.endless_backoffs(client.settings.networking.error_backoffs)
+            async with client.stream(path, params=params, backoffs=backoffs) as response:
                 async for line in _lines(response, watching.inactivity_timeout):
-                    for item in streams.step(state, encoding.loads(line)):
+                    for item in watchstate.step(state, encoding.loads(line)):
                         yield item
                     if state.needs_listing and not state.streaming:
                         logger.info(f'The watch of {where} is too old (410 Expired); re-listing.')
                         break
-        except errors.APIClientError as exc:
+        except apierrors.APIClientError as exc:
             if exc.status != 410:
                 raise
             state.resource_version = None
             logger.info(f'The watch of {where} is too old (410 Expired); re-listing.')
-        except errors.APIServerError as exc:  # an ERROR event in the stream: resume from the last RV
+        except apierrors.APIServerError as exc:  # an ERROR event in the stream: resume from the last RV
             logger.warning(f'The watch of {where} reported a server error ({exc}); reconnecting.')
         except TimeoutError:
             logger.info(f'The watch of {where} was silent for {watching.inactivity_timeout}s; reconnecting.')
         except OSError as exc:  # `http.TransportError`s, the OS's, TLS errors; aiohttp's are mapped to the former
-            if not errors.is_retriable(exc):
+            if not apierrors.is_retriable(exc):
                 raise  # a certificate that fails verification: reconnecting does not heal it
             logger.info(f'The watch of {where} broke ({type(exc).__name__}: {exc}); reconnecting.')
         await asyncio.sleep(watching.reconnect_backoff)

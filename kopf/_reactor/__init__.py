@@ -4,7 +4,7 @@ Joins the pure core (`_model`, `_storage`) with the API client (`_api`). Decides
 `_model` can decide; never talks HTTP except through `_api`.
 
 One event's path, module by module:
-1. `_api.watching` lists and watches a resource; `_api.streams.step` turns pages and events into items.
+1. `_api.watching` lists and watches a resource; `_api.watchstate.step` turns pages and events into items.
 2. `observing.Observer.watch` hands each item of a served namespace to `queueing.Dispatcher.dispatch`.
 3. `queueing` feeds it to the object's record (`_model.records.step`: Arrived) and queues the record.
 4. A runner takes the record (`step`: Taken): a cycle runs, or the record waits in `scheduling`.

@@ -19,7 +19,7 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from kopf._api import errors as api_errors
+from kopf._api import apierrors
 from kopf._model import admission, diffs, handlers, memos, patches
 from kopf._model.bodies import Body
 from kopf._model.kwargs import WebhookCause, handler_kwargs
@@ -136,15 +136,15 @@ class Admission:
                 'apiVersion': 'admissionregistration.k8s.io/v1', 'kind': kind,
                 'metadata': {'name': name}, 'webhooks': webhooks})
             return
-        except api_errors.APIConflictError:
+        except apierrors.APIConflictError:
             pass  # it exists: patched below
-        except api_errors.APIError as exc:
+        except apierrors.APIError as exc:
             logger.error(f'Cannot create the {kind} {name!r}: {exc}')
             return
         try:
             await client.request('PATCH', f'{URL}{plural}/{name}', payload={'webhooks': webhooks},
                                  content_type='application/merge-patch+json')
-        except api_errors.APIError as exc:
+        except apierrors.APIError as exc:
             logger.error(f'Cannot patch the {kind} {name!r}: {exc}')
 
 

@@ -22,12 +22,11 @@
 """
 import asyncio
 import dataclasses
-import itertools
 import logging
 from collections.abc import Collection, Mapping
 from typing import Any
 
-from kopf._api import discovery, errors, namespaces, streams, watching
+from kopf._api import apierrors, discovery, namespaces, watching, watchstate
 from kopf._model import handlers, resources, selectors
 from kopf._reactor import contexts, queueing
 from kopf._storage import fitting
@@ -100,10 +99,10 @@ class Observer:
             return
         try:
             async for item in watching.watch_objs(self.ctx.client, CRDS):
-                if item is not streams.LISTED and item.get('type') is not None:
+                if item is not watchstate.LISTED and item.get('type') is not None:
                     await self.rediscover(item.get('object'))
                     await self.refresh()
-        except (errors.APIForbiddenError, errors.APINotFoundError) as exc:
+        except (apierrors.APIForbiddenError, apierrors.APINotFoundError) as exc:
             logger.warning(f'Cannot watch the CRDs ({exc}); resources appearing later will not be served.')
 
     async def rediscover(self, crd: Any) -> None:
@@ -151,7 +150,7 @@ class Observer:
 
     async def recheck(self) -> None:
         """Re-read the skipped group-versions' groups, backing off, until none is skipped."""
-        for delay in itertools.chain(RECHECK_BACKOFFS, itertools.repeat(RECHECK_BACKOFFS[-1])):
+        for delay in apierrors.endless_backoffs(RECHECK_BACKOFFS):
             await asyncio.sleep(delay)
             try:
                 for group in sorted({group for group, _ in self.discovery.failing}):
@@ -180,7 +179,7 @@ class Observer:
     async def watch_namespaces(self) -> None:
         """Serve the namespaces matching the patterns as they appear; stop serving those deleted."""
         async for item in watching.watch_objs(self.ctx.client, NAMESPACES):
-            if item is streams.LISTED:
+            if item is watchstate.LISTED:
                 if self.ctx.indexing is not None:
                     self.ctx.indexing.serving_started('namespaces')  # the namespaces found now are served
                 continue
@@ -213,7 +212,7 @@ class Observer:
                 dispatcher = queueing.Dispatcher(rctx, workers, key=(rctx.resource, namespace))
                 try:
                     async for item in watching.watch_objs(self.ctx.client, rctx.resource, namespace=namespace):
-                        if item is streams.LISTED:
+                        if item is watchstate.LISTED:
                             dispatcher.listed()
                             continue
                         ns = (item['object'].get('metadata') or {}).get('namespace')
@@ -223,7 +222,7 @@ class Observer:
                     dispatcher.close()  # no more wake-ups of its objects (their records stay)
                     if self.ctx.indexing is not None:
                         self.ctx.indexing.unregister((rctx.resource, namespace))  # if it ended before listing
-        except* errors.APINotFoundError:
+        except* apierrors.APINotFoundError:
             logger.info(f'{rctx.resource.name} is not served anymore; stopped watching it.')
-        except* errors.APIForbiddenError as group:
+        except* apierrors.APIForbiddenError as group:
             logger.error(f'No permission to watch {rctx.resource.name} ({group.exceptions[0]}); not served.')

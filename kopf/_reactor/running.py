@@ -14,9 +14,8 @@ import warnings
 from collections.abc import Collection, Coroutine
 from typing import Any
 
+from kopf._api import apierrors, credentials, events
 from kopf._api import client as client_
-from kopf._api import credentials, events
-from kopf._api import errors as api_errors
 from kopf._model import memos, registries
 from kopf._model import settings as settings_
 from kopf._model.causes import Activity
@@ -186,7 +185,7 @@ async def _start(ctx: contexts.OperatorContext) -> None:
         raise OperatorError(str(exc)) from None
     try:
         await ctx.client.request('GET', '/api', backoffs=(0.5, 1, 2))
-    except api_errors.LoginError as exc:
+    except apierrors.LoginError as exc:
         raise OperatorError(f'Cannot log in to the cluster: {exc}') from None
     except Exception as exc:
         raise OperatorError(f'Cannot reach the Kubernetes API: {exc}') from None

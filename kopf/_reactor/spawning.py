@@ -27,8 +27,7 @@ import warnings
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from kopf._api import errors as api_errors
-from kopf._api import patching
+from kopf._api import apierrors, patching
 from kopf._model import budgets, finalizers, handlers, patches, plans, progress, records
 from kopf._model import spawning as model
 from kopf._model.bodies import Body
@@ -199,7 +198,7 @@ class Background:
             await patching.patch_obj(self.rctx.operator.client, self.rctx.resource, namespace=meta.get('namespace'),
                                      name=str(meta.get('name')), patch=applying.fold(patch), body=body,
                                      log=self.logger)
-        except api_errors.APINotFoundError:
+        except apierrors.APINotFoundError:
             pass  # the object is gone: nothing to write to
         except Exception as exc:
             self.logger.error(f'Patching failed with an error: {exc!r}')

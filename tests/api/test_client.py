@@ -1,12 +1,19 @@
-"""Requests over real HTTP to the local cluster: errors, retries, Retry-After, headers."""
+"""Requests and watches over real HTTP to the local cluster: errors, retries, Retry-After, headers, the choice
+of the transport; re-login on 401 (requests and watches, token rotations, tokens never accepted)."""
+import asyncio
 import logging
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 
+from kopf._api import apierrors, credentials, loginning, transports, watching, watchstate
 from kopf._api import client as client_
-from kopf._api import errors
 from kopf._model.settings import OperatorSettings
+from kopf.testing import LocalCluster
+
+from .conftest import CRD, KOPFEXAMPLES
+from .watchers import Consumer, create, kex, rv
 
 CM_PATH = '/api/v1/namespaces/default/configmaps'
 
@@ -20,8 +27,8 @@ async def test_user_agent(client: client_.APIClient, cluster: Any) -> None:
     await client.request('GET', '/api')
     # the emulator's request log has no headers; the session must carry it
     item = await client.vault.select()
-    assert item.session is not None
-    assert item.session.headers['User-Agent'].startswith('kopf/')
+    assert isinstance(item.transport, transports.DirectTransport)
+    assert item.transport.session.headers['User-Agent'].startswith('kopf/')
 
 
 async def test_create_and_get(client: client_.APIClient) -> None:
@@ -32,7 +39,7 @@ async def test_create_and_get(client: client_.APIClient) -> None:
 
 
 async def test_not_found_is_mapped_with_the_servers_message(client: client_.APIClient) -> None:
-    with pytest.raises(errors.APINotFoundError) as info:
+    with pytest.raises(apierrors.APINotFoundError) as info:
         await client.request('GET', f'{CM_PATH}/missing')
     assert info.value.status == 404
     assert info.value.message == 'configmaps "missing" not found'
@@ -40,7 +47,7 @@ async def test_not_found_is_mapped_with_the_servers_message(client: client_.APIC
 
 async def test_conflict_is_not_retried(client: client_.APIClient, cluster: Any) -> None:
     await client.request('POST', CM_PATH, payload={'metadata': {'name': 'x'}})
-    with pytest.raises(errors.APIConflictError, match='already exists'):
+    with pytest.raises(apierrors.APIConflictError, match='already exists'):
         await client.request('POST', CM_PATH, payload={'metadata': {'name': 'x'}})
     assert sum(1 for r in cluster.request_log() if r['method'] == 'POST') == 2
 
@@ -59,10 +66,9 @@ async def test_500s_surface_as_server_error_after_the_backoffs(
 ) -> None:
     settings.networking.error_backoffs = [1, 2, 3]
     cluster.fail('GET', CM_PATH, 500, count=None)
-    import asyncio
     loop = asyncio.get_running_loop()
     start = loop.time()
-    with caplog.at_level(logging.WARNING), pytest.raises(errors.APIServerError) as info:
+    with caplog.at_level(logging.WARNING), pytest.raises(apierrors.APIServerError) as info:
         await client.request('GET', CM_PATH)
     assert loop.time() - start == pytest.approx(6, abs=0.5)
     assert info.value.status == 500
@@ -75,7 +81,7 @@ async def test_500s_surface_as_server_error_after_the_backoffs(
 async def test_no_retries_when_disabled(client: client_.APIClient, cluster: Any, settings: OperatorSettings) -> None:
     settings.networking.error_backoffs = []
     cluster.fail('GET', CM_PATH, 503, count=None)
-    with pytest.raises(errors.APIServerError):
+    with pytest.raises(apierrors.APIServerError):
         await client.request('GET', CM_PATH)
     assert len(cluster.request_log()) == 1
 
@@ -84,14 +90,13 @@ async def test_no_retries_when_disabled(client: client_.APIClient, cluster: Any,
 async def test_scalar_backoff_is_one_retry(client: client_.APIClient, cluster: Any, settings: OperatorSettings) -> None:
     settings.networking.error_backoffs = 5
     cluster.fail('GET', CM_PATH, 503, count=None)
-    with pytest.raises(errors.APIServerError):
+    with pytest.raises(apierrors.APIServerError):
         await client.request('GET', CM_PATH)
     assert len(cluster.request_log()) == 2
 
 
 @pytest.mark.looptime
 async def test_plain_429_retry_after_is_honoured(client: client_.APIClient, cluster: Any) -> None:
-    import asyncio
     cluster.throttle('GET', CM_PATH, count=1, retry_after=7)
     loop = asyncio.get_running_loop()
     start = loop.time()
@@ -102,7 +107,6 @@ async def test_plain_429_retry_after_is_honoured(client: client_.APIClient, clus
 
 @pytest.mark.looptime
 async def test_status_429_retry_after_seconds_is_honoured(client: client_.APIClient, cluster: Any) -> None:
-    import asyncio
     cluster.fail('GET', CM_PATH, 429, count=1, retry_after=4)
     loop = asyncio.get_running_loop()
     start = loop.time()
@@ -120,9 +124,9 @@ async def test_403_is_retried_as_upstream(client: client_.APIClient, cluster: An
 @pytest.mark.looptime
 async def test_other_4xx_are_final(client: client_.APIClient, cluster: Any) -> None:
     cluster.fail('GET', CM_PATH, 400, count=None)
-    with pytest.raises(errors.APIClientError) as info:
+    with pytest.raises(apierrors.APIClientError) as info:
         await client.request('GET', CM_PATH)
-    assert type(info.value) is errors.APIClientError
+    assert type(info.value) is apierrors.APIClientError
     assert len(cluster.request_log()) == 1
 
 
@@ -130,7 +134,6 @@ async def test_other_4xx_are_final(client: client_.APIClient, cluster: Any) -> N
 async def test_connection_errors_are_retried(settings: OperatorSettings) -> None:
     import socket
 
-    from kopf._api import credentials
     sock = socket.socket()
     sock.bind(('127.0.0.1', 0))
     port = sock.getsockname()[1]
@@ -142,14 +145,13 @@ async def test_connection_errors_are_retried(settings: OperatorSettings) -> None
     try:
         with pytest.raises(Exception) as info:
             await api.request('GET', '/version')
-        assert errors.is_retriable(info.value)
+        assert apierrors.is_retriable(info.value)
     finally:
         await api.close()
 
 
 @pytest.mark.looptime
 async def test_request_timeout_is_retried(client: client_.APIClient, cluster: Any, settings: OperatorSettings) -> None:
-    import asyncio
     settings.networking.request_timeout = 2
     cluster.delay('GET', CM_PATH, seconds=10, count=1)
     loop = asyncio.get_running_loop()
@@ -159,33 +161,11 @@ async def test_request_timeout_is_retried(client: client_.APIClient, cluster: An
     assert loop.time() - start == pytest.approx(3, abs=0.5)  # 2s timeout + 1s backoff
 
 
-async def test_user_made_aiohttp_session_gets_our_user_agent(cluster: Any, settings: OperatorSettings) -> None:
-    import aiohttp
-
-    from kopf._api import credentials
-    seen: list[str] = []
-
-    async def on_request_start(session: Any, ctx: Any, params: aiohttp.TraceRequestStartParams) -> None:
-        seen.append(params.headers.get('User-Agent', ''))
-
-    trace = aiohttp.TraceConfig()
-    trace.on_request_start.append(on_request_start)
-    async with aiohttp.ClientSession(trace_configs=[trace]) as session:
-        vault = credentials.Vault()
-        vault.populate([credentials.AiohttpSession(cluster.url, session)])
-        api = client_.APIClient(vault, settings)
-        assert (await api.request('GET', '/version'))['major'] == '1'
-        await api.close()
-        assert not session.closed  # the user's session is the user's to close
-    assert seen and seen[0].startswith('kopf/')
-
-
 async def test_direct_connections_use_the_own_client_not_aiohttp(client: client_.APIClient) -> None:
-    from kopf._api import http
     await client.request('GET', '/version')
     item = await client.vault.select()
-    assert isinstance(item.session, http.Session)
-    assert item.session.opened == 1
+    assert isinstance(item.transport, transports.DirectTransport)
+    assert item.transport.session.opened == 1
 
 
 def test_requests_and_watches_do_not_import_aiohttp() -> None:
@@ -239,7 +219,6 @@ class _Proxy:
 
 @pytest.fixture
 async def proxy() -> Any:
-    import asyncio
     found = _Proxy()
     server = await asyncio.start_server(found.serve, '127.0.0.1', 0)
     found.url = f'http://127.0.0.1:{server.sockets[0].getsockname()[1]}'
@@ -248,14 +227,14 @@ async def proxy() -> Any:
 
 
 async def test_a_proxy_url_goes_through_aiohttp(proxy: _Proxy, settings: OperatorSettings) -> None:
-    from kopf._api import credentials
     vault = credentials.Vault()
     vault.populate([credentials.ConnectionInfo(server='http://api.invalid:6443', proxy_url=proxy.url)])
     api = client_.APIClient(vault, settings)
     try:
         assert await api.request('GET', '/version', params={'labelSelector': 'a=b'}) == {'major': '1'}
         item = await vault.select()
-        assert type(item.session).__module__.startswith('aiohttp')
+        assert isinstance(item.transport, transports.AiohttpTransport) and item.transport.owned
+        assert type(item.transport.session).__module__.startswith('aiohttp')
     finally:
         await api.close()
     assert proxy.lines == ['GET http://api.invalid:6443/version?labelSelector=a%3Db HTTP/1.1']
@@ -263,7 +242,6 @@ async def test_a_proxy_url_goes_through_aiohttp(proxy: _Proxy, settings: Operato
 
 async def test_trust_env_with_proxy_variables_goes_through_aiohttp(
         proxy: _Proxy, settings: OperatorSettings, monkeypatch: pytest.MonkeyPatch) -> None:
-    from kopf._api import credentials
     monkeypatch.setenv('HTTP_PROXY', proxy.url)
     monkeypatch.setenv('http_proxy', proxy.url)
     monkeypatch.delenv('NO_PROXY', raising=False)
@@ -283,9 +261,7 @@ async def test_trust_env_with_proxy_variables_goes_through_aiohttp(
 async def test_a_watch_over_a_login_handlers_aiohttp_session(cluster: Any, settings: OperatorSettings) -> None:
     import aiohttp
 
-    from kopf._api import credentials, streams, watching
 
-    from .conftest import CRD, KOPFEXAMPLES
     cluster.apply(str(CRD))
     async with aiohttp.ClientSession() as session:
         vault = credentials.Vault()
@@ -296,7 +272,7 @@ async def test_a_watch_over_a_login_handlers_aiohttp_session(cluster: Any, setti
         seen: list[Any] = []
         async for item in watching.watch_objs(api, KOPFEXAMPLES, namespace='default'):
             seen.append(item)
-            if item is streams.LISTED:
+            if item is watchstate.LISTED:
                 await api.request('POST', '/apis/kopf.dev/v1/namespaces/default/kopfexamples',
                                   payload={'apiVersion': 'kopf.dev/v1', 'kind': 'KopfExample',
                                            'metadata': {'name': 'b'}})
@@ -308,7 +284,6 @@ async def test_a_watch_over_a_login_handlers_aiohttp_session(cluster: Any, setti
 
 
 async def _raw_server(answer: bytes, seen: list[bytes]) -> Any:
-    import asyncio
 
     async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
@@ -333,7 +308,6 @@ async def _raw_server(answer: bytes, seen: list[bytes]) -> Any:
 ])
 async def test_credentials_with_cr_lf_nul_are_refused_before_sending(settings: OperatorSettings,
                                                                      kwargs: dict[str, str]) -> None:
-    from kopf._api import credentials
     seen: list[bytes] = []
     server = await _raw_server(b'HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}', seen)
     port = server.sockets[0].getsockname()[1]
@@ -341,10 +315,10 @@ async def test_credentials_with_cr_lf_nul_are_refused_before_sending(settings: O
     vault.populate([credentials.ConnectionInfo(server=f'http://127.0.0.1:{port}', **kwargs)])  # type: ignore[arg-type]
     api = client_.APIClient(vault, settings)
     try:
-        with pytest.raises(errors.LoginError, match='Authorization') as info:
+        with pytest.raises(apierrors.LoginError, match='Authorization') as info:
             await api.request('POST', CM_PATH, payload={'a': 1})
         assert 'sec' not in str(info.value) and 'Injected' not in str(info.value)  # never the secret's value
-        with pytest.raises(errors.LoginError, match='Authorization'):
+        with pytest.raises(apierrors.LoginError, match='Authorization'):
             async with api.stream(CM_PATH, params={'watch': 'true'}):
                 pass
     finally:
@@ -354,7 +328,6 @@ async def test_credentials_with_cr_lf_nul_are_refused_before_sending(settings: O
 
 
 async def test_a_token_with_a_trailing_newline_is_stripped(settings: OperatorSettings) -> None:
-    from kopf._api import credentials
     seen: list[bytes] = []
     server = await _raw_server(b'HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}', seen)
     port = server.sockets[0].getsockname()[1]
@@ -372,11 +345,8 @@ async def test_a_token_with_a_trailing_newline_is_stripped(settings: OperatorSet
 @pytest.mark.looptime
 async def test_a_tls_error_while_reading_an_answer_is_retried(settings: OperatorSettings) -> None:
     """A forged TLS record (a bad MAC) midway through the body: retried on a fresh connection."""
-    import asyncio
     import os
     import ssl
-
-    from kopf._api import credentials
 
     from .certs import tls_contexts
     server_ctx, _, ca = tls_contexts()
@@ -414,3 +384,193 @@ async def test_a_tls_error_while_reading_an_answer_is_retried(settings: Operator
         await api.close()
         server.close()
     assert connections == 2
+
+
+# Re-login on 401: the other branch of the one retry loop, for requests and watches alike.
+
+def headers(item: credentials.VaultItem) -> dict[str, str]:
+    assert isinstance(item.credentials, credentials.ConnectionInfo)
+    return item.credentials.as_http_headers()
+
+
+class Logins:
+    def __init__(self, server: str) -> None:
+        self.server = server
+        self.calls = 0
+
+    async def __call__(self) -> credentials.ConnectionInfo:
+        self.calls += 1
+        await asyncio.sleep(0.1)
+        return credentials.ConnectionInfo(server=self.server, token=f'token-{self.calls}')
+
+
+@pytest.fixture
+async def relogging(cluster: Any, settings: OperatorSettings) -> AsyncIterator[tuple[client_.APIClient, Logins]]:
+    logins = Logins(cluster.url)
+    api = client_.APIClient(credentials.Vault(logins), settings)
+    try:
+        yield api, logins
+    finally:
+        await api.close()
+
+
+@pytest.mark.looptime
+async def test_401_relogs_once_for_concurrent_requests(relogging: tuple[client_.APIClient, Logins],
+                                                       cluster: Any) -> None:
+    api, logins = relogging
+    await api.request('GET', CM_PATH)
+    assert logins.calls == 1
+    cluster.fail('GET', CM_PATH, 401, count=5)
+    results = await asyncio.gather(*[api.request('GET', CM_PATH) for _ in range(5)])
+    assert all(result['kind'] == 'ConfigMapList' for result in results)
+    assert logins.calls == 2
+    item = await api.vault.select()
+    assert headers(item) == {'Authorization': 'Bearer token-2'}
+
+
+@pytest.mark.looptime
+async def test_rejected_credentials_are_not_reused(cluster: Any, settings: OperatorSettings) -> None:
+    async def static_login() -> credentials.ConnectionInfo:
+        return credentials.ConnectionInfo(server=cluster.url, token='static')
+
+    api = client_.APIClient(credentials.Vault(static_login), settings)
+    cluster.fail('GET', CM_PATH, 401, count=None)
+    try:
+        with pytest.raises(apierrors.AccessError):
+            await api.request('GET', CM_PATH)
+    finally:
+        await api.close()
+
+
+@pytest.fixture
+async def rotating(settings: OperatorSettings, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Any]:
+    """A cluster over HTTPS that takes only the token `token-1` (rotated by the tests), and its kubeconfig."""
+    async with LocalCluster(tls=True, tokens={'token-1': 'kopf'}) as local:
+        local.apply(str(CRD))
+        monkeypatch.setenv('KUBECONFIG', str(local.kubeconfig))
+        yield local
+
+
+@pytest.mark.looptime
+async def test_token_rotation_under_concurrent_requests(rotating: Any, settings: OperatorSettings) -> None:
+    logins = 0
+
+    async def login() -> credentials.ConnectionInfo | None:
+        nonlocal logins
+        logins += 1
+        return loginning.login_with_kubeconfig()
+
+    api = client_.APIClient(credentials.Vault(login), settings)
+    try:
+        await api.request('GET', CM_PATH)
+        rotating.rotate_token('token-1', 'token-2')
+        results = await asyncio.gather(*[api.request('GET', CM_PATH) for _ in range(5)])
+    finally:
+        await api.close()
+    assert all(result['kind'] == 'ConfigMapList' for result in results)
+    assert [entry['code'] for entry in rotating.request_log()].count(401) == 5   # all sent with token-1
+    assert logins == 2
+
+
+@pytest.mark.looptime
+async def test_token_rotation_mid_watch(rotating: Any, settings: OperatorSettings) -> None:
+    """The token is rotated through the emulator's control API while two watches stream and writes go on:
+    every request with the old token gets 401; the login runs once more, exactly once, for all of them
+    (it re-reads the kubeconfig, which the emulator rewrote); no event is lost and none is yielded twice.
+    """
+    logins = 0
+
+    async def login() -> credentials.ConnectionInfo | None:   # what an @kopf.on.login() handler does
+        nonlocal logins
+        logins += 1
+        await asyncio.sleep(1)   # a slow token fetch: everyone else piles up behind it
+        return loginning.login_with_kubeconfig()
+
+    api = client_.APIClient(credentials.Vault(login), settings)
+    watchers = [Consumer(api, KOPFEXAMPLES, namespace='default'), Consumer(api, KOPFEXAMPLES, namespace=None)]
+    try:
+        for watcher in watchers:
+            await watcher.wait_for(lambda c: watchstate.LISTED in c.items)
+        a = await create(api, 'a')
+        for watcher in watchers:
+            await watcher.wait_for_rv(rv(a))
+        assert logins == 1   # the first login, at startup
+
+        rotating.rotate_token('token-1', 'token-2')
+        rotating.apply(kex('while-rotating'))   # written by someone else while the old token is refused
+        rotating.close_watches()   # as the server's watch timeout would: both watches re-open with token-1
+        await asyncio.sleep(0.5)   # both got a 401; the re-login is under way: these writes wait for it
+        others = await asyncio.gather(*[create(api, name) for name in ['b', 'c', 'd']])
+        last = max((rv(obj) for obj in others), key=int)
+        for watcher in watchers:
+            await watcher.wait_for_rv(last)
+
+        assert logins == 2   # exactly one re-login for two watches and three writes
+        refused = [entry for entry in rotating.request_log() if entry['code'] == 401]
+        assert len(refused) == 2 and all('watch=true' in entry['query'] for entry in refused)
+        item = await api.vault.select()
+        assert headers(item) == {'Authorization': 'Bearer token-2'}
+
+        ours = {obj['metadata']['uid'] for obj in rotating.list('kopf.dev/v1', 'kopfexamples', 'default')}
+        expected = [(uid, version) for uid, version, _ in rotating.event_log() if uid in ours]
+        assert len(expected) == 5
+        for watcher in watchers:
+            assert watcher.seen() == expected   # nothing lost, nothing twice, in the emulator's order
+    finally:
+        for watcher in watchers:
+            await watcher.stop()
+        await api.close()
+
+
+class FreshTokens:
+    """A login that gives a new token every time: wrong ones first, then (maybe) the right one."""
+
+    def __init__(self, cluster: Any, wrong: int | None, right: str = 'token-1') -> None:
+        self.server, self.ca = cluster.url, cluster.emulator.certificates.ca_pem
+        self.wrong, self.right = wrong, right
+        self.calls = 0
+
+    async def __call__(self) -> credentials.ConnectionInfo:
+        self.calls += 1
+        good = self.wrong is not None and self.calls > self.wrong
+        return credentials.ConnectionInfo(server=self.server, ca_data=self.ca,
+                                          token=self.right if good else f'wrong-{self.calls}')
+
+
+@pytest.mark.looptime
+async def test_fresh_but_always_rejected_tokens_fail_clearly(rotating: Any, settings: OperatorSettings) -> None:
+    login = FreshTokens(rotating, wrong=None)
+    api = client_.APIClient(credentials.Vault(login, relogin_delays=(1, 1, 1)), settings)
+    try:
+        with pytest.raises(apierrors.AccessError, match=r'rejected \(401\) the credentials of 4 logins in a row'):
+            await api.request('GET', CM_PATH)
+        with pytest.raises(apierrors.AccessError):   # the next request too, without logging in again
+            await api.request('GET', CM_PATH)
+    finally:
+        await api.close()
+    assert login.calls == 4
+    assert [entry['code'] for entry in rotating.request_log()] == [401] * 4
+
+
+@pytest.mark.looptime
+async def test_a_watch_surfaces_the_access_error(rotating: Any, settings: OperatorSettings) -> None:
+    login = FreshTokens(rotating, wrong=None)
+    api = client_.APIClient(credentials.Vault(login, relogin_delays=(1,)), settings)
+    try:
+        with pytest.raises(apierrors.AccessError):
+            async for _ in watching.watch_objs(api, KOPFEXAMPLES, namespace='default'):
+                pass
+    finally:
+        await api.close()
+    assert login.calls == 2
+
+
+@pytest.mark.looptime
+async def test_tokens_that_work_after_a_moment_are_waited_for(rotating: Any, settings: OperatorSettings) -> None:
+    login = FreshTokens(rotating, wrong=2)   # e.g. a token issued before the server knows it
+    api = client_.APIClient(credentials.Vault(login), settings)
+    try:
+        assert (await api.request('GET', CM_PATH))['kind'] == 'ConfigMapList'
+    finally:
+        await api.close()
+    assert login.calls == 3

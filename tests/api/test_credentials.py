@@ -4,10 +4,9 @@ import dataclasses
 import datetime
 import ssl
 
-import aiohttp
 import pytest
 
-from kopf._api import credentials, errors
+from kopf._api import apierrors, credentials, transports
 from kopf._api.credentials import ConnectionInfo, Vault
 
 from .certs import issue, make_ca
@@ -137,12 +136,12 @@ async def test_vault_refuses_rejected_credentials_again() -> None:
 
     vault = Vault(login)
     vault.invalidate(await vault.select())
-    with pytest.raises(errors.AccessError):
+    with pytest.raises(apierrors.AccessError):
         await vault.select()
 
 
 async def test_vault_without_login_and_credentials() -> None:
-    with pytest.raises(errors.LoginError):
+    with pytest.raises(apierrors.LoginError):
         await Vault().select()
 
 
@@ -150,7 +149,7 @@ async def test_vault_login_giving_nothing() -> None:
     async def login() -> None:
         return None
 
-    with pytest.raises(errors.LoginError, match='gave none'):
+    with pytest.raises(apierrors.LoginError, match='gave none'):
         await Vault(login).select()
 
 
@@ -184,11 +183,11 @@ async def test_vault_gives_up_on_fresh_credentials_that_are_never_accepted() -> 
     start = loop.time()
     for _ in range(3):
         vault.invalidate(await vault.select())
-    with pytest.raises(errors.AccessError, match='3 logins in a row'):
+    with pytest.raises(apierrors.AccessError, match='3 logins in a row'):
         await vault.select()
     assert calls == 3
     assert loop.time() - start == pytest.approx(3)   # the grace delays (looptime's clock)
-    with pytest.raises(errors.AccessError):   # and it stays so: no login loop
+    with pytest.raises(apierrors.AccessError):   # and it stays so: no login loop
         await vault.select()
     assert calls == 3
 
@@ -215,9 +214,9 @@ async def test_vault_counts_only_logins_never_accepted_in_a_row() -> None:
 
 @pytest.mark.parametrize('error, accepted', [
     (None, True),
-    (errors.APINotFoundError(status=404), True),
-    (errors.APIServerError(status=500), True),
-    (errors.APIUnauthorizedError(status=401), False),
+    (apierrors.APINotFoundError(status=404), True),
+    (apierrors.APIServerError(status=500), True),
+    (apierrors.APIUnauthorizedError(status=401), False),
     (ConnectionError('reset'), False),
 ])
 async def test_borrowed_credentials_learn_acceptance(error: Exception | None, accepted: bool) -> None:
@@ -233,14 +232,14 @@ async def test_borrowed_credentials_learn_acceptance(error: Exception | None, ac
     assert item.accepted is accepted
 
 
-async def test_vault_closes_a_rejected_session_only_when_unused() -> None:
+async def test_vault_closes_a_rejected_transport_only_when_unused() -> None:
     vault = Vault()
     vault.populate([ConnectionInfo(server='https://a', priority=2), ConnectionInfo(server='https://b')])
     item = await vault.select()
-    item.session = aiohttp.ClientSession()
+    transport = item.transport = transports.DirectTransport(ConnectionInfo(server='https://a'), limit=1)
     async with item.borrowed():   # a request or a watch in flight when the server rejects the credentials
         vault.invalidate(item)
         assert (await vault.select()).server == 'https://b'
-        assert not item.session.closed
+        assert not transport.session.closed
     await vault.select()
-    assert item.session.closed
+    assert transport.session.closed

@@ -5,8 +5,8 @@ from typing import Any
 
 import pytest
 
+from kopf._api import apierrors, discovery
 from kopf._api import client as client_
-from kopf._api import discovery, errors
 from kopf._model import resources, selectors
 from kopf._model.selectors import EVERYTHING, parse_selector
 from kopf._model.settings import OperatorSettings
@@ -250,7 +250,7 @@ async def test_the_core_group_is_retried_and_not_skipped(
     assert not _skips(caplog)
     settings.networking.error_backoffs = [1]
     cluster.fail('GET', '/api/v1', 503, count=None)
-    with pytest.raises(errors.APIServerError):
+    with pytest.raises(apierrors.APIServerError):
         await discovery.Discovery(client).scan()
 
 

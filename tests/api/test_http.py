@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from kopf._api import errors, http
+from kopf._api import apierrors, http
 
 from .certs import make_ca, tls_contexts
 
@@ -227,7 +227,7 @@ async def test_a_fresh_connection_closed_without_an_answer_fails_without_a_retry
     with pytest.raises(http.ServerDisconnectedError) as info:
         await session.request('GET', '/x')
     assert server.connections == 1
-    assert errors.decide_retry(info.value, 1.0).retry
+    assert apierrors.decide_retry(info.value, 1.0).retry
 
 
 async def test_connection_close_answers_close_the_connection(serve: Any) -> None:
@@ -267,7 +267,7 @@ async def test_a_truncated_body_raises(serve: Any, answer: bytes) -> None:
     with pytest.raises(http.PayloadError) as info:
         await session.request('GET', '/x')
     assert isinstance(info.value, ConnectionError)
-    assert errors.decide_retry(info.value, 1.0).retry
+    assert apierrors.decide_retry(info.value, 1.0).retry
     assert session.idle == 0
 
 
@@ -282,7 +282,7 @@ async def test_a_malformed_body_is_a_payload_error_as_is(serve: Any, answer: byt
     with pytest.raises(http.PayloadError, match=message) as info:
         await session.request('GET', '/x')
     assert 'The connection failed' not in str(info.value)
-    assert errors.decide_retry(info.value, 1.0).retry
+    assert apierrors.decide_retry(info.value, 1.0).retry
     assert session.idle == 0
 
 
@@ -326,7 +326,7 @@ async def test_the_connect_timeout(monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(TimeoutError) as info:
         await session.request('GET', '/x', total_timeout=60, connect_timeout=3)
     assert loop.time() - start == pytest.approx(3, abs=0.5)
-    assert errors.decide_retry(info.value, 1.0).retry
+    assert apierrors.decide_retry(info.value, 1.0).retry
 
 
 async def test_connection_refused_is_retriable() -> None:
@@ -338,7 +338,7 @@ async def test_connection_refused_is_retriable() -> None:
     session = http.Session(f'http://127.0.0.1:{port}')
     with pytest.raises(ConnectionRefusedError) as info:
         await session.request('GET', '/x')
-    assert errors.decide_retry(info.value, 1.0).retry
+    assert apierrors.decide_retry(info.value, 1.0).retry
 
 
 @pytest.mark.looptime
@@ -388,7 +388,7 @@ async def test_tls_with_a_ca_and_sni(serve: Any) -> None:
     session = server.session(ssl_context=ssl.create_default_context(cadata=other_ca.cert_pem.decode()))
     with pytest.raises(ssl.SSLCertVerificationError) as info:
         await session.request('GET', '/x')
-    assert not errors.decide_retry(info.value, 1.0).retry
+    assert not apierrors.decide_retry(info.value, 1.0).retry
 
 
 async def test_a_tls_error_inside_a_stream_is_a_transport_error(serve: Any) -> None:
@@ -410,7 +410,7 @@ async def test_a_tls_error_inside_a_stream_is_a_transport_error(serve: Any) -> N
     with pytest.raises(http.TransportError) as info:
         await asyncio.wait_for(stream.read_chunk(), 3)
     assert isinstance(info.value.__cause__, ssl.SSLError)
-    assert errors.decide_retry(info.value, 1.0).retry
+    assert apierrors.decide_retry(info.value, 1.0).retry
     assert stream._conn.writer.is_closing()
 
 
@@ -426,7 +426,7 @@ async def test_an_os_error_while_reading_a_body_is_a_transport_error(serve: Any,
     stream._conn.reader.set_exception(OSError(errno.EHOSTUNREACH, 'No route to host'))
     with pytest.raises(http.TransportError, match='No route to host') as info:
         await (stream.read() if whole else stream.read_chunk())
-    assert errors.decide_retry(info.value, 1.0).retry
+    assert apierrors.decide_retry(info.value, 1.0).retry
     assert stream._conn.writer.is_closing()
 
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 import yaml
 
-from kopf._api import errors, kubeconfig, loginning
+from kopf._api import apierrors, kubeconfig, loginning
 
 PEM = b'-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n'
 
@@ -155,7 +155,7 @@ def test_login_with_kubeconfig_without_files(tmp_path: pathlib.Path, monkeypatch
 ])
 def test_malformed_config_names_the_file_and_field(tmp_path: pathlib.Path, doc: Any, field: str) -> None:
     path = write(tmp_path / 'broken.yaml', doc)
-    with pytest.raises(errors.LoginError) as info:
+    with pytest.raises(apierrors.LoginError) as info:
         kubeconfig.load([path])
     assert str(path) in str(info.value)
     assert repr(field) in str(info.value)
@@ -165,7 +165,7 @@ def test_undefined_cluster_of_context(tmp_path: pathlib.Path) -> None:
     doc = config()
     doc['clusters'] = []
     path = write(tmp_path / 'cfg', doc)
-    with pytest.raises(errors.LoginError, match=r"contexts\[0\]\.context\.cluster"):
+    with pytest.raises(apierrors.LoginError, match=r"contexts\[0\]\.context\.cluster"):
         kubeconfig.load([path])
 
 
@@ -208,7 +208,7 @@ def test_exec_plugin_expiration_formats(tmp_path: pathlib.Path, stamp: str, expe
 def test_exec_plugin_bad_expiration(tmp_path: pathlib.Path) -> None:
     _plugin(tmp_path, {'token': 'x', 'expirationTimestamp': 'tomorrow'})
     path = write(tmp_path / 'cfg', config(user={'exec': {'command': './plugin.py', 'args': ['a']}}))
-    with pytest.raises(errors.LoginError, match='bad expirationTimestamp'):
+    with pytest.raises(apierrors.LoginError, match='bad expirationTimestamp'):
         kubeconfig.load([path])
 
 
@@ -224,13 +224,13 @@ def test_exec_plugin_client_certificates(tmp_path: pathlib.Path) -> None:
 def test_exec_plugin_failure(tmp_path: pathlib.Path) -> None:
     _plugin(tmp_path, {'token': 'x'}, exit_code=3)
     path = write(tmp_path / 'cfg', config(user={'exec': {'command': './plugin.py', 'args': ['a']}}))
-    with pytest.raises(errors.LoginError, match='exited with 3'):
+    with pytest.raises(apierrors.LoginError, match='exited with 3'):
         kubeconfig.load([path])
 
 
 def test_exec_plugin_missing_command(tmp_path: pathlib.Path) -> None:
     path = write(tmp_path / 'cfg', config(user={'exec': {'command': './nope'}}))
-    with pytest.raises(errors.LoginError, match='failed to run'):
+    with pytest.raises(apierrors.LoginError, match='failed to run'):
         kubeconfig.load([path])
 
 
@@ -354,7 +354,7 @@ async def test_login_by_defaults_falls_back_to_the_clients_when_its_own_login_fa
     monkeypatch.delenv('KUBERNETES_SERVICE_HOST', raising=False)
 
     def broken(**_: Any) -> None:
-        raise errors.LoginError('cannot read it')
+        raise apierrors.LoginError('cannot read it')
 
     monkeypatch.setattr(loginning, 'login_with_kubeconfig', broken)
     found = await loginning.login_by_defaults()
@@ -550,7 +550,7 @@ def test_a_kubeconfig_that_the_plain_reader_refuses_is_read_by_pyyaml(tmp_path: 
 
 def test_a_kubeconfig_that_is_no_yaml_at_all_is_a_login_error(tmp_path: pathlib.Path) -> None:
     path = write(tmp_path / 'config', 'a: [b\n')
-    with pytest.raises(errors.LoginError, match='cannot be read as YAML'):
+    with pytest.raises(apierrors.LoginError, match='cannot be read as YAML'):
         kubeconfig.load([path])
 
 

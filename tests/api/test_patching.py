@@ -6,8 +6,8 @@ from typing import Any
 import pytest
 
 import kopf
+from kopf._api import apierrors, credentials, patching
 from kopf._api import client as client_
-from kopf._api import credentials, errors, patching
 from kopf._model import patches, resources
 
 from ..waiting import eventually
@@ -165,7 +165,7 @@ async def test_rejected_json_patch_is_raised_not_taken_as_a_conflict(
     body = await _create(client, crd, 'x')
     patch = patches.Patch()
     patch.fns.append(lambda b: b['metadata'].setdefault('labels', {}).update(bad='not a valid label value!'))
-    with pytest.raises(errors.APIUnprocessableEntityError) as info:
+    with pytest.raises(apierrors.APIUnprocessableEntityError) as info:
         await patching.patch_obj(client, crd, namespace='default', name='x', patch=patch, body=body)
     assert 'not a valid label value!' in str(info.value)  # the server's message
     # one attempt: the re-read shows the resourceVersion that the rejected request tested (no conflict)
@@ -179,7 +179,7 @@ async def test_rejected_main_part_after_the_status_part_is_raised(
     patch = patches.Patch()
     patch.fns.append(lambda b: (b['metadata'].setdefault('labels', {}).update(bad='not a valid label value!'),
                                 b.setdefault('status', {}).update(result=1)))
-    with pytest.raises(errors.APIUnprocessableEntityError):
+    with pytest.raises(apierrors.APIUnprocessableEntityError):
         await patching.patch_obj(client, crd, namespace='default', name='x', patch=patch, body=body)
     assert [(r['method'], r['path'].rsplit('/', 1)[-1], r['code'])
             for r in cluster.request_log() if r['method'] != 'POST'] == [
@@ -196,7 +196,7 @@ async def test_conflict_then_rejection_is_raised_on_the_fresh_body(
     since = len(cluster.request_log())
     patch = patches.Patch()
     patch.fns.append(lambda b: b['metadata'].setdefault('labels', {}).update(bad='not a valid label value!'))
-    with pytest.raises(errors.APIUnprocessableEntityError):
+    with pytest.raises(apierrors.APIUnprocessableEntityError):
         await patching.patch_obj(client, crd, namespace='default', name='x', patch=patch, body=body)
     assert [(r['method'], r['code']) for r in cluster.request_log()[since:]] == [
         ('PATCH', 422), ('GET', 200), ('PATCH', 422), ('GET', 200)]  # a conflict (stale rv), then a rejection
@@ -242,7 +242,7 @@ async def test_failed_status_part_commits_nothing_of_the_merge_patch(
     await _create(client, crd, 'x')
     cluster.fail('PATCH', '*/kopfexamples/x/status', status=400)  # final: not retried
     patch = patches.Patch({'metadata': {'annotations': {'handled': 'yes'}}, 'status': {'result': 1}})
-    with pytest.raises(errors.APIClientError):
+    with pytest.raises(apierrors.APIClientError):
         await patching.patch_obj(client, crd, namespace='default', name='x', patch=patch)
     stored = await client.request('GET', crd.get_url(namespace='default', name='x'))
     assert 'handled' not in (stored['metadata'].get('annotations') or {})  # so the handler runs again
@@ -255,7 +255,7 @@ async def test_failed_status_part_commits_nothing_of_the_json_patch(
     patch = patches.Patch()
     patch.fns.append(lambda b: (b['metadata'].setdefault('annotations', {}).update(handled='yes'),
                                 b.setdefault('status', {}).update(result=1)))
-    with pytest.raises(errors.APIClientError):
+    with pytest.raises(apierrors.APIClientError):
         await patching.patch_obj(client, crd, namespace='default', name='x', patch=patch, body=body)
     stored = await client.request('GET', crd.get_url(namespace='default', name='x'))
     assert 'handled' not in (stored['metadata'].get('annotations') or {})

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from kopf._api import client as client_
-from kopf._api import streams
+from kopf._api import watchstate
 from kopf._model import resources
 from kopf._model.settings import OperatorSettings
 
@@ -28,9 +28,9 @@ async def test_initial_listing_then_events(client: client_.APIClient, crd: resou
     b = await create(client, 'b')
     consumer = Consumer(client, crd, namespace='default')
     consumers.append(consumer)
-    await consumer.wait_for(lambda c: streams.LISTED in c.items)
+    await consumer.wait_for(lambda c: watchstate.LISTED in c.items)
     assert [(e['type'], e['object']['metadata']['name']) for e in consumer.events] == [(None, 'a'), (None, 'b')]
-    assert consumer.items[2] is streams.LISTED
+    assert consumer.items[2] is watchstate.LISTED
     c = await create(client, 'c')
     a2 = await patch(client, 'a', x=1)
     await consumer.wait_for_rv(rv(a2))
@@ -47,7 +47,7 @@ async def test_chunked_listing(client: client_.APIClient, crd: resources.Resourc
         await create(client, name)
     consumer = Consumer(client, crd)
     consumers.append(consumer)
-    await consumer.wait_for(lambda c: streams.LISTED in c.items)
+    await consumer.wait_for(lambda c: watchstate.LISTED in c.items)
     assert [e['object']['metadata']['name'] for e in consumer.events] == list('abcde')
     assert all(e['object']['kind'] == 'KopfExample' for e in consumer.events)
     lists = [r for r in cluster.request_log() if r['path'] == crd.get_url() and 'watch' not in r['query']]
@@ -60,7 +60,7 @@ async def test_watch_asks_for_bookmarks_and_resumes_from_the_last_rv(
         client: client_.APIClient, crd: resources.Resource, cluster: Any, consumers: list[Consumer]) -> None:
     consumer = Consumer(client, crd, namespace='default')
     consumers.append(consumer)
-    await consumer.wait_for(lambda c: streams.LISTED in c.items)
+    await consumer.wait_for(lambda c: watchstate.LISTED in c.items)
     a = await create(client, 'a')
     await consumer.wait_for_rv(rv(a))
     cluster.close_watches()
@@ -79,7 +79,7 @@ async def test_bookmarks_are_never_yielded(client: client_.APIClient, crd: resou
     cluster.set_bookmark_interval(1)
     consumer = Consumer(client, crd)
     consumers.append(consumer)
-    await consumer.wait_for(lambda c: streams.LISTED in c.items)
+    await consumer.wait_for(lambda c: watchstate.LISTED in c.items)
     await asyncio.sleep(10)
     a = await create(client, 'a')
     await consumer.wait_for_rv(rv(a))
@@ -94,7 +94,7 @@ async def test_410_relists_and_yields_only_the_differences(
     c = await create(client, 'c')
     consumer = Consumer(client, crd, namespace='default')
     consumers.append(consumer)
-    await consumer.wait_for(lambda c: streams.LISTED in c.items)
+    await consumer.wait_for(lambda c: watchstate.LISTED in c.items)
     cluster.fail('GET', NS, 503, count=None)  # keep the watcher away while things change
     cluster.close_watches()
     await asyncio.sleep(0.5)
@@ -120,7 +120,7 @@ async def test_silent_stream_is_reconnected(client: client_.APIClient, crd: reso
     settings.watching.inactivity_timeout = 5
     consumer = Consumer(client, crd)
     consumers.append(consumer)
-    await consumer.wait_for(lambda c: streams.LISTED in c.items)
+    await consumer.wait_for(lambda c: watchstate.LISTED in c.items)
     await asyncio.sleep(12)  # no events, no bookmarks (60s by default): 2 reconnects
     await eventually(lambda: len(_watches(cluster)) >= 3)  # the 2nd reconnect's bytes may lag under load
     assert len(_watches(cluster)) == 3
@@ -136,7 +136,7 @@ async def test_server_timeout_is_sent_and_the_stream_reopened(
     settings.watching.server_timeout = 3
     consumer = Consumer(client, crd)
     consumers.append(consumer)
-    await consumer.wait_for(lambda c: streams.LISTED in c.items)
+    await consumer.wait_for(lambda c: watchstate.LISTED in c.items)
     await asyncio.sleep(7)
     await eventually(lambda: len(_watches(cluster)) >= 3)  # the 2nd reopening's bytes may lag under load
     watches = _watches(cluster)
@@ -150,7 +150,7 @@ async def test_watch_opening_is_retried_on_429_and_5xx(
     cluster.fail('GET', crd.get_url(), 500, count=2)
     consumer = Consumer(client, crd)
     consumers.append(consumer)
-    await consumer.wait_for(lambda c: streams.LISTED in c.items)
+    await consumer.wait_for(lambda c: watchstate.LISTED in c.items)
     a = await create(client, 'a')
     await consumer.wait_for_rv(rv(a))
 
@@ -160,7 +160,7 @@ async def test_consistency_under_dropped_streams_and_one_compaction(
         client: client_.APIClient, crd: resources.Resource, cluster: Any, consumers: list[Consumer]) -> None:
     consumer = Consumer(client, crd, namespace='default')
     consumers.append(consumer)
-    await consumer.wait_for(lambda c: streams.LISTED in c.items)
+    await consumer.wait_for(lambda c: watchstate.LISTED in c.items)
     last = ''
     changes = 0
     dropped = 0
@@ -213,7 +213,7 @@ async def test_label_selectors_are_sent_and_honoured(
         'name': 'mine', 'labels': {'app': 'mine'}}})
     consumer = Consumer(client, crd, namespace='default')
     consumers.append(consumer)
-    await consumer.wait_for(lambda c: streams.LISTED in c.items)
+    await consumer.wait_for(lambda c: watchstate.LISTED in c.items)
     assert consumer.seen() == [(mine['metadata']['uid'], rv(mine))]
     queries = [r['query'] for r in cluster.request_log() if r['path'] == NS and r['method'] == 'GET']
     assert queries and all('labelSelector=app%3Dmine' in q for q in queries)
@@ -227,7 +227,7 @@ async def test_initial_streaming(client: client_.APIClient, crd: resources.Resou
     b = await create(client, 'b')
     consumer = Consumer(client, crd, namespace='default')
     consumers.append(consumer)
-    await consumer.wait_for(lambda c: streams.LISTED in c.items)
+    await consumer.wait_for(lambda c: watchstate.LISTED in c.items)
     assert [(e['type'], e['object']['metadata']['name']) for e in consumer.events] == [(None, 'a'), (None, 'b')]
     c = await create(client, 'c')
     await consumer.wait_for_rv(rv(c))
@@ -239,9 +239,9 @@ async def test_initial_streaming(client: client_.APIClient, crd: resources.Resou
 
 @pytest.mark.looptime
 async def test_an_unknown_resource_ends_the_iterator(client: client_.APIClient) -> None:
-    from kopf._api import errors, watching
+    from kopf._api import apierrors, watching
     missing = resources.Resource('kopf.dev', 'v1', 'nothings', namespaced=True)
-    with pytest.raises(errors.APINotFoundError):
+    with pytest.raises(apierrors.APINotFoundError):
         async for _ in watching.watch_objs(client, missing):
             pass
 
@@ -254,7 +254,7 @@ async def test_client_timeout_reopens_the_stream(
     cluster.set_bookmark_interval(1)  # not silent: only the client-side total timeout cuts it
     consumer = Consumer(client, crd)
     consumers.append(consumer)
-    await consumer.wait_for(lambda c: streams.LISTED in c.items)
+    await consumer.wait_for(lambda c: watchstate.LISTED in c.items)
     await asyncio.sleep(9)
     await eventually(lambda: len(_watches(cluster)) >= 3)  # the 2nd reopening's bytes may lag under load
     assert len(_watches(cluster)) == 3
@@ -307,11 +307,11 @@ async def test_a_list_after_a_broken_initial_stream_forgets_what_the_stream_list
     fake = _BrokenInitialStream(settings)
     items: list[Any] = []
     async for item in watching.watch_objs(fake, KEX, namespace='default'):  # type: ignore[arg-type]
-        items.append(item if item is streams.LISTED else (item['type'], item['object']['metadata']['name']))
-        if item is streams.LISTED:
+        items.append(item if item is watchstate.LISTED else (item['type'], item['object']['metadata']['name']))
+        if item is watchstate.LISTED:
             break
     assert 'sendInitialEvents' in fake.streams[0]
-    assert items == [(None, 'a'), (None, 'b'), ('DELETED', 'a'), streams.LISTED]  # `a` is gone by the LIST
+    assert items == [(None, 'a'), (None, 'b'), ('DELETED', 'a'), watchstate.LISTED]  # `a` is gone by the LIST
 
 
 class _FailingStream:
@@ -359,7 +359,7 @@ async def test_an_os_error_in_the_stream_reconnects(settings: OperatorSettings, 
 
     async def consume() -> None:
         async for item in watching.watch_objs(fake, KEX, namespace='default'):  # type: ignore[arg-type]
-            items.append(item if item is streams.LISTED else (item['type'], item['object']['metadata']['name']))
+            items.append(item if item is watchstate.LISTED else (item['type'], item['object']['metadata']['name']))
 
     task = asyncio.create_task(consume())
     await asyncio.sleep(10)
@@ -367,5 +367,5 @@ async def test_an_os_error_in_the_stream_reconnects(settings: OperatorSettings, 
     task.cancel()
     with contextlib.suppress(asyncio.CancelledError):
         await task
-    assert items == [streams.LISTED, ('ADDED', 'a')]
+    assert items == [watchstate.LISTED, ('ADDED', 'a')]
     assert [s['resourceVersion'] for s in fake.streams] == ['1', '2']  # reconnected from the last seen RV

@@ -4,7 +4,7 @@ import contextlib
 from typing import Any
 
 from kopf._api import client as client_
-from kopf._api import streams, watching
+from kopf._api import watching, watchstate
 from kopf._model import resources
 
 from ..waiting import eventually
@@ -16,7 +16,7 @@ class Consumer:
     """Collects what a watch yields, in a background task."""
 
     def __init__(self, client: client_.APIClient, resource: resources.Resource, **kwargs: Any) -> None:
-        self.items: list[streams.StreamItem] = []
+        self.items: list[watchstate.StreamItem] = []
         self.changed = asyncio.Condition()
         self._iterator = watching.watch_objs(client, resource, **kwargs)
         self.task = asyncio.create_task(self._run())

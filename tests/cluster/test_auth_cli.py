@@ -102,8 +102,8 @@ def test_pykube(served: tuple[str, pathlib.Path, pathlib.Path]) -> None:
 
 
 async def test_kopf_itself(served: tuple[str, pathlib.Path, pathlib.Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    from kopf._api import apierrors, credentials
     from kopf._api import client as client_
-    from kopf._api import credentials, errors
     from kopf._model.settings import OperatorSettings
 
     _, config, wrong = served
@@ -116,7 +116,7 @@ async def test_kopf_itself(served: tuple[str, pathlib.Path, pathlib.Path], monke
             if works:
                 assert (await api.request('GET', '/api/v1/namespaces/default'))['status']['phase'] == 'Active'
             else:
-                with pytest.raises(errors.LoginError):   # a 401, and no way to log in again
+                with pytest.raises(apierrors.LoginError):   # a 401, and no way to log in again
                     await api.request('GET', '/api/v1/namespaces/default')
         finally:
             await api.close()

@@ -7,8 +7,12 @@ Rules:
 - The delay of a retry is the next configured backoff, but never less than the server's Retry-After
   (the header, or the Status's `details.retryAfterSeconds`); with `enforce_retry_after`, the server's
   Retry-After is used as is whenever it is given, even when the own backoff is longer.
+- Backoffs are a scalar (one retry), an iterable (one retry per item), or None (no retries):
+  `iter_backoffs()`; what never gives up (watch streams, background re-checks) uses `endless_backoffs()`:
+  the backoffs, then the last of them forever.
 """
 import dataclasses
+import itertools
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
@@ -157,6 +161,14 @@ def iter_backoffs(backoffs: Backoffs) -> Iterator[float]:
     if isinstance(backoffs, (int, float)):
         return iter((float(backoffs),))
     return (float(value) for value in backoffs)
+
+
+def endless_backoffs(backoffs: Backoffs, *, default: float = 1.0) -> Iterator[float]:
+    """The backoffs, then the last of them forever (`default` forever if there are none): for what never gives up."""
+    last = default
+    for last in iter_backoffs(backoffs):
+        yield last
+    yield from itertools.repeat(last)
 
 
 @dataclasses.dataclass(frozen=True)

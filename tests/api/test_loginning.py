@@ -1,5 +1,6 @@
 """The built-in logins against the emulator over HTTPS: kubeconfig tokens and client certificates, exec plugins,
-merged KUBECONFIG files, a service-account directory, pykube-ng and the `kubernetes` client; malformed files.
+merged KUBECONFIG files, a service-account directory, pykube-ng and the `kubernetes` client; malformed files;
+the plain (HTTP) local cluster's kubeconfig.
 
 Each test proves who the server took us for: a `forbid()` rule for that user gives its exact 403.
 """
@@ -14,8 +15,8 @@ from typing import Any
 import pytest
 import yaml
 
+from kopf._api import apierrors, credentials, loginning
 from kopf._api import client as client_
-from kopf._api import credentials, errors, loginning
 from kopf._model.settings import OperatorSettings
 from kopf.testing import LocalCluster
 
@@ -79,7 +80,7 @@ async def whoami(info: credentials.ConnectionInfo | None, cluster: LocalCluster,
     try:
         names = [ns['metadata']['name'] for ns in (await api.request('GET', '/api/v1/namespaces'))['items']]
         assert 'kube-system' in names
-        with pytest.raises(errors.APIForbiddenError) as denied:
+        with pytest.raises(apierrors.APIForbiddenError) as denied:
             await api.request('GET', SECRETS, backoffs=None)
         assert f'User "{user}" cannot list resource "secrets"' in str(denied.value)
     finally:
@@ -105,7 +106,7 @@ async def test_a_wrong_token_is_401(secure: LocalCluster, tmp_path: pathlib.Path
     vault.populate([loginning.login_with_kubeconfig() or pytest.fail('no credentials')])
     api = client_.APIClient(vault, OperatorSettings())
     try:
-        with pytest.raises(errors.LoginError):
+        with pytest.raises(apierrors.LoginError):
             await api.request('GET', '/api/v1/namespaces')
     finally:
         await api.close()
@@ -243,6 +244,38 @@ async def test_service_account_token_rotated_by_the_kubelet(secure: LocalCluster
     assert [entry['code'] for entry in secure.request_log()] == [200, 401, 200]
 
 
+# The plain local cluster (HTTP, no tokens): its kubeconfig, directly and through the client libraries.
+
+async def test_kubeconfig_of_the_local_cluster(cluster: Any, settings: OperatorSettings,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv('KUBECONFIG', str(cluster.kubeconfig))
+    info = loginning.login_with_kubeconfig()
+    assert info is not None and info.server == cluster.url
+    vault = credentials.Vault()
+    vault.populate([info])
+    api = client_.APIClient(vault, settings)
+    try:
+        assert (await api.request('GET', '/version'))['major'] == '1'
+    finally:
+        await api.close()
+
+
+@pytest.mark.parametrize('login', [loginning.login_via_pykube, loginning.login_via_client])
+async def test_piggybacking_on_the_local_cluster(cluster: Any, settings: OperatorSettings, login: Any,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv('KUBECONFIG', str(cluster.kubeconfig))
+    monkeypatch.delenv('KUBERNETES_SERVICE_HOST', raising=False)
+    info = login()
+    assert info is not None and info.server.rstrip('/') == cluster.url
+    vault = credentials.Vault()
+    vault.populate([info])
+    api = client_.APIClient(vault, settings)
+    try:
+        assert (await api.request('GET', '/version'))['major'] == '1'
+    finally:
+        await api.close()
+
+
 # Piggybacking on the clients that an operator may bring along: over HTTPS with a token.
 
 @pytest.mark.parametrize('login', [loginning.login_via_pykube, loginning.login_via_client])
@@ -267,7 +300,7 @@ def test_malformed_kubeconfig_names_the_file_and_the_field(tmp_path: pathlib.Pat
     good = kubeconfig(tmp_path / 'contexts.yaml', cluster={'server': 'https://127.0.0.1:1'})
     bad = kubeconfig(tmp_path / 'users.yaml', user=user, context=None, current=None)   # the user is defined here
     monkeypatch.setenv('KUBECONFIG', os.pathsep.join([str(good), str(bad)]))
-    with pytest.raises(errors.LoginError) as info:
+    with pytest.raises(apierrors.LoginError) as info:
         loginning.login_with_kubeconfig()
     message = str(info.value)
     assert message.startswith(f"Malformed kubeconfig {str(bad)!r} at {field!r}: "), message
@@ -278,6 +311,6 @@ def test_malformed_yaml_names_the_file(tmp_path: pathlib.Path, monkeypatch: pyte
     path = tmp_path / 'broken.yaml'
     path.write_text('clusters: [{name: emu, cluster: {server: "https://x"}\n')
     monkeypatch.setenv('KUBECONFIG', str(path))
-    with pytest.raises(errors.LoginError) as info:
+    with pytest.raises(apierrors.LoginError) as info:
         loginning.login_with_kubeconfig()
     assert str(info.value).startswith(f"Malformed kubeconfig {str(path)!r} at '<file>': cannot be read as YAML")

@@ -24,7 +24,7 @@ import enum
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from kopf._api import errors
+from kopf._api import apierrors
 
 RawBody = dict[str, Any]
 RawEvent = dict[str, Any]
@@ -138,7 +138,7 @@ def _step_event(state: WatchState, event: Mapping[str, Any]) -> list[StreamItem]
         if code == 410:
             state.resource_version = None  # too old: re-list
             return []
-        raise errors.map_error(code if isinstance(code, int) else 500, {'kind': 'Status', **obj})
+        raise apierrors.map_error(code if isinstance(code, int) else 500, {'kind': 'Status', **obj})
     uid, rv = _key(obj)
     if state.streaming:
         return _step_streamed(state, etype, obj, uid, rv)

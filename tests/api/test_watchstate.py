@@ -2,8 +2,8 @@ from typing import Any
 
 import pytest
 
-from kopf._api import errors
-from kopf._api.streams import LISTED, Page, WatchState, step
+from kopf._api import apierrors
+from kopf._api.watchstate import LISTED, Page, WatchState, step
 
 
 def obj(uid: str, rv: str, **extra: Any) -> dict[str, Any]:
@@ -87,7 +87,7 @@ def test_other_errors_are_raised() -> None:
     state = WatchState()
     step(state, Page([], '5'))
     status = {'kind': 'Status', 'code': 500, 'message': 'boom'}
-    with pytest.raises(errors.APIServerError, match='boom'):
+    with pytest.raises(apierrors.APIServerError, match='boom'):
         step(state, ev('ERROR', status))
 
 

@@ -1,0 +1,31 @@
+"""JSON on the wire: compact bytes, whichever of orjson and the standard library encodes them."""
+import pytest
+
+from kopf._api import encoding
+
+
+@pytest.mark.parametrize('value, raw', [
+    ({'a': [1, 2.5, None, True]}, b'{"a":[1,2.5,null,true]}'),
+    ([], b'[]'),
+])
+def test_dumps_gives_compact_bytes(value: object, raw: bytes) -> None:
+    assert encoding.dumps(value) == raw
+
+
+def test_text_round_trips_either_way() -> None:  # orjson sends UTF-8, the standard library \u escapes
+    assert encoding.loads(encoding.dumps({'name': 'ünïcode'})) == {'name': 'ünïcode'}
+
+
+def test_integers_beyond_64_bits_are_encoded_too() -> None:
+    assert encoding.loads(encoding.dumps({'n': 2 ** 70})) == {'n': 2 ** 70}
+
+
+@pytest.mark.parametrize('data', [b'{"a": 1}', '{"a": 1}'])
+def test_loads_accepts_bytes_and_text(data: bytes | str) -> None:
+    assert encoding.loads(data) == {'a': 1}
+
+
+@pytest.mark.parametrize('data', [b'{"a": ', b'nope', b''])
+def test_malformed_input_is_a_value_error(data: bytes) -> None:
+    with pytest.raises(ValueError):
+        encoding.loads(data)
