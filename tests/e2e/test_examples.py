@@ -436,6 +436,60 @@ def test_16_indexing(cluster: LocalCluster, monkeypatch: pytest.MonkeyPatch) -> 
     assert output.index('Indexing is complete: ') < output.index("Timer 'summarize' is invoked.")
 
 
+def test_17_admission(cluster: LocalCluster) -> None:
+    import kubernetes
+    api = kubernetes.client.CustomObjectsApi(k8s(cluster))
+    managed = 'auto.kopf.dev'
+
+    def webhooks(kind: str) -> list[Obj]:
+        return list((cluster.get('admissionregistration.k8s.io/v1', kind, managed) or {}).get('webhooks') or [])
+
+    def create(name: str, field: str, labels: dict[str, str] | None = None) -> Obj:
+        body = {'apiVersion': 'kopf.dev/v1', 'kind': 'KopfExample',
+                'metadata': {'name': name, 'labels': labels or {}}, 'spec': {'field': field}}
+        created: Obj = api.create_namespaced_custom_object('kopf.dev', 'v1', 'default', 'kopfexamples', body)
+        return created
+
+    with runner('17-admission', cluster) as operator:
+        assert operator.wait_ready(20)
+        wait_for(lambda: all(w['rules'] for w in webhooks('ValidatingWebhookConfiguration'))
+                 and len(webhooks('ValidatingWebhookConfiguration')) == 2
+                 and [w for w in webhooks('MutatingWebhookConfiguration') if w['rules']])
+        validating = {w['name']: w for w in webhooks('ValidatingWebhookConfiguration')}
+        assert set(validating) == {f'check-field.{managed}', f'check-status.{managed}'}
+        assert validating[f'check-status.{managed}']['rules'][0]['resources'] == ['kopfexamples/status']
+        [mutating] = webhooks('MutatingWebhookConfiguration')
+        assert mutating['objectSelector'] == {'matchExpressions': [{'key': 'inject', 'operator': 'In',
+                                                                    'values': ['yes']}]}
+        assert mutating['clientConfig']['url'].startswith('https://127.0.0.1:')
+        assert mutating['clientConfig']['caBundle']
+
+        with pytest.raises(kubernetes.client.ApiException) as err:
+            create('invalid', 'wrong')
+        assert err.value.status == 422
+        assert 'spec.field must not be "wrong".' in json.loads(err.value.body)['message']
+        assert kex(cluster, 'invalid') is None
+
+        plain = create('plain', 'doubtful')  # allowed, with a warning; not labelled: not mutated
+        assert 'injected' not in plain['spec']
+        labelled = create('labelled', 'value', {'inject': 'yes'})
+        assert labelled['spec'] == {'field': 'value', 'injected': 'by the mutating webhook'}
+        assert (kex(cluster, 'labelled') or {})['spec']['injected'] == 'by the mutating webhook'
+
+        with pytest.raises(kubernetes.client.ApiException) as err:
+            api.patch_namespaced_custom_object_status('kopf.dev', 'v1', 'default', 'kopfexamples', 'plain',
+                                                      {'status': {'replicas': -1}})
+        assert err.value.status == 422
+        assert 'status.replicas must not be negative.' in json.loads(err.value.body)['message']
+        api.patch_namespaced_custom_object_status('kopf.dev', 'v1', 'default', 'kopfexamples', 'plain',
+                                                  {'status': {'replicas': 2}})
+        assert status(cluster, 'plain') == {'replicas': 2}
+    output = operator.output
+    assert "Validated: field='doubtful'." in output and "Validated: field='value'." in output
+    assert webhooks('ValidatingWebhookConfiguration') == []  # removed on exit (none is persistent)
+    assert webhooks('MutatingWebhookConfiguration') == []
+
+
 def test_99_all_at_once(cluster: LocalCluster, kubeconfig: pathlib.Path) -> None:
     with runner('99-all-at-once', cluster) as operator:
         assert operator.wait_ready(20)
