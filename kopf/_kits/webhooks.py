@@ -80,14 +80,34 @@ class WebhookServer:
         self.verify_capath, self.verify_cadata = verify_capath, verify_cadata
         self.file_check_interval = file_check_interval
         self._runner: Any = None
+        self._context: ssl.SSLContext | None = None
 
     async def __call__(self, fn: WebhookFn) -> AsyncIterator[WebhookClientConfig]:
         config = await self._start(fn)
         try:
             yield config
-            await asyncio.Event().wait()  # serve until cancelled
+            await self._watch_files()  # serve until cancelled
         finally:
             await self._stop()
+
+    async def _watch_files(self) -> None:
+        """Re-read the certificate files when they change (e.g. renewed by cert-manager); new connections use them."""
+        context, certfile, pkeyfile = self._context, self.certfile, self.pkeyfile
+        if context is None or certfile is None or pkeyfile is None or self.context is not None:
+            await asyncio.Event().wait()
+            return
+        files = [pathlib.Path(certfile), pathlib.Path(pkeyfile)]
+        seen = [_mtime(f) for f in files]
+        while True:
+            await asyncio.sleep(self.file_check_interval)
+            now = [_mtime(f) for f in files]
+            if now != seen:
+                seen = now
+                try:
+                    context.load_cert_chain(certfile, pkeyfile, password=self.password)
+                    logger.info(f'The webhook server re-read its certificate: {self.certfile}')
+                except (OSError, ssl.SSLError) as exc:  # e.g. half-written: the old one serves until the next check
+                    logger.warning(f'The webhook server could not re-read its certificate: {exc!r}')
 
     async def __aenter__(self) -> 'WebhookServer':
         return self
@@ -105,6 +125,7 @@ class WebhookServer:
         if prefix != '/':
             app.router.add_post(prefix, handler)
         context, ca_pem = self._tls()
+        self._context = context
         self._runner = web.AppRunner(app, access_log=None, handle_signals=False)
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.addr, self.port or 0, ssl_context=context)
@@ -154,6 +175,13 @@ class WebhookServer:
         if self.cadump is not None and ca_pem is not None:
             pathlib.Path(self.cadump).write_bytes(ca_pem)
         return context, ca_pem
+
+
+def _mtime(path: pathlib.Path) -> float | None:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return None
 
 
 def _bound_port(site: Any) -> int:

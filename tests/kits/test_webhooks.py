@@ -1,0 +1,111 @@
+"""kopf.WebhookServer on its own: TLS from given files (re-read when they change), from a self-signed CA, or none."""
+import asyncio
+import base64
+import json
+import os
+import pathlib
+import ssl
+from typing import Any
+
+import kopf
+from kopf._model import certificates
+
+REVIEW = {'apiVersion': 'admission.k8s.io/v1', 'kind': 'AdmissionReview',
+          'request': {'uid': 'u', 'operation': 'CREATE', 'object': {},
+                      'resource': {'group': 'g', 'version': 'v', 'resource': 'r'}}}
+
+
+async def answer(payload: Any, /, **_: Any) -> dict[str, Any]:
+    return {'apiVersion': payload['apiVersion'], 'kind': 'AdmissionReview',
+            'response': {'uid': payload['request']['uid'], 'allowed': True}}
+
+
+async def served_certificate(url: str, ca_pem: bytes) -> bytes:
+    host_port = url.split('://', 1)[1].split('/', 1)[0]
+    host, port = host_port.rsplit(':', 1)
+    context = ssl.create_default_context(cadata=ca_pem.decode())
+    _, writer = await asyncio.open_connection(host, int(port), ssl=context, server_hostname=host)
+    der = writer.get_extra_info('ssl_object').getpeercert(binary_form=True)
+    writer.close()
+    return bytes(der)
+
+
+async def post(url: str, ca_pem: bytes | None, body: bytes) -> tuple[int, Any]:
+    rest = url.split('://', 1)[1]
+    host_port, path = rest.split('/', 1) if '/' in rest else (rest, '')
+    host, port = host_port.rsplit(':', 1)
+    context = ssl.create_default_context(cadata=ca_pem.decode()) if ca_pem else None
+    reader, writer = await asyncio.open_connection(host, int(port), ssl=context,
+                                                   server_hostname=host if context else None)
+    writer.write(f'POST /{path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n'
+                 f'Content-Length: {len(body)}\r\nConnection: close\r\n\r\n'.encode() + body)
+    raw = await reader.read()
+    writer.close()
+    head, _, rest = raw.partition(b'\r\n\r\n')
+    status = int(head.split()[1])
+    try:
+        return status, json.loads(rest)
+    except ValueError:
+        return status, None
+
+
+async def test_a_self_signed_server_gives_its_ca_and_answers_reviews(tmp_path: pathlib.Path) -> None:
+    server = kopf.WebhookServer(addr='127.0.0.1', host='127.0.0.1', cadump=tmp_path / 'ca.pem')
+    configs = server(answer)
+    config = await configs.__anext__()
+    try:
+        ca_pem = base64.b64decode(config['caBundle'])
+        assert (tmp_path / 'ca.pem').read_bytes() == ca_pem
+        status, body = await post(str(config['url']) + '/some-id', ca_pem, json.dumps(REVIEW).encode())
+        assert status == 200 and body['response'] == {'uid': 'u', 'allowed': True}
+        status, _ = await post(str(config['url']) + '/some-id', ca_pem, b'{not json')
+        assert status == 400
+    finally:
+        await configs.aclose()
+
+
+async def test_an_insecure_server_speaks_plain_http() -> None:
+    configs = kopf.WebhookServer(addr='127.0.0.1', insecure=True)(answer)
+    config = await configs.__anext__()
+    try:
+        assert str(config['url']).startswith('http://') and 'caBundle' not in config
+        status, body = await post(str(config['url']), None, json.dumps(REVIEW).encode())
+        assert status == 200 and body['response']['allowed'] is True
+    finally:
+        await configs.aclose()
+
+
+async def test_given_certificate_files_are_re_read_when_they_change(tmp_path: pathlib.Path) -> None:
+    first = certificates.make('127.0.0.1')
+    certfile, keyfile = tmp_path / 'tls.crt', tmp_path / 'tls.key'
+    certfile.write_bytes(first.cert_pem)
+    keyfile.write_bytes(first.key_pem)
+    server = kopf.WebhookServer(addr='127.0.0.1', host='127.0.0.1', certfile=certfile, pkeyfile=keyfile,
+                                cadata=first.ca_pem, file_check_interval=0.05)
+    configs = server(answer)
+    config = await configs.__anext__()
+    serving = asyncio.ensure_future(configs.__anext__())  # the server goes on (checking its files) meanwhile
+    try:
+        assert base64.b64decode(config['caBundle']) == first.ca_pem
+        before = await served_certificate(str(config['url']), first.ca_pem)
+        second = certificates.make('127.0.0.1')
+        keyfile.write_bytes(second.key_pem)
+        certfile.write_bytes(second.cert_pem)
+        os.utime(certfile, (1, 1))  # a different mtime even within the filesystem's resolution
+        served: list[bytes] = []
+
+        async def check() -> None:
+            try:
+                served.append(await served_certificate(str(config['url']), second.ca_pem))
+            except ssl.SSLError:
+                pass  # still the old certificate, which the new CA does not trust
+
+        for _ in range(100):
+            await check()
+            if served and served[-1] != before:
+                break
+            await asyncio.sleep(0.05)
+        assert served and served[-1] != before
+    finally:
+        serving.cancel()
+        await asyncio.gather(serving, return_exceptions=True)
