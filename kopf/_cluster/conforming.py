@@ -7,7 +7,7 @@ of EMULATOR.md §2.3: default → (Strict: reject unknown) → prune → validat
 from collections.abc import Mapping
 from typing import Any
 
-from kopf._cluster import builtins, decoding, errors, validation
+from kopf._cluster import builtins, decoding, errors, structural, validation
 from kopf._cluster.resources import Resource
 from kopf._model import schemas
 
@@ -19,7 +19,7 @@ def schema_of(resource: Resource) -> Mapping[str, Any] | None:
 
 
 def check_structural(schema: Any, field: str) -> list[dict[str, Any]]:
-    return list(validation.check_structural(schema, field=field))
+    return list(structural.check_structural(schema, field=field))
 
 
 TOP = ('apiVersion', 'kind', 'metadata')

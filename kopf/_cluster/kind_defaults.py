@@ -8,17 +8,6 @@ from typing import Any
 Obj = dict[str, Any]
 
 
-def _set(obj: Obj, path: tuple[str, ...], value: Any) -> None:
-    current = obj
-    for part in path[:-1]:
-        child = current.get(part)
-        if not isinstance(child, dict):
-            return   # the parent is absent: defaults only fill in present structures
-        current = child
-    if path[-1] not in current:
-        current[path[-1]] = value
-
-
 def _containers(pod_spec: Any) -> None:
     if not isinstance(pod_spec, dict):
         return

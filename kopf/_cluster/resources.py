@@ -100,6 +100,5 @@ BUILTINS: tuple[Resource, ...] = (
 )
 
 NAMESPACES = BUILTINS[0]
-EVENTS = BUILTINS[6]
 CRDS = next(r for r in BUILTINS if r.plural == 'customresourcedefinitions')
 INITIAL_NAMESPACES = ('default', 'kube-system', 'kube-public', 'kube-node-lease')

@@ -6,6 +6,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from kopf._cluster import validation
 from kopf._cluster.fielderrors import Cause, forbidden, invalid, required
 from kopf._model.schemas import EMBEDDED, INT_OR_STRING, PRESERVE
 
@@ -30,8 +31,6 @@ def check_structural(schema: Any, *, field: str = 'spec.versions[0].schema.openA
 
 def _check_defaults(schema: Mapping[str, Any], field: str, causes: list[Cause]) -> None:
     """Every `default` must be valid by the schema it stands in (upstream rejects the CRD otherwise)."""
-    from kopf._cluster import validation  # a cycle: validation re-exports check_structural
-
     if 'default' in schema:
         for cause in validation.validate_value(schema['default'], schema):
             sub = cause['field']

@@ -10,7 +10,7 @@ Usage by the server, in the pipeline order of §2.3 (decode → default → admi
     warnings = validation.unknown_field_warnings(unknown)   # unless fieldValidation=Ignore
     causes = validation.validate(body, schema)              # [] if valid
     if causes: -> 422 Invalid, message f'{Kind}.{group} "{name}" is invalid: {validation.summarise(causes)}'
-    causes = validation.check_structural(version['schema']['openAPIV3Schema'],
+    causes = structural.check_structural(version['schema']['openAPIV3Schema'],   # CRD acceptance
                                          field=f'spec.versions[{i}].schema.openAPIV3Schema')
 
 Causes are k8s `StatusCause` dicts: `{"reason": ..., "message": ..., "field": "spec.size"}`, with the
@@ -25,8 +25,9 @@ on the JSON type name of the offending value, which would mean re-deriving each 
 and the built-in schemas are cyclic dict graphs, which a walk along the value handles trivially.
 Not supported (MAY in §5.4): `x-kubernetes-validations` (CEL), `allOf`/`anyOf`/`oneOf`/`not`.
 
-This module is the entry point; `apply_defaults` (`defaulting.py`), `check_structural`
-(`structural.py`) and the cause constructors (`fielderrors.py`) live next to it and are re-exported.
+This module is the entry point for objects; `apply_defaults` (`defaulting.py`) and the cause constructors
+(`fielderrors.py`) live next to it and are re-exported. The structural checks of CRD schemas are in
+`structural.py`, which uses this module (to validate their defaults), never the other way round.
 """
 import base64
 import binascii
@@ -55,13 +56,12 @@ from kopf._cluster.fielderrors import (
     too_many,
     type_invalid,
 )
-from kopf._cluster.structural import check_structural
 from kopf._model import schemas
 from kopf._model.fields import FieldPath
 from kopf._model.schemas import EMBEDDED, INT_OR_STRING, RESOURCE_KEYS, Index, format_path
 
 __all__ = [
-    'Cause', 'validate', 'validate_value', 'apply_defaults', 'check_structural', 'unknown_fields',
+    'Cause', 'validate', 'validate_value', 'apply_defaults', 'unknown_fields',
     'strict_decoding_message', 'unknown_field_warnings', 'warning_header', 'summarise', 'FORMATS',
 ]
 

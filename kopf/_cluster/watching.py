@@ -37,7 +37,6 @@ class Watcher:
         self.buffer: list[bytes] = []
         self.wakeup = asyncio.Event()
         self.closed = False
-        self.overflowed = False
         self.sink: Callable[[bytes], None] | None = None
         self.render: Render | None = None   # per-watcher lines (e.g. Tables) instead of the shared ones
         self.scheduled = False
@@ -88,7 +87,6 @@ class Watcher:
         self.sink = sink
 
     def overflow(self) -> None:
-        self.overflowed = True
         self.close()
         if self.abort is not None:
             self.abort()

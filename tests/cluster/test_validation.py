@@ -4,7 +4,7 @@ from typing import Any
 
 import pytest
 
-from kopf._cluster import validation
+from kopf._cluster import structural, validation
 from kopf._model import schemas
 
 STRICT: dict[str, Any] = {  # the `strict.kopf.dev` CRD of EMULATOR.md §13
@@ -349,12 +349,12 @@ STRUCTURAL: list[tuple[str, Any, list[tuple[str, str]]]] = [
 
 @pytest.mark.parametrize('schema, expected', [c[1:] for c in STRUCTURAL], ids=[c[0] for c in STRUCTURAL])
 def test_check_structural(schema: Any, expected: list[tuple[str, str]]) -> None:
-    causes = validation.check_structural(schema, field='S')
+    causes = structural.check_structural(schema, field='S')
     assert reasons(causes) == expected
 
 
 def test_check_structural_default_field_prefix() -> None:
-    [cause] = validation.check_structural(spec(x={}))
+    [cause] = structural.check_structural(spec(x={}))
     assert cause['field'] == 'spec.versions[0].schema.openAPIV3Schema.properties[spec].properties[x].type'
     assert cause['message'] == 'Required value: must not be empty for specified object fields'
 
