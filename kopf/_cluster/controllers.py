@@ -1,9 +1,11 @@
 """The few controllers every operator relies on: namespace cleanup, CRD cleanup, garbage collection
 (background by ownerReferences; foreground and orphan deletion by their finalizers).
 
-`sweep()` is synchronous and idempotent; the server runs it after deletions and periodically.
+`sweep()` is synchronous and idempotent; `Sweeper` runs it after deletions (when woken) and every second.
 """
+import asyncio
 import datetime
+import logging
 import time
 
 from kopf._cluster import encoding, metadata, resources, writing
@@ -11,8 +13,51 @@ from kopf._cluster.routing import Target
 from kopf._cluster.state import State
 from kopf._cluster.store import Obj
 
+logger = logging.getLogger(__name__)
+
 BACKGROUND = writing.Options()
 FOREGROUND = writing.Options(propagation='Foreground')
+
+
+class Sweeper:
+    """The controllers' task: a sweep when woken (after deletions), else every second; 0.1 s while pending."""
+
+    def __init__(self, state: State) -> None:
+        self.state = state
+        self._wake = asyncio.Event()
+        self._stopping = False
+
+    def reset(self) -> None:
+        """Before each start (an event of the loop the server runs in now)."""
+        self._wake = asyncio.Event()
+        self._stopping = False
+
+    def wake(self) -> None:
+        self._wake.set()
+
+    def stop(self) -> None:
+        self._stopping = True
+        self._wake.set()
+
+    async def run(self) -> None:
+        pending = False
+        while not self._stopping:
+            await _sleep_until(self._wake, 0.1 if pending else 1.0)
+            self._wake.clear()
+            try:
+                pending = sweep(self.state)
+            except Exception:   # a bug of ours must not stop garbage collection for good
+                logger.exception('The emulator controllers failed; retrying soon.')
+                pending = True
+
+
+async def _sleep_until(event: asyncio.Event, seconds: float) -> None:
+    """Wait for the event or the time, whichever first (no `wait_for`: in 3.11 it can swallow cancellations)."""
+    try:
+        async with asyncio.timeout(seconds):
+            await event.wait()
+    except TimeoutError:
+        pass
 
 
 def sweep(state: State) -> bool:

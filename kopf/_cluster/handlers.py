@@ -1,6 +1,11 @@
-"""The HTTP face of the Kubernetes API: decode a request, run the pipeline, encode the answer."""
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+"""The HTTP face of the Kubernetes API: decode a request, run the pipeline, encode the answer.
+
+Request handlers receive a `Backend` (the state, the watch streams, the counters, the access rules),
+never the server object itself.
+"""
+import dataclasses
+from collections.abc import Callable, Mapping
+from typing import Any
 
 import yaml
 from aiohttp import web
@@ -22,15 +27,28 @@ from kopf._cluster import (
     tables,
     writing,
 )
+from kopf._cluster.faults import Faults
 from kopf._cluster.routing import Target
-
-if TYPE_CHECKING:
-    from kopf._cluster.server import Emulator
+from kopf._cluster.state import State
+from kopf._cluster.streaming import Streams
 
 JSON_TYPE = 'application/json'
 ROUTES_KEPT = 10000   # resolved request paths remembered (per catalog state)
 TRUE = ('1', 't', 'T', 'true', 'TRUE', 'True')
 FALSE = ('0', 'f', 'F', 'false', 'FALSE', 'False')
+
+
+@dataclasses.dataclass
+class Backend:
+    """What request handlers may touch: no lifecycle, no control operations, no configuration."""
+
+    state: State                          # the store and the catalog of served resources
+    streams: Streams                      # watch requests (and waiting for a resourceVersion to exist)
+    faults: Faults                        # per-verb counters (and the injected failures, the request log)
+    access: authorizing.Access            # the users and the forbid() rules
+    wake_controllers: Callable[[], None]  # after deletions: garbage collection and cleanups run soon
+    webhook_services: Mapping[str, str] = dataclasses.field(default_factory=dict)  # "ns/name" -> URL
+    address: str = ''                     # host:port, as discovery advertises it (set once bound)
 
 
 def parse_bool(value: str | None) -> bool:
@@ -111,15 +129,15 @@ def _propagation(params: Mapping[str, str], body: Mapping[str, Any]) -> str:
     return 'Orphan' if orphan is True or (isinstance(orphan, str) and parse_bool(orphan)) else 'Background'
 
 
-async def api(emu: 'Emulator', request: web.Request) -> web.StreamResponse:
+async def api(backend: Backend, request: web.Request) -> web.StreamResponse:
     """Everything under /api and /apis: discovery documents and resource requests."""
-    catalog = emu.state.catalog
+    catalog = backend.state.catalog
     routed: tuple[Target, bool] | None = catalog.routes.get(request.path)
     if routed is None:
         parts = [p for p in request.path.split('/') if p]
         if request.method == 'GET' and _is_discovery(parts):
-            emu.faults.count('get', 'discovery')
-            return respond(200, encoding.dumps(_discovery(emu, parts)))
+            backend.faults.count('get', 'discovery')
+            return respond(200, encoding.dumps(_discovery(backend, parts)))
         path, legacy = routing.legacy_watch(parts)
         routed = routing.resolve(catalog, path), legacy   # unknown paths raise: only served ones are kept
         if len(catalog.routes) >= ROUTES_KEPT:
@@ -130,23 +148,23 @@ async def api(emu: 'Emulator', request: web.Request) -> web.StreamResponse:
     watch = request.method == 'GET' and (legacy_watch or parse_bool(params.get('watch')))
     verb = routing.verb_of(request.method, target, watch)
     plural = target.resource.plural + (f'/{target.subresource}' if target.subresource else '')
-    emu.faults.count(verb, plural)
-    if emu.denials:
-        authorizing.check(emu.denials, emu.user_of(request), verb, target)
+    backend.faults.count(verb, plural)
+    if backend.access.denials:
+        backend.access.authorize(request, verb, target)
     routing.check_allowed(request.method, target, verb)
     if watch:
-        return await emu.streams.serve(request, target, params)
-    return await _serve(emu, request, target, verb)
+        return await backend.streams.serve(request, target, params)
+    return await _serve(backend, request, target, verb)
 
 
-async def _serve(emu: 'Emulator', request: web.Request, target: Target, verb: str) -> web.Response:
-    store = emu.state.store
+async def _serve(backend: Backend, request: web.Request, target: Target, verb: str) -> web.Response:
+    store = backend.state.store
     params = request.query
     if verb == 'get' and target.subresource == 'scale':
         return respond(200, encoding.dumps(scaling.view(target.resource, reading.get_object(store, target))))
     table = tables.wants_table(request.headers.get('Accept', '')) and target.subresource is None
     if verb == 'list' and params.get('resourceVersionMatch') != 'Exact':
-        await emu.streams.wait_for_rv(params.get('resourceVersion') or '')
+        await backend.streams.wait_for_rv(params.get('resourceVersion') or '')
     if verb == 'get' and table:
         obj = reading.get_object(store, target)
         meta = {'resourceVersion': obj['metadata']['resourceVersion']}
@@ -166,27 +184,27 @@ async def _serve(emu: 'Emulator', request: web.Request, target: Target, verb: st
     if verb == 'patch':
         applying.check(content_type, params.get('fieldManager') or '', parse_bool(params.get('force')))
     outcome: writing.Outcome
-    if verb != 'deletecollection' and target.subresource != 'scale' and admission.configured(emu.state):
-        outcome = await _admitted(emu, request, target, verb, body)
+    if verb != 'deletecollection' and target.subresource != 'scale' and admission.configured(backend.state):
+        outcome = await _admitted(backend, request, target, verb, body)
     elif verb == 'create':
-        outcome = writing.create(emu.state, target, body, options(params, agent=agent))
+        outcome = writing.create(backend.state, target, body, options(params, agent=agent))
     elif verb == 'update':
-        outcome = writing.replace(emu.state, target, body, options(params, agent=agent))
+        outcome = writing.replace(backend.state, target, body, options(params, agent=agent))
     elif verb == 'patch' and content_type == patching.APPLY and target.subresource != 'scale':
-        outcome = applying.apply(emu.state, target, body, options(params, agent=agent))
+        outcome = applying.apply(backend.state, target, body, options(params, agent=agent))
     elif verb == 'patch':
-        outcome = writing.patch(emu.state, target, content_type, body, options(params, agent=agent))
+        outcome = writing.patch(backend.state, target, content_type, body, options(params, agent=agent))
     elif verb == 'delete':
-        outcome = writing.delete(emu.state, target, options(params, body))
-        emu.wake_controllers()
+        outcome = writing.delete(backend.state, target, options(params, body))
+        backend.wake_controllers()
     else:
-        return respond(200, _delete_collection(emu, target, params, body))
+        return respond(200, _delete_collection(backend, target, params, body))
     return respond(outcome.code, outcome.data, outcome.warnings)
 
 
-async def _admitted(emu: 'Emulator', request: web.Request, target: Target, verb: str, body: Any) -> writing.Outcome:
+async def _admitted(backend: Backend, request: web.Request, target: Target, verb: str, body: Any) -> writing.Outcome:
     """The same writes, through the admission webhooks (only when any are configured)."""
-    admitter = admitting.Admitter(emu.state, emu.webhook_services)
+    admitter = admitting.Admitter(backend.state, backend.webhook_services)
     params = request.query
     agent = request.headers.get('User-Agent', '')
     if verb == 'create':
@@ -197,24 +215,24 @@ async def _admitted(emu: 'Emulator', request: web.Request, target: Target, verb:
         content_type = request.headers.get('Content-Type', '').split(';')[0].strip()
         return await admitter.update(target, content_type, body, options(params, agent=agent))
     outcome = await admitter.delete(target, options(params, body))
-    emu.wake_controllers()
+    backend.wake_controllers()
     return outcome
 
 
-def _delete_collection(emu: 'Emulator', target: Target, params: Mapping[str, str], body: Any) -> bytes:
+def _delete_collection(backend: Backend, target: Target, params: Mapping[str, str], body: Any) -> bytes:
     """Delete every object matching the query's selectors, each as a single DELETE would."""
     match = reading.object_matcher(target, params)
     deleted: list[Any] = []
-    for obj in list(emu.state.store.iterate(target.resource.key, target.namespace)):
+    for obj in list(backend.state.store.iterate(target.resource.key, target.namespace)):
         if match(obj):
             meta = obj['metadata']
             one = routing.Target(target.resource, meta.get('namespace') or None, meta['name'])
-            outcome = writing.delete(emu.state, one, options(params, body))
+            outcome = writing.delete(backend.state, one, options(params, body))
             deleted.append(outcome.obj or obj)
-    emu.wake_controllers()
+    backend.wake_controllers()
     resource = target.resource
     listing = {'kind': resource.list_kind, 'apiVersion': resource.api_version,
-               'metadata': {'resourceVersion': str(emu.state.store.rv)}, 'items': deleted}
+               'metadata': {'resourceVersion': str(backend.state.store.rv)}, 'items': deleted}
     return encoding.dumps(listing)
 
 
@@ -223,10 +241,10 @@ def _is_discovery(parts: list[str]) -> bool:
         parts[:1] == ['apis'] and len(parts) in (2, 3))
 
 
-def _discovery(emu: 'Emulator', parts: list[str]) -> dict[str, Any]:
-    catalog = emu.state.catalog
+def _discovery(backend: Backend, parts: list[str]) -> dict[str, Any]:
+    catalog = backend.state.catalog
     if parts == ['api']:
-        return discovery.core_versions(emu.address)
+        return discovery.core_versions(backend.address)
     if parts == ['apis']:
         return discovery.group_list(catalog)
     if parts[0] == 'api':

@@ -20,21 +20,24 @@ import tempfile
 import threading
 from collections.abc import Callable, Coroutine
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from kopf._cluster import manifests
-from kopf._cluster.faults import Rule
-from kopf._cluster.server import Emulator
+from kopf._cluster.emulator import Emulator
+from kopf._cluster.operations import Controlled, Controls
 
 T = TypeVar('T')
+P = ParamSpec('P')
 Obj = dict[str, Any]
 
 
-class LocalCluster:
+class LocalCluster(Controls):
     """A Kubernetes API emulator served over real HTTP, with its control surface for tests.
 
     Use as `async with` (the server runs in the current event loop: right for looptime-driven
     tests) or as `with` (the server runs in its own event loop in a daemon thread).
+    The control operations (`fail`, `throttle`, `delay`, `drop`, `forbid`, `rotate_token`, `close_watches`,
+    `counters`, ...: see `kopf._cluster.operations.Controls`) are its methods, run in the server's loop.
     """
 
     def __init__(self, *, host: str = '127.0.0.1', port: int = 0, kubeconfig: str | os.PathLike[str] | None = None,
@@ -114,6 +117,9 @@ class LocalCluster:
         coro: Coroutine[Any, Any, T] = call()
         return asyncio.run_coroutine_threadsafe(coro, self._loop).result(timeout=30)
 
+    def run_control(self, fn: Callable[Concatenate[Controlled, P], T], *args: P.args, **kwargs: P.kwargs) -> T:
+        return self._call(fn, self.emulator, *args, **kwargs)
+
     # -- connection ------------------------------------------------------------------------------
 
     @property
@@ -139,62 +145,5 @@ class LocalCluster:
         """An object as stored (kind or plural accepted), or None if absent."""
         return self._call(self.emulator.get, api_version, kind, name, namespace)
 
-    def list(self, api_version: str, kind: str, namespace: str | None = None) -> list[Obj]:
+    def list(self, api_version: str, kind: str, namespace: str | None = None) -> builtins.list[Obj]:
         return self._call(self.emulator.list, api_version, kind, namespace)
-
-    # -- faults and observation ------------------------------------------------------------------
-
-    def fail(self, method: str = '*', path: str = '*', status: int = 500, **kwargs: Any) -> Rule:
-        """Fail the next `count` (default 1) matching requests; see `Emulator.fail`."""
-        return self._call(self.emulator.fail, method, path, status, **kwargs)
-
-    def throttle(self, method: str = '*', path: str = '*', **kwargs: Any) -> Rule:
-        """Answer the next matching requests with a plain-text 429 and `Retry-After`."""
-        return self._call(self.emulator.throttle, method, path, **kwargs)
-
-    def delay(self, method: str = '*', path: str = '*', seconds: float = 1.0, **kwargs: Any) -> Rule:
-        return self._call(self.emulator.delay, method, path, seconds, **kwargs)
-
-    def drop(self, method: str = '*', path: str = '*', **kwargs: Any) -> Rule:
-        """Reset the connection of the next matching requests (a connection error for the client)."""
-        return self._call(self.emulator.drop, method, path, **kwargs)
-
-    def clear_faults(self) -> None:
-        self._call(self.emulator.clear_faults)
-
-    def forbid(self, verb: str = '*', resource: str = '*', **kwargs: Any) -> Any:
-        """Deny matching requests with a real server's 403 (kwargs: group, namespace, user)."""
-        return self._call(self.emulator.forbid, verb, resource, **kwargs)
-
-    def allow_all(self) -> None:
-        self._call(self.emulator.allow_all)
-
-    def rotate_token(self, old: str, new: str | None) -> None:
-        """The old bearer token gets 401 from now on, the new one (`None`: none) serves its user;
-        the kubeconfig follows. Open watches stay open, as on real servers."""
-        self._call(self.emulator.rotate_token, old, new)
-
-    def close_watches(self, abort: bool = False) -> int:
-        return self._call(self.emulator.close_watches, abort)
-
-    def fail_watches(self, code: int = 410) -> int:
-        """Send an ERROR event (410 Expired or a 5xx Status) to every open watch, then end them."""
-        return self._call(self.emulator.fail_watches, code)
-
-    def compact_history(self, keep: int = 0) -> None:
-        self._call(self.emulator.compact_history, keep)
-
-    def set_bookmark_interval(self, seconds: float) -> None:
-        self._call(self.emulator.set_bookmark_interval, seconds)
-
-    def counters(self) -> dict[str, int]:
-        return self._call(self.emulator.counters)
-
-    def reset_counters(self) -> None:
-        self._call(self.emulator.reset_counters)
-
-    def event_log(self) -> builtins.list[tuple[str, str, str]]:
-        return self._call(self.emulator.event_log)
-
-    def request_log(self) -> builtins.list[dict[str, Any]]:
-        return self._call(self.emulator.request_log)

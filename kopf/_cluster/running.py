@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from kopf._cluster import errors, manifests
-from kopf._cluster.server import Emulator
+from kopf._cluster.emulator import Emulator
 
 
 class StartupError(Exception):
@@ -20,7 +20,7 @@ async def serve(host: str, port: int, config_path: str, apply: Sequence[str], st
     tokens = {token: 'admin'} if token else None
     emulator = Emulator(host=host, port=port, state_file=state, tls=tls, tokens=tokens)
     if verbose:   # one line per request on stderr: method, path and query, status, milliseconds
-        emulator.print_request = lambda line: print(line, file=sys.stderr, flush=True)
+        emulator.dispatcher.print_request = lambda line: print(line, file=sys.stderr, flush=True)
     objects = [(path, obj) for path in apply for obj in _load(path)]
     try:
         await emulator.start()

@@ -60,7 +60,7 @@ def test_conflict_messages_as_upstream() -> None:
 
 def test_an_empty_map_applied_then_filled_stays() -> None:
     from kopf._cluster import writing
-    from kopf._cluster.server import Emulator
+    from kopf._cluster.emulator import Emulator
     emulator = Emulator()
     target = emulator.target('v1', 'ConfigMap', 'cm', 'default')
     options = writing.Options(manager='me')
@@ -77,7 +77,7 @@ def test_ownership_survives_a_state_file(tmp_path: Any) -> None:
     import asyncio
 
     from kopf._cluster import errors, writing
-    from kopf._cluster.server import Emulator
+    from kopf._cluster.emulator import Emulator
 
     async def run(emulator: Emulator, manager: str, value: str) -> None:
         await emulator.start()
