@@ -7,8 +7,9 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
-from kopf._cluster import encoding, errors, patching, resources, selectors
-from kopf._cluster.resources import Resource
+from kopf._cluster import jsoncodec, patching, selectors, statuses
+from kopf._cluster.apis import resourcetable
+from kopf._cluster.apis.resourcetable import Resource
 from kopf._cluster.state import State
 
 Obj = dict[str, Any]
@@ -90,11 +91,11 @@ def _selector(spec: Any) -> Any:
 
 
 def _namespace_matches(state: State, spec: Any, request: Request) -> bool:
-    if request.resource.key == resources.NAMESPACES.key:
+    if request.resource.key == resourcetable.NAMESPACES.key:
         return bool(_selector(spec)(request.obj or request.old or {}))
     if not request.resource.namespaced:
         return True
-    namespace = state.store.get(resources.NAMESPACES.key, '', request.namespace) or {}
+    namespace = state.store.get(resourcetable.NAMESPACES.key, '', request.namespace) or {}
     return bool(_selector(spec)(namespace))
 
 
@@ -134,7 +135,7 @@ def interpret(hook: Mapping[str, Any], uid: str, sent: Obj, answer: Any) -> Mapp
     return response
 
 
-def denial(hook: Mapping[str, Any], response: Mapping[str, Any]) -> errors.ApiError:
+def denial(hook: Mapping[str, Any], response: Mapping[str, Any]) -> statuses.ApiError:
     status: Mapping[str, Any] = response['status'] if isinstance(response.get('status'), Mapping) else {}
     code = int(status.get('code') or 400)
     code = code if code >= 400 else 400
@@ -142,7 +143,7 @@ def denial(hook: Mapping[str, Any], response: Mapping[str, Any]) -> errors.ApiEr
     message = (f'admission webhook "{hook.get("name")}" denied the request: {text}' if text
                else f'admission webhook "{hook.get("name")}" denied the request without explanation')
     reason = status.get('reason') or REASONS.get(code, 'BadRequest')
-    return errors.ApiError(code, reason, message, dict(status.get('details') or {}) or None)
+    return statuses.ApiError(code, reason, message, dict(status.get('details') or {}) or None)
 
 
 def mutated(obj: Obj, response: Mapping[str, Any]) -> Obj:
@@ -152,12 +153,12 @@ def mutated(obj: Obj, response: Mapping[str, Any]) -> Obj:
     if response.get('patchType') != 'JSONPatch':
         raise CallFailed(f'unsupported patchType {response.get("patchType")!r}')
     try:
-        ops = encoding.loads(base64.b64decode(response['patch']))
+        ops = jsoncodec.loads(base64.b64decode(response['patch']))
         result: Obj = patching.json_patch(obj, ops)
-    except (ValueError, errors.ApiError) as exc:
+    except (ValueError, statuses.ApiError) as exc:
         raise CallFailed(f'the patch could not be applied: {exc}') from None
     return result
 
 
-def failed(hook: Mapping[str, Any], cause: str) -> errors.ApiError:
-    return errors.internal(f'failed calling webhook "{hook.get("name")}": {cause}')
+def failed(hook: Mapping[str, Any], cause: str) -> statuses.ApiError:
+    return statuses.internal(f'failed calling webhook "{hook.get("name")}": {cause}')

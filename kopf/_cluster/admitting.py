@@ -14,9 +14,9 @@ import urllib.parse
 from collections.abc import Mapping
 from typing import Any
 
-from kopf._cluster import admission, applying, conforming, encoding, errors, patching, writing
+from kopf._cluster import admission, applying, conforming, jsoncodec, patching, statuses, writing
 from kopf._cluster.admission import CallFailed, Request
-from kopf._cluster.routing import Target
+from kopf._cluster.apis.routing import Target
 from kopf._cluster.state import State
 
 Obj = dict[str, Any]
@@ -34,7 +34,7 @@ class Admitter:
 
     async def create(self, target: Target, body: Any, options: writing.Options) -> writing.Outcome:
         dry = dryly(options)
-        draft = writing.create(self.state, target, encoding.clone(body), dry).obj or {}
+        draft = writing.create(self.state, target, jsoncodec.clone(body), dry).obj or {}
         request = self._request('CREATE', target, draft, None, options)
         draft = await self.mutate(request)
         final = writing.create(self.state, target, _fresh(draft), dry).obj or {}
@@ -48,26 +48,27 @@ class Admitter:
         if content_type is None:
             writing.require_rv(target, writing.as_object(body))
         elif content_type not in (patching.CUSTOM_TYPES if target.resource.custom else patching.BUILTIN_TYPES):
-            raise errors.unsupported_media(patching.CUSTOM_TYPES if target.resource.custom else patching.BUILTIN_TYPES)
+            allowed = patching.CUSTOM_TYPES if target.resource.custom else patching.BUILTIN_TYPES
+            raise statuses.unsupported_media(allowed)
         if content_type == patching.APPLY:
             return await self._apply(target, body, options)
         for _ in range(RETRIES):
             current = writing.existing(self.state, target)
             candidate = body if content_type is None else _patched(target, content_type, current, body)
-            draft = writing.update(self.state, target, current, encoding.clone(candidate), dryly(options)).obj
+            draft = writing.update(self.state, target, current, jsoncodec.clone(candidate), dryly(options)).obj
             if draft is None or draft is current:
                 break
             request = self._request('UPDATE', target, draft, current, options)
             mutated = await self.mutate(request)
-            final = writing.update(self.state, target, current, encoding.clone(mutated), dryly(options)).obj
+            final = writing.update(self.state, target, current, jsoncodec.clone(mutated), dryly(options)).obj
             await self.validate(dataclasses_replace(request, obj=final))
             if writing.existing(self.state, target) is current:
-                outcome = writing.update(self.state, target, current, encoding.clone(mutated), options)
+                outcome = writing.update(self.state, target, current, jsoncodec.clone(mutated), options)
                 outcome.warnings.extend(self.warnings)
                 return outcome
         current = writing.existing(self.state, target)
         candidate = body if content_type is None else _patched(target, content_type, current, body)
-        return writing.update(self.state, target, current, encoding.clone(candidate), options)
+        return writing.update(self.state, target, current, jsoncodec.clone(candidate), options)
 
     async def _apply(self, target: Target, body: Any, options: writing.Options) -> writing.Outcome:
         """Server-side apply: create through admission if missing, else the applied plan through admission."""
@@ -75,12 +76,12 @@ class Admitter:
         if self.state.store.get(resource.key, target.namespace or '', target.name or '') is None:
             config = applying.creation_body(target, body)
             collection = dataclasses.replace(target, name=None, subresource=None)
-            outcome = await self.create(collection, encoding.clone(config), applying.quietly(options))
+            outcome = await self.create(collection, jsoncodec.clone(config), applying.quietly(options))
             applying.own_created(self.state, target, config, options, outcome)
             return outcome
         current = writing.existing(self.state, target)
-        planned = applying.plan(self.state, target, current, encoding.clone(body), options)
-        draft = writing.update(self.state, target, current, encoding.clone(planned.candidate), dryly(options)).obj
+        planned = applying.plan(self.state, target, current, jsoncodec.clone(body), options)
+        draft = writing.update(self.state, target, current, jsoncodec.clone(planned.candidate), dryly(options)).obj
         if draft is None or draft is current:
             outcome = writing.update(self.state, target, current, planned.candidate, applying.quietly(options))
             if not options.dry_run:
@@ -88,7 +89,7 @@ class Admitter:
             return outcome
         request = self._request('UPDATE', target, draft, current, options)
         mutated = await self.mutate(request)
-        final = writing.update(self.state, target, current, encoding.clone(mutated), dryly(options)).obj
+        final = writing.update(self.state, target, current, jsoncodec.clone(mutated), dryly(options)).obj
         await self.validate(dataclasses_replace(request, obj=final))
         stored = writing.existing(self.state, target)
         outcome = writing.update(self.state, target, stored, mutated, applying.quietly(options))
@@ -143,7 +144,7 @@ class Admitter:
         uid, sent = admission.review(hook, request)
         try:
             seconds = float(hook.get('timeoutSeconds', 10))
-            answer = await post(self._url(hook), encoding.dumps(sent), _ca(hook), seconds)
+            answer = await post(self._url(hook), jsoncodec.dumps(sent), _ca(hook), seconds)
             response = admission.interpret(hook, uid, sent, answer)
         except (CallFailed, OSError, TimeoutError, ValueError, ssl.SSLError) as exc:
             if hook.get('failurePolicy', 'Fail') == 'Ignore':
@@ -178,7 +179,7 @@ def dataclasses_replace(request: Request, **changes: Any) -> Request:
 
 
 def _fresh(obj: Obj) -> Obj:
-    fresh: Obj = encoding.clone(obj)
+    fresh: Obj = jsoncodec.clone(obj)
     for field in SERVER_FIELDS:
         fresh.get('metadata', {}).pop(field, None)
     return fresh
@@ -215,7 +216,7 @@ async def post(url: str, body: bytes, ca_pem: bytes | None, seconds: float) -> A
         payload = _unchunk(payload)
     if status != 200:
         raise CallFailed(f'expected a 200 response from the webhook, got {status}')
-    return encoding.loads(payload)
+    return jsoncodec.loads(payload)
 
 
 def _unchunk(data: bytes) -> bytes:

@@ -17,9 +17,9 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from kopf._cluster import builtins, conforming, encoding, errors, managing, patching, writing
+from kopf._cluster import builtins, conforming, jsoncodec, managing, patching, statuses, writing
+from kopf._cluster.apis.routing import Target
 from kopf._cluster.managing import Identity, Managers, Path
-from kopf._cluster.routing import Target
 from kopf._cluster.state import State
 from kopf._cluster.store import Obj
 
@@ -29,10 +29,10 @@ MISSING = object()
 def check(content_type: str, manager: str, force: bool) -> None:
     """PatchOptions validation: appliers must name themselves; only appliers may force."""
     if content_type == patching.APPLY and not manager:
-        raise errors.invalid('PatchOptions', 'meta.k8s.io', '', [errors.cause(
+        raise statuses.invalid('PatchOptions', 'meta.k8s.io', '', [statuses.cause(
             'FieldValueRequired', 'fieldManager', 'Required value: is required for apply patch')])
     if content_type != patching.APPLY and force:
-        raise errors.invalid('PatchOptions', 'meta.k8s.io', '', [errors.cause(
+        raise statuses.invalid('PatchOptions', 'meta.k8s.io', '', [statuses.cause(
             'FieldValueForbidden', 'force', 'Forbidden: may not be specified for non-apply patch')])
 
 
@@ -73,7 +73,7 @@ def quietly(options: writing.Options) -> writing.Options:
 def create(state: State, target: Target, body: Any, options: writing.Options) -> writing.Outcome:
     config = creation_body(target, body)
     outcome = writing.create(state, dataclasses.replace(target, name=None, subresource=None),
-                             encoding.clone(config), quietly(options))
+                             jsoncodec.clone(config), quietly(options))
     own_created(state, target, config, options, outcome)
     return outcome
 
@@ -107,7 +107,7 @@ def plan(state: State, target: Target, current: Obj, body: Any, options: writing
         raise conflict_error(conflicts)
     taken = {path for _, path in conflicts}
     kept: set[Path] = set().union(*(paths - taken for other, paths in managers.owned.items() if other != identity))
-    candidate = encoding.clone(merge_object(current, config, conforming.schema_of(resource)))
+    candidate = jsoncodec.clone(merge_object(current, config, conforming.schema_of(resource)))
     staying = applied.keys() | kept
     parents = {path[:index] for path in staying for index in range(1, len(path))}
     for path in managers.owned.get(identity, set()) - staying - parents:   # `spec: {}` once, `spec.x` now
@@ -115,7 +115,7 @@ def plan(state: State, target: Target, current: Obj, body: Any, options: writing
     return Plan(candidate, managers, identity, set(applied), taken)
 
 
-def conflict_error(conflicts: list[tuple[Identity, Path]]) -> errors.ApiError:
+def conflict_error(conflicts: list[tuple[Identity, Path]]) -> statuses.ApiError:
     causes = [{'reason': 'FieldManagerConflict', 'message': f'conflict with {managing.describe(owner)}',
                'field': managing.render(path)} for owner, path in conflicts]
     if len(conflicts) == 1:
@@ -127,7 +127,7 @@ def conflict_error(conflicts: list[tuple[Identity, Path]]) -> errors.ApiError:
             lines.append(f'conflicts with {managing.describe(owner)}:')
             lines.extend(f'- {managing.render(path)}' for other, path in conflicts if other == owner)
         message = f'Apply failed with {len(conflicts)} conflicts: ' + '\n'.join(lines)
-    return errors.ApiError(409, 'Conflict', message, {'causes': causes})
+    return statuses.ApiError(409, 'Conflict', message, {'causes': causes})
 
 
 def merge_object(live: Obj, config: Mapping[str, Any], schema: Mapping[str, Any] | None) -> Any:

@@ -5,8 +5,8 @@ import fnmatch
 
 from aiohttp import web
 
-from kopf._cluster import errors
-from kopf._cluster.routing import Target
+from kopf._cluster import statuses
+from kopf._cluster.apis.routing import Target
 
 DEFAULT_USER = 'kubernetes-admin'
 PUBLIC_PATHS = ('/healthz', '/livez', '/readyz')   # served without credentials, as real servers do
@@ -35,7 +35,7 @@ def check(denials: list[Denial], user: str, verb: str, target: Target) -> None:
         raise forbidden(user, verb, target)
 
 
-def forbidden(user: str, verb: str, target: Target) -> errors.ApiError:
+def forbidden(user: str, verb: str, target: Target) -> statuses.ApiError:
     resource = target.resource
     plural = resource.plural + (f'/{target.subresource}' if target.subresource else '')
     subject = f'{resource.qualified} "{target.name}"' if target.name else resource.qualified
@@ -44,7 +44,7 @@ def forbidden(user: str, verb: str, target: Target) -> errors.ApiError:
                f'in API group "{resource.group}"{where}')
     details = {'name': target.name, 'group': resource.group, 'kind': resource.plural} if target.name else \
         {'group': resource.group, 'kind': resource.plural}
-    return errors.ApiError(403, 'Forbidden', message, {k: v for k, v in details.items() if v or k == 'kind'})
+    return statuses.ApiError(403, 'Forbidden', message, {k: v for k, v in details.items() if v or k == 'kind'})
 
 
 @dataclasses.dataclass

@@ -7,8 +7,8 @@ of EMULATOR.md §2.3: default → (Strict: reject unknown) → prune → validat
 from collections.abc import Mapping
 from typing import Any
 
-from kopf._cluster import builtins, decoding, errors, structural, validation
-from kopf._cluster.resources import Resource
+from kopf._cluster import builtins, decoding, statuses, structural, validation
+from kopf._cluster.apis.resourcetable import Resource
 from kopf._model import schemas
 
 
@@ -125,7 +125,7 @@ def _conform_trivially(obj: dict[str, Any], schema: Mapping[str, Any], resource:
     if unknown and field_validation == 'Strict':
         message = (f'{resource.kind} in version "{resource.version}" cannot be handled as a {resource.kind}: '
                    f'{validation.strict_decoding_message(unknown)}')
-        raise errors.bad_request(message)
+        raise statuses.bad_request(message)
     for path in unknown:
         if len(path) == 1:
             del obj[path[0]]
@@ -138,11 +138,11 @@ def _conform(obj: dict[str, Any], schema: Mapping[str, Any], resource: Resource,
     if unknown and field_validation == 'Strict':
         message = (f'{resource.kind} in version "{resource.version}" cannot be handled as a {resource.kind}: '
                    f'{validation.strict_decoding_message(unknown)}')
-        raise errors.bad_request(message)
+        raise statuses.bad_request(message)
     warnings = [] if field_validation == 'Ignore' else validation.unknown_field_warnings(unknown)
     if resource.custom:
         causes = validation.validate(obj, schema)
         if causes:
             meta = obj.get('metadata') or {}
-            raise errors.invalid(resource.kind, resource.group, meta.get('name') or '', causes)
+            raise statuses.invalid(resource.kind, resource.group, meta.get('name') or '', causes)
     return warnings

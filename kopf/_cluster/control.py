@@ -8,20 +8,20 @@ from typing import Any
 
 from aiohttp import web
 
-from kopf._cluster import encoding, operations
+from kopf._cluster import jsoncodec, operations
 
 PREFIX = '/_emulator'
 
 
 def _json(data: Any, status: int = 200) -> web.Response:
-    return web.Response(status=status, body=encoding.dumps(data), content_type='application/json')
+    return web.Response(status=status, body=jsoncodec.dumps(data), content_type='application/json')
 
 
 async def _body(request: web.Request) -> dict[str, Any]:
     raw = await request.read()
     if not raw:
         return {}
-    data = encoding.loads(raw)
+    data = jsoncodec.loads(raw)
     return data if isinstance(data, dict) else {}
 
 

@@ -8,8 +8,9 @@ import datetime
 import logging
 import time
 
-from kopf._cluster import encoding, metadata, resources, writing
-from kopf._cluster.routing import Target
+from kopf._cluster import jsoncodec, metadata, writing
+from kopf._cluster.apis import resourcetable
+from kopf._cluster.apis.routing import Target
 from kopf._cluster.state import State
 from kopf._cluster.store import Obj
 
@@ -82,7 +83,7 @@ def _delete(state: State, key: tuple[str, str], obj: Obj, options: writing.Optio
 def _namespaces(state: State) -> bool:
     store = state.store
     pending = False
-    for namespace in list(store.iterate(resources.NAMESPACES.key)):
+    for namespace in list(store.iterate(resourcetable.NAMESPACES.key)):
         if not namespace['metadata'].get('deletionTimestamp'):
             continue
         # Only the namespace's own objects (indexed by the store), in the store's order (kind, then insertion).
@@ -92,14 +93,14 @@ def _namespaces(state: State) -> bool:
         if remaining:
             pending = True
         else:
-            store.delete(resources.NAMESPACES.key, namespace)
+            store.delete(resourcetable.NAMESPACES.key, namespace)
     return pending
 
 
 def _crds(state: State) -> bool:
     store = state.store
     pending = False
-    for crd in list(store.iterate(resources.CRDS.key)):
+    for crd in list(store.iterate(resourcetable.CRDS.key)):
         if not crd['metadata'].get('deletionTimestamp') or crd['metadata'].get('finalizers'):
             continue
         key = (crd['spec']['group'], crd['spec']['names']['plural'])
@@ -109,7 +110,7 @@ def _crds(state: State) -> bool:
         if store.count(key):
             pending = True
         else:
-            store.delete(resources.CRDS.key, crd)
+            store.delete(resourcetable.CRDS.key, crd)
     return pending
 
 
@@ -172,14 +173,14 @@ def _update(state: State, key: tuple[str, str], obj: Obj, candidate: Obj) -> Non
 
 
 def _detach(state: State, key: tuple[str, str], obj: Obj, uid: str | None) -> None:
-    candidate = encoding.clone(obj)
+    candidate = jsoncodec.clone(obj)
     refs = [ref for ref in candidate['metadata'].get('ownerReferences') or [] if ref.get('uid') != uid]
     candidate['metadata']['ownerReferences'] = refs
     _update(state, key, obj, candidate)
 
 
 def _drop_finalizer(state: State, key: tuple[str, str], obj: Obj, marker: str) -> None:
-    candidate = encoding.clone(obj)
+    candidate = jsoncodec.clone(obj)
     candidate['metadata']['finalizers'] = [f for f in candidate['metadata']['finalizers'] if f != marker]
     _update(state, key, obj, candidate)
 

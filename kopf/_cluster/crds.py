@@ -3,8 +3,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from kopf._cluster import conforming, errors, metadata
-from kopf._cluster.resources import ALL_VERBS, Resource
+from kopf._cluster import conforming, metadata, statuses
+from kopf._cluster.apis.resourcetable import ALL_VERBS, Resource
 
 Cause = dict[str, Any]
 
@@ -17,18 +17,18 @@ def causes_of(crd: Mapping[str, Any]) -> list[Cause]:
     causes: list[Cause] = []
     name = crd.get('metadata', {}).get('name', '')
     if name != f'{plural}.{group}':
-        causes.append(errors.cause('FieldValueInvalid', 'metadata.name',
+        causes.append(statuses.cause('FieldValueInvalid', 'metadata.name',
                                    f'Invalid value: "{name}": must be spec.names.plural+"."+spec.group'))
     if not group:
-        causes.append(errors.cause('FieldValueRequired', 'spec.group', 'Required value'))
+        causes.append(statuses.cause('FieldValueRequired', 'spec.group', 'Required value'))
     elif '.' not in group or not re.fullmatch(metadata.SUBDOMAIN_RE, group):
-        causes.append(errors.cause('FieldValueInvalid', 'spec.group',
+        causes.append(statuses.cause('FieldValueInvalid', 'spec.group',
                                    f'Invalid value: "{group}": should be a domain with at least one dot'))
     for key in ('plural', 'kind'):
         if not names.get(key):
-            causes.append(errors.cause('FieldValueRequired', f'spec.names.{key}', 'Required value'))
+            causes.append(statuses.cause('FieldValueRequired', f'spec.names.{key}', 'Required value'))
     if spec.get('scope') not in ('Namespaced', 'Cluster'):
-        causes.append(errors.cause('FieldValueNotSupported', 'spec.scope',
+        causes.append(statuses.cause('FieldValueNotSupported', 'spec.scope',
                                    f'Unsupported value: "{spec.get("scope", "")}": '
                                    'supported values: "Cluster", "Namespaced"'))
     causes.extend(_version_causes(spec.get('versions')))
@@ -37,18 +37,18 @@ def causes_of(crd: Mapping[str, Any]) -> list[Cause]:
 
 def _version_causes(versions: Any) -> list[Cause]:
     if not isinstance(versions, list) or not versions:
-        return [errors.cause('FieldValueRequired', 'spec.versions', 'Required value: must have exactly one version '
+        return [statuses.cause('FieldValueRequired', 'spec.versions', 'Required value: must have exactly one version '
                              'marked as storage version')]
     causes: list[Cause] = []
     names = [v.get('name') for v in versions if isinstance(v, Mapping)]
     if len(set(names)) != len(names):
-        causes.append(errors.cause('FieldValueInvalid', 'spec.versions', 'Invalid value: must contain unique '
+        causes.append(statuses.cause('FieldValueInvalid', 'spec.versions', 'Invalid value: must contain unique '
                                    'version names'))
     if sum(1 for v in versions if isinstance(v, Mapping) and v.get('storage')) != 1:
-        causes.append(errors.cause('FieldValueInvalid', 'spec.versions', 'Invalid value: must have exactly one '
+        causes.append(statuses.cause('FieldValueInvalid', 'spec.versions', 'Invalid value: must have exactly one '
                                    'version marked as storage version'))
     if not any(isinstance(v, Mapping) and v.get('served') for v in versions):
-        causes.append(errors.cause('FieldValueInvalid', 'spec.versions', 'Invalid value: must serve at least one '
+        causes.append(statuses.cause('FieldValueInvalid', 'spec.versions', 'Invalid value: must serve at least one '
                                    'version'))
     for index, version in enumerate(versions):
         schema = ((version or {}).get('schema') or {}).get('openAPIV3Schema')

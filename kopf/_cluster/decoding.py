@@ -8,8 +8,8 @@ without list positions, as Go's encoding/json reports it). Custom resources are 
 from collections.abc import Mapping
 from typing import Any
 
-from kopf._cluster import builtins, errors
-from kopf._cluster.resources import Resource
+from kopf._cluster import builtins, statuses
+from kopf._cluster.apis.resourcetable import Resource
 
 Node = Mapping[str, Any]
 INT_OR_STRING = 'x-kubernetes-int-or-string'
@@ -19,7 +19,7 @@ def check(obj: Any, schema: Node, resource: Resource) -> None:
     found = _first(obj, schema, (), resource.kind)
     if found is not None:
         path, struct, actual, expected = found
-        raise errors.bad_request(
+        raise statuses.bad_request(
             f'{resource.kind} in version "{resource.version}" cannot be handled as a {resource.kind}: '
             f'json: cannot unmarshal {actual} into Go struct field {struct}.{".".join(path)} of type {expected}')
 

@@ -3,9 +3,9 @@ import base64
 import hashlib
 from typing import Any
 
-from kopf._cluster import errors
-from kopf._cluster.catalog import Catalog
-from kopf._cluster.resources import SUBRESOURCE_VERBS, Resource
+from kopf._cluster import statuses
+from kopf._cluster.apis.catalog import Catalog
+from kopf._cluster.apis.resourcetable import SUBRESOURCE_VERBS, Resource
 
 DEFAULT_VERSION = 'v1.31.0'
 
@@ -37,14 +37,14 @@ def group_list(catalog: Catalog) -> dict[str, Any]:
 def group(catalog: Catalog, name: str) -> dict[str, Any]:
     versions = catalog.groups().get(name)
     if not name or not versions:
-        raise errors.generic_not_found()
+        raise statuses.generic_not_found()
     return {'kind': 'APIGroup', 'apiVersion': 'v1', **_group(name, versions)}
 
 
 def resource_list(catalog: Catalog, group: str, version: str) -> dict[str, Any]:
     served = sorted(catalog.in_group_version(group, version), key=lambda r: r.plural)
     if not served:
-        raise errors.generic_not_found()
+        raise statuses.generic_not_found()
     entries: list[dict[str, Any]] = []
     for resource in served:
         entries.append(_entry(resource))

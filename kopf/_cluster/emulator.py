@@ -21,16 +21,16 @@ from kopf._cluster import (
     control,
     controllers,
     discovery,
-    encoding,
-    errors,
     faults,
+    jsoncodec,
     kinds,
     kubeconfig,
+    statuses,
     writing,
 )
+from kopf._cluster.apis.routing import Target
 from kopf._cluster.handlers import Backend
 from kopf._cluster.operations import Controlled, Controls
-from kopf._cluster.routing import Target
 from kopf._cluster.server import Dispatcher
 from kopf._cluster.state import State
 from kopf._cluster.store import Obj
@@ -106,7 +106,7 @@ class Emulator(Controls):
     async def start(self) -> None:
         """Bind and serve; raises OSError if the port is taken (or the state file is unreadable)."""
         if self.state_file is not None and self.state_file.exists():
-            self.state.restore(encoding.loads(self.state_file.read_bytes()))
+            self.state.restore(jsoncodec.loads(self.state_file.read_bytes()))
         self.controllers.reset()
         self._runner = web.ServerRunner(self.dispatcher.make_server(), handle_signals=False, shutdown_timeout=1.0)
         await self._runner.setup()
@@ -145,7 +145,7 @@ class Emulator(Controls):
         """Write the objects and the RV counter (atomically) so that a later start resumes from them."""
         target = pathlib.Path(path)
         temporary = target.with_name(f'.{target.name}.tmp')
-        temporary.write_bytes(encoding.dumps(self.state.snapshot()))
+        temporary.write_bytes(jsoncodec.dumps(self.state.snapshot()))
         os.replace(temporary, target)
 
     def wake_controllers(self) -> None:
@@ -159,7 +159,7 @@ class Emulator(Controls):
         catalog = self.state.catalog
         resource = catalog.lookup(group, version, kind_or_plural) or catalog.by_kind(api_version, kind_or_plural)
         if resource is None:
-            raise errors.generic_not_found()
+            raise statuses.generic_not_found()
         if resource.namespaced and name is not None:
             namespace = namespace or 'default'
         return Target(resource, namespace if resource.namespaced else None, name)
@@ -169,20 +169,20 @@ class Emulator(Controls):
         meta = obj.get('metadata') or {}
         target = self.target(obj['apiVersion'], obj['kind'], None, meta.get('namespace') or 'default')
         try:
-            outcome = writing.create(self.state, target, encoding.clone(obj), writing.Options())
-        except errors.ApiError as exc:
+            outcome = writing.create(self.state, target, jsoncodec.clone(obj), writing.Options())
+        except statuses.ApiError as exc:
             if exc.reason != 'AlreadyExists':
                 raise
             one = Target(target.resource, target.namespace, meta['name'])
             body = {k: v for k, v in obj.items() if k != 'status' or not target.resource.has_status}
             outcome = writing.patch(self.state, one, 'application/merge-patch+json', body, writing.Options())
-        return encoding.loads(outcome.data)  # type: ignore[no-any-return]
+        return jsoncodec.loads(outcome.data)  # type: ignore[no-any-return]
 
     def get(self, api_version: str, kind_or_plural: str, name: str, namespace: str | None = None) -> Obj | None:
         target = self.target(api_version, kind_or_plural, name, namespace)
         found = self.state.store.get(target.resource.key, target.namespace or '', name)
-        return encoding.clone(found) if found is not None else None
+        return jsoncodec.clone(found) if found is not None else None
 
     def list(self, api_version: str, kind_or_plural: str, namespace: str | None = None) -> list[Obj]:
         target = self.target(api_version, kind_or_plural, None, namespace)
-        return [encoding.clone(o) for o in self.state.store.iterate(target.resource.key, target.namespace)]
+        return [jsoncodec.clone(o) for o in self.state.store.iterate(target.resource.key, target.namespace)]

@@ -5,7 +5,7 @@ import fnmatch
 import re
 from typing import Any
 
-from kopf._cluster import encoding, errors
+from kopf._cluster import jsoncodec, statuses
 
 THROTTLED_TEXT = 'Too many requests, please try again later.\n'
 REASONS = {400: 'BadRequest', 401: 'Unauthorized', 403: 'Forbidden', 404: 'NotFound', 409: 'Conflict',
@@ -62,9 +62,9 @@ class Rule:
         if self.retry_after is not None:
             details['retryAfterSeconds'] = self.retry_after
         message = self.message or MESSAGES.get(code, f'injected fault with HTTP {code}')
-        error = errors.ApiError(code, REASONS.get(code, 'Unknown'), message, details)
+        error = statuses.ApiError(code, REASONS.get(code, 'Unknown'), message, details)
         headers['Content-Type'] = 'application/json'
-        return code, headers, encoding.dumps(error.status())
+        return code, headers, jsoncodec.dumps(error.status())
 
 
 class Faults:

@@ -17,18 +17,18 @@ from kopf._cluster import (
     applying,
     authorizing,
     discovery,
-    encoding,
-    errors,
+    jsoncodec,
     patching,
     protobuf,
     reading,
-    routing,
     scaling,
+    statuses,
     tables,
     writing,
 )
+from kopf._cluster.apis import routing
+from kopf._cluster.apis.routing import Target
 from kopf._cluster.faults import Faults
-from kopf._cluster.routing import Target
 from kopf._cluster.state import State
 from kopf._cluster.streaming import Streams
 
@@ -58,7 +58,7 @@ def parse_bool(value: str | None) -> bool:
         return True
     if value in FALSE:
         return False
-    raise errors.bad_request(f'strconv.ParseBool: parsing "{value}": invalid syntax')
+    raise statuses.bad_request(f'strconv.ParseBool: parsing "{value}": invalid syntax')
 
 
 def respond(code: int, data: bytes, warnings: list[str] | None = None) -> web.Response:
@@ -72,8 +72,8 @@ def respond(code: int, data: bytes, warnings: list[str] | None = None) -> web.Re
     return web.Response(status=code, body=data, headers=headers)
 
 
-def respond_error(error: errors.ApiError) -> web.Response:
-    response = respond(error.code, encoding.dumps(error.status()))
+def respond_error(error: statuses.ApiError) -> web.Response:
+    response = respond(error.code, jsoncodec.dumps(error.status()))
     response.headers.update(error.headers)
     return response
 
@@ -86,9 +86,9 @@ def decode(raw: bytes, content_type: str) -> Any:
     try:
         if 'yaml' in content_type:
             return yaml.safe_load(raw)
-        return encoding.loads(raw)
+        return jsoncodec.loads(raw)
     except (ValueError, yaml.YAMLError) as exc:
-        raise errors.bad_request(f'error decoding request body: {exc}') from None
+        raise statuses.bad_request(f'error decoding request body: {exc}') from None
 
 
 _PLAIN_OPTIONS: dict[str, writing.Options] = {}   # by User-Agent: the options of writes without a query
@@ -106,7 +106,7 @@ def options(params: Mapping[str, str], body: Any = None, agent: str = '') -> wri
     body = body if isinstance(body, Mapping) else {}
     validation = params.get('fieldValidation') or 'Warn'
     if validation not in ('Strict', 'Warn', 'Ignore'):
-        raise errors.bad_request(f'fieldValidation parameter unsupported: {validation}')
+        raise statuses.bad_request(f'fieldValidation parameter unsupported: {validation}')
     dry_run = body.get('dryRun') or params.get('dryRun')
     return writing.Options(
         validation=validation,
@@ -137,7 +137,7 @@ async def api(backend: Backend, request: web.Request) -> web.StreamResponse:
         parts = [p for p in request.path.split('/') if p]
         if request.method == 'GET' and _is_discovery(parts):
             backend.faults.count('get', 'discovery')
-            return respond(200, encoding.dumps(_discovery(backend, parts)))
+            return respond(200, jsoncodec.dumps(_discovery(backend, parts)))
         path, legacy = routing.legacy_watch(parts)
         routed = routing.resolve(catalog, path), legacy   # unknown paths raise: only served ones are kept
         if len(catalog.routes) >= ROUTES_KEPT:
@@ -161,19 +161,19 @@ async def _serve(backend: Backend, request: web.Request, target: Target, verb: s
     store = backend.state.store
     params = request.query
     if verb == 'get' and target.subresource == 'scale':
-        return respond(200, encoding.dumps(scaling.view(target.resource, reading.get_object(store, target))))
+        return respond(200, jsoncodec.dumps(scaling.view(target.resource, reading.get_object(store, target))))
     table = tables.wants_table(request.headers.get('Accept', '')) and target.subresource is None
     if verb == 'list' and params.get('resourceVersionMatch') != 'Exact':
         await backend.streams.wait_for_rv(params.get('resourceVersion') or '')
     if verb == 'get' and table:
         obj = reading.get_object(store, target)
         meta = {'resourceVersion': obj['metadata']['resourceVersion']}
-        return respond(200, encoding.dumps(tables.table(target.resource, [obj], meta)))
+        return respond(200, jsoncodec.dumps(tables.table(target.resource, [obj], meta)))
     if verb == 'get':
-        return respond(200, encoding.dumps(reading.get_object(store, target)))
+        return respond(200, jsoncodec.dumps(reading.get_object(store, target)))
     if verb == 'list' and table:
         items, meta = reading.select(store, target, params)
-        return respond(200, encoding.dumps(tables.table(target.resource, items, meta)))
+        return respond(200, jsoncodec.dumps(tables.table(target.resource, items, meta)))
     if verb == 'list':
         return respond(200, reading.list_objects(store, target, params))
     headers = request.headers
@@ -233,7 +233,7 @@ def _delete_collection(backend: Backend, target: Target, params: Mapping[str, st
     resource = target.resource
     listing = {'kind': resource.list_kind, 'apiVersion': resource.api_version,
                'metadata': {'resourceVersion': str(backend.state.store.rv)}, 'items': deleted}
-    return encoding.dumps(listing)
+    return jsoncodec.dumps(listing)
 
 
 def _is_discovery(parts: list[str]) -> bool:

@@ -7,7 +7,7 @@ import dataclasses
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from kopf._cluster import crds, errors, metadata, webhooks
+from kopf._cluster import crds, metadata, statuses, webhooks
 
 Cause = dict[str, Any]
 Hook = Callable[[dict[str, Any], 'Settings'], list[Cause]]
@@ -39,17 +39,17 @@ def _event_causes(obj: Mapping[str, Any]) -> list[Cause]:
     if obj.get('eventTime'):
         for field in ('reportingComponent', 'reportingInstance'):
             if not obj.get(field):
-                causes.append(errors.cause('FieldValueRequired', field, 'Required value'))
+                causes.append(statuses.cause('FieldValueRequired', field, 'Required value'))
     if len(str(obj.get('action') or '')) > 128:
-        causes.append(errors.cause('FieldValueTooLong', 'action', 'Too long: may not be more than 128 bytes'))
+        causes.append(statuses.cause('FieldValueTooLong', 'action', 'Too long: may not be more than 128 bytes'))
     if len(str(obj.get('message') or '')) > 4096:
-        causes.append(errors.cause('FieldValueTooLong', 'message', 'Too long: may not be more than 4096 bytes'))
+        causes.append(statuses.cause('FieldValueTooLong', 'message', 'Too long: may not be more than 4096 bytes'))
     involved = obj.get('involvedObject') or {}
     event_ns = obj['metadata'].get('namespace') or ''
     involved_ns = involved.get('namespace') or ''
     if (involved_ns and involved_ns != event_ns) or (not involved_ns and event_ns not in SYSTEM_NAMESPACES):
         message = f'Invalid value: "{involved_ns}": does not match event.namespace'
-        causes.append(errors.cause('FieldValueInvalid', 'involvedObject.namespace', message))
+        causes.append(statuses.cause('FieldValueInvalid', 'involvedObject.namespace', message))
     return causes
 
 
@@ -71,7 +71,7 @@ def prepare_lease(obj: dict[str, Any], settings: Settings) -> list[Cause]:
                 spec[field] = metadata.canonical_time(spec[field], micro=True)
         duration = spec.get('leaseDurationSeconds')
         if duration is not None and (not isinstance(duration, int) or duration <= 0):
-            return [errors.cause('FieldValueInvalid', 'spec.leaseDurationSeconds',
+            return [statuses.cause('FieldValueInvalid', 'spec.leaseDurationSeconds',
                                  f'Invalid value: {duration}: must be greater than 0')]
     return []
 

@@ -19,7 +19,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from kopf._cluster import builtins, conforming
-from kopf._cluster.resources import Resource
+from kopf._cluster.apis.resourcetable import Resource
 
 Path = tuple[str, ...]
 Fields = dict[Path, Any]           # leaf path -> value

@@ -5,7 +5,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from kopf._cluster import errors
+from kopf._cluster import statuses
 
 SUBDOMAIN_RE = r'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*'
 LABEL_RE = r'[a-z0-9]([-a-z0-9]*[a-z0-9])?'
@@ -30,10 +30,10 @@ def name_causes(name: str, rule: str, field: str = 'metadata.name') -> list[dict
     regex, limit, text = (LABEL_RE, 63, _LABEL_MSG) if rule == 'label' else (SUBDOMAIN_RE, 253, _SUBDOMAIN_MSG)
     causes = []
     if len(name) > limit:
-        causes.append(errors.cause('FieldValueInvalid', field,
+        causes.append(statuses.cause('FieldValueInvalid', field,
                                    f'Invalid value: "{name}": must be no more than {limit} characters'))
     if not re.fullmatch(regex, name):
-        causes.append(errors.cause('FieldValueInvalid', field, f'Invalid value: "{name}": {text}'))
+        causes.append(statuses.cause('FieldValueInvalid', field, f'Invalid value: "{name}": {text}'))
     return causes
 
 
@@ -89,16 +89,16 @@ def label_causes(meta: Mapping[str, Any]) -> list[dict[str, str]]:
     for section in ('labels', 'annotations'):
         mapping = meta.get(section) or {}
         if not isinstance(mapping, Mapping):
-            causes.append(errors.cause('FieldValueTypeInvalid', f'metadata.{section}',
+            causes.append(statuses.cause('FieldValueTypeInvalid', f'metadata.{section}',
                                        'Invalid value: must be a map of strings'))
             continue
         for key, value in mapping.items():
             causes.extend(_key_causes(f'metadata.{section}', key))
             if not isinstance(value, str):
-                causes.append(errors.cause('FieldValueTypeInvalid', f'metadata.{section}.{key}',
+                causes.append(statuses.cause('FieldValueTypeInvalid', f'metadata.{section}.{key}',
                                            f'Invalid value: {value!r}: must be a string'))
             elif section == 'labels' and (len(value) > 63 or not _LABEL_VALUE.fullmatch(value)):
-                causes.append(errors.cause('FieldValueInvalid', 'metadata.labels',
+                causes.append(statuses.cause('FieldValueInvalid', 'metadata.labels',
                                            f'Invalid value: "{value}": a valid label must be an empty string or '
                                            "consist of alphanumeric characters, '-', '_' or '.', and must start "
                                            'and end with an alphanumeric character'))
@@ -127,4 +127,4 @@ def _check_key(field: str, key: str) -> list[dict[str, str]]:
         return []
     message = (f'Invalid value: "{key}": name part must consist of alphanumeric characters, \'-\', \'_\' or '
                "'.', and must start and end with an alphanumeric character")
-    return [errors.cause('FieldValueInvalid', field, message)]
+    return [statuses.cause('FieldValueInvalid', field, message)]

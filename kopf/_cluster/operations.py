@@ -14,7 +14,7 @@ import functools
 from collections.abc import Callable, Mapping
 from typing import Any, Concatenate, Generic, ParamSpec, Protocol, TypeVar, overload
 
-from kopf._cluster import errors, faults
+from kopf._cluster import faults, statuses
 from kopf._cluster.authorizing import Access, Denial
 from kopf._cluster.faults import Faults, Rule
 from kopf._cluster.state import State
@@ -167,9 +167,9 @@ def close_watches(emu: Controlled, abort: bool = False) -> int:
 def fail_watches(emu: Controlled, code: int = 410) -> int:
     """Send an ERROR event with a Status of `code` (410 Expired, 500 InternalError) to all watches and end them."""
     if code == 410:
-        status = errors.expired(f'too old resource version: 1 ({emu.state.store.rv})').status()
+        status = statuses.expired(f'too old resource version: 1 ({emu.state.store.rv})').status()
     else:
-        status = errors.ApiError(code, faults.REASONS.get(code, 'InternalError'),
+        status = statuses.ApiError(code, faults.REASONS.get(code, 'InternalError'),
                                  faults.MESSAGES.get(code, f'injected watch error {code}'), {}).status()
     status.pop('details', None)
     return emu.hub.error_all(status)

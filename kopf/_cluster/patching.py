@@ -8,7 +8,7 @@ from typing import Any
 
 import jsonpatch
 
-from kopf._cluster import encoding, errors, strategic
+from kopf._cluster import jsoncodec, statuses, strategic
 
 MERGE = 'application/merge-patch+json'
 JSON = 'application/json-patch+json'
@@ -20,7 +20,7 @@ BUILTIN_TYPES = (JSON, MERGE, STRATEGIC, APPLY)
 
 def merge_patch(target: Any, patch: Any) -> Any:
     if not isinstance(patch, Mapping):
-        return encoding.clone(patch)
+        return jsoncodec.clone(patch)
     result = dict(target) if isinstance(target, Mapping) else {}
     for key, value in patch.items():
         if value is None:
@@ -32,16 +32,16 @@ def merge_patch(target: Any, patch: Any) -> Any:
 
 def json_patch(target: Any, ops: Any) -> Any:
     if not isinstance(ops, list):
-        raise errors.bad_request('json: cannot unmarshal object into Go value of type jsonpatch.Patch')
+        raise statuses.bad_request('json: cannot unmarshal object into Go value of type jsonpatch.Patch')
     if len(ops) > 10000:
-        raise errors.ApiError(413, 'RequestEntityTooLarge', 'The request is too large: too many operations', {})
-    result = encoding.clone(target)
+        raise statuses.ApiError(413, 'RequestEntityTooLarge', 'The request is too large: too many operations', {})
+    result = jsoncodec.clone(target)
     if _apply_simply(result, ops):
         return result
     try:   # anything else (arrays, escapes, move/copy, malformed ops): the library, on a fresh copy
-        return jsonpatch.JsonPatch(ops).apply(encoding.clone(target), in_place=True)   # a copy already
+        return jsonpatch.JsonPatch(ops).apply(jsoncodec.clone(target), in_place=True)   # a copy already
     except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException, KeyError, IndexError, TypeError):
-        raise errors.json_patch_failed() from None
+        raise statuses.json_patch_failed() from None
 
 
 SIMPLE_OPS = frozenset({'test', 'add', 'remove', 'replace'})
@@ -70,7 +70,7 @@ def _apply_simply(doc: Any, ops: list[Any]) -> bool:
             if type(parent) is not dict:
                 return False
             if token not in parent:
-                raise errors.json_patch_failed()
+                raise statuses.json_patch_failed()
             parent = parent[token]
         if type(parent) is not dict:
             return False
@@ -79,10 +79,10 @@ def _apply_simply(doc: Any, ops: list[Any]) -> bool:
             if type(value) is not str:
                 return False
             if last not in parent or type(parent[last]) is not str or parent[last] != value:
-                raise errors.json_patch_failed()
+                raise statuses.json_patch_failed()
         elif kind == 'remove' or kind == 'replace':
             if last not in parent:
-                raise errors.json_patch_failed()
+                raise statuses.json_patch_failed()
             if kind == 'remove':
                 del parent[last]
             else:
@@ -94,7 +94,7 @@ def _apply_simply(doc: Any, ops: list[Any]) -> bool:
 
 def _copy(value: Any) -> Any:
     """Values are inserted as copies (as the library does): a value added twice is two values."""
-    return encoding.clone(value) if isinstance(value, dict | list) else value
+    return jsoncodec.clone(value) if isinstance(value, dict | list) else value
 
 
 def apply_patch(content_type: str, target: Any, patch: Any, schema: Mapping[str, Any] | None = None) -> Any:
@@ -102,7 +102,7 @@ def apply_patch(content_type: str, target: Any, patch: Any, schema: Mapping[str,
     if content_type == JSON:
         return json_patch(target, patch)
     if not isinstance(patch, Mapping):
-        raise errors.bad_request('json: cannot unmarshal array into Go value of type map[string]interface {}')
+        raise statuses.bad_request('json: cannot unmarshal array into Go value of type map[string]interface {}')
     if content_type == STRATEGIC:
         return strategic.merge(target, patch, schema)
     return merge_patch(target, patch)

@@ -12,7 +12,7 @@ import struct
 from collections.abc import Iterator
 from typing import Any
 
-from kopf._cluster import encoding, errors
+from kopf._cluster import jsoncodec, statuses
 
 MAGIC = b'k8s\x00'
 META = 'k8s.io.apimachinery.pkg.apis.meta.v1.'
@@ -69,7 +69,7 @@ def decode(data: bytes) -> dict[str, Any]:
     """A protobuf request body as the JSON object a client would have sent; 400 if undecodable."""
     from kopf._cluster.protos.messages import MESSAGES
     if not data.startswith(MAGIC):
-        raise errors.bad_request('the protobuf body does not start with the k8s envelope magic')
+        raise statuses.bad_request('the protobuf body does not start with the k8s envelope magic')
     try:
         envelope = dict(iterate(data[4:]))
         type_meta = {n: v.decode() for n, v in iterate(envelope.get(1, b''))}
@@ -78,10 +78,10 @@ def decode(data: bytes) -> dict[str, Any]:
         if name not in MESSAGES:
             name = f'{META}{kind}'
         if name not in MESSAGES:
-            raise errors.unsupported_media(['application/json', 'application/yaml'])
+            raise statuses.unsupported_media(['application/json', 'application/yaml'])
         obj = message(envelope.get(2, b''), name, MESSAGES)
     except (ValueError, IndexError, KeyError, UnicodeDecodeError, struct.error) as exc:
-        raise errors.bad_request(f'error decoding protobuf body: {exc}') from None
+        raise statuses.bad_request(f'error decoding protobuf body: {exc}') from None
     return {'apiVersion': api_version, 'kind': kind, **obj}
 
 
@@ -133,7 +133,7 @@ def _special(data: bytes, name: str) -> Any:
         return parts.get(3, b'').decode() if parts.get(1) == 1 else _signed(int(parts.get(2, 0)))
     if name in RAW_JSON:
         raw = dict(iterate(data)).get(1, b'')
-        return encoding.loads(raw) if raw else None
+        return jsoncodec.loads(raw) if raw else None
     return _NOT_SPECIAL
 
 

@@ -3,8 +3,8 @@ import base64
 from collections.abc import Mapping
 from typing import Any
 
-from kopf._cluster import encoding, errors, selectors
-from kopf._cluster.routing import Target
+from kopf._cluster import jsoncodec, selectors, statuses
+from kopf._cluster.apis.routing import Target
 from kopf._cluster.store import Obj, Store
 
 EXPIRED_CONTINUE = ('The provided continue parameter is too old to display a consistent list result. '
@@ -19,7 +19,7 @@ def get_object(store: Store, target: Target) -> Obj:
     name = target.name or ''
     obj = store.get(resource.key, target.namespace or '', name)
     if obj is None:
-        raise errors.not_found(resource.qualified, resource.group, resource.plural, name)
+        raise statuses.not_found(resource.qualified, resource.group, resource.plural, name)
     return as_version(obj, resource.api_version)
 
 
@@ -42,7 +42,7 @@ def list_objects(store: Store, target: Target, params: Mapping[str, str]) -> byt
     if not resource.custom:
         items = [{k: v for k, v in item.items() if k != 'kind' and k != 'apiVersion'} for item in items]
     body = {'kind': resource.list_kind, 'apiVersion': resource.api_version, 'metadata': list_meta, 'items': items}
-    return encoding.dumps(body)
+    return jsoncodec.dumps(body)
 
 
 def select(store: Store, target: Target, params: Mapping[str, str]) -> tuple[list[Obj], dict[str, Any]]:
@@ -52,7 +52,7 @@ def select(store: Store, target: Target, params: Mapping[str, str]) -> tuple[lis
     limit = _int(params.get('limit'), 'limit')
     list_rv, start = _decode_continue(params.get('continue'))
     if start is not None and list_rv < store.compacted:
-        raise errors.expired(EXPIRED_CONTINUE)
+        raise statuses.expired(EXPIRED_CONTINUE)
     _check_exact(store, params)
     items: list[Obj] = []
     token = ''
@@ -84,9 +84,9 @@ def _check_exact(store: Store, params: Mapping[str, str]) -> None:
         return
     rv = params.get('resourceVersion') or ''
     if not rv.isdigit() or rv == '0':
-        raise errors.bad_request('resourceVersionMatch=Exact requires a non-zero resourceVersion')
+        raise statuses.bad_request('resourceVersionMatch=Exact requires a non-zero resourceVersion')
     if int(rv) != store.rv:
-        raise errors.expired(f'too old resource version: {rv} ({store.rv})')
+        raise statuses.expired(f'too old resource version: {rv} ({store.rv})')
 
 
 def _int(value: str | None, name: str) -> int:
@@ -95,11 +95,11 @@ def _int(value: str | None, name: str) -> int:
     try:
         return max(0, int(value))
     except ValueError:
-        raise errors.bad_request(f'invalid value for {name}: {value!r}') from None
+        raise statuses.bad_request(f'invalid value for {name}: {value!r}') from None
 
 
 def _encode_continue(rv: int, start: tuple[str, str]) -> str:
-    raw = encoding.dumps({'rv': rv, 'start': list(start)})
+    raw = jsoncodec.dumps({'rv': rv, 'start': list(start)})
     return base64.urlsafe_b64encode(raw).decode().rstrip('=')
 
 
@@ -108,7 +108,7 @@ def _decode_continue(token: str | None) -> tuple[int, tuple[str, str] | None]:
         return 0, None
     try:
         raw = base64.urlsafe_b64decode(token + '=' * (-len(token) % 4))
-        data = encoding.loads(raw)
+        data = jsoncodec.loads(raw)
         return int(data['rv']), (str(data['start'][0]), str(data['start'][1]))
     except (ValueError, KeyError, IndexError, TypeError):
-        raise errors.bad_request('continue key is not valid: invalid token') from None
+        raise statuses.bad_request('continue key is not valid: invalid token') from None

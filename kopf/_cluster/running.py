@@ -7,7 +7,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from kopf._cluster import errors, manifests
+from kopf._cluster import manifests, statuses
 from kopf._cluster.emulator import Emulator
 
 
@@ -55,7 +55,7 @@ def _load(path: str) -> list[dict[str, Any]]:
 def _apply(emulator: Emulator, path: str, obj: dict[str, Any]) -> None:
     try:
         emulator.apply(obj)
-    except errors.ApiError as exc:
+    except statuses.ApiError as exc:
         name = f'{obj.get("kind")}/{(obj.get("metadata") or {}).get("name", "")}'
         raise StartupError(f'{path}: {name}: {exc.message}') from None
 

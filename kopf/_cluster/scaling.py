@@ -2,8 +2,8 @@
 from collections.abc import Mapping
 from typing import Any
 
-from kopf._cluster import builtins, encoding, errors, patching
-from kopf._cluster.resources import Resource
+from kopf._cluster import builtins, jsoncodec, patching, statuses
+from kopf._cluster.apis.resourcetable import Resource
 from kopf._cluster.store import Obj
 
 BUILTIN = {'specReplicasPath': '.spec.replicas', 'statusReplicasPath': '.status.replicas',
@@ -46,7 +46,7 @@ def view(resource: Resource, obj: Obj) -> dict[str, Any]:
 def patched_view(resource: Resource, obj: Obj, content_type: str, patch: Any) -> Any:
     allowed = patching.BUILTIN_TYPES
     if content_type not in allowed:
-        raise errors.unsupported_media(allowed)
+        raise statuses.unsupported_media(allowed)
     schema = builtins.schema_for('autoscaling', 'v1', 'Scale')
     return patching.apply_patch(content_type, view(resource, obj), patch, schema)
 
@@ -54,13 +54,13 @@ def patched_view(resource: Resource, obj: Obj, content_type: str, patch: Any) ->
 def applied(resource: Resource, obj: Obj, scale: Any) -> Obj:
     """The object with the Scale's spec.replicas written to its spec replicas path (and nothing else)."""
     if not isinstance(scale, Mapping) or not isinstance((scale.get('spec') or {}).get('replicas', 0), int):
-        raise errors.invalid('Scale', 'autoscaling', obj['metadata']['name'], [errors.cause(
+        raise statuses.invalid('Scale', 'autoscaling', obj['metadata']['name'], [statuses.cause(
             'FieldValueInvalid', 'spec.replicas', 'Invalid value: must be an integer')])
     replicas = (scale.get('spec') or {}).get('replicas', 0)
     if replicas < 0:
-        raise errors.invalid('Scale', 'autoscaling', obj['metadata']['name'], [errors.cause(
+        raise statuses.invalid('Scale', 'autoscaling', obj['metadata']['name'], [statuses.cause(
             'FieldValueInvalid', 'spec.replicas', f'Invalid value: {replicas}: must be greater than or equal to 0')])
-    result: Obj = encoding.clone(obj)
+    result: Obj = jsoncodec.clone(obj)
     target: Any = result
     path = _path(paths(resource)['specReplicasPath'])
     for part in path[:-1]:

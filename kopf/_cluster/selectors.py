@@ -4,7 +4,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from kopf._cluster import errors
+from kopf._cluster import statuses
 
 _KEY = r'[A-Za-z0-9]([-A-Za-z0-9_./]*[A-Za-z0-9])?'
 _SET = re.compile(rf'^\s*(!?)\s*({_KEY})\s*(?:(in|notin)\s*\(([^)]*)\))?\s*$')
@@ -56,11 +56,11 @@ def _parse_label_term(term: str) -> Requirement:
         return Requirement(key, '!=' if op == '!=' else '=', (value,))
     match = _SET.match(term)
     if not match:
-        raise errors.bad_request(f'unable to parse requirement: found {term.strip()!r}, expected: identifier')
+        raise statuses.bad_request(f'unable to parse requirement: found {term.strip()!r}, expected: identifier')
     bang, key, op, values = match.group(1), match.group(2), match.group(4), match.group(5)
     if op:
         if bang:
-            raise errors.bad_request(f'unable to parse requirement: found {term.strip()!r}')
+            raise statuses.bad_request(f'unable to parse requirement: found {term.strip()!r}')
         return Requirement(key, op, tuple(v.strip() for v in values.split(',') if v.strip()))
     return Requirement(key, '!' if bang else 'exists')
 
@@ -72,10 +72,10 @@ def parse_fields(text: str | None, allowed: Sequence[str]) -> list[Requirement]:
     for term in _split_terms(text):
         match = re.match(r'^\s*([^=!]+?)\s*(==|=|!=)\s*(.*?)\s*$', term)
         if not match:
-            raise errors.bad_request(f'invalid selector: {term!r}; can\'t understand {term!r}')
+            raise statuses.bad_request(f'invalid selector: {term!r}; can\'t understand {term!r}')
         field, op, value = match.groups()
         if field not in allowed:
-            raise errors.bad_request(f'field label not supported: {field}')
+            raise statuses.bad_request(f'field label not supported: {field}')
         requirements.append(Requirement(field, '!=' if op == '!=' else '=', (value,)))
     return requirements
 

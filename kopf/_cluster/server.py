@@ -13,7 +13,7 @@ from typing import Any
 
 from aiohttp import web
 
-from kopf._cluster import authorizing, discovery, encoding, errors, handlers
+from kopf._cluster import authorizing, discovery, handlers, jsoncodec, statuses
 from kopf._cluster.handlers import Backend
 
 logger = logging.getLogger(__name__)
@@ -90,7 +90,7 @@ class Dispatcher:
         backend.faults.requests.append(entry)
         if backend.access.required and not backend.access.authenticated(request, path):
             entry['code'] = 401
-            return handlers.respond_error(errors.ApiError(401, 'Unauthorized', 'Unauthorized', {}))
+            return handlers.respond_error(statuses.ApiError(401, 'Unauthorized', 'Unauthorized', {}))
         response = await self._answer(request, path)
         entry['code'] = response.status
         return response
@@ -102,7 +102,7 @@ class Dispatcher:
             deadline = _deadline(request)
             if rule.latency and rule.latency >= deadline:   # the server's own request deadline cuts it
                 await asyncio.sleep(deadline)
-                return handlers.respond_error(errors.ApiError(
+                return handlers.respond_error(statuses.ApiError(
                     504, 'Timeout', 'Timeout: request did not complete within requested timeout - '
                     'context deadline exceeded', {}))
             if rule.latency:
@@ -115,13 +115,13 @@ class Dispatcher:
                 return web.Response(status=code, body=body, headers=headers)
         try:
             return await self._route(request, path)
-        except errors.ApiError as exc:
+        except statuses.ApiError as exc:
             return handlers.respond_error(exc)
         except (asyncio.CancelledError, ConnectionError):
             raise
         except Exception as exc:   # a bug of ours: still answer as a real server would, with a Status
             logger.exception('Unexpected failure serving %s %s', request.method, path)
-            return handlers.respond_error(errors.internal(f'{type(exc).__name__}: {exc}'))
+            return handlers.respond_error(statuses.internal(f'{type(exc).__name__}: {exc}'))
 
     async def _route(self, request: web.Request, path: str) -> web.StreamResponse:
         faults = self.backend.faults
@@ -130,14 +130,14 @@ class Dispatcher:
             return web.Response(text='ok')
         if path in ('/version', '/version/'):
             faults.count('get', 'version')
-            return handlers.respond(200, encoding.dumps(discovery.version_info(self.git_version)))
+            return handlers.respond(200, jsoncodec.dumps(discovery.version_info(self.git_version)))
         if path == '/openapi/v2':
             faults.count('get', 'openapi')
             return await handlers.openapi_v2(request)
         if path.startswith('/api/') or path.startswith('/apis/') or path in ('/api', '/apis'):
             accept = request.headers.get('Accept', '')
             if accept and 'protobuf' in accept and 'json' not in accept and '*/*' not in accept:
-                raise errors.not_acceptable()
+                raise statuses.not_acceptable()
             return await handlers.api(self.backend, request)
         faults.count(request.method.lower(), 'other')
-        raise errors.generic_not_found()
+        raise statuses.generic_not_found()

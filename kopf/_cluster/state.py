@@ -1,10 +1,11 @@
 """The emulator's whole state: the store, the catalog of served resources, and what follows from changes."""
 from typing import Any
 
-from kopf._cluster import crds, encoding, kinds, managing, metadata, resources, validation
-from kopf._cluster.catalog import Catalog
+from kopf._cluster import crds, jsoncodec, kinds, managing, metadata, validation
+from kopf._cluster.apis import resourcetable
+from kopf._cluster.apis.catalog import Catalog
+from kopf._cluster.apis.routing import Target
 from kopf._cluster.managing import Managers
-from kopf._cluster.routing import Target
 from kopf._cluster.store import Change, Store
 from kopf._model import schemas
 
@@ -21,7 +22,7 @@ class State:
         self.events_swept = 0.0
         self.managers: dict[str, Managers] = {}   # uid -> field ownership for server-side apply
         self.store.listeners.append(self._follow)
-        for name in resources.INITIAL_NAMESPACES:
+        for name in resourcetable.INITIAL_NAMESPACES:
             self._seed_namespace(name)
 
     def _seed_namespace(self, name: str) -> None:
@@ -32,10 +33,10 @@ class State:
                          'labels': {'kubernetes.io/metadata.name': name}},
             'spec': {'finalizers': ['kubernetes']}, 'status': {'phase': 'Active'},
         }
-        self.store.save(resources.NAMESPACES.key, obj, None)
+        self.store.save(resourcetable.NAMESPACES.key, obj, None)
 
     def _follow(self, change: Change) -> None:
-        if change.key == resources.CRDS.key:
+        if change.key == resourcetable.CRDS.key:
             name = change.obj['metadata']['name']
             if change.type == 'DELETED':
                 self.catalog.drop_custom(name)
@@ -60,7 +61,7 @@ class State:
             return
         bucket = self.store.objects[(spec['group'], spec['names']['plural'])]
         for key, obj in list(bucket.items()):
-            candidate = encoding.clone(obj)
+            candidate = jsoncodec.clone(obj)
             validation.apply_defaults(candidate, schema)
             schemas.prune(candidate, schema)
             if candidate != obj:
@@ -89,7 +90,7 @@ class State:
         for group, plural, obj in snapshot['objects']:
             meta = obj['metadata']
             self.store.put((group, plural), obj)
-            if (group, plural) == resources.CRDS.key:
+            if (group, plural) == resourcetable.CRDS.key:
                 self.catalog.set_custom(meta['name'], crds.served_resources(obj))
         self.store.rv = self.store.compacted = int(snapshot['resourceVersion'])
         self.managers = {uid: Managers(owned={tuple(identity): {tuple(path) for path in paths}

@@ -11,7 +11,7 @@ import collections
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from kopf._cluster import encoding
+from kopf._cluster import jsoncodec
 
 Key = tuple[str, str]           # (group, plural)
 ObjKey = tuple[str, str]        # (namespace or '', name)
@@ -44,9 +44,9 @@ class Change:
         if line is None:
             data = self.data
             if type == 'DELETED' and self.type == 'MODIFIED' and self.old is not None:
-                gone = encoding.clone(self.old)
+                gone = jsoncodec.clone(self.old)
                 gone['metadata']['resourceVersion'] = str(self.rv)
-                data = encoding.dumps(gone)
+                data = jsoncodec.dumps(gone)
             line = self._lines[type] = b'{"type":"' + type.encode() + b'","object":' + data + b'}\n'
         return line
 
@@ -93,7 +93,7 @@ class Store:
         rv = self.next_rv()
         obj['metadata']['resourceVersion'] = str(rv)
         self.put(key, obj)
-        return self._record(Change(rv, key, 'ADDED' if old is None else 'MODIFIED', obj, old, encoding.dumps(obj)))
+        return self._record(Change(rv, key, 'ADDED' if old is None else 'MODIFIED', obj, old, jsoncodec.dumps(obj)))
 
     def delete(self, key: Key, obj: Obj) -> Change:
         """Remove an object; the DELETED change carries its last state with the deletion's RV."""
@@ -107,9 +107,9 @@ class Store:
             if not located:
                 del self.namespaced[objkey[0]]
         rv = self.next_rv()
-        gone = encoding.clone(obj)
+        gone = jsoncodec.clone(obj)
         gone['metadata']['resourceVersion'] = str(rv)
-        return self._record(Change(rv, key, 'DELETED', gone, None, encoding.dumps(gone)))
+        return self._record(Change(rv, key, 'DELETED', gone, None, jsoncodec.dumps(gone)))
 
     def put(self, key: Key, obj: Obj) -> None:
         """Store an object as it is (no RV, no change, no event): for restoring a snapshot, and for `save()`."""

@@ -13,7 +13,7 @@ server interleaved by their old positions — so new items come first (`[a]` + `
 from collections.abc import Mapping
 from typing import Any
 
-from kopf._cluster import builtins, encoding, errors
+from kopf._cluster import builtins, jsoncodec, statuses
 
 Node = Mapping[str, Any] | None
 ORDER = '$setElementOrder/'
@@ -24,7 +24,7 @@ DIRECTIVES = ('$patch', '$retainKeys')
 def merge(target: Any, patch: Any, schema: Node) -> Any:
     """The target (never mutated) with the patch applied; `schema` is the kind's root schema (or None)."""
     if not isinstance(patch, Mapping):
-        raise errors.bad_request('json: cannot unmarshal array into Go value of type map[string]interface {}')
+        raise statuses.bad_request('json: cannot unmarshal array into Go value of type map[string]interface {}')
     return _merge_map(target if isinstance(target, Mapping) else {}, patch, schema)
 
 
@@ -35,7 +35,7 @@ def _merge_map(original: Mapping[str, Any], patch: Mapping[str, Any], node: Node
     if directive == 'delete':
         return {}
     if directive is not None:
-        raise errors.bad_request(f'unknown patch type: {directive} in map: {encoding.dumps(dict(patch)).decode()}')
+        raise statuses.bad_request(f'unknown patch type: {directive} in map: {jsoncodec.dumps(dict(patch)).decode()}')
     result = dict(original)
     if '$retainKeys' in patch:
         _retain(result, patch)
@@ -53,11 +53,11 @@ def _merge_map(original: Mapping[str, Any], patch: Mapping[str, Any], node: Node
         if key.startswith(DELETE_FROM):
             field = key[len(DELETE_FROM):]
             if not isinstance(value, list):
-                raise errors.bad_request('invalid patch format of primitive list')
+                raise statuses.bad_request('invalid patch format of primitive list')
             if isinstance(result.get(field), list):
                 result[field] = [item for item in result[field] if item not in value]
         elif key.startswith('$'):
-            raise errors.bad_request(f'unknown patch directive: {key}')
+            raise statuses.bad_request(f'unknown patch directive: {key}')
         elif value is None:
             result.pop(key, None)
         elif key not in result or type(result[key]) is not type(value):
@@ -75,10 +75,10 @@ def _merge_map(original: Mapping[str, Any], patch: Mapping[str, Any], node: Node
 def _retain(result: dict[str, Any], patch: Mapping[str, Any]) -> None:
     keys = patch['$retainKeys']
     if not isinstance(keys, list):
-        raise errors.bad_request('invalid patch format of retainKeys')
+        raise statuses.bad_request('invalid patch format of retainKeys')
     for key, value in patch.items():
         if value is not None and not key.startswith('$') and key not in keys:
-            raise errors.bad_request('invalid patch format of retainKeys')
+            raise statuses.bad_request('invalid patch format of retainKeys')
     for key in [key for key in result if key not in keys]:
         del result[key]
 
@@ -95,7 +95,7 @@ def _merged(original: list[Any], patch: list[Any], node: Node, key: str | None) 
     if not any(isinstance(item, Mapping) for item in original + patch):
         return _dedup(original + patch)
     if key is None:
-        raise errors.bad_request('cannot merge lists without merge key')
+        raise statuses.bad_request('cannot merge lists without merge key')
     result = list(original)
     rest = []
     for item in patch:
@@ -105,9 +105,10 @@ def _merged(original: list[Any], patch: list[Any], node: Node, key: str | None) 
         elif directive == 'replace':
             return [_clean(item) for item in patch if not _is_special(item)]
         elif directive is not None:
-            raise errors.bad_request(f'unknown patch type: {directive}')
+            raise statuses.bad_request(f'unknown patch type: {directive}')
         elif not isinstance(item, Mapping) or key not in item:
-            raise errors.bad_request(f'map: {encoding.dumps(item).decode()} does not contain declared merge key: {key}')
+            text = jsoncodec.dumps(item).decode()
+            raise statuses.bad_request(f'map: {text} does not contain declared merge key: {key}')
         else:
             rest.append(item)
     items = node.get('items') if node is not None else None
@@ -123,7 +124,7 @@ def _merged(original: list[Any], patch: list[Any], node: Node, key: str | None) 
 def _ordered(current: Any, patch: Any, order: Any, node: Node, in_patch: bool) -> Any:
     """`$setElementOrder/<field>`: merge the list (if patched), then order it by the directive."""
     if not isinstance(order, list):
-        raise errors.bad_request('invalid patch format of setElementOrder list')
+        raise statuses.bad_request('invalid patch format of setElementOrder list')
     original = current if isinstance(current, list) else []
     if not in_patch:
         merged = original

@@ -6,9 +6,9 @@ from typing import Any
 
 from aiohttp import web
 
-from kopf._cluster import encoding, errors, reading, tables, watching
-from kopf._cluster.resources import Resource
-from kopf._cluster.routing import Target
+from kopf._cluster import jsoncodec, reading, statuses, tables, watching
+from kopf._cluster.apis.resourcetable import Resource
+from kopf._cluster.apis.routing import Target
 from kopf._cluster.state import State
 from kopf._cluster.store import Change
 from kopf._cluster.watching import Hub, Watcher
@@ -60,7 +60,7 @@ class Streams:
         deadline = loop.time() + FUTURE_RV_WAIT
         while requested > self.state.store.rv:
             if loop.time() >= deadline:
-                raise errors.too_large_rv(requested, self.state.store.rv)
+                raise statuses.too_large_rv(requested, self.state.store.rv)
             await asyncio.sleep(0.05)
 
     def _go_live(self, request: web.Request, watcher: Watcher) -> None:
@@ -95,10 +95,10 @@ class Streams:
         try:
             since = int(rv)
         except ValueError:
-            raise errors.bad_request(f'invalid resource version: {rv}') from None
+            raise statuses.bad_request(f'invalid resource version: {rv}') from None
         changes = store.changes_since(resource.key, since)
         if changes is None:
-            status = errors.expired(f'too old resource version: {since} ({store.compacted + 1})').status()
+            status = statuses.expired(f'too old resource version: {since} ({store.compacted + 1})').status()
             status.pop('details', None)
             return watching.error(status)
         for change in changes:
@@ -141,7 +141,7 @@ class TableLines:
     def __call__(self, type: str | None = None, *, change: Change) -> bytes:
         obj = change.obj
         if type == 'DELETED' and change.type == 'MODIFIED' and change.old is not None:
-            obj = encoding.loads(change.line('DELETED'))['object']
+            obj = jsoncodec.loads(change.line('DELETED'))['object']
         return self._line(type or change.type, obj)
 
     def added(self, obj: Mapping[str, Any]) -> bytes:
@@ -151,7 +151,7 @@ class TableLines:
         meta = {'resourceVersion': obj['metadata'].get('resourceVersion', '')}
         body = tables.table(self.resource, [obj], meta, headers=self.headers)
         self.headers = False
-        return b'{"type":"' + type.encode() + b'","object":' + encoding.dumps(body) + b'}\n'
+        return b'{"type":"' + type.encode() + b'","object":' + jsoncodec.dumps(body) + b'}\n'
 
 
 def _timeout(value: str | None, maximum: float) -> float:
@@ -159,18 +159,18 @@ def _timeout(value: str | None, maximum: float) -> float:
         try:
             return max(0.0, float(value))
         except ValueError:
-            raise errors.bad_request(f'invalid timeoutSeconds: {value}') from None
+            raise statuses.bad_request(f'invalid timeoutSeconds: {value}') from None
     return maximum * (1 + random.random())
 
 
-def _initial_events_invalid(params: Mapping[str, str]) -> errors.ApiError:
+def _initial_events_invalid(params: Mapping[str, str]) -> statuses.ApiError:
     causes = []
     if params.get('resourceVersionMatch') != 'NotOlderThan':
-        causes.append(errors.cause('FieldValueForbidden', 'sendInitialEvents',
+        causes.append(statuses.cause('FieldValueForbidden', 'sendInitialEvents',
                                    "Forbidden: sendInitialEvents is forbidden for watch unless the "
                                    "WatchList feature gate is enabled and resourceVersionMatch is set to "
                                    "NotOlderThan"))
     if params.get('allowWatchBookmarks') not in TRUE:
-        causes.append(errors.cause('FieldValueForbidden', 'allowWatchBookmarks',
+        causes.append(statuses.cause('FieldValueForbidden', 'allowWatchBookmarks',
                                    'Forbidden: allowWatchBookmarks must be true when sendInitialEvents is set'))
-    return errors.invalid('ListOptions', 'meta.k8s.io', '', causes)
+    return statuses.invalid('ListOptions', 'meta.k8s.io', '', causes)

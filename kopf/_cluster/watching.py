@@ -11,7 +11,7 @@ import functools
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
-from kopf._cluster import encoding
+from kopf._cluster import jsoncodec
 from kopf._cluster.store import Change, Key
 
 Match = Callable[[Mapping[str, Any]], bool]
@@ -164,12 +164,12 @@ def bookmark(kind: str, api_version: str, rv: int, initial_end: bool = False) ->
     if initial_end:
         meta['annotations'] = {'k8s.io/initial-events-end': 'true'}
     obj = {'kind': kind, 'apiVersion': api_version, 'metadata': meta}
-    return b'{"type":"BOOKMARK","object":' + encoding.dumps(obj) + b'}\n'
+    return b'{"type":"BOOKMARK","object":' + jsoncodec.dumps(obj) + b'}\n'
 
 
 def added(obj: Mapping[str, Any]) -> bytes:
-    return b'{"type":"ADDED","object":' + encoding.dumps(obj) + b'}\n'
+    return b'{"type":"ADDED","object":' + jsoncodec.dumps(obj) + b'}\n'
 
 
 def error(status: Mapping[str, Any]) -> bytes:
-    return b'{"type":"ERROR","object":' + encoding.dumps(status) + b'}\n'
+    return b'{"type":"ERROR","object":' + jsoncodec.dumps(status) + b'}\n'

@@ -7,20 +7,10 @@ import dataclasses
 import uuid
 from typing import Any
 
-from kopf._cluster import (
-    conforming,
-    crds,
-    encoding,
-    errors,
-    kind_defaults,
-    kinds,
-    metadata,
-    patching,
-    resources,
-    scaling,
-)
-from kopf._cluster.resources import Resource
-from kopf._cluster.routing import Target
+from kopf._cluster import conforming, crds, jsoncodec, kind_defaults, kinds, metadata, patching, scaling, statuses
+from kopf._cluster.apis import resourcetable
+from kopf._cluster.apis.resourcetable import Resource
+from kopf._cluster.apis.routing import Target
 from kopf._cluster.state import State
 from kopf._cluster.store import Obj
 
@@ -48,18 +38,18 @@ class Outcome:
 def create(state: State, target: Target, body: Any, options: Options) -> Outcome:
     resource = target.resource
     if resource.custom and _crd_terminating(state, resource):
-        raise errors.method_not_allowed()
+        raise statuses.method_not_allowed()
     obj = as_object(body)
     _check_type(obj, resource)
     meta = obj['metadata'] = metadata.normalise(obj.get('metadata') or {})
     if meta.get('resourceVersion'):
-        raise errors.bad_request('resourceVersion should not be set on objects to be created')
+        raise statuses.bad_request('resourceVersion should not be set on objects to be created')
     namespace = _scope(meta, target)
     name = meta.get('name') or ''
     if not name and meta.get('generateName'):
         name = meta['name'] = metadata.generate_name(str(meta['generateName']))
     if not name:
-        raise errors.invalid(resource.kind, resource.group, '', [errors.cause(
+        raise statuses.invalid(resource.kind, resource.group, '', [statuses.cause(
             'FieldValueRequired', 'metadata.name', 'Required value: name or generateName is required')])
     _check_namespace(state, resource, namespace, name)
     if resource.has_status:
@@ -67,18 +57,18 @@ def create(state: State, target: Target, body: Any, options: Options) -> Outcome
     kind_defaults.apply(resource.key, obj)
     warnings = _conform(state, obj, resource, options)
     if state.store.get(resource.key, namespace, name) is not None:
-        raise errors.already_exists(resource.qualified, resource.group, resource.plural, name)
+        raise statuses.already_exists(resource.qualified, resource.group, resource.plural, name)
     for field in metadata.SERVER_FIELDS:
         meta.pop(field, None)
     meta.update(uid=str(uuid.uuid4()), creationTimestamp=metadata.now())
     if resource.generation:
         meta['generation'] = 1
     if options.dry_run:
-        return Outcome(201, encoding.dumps(obj), warnings, obj)
+        return Outcome(201, jsoncodec.dumps(obj), warnings, obj)
     change = state.store.save(resource.key, obj, None)
     if options.manager:
         state.record_write(target, options.manager, None, obj)
-    if resource.key == resources.CRDS.key:
+    if resource.key == resourcetable.CRDS.key:
         _establish(state, obj)
     return Outcome(201, change.data, warnings, obj)
 
@@ -96,7 +86,7 @@ def require_rv(target: Target, candidate: dict[str, Any]) -> None:
     """Custom resources cannot be updated unconditionally (PUT without a resourceVersion)."""
     rv = (candidate.get('metadata') or {}).get('resourceVersion')
     if not rv and target.resource.custom and target.subresource is None:
-        raise errors.invalid(target.resource.kind, target.resource.group, target.name or '', [errors.cause(
+        raise statuses.invalid(target.resource.kind, target.resource.group, target.name or '', [statuses.cause(
             'FieldValueInvalid', 'metadata.resourceVersion', 'Invalid value: 0x0: must be specified for an update')])
 
 
@@ -106,15 +96,15 @@ def patch(state: State, target: Target, content_type: str, body: Any, options: O
         return scale(state, target, content_type, body, options)
     allowed = patching.CUSTOM_TYPES if resource.custom else patching.BUILTIN_TYPES
     if content_type not in allowed:
-        raise errors.unsupported_media(allowed)
+        raise statuses.unsupported_media(allowed)
     current = state.store.get(resource.key, target.namespace or '', target.name or '')
     if current is None and content_type == patching.APPLY:
         return create(state, _collection(target), body, options)
     if current is None:
-        raise errors.not_found(resource.qualified, resource.group, resource.plural, target.name or '')
+        raise statuses.not_found(resource.qualified, resource.group, resource.plural, target.name or '')
     candidate = patching.apply_patch(content_type, current, body, conforming.schema_of(resource))
     if content_type != patching.JSON:   # merges share unchanged subtrees with the stored object
-        candidate = encoding.clone(candidate)
+        candidate = jsoncodec.clone(candidate)
     return update(state, target, current, candidate, options)
 
 
@@ -130,7 +120,7 @@ def scale(state: State, target: Target, content_type: str | None, body: Any, opt
     if options.manager and not options.dry_run and outcome.obj is not None and outcome.obj is not current:
         state.record_write(target, options.manager, current, outcome.obj)   # owned "with subresource scale"
     obj = outcome.obj if outcome.obj is not None else current
-    return Outcome(outcome.code, encoding.dumps(scaling.view(resource, obj)), outcome.warnings, obj)
+    return Outcome(outcome.code, jsoncodec.dumps(scaling.view(resource, obj)), outcome.warnings, obj)
 
 
 def update(state: State, target: Target, current: Obj, candidate: Any, options: Options) -> Outcome:
@@ -143,7 +133,7 @@ def update(state: State, target: Target, current: Obj, candidate: Any, options: 
     rv = meta.get('resourceVersion')
     old_meta = current['metadata']
     if rv and rv != old_meta['resourceVersion']:
-        raise errors.conflict(resource.qualified, resource.group, resource.plural, target.name or '')
+        raise statuses.conflict(resource.qualified, resource.group, resource.plural, target.name or '')
     candidate = _split_subresource(target, current, candidate)
     meta = candidate['metadata']
     for field in metadata.SERVER_FIELDS:
@@ -154,13 +144,13 @@ def update(state: State, target: Target, current: Obj, candidate: Any, options: 
     _check_finalizers(resource, current, candidate)
     warnings = _conform(state, candidate, resource, options)
     if candidate == current:
-        return Outcome(200, encoding.dumps(current), warnings, current)
+        return Outcome(200, jsoncodec.dumps(current), warnings, current)
     if resource.generation and _content(candidate, resource) != _content(current, resource):
         meta['generation'] = int(old_meta.get('generation') or 0) + 1
     if options.dry_run:
-        return Outcome(200, encoding.dumps(candidate), warnings, candidate)
+        return Outcome(200, jsoncodec.dumps(candidate), warnings, candidate)
     if meta.get('deletionTimestamp') and not meta.get('finalizers') and not _holds(candidate, resource):
-        data = encoding.dumps(candidate)
+        data = jsoncodec.dumps(candidate)
         state.store.delete(resource.key, candidate)
         return Outcome(200, data, warnings, candidate)
     change = state.store.save(resource.key, candidate, current)
@@ -175,12 +165,12 @@ def delete(state: State, target: Target, options: Options) -> Outcome:
     _check_preconditions(resource, current, options)
     meta = current['metadata']
     if options.dry_run:
-        return Outcome(200, encoding.dumps(current), [], current)
+        return Outcome(200, jsoncodec.dumps(current), [], current)
     marker = PROPAGATION_FINALIZERS.get(options.propagation)
     if meta.get('finalizers') or _holds(current, resource) or marker:
         if meta.get('deletionTimestamp'):
-            return Outcome(200, encoding.dumps(current), [], current)
-        marked = encoding.clone(current)
+            return Outcome(200, jsoncodec.dumps(current), [], current)
+        marked = jsoncodec.clone(current)
         marked_meta = marked['metadata']
         if marker and marker not in marked_meta.get('finalizers', []):
             marked_meta['finalizers'] = [*marked_meta.get('finalizers', []), marker]
@@ -188,35 +178,35 @@ def delete(state: State, target: Target, options: Options) -> Outcome:
         marked_meta['deletionGracePeriodSeconds'] = 0
         if resource.generation and marked_meta.get('generation'):
             marked_meta['generation'] = int(marked_meta['generation']) + 1
-        if resource.key == resources.NAMESPACES.key:
+        if resource.key == resourcetable.NAMESPACES.key:
             marked.setdefault('status', {})['phase'] = 'Terminating'
         change = state.store.save(resource.key, marked, current)
         return Outcome(200, change.data, [], marked)
     change = state.store.delete(resource.key, current)
     if resource.returns_object_on_delete:
         return Outcome(200, change.data, [], change.obj)
-    body = errors.success(meta['name'], resource.group, resource.plural, meta.get('uid', ''))
-    return Outcome(200, encoding.dumps(body), [], None)
+    body = statuses.success(meta['name'], resource.group, resource.plural, meta.get('uid', ''))
+    return Outcome(200, jsoncodec.dumps(body), [], None)
 
 
 def _holds(obj: Obj, resource: Resource) -> bool:
     """Whether something other than metadata.finalizers keeps a deleted object: namespace content, CRs."""
-    if resource.key == resources.NAMESPACES.key:
+    if resource.key == resourcetable.NAMESPACES.key:
         return bool((obj.get('spec') or {}).get('finalizers'))
-    if resource.key == resources.CRDS.key:
+    if resource.key == resourcetable.CRDS.key:
         return True   # the cleanup controller removes CRDs after their objects are gone
     return False
 
 
 def _crd_terminating(state: State, resource: Resource) -> bool:
-    crd = state.store.get(resources.CRDS.key, '', f'{resource.plural}.{resource.group}')
+    crd = state.store.get(resourcetable.CRDS.key, '', f'{resource.plural}.{resource.group}')
     return crd is not None and bool(crd['metadata'].get('deletionTimestamp'))
 
 
 def _establish(state: State, crd: Obj) -> None:
-    established = encoding.clone(crd)
+    established = jsoncodec.clone(crd)
     established['status'] = crds.established_status(crd, metadata.now())
-    state.store.save(resources.CRDS.key, established, crd)
+    state.store.save(resourcetable.CRDS.key, established, crd)
 
 
 def _collection(target: Target) -> Target:
@@ -228,31 +218,31 @@ def existing(state: State, target: Target) -> Obj:
     resource = target.resource
     stored = state.store.get(resource.key, target.namespace or '', target.name or '')
     if stored is None:
-        raise errors.not_found(resource.qualified, resource.group, resource.plural, target.name or '')
+        raise statuses.not_found(resource.qualified, resource.group, resource.plural, target.name or '')
     return stored
 
 
 def as_object(body: Any) -> dict[str, Any]:
     if not isinstance(body, dict):
-        raise errors.bad_request('the body of the request must be a JSON object')
+        raise statuses.bad_request('the body of the request must be a JSON object')
     if not isinstance(body.get('metadata', {}), dict):
-        raise errors.bad_request('metadata must be an object')
+        raise statuses.bad_request('metadata must be an object')
     return body
 
 
 def _check_type(obj: dict[str, Any], resource: Resource, current: Obj | None = None) -> None:
     """Default apiVersion/kind for built-ins (and updates); a mismatch with the URL is a 400."""
     if resource.custom and current is None and not obj.get('kind'):
-        raise errors.bad_request(f"Object 'Kind' is missing in '{encoding.dumps(obj).decode()}'")
+        raise statuses.bad_request(f"Object 'Kind' is missing in '{jsoncodec.dumps(obj).decode()}'")
     if current is not None and obj.get('apiVersion') == current.get('apiVersion'):
         obj['apiVersion'] = resource.api_version   # written through another served version (conversion: None)
     obj.setdefault('apiVersion', resource.api_version)
     obj.setdefault('kind', resource.kind)
     if obj['apiVersion'] != resource.api_version:
-        raise errors.bad_request(f'the API version in the data ({obj["apiVersion"]}) does not match '
+        raise statuses.bad_request(f'the API version in the data ({obj["apiVersion"]}) does not match '
                                  f'the expected API version ({resource.api_version})')
     if obj['kind'] != resource.kind:
-        raise errors.bad_request(f'the kind in the data ({obj["kind"]}) does not match '
+        raise statuses.bad_request(f'the kind in the data ({obj["kind"]}) does not match '
                                  f'the expected kind ({resource.kind})')
 
 
@@ -262,7 +252,7 @@ def _scope(meta: dict[str, Any], target: Target) -> str:
         return ''
     namespace = target.namespace or ''
     if meta.get('namespace') and meta['namespace'] != namespace:
-        raise errors.bad_request('the namespace of the provided object does not match the namespace sent '
+        raise statuses.bad_request('the namespace of the provided object does not match the namespace sent '
                                  'on the request')
     meta['namespace'] = namespace
     return namespace
@@ -271,7 +261,8 @@ def _scope(meta: dict[str, Any], target: Target) -> str:
 def _check_identity(meta: dict[str, Any], target: Target) -> None:
     name = target.name or ''
     if meta.get('name') and meta['name'] != name:
-        raise errors.bad_request(f'the name of the object ({meta["name"]}) does not match the name on the URL ({name})')
+        raise statuses.bad_request(f'the name of the object ({meta["name"]}) does not match the name on the URL '
+                                   f'({name})')
     meta['name'] = name
     _scope(meta, target)
 
@@ -279,21 +270,21 @@ def _check_identity(meta: dict[str, Any], target: Target) -> None:
 def _check_namespace(state: State, resource: Resource, namespace: str, name: str) -> None:
     causes = metadata.name_causes(name, resource.name_rule)
     if causes:
-        raise errors.invalid(resource.kind, resource.group, name, causes)
+        raise statuses.invalid(resource.kind, resource.group, name, causes)
     if not resource.namespaced:
         return
-    found = state.store.get(resources.NAMESPACES.key, '', namespace)
+    found = state.store.get(resourcetable.NAMESPACES.key, '', namespace)
     if found is None:
-        raise errors.namespace_not_found(namespace)
+        raise statuses.namespace_not_found(namespace)
     if found['metadata'].get('deletionTimestamp'):
-        raise errors.namespace_terminating(resource.plural, name, namespace)
+        raise statuses.namespace_terminating(resource.plural, name, namespace)
 
 
 def _split_subresource(target: Target, current: Obj, candidate: dict[str, Any]) -> dict[str, Any]:
     """Status-subresource semantics (§4): each endpoint changes only its own part."""
     sub = target.subresource
     if sub == 'status' or sub == 'finalize':
-        result: dict[str, Any] = encoding.clone(current)
+        result: dict[str, Any] = jsoncodec.clone(current)
         if sub == 'finalize':
             result.setdefault('spec', {})['finalizers'] = (candidate.get('spec') or {}).get('finalizers') or []
         elif 'status' in candidate:
@@ -303,7 +294,7 @@ def _split_subresource(target: Target, current: Obj, candidate: dict[str, Any]) 
         return result
     if target.resource.has_status:
         if 'status' in current:
-            candidate['status'] = encoding.clone(current['status'])
+            candidate['status'] = jsoncodec.clone(current['status'])
         else:
             candidate.pop('status', None)
     return candidate
@@ -318,8 +309,8 @@ def _check_finalizers(resource: Resource, current: Obj, candidate: Obj) -> None:
         listed = ', '.join(f'"{f}"' for f in new)
         message = ('Forbidden: no new finalizers can be added if the object is being deleted, '
                    f'found new finalizers []string{{{listed}}}')
-        raise errors.invalid(resource.kind, resource.group, current['metadata']['name'],
-                             [errors.cause('FieldValueForbidden', 'metadata.finalizers', message)])
+        raise statuses.invalid(resource.kind, resource.group, current['metadata']['name'],
+                             [statuses.cause('FieldValueForbidden', 'metadata.finalizers', message)])
 
 
 def _check_preconditions(resource: Resource, current: Obj, options: Options) -> None:
@@ -330,7 +321,7 @@ def _check_preconditions(resource: Resource, current: Obj, options: Options) -> 
         field = 'UID' if pre.get('uid') and pre['uid'] != meta.get('uid') else 'ResourceVersion'
         text = (f'Precondition failed: {field} in precondition: {pre.get(field[0].lower() + field[1:])}, '
                 f'{field} in object meta: {meta.get(field[0].lower() + field[1:])}')
-        raise errors.conflict(resource.qualified, resource.group, resource.plural, meta['name'], text)
+        raise statuses.conflict(resource.qualified, resource.group, resource.plural, meta['name'], text)
 
 
 def _conform(state: State, obj: dict[str, Any], resource: Resource, options: Options) -> list[str]:
@@ -338,7 +329,7 @@ def _conform(state: State, obj: dict[str, Any], resource: Resource, options: Opt
     meta = obj['metadata']
     causes = metadata.label_causes(meta) + kinds.prepare(resource.key, obj, state.settings)
     if causes:
-        raise errors.invalid(resource.kind, resource.group, meta.get('name') or '', causes)
+        raise statuses.invalid(resource.kind, resource.group, meta.get('name') or '', causes)
     return warnings
 
 

@@ -2,7 +2,7 @@
 from typing import Any
 
 from kopf._cluster import applying, builtins, managing
-from kopf._cluster.catalog import Catalog
+from kopf._cluster.apis.catalog import Catalog
 
 POD = Catalog().lookup('', 'v1', 'pods')
 assert POD is not None
@@ -76,7 +76,7 @@ def test_an_empty_map_applied_then_filled_stays() -> None:
 def test_ownership_survives_a_state_file(tmp_path: Any) -> None:
     import asyncio
 
-    from kopf._cluster import errors, writing
+    from kopf._cluster import statuses, writing
     from kopf._cluster.emulator import Emulator
 
     async def run(emulator: Emulator, manager: str, value: str) -> None:
@@ -91,7 +91,7 @@ def test_ownership_survives_a_state_file(tmp_path: Any) -> None:
     asyncio.run(run(Emulator(state_file=tmp_path / 'state.json'), 'first', '1'))
     try:
         asyncio.run(run(Emulator(state_file=tmp_path / 'state.json'), 'second', '2'))
-    except errors.ApiError as exc:
+    except statuses.ApiError as exc:
         assert exc.code == 409 and 'conflict with "first": .data.a' in exc.message
     else:
         raise AssertionError('the ownership of "first" was lost in the restart')

@@ -2,8 +2,9 @@
 and the namespace controller deletes exactly a terminating namespace's own objects through it."""
 from typing import Any
 
-from kopf._cluster import controllers, encoding, resources, writing
-from kopf._cluster.routing import Target
+from kopf._cluster import controllers, jsoncodec, writing
+from kopf._cluster.apis import resourcetable
+from kopf._cluster.apis.routing import Target
 from kopf._cluster.state import State
 
 OPTIONS = writing.Options()
@@ -13,7 +14,7 @@ KINDS = {CONFIGMAPS: 'ConfigMap', SECRETS: 'Secret'}
 
 
 def _namespace(state: State, name: str) -> None:
-    resource = state.catalog.by_key(resources.NAMESPACES.key)
+    resource = state.catalog.by_key(resourcetable.NAMESPACES.key)
     assert resource is not None
     body = {'apiVersion': 'v1', 'kind': 'Namespace', 'metadata': {'name': name}}
     writing.create(state, Target(resource, None, None), body, OPTIONS)
@@ -42,7 +43,7 @@ def _unfinalize(state: State, namespace: str, name: str) -> None:
     assert resource is not None
     current = state.store.get(CONFIGMAPS, namespace, name)
     assert current is not None
-    candidate: dict[str, Any] = encoding.clone(current)
+    candidate: dict[str, Any] = jsoncodec.clone(current)
     candidate['metadata']['finalizers'] = []
     writing.update(state, Target(resource, namespace, name), current, candidate, OPTIONS)
 
@@ -83,7 +84,7 @@ def test_namespace_deletion_deletes_its_objects_and_respects_finalizers() -> Non
     _create(state, 'doomed', 'held', finalizers=('example.com/hold',))
     _create(state, 'doomed', 'secret', SECRETS)
     _create(state, 'kept', 'plain')
-    namespaces = state.catalog.by_key(resources.NAMESPACES.key)
+    namespaces = state.catalog.by_key(resourcetable.NAMESPACES.key)
     assert namespaces is not None
     writing.delete(state, Target(namespaces, None, 'doomed'), OPTIONS)
 
@@ -91,14 +92,14 @@ def test_namespace_deletion_deletes_its_objects_and_respects_finalizers() -> Non
     assert _found(state, 'doomed') == [('configmaps', 'held')]
     held = state.store.get(CONFIGMAPS, 'doomed', 'held')
     assert held is not None and held['metadata'].get('deletionTimestamp')
-    namespace = state.store.get(resources.NAMESPACES.key, '', 'doomed')
+    namespace = state.store.get(resourcetable.NAMESPACES.key, '', 'doomed')
     assert namespace is not None and namespace['status']['phase'] == 'Terminating'
     assert controllers.sweep(state)   # still held: nothing changes
-    assert state.store.get(resources.NAMESPACES.key, '', 'doomed') is not None
+    assert state.store.get(resourcetable.NAMESPACES.key, '', 'doomed') is not None
 
     _unfinalize(state, 'doomed', 'held')
     controllers.sweep(state)
-    assert state.store.get(resources.NAMESPACES.key, '', 'doomed') is None
+    assert state.store.get(resourcetable.NAMESPACES.key, '', 'doomed') is None
     assert 'doomed' not in state.store.namespaced
     assert _found(state, 'kept') == [('configmaps', 'plain')]
 
@@ -114,18 +115,18 @@ def test_the_index_is_rebuilt_on_restore_and_state_reload(tmp_path: Any) -> None
     restored = State()
     restored.restore(state.snapshot())
     path = tmp_path / 'state.json'   # as `--state` saves and reloads it
-    path.write_bytes(encoding.dumps(state.snapshot()))
+    path.write_bytes(jsoncodec.dumps(state.snapshot()))
     reloaded = State()
-    reloaded.restore(encoding.loads(path.read_bytes()))
+    reloaded.restore(jsoncodec.loads(path.read_bytes()))
 
     for resumed in (restored, reloaded):
         assert _found(resumed, 'doomed') == _scanned(resumed, 'doomed') == sorted(before)   # snapshot order
         assert _found(resumed, 'default') == [('configmaps', 'other')]
-        namespaces = resumed.catalog.by_key(resources.NAMESPACES.key)
+        namespaces = resumed.catalog.by_key(resourcetable.NAMESPACES.key)
         assert namespaces is not None
         writing.delete(resumed, Target(namespaces, None, 'doomed'), OPTIONS)
         while controllers.sweep(resumed):
             pass
-        assert resumed.store.get(resources.NAMESPACES.key, '', 'doomed') is None
+        assert resumed.store.get(resourcetable.NAMESPACES.key, '', 'doomed') is None
         assert resumed.store.namespaced.get('doomed') is None
         assert _found(resumed, 'default') == [('configmaps', 'other')]

@@ -2,7 +2,7 @@
 from typing import Any
 
 from kopf._cluster import controllers, writing
-from kopf._cluster.routing import Target
+from kopf._cluster.apis.routing import Target
 from kopf._cluster.state import State
 
 OPTIONS = writing.Options()

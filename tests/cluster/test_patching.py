@@ -4,7 +4,7 @@ from typing import Any
 
 import pytest
 
-from kopf._cluster import builtins, errors, patching, strategic
+from kopf._cluster import builtins, patching, statuses, strategic
 
 
 @pytest.mark.parametrize('target, patch, expected', [
@@ -23,10 +23,10 @@ def test_json_patch_ok_and_failures() -> None:
     assert patching.json_patch({'a': 1}, [{'op': 'replace', 'path': '/a', 'value': 2}]) == {'a': 2}
     for ops in ([{'op': 'test', 'path': '/a', 'value': 9}], [{'op': 'remove', 'path': '/zz'}],
                 [{'op': 'add', 'path': '/l/9', 'value': 1}]):
-        with pytest.raises(errors.ApiError) as exc:
+        with pytest.raises(statuses.ApiError) as exc:
             patching.json_patch({'a': 1, 'l': []}, ops)
-        assert exc.value.code == 422 and exc.value.message == errors.JSON_PATCH_FAILED
-    with pytest.raises(errors.ApiError) as exc:
+        assert exc.value.code == 422 and exc.value.message == statuses.JSON_PATCH_FAILED
+    with pytest.raises(statuses.ApiError) as exc:
         patching.json_patch({}, {'op': 'add'})
     assert exc.value.code == 400
 
@@ -105,7 +105,7 @@ def test_strategic_merge(schema: Any, target: Any, patch: Any, expected: Any) ->
 ])
 def test_strategic_bad_directives_are_400(patch: Any) -> None:
     target = {'spec': {'containers': [{'name': 'x'}], 'strategy': {}}, 'metadata': {}}
-    with pytest.raises(errors.ApiError) as exc:
+    with pytest.raises(statuses.ApiError) as exc:
         strategic.merge(target, patch, DEPLOYMENT if 'strategy' in str(patch) else POD)
     assert exc.value.code == 400 and exc.value.reason == 'BadRequest'
 
@@ -132,7 +132,7 @@ def _reference_json_patch(target: Any, ops: Any) -> tuple[str, Any]:
 def _ours(target: Any, ops: Any) -> tuple[str, Any]:
     try:
         return 'ok', patching.json_patch(target, ops)
-    except errors.ApiError as exc:
+    except statuses.ApiError as exc:
         return 'fail', exc.code
 
 

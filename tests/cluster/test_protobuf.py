@@ -1,7 +1,7 @@
 """Decoding kubectl's protobuf request bodies (hand-encoded here, so no kubectl is needed)."""
 import pytest
 
-from kopf._cluster import errors, protobuf
+from kopf._cluster import protobuf, statuses
 
 
 def _varint(value: int) -> bytes:
@@ -51,9 +51,9 @@ def test_deployment_with_int_or_string_and_zero_values_dropped() -> None:
 
 
 def test_bad_bodies() -> None:
-    with pytest.raises(errors.ApiError) as exc:
+    with pytest.raises(statuses.ApiError) as exc:
         protobuf.decode(b'{"json": true}')
     assert exc.value.code == 400
-    with pytest.raises(errors.ApiError) as exc:
+    with pytest.raises(statuses.ApiError) as exc:
         protobuf.decode(_envelope('v1', 'NoSuchKind', b''))
     assert exc.value.code == 415

@@ -1,7 +1,7 @@
 """Label and field selector parsing and matching."""
 import pytest
 
-from kopf._cluster import errors, selectors
+from kopf._cluster import selectors, statuses
 
 
 @pytest.mark.parametrize('text, labels, expected', [
@@ -17,7 +17,7 @@ def test_label_selectors(text: str, labels: dict[str, str], expected: bool) -> N
 
 
 def test_label_selector_parse_error() -> None:
-    with pytest.raises(errors.ApiError) as exc:
+    with pytest.raises(statuses.ApiError) as exc:
         selectors.parse_labels('a in 1')
     assert exc.value.code == 400 and 'unable to parse requirement' in exc.value.message
 
@@ -29,6 +29,6 @@ def test_field_selectors() -> None:
     obj = {'metadata': {'name': 'x'}, 'involvedObject': {'name': 'z'}, 'source': {'component': 'kopf'}}
     assert match(obj)
     assert not match({**obj, 'involvedObject': {'name': 'y'}})
-    with pytest.raises(errors.ApiError) as exc:
+    with pytest.raises(statuses.ApiError) as exc:
         selectors.parse_fields('spec.foo=1', allowed)
     assert exc.value.message == 'field label not supported: spec.foo'

@@ -1,9 +1,9 @@
 """URL shapes of the Kubernetes API: which resource, namespace, name and subresource a path addresses."""
 import dataclasses
 
-from kopf._cluster import errors
-from kopf._cluster.catalog import Catalog
-from kopf._cluster.resources import Resource
+from kopf._cluster import statuses
+from kopf._cluster.apis.catalog import Catalog
+from kopf._cluster.apis.resourcetable import Resource
 
 NAMESPACE_SUBRESOURCES = ('status', 'finalize')
 
@@ -42,22 +42,22 @@ def resolve(catalog: Catalog, path: str) -> Target:
     parts = [p for p in path.split('/') if p]
     found = split_group_version(parts)
     if found is None:
-        raise errors.generic_not_found()
+        raise statuses.generic_not_found()
     group, version, rest = found
     namespace: str | None = None
     if len(rest) >= 3 and rest[0] == 'namespaces' and not (len(rest) == 3 and rest[2] in NAMESPACE_SUBRESOURCES):
         namespace, rest = rest[1], rest[2:]
     if not rest or len(rest) > 3:
-        raise errors.generic_not_found()
+        raise statuses.generic_not_found()
     resource = catalog.lookup(group, version, rest[0])
     if resource is None:
-        raise errors.generic_not_found()
+        raise statuses.generic_not_found()
     if namespace is not None and not resource.namespaced:
-        raise errors.generic_not_found()
+        raise statuses.generic_not_found()
     name = rest[1] if len(rest) >= 2 else None
     subresource = rest[2] if len(rest) == 3 else None
     if subresource is not None and subresource not in resource.subresources:
-        raise errors.generic_not_found()
+        raise statuses.generic_not_found()
     return Target(resource, namespace, name, subresource)
 
 
@@ -86,4 +86,4 @@ def check_allowed(method: str, target: Target, verb: str) -> None:
     else:
         allowed = verb in resource.verbs and verb in ('get', 'watch', 'update', 'patch', 'delete')
     if not allowed:
-        raise errors.method_not_allowed()
+        raise statuses.method_not_allowed()

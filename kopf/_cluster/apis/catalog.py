@@ -2,8 +2,8 @@
 from collections.abc import Iterable
 from typing import Any
 
-from kopf._cluster import resources
-from kopf._cluster.resources import Resource
+from kopf._cluster.apis import resourcetable
+from kopf._cluster.apis.resourcetable import Resource
 
 GVR = tuple[str, str, str]  # (group, version, plural)
 
@@ -22,7 +22,7 @@ def version_priority(version: str) -> tuple[int, int, int]:
 class Catalog:
     """Resources by (group, version, plural); CRD-defined ones are replaced as their CRDs change."""
 
-    def __init__(self, builtins: Iterable[Resource] = resources.BUILTINS) -> None:
+    def __init__(self, builtins: Iterable[Resource] = resourcetable.BUILTINS) -> None:
         self._builtins = {(r.group, r.version, r.plural): r for r in builtins}
         self._custom: dict[str, list[Resource]] = {}  # CRD name -> its served resources
         self._index: dict[GVR, Resource] = dict(self._builtins)
