@@ -14,9 +14,10 @@ import urllib.parse
 from collections.abc import Mapping
 from typing import Any
 
-from kopf._cluster import admission, applying, conforming, jsoncodec, patching, statuses, writing
+from kopf._cluster import admission, applying, jsoncodec, patching, statuses, writing
 from kopf._cluster.admission import CallFailed, Request
 from kopf._cluster.apis.routing import Target
+from kopf._cluster.openapi import conforming
 from kopf._cluster.state import State
 
 Obj = dict[str, Any]

@@ -17,9 +17,10 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from kopf._cluster import builtins, conforming, jsoncodec, managing, patching, statuses, writing
+from kopf._cluster import jsoncodec, managing, patching, statuses, writing
 from kopf._cluster.apis.routing import Target
 from kopf._cluster.managing import Identity, Managers, Path
+from kopf._cluster.openapi import conforming, kindschemas
 from kopf._cluster.state import State
 from kopf._cluster.store import Obj
 
@@ -133,7 +134,7 @@ def conflict_error(conflicts: list[tuple[Identity, Path]]) -> statuses.ApiError:
 def merge_object(live: Obj, config: Mapping[str, Any], schema: Mapping[str, Any] | None) -> Any:
     """The applied configuration merged into the live object; metadata merges as ObjectMeta."""
     root = dict(schema or {})
-    root['properties'] = {**(root.get('properties') or {}), 'metadata': builtins.definition(managing.OBJECT_META)}
+    root['properties'] = {**(root.get('properties') or {}), 'metadata': kindschemas.definition(managing.OBJECT_META)}
     return merge(live, config, root)
 
 

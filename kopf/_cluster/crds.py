@@ -3,8 +3,9 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from kopf._cluster import conforming, metadata, statuses
+from kopf._cluster import metadata, statuses
 from kopf._cluster.apis.resourcetable import ALL_VERBS, Resource
+from kopf._cluster.openapi import conforming
 
 Cause = dict[str, Any]
 

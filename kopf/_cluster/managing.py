@@ -18,8 +18,8 @@ import json
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from kopf._cluster import builtins, conforming
 from kopf._cluster.apis.resourcetable import Resource
+from kopf._cluster.openapi import conforming, kindschemas
 
 Path = tuple[str, ...]
 Fields = dict[Path, Any]           # leaf path -> value
@@ -110,7 +110,7 @@ def flatten(obj: Any, resource: Resource, *, with_status: bool = True) -> Fields
             continue
         if key == 'metadata' and isinstance(value, Mapping):
             meta = {k: v for k, v in value.items() if k not in SERVER_META}
-            fields.update(_walk(meta, builtins.definition(OBJECT_META), ('.metadata',)))
+            fields.update(_walk(meta, kindschemas.definition(OBJECT_META), ('.metadata',)))
         else:
             fields.update(_walk(value, properties.get(key), (f'.{key}',)))
     return fields
@@ -147,7 +147,7 @@ def list_type(node: Mapping[str, Any] | None) -> tuple[str, list[str]]:
         return 'map', keys
     if declared == 'set':
         return 'set', []
-    strategy, merge_key = builtins.patch_strategy(node)
+    strategy, merge_key = kindschemas.patch_strategy(node)
     if declared is None and 'merge' in (strategy or '').split(','):
         return ('map', [merge_key]) if merge_key else ('set', [])
     return 'atomic', []

@@ -2,8 +2,9 @@
 from collections.abc import Mapping
 from typing import Any
 
-from kopf._cluster import builtins, jsoncodec, patching, statuses
+from kopf._cluster import jsoncodec, patching, statuses
 from kopf._cluster.apis.resourcetable import Resource
+from kopf._cluster.openapi import kindschemas
 from kopf._cluster.store import Obj
 
 BUILTIN = {'specReplicasPath': '.spec.replicas', 'statusReplicasPath': '.status.replicas',
@@ -47,7 +48,7 @@ def patched_view(resource: Resource, obj: Obj, content_type: str, patch: Any) ->
     allowed = patching.BUILTIN_TYPES
     if content_type not in allowed:
         raise statuses.unsupported_media(allowed)
-    schema = builtins.schema_for('autoscaling', 'v1', 'Scale')
+    schema = kindschemas.schema_for('autoscaling', 'v1', 'Scale')
     return patching.apply_patch(content_type, view(resource, obj), patch, schema)
 
 

@@ -1,11 +1,12 @@
 """The emulator's whole state: the store, the catalog of served resources, and what follows from changes."""
 from typing import Any
 
-from kopf._cluster import crds, jsoncodec, kinds, managing, metadata, validation
+from kopf._cluster import crds, jsoncodec, kinds, managing, metadata
 from kopf._cluster.apis import resourcetable
 from kopf._cluster.apis.catalog import Catalog
 from kopf._cluster.apis.routing import Target
 from kopf._cluster.managing import Managers
+from kopf._cluster.openapi import validation
 from kopf._cluster.store import Change, Store
 from kopf._model import schemas
 

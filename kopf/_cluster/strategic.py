@@ -1,6 +1,6 @@
 """Strategic merge patches of built-ins, as apimachinery's `strategicpatch.StrategicMergeMapPatch` applies them.
 
-The list semantics come from the kind's schema (`builtins.schema_for`, the same schemas that prune
+The list semantics come from the kind's schema (`kindschemas.schema_for`, the same schemas that prune
 built-ins): `x-kubernetes-patch-strategy` (`merge`, `replace`, `retainKeys`, or `merge,retainKeys`)
 and `x-kubernetes-patch-merge-key`. Lists without `merge` are replaced whole; maps are merged.
 
@@ -13,7 +13,8 @@ server interleaved by their old positions — so new items come first (`[a]` + `
 from collections.abc import Mapping
 from typing import Any
 
-from kopf._cluster import builtins, jsoncodec, statuses
+from kopf._cluster import jsoncodec, statuses
+from kopf._cluster.openapi import kindschemas
 
 Node = Mapping[str, Any] | None
 ORDER = '$setElementOrder/'
@@ -63,7 +64,7 @@ def _merge_map(original: Mapping[str, Any], patch: Mapping[str, Any], node: Node
         elif key not in result or type(result[key]) is not type(value):
             result[key] = _clean(value)
         elif isinstance(value, dict):
-            strategy, _ = builtins.patch_strategy(_child(node, key))
+            strategy, _ = kindschemas.patch_strategy(_child(node, key))
             result[key] = _clean(value) if strategy == 'replace' else _merge_map(result[key], value, _child(node, key))
         elif isinstance(value, list):
             result[key] = _merge_list(result[key], value, _child(node, key))
@@ -84,7 +85,7 @@ def _retain(result: dict[str, Any], patch: Mapping[str, Any]) -> None:
 
 
 def _merge_list(original: list[Any], patch: list[Any], node: Node) -> list[Any]:
-    strategy, key = builtins.patch_strategy(node)
+    strategy, key = kindschemas.patch_strategy(node)
     if 'merge' not in (strategy or '').split(','):
         return _clean(patch)  # type: ignore[no-any-return]
     merged = _merged(original, patch, node, key)
@@ -131,10 +132,10 @@ def _ordered(current: Any, patch: Any, order: Any, node: Node, in_patch: bool) -
     elif current is None:
         merged = _clean(patch)
     else:
-        merged = _merged(original, patch, node, builtins.patch_strategy(node)[1])
+        merged = _merged(original, patch, node, kindschemas.patch_strategy(node)[1])
     if current is None and not in_patch:
         return None
-    return _normalise(merged, order, original, builtins.patch_strategy(node)[1])
+    return _normalise(merged, order, original, kindschemas.patch_strategy(node)[1])
 
 
 def _normalise(merged: list[Any], order: list[Any], server: list[Any], key: str | None) -> list[Any]:

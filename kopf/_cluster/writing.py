@@ -7,10 +7,11 @@ import dataclasses
 import uuid
 from typing import Any
 
-from kopf._cluster import conforming, crds, jsoncodec, kind_defaults, kinds, metadata, patching, scaling, statuses
+from kopf._cluster import crds, jsoncodec, kind_defaults, kinds, metadata, patching, scaling, statuses
 from kopf._cluster.apis import resourcetable
 from kopf._cluster.apis.resourcetable import Resource
 from kopf._cluster.apis.routing import Target
+from kopf._cluster.openapi import conforming
 from kopf._cluster.state import State
 from kopf._cluster.store import Obj
 

@@ -1,8 +1,9 @@
 """Server-side apply internals: field paths of owned leaves, the schema-driven merge, removal of unapplied fields."""
 from typing import Any
 
-from kopf._cluster import applying, builtins, managing
+from kopf._cluster import applying, managing
 from kopf._cluster.apis.catalog import Catalog
+from kopf._cluster.openapi import kindschemas
 
 POD = Catalog().lookup('', 'v1', 'pods')
 assert POD is not None
@@ -36,7 +37,7 @@ def test_managers_attribute_changes_to_the_last_writer() -> None:
 
 
 def test_merge_by_list_types_and_removal() -> None:
-    schema = builtins.schema_for('', 'v1', 'Pod')
+    schema = kindschemas.schema_for('', 'v1', 'Pod')
     live = {'metadata': {'finalizers': ['a']},
             'spec': {'containers': [{'name': 'c', 'image': 'i'}, {'name': 'd', 'image': 'j'}]}}
     config = {'metadata': {'finalizers': ['b']}, 'spec': {'containers': [{'name': 'd', 'image': 'k'}]}}

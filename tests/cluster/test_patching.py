@@ -4,7 +4,8 @@ from typing import Any
 
 import pytest
 
-from kopf._cluster import builtins, patching, statuses, strategic
+from kopf._cluster import patching, statuses, strategic
+from kopf._cluster.openapi import kindschemas
 
 
 @pytest.mark.parametrize('target, patch, expected', [
@@ -31,9 +32,9 @@ def test_json_patch_ok_and_failures() -> None:
     assert exc.value.code == 400
 
 
-POD = builtins.schema_for('', 'v1', 'Pod')
-SERVICE = builtins.schema_for('', 'v1', 'Service')
-DEPLOYMENT = builtins.schema_for('apps', 'v1', 'Deployment')
+POD = kindschemas.schema_for('', 'v1', 'Pod')
+SERVICE = kindschemas.schema_for('', 'v1', 'Service')
+DEPLOYMENT = kindschemas.schema_for('apps', 'v1', 'Deployment')
 
 
 @pytest.mark.parametrize('schema, target, patch, expected', [

@@ -4,7 +4,7 @@ from typing import Any
 
 import pytest
 
-from kopf._cluster import structural, validation
+from kopf._cluster.openapi import structural, validation
 from kopf._model import schemas
 
 STRICT: dict[str, Any] = {  # the `strict.kopf.dev` CRD of EMULATOR.md §13

@@ -7,7 +7,7 @@ apiVersion must parse as a group-version, the kind must be a DNS-1035 label up t
 import re
 from typing import Any
 
-from kopf._cluster.fielderrors import Cause, invalid, required
+from kopf._cluster.openapi.fielderrors import Cause, invalid, required
 from kopf._model.fields import FieldPath
 
 DNS1035 = re.compile(r'[a-z]([-a-z0-9]*[a-z0-9])?')

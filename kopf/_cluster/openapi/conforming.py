@@ -1,21 +1,22 @@
 """The one place that calls the schema layer: pruning, defaulting, validation, structural checks.
 
-The schema layer (`kopf._model.schemas`, `kopf._cluster.validation`, `kopf._cluster.builtins`) is
+The schema layer (`kopf._model.schemas`, `kopf._cluster.openapi.validation`, `kopf._cluster.openapi.kindschemas`) is
 owned separately; everything the emulator needs from it goes through here, in the pipeline order
 of EMULATOR.md §2.3: default → (Strict: reject unknown) → prune → validate.
 """
 from collections.abc import Mapping
 from typing import Any
 
-from kopf._cluster import builtins, decoding, statuses, structural, validation
+from kopf._cluster import statuses
 from kopf._cluster.apis.resourcetable import Resource
+from kopf._cluster.openapi import gotypes, kindschemas, structural, validation
 from kopf._model import schemas
 
 
 def schema_of(resource: Resource) -> Mapping[str, Any] | None:
     if resource.custom:
         return resource.schema
-    return builtins.schema_for(resource.group, resource.version, resource.kind)
+    return kindschemas.schema_for(resource.group, resource.version, resource.kind)
 
 
 def check_structural(schema: Any, field: str) -> list[dict[str, Any]]:
@@ -97,7 +98,7 @@ def conform(obj: dict[str, Any], resource: Resource, field_validation: str) -> l
         normalise_metadata(obj)
         return []
     if not resource.custom:
-        decoding.check(obj, schema, resource)   # Go structs: a wrong JSON type is a 400
+        gotypes.check(obj, schema, resource)   # Go structs: a wrong JSON type is a 400
     opaque = opaque_keys(schema)
     if opaque and _trivial(schema, opaque) and all(isinstance(obj[key], dict) for key in opaque if key in obj):
         return _conform_trivially(obj, schema, resource, field_validation)

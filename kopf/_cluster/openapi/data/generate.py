@@ -2,8 +2,8 @@
 
 Run (needs network access to PyPI once, or a local copy of the schemas; nothing is installed)::
 
-    python -m kopf._cluster.data.generate                      # downloads kubernetes-validate into a temp dir
-    python -m kopf._cluster.data.generate --source DIR         # DIR = …/kubernetes-json-schema/v1.31.0-local
+    python -m kopf._cluster.openapi.data.generate                      # downloads kubernetes-validate into a temp dir
+    python -m kopf._cluster.openapi.data.generate --source DIR         # DIR = …/kubernetes-json-schema/v1.31.0-local
 
 Source: the JSON schemas shipped in the PyPI package `kubernetes-validate` (its `vX.Y.0-local/
 _definitions.json`, a JSON-Schema rendering of the upstream OpenAPI definitions). Chosen over the
@@ -12,7 +12,7 @@ official `kubernetes` client's models because it carries what the models lose: `
 (needed for strategic-merge patches), and it names the kinds by group/version/kind explicitly.
 The Kubernetes version matches the one the emulator reports (v1.31.0).
 
-Compaction rules (the output is read by `kopf._cluster.builtins` and pruned by `kopf._model.schemas`):
+Compaction rules (the output is read by `kopf._cluster.openapi.kindschemas` and pruned by `kopf._model.schemas`):
 - descriptions, `x-kubernetes-group-version-kind` and unions are dropped; `type: [T, "null"]`
   becomes `type: T` (the server's defaulting step drops non-nullable nulls, as Go decoding does);
 - `required` and `enum` are dropped: built-ins are validated by hand-written Go code, not by their

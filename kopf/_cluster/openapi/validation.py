@@ -40,9 +40,9 @@ import uuid
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from kopf._cluster import embedded
-from kopf._cluster.defaulting import apply_defaults
-from kopf._cluster.fielderrors import (
+from kopf._cluster.openapi import embedded
+from kopf._cluster.openapi.defaulting import apply_defaults
+from kopf._cluster.openapi.fielderrors import (
     Cause,
     duplicate,
     in_body,

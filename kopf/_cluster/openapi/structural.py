@@ -6,8 +6,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from kopf._cluster import validation
-from kopf._cluster.fielderrors import Cause, forbidden, invalid, required
+from kopf._cluster.openapi import validation
+from kopf._cluster.openapi.fielderrors import Cause, forbidden, invalid, required
 from kopf._model.schemas import EMBEDDED, INT_OR_STRING, PRESERVE
 
 

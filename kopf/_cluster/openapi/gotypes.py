@@ -8,8 +8,9 @@ without list positions, as Go's encoding/json reports it). Custom resources are 
 from collections.abc import Mapping
 from typing import Any
 
-from kopf._cluster import builtins, statuses
+from kopf._cluster import statuses
 from kopf._cluster.apis.resourcetable import Resource
+from kopf._cluster.openapi import kindschemas
 
 Node = Mapping[str, Any]
 INT_OR_STRING = 'x-kubernetes-int-or-string'
@@ -30,7 +31,7 @@ def _first(value: Any, node: Node, path: tuple[str, ...], struct: str) -> tuple[
     if not _matches(value, node):
         return path, struct, _json_kind(value, node), _go_type(node)
     if isinstance(value, dict):
-        name = builtins.go_type_name(node)
+        name = kindschemas.go_type_name(node)
         inner = name.split('.')[-1] if name else struct
         properties: Mapping[str, Any] = node.get('properties') or {}
         additional = node.get('additionalProperties')
@@ -82,7 +83,7 @@ def _json_kind(value: Any, node: Node) -> str:
 
 
 def _go_type(node: Node) -> str:
-    name = builtins.go_type_name(node)
+    name = kindschemas.go_type_name(node)
     if name:
         return name
     kind = node.get('type')
