@@ -7,9 +7,10 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
-from kopf._cluster import jsoncodec, patching, selectors, statuses
+from kopf._cluster import jsoncodec, selectors, statuses
 from kopf._cluster.apis import resourcetable
 from kopf._cluster.apis.resourcetable import Resource
+from kopf._cluster.patchtypes import jsonpatches
 from kopf._cluster.state import State
 
 Obj = dict[str, Any]
@@ -154,7 +155,7 @@ def mutated(obj: Obj, response: Mapping[str, Any]) -> Obj:
         raise CallFailed(f'unsupported patchType {response.get("patchType")!r}')
     try:
         ops = jsoncodec.loads(base64.b64decode(response['patch']))
-        result: Obj = patching.json_patch(obj, ops)
+        result: Obj = jsonpatches.json_patch(obj, ops)
     except (ValueError, statuses.ApiError) as exc:
         raise CallFailed(f'the patch could not be applied: {exc}') from None
     return result

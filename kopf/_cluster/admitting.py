@@ -14,10 +14,11 @@ import urllib.parse
 from collections.abc import Mapping
 from typing import Any
 
-from kopf._cluster import admission, applying, jsoncodec, patching, statuses, writing
+from kopf._cluster import admission, applying, jsoncodec, statuses, writing
 from kopf._cluster.admission import CallFailed, Request
 from kopf._cluster.apis.routing import Target
 from kopf._cluster.openapi import conforming
+from kopf._cluster.patchtypes import jsonpatches
 from kopf._cluster.state import State
 
 Obj = dict[str, Any]
@@ -48,10 +49,10 @@ class Admitter:
                      options: writing.Options) -> writing.Outcome:
         if content_type is None:
             writing.require_rv(target, writing.as_object(body))
-        elif content_type not in (patching.CUSTOM_TYPES if target.resource.custom else patching.BUILTIN_TYPES):
-            allowed = patching.CUSTOM_TYPES if target.resource.custom else patching.BUILTIN_TYPES
+        elif content_type not in (jsonpatches.CUSTOM_TYPES if target.resource.custom else jsonpatches.BUILTIN_TYPES):
+            allowed = jsonpatches.CUSTOM_TYPES if target.resource.custom else jsonpatches.BUILTIN_TYPES
             raise statuses.unsupported_media(allowed)
-        if content_type == patching.APPLY:
+        if content_type == jsonpatches.APPLY:
             return await self._apply(target, body, options)
         for _ in range(RETRIES):
             current = writing.existing(self.state, target)
@@ -233,4 +234,4 @@ def _unchunk(data: bytes) -> bytes:
 
 
 def _patched(target: Target, content_type: str, current: Any, body: Any) -> Any:
-    return patching.apply_patch(content_type, current, body, conforming.schema_of(target.resource))
+    return jsonpatches.apply_patch(content_type, current, body, conforming.schema_of(target.resource))

@@ -17,10 +17,11 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from kopf._cluster import jsoncodec, managing, patching, statuses, writing
+from kopf._cluster import jsoncodec, statuses, writing
 from kopf._cluster.apis.routing import Target
-from kopf._cluster.managing import Identity, Managers, Path
 from kopf._cluster.openapi import conforming, kindschemas
+from kopf._cluster.patchtypes import fieldowners, jsonpatches
+from kopf._cluster.patchtypes.fieldowners import Identity, Managers, Path
 from kopf._cluster.state import State
 from kopf._cluster.store import Obj
 
@@ -29,10 +30,10 @@ MISSING = object()
 
 def check(content_type: str, manager: str, force: bool) -> None:
     """PatchOptions validation: appliers must name themselves; only appliers may force."""
-    if content_type == patching.APPLY and not manager:
+    if content_type == jsonpatches.APPLY and not manager:
         raise statuses.invalid('PatchOptions', 'meta.k8s.io', '', [statuses.cause(
             'FieldValueRequired', 'fieldManager', 'Required value: is required for apply patch')])
-    if content_type != patching.APPLY and force:
+    if content_type != jsonpatches.APPLY and force:
         raise statuses.invalid('PatchOptions', 'meta.k8s.io', '', [statuses.cause(
             'FieldValueForbidden', 'force', 'Forbidden: may not be specified for non-apply patch')])
 
@@ -87,8 +88,8 @@ def creation_body(target: Target, body: Any) -> dict[str, Any]:
 
 def own_created(state: State, target: Target, config: Any, options: writing.Options, outcome: writing.Outcome) -> None:
     if outcome.obj is not None and not options.dry_run:
-        identity = managing.identity_of(options.manager, 'Apply', target.resource.api_version, target.subresource)
-        fields = set(managing.flatten(config, target.resource, with_status=not target.resource.has_status))
+        identity = fieldowners.identity_of(options.manager, 'Apply', target.resource.api_version, target.subresource)
+        fields = set(fieldowners.flatten(config, target.resource, with_status=not target.resource.has_status))
         state.managers[outcome.obj['metadata']['uid']] = Managers(owned={identity: fields})
 
 
@@ -96,12 +97,12 @@ def plan(state: State, target: Target, current: Obj, body: Any, options: writing
     """Merge the configuration into the live object; 409 on others' fields with other values (unless forced)."""
     resource = target.resource
     config = writing.as_object(body)
-    identity = managing.identity_of(options.manager, 'Apply', resource.api_version, target.subresource)
+    identity = fieldowners.identity_of(options.manager, 'Apply', resource.api_version, target.subresource)
     with_status = target.subresource == 'status' or not resource.has_status
     managers = state.managers.setdefault(current['metadata'].get('uid', ''), Managers())
     managers.settle()
-    applied = managing.flatten(config, resource, with_status=with_status)
-    live = managing.flatten(current, resource, with_status=with_status)
+    applied = fieldowners.flatten(config, resource, with_status=with_status)
+    live = fieldowners.flatten(current, resource, with_status=with_status)
     conflicts = [(other, path) for other, paths in managers.owned.items() if other != identity
                  for path in sorted(paths & applied.keys()) if live.get(path, MISSING) != applied[path]]
     if conflicts and not options.force:
@@ -117,16 +118,17 @@ def plan(state: State, target: Target, current: Obj, body: Any, options: writing
 
 
 def conflict_error(conflicts: list[tuple[Identity, Path]]) -> statuses.ApiError:
-    causes = [{'reason': 'FieldManagerConflict', 'message': f'conflict with {managing.describe(owner)}',
-               'field': managing.render(path)} for owner, path in conflicts]
+    causes = [{'reason': 'FieldManagerConflict', 'message': f'conflict with {fieldowners.describe(owner)}',
+               'field': fieldowners.render(path)} for owner, path in conflicts]
     if len(conflicts) == 1:
         owner, path = conflicts[0]
-        message = f'Apply failed with 1 conflict: conflict with {managing.describe(owner)}: {managing.render(path)}'
+        conflict = f'{fieldowners.describe(owner)}: {fieldowners.render(path)}'
+        message = f'Apply failed with 1 conflict: conflict with {conflict}'
     else:
         lines = []
-        for owner in sorted({owner for owner, _ in conflicts}, key=managing.encoded):
-            lines.append(f'conflicts with {managing.describe(owner)}:')
-            lines.extend(f'- {managing.render(path)}' for other, path in conflicts if other == owner)
+        for owner in sorted({owner for owner, _ in conflicts}, key=fieldowners.encoded):
+            lines.append(f'conflicts with {fieldowners.describe(owner)}:')
+            lines.extend(f'- {fieldowners.render(path)}' for other, path in conflicts if other == owner)
         message = f'Apply failed with {len(conflicts)} conflicts: ' + '\n'.join(lines)
     return statuses.ApiError(409, 'Conflict', message, {'causes': causes})
 
@@ -134,7 +136,7 @@ def conflict_error(conflicts: list[tuple[Identity, Path]]) -> statuses.ApiError:
 def merge_object(live: Obj, config: Mapping[str, Any], schema: Mapping[str, Any] | None) -> Any:
     """The applied configuration merged into the live object; metadata merges as ObjectMeta."""
     root = dict(schema or {})
-    root['properties'] = {**(root.get('properties') or {}), 'metadata': kindschemas.definition(managing.OBJECT_META)}
+    root['properties'] = {**(root.get('properties') or {}), 'metadata': kindschemas.definition(fieldowners.OBJECT_META)}
     return merge(live, config, root)
 
 
@@ -152,7 +154,7 @@ def merge(live: Any, config: Any, node: Mapping[str, Any] | None) -> Any:
             result[key] = merge(live.get(key), value, sub)
         return result
     if isinstance(config, list) and isinstance(live, list):
-        kind, keys = managing.list_type(node)
+        kind, keys = fieldowners.list_type(node)
         if kind == 'set':
             return list(live) + [item for item in config if item not in live]
         if kind == 'map':
@@ -160,7 +162,7 @@ def merge(live: Any, config: Any, node: Mapping[str, Any] | None) -> Any:
             result_list = list(live)
             for item in config:
                 found = isinstance(item, Mapping)
-                index = _find(result_list, managing.element_key(item, keys), keys) if found else None
+                index = _find(result_list, fieldowners.element_key(item, keys), keys) if found else None
                 if index is None:
                     result_list.append(item)
                 else:
@@ -171,7 +173,7 @@ def merge(live: Any, config: Any, node: Mapping[str, Any] | None) -> Any:
 
 def _find(items: list[Any], element: str, keys: list[str]) -> int | None:
     for index, item in enumerate(items):
-        if isinstance(item, Mapping) and managing.element_key(item, keys) == element:
+        if isinstance(item, Mapping) and fieldowners.element_key(item, keys) == element:
             return index
     return None
 

@@ -18,7 +18,6 @@ from kopf._cluster import (
     authorizing,
     discovery,
     jsoncodec,
-    patching,
     protobuf,
     reading,
     scaling,
@@ -29,6 +28,7 @@ from kopf._cluster import (
 from kopf._cluster.apis import routing
 from kopf._cluster.apis.routing import Target
 from kopf._cluster.faults import Faults
+from kopf._cluster.patchtypes import jsonpatches
 from kopf._cluster.state import State
 from kopf._cluster.streaming import Streams
 
@@ -190,7 +190,7 @@ async def _serve(backend: Backend, request: web.Request, target: Target, verb: s
         outcome = writing.create(backend.state, target, body, options(params, agent=agent))
     elif verb == 'update':
         outcome = writing.replace(backend.state, target, body, options(params, agent=agent))
-    elif verb == 'patch' and content_type == patching.APPLY and target.subresource != 'scale':
+    elif verb == 'patch' and content_type == jsonpatches.APPLY and target.subresource != 'scale':
         outcome = applying.apply(backend.state, target, body, options(params, agent=agent))
     elif verb == 'patch':
         outcome = writing.patch(backend.state, target, content_type, body, options(params, agent=agent))

@@ -2,9 +2,10 @@
 from collections.abc import Mapping
 from typing import Any
 
-from kopf._cluster import jsoncodec, patching, statuses
+from kopf._cluster import jsoncodec, statuses
 from kopf._cluster.apis.resourcetable import Resource
 from kopf._cluster.openapi import kindschemas
+from kopf._cluster.patchtypes import jsonpatches
 from kopf._cluster.store import Obj
 
 BUILTIN = {'specReplicasPath': '.spec.replicas', 'statusReplicasPath': '.status.replicas',
@@ -45,11 +46,11 @@ def view(resource: Resource, obj: Obj) -> dict[str, Any]:
 
 
 def patched_view(resource: Resource, obj: Obj, content_type: str, patch: Any) -> Any:
-    allowed = patching.BUILTIN_TYPES
+    allowed = jsonpatches.BUILTIN_TYPES
     if content_type not in allowed:
         raise statuses.unsupported_media(allowed)
     schema = kindschemas.schema_for('autoscaling', 'v1', 'Scale')
-    return patching.apply_patch(content_type, view(resource, obj), patch, schema)
+    return jsonpatches.apply_patch(content_type, view(resource, obj), patch, schema)
 
 
 def applied(resource: Resource, obj: Obj, scale: Any) -> Obj:

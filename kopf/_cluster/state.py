@@ -1,12 +1,13 @@
 """The emulator's whole state: the store, the catalog of served resources, and what follows from changes."""
 from typing import Any
 
-from kopf._cluster import crds, jsoncodec, kinds, managing, metadata
+from kopf._cluster import crds, jsoncodec, kinds, metadata
 from kopf._cluster.apis import resourcetable
 from kopf._cluster.apis.catalog import Catalog
 from kopf._cluster.apis.routing import Target
-from kopf._cluster.managing import Managers
 from kopf._cluster.openapi import validation
+from kopf._cluster.patchtypes import fieldowners
+from kopf._cluster.patchtypes.fieldowners import Managers
 from kopf._cluster.store import Change, Store
 from kopf._model import schemas
 
@@ -70,7 +71,7 @@ class State:
 
     def record_write(self, target: Target, manager: str, before: dict[str, Any] | None, after: dict[str, Any]) -> None:
         """Note an ordinary (non-apply) write for the field ownership that server-side apply checks."""
-        identity = managing.identity_of(manager, 'Update', target.resource.api_version, target.subresource)
+        identity = fieldowners.identity_of(manager, 'Update', target.resource.api_version, target.subresource)
         self.managers.setdefault(after['metadata'].get('uid', ''), Managers()).record(identity, before, after,
                                                                                       target.resource)
 

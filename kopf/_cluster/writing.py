@@ -7,11 +7,12 @@ import dataclasses
 import uuid
 from typing import Any
 
-from kopf._cluster import crds, jsoncodec, kind_defaults, kinds, metadata, patching, scaling, statuses
+from kopf._cluster import crds, jsoncodec, kind_defaults, kinds, metadata, scaling, statuses
 from kopf._cluster.apis import resourcetable
 from kopf._cluster.apis.resourcetable import Resource
 from kopf._cluster.apis.routing import Target
 from kopf._cluster.openapi import conforming
+from kopf._cluster.patchtypes import jsonpatches
 from kopf._cluster.state import State
 from kopf._cluster.store import Obj
 
@@ -95,16 +96,16 @@ def patch(state: State, target: Target, content_type: str, body: Any, options: O
     resource = target.resource
     if target.subresource == 'scale':
         return scale(state, target, content_type, body, options)
-    allowed = patching.CUSTOM_TYPES if resource.custom else patching.BUILTIN_TYPES
+    allowed = jsonpatches.CUSTOM_TYPES if resource.custom else jsonpatches.BUILTIN_TYPES
     if content_type not in allowed:
         raise statuses.unsupported_media(allowed)
     current = state.store.get(resource.key, target.namespace or '', target.name or '')
-    if current is None and content_type == patching.APPLY:
+    if current is None and content_type == jsonpatches.APPLY:
         return create(state, _collection(target), body, options)
     if current is None:
         raise statuses.not_found(resource.qualified, resource.group, resource.plural, target.name or '')
-    candidate = patching.apply_patch(content_type, current, body, conforming.schema_of(resource))
-    if content_type != patching.JSON:   # merges share unchanged subtrees with the stored object
+    candidate = jsonpatches.apply_patch(content_type, current, body, conforming.schema_of(resource))
+    if content_type != jsonpatches.JSON:   # merges share unchanged subtrees with the stored object
         candidate = jsoncodec.clone(candidate)
     return update(state, target, current, candidate, options)
 

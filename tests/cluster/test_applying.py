@@ -1,9 +1,10 @@
 """Server-side apply internals: field paths of owned leaves, the schema-driven merge, removal of unapplied fields."""
 from typing import Any
 
-from kopf._cluster import applying, managing
+from kopf._cluster import applying
 from kopf._cluster.apis.catalog import Catalog
 from kopf._cluster.openapi import kindschemas
+from kopf._cluster.patchtypes import fieldowners
 
 POD = Catalog().lookup('', 'v1', 'pods')
 assert POD is not None
@@ -11,7 +12,7 @@ assert POD is not None
 
 def _paths(obj: Any) -> set[str]:
     assert POD is not None
-    return {managing.render(path) for path in managing.flatten(obj, POD)}
+    return {fieldowners.render(path) for path in fieldowners.flatten(obj, POD)}
 
 
 def test_flatten_uses_upstream_field_paths() -> None:
@@ -27,7 +28,7 @@ def test_flatten_uses_upstream_field_paths() -> None:
 
 def test_managers_attribute_changes_to_the_last_writer() -> None:
     assert POD is not None
-    managers = managing.Managers()
+    managers = fieldowners.Managers()
     first = {'metadata': {'labels': {'a': '1', 'b': '1'}}}
     second = {'metadata': {'labels': {'a': '2'}}}
     managers.record(('one', 'Update', 'v1'), None, first, POD)

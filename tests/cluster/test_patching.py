@@ -4,8 +4,9 @@ from typing import Any
 
 import pytest
 
-from kopf._cluster import patching, statuses, strategic
+from kopf._cluster import statuses
 from kopf._cluster.openapi import kindschemas
+from kopf._cluster.patchtypes import jsonpatches, strategic
 
 
 @pytest.mark.parametrize('target, patch, expected', [
@@ -16,19 +17,19 @@ from kopf._cluster.openapi import kindschemas
 ])
 def test_merge_patch(target: Any, patch: Any, expected: Any) -> None:
     before = repr(target)
-    assert patching.merge_patch(target, patch) == expected
+    assert jsonpatches.merge_patch(target, patch) == expected
     assert repr(target) == before   # inputs are never mutated
 
 
 def test_json_patch_ok_and_failures() -> None:
-    assert patching.json_patch({'a': 1}, [{'op': 'replace', 'path': '/a', 'value': 2}]) == {'a': 2}
+    assert jsonpatches.json_patch({'a': 1}, [{'op': 'replace', 'path': '/a', 'value': 2}]) == {'a': 2}
     for ops in ([{'op': 'test', 'path': '/a', 'value': 9}], [{'op': 'remove', 'path': '/zz'}],
                 [{'op': 'add', 'path': '/l/9', 'value': 1}]):
         with pytest.raises(statuses.ApiError) as exc:
-            patching.json_patch({'a': 1, 'l': []}, ops)
+            jsonpatches.json_patch({'a': 1, 'l': []}, ops)
         assert exc.value.code == 422 and exc.value.message == statuses.JSON_PATCH_FAILED
     with pytest.raises(statuses.ApiError) as exc:
-        patching.json_patch({}, {'op': 'add'})
+        jsonpatches.json_patch({}, {'op': 'add'})
     assert exc.value.code == 400
 
 
@@ -132,7 +133,7 @@ def _reference_json_patch(target: Any, ops: Any) -> tuple[str, Any]:
 
 def _ours(target: Any, ops: Any) -> tuple[str, Any]:
     try:
-        return 'ok', patching.json_patch(target, ops)
+        return 'ok', jsonpatches.json_patch(target, ops)
     except statuses.ApiError as exc:
         return 'fail', exc.code
 
@@ -200,7 +201,7 @@ def test_json_patch_fast_path_agrees_with_jsonpatch_on_random_ops() -> None:
 
 def test_json_patch_result_shares_nothing_with_the_target() -> None:
     target = {'metadata': {'labels': {'a': 'b'}}, 'spec': {'l': [1]}}
-    result = patching.json_patch(target, [{'op': 'add', 'path': '/metadata/finalizers', 'value': ['x']}])
+    result = jsonpatches.json_patch(target, [{'op': 'add', 'path': '/metadata/finalizers', 'value': ['x']}])
     result['metadata']['labels']['c'] = 'd'
     result['spec']['l'].append(2)
     assert target == {'metadata': {'labels': {'a': 'b'}}, 'spec': {'l': [1]}}
@@ -210,7 +211,7 @@ def test_json_patch_values_are_inserted_as_copies() -> None:
     value: dict[str, Any] = {'k': 'v'}
     ops = [{'op': 'add', 'path': '/a', 'value': value}, {'op': 'add', 'path': '/b', 'value': value},
            {'op': 'add', 'path': '/a/x', 'value': 1}]
-    assert patching.json_patch({}, ops) == {'a': {'k': 'v', 'x': 1}, 'b': {'k': 'v'}}
+    assert jsonpatches.json_patch({}, ops) == {'a': {'k': 'v', 'x': 1}, 'b': {'k': 'v'}}
     assert value == {'k': 'v'}
 
 
@@ -228,5 +229,5 @@ def test_json_patch_values_are_inserted_as_copies() -> None:
 def test_json_patch_fast_path_takes_the_usual_ops(ops: Any, handled: bool) -> None:
     doc = {'metadata': {'resourceVersion': '5', 'finalizers': ['kopf/x'], 'generation': 1,
                         'annotations': {}}, 'status': {'a': 1}}
-    assert patching._apply_simply(copy.deepcopy(doc), ops) is handled
+    assert jsonpatches._apply_simply(copy.deepcopy(doc), ops) is handled
     assert _ours(doc, ops) == _reference_json_patch(doc, ops)

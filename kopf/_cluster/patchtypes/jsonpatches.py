@@ -8,7 +8,8 @@ from typing import Any
 
 import jsonpatch
 
-from kopf._cluster import jsoncodec, statuses, strategic
+from kopf._cluster import jsoncodec, statuses
+from kopf._cluster.patchtypes import strategic
 
 MERGE = 'application/merge-patch+json'
 JSON = 'application/json-patch+json'
