@@ -7,11 +7,12 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
-from kopf._cluster import jsoncodec, selectors, statuses
+from kopf._cluster import jsoncodec, statuses
 from kopf._cluster.apis import resourcetable
 from kopf._cluster.apis.resourcetable import Resource
 from kopf._cluster.patchtypes import jsonpatches
 from kopf._cluster.state import State
+from kopf._cluster.store import selection
 
 Obj = dict[str, Any]
 CONFIG_KEYS = {
@@ -82,13 +83,13 @@ def _listed(values: Any, value: str) -> bool:
 
 def _selector(spec: Any) -> Any:
     spec = spec if isinstance(spec, Mapping) else {}
-    requirements = [selectors.Requirement(k, '=', (str(v),)) for k, v in (spec.get('matchLabels') or {}).items()]
+    requirements = [selection.Requirement(k, '=', (str(v),)) for k, v in (spec.get('matchLabels') or {}).items()]
     operators = {'In': 'in', 'NotIn': 'notin', 'Exists': 'exists', 'DoesNotExist': '!'}
     for expression in spec.get('matchExpressions') or []:
         op = operators.get(expression.get('operator'), 'exists')
-        requirements.append(selectors.Requirement(expression.get('key', ''), op,
+        requirements.append(selection.Requirement(expression.get('key', ''), op,
                                                   tuple(str(v) for v in expression.get('values') or [])))
-    return selectors.matcher(requirements, [])
+    return selection.matcher(requirements, [])
 
 
 def _namespace_matches(state: State, spec: Any, request: Request) -> bool:

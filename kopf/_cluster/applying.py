@@ -23,7 +23,7 @@ from kopf._cluster.openapi import conforming, kindschemas
 from kopf._cluster.patchtypes import fieldowners, jsonpatches
 from kopf._cluster.patchtypes.fieldowners import Identity, Managers, Path
 from kopf._cluster.state import State
-from kopf._cluster.store import Obj
+from kopf._cluster.store.objectstore import Obj
 
 MISSING = object()
 

@@ -12,7 +12,7 @@ from kopf._cluster import jsoncodec, metadata, writing
 from kopf._cluster.apis import resourcetable
 from kopf._cluster.apis.routing import Target
 from kopf._cluster.state import State
-from kopf._cluster.store import Obj
+from kopf._cluster.store.objectstore import Obj
 
 logger = logging.getLogger(__name__)
 

@@ -33,9 +33,9 @@ from kopf._cluster.handlers import Backend
 from kopf._cluster.operations import Controlled, Controls
 from kopf._cluster.server import Dispatcher
 from kopf._cluster.state import State
-from kopf._cluster.store import Obj
+from kopf._cluster.store.fanout import Hub
+from kopf._cluster.store.objectstore import Obj
 from kopf._cluster.streaming import Streams
-from kopf._cluster.watching import Hub
 
 P = ParamSpec('P')
 R = TypeVar('R')

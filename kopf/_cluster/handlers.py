@@ -19,7 +19,6 @@ from kopf._cluster import (
     discovery,
     jsoncodec,
     protobuf,
-    reading,
     scaling,
     statuses,
     tables,
@@ -30,6 +29,7 @@ from kopf._cluster.apis.routing import Target
 from kopf._cluster.faults import Faults
 from kopf._cluster.patchtypes import jsonpatches
 from kopf._cluster.state import State
+from kopf._cluster.store import reading
 from kopf._cluster.streaming import Streams
 
 JSON_TYPE = 'application/json'

@@ -18,7 +18,7 @@ from kopf._cluster import faults, statuses
 from kopf._cluster.authorizing import Access, Denial
 from kopf._cluster.faults import Faults, Rule
 from kopf._cluster.state import State
-from kopf._cluster.watching import Hub
+from kopf._cluster.store.fanout import Hub
 
 P = ParamSpec('P')
 R = TypeVar('R')

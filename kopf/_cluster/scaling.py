@@ -6,7 +6,7 @@ from kopf._cluster import jsoncodec, statuses
 from kopf._cluster.apis.resourcetable import Resource
 from kopf._cluster.openapi import kindschemas
 from kopf._cluster.patchtypes import jsonpatches
-from kopf._cluster.store import Obj
+from kopf._cluster.store.objectstore import Obj
 
 BUILTIN = {'specReplicasPath': '.spec.replicas', 'statusReplicasPath': '.status.replicas',
            'labelSelectorPath': '.spec.selector'}

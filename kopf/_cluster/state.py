@@ -8,7 +8,7 @@ from kopf._cluster.apis.routing import Target
 from kopf._cluster.openapi import validation
 from kopf._cluster.patchtypes import fieldowners
 from kopf._cluster.patchtypes.fieldowners import Managers
-from kopf._cluster.store import Change, Store
+from kopf._cluster.store.objectstore import Change, Store
 from kopf._model import schemas
 
 

@@ -6,12 +6,13 @@ from typing import Any
 
 from aiohttp import web
 
-from kopf._cluster import jsoncodec, reading, statuses, tables, watching
+from kopf._cluster import jsoncodec, statuses, tables
 from kopf._cluster.apis.resourcetable import Resource
 from kopf._cluster.apis.routing import Target
 from kopf._cluster.state import State
-from kopf._cluster.store import Change
-from kopf._cluster.watching import Hub, Watcher
+from kopf._cluster.store import fanout, reading
+from kopf._cluster.store.fanout import Hub, Watcher
+from kopf._cluster.store.objectstore import Change
 
 TRUE = ('1', 't', 'T', 'true', 'TRUE', 'True')
 FUTURE_RV_WAIT = 3.0
@@ -87,10 +88,10 @@ class Streams:
         if not rv or rv == '0' or initial:
             for obj in store.iterate(resource.key, target.namespace):
                 if watcher.match(obj):
-                    line = watching.added(obj) if watcher.render is None else watcher.render.added(obj)
+                    line = fanout.added(obj) if watcher.render is None else watcher.render.added(obj)
                     watcher.buffer.append(line)
             if initial:
-                watcher.buffer.append(watching.bookmark(resource.kind, resource.api_version, store.rv, True))
+                watcher.buffer.append(fanout.bookmark(resource.kind, resource.api_version, store.rv, True))
             return None
         try:
             since = int(rv)
@@ -100,7 +101,7 @@ class Streams:
         if changes is None:
             status = statuses.expired(f'too old resource version: {since} ({store.compacted + 1})').status()
             status.pop('details', None)
-            return watching.error(status)
+            return fanout.error(status)
         for change in changes:
             watcher.offer(change)
         return None
@@ -117,7 +118,7 @@ class Streams:
                 break
             interval = self.hub.bookmark_interval
             if bookmarks and now >= last_bookmark + interval:
-                watcher.push(watching.bookmark(resource.kind, resource.api_version, self.state.store.rv))
+                watcher.push(fanout.bookmark(resource.kind, resource.api_version, self.state.store.rv))
                 last_bookmark = now
                 continue
             watcher.wakeup.clear()
@@ -128,7 +129,7 @@ class Streams:
             except TimeoutError:
                 pass
         if bookmarks and not watcher.closed:
-            watcher.push(watching.bookmark(resource.kind, resource.api_version, self.state.store.rv))
+            watcher.push(fanout.bookmark(resource.kind, resource.api_version, self.state.store.rv))
 
 
 class TableLines:

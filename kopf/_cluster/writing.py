@@ -14,7 +14,7 @@ from kopf._cluster.apis.routing import Target
 from kopf._cluster.openapi import conforming
 from kopf._cluster.patchtypes import jsonpatches
 from kopf._cluster.state import State
-from kopf._cluster.store import Obj
+from kopf._cluster.store.objectstore import Obj
 
 PROPAGATION_FINALIZERS = {'Foreground': 'foregroundDeletion', 'Orphan': 'orphan'}
 

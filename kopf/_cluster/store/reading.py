@@ -3,9 +3,10 @@ import base64
 from collections.abc import Mapping
 from typing import Any
 
-from kopf._cluster import jsoncodec, selectors, statuses
+from kopf._cluster import jsoncodec, statuses
 from kopf._cluster.apis.routing import Target
-from kopf._cluster.store import Obj, Store
+from kopf._cluster.store import selection
+from kopf._cluster.store.objectstore import Obj, Store
 
 EXPIRED_CONTINUE = ('The provided continue parameter is too old to display a consistent list result. '
                     'You can start a new list without the continue parameter, or use the continue token '
@@ -29,11 +30,11 @@ def as_version(obj: Obj, api_version: str) -> Obj:
 
 
 def object_matcher(target: Target, params: Mapping[str, str]) -> Any:
-    labels = selectors.parse_labels(params.get('labelSelector'))
-    fields = selectors.parse_fields(params.get('fieldSelector'), target.resource.selectable_fields())
+    labels = selection.parse_labels(params.get('labelSelector'))
+    fields = selection.parse_fields(params.get('fieldSelector'), target.resource.selectable_fields())
     if target.name is not None:
-        fields.append(selectors.Requirement('metadata.name', '=', (target.name,)))
-    return selectors.matcher(labels, fields)
+        fields.append(selection.Requirement('metadata.name', '=', (target.name,)))
+    return selection.matcher(labels, fields)
 
 
 def list_objects(store: Store, target: Target, params: Mapping[str, str]) -> bytes:

@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from kopf._cluster import jsoncodec
-from kopf._cluster.store import Change, Key
+from kopf._cluster.store.objectstore import Change, Key
 
 Match = Callable[[Mapping[str, Any]], bool]
 
