@@ -11,7 +11,7 @@ from kopf._cluster import jsoncodec, statuses
 from kopf._cluster.apis import resourcetable
 from kopf._cluster.apis.resourcetable import Resource
 from kopf._cluster.patchtypes import jsonpatches
-from kopf._cluster.state import State
+from kopf._cluster.pipeline.state import State
 from kopf._cluster.store import selection
 
 Obj = dict[str, Any]

@@ -14,12 +14,13 @@ import urllib.parse
 from collections.abc import Mapping
 from typing import Any
 
-from kopf._cluster import admission, applying, jsoncodec, statuses, writing
+from kopf._cluster import admission, jsoncodec, statuses
 from kopf._cluster.admission import CallFailed, Request
 from kopf._cluster.apis.routing import Target
 from kopf._cluster.openapi import conforming
 from kopf._cluster.patchtypes import jsonpatches
-from kopf._cluster.state import State
+from kopf._cluster.pipeline import serverside, writing
+from kopf._cluster.pipeline.state import State
 
 Obj = dict[str, Any]
 SERVER_FIELDS = ('uid', 'creationTimestamp', 'generation', 'resourceVersion')
@@ -76,16 +77,16 @@ class Admitter:
         """Server-side apply: create through admission if missing, else the applied plan through admission."""
         resource = target.resource
         if self.state.store.get(resource.key, target.namespace or '', target.name or '') is None:
-            config = applying.creation_body(target, body)
+            config = serverside.creation_body(target, body)
             collection = dataclasses.replace(target, name=None, subresource=None)
-            outcome = await self.create(collection, jsoncodec.clone(config), applying.quietly(options))
-            applying.own_created(self.state, target, config, options, outcome)
+            outcome = await self.create(collection, jsoncodec.clone(config), serverside.quietly(options))
+            serverside.own_created(self.state, target, config, options, outcome)
             return outcome
         current = writing.existing(self.state, target)
-        planned = applying.plan(self.state, target, current, jsoncodec.clone(body), options)
+        planned = serverside.plan(self.state, target, current, jsoncodec.clone(body), options)
         draft = writing.update(self.state, target, current, jsoncodec.clone(planned.candidate), dryly(options)).obj
         if draft is None or draft is current:
-            outcome = writing.update(self.state, target, current, planned.candidate, applying.quietly(options))
+            outcome = writing.update(self.state, target, current, planned.candidate, serverside.quietly(options))
             if not options.dry_run:
                 planned.commit()
             return outcome
@@ -94,7 +95,7 @@ class Admitter:
         final = writing.update(self.state, target, current, jsoncodec.clone(mutated), dryly(options)).obj
         await self.validate(dataclasses_replace(request, obj=final))
         stored = writing.existing(self.state, target)
-        outcome = writing.update(self.state, target, stored, mutated, applying.quietly(options))
+        outcome = writing.update(self.state, target, stored, mutated, serverside.quietly(options))
         outcome.warnings.extend(self.warnings)
         if not options.dry_run:
             planned.commit()

@@ -8,10 +8,11 @@ import datetime
 import logging
 import time
 
-from kopf._cluster import jsoncodec, metadata, writing
+from kopf._cluster import jsoncodec
 from kopf._cluster.apis import resourcetable
 from kopf._cluster.apis.routing import Target
-from kopf._cluster.state import State
+from kopf._cluster.pipeline import metadata, writing
+from kopf._cluster.pipeline.state import State
 from kopf._cluster.store.objectstore import Obj
 
 logger = logging.getLogger(__name__)

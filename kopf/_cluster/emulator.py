@@ -23,16 +23,15 @@ from kopf._cluster import (
     discovery,
     faults,
     jsoncodec,
-    kinds,
     kubeconfig,
     statuses,
-    writing,
 )
 from kopf._cluster.apis.routing import Target
 from kopf._cluster.handlers import Backend
 from kopf._cluster.operations import Controlled, Controls
+from kopf._cluster.pipeline import kindrules, writing
+from kopf._cluster.pipeline.state import State
 from kopf._cluster.server import Dispatcher
-from kopf._cluster.state import State
 from kopf._cluster.store.fanout import Hub
 from kopf._cluster.store.objectstore import Obj
 from kopf._cluster.streaming import Streams
@@ -56,7 +55,7 @@ class Emulator(Controls):
         self.kubeconfig_path: pathlib.Path | None = None   # the last kubeconfig written (rewritten on rotation)
         self.certificates: certificates.Certificates | None = None
         self.state_file = pathlib.Path(state_file) if state_file is not None else None
-        settings = kinds.Settings(allow_http_webhooks=allow_http_webhooks, event_ttl=event_ttl)
+        settings = kindrules.Settings(allow_http_webhooks=allow_http_webhooks, event_ttl=event_ttl)
         self.state = State(history_size=history_size, settings=settings)
         self.hub = Hub(bookmark_interval=bookmark_interval)
         self.state.store.listeners.append(self.hub)

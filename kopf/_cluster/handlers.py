@@ -11,24 +11,13 @@ import yaml
 from aiohttp import web
 from multidict import CIMultiDict
 
-from kopf._cluster import (
-    admission,
-    admitting,
-    applying,
-    authorizing,
-    discovery,
-    jsoncodec,
-    protobuf,
-    scaling,
-    statuses,
-    tables,
-    writing,
-)
+from kopf._cluster import admission, admitting, authorizing, discovery, jsoncodec, protobuf, statuses, tables
 from kopf._cluster.apis import routing
 from kopf._cluster.apis.routing import Target
 from kopf._cluster.faults import Faults
 from kopf._cluster.patchtypes import jsonpatches
-from kopf._cluster.state import State
+from kopf._cluster.pipeline import scaling, serverside, writing
+from kopf._cluster.pipeline.state import State
 from kopf._cluster.store import reading
 from kopf._cluster.streaming import Streams
 
@@ -182,7 +171,7 @@ async def _serve(backend: Backend, request: web.Request, target: Target, verb: s
     content_type = raw_type.split(';')[0].strip()
     agent = headers.get('User-Agent', '')
     if verb == 'patch':
-        applying.check(content_type, params.get('fieldManager') or '', parse_bool(params.get('force')))
+        serverside.check(content_type, params.get('fieldManager') or '', parse_bool(params.get('force')))
     outcome: writing.Outcome
     if verb != 'deletecollection' and target.subresource != 'scale' and admission.configured(backend.state):
         outcome = await _admitted(backend, request, target, verb, body)
@@ -191,7 +180,7 @@ async def _serve(backend: Backend, request: web.Request, target: Target, verb: s
     elif verb == 'update':
         outcome = writing.replace(backend.state, target, body, options(params, agent=agent))
     elif verb == 'patch' and content_type == jsonpatches.APPLY and target.subresource != 'scale':
-        outcome = applying.apply(backend.state, target, body, options(params, agent=agent))
+        outcome = serverside.apply(backend.state, target, body, options(params, agent=agent))
     elif verb == 'patch':
         outcome = writing.patch(backend.state, target, content_type, body, options(params, agent=agent))
     elif verb == 'delete':

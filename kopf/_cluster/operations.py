@@ -17,7 +17,7 @@ from typing import Any, Concatenate, Generic, ParamSpec, Protocol, TypeVar, over
 from kopf._cluster import faults, statuses
 from kopf._cluster.authorizing import Access, Denial
 from kopf._cluster.faults import Faults, Rule
-from kopf._cluster.state import State
+from kopf._cluster.pipeline.state import State
 from kopf._cluster.store.fanout import Hub
 
 P = ParamSpec('P')

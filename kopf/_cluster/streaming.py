@@ -9,7 +9,7 @@ from aiohttp import web
 from kopf._cluster import jsoncodec, statuses, tables
 from kopf._cluster.apis.resourcetable import Resource
 from kopf._cluster.apis.routing import Target
-from kopf._cluster.state import State
+from kopf._cluster.pipeline.state import State
 from kopf._cluster.store import fanout, reading
 from kopf._cluster.store.fanout import Hub, Watcher
 from kopf._cluster.store.objectstore import Change

@@ -1,10 +1,10 @@
 """Server-side apply internals: field paths of owned leaves, the schema-driven merge, removal of unapplied fields."""
 from typing import Any
 
-from kopf._cluster import applying
 from kopf._cluster.apis.catalog import Catalog
 from kopf._cluster.openapi import kindschemas
 from kopf._cluster.patchtypes import fieldowners
+from kopf._cluster.pipeline import serverside
 
 POD = Catalog().lookup('', 'v1', 'pods')
 assert POD is not None
@@ -42,18 +42,18 @@ def test_merge_by_list_types_and_removal() -> None:
     live = {'metadata': {'finalizers': ['a']},
             'spec': {'containers': [{'name': 'c', 'image': 'i'}, {'name': 'd', 'image': 'j'}]}}
     config = {'metadata': {'finalizers': ['b']}, 'spec': {'containers': [{'name': 'd', 'image': 'k'}]}}
-    merged = applying.merge_object(live, config, schema)
+    merged = serverside.merge_object(live, config, schema)
     assert merged['metadata']['finalizers'] == ['a', 'b']
     assert merged['spec']['containers'] == [{'name': 'c', 'image': 'i'}, {'name': 'd', 'image': 'k'}]
-    applying._remove(merged, ('.spec', '.containers', '[name="c"]', '.'))
-    applying._remove(merged, ('.metadata', '.finalizers', '[="a"]'))
+    serverside._remove(merged, ('.spec', '.containers', '[name="c"]', '.'))
+    serverside._remove(merged, ('.metadata', '.finalizers', '[="a"]'))
     assert merged['spec']['containers'] == [{'name': 'd', 'image': 'k'}] and merged['metadata']['finalizers'] == ['b']
 
 
 def test_conflict_messages_as_upstream() -> None:
-    one = applying.conflict_error([(('kubectl', 'Apply'), ('.data', '.a'))])
+    one = serverside.conflict_error([(('kubectl', 'Apply'), ('.data', '.a'))])
     assert one.code == 409 and one.message == 'Apply failed with 1 conflict: conflict with "kubectl": .data.a'
-    many = applying.conflict_error([(('x', 'Update', 'apps/v1'), ('.spec', '.replicas')),
+    many = serverside.conflict_error([(('x', 'Update', 'apps/v1'), ('.spec', '.replicas')),
                                     (('x', 'Update', 'apps/v1', 'status'), ('.status', '.a'))])
     assert many.message == ('Apply failed with 2 conflicts: '     # sorted by the managers' JSON, as upstream
                             'conflicts with "x" with subresource "status" using apps/v1:\n- .status.a\n'
@@ -61,16 +61,16 @@ def test_conflict_messages_as_upstream() -> None:
 
 
 def test_an_empty_map_applied_then_filled_stays() -> None:
-    from kopf._cluster import writing
     from kopf._cluster.emulator import Emulator
+    from kopf._cluster.pipeline import writing
     emulator = Emulator()
     target = emulator.target('v1', 'ConfigMap', 'cm', 'default')
     options = writing.Options(manager='me')
-    applying.apply(emulator.state, target, {'apiVersion': 'v1', 'kind': 'ConfigMap', 'data': {}}, options)
-    applying.apply(emulator.state, target, {'apiVersion': 'v1', 'kind': 'ConfigMap', 'data': {'a': 'b'}}, options)
+    serverside.apply(emulator.state, target, {'apiVersion': 'v1', 'kind': 'ConfigMap', 'data': {}}, options)
+    serverside.apply(emulator.state, target, {'apiVersion': 'v1', 'kind': 'ConfigMap', 'data': {'a': 'b'}}, options)
     stored = emulator.get('v1', 'ConfigMap', 'cm', 'default')
     assert stored is not None and stored['data'] == {'a': 'b'}
-    applying.apply(emulator.state, target, {'apiVersion': 'v1', 'kind': 'ConfigMap'}, options)
+    serverside.apply(emulator.state, target, {'apiVersion': 'v1', 'kind': 'ConfigMap'}, options)
     stored = emulator.get('v1', 'ConfigMap', 'cm', 'default')
     assert stored is not None and 'a' not in (stored.get('data') or {})
 
@@ -78,15 +78,16 @@ def test_an_empty_map_applied_then_filled_stays() -> None:
 def test_ownership_survives_a_state_file(tmp_path: Any) -> None:
     import asyncio
 
-    from kopf._cluster import statuses, writing
+    from kopf._cluster import statuses
     from kopf._cluster.emulator import Emulator
+    from kopf._cluster.pipeline import writing
 
     async def run(emulator: Emulator, manager: str, value: str) -> None:
         await emulator.start()
         try:
             target = emulator.target('v1', 'ConfigMap', 'kept', 'default')
             body = {'apiVersion': 'v1', 'kind': 'ConfigMap', 'data': {'a': value}}
-            applying.apply(emulator.state, target, body, writing.Options(manager=manager))
+            serverside.apply(emulator.state, target, body, writing.Options(manager=manager))
         finally:
             await emulator.stop()
 

@@ -2,10 +2,11 @@
 and the namespace controller deletes exactly a terminating namespace's own objects through it."""
 from typing import Any
 
-from kopf._cluster import controllers, jsoncodec, writing
+from kopf._cluster import controllers, jsoncodec
 from kopf._cluster.apis import resourcetable
 from kopf._cluster.apis.routing import Target
-from kopf._cluster.state import State
+from kopf._cluster.pipeline import writing
+from kopf._cluster.pipeline.state import State
 
 OPTIONS = writing.Options()
 CONFIGMAPS = ('', 'configmaps')

@@ -1,9 +1,10 @@
 """The store's ownership index (dependents by owner uid) follows every write, deletion and restore."""
 from typing import Any
 
-from kopf._cluster import controllers, writing
+from kopf._cluster import controllers
 from kopf._cluster.apis.routing import Target
-from kopf._cluster.state import State
+from kopf._cluster.pipeline import writing
+from kopf._cluster.pipeline.state import State
 
 OPTIONS = writing.Options()
 KEY = ('', 'configmaps')

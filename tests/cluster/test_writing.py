@@ -3,9 +3,10 @@ from typing import Any
 
 import pytest
 
-from kopf._cluster import jsoncodec, statuses, writing
+from kopf._cluster import jsoncodec, statuses
 from kopf._cluster.apis.routing import Target
-from kopf._cluster.state import State
+from kopf._cluster.pipeline import writing
+from kopf._cluster.pipeline.state import State
 
 CRD = {
     'apiVersion': 'apiextensions.k8s.io/v1', 'kind': 'CustomResourceDefinition',

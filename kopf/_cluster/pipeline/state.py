@@ -1,13 +1,14 @@
 """The emulator's whole state: the store, the catalog of served resources, and what follows from changes."""
 from typing import Any
 
-from kopf._cluster import crds, jsoncodec, kinds, metadata
+from kopf._cluster import jsoncodec
 from kopf._cluster.apis import resourcetable
 from kopf._cluster.apis.catalog import Catalog
 from kopf._cluster.apis.routing import Target
 from kopf._cluster.openapi import validation
 from kopf._cluster.patchtypes import fieldowners
 from kopf._cluster.patchtypes.fieldowners import Managers
+from kopf._cluster.pipeline import crds, kindrules, metadata
 from kopf._cluster.store.objectstore import Change, Store
 from kopf._model import schemas
 
@@ -15,8 +16,8 @@ from kopf._model import schemas
 class State:
     """Store + catalog; keeps the catalog in sync with stored CRDs and notes deleted owners for GC."""
 
-    def __init__(self, history_size: int = 10000, settings: kinds.Settings | None = None) -> None:
-        self.settings = settings or kinds.Settings()
+    def __init__(self, history_size: int = 10000, settings: kindrules.Settings | None = None) -> None:
+        self.settings = settings or kindrules.Settings()
         self.store = Store(history_size=history_size)
         self.catalog = Catalog()
         self.deleted_uids: set[str] = set()

@@ -7,7 +7,8 @@ import dataclasses
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from kopf._cluster import crds, metadata, statuses, webhooks
+from kopf._cluster import statuses
+from kopf._cluster.pipeline import crds, metadata, webhookconfigs
 
 Cause = dict[str, Any]
 Hook = Callable[[dict[str, Any], 'Settings'], list[Cause]]
@@ -89,11 +90,11 @@ def prepare_crd(obj: dict[str, Any], settings: Settings) -> list[Cause]:
 
 
 def prepare_validating(obj: dict[str, Any], settings: Settings) -> list[Cause]:
-    return webhooks.prepare(obj, mutating=False, allow_http=settings.allow_http_webhooks)
+    return webhookconfigs.prepare(obj, mutating=False, allow_http=settings.allow_http_webhooks)
 
 
 def prepare_mutating(obj: dict[str, Any], settings: Settings) -> list[Cause]:
-    return webhooks.prepare(obj, mutating=True, allow_http=settings.allow_http_webhooks)
+    return webhookconfigs.prepare(obj, mutating=True, allow_http=settings.allow_http_webhooks)
 
 
 HOOKS: dict[tuple[str, str], Hook] = {

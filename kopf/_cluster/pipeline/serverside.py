@@ -17,12 +17,13 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from kopf._cluster import jsoncodec, statuses, writing
+from kopf._cluster import jsoncodec, statuses
 from kopf._cluster.apis.routing import Target
 from kopf._cluster.openapi import conforming, kindschemas
 from kopf._cluster.patchtypes import fieldowners, jsonpatches
 from kopf._cluster.patchtypes.fieldowners import Identity, Managers, Path
-from kopf._cluster.state import State
+from kopf._cluster.pipeline import writing
+from kopf._cluster.pipeline.state import State
 from kopf._cluster.store.objectstore import Obj
 
 MISSING = object()

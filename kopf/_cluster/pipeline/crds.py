@@ -3,9 +3,10 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from kopf._cluster import metadata, statuses
+from kopf._cluster import statuses
 from kopf._cluster.apis.resourcetable import ALL_VERBS, Resource
 from kopf._cluster.openapi import conforming
+from kopf._cluster.pipeline import metadata
 
 Cause = dict[str, Any]
 

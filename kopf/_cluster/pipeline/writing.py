@@ -7,13 +7,14 @@ import dataclasses
 import uuid
 from typing import Any
 
-from kopf._cluster import crds, jsoncodec, kind_defaults, kinds, metadata, scaling, statuses
+from kopf._cluster import jsoncodec, statuses
 from kopf._cluster.apis import resourcetable
 from kopf._cluster.apis.resourcetable import Resource
 from kopf._cluster.apis.routing import Target
 from kopf._cluster.openapi import conforming
 from kopf._cluster.patchtypes import jsonpatches
-from kopf._cluster.state import State
+from kopf._cluster.pipeline import crds, kind_defaults, kindrules, metadata, scaling
+from kopf._cluster.pipeline.state import State
 from kopf._cluster.store.objectstore import Obj
 
 PROPAGATION_FINALIZERS = {'Foreground': 'foregroundDeletion', 'Orphan': 'orphan'}
@@ -329,7 +330,7 @@ def _check_preconditions(resource: Resource, current: Obj, options: Options) -> 
 def _conform(state: State, obj: dict[str, Any], resource: Resource, options: Options) -> list[str]:
     warnings = conforming.conform(obj, resource, options.validation)
     meta = obj['metadata']
-    causes = metadata.label_causes(meta) + kinds.prepare(resource.key, obj, state.settings)
+    causes = metadata.label_causes(meta) + kindrules.prepare(resource.key, obj, state.settings)
     if causes:
         raise statuses.invalid(resource.kind, resource.group, meta.get('name') or '', causes)
     return warnings
