@@ -15,18 +15,9 @@ from typing import Concatenate, ParamSpec, TypeVar
 
 from aiohttp import web
 
-from kopf._cluster import (
-    authorizing,
-    certificates,
-    control,
-    controllers,
-    discovery,
-    faults,
-    jsoncodec,
-    kubeconfig,
-    statuses,
-)
+from kopf._cluster import authorizing, certificates, control, discovery, faults, jsoncodec, kubeconfig, statuses
 from kopf._cluster.apis.routing import Target
+from kopf._cluster.controllers import sweeping
 from kopf._cluster.handlers import Backend
 from kopf._cluster.operations import Controlled, Controls
 from kopf._cluster.pipeline import kindrules, writing
@@ -64,7 +55,7 @@ class Emulator(Controls):
         # tokens: bearer token -> user name; client_certs: require a certificate (or a token) signed by our CA
         self.access = authorizing.Access(tokens=dict(tokens) if tokens is not None else None,
                                          client_certs=client_certs)
-        self.controllers = controllers.Sweeper(self.state)
+        self.controllers = sweeping.Sweeper(self.state)
         self.backend = Backend(state=self.state, streams=self.streams, faults=self.faults, access=self.access,
                                wake_controllers=self.controllers.wake,
                                webhook_services=dict(webhook_services or {}))

@@ -2,9 +2,10 @@
 and the namespace controller deletes exactly a terminating namespace's own objects through it."""
 from typing import Any
 
-from kopf._cluster import controllers, jsoncodec
+from kopf._cluster import jsoncodec
 from kopf._cluster.apis import resourcetable
 from kopf._cluster.apis.routing import Target
+from kopf._cluster.controllers import sweeping
 from kopf._cluster.pipeline import writing
 from kopf._cluster.pipeline.state import State
 
@@ -89,17 +90,17 @@ def test_namespace_deletion_deletes_its_objects_and_respects_finalizers() -> Non
     assert namespaces is not None
     writing.delete(state, Target(namespaces, None, 'doomed'), OPTIONS)
 
-    assert controllers.sweep(state)   # pending: the held object is still there
+    assert sweeping.sweep(state)   # pending: the held object is still there
     assert _found(state, 'doomed') == [('configmaps', 'held')]
     held = state.store.get(CONFIGMAPS, 'doomed', 'held')
     assert held is not None and held['metadata'].get('deletionTimestamp')
     namespace = state.store.get(resourcetable.NAMESPACES.key, '', 'doomed')
     assert namespace is not None and namespace['status']['phase'] == 'Terminating'
-    assert controllers.sweep(state)   # still held: nothing changes
+    assert sweeping.sweep(state)   # still held: nothing changes
     assert state.store.get(resourcetable.NAMESPACES.key, '', 'doomed') is not None
 
     _unfinalize(state, 'doomed', 'held')
-    controllers.sweep(state)
+    sweeping.sweep(state)
     assert state.store.get(resourcetable.NAMESPACES.key, '', 'doomed') is None
     assert 'doomed' not in state.store.namespaced
     assert _found(state, 'kept') == [('configmaps', 'plain')]
@@ -126,7 +127,7 @@ def test_the_index_is_rebuilt_on_restore_and_state_reload(tmp_path: Any) -> None
         namespaces = resumed.catalog.by_key(resourcetable.NAMESPACES.key)
         assert namespaces is not None
         writing.delete(resumed, Target(namespaces, None, 'doomed'), OPTIONS)
-        while controllers.sweep(resumed):
+        while sweeping.sweep(resumed):
             pass
         assert resumed.store.get(resourcetable.NAMESPACES.key, '', 'doomed') is None
         assert resumed.store.namespaced.get('doomed') is None
