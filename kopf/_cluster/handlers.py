@@ -11,7 +11,8 @@ import yaml
 from aiohttp import web
 from multidict import CIMultiDict
 
-from kopf._cluster import admission, admitting, authorizing, discovery, jsoncodec, protobuf, statuses, tables
+from kopf._cluster import authorizing, discovery, jsoncodec, protobuf, statuses, tables
+from kopf._cluster.admitting import calling, reviews
 from kopf._cluster.apis import routing
 from kopf._cluster.apis.routing import Target
 from kopf._cluster.faults import Faults
@@ -173,7 +174,7 @@ async def _serve(backend: Backend, request: web.Request, target: Target, verb: s
     if verb == 'patch':
         serverside.check(content_type, params.get('fieldManager') or '', parse_bool(params.get('force')))
     outcome: writing.Outcome
-    if verb != 'deletecollection' and target.subresource != 'scale' and admission.configured(backend.state):
+    if verb != 'deletecollection' and target.subresource != 'scale' and reviews.configured(backend.state):
         outcome = await _admitted(backend, request, target, verb, body)
     elif verb == 'create':
         outcome = writing.create(backend.state, target, body, options(params, agent=agent))
@@ -193,7 +194,7 @@ async def _serve(backend: Backend, request: web.Request, target: Target, verb: s
 
 async def _admitted(backend: Backend, request: web.Request, target: Target, verb: str, body: Any) -> writing.Outcome:
     """The same writes, through the admission webhooks (only when any are configured)."""
-    admitter = admitting.Admitter(backend.state, backend.webhook_services)
+    admitter = calling.Admitter(backend.state, backend.webhook_services)
     params = request.query
     agent = request.headers.get('User-Agent', '')
     if verb == 'create':

@@ -1,5 +1,5 @@
 """Admission webhooks, the pure part (EMULATOR.md §9.2): which webhooks match a request, what
-AdmissionReview they receive, and what their answers mean. The calling is in `admitting`.
+AdmissionReview they receive, and what their answers mean. The calling is in `calling`.
 """
 import base64
 import dataclasses

@@ -14,8 +14,9 @@ import urllib.parse
 from collections.abc import Mapping
 from typing import Any
 
-from kopf._cluster import admission, jsoncodec, statuses
-from kopf._cluster.admission import CallFailed, Request
+from kopf._cluster import jsoncodec, statuses
+from kopf._cluster.admitting import reviews
+from kopf._cluster.admitting.reviews import CallFailed, Request
 from kopf._cluster.apis.routing import Target
 from kopf._cluster.openapi import conforming
 from kopf._cluster.patchtypes import jsonpatches
@@ -117,9 +118,9 @@ class Admitter:
     async def mutate(self, request: Request) -> Obj:
         """Mutating webhooks in order; those with `reinvocationPolicy: IfNeeded` run once more if a later
         webhook changed the object after them."""
-        if admission.exempt(request):
+        if reviews.exempt(request):
             return request.obj or {}
-        hooks = [h for h in admission.webhooks(self.state, mutating=True) if admission.matches(self.state, h, request)]
+        hooks = [h for h in reviews.webhooks(self.state, mutating=True) if reviews.matches(self.state, h, request)]
         request, changed_after = await self._mutate_all(request, hooks)
         again = [hook for index, hook in enumerate(hooks)
                  if hook.get('reinvocationPolicy') == 'IfNeeded' and changed_after[index]]
@@ -131,31 +132,31 @@ class Admitter:
         for hook in hooks:
             response = await self.call(hook, request)
             if response is not None and request.obj is not None and request.operation != 'DELETE':
-                request = dataclasses.replace(request, obj=admission.mutated(request.obj, response))
+                request = dataclasses.replace(request, obj=reviews.mutated(request.obj, response))
             versions.append(request.obj)
         changed_after = [after != request.obj for after in versions]
         return request, changed_after
 
     async def validate(self, request: Request) -> None:
-        if admission.exempt(request):
+        if reviews.exempt(request):
             return
-        hooks = [h for h in admission.webhooks(self.state, mutating=False) if admission.matches(self.state, h, request)]
+        hooks = [h for h in reviews.webhooks(self.state, mutating=False) if reviews.matches(self.state, h, request)]
         await asyncio.gather(*(self.call(hook, request) for hook in hooks))
 
     async def call(self, hook: Mapping[str, Any], request: Request) -> Mapping[str, Any] | None:
         """One webhook call; a denial raises its error; a failure obeys the failurePolicy."""
-        uid, sent = admission.review(hook, request)
+        uid, sent = reviews.review(hook, request)
         try:
             seconds = float(hook.get('timeoutSeconds', 10))
             answer = await post(self._url(hook), jsoncodec.dumps(sent), _ca(hook), seconds)
-            response = admission.interpret(hook, uid, sent, answer)
+            response = reviews.interpret(hook, uid, sent, answer)
         except (CallFailed, OSError, TimeoutError, ValueError, ssl.SSLError) as exc:
             if hook.get('failurePolicy', 'Fail') == 'Ignore':
                 return None
-            raise admission.failed(hook, str(exc) or type(exc).__name__) from None
+            raise reviews.failed(hook, str(exc) or type(exc).__name__) from None
         self.warnings.extend(str(w) for w in response.get('warnings') or [])
         if not response.get('allowed'):
-            raise admission.denial(hook, response)
+            raise reviews.denial(hook, response)
         return response
 
     def _url(self, hook: Mapping[str, Any]) -> str:
