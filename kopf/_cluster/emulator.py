@@ -15,17 +15,18 @@ from typing import Concatenate, ParamSpec, TypeVar
 
 from aiohttp import web
 
-from kopf._cluster import authorizing, certificates, control, discovery, faults, jsoncodec, kubeconfig, statuses
+from kopf._cluster import control, jsoncodec, statuses
 from kopf._cluster.apis.routing import Target
 from kopf._cluster.controllers import sweeping
-from kopf._cluster.handlers import Backend
 from kopf._cluster.operations import Controlled, Controls
 from kopf._cluster.pipeline import kindrules, writing
 from kopf._cluster.pipeline.state import State
-from kopf._cluster.server import Dispatcher
 from kopf._cluster.store.fanout import Hub
 from kopf._cluster.store.objectstore import Obj
-from kopf._cluster.streaming import Streams
+from kopf._cluster.web import apidiscovery, auth, certificates, faults, kubeconfigs
+from kopf._cluster.web.dispatching import Dispatcher
+from kopf._cluster.web.endpoints import Backend
+from kopf._cluster.web.watchstreams import Streams
 
 P = ParamSpec('P')
 R = TypeVar('R')
@@ -34,7 +35,7 @@ R = TypeVar('R')
 class Emulator(Controls):
     """A Kubernetes API server in memory, served over plain HTTP on loopback by default."""
 
-    def __init__(self, *, host: str = '127.0.0.1', port: int = 0, git_version: str = discovery.DEFAULT_VERSION,
+    def __init__(self, *, host: str = '127.0.0.1', port: int = 0, git_version: str = apidiscovery.DEFAULT_VERSION,
                  history_size: int = 10000, bookmark_interval: float = 60.0, watch_timeout: float = 1800.0,
                  allow_http_webhooks: bool = False, state_file: str | os.PathLike[str] | None = None,
                  tls: bool = False, tokens: Mapping[str, str] | None = None,
@@ -53,7 +54,7 @@ class Emulator(Controls):
         self.streams = Streams(self.state, self.hub, max_timeout=watch_timeout)
         self.faults = faults.Faults()
         # tokens: bearer token -> user name; client_certs: require a certificate (or a token) signed by our CA
-        self.access = authorizing.Access(tokens=dict(tokens) if tokens is not None else None,
+        self.access = auth.Access(tokens=dict(tokens) if tokens is not None else None,
                                          client_certs=client_certs)
         self.controllers = sweeping.Sweeper(self.state)
         self.backend = Backend(state=self.state, streams=self.streams, faults=self.faults, access=self.access,
@@ -84,8 +85,8 @@ class Emulator(Controls):
         token = next(iter(tokens), None) if tokens else None
         client = None
         if self.access.client_certs and self.certificates is not None and token is None:
-            client = self.certificates.client(authorizing.DEFAULT_USER)
-        self.kubeconfig_path = kubeconfig.write(path, self.url, ca_pem=ca_pem, token=token, client=client)
+            client = self.certificates.client(auth.DEFAULT_USER)
+        self.kubeconfig_path = kubeconfigs.write(path, self.url, ca_pem=ca_pem, token=token, client=client)
         return self.kubeconfig_path
 
     def rewrite_kubeconfig(self) -> None:

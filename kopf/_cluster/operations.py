@@ -14,11 +14,12 @@ import functools
 from collections.abc import Callable, Mapping
 from typing import Any, Concatenate, Generic, ParamSpec, Protocol, TypeVar, overload
 
-from kopf._cluster import faults, statuses
-from kopf._cluster.authorizing import Access, Denial
-from kopf._cluster.faults import Faults, Rule
+from kopf._cluster import statuses
 from kopf._cluster.pipeline.state import State
 from kopf._cluster.store.fanout import Hub
+from kopf._cluster.web import faults
+from kopf._cluster.web.auth import Access, Denial
+from kopf._cluster.web.faults import Faults, Rule
 
 P = ParamSpec('P')
 R = TypeVar('R')

@@ -1,7 +1,8 @@
 """Decoding kubectl's protobuf request bodies (hand-encoded here, so no kubectl is needed)."""
 import pytest
 
-from kopf._cluster import protobuf, statuses
+from kopf._cluster import statuses
+from kopf._cluster.web import protobuf
 
 
 def _varint(value: int) -> bytes:

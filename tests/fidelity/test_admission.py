@@ -12,7 +12,7 @@ import pytest
 import yaml
 from aiohttp import web
 
-from kopf._cluster import certificates
+from kopf._cluster.web import certificates
 from kopf.testing import LocalCluster
 from tests.fidelity.conftest import Kubectl, kubectl_binary
 

@@ -100,7 +100,7 @@ def test_40_cn_only_server_certificates_are_rejected_by_kubectl(tmp_path_factory
     from cryptography import x509
     from cryptography.x509.oid import NameOID
 
-    from kopf._cluster import certificates
+    from kopf._cluster.web import certificates
     binary = kubectl_binary()
     if binary is None:
         pytest.skip('kubectl is not installed on this machine')

@@ -11,16 +11,17 @@ import yaml
 from aiohttp import web
 from multidict import CIMultiDict
 
-from kopf._cluster import authorizing, discovery, jsoncodec, protobuf, statuses, tables
+from kopf._cluster import jsoncodec, statuses
 from kopf._cluster.admitting import calling, reviews
 from kopf._cluster.apis import routing
 from kopf._cluster.apis.routing import Target
-from kopf._cluster.faults import Faults
 from kopf._cluster.patchtypes import jsonpatches
 from kopf._cluster.pipeline import scaling, serverside, writing
 from kopf._cluster.pipeline.state import State
 from kopf._cluster.store import reading
-from kopf._cluster.streaming import Streams
+from kopf._cluster.web import apidiscovery, auth, protobuf, tables
+from kopf._cluster.web.faults import Faults
+from kopf._cluster.web.watchstreams import Streams
 
 JSON_TYPE = 'application/json'
 ROUTES_KEPT = 10000   # resolved request paths remembered (per catalog state)
@@ -35,7 +36,7 @@ class Backend:
     state: State                          # the store and the catalog of served resources
     streams: Streams                      # watch requests (and waiting for a resourceVersion to exist)
     faults: Faults                        # per-verb counters (and the injected failures, the request log)
-    access: authorizing.Access            # the users and the forbid() rules
+    access: auth.Access                   # the users and the forbid() rules
     wake_controllers: Callable[[], None]  # after deletions: garbage collection and cleanups run soon
     webhook_services: Mapping[str, str] = dataclasses.field(default_factory=dict)  # "ns/name" -> URL
     address: str = ''                     # host:port, as discovery advertises it (set once bound)
@@ -234,14 +235,14 @@ def _is_discovery(parts: list[str]) -> bool:
 def _discovery(backend: Backend, parts: list[str]) -> dict[str, Any]:
     catalog = backend.state.catalog
     if parts == ['api']:
-        return discovery.core_versions(backend.address)
+        return apidiscovery.core_versions(backend.address)
     if parts == ['apis']:
-        return discovery.group_list(catalog)
+        return apidiscovery.group_list(catalog)
     if parts[0] == 'api':
-        return discovery.resource_list(catalog, '', parts[1])
+        return apidiscovery.resource_list(catalog, '', parts[1])
     if len(parts) == 2:
-        return discovery.group(catalog, parts[1])
-    return discovery.resource_list(catalog, parts[1], parts[2])
+        return apidiscovery.group(catalog, parts[1])
+    return apidiscovery.resource_list(catalog, parts[1], parts[2])
 
 
 async def openapi_v2(request: web.Request) -> web.Response:

@@ -1,6 +1,6 @@
 """Regenerate `messages.py`: the protobuf field tables of the built-in kinds the emulator serves.
 
-    python -m kopf._cluster.protos.generate /path/to/kubectl > kopf/_cluster/protos/messages.py
+    python -m kopf._cluster.web.protos.generate /path/to/kubectl > kopf/_cluster/web/protos/messages.py
 
 kubectl sends create/replace bodies of built-in kinds as `application/vnd.kubernetes.protobuf`
 (e.g. `kubectl create namespace`), so the emulator decodes them. Every Go binary built with
@@ -13,7 +13,7 @@ import sys
 import zlib
 from typing import Any
 
-from kopf._cluster.protobuf import fields as wire_fields
+from kopf._cluster.web.protobuf import fields as wire_fields
 
 ROOTS = [
     'k8s.io.api.core.v1.Namespace', 'k8s.io.api.core.v1.ConfigMap', 'k8s.io.api.core.v1.Secret',

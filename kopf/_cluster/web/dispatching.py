@@ -1,7 +1,7 @@
 """The HTTP server: aiohttp's low-level server straight into one dispatcher, no router, no app.
 
 Per request: the request log and authentication, then the injected faults (fail, delay, drop),
-then the route: health, version, OpenAPI, or the Kubernetes API (`handlers`, given the `Backend`).
+then the route: health, version, OpenAPI, or the Kubernetes API (`endpoints`, given the `Backend`).
 Paths under `/_emulator/` go to the control API callable it was given, untouched by faults.
 """
 import asyncio
@@ -13,8 +13,9 @@ from typing import Any
 
 from aiohttp import web
 
-from kopf._cluster import authorizing, discovery, handlers, jsoncodec, statuses
-from kopf._cluster.handlers import Backend
+from kopf._cluster import jsoncodec, statuses
+from kopf._cluster.web import apidiscovery, auth, endpoints
+from kopf._cluster.web.endpoints import Backend
 
 logger = logging.getLogger(__name__)
 
@@ -51,7 +52,7 @@ async def _expect_continue(request: web.Request) -> None:
 class Dispatcher:
     """Every request, from aiohttp's low-level server to its answer."""
 
-    def __init__(self, backend: Backend, control: Control, git_version: str = discovery.DEFAULT_VERSION) -> None:
+    def __init__(self, backend: Backend, control: Control, git_version: str = apidiscovery.DEFAULT_VERSION) -> None:
         self.backend = backend
         self.control = control
         self.git_version = git_version
@@ -90,7 +91,7 @@ class Dispatcher:
         backend.faults.requests.append(entry)
         if backend.access.required and not backend.access.authenticated(request, path):
             entry['code'] = 401
-            return handlers.respond_error(statuses.ApiError(401, 'Unauthorized', 'Unauthorized', {}))
+            return endpoints.respond_error(statuses.ApiError(401, 'Unauthorized', 'Unauthorized', {}))
         response = await self._answer(request, path)
         entry['code'] = response.status
         return response
@@ -102,7 +103,7 @@ class Dispatcher:
             deadline = _deadline(request)
             if rule.latency and rule.latency >= deadline:   # the server's own request deadline cuts it
                 await asyncio.sleep(deadline)
-                return handlers.respond_error(statuses.ApiError(
+                return endpoints.respond_error(statuses.ApiError(
                     504, 'Timeout', 'Timeout: request did not complete within requested timeout - '
                     'context deadline exceeded', {}))
             if rule.latency:
@@ -116,28 +117,28 @@ class Dispatcher:
         try:
             return await self._route(request, path)
         except statuses.ApiError as exc:
-            return handlers.respond_error(exc)
+            return endpoints.respond_error(exc)
         except (asyncio.CancelledError, ConnectionError):
             raise
         except Exception as exc:   # a bug of ours: still answer as a real server would, with a Status
             logger.exception('Unexpected failure serving %s %s', request.method, path)
-            return handlers.respond_error(statuses.internal(f'{type(exc).__name__}: {exc}'))
+            return endpoints.respond_error(statuses.internal(f'{type(exc).__name__}: {exc}'))
 
     async def _route(self, request: web.Request, path: str) -> web.StreamResponse:
         faults = self.backend.faults
-        if path in authorizing.PUBLIC_PATHS:
+        if path in auth.PUBLIC_PATHS:
             faults.count('get', 'health')
             return web.Response(text='ok')
         if path in ('/version', '/version/'):
             faults.count('get', 'version')
-            return handlers.respond(200, jsoncodec.dumps(discovery.version_info(self.git_version)))
+            return endpoints.respond(200, jsoncodec.dumps(apidiscovery.version_info(self.git_version)))
         if path == '/openapi/v2':
             faults.count('get', 'openapi')
-            return await handlers.openapi_v2(request)
+            return await endpoints.openapi_v2(request)
         if path.startswith('/api/') or path.startswith('/apis/') or path in ('/api', '/apis'):
             accept = request.headers.get('Accept', '')
             if accept and 'protobuf' in accept and 'json' not in accept and '*/*' not in accept:
                 raise statuses.not_acceptable()
-            return await handlers.api(self.backend, request)
+            return await endpoints.api(self.backend, request)
         faults.count(request.method.lower(), 'other')
         raise statuses.generic_not_found()

@@ -13,9 +13,9 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from kopf._cluster import printers
 from kopf._cluster.apis.resourcetable import Resource
-from kopf._cluster.printers import AGE, NAME, Cell, age, jsonpath
+from kopf._cluster.web import printers
+from kopf._cluster.web.printers import AGE, NAME, Cell, age, jsonpath
 
 __all__ = ['wants_table', 'columns', 'table', 'partial', 'age', 'human_duration', 'jsonpath']
 DEFAULT_COLUMNS = [{'name': 'Age', 'type': 'date', 'jsonPath': '.metadata.creationTimestamp',
