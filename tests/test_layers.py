@@ -40,6 +40,6 @@ def test_import_kopf_does_not_import_optional_clients() -> None:
 
 
 def test_the_cli_and_the_local_cluster_do_not_import_test_tooling() -> None:
-    code = 'import sys, kopf.cli, kopf._cluster.local, kopf._kits.runner; print("pytest" in sys.modules)'
+    code = 'import sys, kopf.cli, kopf._cluster.control.local, kopf._kits.runner; print("pytest" in sys.modules)'
     proc = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, check=True)
     assert proc.stdout.strip() == 'False'

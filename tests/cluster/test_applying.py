@@ -61,7 +61,7 @@ def test_conflict_messages_as_upstream() -> None:
 
 
 def test_an_empty_map_applied_then_filled_stays() -> None:
-    from kopf._cluster.emulator import Emulator
+    from kopf._cluster.control.emulator import Emulator
     from kopf._cluster.pipeline import writing
     emulator = Emulator()
     target = emulator.target('v1', 'ConfigMap', 'cm', 'default')
@@ -79,7 +79,7 @@ def test_ownership_survives_a_state_file(tmp_path: Any) -> None:
     import asyncio
 
     from kopf._cluster import statuses
-    from kopf._cluster.emulator import Emulator
+    from kopf._cluster.control.emulator import Emulator
     from kopf._cluster.pipeline import writing
 
     async def run(emulator: Emulator, manager: str, value: str) -> None:

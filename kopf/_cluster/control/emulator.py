@@ -15,10 +15,11 @@ from typing import Concatenate, ParamSpec, TypeVar
 
 from aiohttp import web
 
-from kopf._cluster import control, jsoncodec, statuses
+from kopf._cluster import jsoncodec, statuses
 from kopf._cluster.apis.routing import Target
+from kopf._cluster.control import httpapi
+from kopf._cluster.control.operations import Controlled, Controls
 from kopf._cluster.controllers import sweeping
-from kopf._cluster.operations import Controlled, Controls
 from kopf._cluster.pipeline import kindrules, writing
 from kopf._cluster.pipeline.state import State
 from kopf._cluster.store.fanout import Hub
@@ -60,7 +61,7 @@ class Emulator(Controls):
         self.backend = Backend(state=self.state, streams=self.streams, faults=self.faults, access=self.access,
                                wake_controllers=self.controllers.wake,
                                webhook_services=dict(webhook_services or {}))
-        self.dispatcher = Dispatcher(self.backend, functools.partial(control.serve, self), git_version)
+        self.dispatcher = Dispatcher(self.backend, functools.partial(httpapi.serve, self), git_version)
         self._runner: web.ServerRunner | None = None
         self._controller: asyncio.Task[None] | None = None
 

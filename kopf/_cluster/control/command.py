@@ -7,8 +7,9 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from kopf._cluster import manifests, statuses
-from kopf._cluster.emulator import Emulator
+from kopf._cluster import statuses
+from kopf._cluster.control import manifests
+from kopf._cluster.control.emulator import Emulator
 
 
 class StartupError(Exception):

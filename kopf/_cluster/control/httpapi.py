@@ -8,7 +8,8 @@ from typing import Any
 
 from aiohttp import web
 
-from kopf._cluster import jsoncodec, operations
+from kopf._cluster import jsoncodec
+from kopf._cluster.control import operations
 
 PREFIX = '/_emulator'
 
