@@ -1,5 +1,6 @@
 """Built-in kinds are pruned as a real API server does: by their real schemas (kopf._cluster.openapi.kindschemas)."""
 import copy
+import importlib.util
 import json
 import pathlib
 from collections.abc import Mapping
@@ -8,8 +9,20 @@ from typing import Any
 import pytest
 
 from kopf._cluster.openapi import kindschemas, validation
-from kopf._cluster.openapi.data import generate
 from kopf._model import schemas
+
+
+def _tool(name: str) -> Any:
+    """A generator under `tools/` (not in the installed package), imported by its path."""
+    path = pathlib.Path(__file__).parent.parent.parent / 'tools' / f'{name}.py'
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+generate = _tool('generate_builtin_schemas')
 
 SERVED = [kind for kind in generate.KINDS if kind[2] != 'Scale']  # Scale is a subresource's kind
 

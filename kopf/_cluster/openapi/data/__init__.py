@@ -1,1 +1,4 @@
-"""Package data of the emulator: generated, committed files (see `generate.py` for how they are made)."""
+"""Package data of the emulator: `builtin_schemas.json`, generated and committed.
+
+(Made by `tools/generate_builtin_schemas.py`, outside the installed package.)
+"""

@@ -2,8 +2,10 @@
 
 Run (needs network access to PyPI once, or a local copy of the schemas; nothing is installed)::
 
-    python -m kopf._cluster.openapi.data.generate                      # downloads kubernetes-validate into a temp dir
-    python -m kopf._cluster.openapi.data.generate --source DIR         # DIR = …/kubernetes-json-schema/v1.31.0-local
+    python tools/generate_builtin_schemas.py                 # downloads kubernetes-validate into a temp dir
+    python tools/generate_builtin_schemas.py --source DIR    # DIR = …/kubernetes-json-schema/v1.31.0-local
+
+It writes `kopf/_cluster/openapi/data/builtin_schemas.json` (package data, committed).
 
 Source: the JSON schemas shipped in the PyPI package `kubernetes-validate` (its `vX.Y.0-local/
 _definitions.json`, a JSON-Schema rendering of the upstream OpenAPI definitions). Chosen over the
@@ -38,7 +40,7 @@ from typing import Any
 
 PACKAGE = 'kubernetes-validate==1.37.0'
 K8S_VERSION = 'v1.31.0'
-OUTPUT = pathlib.Path(__file__).parent / 'builtin_schemas.json'
+OUTPUT = pathlib.Path(__file__).parent.parent / 'kopf' / '_cluster' / 'openapi' / 'data' / 'builtin_schemas.json'
 
 # (group, version, kind) of every built-in the emulator serves (EMULATOR.md §1.2), plus Scale.
 KINDS: list[tuple[str, str, str]] = [
