@@ -3,7 +3,8 @@
 - no import cycles between its modules, nor between its subpackages (every import counts: at the top,
   inside functions, under `if TYPE_CHECKING:`);
 - each package's docstring lists exactly the modules and subpackages it holds;
-- no module basename of the emulator repeats, inside it or elsewhere in kopf/.
+- no module basename of the emulator repeats, inside it or elsewhere in kopf/;
+- no comment cites a section of a document outside the repository.
 """
 import ast
 import pathlib
@@ -136,3 +137,13 @@ def test_emulator_basenames_are_unique_across_kopf() -> None:
     names = [path.name for path in ours]
     assert sorted({name for name in names if names.count(name) > 1}) == []
     assert sorted({name for name in names if name in others}) == []
+
+
+def test_no_citations_of_documents_outside_the_repository() -> None:
+    """Comments state the rule they rely on, not a section number of a spec the repository does not hold."""
+    tests = pathlib.Path(__file__).parent
+    paths = [*ROOT.rglob('*.py'), *(tests / 'cluster').rglob('*.py'), *(tests / 'fidelity').rglob('*.py')]
+    cited = re.compile(r'§|EMULATOR\.md|SPEC\.md')
+    found = [f'{path}:{number}' for path in paths
+             for number, line in enumerate(path.read_text().splitlines(), 1) if cited.search(line)]
+    assert found == []

@@ -42,7 +42,7 @@ PACKAGE = 'kubernetes-validate==1.37.0'
 K8S_VERSION = 'v1.31.0'
 OUTPUT = pathlib.Path(__file__).parent.parent / 'kopf' / '_cluster' / 'openapi' / 'data' / 'builtin_schemas.json'
 
-# (group, version, kind) of every built-in the emulator serves (EMULATOR.md §1.2), plus Scale.
+# (group, version, kind) of every built-in the emulator serves (`resourcetable.BUILTINS`), plus Scale.
 KINDS: list[tuple[str, str, str]] = [
     ('', 'v1', 'Namespace'),
     ('', 'v1', 'ConfigMap'),

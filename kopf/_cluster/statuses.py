@@ -1,4 +1,8 @@
-"""Kubernetes `Status` error bodies, exactly as a real API server renders them (EMULATOR.md §0)."""
+"""Kubernetes `Status` error bodies, exactly as a real API server renders them.
+
+Every error answer is `{"kind": "Status", "apiVersion": "v1", "status": "Failure", "message", "reason",
+"details", "code"}`, with the HTTP status as its `code`.
+"""
 from collections.abc import Mapping, Sequence
 from typing import Any
 

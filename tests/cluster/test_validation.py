@@ -1,4 +1,5 @@
-"""Validation, defaulting, structural checks and unknown fields (EMULATOR.md §5.1, §5.3, §5.4, §13 checks 19-20)."""
+"""Validation, defaulting, structural checks and unknown fields; a strict CRD's undeclared status fields
+(pruned, with a warning, and a 200), wrong types and a missing spec (422 causes)."""
 import copy
 from typing import Any
 
@@ -7,7 +8,7 @@ import pytest
 from kopf._cluster.openapi import structural, validation
 from kopf._model import schemas
 
-STRICT: dict[str, Any] = {  # the `strict.kopf.dev` CRD of EMULATOR.md §13
+STRICT: dict[str, Any] = {  # a strict CRD: spec required, spec.size an integer, status.phase the only status field
     'type': 'object',
     'required': ['spec'],
     'properties': {
@@ -25,9 +26,9 @@ def reasons(causes: list[dict[str, str]]) -> list[tuple[str, str]]:
     return [(cause['reason'], cause['field']) for cause in causes]
 
 
-# --- §13 checks 19-20 at the function level ---------------------------------------------------
+# --- the strict CRD at the function level: undeclared status fields, wrong types, missing spec ---
 
-def test_check19_status_kopf_pruned_with_warning_and_200() -> None:
+def test_status_kopf_pruned_with_warning_and_200() -> None:
     body = {'apiVersion': 'kopf.dev/v1', 'kind': 'Strict', 'metadata': {'name': 'x'},
             'spec': {'size': 1}, 'status': {'phase': 'ok', 'kopf': {'progress': {}}}}
     unknown = validation.unknown_fields(body, STRICT)
@@ -38,7 +39,7 @@ def test_check19_status_kopf_pruned_with_warning_and_200() -> None:
     assert validation.validate(body, STRICT) == []  # no error: the request answers 200
 
 
-def test_check20_wrong_type() -> None:
+def test_wrong_type() -> None:
     body = {'apiVersion': 'kopf.dev/v1', 'kind': 'Strict', 'metadata': {'name': 'x'}, 'spec': {'size': 'big'}}
     causes = validation.validate(body, STRICT)
     assert causes == [{
@@ -48,7 +49,7 @@ def test_check20_wrong_type() -> None:
     }]
 
 
-def test_check20_missing_spec() -> None:
+def test_missing_spec() -> None:
     body = {'apiVersion': 'kopf.dev/v1', 'kind': 'Strict', 'metadata': {'name': 'x'}}
     causes = validation.validate(body, STRICT)
     assert causes == [{'reason': 'FieldValueRequired', 'field': 'spec', 'message': 'Required value'}]

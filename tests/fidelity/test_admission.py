@@ -1,4 +1,4 @@
-"""Admission webhooks called by the emulator (§9.2, §13.39): a real HTTPS webhook server on loopback."""
+"""Admission webhooks called by the emulator: a real HTTPS webhook server on loopback."""
 import asyncio
 import base64
 import json
@@ -104,7 +104,7 @@ def _kex(name: str, **spec: Any) -> dict[str, Any]:
     return {'apiVersion': 'kopf.dev/v1', 'kind': 'KopfExample', 'metadata': {'name': name}, 'spec': spec}
 
 
-async def test_39_validating_webhook_denies_and_allows(local_cluster: LocalCluster, webhook: Webhook) -> None:
+async def test_validating_webhook_denies_and_allows(local_cluster: LocalCluster, webhook: Webhook) -> None:
     local_cluster.apply(CRD, webhook.config('ValidatingWebhookConfiguration', '/validate'))
     status, _, body = await call(local_cluster, 'POST', KEX, _kex('denied', deny=True))
     assert status == 403 and body['reason'] == 'Forbidden'
@@ -125,7 +125,7 @@ async def test_39_validating_webhook_denies_and_allows(local_cluster: LocalClust
     assert webhook.reviews[-1][1]['request']['operation'] == 'DELETE'
 
 
-async def test_39_mutating_webhook_patches_the_object(local_cluster: LocalCluster, webhook: Webhook) -> None:
+async def test_mutating_webhook_patches_the_object(local_cluster: LocalCluster, webhook: Webhook) -> None:
     local_cluster.apply(CRD, webhook.config('MutatingWebhookConfiguration', '/mutate'))
     status, headers, body = await call(local_cluster, 'POST', KEX, _kex('mutant'))
     assert status == 201 and body['metadata']['labels'] == {'mutated': 'yes'}
@@ -134,7 +134,7 @@ async def test_39_mutating_webhook_patches_the_object(local_cluster: LocalCluste
     assert stored is not None and stored['metadata']['labels'] == {'mutated': 'yes'}
 
 
-async def test_39_unreachable_webhook_obeys_the_failure_policy(local_cluster: LocalCluster, webhook: Webhook) -> None:
+async def test_unreachable_webhook_obeys_the_failure_policy(local_cluster: LocalCluster, webhook: Webhook) -> None:
     local_cluster.apply(CRD, webhook.config('ValidatingWebhookConfiguration', '/validate', 'Fail'))
     await webhook.stop()
     status, _, body = await call(local_cluster, 'POST', KEX, _kex('failing'))
@@ -159,7 +159,7 @@ async def test_reinvocation_if_needed(local_cluster: LocalCluster, webhook: Webh
     assert [path.split('?')[0] for path, _ in webhook.reviews] == ['/first', '/mutate', '/first']
 
 
-async def test_39_webhook_decisions_reach_kubectl(local_cluster: LocalCluster, webhook: Webhook,
+async def test_webhook_decisions_reach_kubectl(local_cluster: LocalCluster, webhook: Webhook,
                                                   tmp_path: pathlib.Path) -> None:
     """The Done-when of the local-cluster issue: an aiohttp webhook's deny/patch/warnings, as kubectl shows them."""
     binary = kubectl_binary()
@@ -190,7 +190,7 @@ async def test_39_webhook_decisions_reach_kubectl(local_cluster: LocalCluster, w
     assert operations == ['CREATE', 'CREATE', 'CREATE', 'UPDATE']
 
 
-async def test_39_webhook_decisions_reach_the_python_client(local_cluster: LocalCluster, webhook: Webhook) -> None:
+async def test_webhook_decisions_reach_the_python_client(local_cluster: LocalCluster, webhook: Webhook) -> None:
     kubernetes = pytest.importorskip('kubernetes')
     local_cluster.apply(CRD, webhook.config('ValidatingWebhookConfiguration', '/validate'),
                         webhook.config('MutatingWebhookConfiguration', '/mutate'))

@@ -1,6 +1,6 @@
 """Admission webhooks, the calling part: HTTPS POSTs of AdmissionReviews around the write pipeline.
 
-Order (§2.3, §9.2): mutating webhooks one by one on the object as the pipeline would store it,
+Order (as the API server calls them): mutating webhooks one by one on the object as the pipeline would store it,
 then the pipeline again on the mutated object (prune, default, validate), then validating
 webhooks (concurrently; any denial wins), then the real write. Writes that raced with the
 webhook calls are retried from a fresh read, as the real server's update loop does.

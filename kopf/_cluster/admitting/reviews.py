@@ -1,4 +1,4 @@
-"""Admission webhooks, the pure part (EMULATOR.md §9.2): which webhooks match a request, what
+"""Admission webhooks, the pure part: which webhooks match a request, what
 AdmissionReview they receive, and what their answers mean. The calling is in `calling`.
 """
 import base64

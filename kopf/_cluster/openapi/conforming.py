@@ -1,8 +1,8 @@
 """The one place that calls the schema layer: pruning, defaulting, validation, structural checks.
 
 The schema layer (`kopf._model.schemas`, `kopf._cluster.openapi.validation`, `kopf._cluster.openapi.kindschemas`) is
-owned separately; everything the emulator needs from it goes through here, in the pipeline order
-of EMULATOR.md §2.3: default → (Strict: reject unknown) → prune → validate.
+owned separately; everything the emulator needs from it goes through here, in the API server's order
+for a write: default → (fieldValidation=Strict: reject unknown fields) → prune → validate.
 """
 from collections.abc import Mapping
 from typing import Any

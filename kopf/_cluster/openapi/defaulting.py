@@ -1,4 +1,4 @@
-"""Defaulting of objects by OpenAPI v3 schemas (EMULATOR.md §5.3), as the API server does before validation.
+"""Defaulting of objects by OpenAPI v3 schemas, as the API server does before validation.
 
 `apply_defaults(obj, schema)` sets the `default` of every absent property whose parent exists (and
 of non-nullable nulls), top-down, so defaults inside defaults apply too; non-nullable nulls without
@@ -15,7 +15,8 @@ def apply_defaults(obj: Any, schema: Mapping[str, Any] | None) -> None:
     """Set `default` values of absent properties (and of non-nullable nulls), in place, top-down.
 
     Non-nullable nulls without a default are dropped, as the API server does before validation.
-    The root `apiVersion`, `kind` and `metadata` are never defaulted (§5.3: no defaults under metadata).
+    The root `apiVersion`, `kind` and `metadata` are never defaulted (the API server defaults nothing in
+    metadata).
     """
     if schema is not None:
         _default(obj, schema, root=True)

@@ -1,4 +1,5 @@
-"""Structural-schema checks for accepting a CRD (EMULATOR.md §5.1).
+"""Structural-schema checks for accepting a CRD: every schema of a served version must be
+structural (types everywhere, no value validations at the root of metadata, defaults valid by their schema).
 
 `check_structural(openAPIV3Schema, field='spec.versions[i].schema.openAPIV3Schema') -> [cause]`.
 """
@@ -12,7 +13,7 @@ from kopf._model.schemas import EMBEDDED, INT_OR_STRING, PRESERVE
 
 
 def check_structural(schema: Any, *, field: str = 'spec.versions[0].schema.openAPIV3Schema') -> list[Cause]:
-    """Causes for which a CRD version's `openAPIV3Schema` is not structural (§5.1); [] if it is.
+    """Causes for which a CRD version's `openAPIV3Schema` is not structural; [] if it is.
 
     `field` is the path of the schema in the CRD, used as the prefix of the causes' fields.
     Follows `apiextensions-apiserver/pkg/apiserver/schema/validation.go` (structural invariants)

@@ -1,6 +1,6 @@
-"""Validation, defaulting and structural checks of objects by OpenAPI v3 schemas (EMULATOR.md §5.1, §5.3, §5.4).
+"""Validation, defaulting and structural checks of objects by OpenAPI v3 schemas.
 
-Usage by the server, in the pipeline order of §2.3 (decode → default → admission → prune → validate)::
+Usage by the server, in the API server's order for a write (decode → default → admission → prune → validate)::
 
     validation.apply_defaults(body, schema)                 # in place; also drops non-nullable nulls
     unknown = validation.unknown_fields(body, schema)       # what pruning will drop (incl. metadata keys)
@@ -23,7 +23,8 @@ Written directly rather than on `jsonschema`: the k8s dialect needs custom keywo
 `-list-type`/`-list-map-keys`); the cause reason and message depend on which keyword failed and
 on the JSON type name of the offending value, which would mean re-deriving each jsonschema error;
 and the built-in schemas are cyclic dict graphs, which a walk along the value handles trivially.
-Not supported (MAY in §5.4): `x-kubernetes-validations` (CEL), `allOf`/`anyOf`/`oneOf`/`not`.
+Not supported (real servers check them; a local one may skip them): `x-kubernetes-validations` (CEL),
+`allOf`/`anyOf`/`oneOf`/`not`.
 
 This module is the entry point for objects; `apply_defaults` (`defaulting.py`) and the cause constructors
 (`fielderrors.py`) live next to it and are re-exported. The structural checks of CRD schemas are in

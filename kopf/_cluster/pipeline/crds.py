@@ -12,7 +12,9 @@ Cause = dict[str, Any]
 
 
 def causes_of(crd: Mapping[str, Any]) -> list[Cause]:
-    """Validation causes for a CRD body (EMULATOR.md §5.1); empty if it is acceptable."""
+    """Validation causes for a CRD body (its name, group, names, scope, versions and their schemas).
+
+    Empty if the CRD is acceptable."""
     spec: Mapping[str, Any] = crd['spec'] if isinstance(crd.get('spec'), Mapping) else {}
     names: Mapping[str, Any] = spec['names'] if isinstance(spec.get('names'), Mapping) else {}
     group, plural = spec.get('group') or '', names.get('plural') or ''

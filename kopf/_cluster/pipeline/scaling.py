@@ -1,4 +1,4 @@
-"""The `scale` subresource (§4): an `autoscaling/v1 Scale` view of an object's replica counts."""
+"""The `scale` subresource: an `autoscaling/v1 Scale` view of an object's replica counts."""
 from collections.abc import Mapping
 from typing import Any
 

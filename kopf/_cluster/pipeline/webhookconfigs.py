@@ -1,4 +1,5 @@
-"""Validation and defaults of admission webhook configurations (EMULATOR.md §9.1).
+"""Validation and defaults of admission webhook configurations: names, rules, client configs,
+failure policies, side effects, review versions, as the real server checks them.
 
 Real servers reject non-https URLs; the emulator does too unless `allow_http` (kopf's
 `WebhookServer(insecure=True)` produces http URLs, which only a permissive emulator accepts).

@@ -1,4 +1,5 @@
-"""The write pipeline: create, replace, patch, delete — server-set metadata, scope, status rules (§2-§4).
+"""The write pipeline: create, replace, patch, delete — server-set metadata, scope, status rules,
+finalizers and the scale subresource.
 
 Pure with respect to I/O: functions take the state and decoded inputs, and return an `Outcome`.
 Stored objects are never mutated: every write builds a fresh dict (watch history shares them).
@@ -284,7 +285,8 @@ def _check_namespace(state: State, resource: Resource, namespace: str, name: str
 
 
 def _split_subresource(target: Target, current: Obj, candidate: dict[str, Any]) -> dict[str, Any]:
-    """Status-subresource semantics (§4): each endpoint changes only its own part."""
+    """With a status subresource, each endpoint changes only its own part: the main one keeps the stored status,
+    `/status` changes only the status, a namespace's `/finalize` only `spec.finalizers`."""
     sub = target.subresource
     if sub == 'status' or sub == 'finalize':
         result: dict[str, Any] = jsoncodec.clone(current)

@@ -1,4 +1,4 @@
-"""Watch fan-out: per-kind watcher sets fed synchronously by the store, never blocking writers (§6).
+"""Watch fan-out: per-kind watcher sets fed synchronously by the store, never blocking writers.
 
 Each change is serialised once (`Change.line`); every watcher gets the same bytes. Until a stream
 is live (headers sent, initial events flushed), lines wait in a buffer; once live, the lines of one

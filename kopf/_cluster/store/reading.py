@@ -1,4 +1,4 @@
-"""GET and LIST: single objects, and collections with selectors and limit/continue paging (§2.4)."""
+"""GET and LIST: single objects, and collections with selectors and limit/continue paging."""
 import base64
 from collections.abc import Mapping
 from typing import Any

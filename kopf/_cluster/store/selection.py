@@ -1,4 +1,4 @@
-"""Label and field selectors: parsing the query syntax and matching objects (EMULATOR.md §2.4)."""
+"""Label and field selectors: parsing the query syntax and matching objects (`labelSelector=`, `fieldSelector=`)."""
 import dataclasses
 import re
 from collections.abc import Callable, Mapping, Sequence

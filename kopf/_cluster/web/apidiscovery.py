@@ -1,4 +1,4 @@
-"""Discovery documents: /version, /api, /api/v1, /apis, /apis/{g}, /apis/{g}/{v} (§1)."""
+"""Discovery documents: /version, /api, /api/v1, /apis, /apis/{g}, /apis/{g}/{v} (as kubectl and clients read them)."""
 import base64
 import hashlib
 from typing import Any

@@ -1,4 +1,9 @@
-"""Serving one watch request: the starting point (§6.3), then live lines, bookmarks and timeouts."""
+"""Serving one watch request: the starting point, then live lines, bookmarks and timeouts.
+
+The starting point: after a given resourceVersion, the changes since then from the history (one ERROR
+event, 410 Expired, if they are compacted away); without one (or "0", or with `sendInitialEvents`), the
+current objects as ADDED events first.
+"""
 import asyncio
 import random
 from collections.abc import Mapping
