@@ -57,7 +57,7 @@ class Plan:
 
 
 def apply(state: State, target: Target, body: Any, options: writing.Options) -> writing.Outcome:
-    """PATCH with `application/apply-patch+yaml` (without admission webhooks; `admitting` has its own)."""
+    """PATCH with `application/apply-patch+yaml` (without admission webhooks; `admitting.calling` has its own)."""
     current = state.store.get(target.resource.key, target.namespace or '', target.name or '')
     if current is None:
         return create(state, target, body, options)
