@@ -54,7 +54,7 @@ def test_conflict_messages_as_upstream() -> None:
     one = serverside.conflict_error([(('kubectl', 'Apply'), ('.data', '.a'))])
     assert one.code == 409 and one.message == 'Apply failed with 1 conflict: conflict with "kubectl": .data.a'
     many = serverside.conflict_error([(('x', 'Update', 'apps/v1'), ('.spec', '.replicas')),
-                                    (('x', 'Update', 'apps/v1', 'status'), ('.status', '.a'))])
+                                      (('x', 'Update', 'apps/v1', 'status'), ('.status', '.a'))])
     assert many.message == ('Apply failed with 2 conflicts: '     # sorted by the managers' JSON, as upstream
                             'conflicts with "x" with subresource "status" using apps/v1:\n- .status.a\n'
                             'conflicts with "x" using apps/v1:\n- .spec.replicas')

@@ -246,9 +246,9 @@ CASES: list[tuple[str, str, str, str, dict[str, Any], dict[str, Any], list[str]]
     (
         'managed-fields-content-kept', '', 'v1', 'ConfigMap',
         {'metadata': {'name': 'c', 'managedFields': [{'manager': 'kubectl', 'operation': 'Update',
-                                                       'fieldsV1': {'f:data': {'f:a': {}}}}]}},
+                                                      'fieldsV1': {'f:data': {'f:a': {}}}}]}},
         {'metadata': {'name': 'c', 'managedFields': [{'manager': 'kubectl', 'operation': 'Update',
-                                                       'fieldsV1': {'f:data': {'f:a': {}}}}]}},
+                                                      'fieldsV1': {'f:data': {'f:a': {}}}}]}},
         [],
     ),
 ]

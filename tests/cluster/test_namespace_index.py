@@ -59,7 +59,7 @@ def test_the_index_follows_writes_and_deletions() -> None:
     _create(state, 'ns-a', 's', SECRETS)
     _create(state, 'ns-a', 'a')
     assert _found(state, 'ns-a') == _scanned(state, 'ns-a') == [('configmaps', 'z'), ('configmaps', 'a'),
-                                                                 ('secrets', 's')]
+                                                                ('secrets', 's')]
     assert _found(state, 'ns-b') == [('configmaps', 'y')]
     assert _found(state, 'nowhere') == []
     assert _found(state, '') == []   # cluster-scoped objects (the namespaces themselves) are in no namespace
@@ -72,7 +72,7 @@ def test_the_index_follows_writes_and_deletions() -> None:
     writing.delete(state, Target(resource, 'ns-a', 'z'), OPTIONS)
     _create(state, 'ns-a', 'z')   # re-created: goes last among its kind, as in the bucket
     assert _found(state, 'ns-a') == _scanned(state, 'ns-a') == [('configmaps', 'a'), ('configmaps', 'z'),
-                                                                 ('secrets', 's')]
+                                                                ('secrets', 's')]
     writing.delete(state, Target(resource, 'ns-b', 'y'), OPTIONS)
     assert _found(state, 'ns-b') == []
     assert 'ns-b' not in state.store.namespaced

@@ -9,7 +9,7 @@ from kopf._cluster.control import command
 
 
 def test_tls_without_cryptography_is_a_clear_startup_error(tmp_path: pathlib.Path,
-                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     for name in [name for name in sys.modules if name == 'cryptography' or name.startswith('cryptography.')]:
         monkeypatch.delitem(sys.modules, name)
     monkeypatch.setitem(sys.modules, 'cryptography', None)  # an import of it raises ImportError

@@ -112,7 +112,7 @@ VALIDATION: list[tuple[str, dict[str, Any], Any, list[tuple[str, str]]]] = [
      {'a': ['x', 'y', 'x']}, [('FieldValueDuplicate', 'spec.a[2]')]),
     ('list-type-map', spec(a={'type': 'array', 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['name'],
                               'items': {'type': 'object', 'properties': {'name': {'type': 'string'},
-                                                                          'v': {'type': 'integer'}}}}),
+                                                                         'v': {'type': 'integer'}}}}),
      {'a': [{'name': 'a', 'v': 1}, {'name': 'b', 'v': 1}, {'name': 'a', 'v': 2}]},
      [('FieldValueDuplicate', 'spec.a[2]')]),
     ('list-type-atomic-allows-duplicates', spec(a={'type': 'array', 'x-kubernetes-list-type': 'atomic',

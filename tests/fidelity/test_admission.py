@@ -160,7 +160,7 @@ async def test_reinvocation_if_needed(local_cluster: LocalCluster, webhook: Webh
 
 
 async def test_webhook_decisions_reach_kubectl(local_cluster: LocalCluster, webhook: Webhook,
-                                                  tmp_path: pathlib.Path) -> None:
+                                               tmp_path: pathlib.Path) -> None:
     """The Done-when of the local-cluster issue: an aiohttp webhook's deny/patch/warnings, as kubectl shows them."""
     binary = kubectl_binary()
     if binary is None:

@@ -130,8 +130,8 @@ def test_dry_run_and_preconditions(raw: Http, cluster: LocalCluster) -> None:
 def test_put_noop_keeps_rv_and_deployment_generation(raw: Http) -> None:
     path = '/apis/apps/v1/namespaces/default/deployments'
     body: dict[str, Any] = {'metadata': {'name': 'd1'}, 'spec': {'replicas': 1, 'selector': {'matchLabels': {'a': 'b'}},
-                                                               'template': {'metadata': {'labels': {'a': 'b'}},
-                                                                            'spec': {'containers': [{'name': 'c'}]}}}}
+                                                                 'template': {'metadata': {'labels': {'a': 'b'}},
+                                                                              'spec': {'containers': [{'name': 'c'}]}}}}
     status, _, created = raw.request('POST', path, body)
     assert status == 201 and created['metadata']['generation'] == 1
     status, _, same = raw.request('PUT', f'{path}/d1', created)

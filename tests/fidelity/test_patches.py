@@ -26,7 +26,7 @@ def test_kubectl_strategic_directives(kubectl: Kubectl, cluster: LocalCluster) -
     stored = cluster.get('apps/v1', 'Deployment', 'smp', 'default')
     assert stored is not None
     assert [(c['name'], c['image']) for c in stored['spec']['template']['spec']['containers']] == [('c', 'x'),
-                                                                                                    ('a', 'y')]
+                                                                                                   ('a', 'y')]
     retain = {'spec': {'strategy': {'$retainKeys': ['type'], 'type': 'Recreate'}}}
     result = kubectl('patch', 'deployment', 'smp', '--type', 'strategic', '-p', json.dumps(retain))
     assert result.returncode == 0, result.stderr

@@ -56,7 +56,7 @@ class Emulator(Controls):
         self.faults = faults.Faults()
         # tokens: bearer token -> user name; client_certs: require a certificate (or a token) signed by our CA
         self.access = auth.Access(tokens=dict(tokens) if tokens is not None else None,
-                                         client_certs=client_certs)
+                                  client_certs=client_certs)
         self.controllers = sweeping.Sweeper(self.state)
         self.backend = Backend(state=self.state, streams=self.streams, faults=self.faults, access=self.access,
                                wake_controllers=self.controllers.wake,

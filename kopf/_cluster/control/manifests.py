@@ -18,7 +18,7 @@ def load(source: Manifest) -> list[dict[str, Any]]:
     if isinstance(source, Mapping):
         return _unfold([dict(source)])
     if isinstance(source, os.PathLike) or (isinstance(source, str) and '\n' not in source
-                                            and pathlib.Path(source).is_file()):
+                                           and pathlib.Path(source).is_file()):
         path = pathlib.Path(source)
         try:
             text = path.read_text()

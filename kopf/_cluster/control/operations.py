@@ -171,7 +171,7 @@ def fail_watches(emu: Controlled, code: int = 410) -> int:
         status = statuses.expired(f'too old resource version: 1 ({emu.state.store.rv})').status()
     else:
         status = statuses.ApiError(code, faults.REASONS.get(code, 'InternalError'),
-                                 faults.MESSAGES.get(code, f'injected watch error {code}'), {}).status()
+                                   faults.MESSAGES.get(code, f'injected watch error {code}'), {}).status()
     status.pop('details', None)
     return emu.hub.error_all(status)
 

@@ -22,19 +22,19 @@ def causes_of(crd: Mapping[str, Any]) -> list[Cause]:
     name = crd.get('metadata', {}).get('name', '')
     if name != f'{plural}.{group}':
         causes.append(statuses.cause('FieldValueInvalid', 'metadata.name',
-                                   f'Invalid value: "{name}": must be spec.names.plural+"."+spec.group'))
+                                     f'Invalid value: "{name}": must be spec.names.plural+"."+spec.group'))
     if not group:
         causes.append(statuses.cause('FieldValueRequired', 'spec.group', 'Required value'))
     elif '.' not in group or not re.fullmatch(metadata.SUBDOMAIN_RE, group):
         causes.append(statuses.cause('FieldValueInvalid', 'spec.group',
-                                   f'Invalid value: "{group}": should be a domain with at least one dot'))
+                                     f'Invalid value: "{group}": should be a domain with at least one dot'))
     for key in ('plural', 'kind'):
         if not names.get(key):
             causes.append(statuses.cause('FieldValueRequired', f'spec.names.{key}', 'Required value'))
     if spec.get('scope') not in ('Namespaced', 'Cluster'):
         causes.append(statuses.cause('FieldValueNotSupported', 'spec.scope',
-                                   f'Unsupported value: "{spec.get("scope", "")}": '
-                                   'supported values: "Cluster", "Namespaced"'))
+                                     f'Unsupported value: "{spec.get("scope", "")}": '
+                                     'supported values: "Cluster", "Namespaced"'))
     causes.extend(_version_causes(spec.get('versions')))
     return causes
 
@@ -42,18 +42,18 @@ def causes_of(crd: Mapping[str, Any]) -> list[Cause]:
 def _version_causes(versions: Any) -> list[Cause]:
     if not isinstance(versions, list) or not versions:
         return [statuses.cause('FieldValueRequired', 'spec.versions', 'Required value: must have exactly one version '
-                             'marked as storage version')]
+                               'marked as storage version')]
     causes: list[Cause] = []
     names = [v.get('name') for v in versions if isinstance(v, Mapping)]
     if len(set(names)) != len(names):
         causes.append(statuses.cause('FieldValueInvalid', 'spec.versions', 'Invalid value: must contain unique '
-                                   'version names'))
+                                     'version names'))
     if sum(1 for v in versions if isinstance(v, Mapping) and v.get('storage')) != 1:
         causes.append(statuses.cause('FieldValueInvalid', 'spec.versions', 'Invalid value: must have exactly one '
-                                   'version marked as storage version'))
+                                     'version marked as storage version'))
     if not any(isinstance(v, Mapping) and v.get('served') for v in versions):
         causes.append(statuses.cause('FieldValueInvalid', 'spec.versions', 'Invalid value: must serve at least one '
-                                   'version'))
+                                     'version'))
     for index, version in enumerate(versions):
         schema = ((version or {}).get('schema') or {}).get('openAPIV3Schema')
         causes.extend(conforming.check_structural(schema, f'spec.versions[{index}].schema.openAPIV3Schema'))

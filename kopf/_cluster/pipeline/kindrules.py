@@ -73,7 +73,7 @@ def prepare_lease(obj: dict[str, Any], settings: Settings) -> list[Cause]:
         duration = spec.get('leaseDurationSeconds')
         if duration is not None and (not isinstance(duration, int) or duration <= 0):
             return [statuses.cause('FieldValueInvalid', 'spec.leaseDurationSeconds',
-                                 f'Invalid value: {duration}: must be greater than 0')]
+                                   f'Invalid value: {duration}: must be greater than 0')]
     return []
 
 

@@ -31,7 +31,7 @@ def name_causes(name: str, rule: str, field: str = 'metadata.name') -> list[dict
     causes = []
     if len(name) > limit:
         causes.append(statuses.cause('FieldValueInvalid', field,
-                                   f'Invalid value: "{name}": must be no more than {limit} characters'))
+                                     f'Invalid value: "{name}": must be no more than {limit} characters'))
     if not re.fullmatch(regex, name):
         causes.append(statuses.cause('FieldValueInvalid', field, f'Invalid value: "{name}": {text}'))
     return causes
@@ -90,18 +90,18 @@ def label_causes(meta: Mapping[str, Any]) -> list[dict[str, str]]:
         mapping = meta.get(section) or {}
         if not isinstance(mapping, Mapping):
             causes.append(statuses.cause('FieldValueTypeInvalid', f'metadata.{section}',
-                                       'Invalid value: must be a map of strings'))
+                                         'Invalid value: must be a map of strings'))
             continue
         for key, value in mapping.items():
             causes.extend(_key_causes(f'metadata.{section}', key))
             if not isinstance(value, str):
                 causes.append(statuses.cause('FieldValueTypeInvalid', f'metadata.{section}.{key}',
-                                           f'Invalid value: {value!r}: must be a string'))
+                                             f'Invalid value: {value!r}: must be a string'))
             elif section == 'labels' and (len(value) > 63 or not _LABEL_VALUE.fullmatch(value)):
                 causes.append(statuses.cause('FieldValueInvalid', 'metadata.labels',
-                                           f'Invalid value: "{value}": a valid label must be an empty string or '
-                                           "consist of alphanumeric characters, '-', '_' or '.', and must start "
-                                           'and end with an alphanumeric character'))
+                                             f'Invalid value: "{value}": a valid label must be an empty string or '
+                                             "consist of alphanumeric characters, '-', '_' or '.', and must start "
+                                             'and end with an alphanumeric character'))
     return causes
 
 

@@ -57,31 +57,31 @@ def _hook_causes(hook: Mapping[str, Any], field: str, seen: set[str], allow_http
         causes.append(statuses.cause('FieldValueRequired', f'{field}.name', 'Required value'))
     elif len(name.split('.')) < 3:
         causes.append(statuses.cause('FieldValueInvalid', f'{field}.name', f'Invalid value: "{name}": should be a '
-                                   'domain with at least three segments separated by dots'))
+                                     'domain with at least three segments separated by dots'))
     elif name in seen:
         causes.append(statuses.cause('FieldValueDuplicate', f'{field}.name', f'Duplicate value: "{name}"'))
     seen.add(name)
     if hook.get('sideEffects') not in ('None', 'NoneOnDryRun'):
         causes.append(statuses.cause('FieldValueNotSupported', f'{field}.sideEffects',
-                                   f'Unsupported value: "{hook.get("sideEffects") or ""}": '
-                                   'supported values: "None", "NoneOnDryRun"'))
+                                     f'Unsupported value: "{hook.get("sideEffects") or ""}": '
+                                     'supported values: "None", "NoneOnDryRun"'))
     if not hook.get('admissionReviewVersions'):
         causes.append(statuses.cause('FieldValueRequired', f'{field}.admissionReviewVersions',
-                                   'Required value: must specify one of v1, v1beta1'))
+                                     'Required value: must specify one of v1, v1beta1'))
     if hook.get('failurePolicy') not in ('Fail', 'Ignore'):
         causes.append(statuses.cause('FieldValueNotSupported', f'{field}.failurePolicy',
-                                   f'Unsupported value: "{hook.get("failurePolicy")}": supported values: '
-                                   '"Fail", "Ignore"'))
+                                     f'Unsupported value: "{hook.get("failurePolicy")}": supported values: '
+                                     '"Fail", "Ignore"'))
     timeout = hook.get('timeoutSeconds')
     if not isinstance(timeout, int) or not 1 <= timeout <= 30:
         causes.append(statuses.cause('FieldValueInvalid', f'{field}.timeoutSeconds',
-                                   f'Invalid value: {timeout}: the timeout value must be between 1 and 30 seconds'))
+                                     f'Invalid value: {timeout}: the timeout value must be between 1 and 30 seconds'))
     causes.extend(_client_config_causes(hook.get('clientConfig'), f'{field}.clientConfig', allow_http))
     for number, rule in enumerate(hook.get('rules') or []):
         for operation in (rule or {}).get('operations') or []:
             if operation not in OPERATIONS:
                 causes.append(statuses.cause('FieldValueNotSupported', f'{field}.rules[{number}].operations',
-                                           f'Unsupported value: "{operation}"'))
+                                             f'Unsupported value: "{operation}"'))
     return causes
 
 
@@ -96,8 +96,8 @@ def _client_config_causes(config: Any, field: str, allow_http: bool) -> list[Cau
     allowed = ('https', 'http') if allow_http else ('https',)
     if parsed.scheme not in allowed:
         return [statuses.cause('FieldValueInvalid', f'{field}.url', f'Invalid value: "{parsed.scheme}": \'https\' is '
-                             'the only allowed URL scheme; desired format: https://host[/path]')]
+                               'the only allowed URL scheme; desired format: https://host[/path]')]
     if not parsed.hostname or re.search(r'[?#]', str(url)) or parsed.username:
         return [statuses.cause('FieldValueInvalid', f'{field}.url', 'Invalid value: host must be specified; '
-                             'query, fragment and user info are not allowed')]
+                               'query, fragment and user info are not allowed')]
     return []

@@ -244,10 +244,10 @@ def _check_type(obj: dict[str, Any], resource: Resource, current: Obj | None = N
     obj.setdefault('kind', resource.kind)
     if obj['apiVersion'] != resource.api_version:
         raise statuses.bad_request(f'the API version in the data ({obj["apiVersion"]}) does not match '
-                                 f'the expected API version ({resource.api_version})')
+                                   f'the expected API version ({resource.api_version})')
     if obj['kind'] != resource.kind:
         raise statuses.bad_request(f'the kind in the data ({obj["kind"]}) does not match '
-                                 f'the expected kind ({resource.kind})')
+                                   f'the expected kind ({resource.kind})')
 
 
 def _scope(meta: dict[str, Any], target: Target) -> str:
@@ -257,7 +257,7 @@ def _scope(meta: dict[str, Any], target: Target) -> str:
     namespace = target.namespace or ''
     if meta.get('namespace') and meta['namespace'] != namespace:
         raise statuses.bad_request('the namespace of the provided object does not match the namespace sent '
-                                 'on the request')
+                                   'on the request')
     meta['namespace'] = namespace
     return namespace
 
@@ -315,7 +315,7 @@ def _check_finalizers(resource: Resource, current: Obj, candidate: Obj) -> None:
         message = ('Forbidden: no new finalizers can be added if the object is being deleted, '
                    f'found new finalizers []string{{{listed}}}')
         raise statuses.invalid(resource.kind, resource.group, current['metadata']['name'],
-                             [statuses.cause('FieldValueForbidden', 'metadata.finalizers', message)])
+                               [statuses.cause('FieldValueForbidden', 'metadata.finalizers', message)])
 
 
 def _check_preconditions(resource: Resource, current: Obj, options: Options) -> None:

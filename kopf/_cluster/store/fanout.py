@@ -46,7 +46,7 @@ class Watcher:
         if self.namespace is not None and change.namespace != self.namespace:
             return
         line: Callable[..., bytes] = change.line if self.render is None else functools.partial(self.render,
-                                                                                                 change=change)
+                                                                                               change=change)
         if not self.selective:
             self.push(line())
             return

@@ -174,10 +174,10 @@ def _initial_events_invalid(params: Mapping[str, str]) -> statuses.ApiError:
     causes = []
     if params.get('resourceVersionMatch') != 'NotOlderThan':
         causes.append(statuses.cause('FieldValueForbidden', 'sendInitialEvents',
-                                   "Forbidden: sendInitialEvents is forbidden for watch unless the "
-                                   "WatchList feature gate is enabled and resourceVersionMatch is set to "
-                                   "NotOlderThan"))
+                                     "Forbidden: sendInitialEvents is forbidden for watch unless the "
+                                     "WatchList feature gate is enabled and resourceVersionMatch is set to "
+                                     "NotOlderThan"))
     if params.get('allowWatchBookmarks') not in TRUE:
         causes.append(statuses.cause('FieldValueForbidden', 'allowWatchBookmarks',
-                                   'Forbidden: allowWatchBookmarks must be true when sendInitialEvents is set'))
+                                     'Forbidden: allowWatchBookmarks must be true when sendInitialEvents is set'))
     return statuses.invalid('ListOptions', 'meta.k8s.io', '', causes)
