@@ -147,3 +147,12 @@ def test_no_citations_of_documents_outside_the_repository() -> None:
     found = [f'{path}:{number}' for path in paths
              for number, line in enumerate(path.read_text().splitlines(), 1) if cited.search(line)]
     assert found == []
+
+
+def test_the_root_docstring_lists_the_packages_in_their_import_order() -> None:
+    """Each of the emulator's packages (and root modules) imports only those listed before it."""
+    docstring = ast.get_docstring(ast.parse((ROOT / '__init__.py').read_text()), clean=False) or ''
+    order = [f'{PREFIX}.{name}' for name in LISTED.findall(docstring)]
+    later = [f'{source} -> {target}' for source, targets in _graph(collapse=True).items() for target in targets
+             if source in order and target in order and order.index(target) >= order.index(source)]
+    assert later == []

@@ -4,7 +4,7 @@ An aiohttp web application with real Kubernetes semantics. Never imported by the
 path (only by `kopf.testing`, `kopf run --local-cluster` and the `kopf cluster` command); it may use
 `kopf._model` helpers, and never imports `kopf._reactor` or `kopf._api`.
 
-Its packages, each importing only those listed before it (no import cycles, `tests/test_layers.py`):
+Its packages, each importing only those listed before it (no import cycles: `tests/test_emulator_layout.py`):
 
     statuses     Kubernetes `Status` error bodies, exactly as a real API server renders them
     jsoncodec    JSON for the hot paths: `orjson` when installed, the standard library otherwise
