@@ -140,9 +140,6 @@ class Emulator(Controls):
         temporary.write_bytes(jsoncodec.dumps(self.state.snapshot()))
         os.replace(temporary, target)
 
-    def wake_controllers(self) -> None:
-        self.controllers.wake()
-
     # -- direct object access (no HTTP) ----------------------------------------------------------
 
     def target(self, api_version: str, kind_or_plural: str, name: str | None = None,

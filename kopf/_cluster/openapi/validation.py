@@ -63,7 +63,7 @@ from kopf._model.schemas import EMBEDDED, INT_OR_STRING, RESOURCE_KEYS, Index, f
 
 __all__ = [
     'Cause', 'validate', 'validate_value', 'apply_defaults', 'unknown_fields',
-    'strict_decoding_message', 'unknown_field_warnings', 'warning_header', 'summarise', 'FORMATS',
+    'strict_decoding_message', 'unknown_field_warnings', 'summarise', 'FORMATS',
 ]
 
 
@@ -94,11 +94,6 @@ def unknown_field_warnings(paths: Iterable[FieldPath]) -> list[str]:
     if not paths:   # the usual case: nothing was pruned
         return []
     return [f'unknown field "{text}"' for text in sorted(format_path(path) for path in paths)]
-
-
-def warning_header(text: str) -> str:
-    """A `Warning` header value: `299 - "unknown field \\"status.kopf\\""`."""
-    return '299 - ' + json.dumps(text, ensure_ascii=False)
 
 
 
