@@ -15,7 +15,7 @@ Its packages, each importing only those listed before it (no import cycles: `tes
     pipeline     the writes (create, replace, patch, apply, delete, scale) and the whole state they change
     controllers  namespace and CRD cleanup, garbage collection, event expiry
     admitting    calling admission webhooks around the writes
-    web          the HTTP surface: dispatch, endpoints, watch streams, discovery, tables, protobuf, auth, faults
+    web          the HTTP surface: dispatch, endpoints, watch streams, discovery, tables, protobuf, access rules, faults
     control      the `Emulator` assembled, the table of control operations, `/_emulator/`, `LocalCluster`,
                  `kopf cluster`
 """

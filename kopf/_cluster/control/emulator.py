@@ -24,7 +24,7 @@ from kopf._cluster.pipeline import kindrules, writing
 from kopf._cluster.pipeline.state import State
 from kopf._cluster.store.fanout import Hub
 from kopf._cluster.store.objectstore import Obj
-from kopf._cluster.web import apidiscovery, auth, certificates, faults, kubeconfigs
+from kopf._cluster.web import accessrules, apidiscovery, certificates, faults, kubeconfigs
 from kopf._cluster.web.dispatching import Dispatcher
 from kopf._cluster.web.endpoints import Backend
 from kopf._cluster.web.watchstreams import Streams
@@ -55,7 +55,7 @@ class Emulator(Controls):
         self.streams = Streams(self.state, self.hub, max_timeout=watch_timeout)
         self.faults = faults.Faults()
         # tokens: bearer token -> user name; client_certs: require a certificate (or a token) signed by our CA
-        self.access = auth.Access(tokens=dict(tokens) if tokens is not None else None,
+        self.access = accessrules.Access(tokens=dict(tokens) if tokens is not None else None,
                                   client_certs=client_certs)
         self.controllers = sweeping.Sweeper(self.state)
         self.backend = Backend(state=self.state, streams=self.streams, faults=self.faults, access=self.access,
@@ -86,7 +86,7 @@ class Emulator(Controls):
         token = next(iter(tokens), None) if tokens else None
         client = None
         if self.access.client_certs and self.certificates is not None and token is None:
-            client = self.certificates.client(auth.DEFAULT_USER)
+            client = self.certificates.client(accessrules.DEFAULT_USER)
         self.kubeconfig_path = kubeconfigs.write(path, self.url, ca_pem=ca_pem, token=token, client=client)
         return self.kubeconfig_path
 

@@ -18,7 +18,7 @@ from kopf._cluster import statuses
 from kopf._cluster.pipeline.state import State
 from kopf._cluster.store.fanout import Hub
 from kopf._cluster.web import faults
-from kopf._cluster.web.auth import Access, Denial
+from kopf._cluster.web.accessrules import Access, Denial
 from kopf._cluster.web.faults import Faults, Rule
 
 P = ParamSpec('P')

@@ -9,7 +9,7 @@
     printers       the columns of built-in kinds, and relative ages
     protobuf       decoding kubectl's protobuf bodies of built-in kinds (by the field tables in `protos`)
     protos         the generated protobuf field tables of the built-in kinds
-    auth           users by bearer token or client certificate (401), and the `forbid()` rules (403)
+    accessrules    users by bearer token or client certificate (401), and the `forbid()` rules (403)
     faults         injected failures, per-verb counters, the request log
     certificates   a throw-away CA, the server's certificate and client certificates (HTTPS mode)
     kubeconfigs    kubeconfig files pointing at the emulator

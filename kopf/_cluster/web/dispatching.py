@@ -14,7 +14,7 @@ from typing import Any
 from aiohttp import web
 
 from kopf._cluster import jsoncodec, statuses
-from kopf._cluster.web import apidiscovery, auth, endpoints
+from kopf._cluster.web import accessrules, apidiscovery, endpoints
 from kopf._cluster.web.endpoints import Backend
 
 logger = logging.getLogger(__name__)
@@ -126,7 +126,7 @@ class Dispatcher:
 
     async def _route(self, request: web.Request, path: str) -> web.StreamResponse:
         faults = self.backend.faults
-        if path in auth.PUBLIC_PATHS:
+        if path in accessrules.PUBLIC_PATHS:
             faults.count('get', 'health')
             return web.Response(text='ok')
         if path in ('/version', '/version/'):

@@ -19,7 +19,7 @@ from kopf._cluster.patchtypes import jsonpatches
 from kopf._cluster.pipeline import scaling, serverside, writing
 from kopf._cluster.pipeline.state import State
 from kopf._cluster.store import reading
-from kopf._cluster.web import apidiscovery, auth, protobuf, tables
+from kopf._cluster.web import accessrules, apidiscovery, protobuf, tables
 from kopf._cluster.web.faults import Faults
 from kopf._cluster.web.watchstreams import Streams
 
@@ -36,7 +36,7 @@ class Backend:
     state: State                          # the store and the catalog of served resources
     streams: Streams                      # watch requests (and waiting for a resourceVersion to exist)
     faults: Faults                        # per-verb counters (and the injected failures, the request log)
-    access: auth.Access                   # the users and the forbid() rules
+    access: accessrules.Access            # the users and the forbid() rules
     wake_controllers: Callable[[], None]  # after deletions: garbage collection and cleanups run soon
     webhook_services: Mapping[str, str] = dataclasses.field(default_factory=dict)  # "ns/name" -> URL
     address: str = ''                     # host:port, as discovery advertises it (set once bound)
