@@ -15,7 +15,7 @@ $(STAMP): setup.py pyproject.toml requirements.txt
 	touch $(STAMP)
 
 lint: install
-	$(BIN)/ruff check kopf tests examples bench
+	$(BIN)/ruff check kopf tests examples bench tools
 
 typecheck: install
 	$(BIN)/mypy

@@ -38,7 +38,7 @@ def serve(port_queue: 'multiprocessing.Queue[int]', profile: bool) -> None:
     import pstats
     import signal
 
-    from kopf._cluster.server import Emulator
+    from kopf._cluster.control.emulator import Emulator
 
     async def main() -> None:
         emulator = Emulator(port=0)

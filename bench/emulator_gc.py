@@ -54,14 +54,16 @@ async def main(python: str, idle: int, count: int) -> float:
 
 def namespace_cpu(idle: int, count: int) -> tuple[float, float]:
     """CPU seconds of one namespace's deletion until it is gone, and of one sweep while a finalizer holds it."""
-    from kopf._cluster import controllers, resources, writing
-    from kopf._cluster.routing import Target
-    from kopf._cluster.state import State
+    from kopf._cluster.apis import resourcetable
+    from kopf._cluster.apis.routing import Target
+    from kopf._cluster.controllers import sweeping
+    from kopf._cluster.pipeline import writing
+    from kopf._cluster.pipeline.state import State
     options = writing.Options()
 
     def doom(finalizers: list[str]) -> tuple[State, Target]:
         state = State()
-        namespaces = state.catalog.by_key(resources.NAMESPACES.key)
+        namespaces = state.catalog.by_key(resourcetable.NAMESPACES.key)
         configmaps = state.catalog.by_key(('', 'configmaps'))
         assert namespaces is not None and configmaps is not None
         for ns in [f'idle-{i}' for i in range(20)] + ['doomed']:
@@ -72,22 +74,22 @@ def namespace_cpu(idle: int, count: int) -> tuple[float, float]:
                         (f'idle-{i % 20}', {'name': f'i-{i}'}))
             writing.create(state, Target(configmaps, ns, None),
                            {'apiVersion': 'v1', 'kind': 'ConfigMap', 'metadata': meta}, options)
-        controllers.sweep(state)
+        sweeping.sweep(state)
         return state, Target(namespaces, None, 'doomed')
 
     state, target = doom([])
     started = time.process_time()
     writing.delete(state, target, options)
-    while controllers.sweep(state):
+    while sweeping.sweep(state):
         pass
     full = time.process_time() - started
-    assert state.store.get(resources.NAMESPACES.key, '', 'doomed') is None
+    assert state.store.get(resourcetable.NAMESPACES.key, '', 'doomed') is None
     state, target = doom(['example.com/hold'])
     writing.delete(state, target, options)
-    controllers.sweep(state)
+    sweeping.sweep(state)
     started = time.process_time()
     for _ in range(50):
-        controllers.sweep(state)
+        sweeping.sweep(state)
     return full, (time.process_time() - started) / 50
 
 

@@ -19,7 +19,19 @@ def main() -> None:
     """Kubernetes operators in plain Python, with a local cluster for development and tests."""
 
 
-@main.command()
+class _ClusterCommand(click.Command):
+    """`kopf cluster --help` ends with the control API's routes, from the emulator's table of control operations
+    (imported only when the help is shown: `kopf run` does not pay for it)."""
+
+    def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        from kopf._cluster.control import operations
+
+        with formatter.section('Control API (for tests; also LocalCluster methods)'):
+            formatter.write_dl(operations.routes_help())
+        super().format_epilog(ctx, formatter)
+
+
+@main.command(cls=_ClusterCommand)
 @click.option('--host', default='127.0.0.1', show_default=True, help='The address to listen on.')
 @click.option('--port', type=int, default=0, show_default=True, help='The port to listen on; 0 picks a free one.')
 @click.option('--kubeconfig', 'config_path', default='kopf-cluster.kubeconfig', show_default=True,
@@ -37,11 +49,11 @@ def cluster(host: str, port: int, config_path: str, apply: tuple[str, ...], stat
     """Serve a local Kubernetes API (in memory) until interrupted."""
     import asyncio
 
-    from kopf._cluster import running
+    from kopf._cluster.control import command
 
     try:
-        asyncio.run(running.serve(host, port, config_path, apply, state, tls, token, verbose))
-    except running.StartupError as exc:
+        asyncio.run(command.serve(host, port, config_path, apply, state, tls, token, verbose))
+    except command.StartupError as exc:
         click.echo(f'Error: {exc}', err=True)
         raise SystemExit(1) from None
     except KeyboardInterrupt:
@@ -207,7 +219,7 @@ def _local_cluster(manifests: tuple[str, ...]) -> Iterator[Any]:
     then talk to the local cluster, never to a real one by accident.
     """
     from kopf._api import credentials
-    from kopf._cluster.local import LocalCluster
+    from kopf._cluster.control.local import LocalCluster
 
     with LocalCluster() as cluster:
         try:

@@ -10,7 +10,7 @@ thread), and pytest fixtures `kopf_local_cluster(_async)` (when pytest is instal
 
 In a `conftest.py`: `pytest_plugins = ['kopf.testing']` for the fixtures.
 """
-from kopf._cluster.local import LocalCluster as LocalCluster
+from kopf._cluster.control.local import LocalCluster as LocalCluster
 from kopf._kits.runner import KopfRunner as KopfRunner
 from kopf._kits.runner import cluster_vault as cluster_vault
 

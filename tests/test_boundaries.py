@@ -95,7 +95,7 @@ def test_the_scan_sees_the_layers_that_do_use_aiohttp() -> None:
     by_file = {path.relative_to(ROOT).as_posix(): {kind for _, kind, _ in uses(path.read_text())}
                for path in _modules()}
     assert 'client' in by_file['_api/transports.py']
-    assert 'server' in by_file['_cluster/server.py']
+    assert 'server' in by_file['_cluster/web/dispatching.py']
     assert 'server' in by_file['_reactor/probing.py']
 
 

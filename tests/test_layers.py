@@ -1,4 +1,5 @@
-"""The architecture's rules that a test can check: the pure layers stay pure, `import kopf` stays light."""
+"""The architecture's rules that a test can check: the pure layers stay pure, `import kopf` stays light,
+the emulator and the runtime never import each other (the emulator may use `kopf._model`)."""
 import ast
 import pathlib
 import subprocess
@@ -40,6 +41,44 @@ def test_import_kopf_does_not_import_optional_clients() -> None:
 
 
 def test_the_cli_and_the_local_cluster_do_not_import_test_tooling() -> None:
-    code = 'import sys, kopf.cli, kopf._cluster.local, kopf._kits.runner; print("pytest" in sys.modules)'
+    code = 'import sys, kopf.cli, kopf._cluster.control.local, kopf._kits.runner; print("pytest" in sys.modules)'
     proc = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, check=True)
     assert proc.stdout.strip() == 'False'
+
+
+EMULATOR_MAY_IMPORT = ('kopf._cluster', 'kopf._model')   # never the runtime: kopf._reactor, kopf._api, ...
+
+
+def _kopf_imports(path: pathlib.Path) -> list[tuple[int, str]]:
+    """(line, module) of every import of a kopf module, wherever it is (functions, `if TYPE_CHECKING:`)."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found.extend((node.lineno, alias.name) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):   # relative ones resolved against the file's package
+            package = ['kopf', *path.parent.relative_to(ROOT).parts]
+            base = package[:len(package) - node.level + 1] if node.level else []
+            found.append((node.lineno, '.'.join([*base, *([node.module] if node.module else [])])))
+    return [(line, name) for line, name in found if name == 'kopf' or name.startswith('kopf.')]
+
+
+@pytest.mark.parametrize('path', sorted((ROOT / '_cluster').rglob('*.py')), ids=lambda p: str(p.relative_to(ROOT)))
+def test_the_emulator_imports_only_itself_and_the_model(path: pathlib.Path) -> None:
+    for line, name in _kopf_imports(path):
+        assert name.startswith(EMULATOR_MAY_IMPORT), f'{path}:{line}: the emulator imports {name}'
+
+
+def test_import_kopf_does_not_import_the_emulator() -> None:
+    code = 'import sys, kopf; print(sorted(m for m in sys.modules if m.startswith("kopf._cluster")))'
+    proc = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, check=True)
+    assert proc.stdout.strip() == '[]'
+
+
+RUNTIME_PACKAGES = ['_model', '_storage', '_api', '_reactor']   # the operator's path: never the emulator
+
+
+@pytest.mark.parametrize('path', sorted(p for pkg in RUNTIME_PACKAGES for p in (ROOT / pkg).rglob('*.py')),
+                         ids=lambda p: str(p.relative_to(ROOT)))
+def test_the_runtime_never_imports_the_emulator(path: pathlib.Path) -> None:
+    for line, name in _kopf_imports(path):
+        assert not name.startswith('kopf._cluster'), f'{path}:{line}: the runtime imports {name}'

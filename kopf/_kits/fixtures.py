@@ -11,18 +11,18 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:
-    from kopf._cluster.local import LocalCluster
+    from kopf._cluster.control.local import LocalCluster
 
 
 @pytest.fixture
 def kopf_local_cluster() -> Iterator['LocalCluster']:
-    from kopf._cluster.local import LocalCluster
+    from kopf._cluster.control.local import LocalCluster
     with LocalCluster() as cluster:
         yield cluster
 
 
 @pytest.fixture
 async def kopf_local_cluster_async() -> AsyncIterator['LocalCluster']:
-    from kopf._cluster.local import LocalCluster
+    from kopf._cluster.control.local import LocalCluster
     async with LocalCluster() as cluster:
         yield cluster

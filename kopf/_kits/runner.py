@@ -27,7 +27,7 @@ import click.testing
 
 if TYPE_CHECKING:
     from kopf._api import credentials
-    from kopf._cluster.local import LocalCluster
+    from kopf._cluster.control.local import LocalCluster
 
 
 class KopfRunner:

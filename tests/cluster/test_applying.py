@@ -1,8 +1,10 @@
 """Server-side apply internals: field paths of owned leaves, the schema-driven merge, removal of unapplied fields."""
 from typing import Any
 
-from kopf._cluster import applying, builtins, managing
-from kopf._cluster.catalog import Catalog
+from kopf._cluster.apis.catalog import Catalog
+from kopf._cluster.openapi import kindschemas
+from kopf._cluster.patchtypes import fieldowners
+from kopf._cluster.pipeline import serverside
 
 POD = Catalog().lookup('', 'v1', 'pods')
 assert POD is not None
@@ -10,7 +12,7 @@ assert POD is not None
 
 def _paths(obj: Any) -> set[str]:
     assert POD is not None
-    return {managing.render(path) for path in managing.flatten(obj, POD)}
+    return {fieldowners.render(path) for path in fieldowners.flatten(obj, POD)}
 
 
 def test_flatten_uses_upstream_field_paths() -> None:
@@ -26,7 +28,7 @@ def test_flatten_uses_upstream_field_paths() -> None:
 
 def test_managers_attribute_changes_to_the_last_writer() -> None:
     assert POD is not None
-    managers = managing.Managers()
+    managers = fieldowners.Managers()
     first = {'metadata': {'labels': {'a': '1', 'b': '1'}}}
     second = {'metadata': {'labels': {'a': '2'}}}
     managers.record(('one', 'Update', 'v1'), None, first, POD)
@@ -36,39 +38,39 @@ def test_managers_attribute_changes_to_the_last_writer() -> None:
 
 
 def test_merge_by_list_types_and_removal() -> None:
-    schema = builtins.schema_for('', 'v1', 'Pod')
+    schema = kindschemas.schema_for('', 'v1', 'Pod')
     live = {'metadata': {'finalizers': ['a']},
             'spec': {'containers': [{'name': 'c', 'image': 'i'}, {'name': 'd', 'image': 'j'}]}}
     config = {'metadata': {'finalizers': ['b']}, 'spec': {'containers': [{'name': 'd', 'image': 'k'}]}}
-    merged = applying.merge_object(live, config, schema)
+    merged = serverside.merge_object(live, config, schema)
     assert merged['metadata']['finalizers'] == ['a', 'b']
     assert merged['spec']['containers'] == [{'name': 'c', 'image': 'i'}, {'name': 'd', 'image': 'k'}]
-    applying._remove(merged, ('.spec', '.containers', '[name="c"]', '.'))
-    applying._remove(merged, ('.metadata', '.finalizers', '[="a"]'))
+    serverside._remove(merged, ('.spec', '.containers', '[name="c"]', '.'))
+    serverside._remove(merged, ('.metadata', '.finalizers', '[="a"]'))
     assert merged['spec']['containers'] == [{'name': 'd', 'image': 'k'}] and merged['metadata']['finalizers'] == ['b']
 
 
 def test_conflict_messages_as_upstream() -> None:
-    one = applying.conflict_error([(('kubectl', 'Apply'), ('.data', '.a'))])
+    one = serverside.conflict_error([(('kubectl', 'Apply'), ('.data', '.a'))])
     assert one.code == 409 and one.message == 'Apply failed with 1 conflict: conflict with "kubectl": .data.a'
-    many = applying.conflict_error([(('x', 'Update', 'apps/v1'), ('.spec', '.replicas')),
-                                    (('x', 'Update', 'apps/v1', 'status'), ('.status', '.a'))])
+    many = serverside.conflict_error([(('x', 'Update', 'apps/v1'), ('.spec', '.replicas')),
+                                      (('x', 'Update', 'apps/v1', 'status'), ('.status', '.a'))])
     assert many.message == ('Apply failed with 2 conflicts: '     # sorted by the managers' JSON, as upstream
                             'conflicts with "x" with subresource "status" using apps/v1:\n- .status.a\n'
                             'conflicts with "x" using apps/v1:\n- .spec.replicas')
 
 
 def test_an_empty_map_applied_then_filled_stays() -> None:
-    from kopf._cluster import writing
-    from kopf._cluster.server import Emulator
+    from kopf._cluster.control.emulator import Emulator
+    from kopf._cluster.pipeline import writing
     emulator = Emulator()
     target = emulator.target('v1', 'ConfigMap', 'cm', 'default')
     options = writing.Options(manager='me')
-    applying.apply(emulator.state, target, {'apiVersion': 'v1', 'kind': 'ConfigMap', 'data': {}}, options)
-    applying.apply(emulator.state, target, {'apiVersion': 'v1', 'kind': 'ConfigMap', 'data': {'a': 'b'}}, options)
+    serverside.apply(emulator.state, target, {'apiVersion': 'v1', 'kind': 'ConfigMap', 'data': {}}, options)
+    serverside.apply(emulator.state, target, {'apiVersion': 'v1', 'kind': 'ConfigMap', 'data': {'a': 'b'}}, options)
     stored = emulator.get('v1', 'ConfigMap', 'cm', 'default')
     assert stored is not None and stored['data'] == {'a': 'b'}
-    applying.apply(emulator.state, target, {'apiVersion': 'v1', 'kind': 'ConfigMap'}, options)
+    serverside.apply(emulator.state, target, {'apiVersion': 'v1', 'kind': 'ConfigMap'}, options)
     stored = emulator.get('v1', 'ConfigMap', 'cm', 'default')
     assert stored is not None and 'a' not in (stored.get('data') or {})
 
@@ -76,22 +78,23 @@ def test_an_empty_map_applied_then_filled_stays() -> None:
 def test_ownership_survives_a_state_file(tmp_path: Any) -> None:
     import asyncio
 
-    from kopf._cluster import errors, writing
-    from kopf._cluster.server import Emulator
+    from kopf._cluster import statuses
+    from kopf._cluster.control.emulator import Emulator
+    from kopf._cluster.pipeline import writing
 
     async def run(emulator: Emulator, manager: str, value: str) -> None:
         await emulator.start()
         try:
             target = emulator.target('v1', 'ConfigMap', 'kept', 'default')
             body = {'apiVersion': 'v1', 'kind': 'ConfigMap', 'data': {'a': value}}
-            applying.apply(emulator.state, target, body, writing.Options(manager=manager))
+            serverside.apply(emulator.state, target, body, writing.Options(manager=manager))
         finally:
             await emulator.stop()
 
     asyncio.run(run(Emulator(state_file=tmp_path / 'state.json'), 'first', '1'))
     try:
         asyncio.run(run(Emulator(state_file=tmp_path / 'state.json'), 'second', '2'))
-    except errors.ApiError as exc:
+    except statuses.ApiError as exc:
         assert exc.code == 409 and 'conflict with "first": .data.a' in exc.message
     else:
         raise AssertionError('the ownership of "first" was lost in the restart')

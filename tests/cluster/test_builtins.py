@@ -1,41 +1,55 @@
-"""Built-in kinds are pruned as a real API server does: by their real schemas (kopf._cluster.builtins)."""
+"""Built-in kinds are pruned as a real API server does: by their real schemas (kopf._cluster.openapi.kindschemas)."""
 import copy
+import importlib.util
 import json
 import pathlib
+from collections.abc import Mapping
 from typing import Any
 
 import pytest
 
-from kopf._cluster import builtins, validation
-from kopf._cluster.data import generate
+from kopf._cluster.openapi import kindschemas, validation
 from kopf._model import schemas
+
+
+def _tool(name: str) -> Any:
+    """A generator under `tools/` (not in the installed package), imported by its path."""
+    path = pathlib.Path(__file__).parent.parent.parent / 'tools' / f'{name}.py'
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+generate = _tool('generate_builtin_schemas')
 
 SERVED = [kind for kind in generate.KINDS if kind[2] != 'Scale']  # Scale is a subresource's kind
 
 
 @pytest.mark.parametrize('group, version, kind', SERVED)
 def test_every_served_builtin_has_a_schema(group: str, version: str, kind: str) -> None:
-    schema = builtins.schema_for(group, version, kind)
+    schema = kindschemas.schema_for(group, version, kind)
     assert schema is not None
     assert schema['type'] == 'object'
     assert 'metadata' in schema['properties']
 
 
 def test_kinds_lists_the_served_builtins() -> None:
-    assert set(SERVED) <= set(builtins.kinds())
+    assert set(SERVED) <= set(kindschemas.kinds())
 
 
 @pytest.mark.parametrize('group, version, kind', [
     ('', 'v1', 'Nope'), ('kopf.dev', 'v1', 'KopfExample'), ('apps', 'v2', 'Deployment'), ('', 'apps/v1', 'Pod'),
 ])
 def test_unknown_kinds_have_no_schema(group: str, version: str, kind: str) -> None:
-    assert builtins.schema_for(group, version, kind) is None
+    assert kindschemas.schema_for(group, version, kind) is None
 
 
 def test_schemas_are_loaded_once_and_shared() -> None:
-    assert builtins.schema_for('', 'v1', 'Pod') is builtins.schema_for('', 'v1', 'Pod')
-    pod = builtins.schema_for('', 'v1', 'Pod')
-    deployment = builtins.schema_for('apps', 'v1', 'Deployment')
+    assert kindschemas.schema_for('', 'v1', 'Pod') is kindschemas.schema_for('', 'v1', 'Pod')
+    pod = kindschemas.schema_for('', 'v1', 'Pod')
+    deployment = kindschemas.schema_for('apps', 'v1', 'Deployment')
     assert pod is not None and deployment is not None
     pod_spec = pod['properties']['spec']
     template_spec = deployment['properties']['spec']['properties']['template']['properties']['spec']
@@ -43,7 +57,7 @@ def test_schemas_are_loaded_once_and_shared() -> None:
 
 
 def test_recursive_crd_schema_is_linked_into_a_cycle() -> None:
-    crd = builtins.schema_for('apiextensions.k8s.io', 'v1', 'CustomResourceDefinition')
+    crd = kindschemas.schema_for('apiextensions.k8s.io', 'v1', 'CustomResourceDefinition')
     assert crd is not None
     version = crd['properties']['spec']['properties']['versions']['items']
     props = version['properties']['schema']['properties']['openAPIV3Schema']
@@ -51,7 +65,7 @@ def test_recursive_crd_schema_is_linked_into_a_cycle() -> None:
 
 
 def test_data_file_has_no_unresolved_references() -> None:
-    path = pathlib.Path(builtins.__file__).parent / 'data' / builtins.DATA_FILE
+    path = pathlib.Path(kindschemas.__file__).parent / 'data' / kindschemas.DATA_FILE
     data = json.loads(path.read_text())
     refs: set[str] = set()
 
@@ -76,7 +90,7 @@ def test_data_file_has_no_unresolved_references() -> None:
 
 def _prune(group: str, version: str, kind: str, obj: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
     obj = copy.deepcopy(obj)
-    pruned = schemas.prune(obj, builtins.schema_for(group, version, kind))
+    pruned = schemas.prune(obj, kindschemas.schema_for(group, version, kind))
     pruned += schemas.normalise_metadata(obj)
     return obj, [schemas.format_path(path) for path in pruned]
 
@@ -232,9 +246,9 @@ CASES: list[tuple[str, str, str, str, dict[str, Any], dict[str, Any], list[str]]
     (
         'managed-fields-content-kept', '', 'v1', 'ConfigMap',
         {'metadata': {'name': 'c', 'managedFields': [{'manager': 'kubectl', 'operation': 'Update',
-                                                       'fieldsV1': {'f:data': {'f:a': {}}}}]}},
+                                                      'fieldsV1': {'f:data': {'f:a': {}}}}]}},
         {'metadata': {'name': 'c', 'managedFields': [{'manager': 'kubectl', 'operation': 'Update',
-                                                       'fieldsV1': {'f:data': {'f:a': {}}}}]}},
+                                                      'fieldsV1': {'f:data': {'f:a': {}}}}]}},
         [],
     ),
 ]
@@ -259,7 +273,7 @@ def test_builtin_pruning(group: str, version: str, kind: str,
     ('apps', 'v1', 'Deployment', ('spec', 'template', 'spec', 'containers', '0', 'image'), True),
 ])
 def test_builtin_survival(group: str, version: str, kind: str, path: tuple[str, ...], expected: bool) -> None:
-    assert schemas.survives(builtins.schema_for(group, version, kind), path) is expected
+    assert schemas.survives(kindschemas.schema_for(group, version, kind), path) is expected
 
 
 @pytest.mark.parametrize('field, strategy, key', [
@@ -268,24 +282,24 @@ def test_builtin_survival(group: str, version: str, kind: str, path: tuple[str, 
     (('spec', 'nodeName'), None, None),
 ])
 def test_patch_strategies_of_pod_spec(field: tuple[str, ...], strategy: str | None, key: str | None) -> None:
-    node: Any = builtins.schema_for('', 'v1', 'Pod')
+    node: Any = kindschemas.schema_for('', 'v1', 'Pod')
     for name in field:
         node = node['properties'][name]
-    assert builtins.patch_strategy(node) == (strategy, key)
+    assert kindschemas.patch_strategy(node) == (strategy, key)
 
 
 def test_patch_strategies_of_metadata() -> None:
-    meta = builtins.definition('io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta')
+    meta = kindschemas.definition('io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta')
     assert meta is not None
-    assert builtins.patch_strategy(meta['properties']['finalizers']) == ('merge', None)
-    assert builtins.patch_strategy(meta['properties']['ownerReferences']) == ('merge', 'uid')
-    assert builtins.patch_strategy(None) == (None, None)
+    assert kindschemas.patch_strategy(meta['properties']['finalizers']) == ('merge', None)
+    assert kindschemas.patch_strategy(meta['properties']['ownerReferences']) == ('merge', 'uid')
+    assert kindschemas.patch_strategy(None) == (None, None)
 
 
 @pytest.mark.parametrize('_id, group, version, kind, before, after, _pruned', CASES, ids=[c[0] for c in CASES])
 def test_realistic_builtins_are_valid_after_pruning(_id: str, group: str, version: str, kind: str,
                                                     before: Any, after: Any, _pruned: Any) -> None:
-    schema = builtins.schema_for(group, version, kind)
+    schema = kindschemas.schema_for(group, version, kind)
     obj = copy.deepcopy(after)
     validation.apply_defaults(obj, schema)
     assert validation.validate(obj, schema) == []
@@ -299,7 +313,7 @@ def test_realistic_builtins_are_valid_after_pruning(_id: str, group: str, versio
     ('', 'v1', 'ConfigMap', {'data': {'a': 'b'}, 'immutable': None}),
 ])
 def test_builtins_do_not_enforce_openapi_required_or_enums(group: str, version: str, kind: str, obj: Any) -> None:
-    schema = builtins.schema_for(group, version, kind)
+    schema = kindschemas.schema_for(group, version, kind)
     validation.apply_defaults(obj, schema)
     assert validation.validate(obj, schema) == []
 
@@ -313,8 +327,26 @@ def test_builtins_do_not_enforce_openapi_required_or_enums(group: str, version: 
      'FieldValueTypeInvalid', 'spec.ports[0].targetPort'),
 ])
 def test_builtin_type_errors(group: str, version: str, kind: str, obj: Any, reason: str, field: str) -> None:
-    causes = validation.validate(obj, builtins.schema_for(group, version, kind))
+    causes = validation.validate(obj, kindschemas.schema_for(group, version, kind))
     assert [(cause['reason'], cause['field']) for cause in causes] == [(reason, field)]
+
+
+def _patch_strategy_at(group: str, version: str, kind: str, path: tuple[str, ...]) -> tuple[str | None, str | None]:
+    """The strategic-merge metadata at a path of a built-in kind's schema (array positions step into items)."""
+    node: Mapping[str, Any] | None = kindschemas.schema_for(group, version, kind)
+    for key in path:
+        if node is None:
+            break
+        properties = node.get('properties') or {}
+        if key in properties:
+            node = properties[key]
+        elif isinstance(node.get('additionalProperties'), Mapping):
+            node = node['additionalProperties']
+        elif key.isdigit() and isinstance(node.get('items'), Mapping):
+            node = node['items']
+        else:
+            node = None
+    return kindschemas.patch_strategy(node)
 
 
 @pytest.mark.parametrize('group, version, kind, path, expected', [
@@ -332,7 +364,7 @@ def test_builtin_type_errors(group: str, version: str, kind: str, obj: Any, reas
 ])
 def test_patch_strategy_at(group: str, version: str, kind: str, path: tuple[str, ...],
                            expected: tuple[str | None, str | None]) -> None:
-    assert builtins.patch_strategy_at(group, version, kind, path) == expected
+    assert _patch_strategy_at(group, version, kind, path) == expected
 
 
 def test_generator_compaction_rules() -> None:

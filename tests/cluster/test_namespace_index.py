@@ -2,9 +2,12 @@
 and the namespace controller deletes exactly a terminating namespace's own objects through it."""
 from typing import Any
 
-from kopf._cluster import controllers, encoding, resources, writing
-from kopf._cluster.routing import Target
-from kopf._cluster.state import State
+from kopf._cluster import jsoncodec
+from kopf._cluster.apis import resourcetable
+from kopf._cluster.apis.routing import Target
+from kopf._cluster.controllers import sweeping
+from kopf._cluster.pipeline import writing
+from kopf._cluster.pipeline.state import State
 
 OPTIONS = writing.Options()
 CONFIGMAPS = ('', 'configmaps')
@@ -13,7 +16,7 @@ KINDS = {CONFIGMAPS: 'ConfigMap', SECRETS: 'Secret'}
 
 
 def _namespace(state: State, name: str) -> None:
-    resource = state.catalog.by_key(resources.NAMESPACES.key)
+    resource = state.catalog.by_key(resourcetable.NAMESPACES.key)
     assert resource is not None
     body = {'apiVersion': 'v1', 'kind': 'Namespace', 'metadata': {'name': name}}
     writing.create(state, Target(resource, None, None), body, OPTIONS)
@@ -42,7 +45,7 @@ def _unfinalize(state: State, namespace: str, name: str) -> None:
     assert resource is not None
     current = state.store.get(CONFIGMAPS, namespace, name)
     assert current is not None
-    candidate: dict[str, Any] = encoding.clone(current)
+    candidate: dict[str, Any] = jsoncodec.clone(current)
     candidate['metadata']['finalizers'] = []
     writing.update(state, Target(resource, namespace, name), current, candidate, OPTIONS)
 
@@ -56,7 +59,7 @@ def test_the_index_follows_writes_and_deletions() -> None:
     _create(state, 'ns-a', 's', SECRETS)
     _create(state, 'ns-a', 'a')
     assert _found(state, 'ns-a') == _scanned(state, 'ns-a') == [('configmaps', 'z'), ('configmaps', 'a'),
-                                                                 ('secrets', 's')]
+                                                                ('secrets', 's')]
     assert _found(state, 'ns-b') == [('configmaps', 'y')]
     assert _found(state, 'nowhere') == []
     assert _found(state, '') == []   # cluster-scoped objects (the namespaces themselves) are in no namespace
@@ -69,7 +72,7 @@ def test_the_index_follows_writes_and_deletions() -> None:
     writing.delete(state, Target(resource, 'ns-a', 'z'), OPTIONS)
     _create(state, 'ns-a', 'z')   # re-created: goes last among its kind, as in the bucket
     assert _found(state, 'ns-a') == _scanned(state, 'ns-a') == [('configmaps', 'a'), ('configmaps', 'z'),
-                                                                 ('secrets', 's')]
+                                                                ('secrets', 's')]
     writing.delete(state, Target(resource, 'ns-b', 'y'), OPTIONS)
     assert _found(state, 'ns-b') == []
     assert 'ns-b' not in state.store.namespaced
@@ -83,22 +86,22 @@ def test_namespace_deletion_deletes_its_objects_and_respects_finalizers() -> Non
     _create(state, 'doomed', 'held', finalizers=('example.com/hold',))
     _create(state, 'doomed', 'secret', SECRETS)
     _create(state, 'kept', 'plain')
-    namespaces = state.catalog.by_key(resources.NAMESPACES.key)
+    namespaces = state.catalog.by_key(resourcetable.NAMESPACES.key)
     assert namespaces is not None
     writing.delete(state, Target(namespaces, None, 'doomed'), OPTIONS)
 
-    assert controllers.sweep(state)   # pending: the held object is still there
+    assert sweeping.sweep(state)   # pending: the held object is still there
     assert _found(state, 'doomed') == [('configmaps', 'held')]
     held = state.store.get(CONFIGMAPS, 'doomed', 'held')
     assert held is not None and held['metadata'].get('deletionTimestamp')
-    namespace = state.store.get(resources.NAMESPACES.key, '', 'doomed')
+    namespace = state.store.get(resourcetable.NAMESPACES.key, '', 'doomed')
     assert namespace is not None and namespace['status']['phase'] == 'Terminating'
-    assert controllers.sweep(state)   # still held: nothing changes
-    assert state.store.get(resources.NAMESPACES.key, '', 'doomed') is not None
+    assert sweeping.sweep(state)   # still held: nothing changes
+    assert state.store.get(resourcetable.NAMESPACES.key, '', 'doomed') is not None
 
     _unfinalize(state, 'doomed', 'held')
-    controllers.sweep(state)
-    assert state.store.get(resources.NAMESPACES.key, '', 'doomed') is None
+    sweeping.sweep(state)
+    assert state.store.get(resourcetable.NAMESPACES.key, '', 'doomed') is None
     assert 'doomed' not in state.store.namespaced
     assert _found(state, 'kept') == [('configmaps', 'plain')]
 
@@ -114,18 +117,18 @@ def test_the_index_is_rebuilt_on_restore_and_state_reload(tmp_path: Any) -> None
     restored = State()
     restored.restore(state.snapshot())
     path = tmp_path / 'state.json'   # as `--state` saves and reloads it
-    path.write_bytes(encoding.dumps(state.snapshot()))
+    path.write_bytes(jsoncodec.dumps(state.snapshot()))
     reloaded = State()
-    reloaded.restore(encoding.loads(path.read_bytes()))
+    reloaded.restore(jsoncodec.loads(path.read_bytes()))
 
     for resumed in (restored, reloaded):
         assert _found(resumed, 'doomed') == _scanned(resumed, 'doomed') == sorted(before)   # snapshot order
         assert _found(resumed, 'default') == [('configmaps', 'other')]
-        namespaces = resumed.catalog.by_key(resources.NAMESPACES.key)
+        namespaces = resumed.catalog.by_key(resourcetable.NAMESPACES.key)
         assert namespaces is not None
         writing.delete(resumed, Target(namespaces, None, 'doomed'), OPTIONS)
-        while controllers.sweep(resumed):
+        while sweeping.sweep(resumed):
             pass
-        assert resumed.store.get(resources.NAMESPACES.key, '', 'doomed') is None
+        assert resumed.store.get(resourcetable.NAMESPACES.key, '', 'doomed') is None
         assert resumed.store.namespaced.get('doomed') is None
         assert _found(resumed, 'default') == [('configmaps', 'other')]

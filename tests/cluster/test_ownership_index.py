@@ -1,9 +1,10 @@
 """The store's ownership index (dependents by owner uid) follows every write, deletion and restore."""
 from typing import Any
 
-from kopf._cluster import controllers, writing
-from kopf._cluster.routing import Target
-from kopf._cluster.state import State
+from kopf._cluster.apis.routing import Target
+from kopf._cluster.controllers import sweeping
+from kopf._cluster.pipeline import writing
+from kopf._cluster.pipeline.state import State
 
 OPTIONS = writing.Options()
 KEY = ('', 'configmaps')
@@ -64,7 +65,7 @@ def test_garbage_collection_spares_dependents_with_a_live_owner() -> None:
     _create(state, 'co-owned', (owner, other))
     _create(state, 'unrelated')
     _delete(state, 'owner')
-    controllers.sweep(state)
+    sweeping.sweep(state)
     names = {obj['metadata']['name'] for obj in state.store.iterate(KEY)}
     assert names == {'other', 'co-owned', 'unrelated'}
 
@@ -77,5 +78,5 @@ def test_the_index_is_rebuilt_on_restore() -> None:
     restored.restore(state.snapshot())
     assert _names(restored, owner) == ['dependent']
     _delete(restored, 'owner')
-    controllers.sweep(restored)
+    sweeping.sweep(restored)
     assert restored.store.get(KEY, 'default', 'dependent') is None

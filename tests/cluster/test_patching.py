@@ -4,7 +4,9 @@ from typing import Any
 
 import pytest
 
-from kopf._cluster import builtins, errors, patching, strategic
+from kopf._cluster import statuses
+from kopf._cluster.openapi import kindschemas
+from kopf._cluster.patchtypes import jsonpatches, strategic
 
 
 @pytest.mark.parametrize('target, patch, expected', [
@@ -15,25 +17,25 @@ from kopf._cluster import builtins, errors, patching, strategic
 ])
 def test_merge_patch(target: Any, patch: Any, expected: Any) -> None:
     before = repr(target)
-    assert patching.merge_patch(target, patch) == expected
+    assert jsonpatches.merge_patch(target, patch) == expected
     assert repr(target) == before   # inputs are never mutated
 
 
 def test_json_patch_ok_and_failures() -> None:
-    assert patching.json_patch({'a': 1}, [{'op': 'replace', 'path': '/a', 'value': 2}]) == {'a': 2}
+    assert jsonpatches.json_patch({'a': 1}, [{'op': 'replace', 'path': '/a', 'value': 2}]) == {'a': 2}
     for ops in ([{'op': 'test', 'path': '/a', 'value': 9}], [{'op': 'remove', 'path': '/zz'}],
                 [{'op': 'add', 'path': '/l/9', 'value': 1}]):
-        with pytest.raises(errors.ApiError) as exc:
-            patching.json_patch({'a': 1, 'l': []}, ops)
-        assert exc.value.code == 422 and exc.value.message == errors.JSON_PATCH_FAILED
-    with pytest.raises(errors.ApiError) as exc:
-        patching.json_patch({}, {'op': 'add'})
+        with pytest.raises(statuses.ApiError) as exc:
+            jsonpatches.json_patch({'a': 1, 'l': []}, ops)
+        assert exc.value.code == 422 and exc.value.message == statuses.JSON_PATCH_FAILED
+    with pytest.raises(statuses.ApiError) as exc:
+        jsonpatches.json_patch({}, {'op': 'add'})
     assert exc.value.code == 400
 
 
-POD = builtins.schema_for('', 'v1', 'Pod')
-SERVICE = builtins.schema_for('', 'v1', 'Service')
-DEPLOYMENT = builtins.schema_for('apps', 'v1', 'Deployment')
+POD = kindschemas.schema_for('', 'v1', 'Pod')
+SERVICE = kindschemas.schema_for('', 'v1', 'Service')
+DEPLOYMENT = kindschemas.schema_for('apps', 'v1', 'Deployment')
 
 
 @pytest.mark.parametrize('schema, target, patch, expected', [
@@ -105,7 +107,7 @@ def test_strategic_merge(schema: Any, target: Any, patch: Any, expected: Any) ->
 ])
 def test_strategic_bad_directives_are_400(patch: Any) -> None:
     target = {'spec': {'containers': [{'name': 'x'}], 'strategy': {}}, 'metadata': {}}
-    with pytest.raises(errors.ApiError) as exc:
+    with pytest.raises(statuses.ApiError) as exc:
         strategic.merge(target, patch, DEPLOYMENT if 'strategy' in str(patch) else POD)
     assert exc.value.code == 400 and exc.value.reason == 'BadRequest'
 
@@ -131,8 +133,8 @@ def _reference_json_patch(target: Any, ops: Any) -> tuple[str, Any]:
 
 def _ours(target: Any, ops: Any) -> tuple[str, Any]:
     try:
-        return 'ok', patching.json_patch(target, ops)
-    except errors.ApiError as exc:
+        return 'ok', jsonpatches.json_patch(target, ops)
+    except statuses.ApiError as exc:
         return 'fail', exc.code
 
 
@@ -199,7 +201,7 @@ def test_json_patch_fast_path_agrees_with_jsonpatch_on_random_ops() -> None:
 
 def test_json_patch_result_shares_nothing_with_the_target() -> None:
     target = {'metadata': {'labels': {'a': 'b'}}, 'spec': {'l': [1]}}
-    result = patching.json_patch(target, [{'op': 'add', 'path': '/metadata/finalizers', 'value': ['x']}])
+    result = jsonpatches.json_patch(target, [{'op': 'add', 'path': '/metadata/finalizers', 'value': ['x']}])
     result['metadata']['labels']['c'] = 'd'
     result['spec']['l'].append(2)
     assert target == {'metadata': {'labels': {'a': 'b'}}, 'spec': {'l': [1]}}
@@ -209,7 +211,7 @@ def test_json_patch_values_are_inserted_as_copies() -> None:
     value: dict[str, Any] = {'k': 'v'}
     ops = [{'op': 'add', 'path': '/a', 'value': value}, {'op': 'add', 'path': '/b', 'value': value},
            {'op': 'add', 'path': '/a/x', 'value': 1}]
-    assert patching.json_patch({}, ops) == {'a': {'k': 'v', 'x': 1}, 'b': {'k': 'v'}}
+    assert jsonpatches.json_patch({}, ops) == {'a': {'k': 'v', 'x': 1}, 'b': {'k': 'v'}}
     assert value == {'k': 'v'}
 
 
@@ -227,5 +229,5 @@ def test_json_patch_values_are_inserted_as_copies() -> None:
 def test_json_patch_fast_path_takes_the_usual_ops(ops: Any, handled: bool) -> None:
     doc = {'metadata': {'resourceVersion': '5', 'finalizers': ['kopf/x'], 'generation': 1,
                         'annotations': {}}, 'status': {'a': 1}}
-    assert patching._apply_simply(copy.deepcopy(doc), ops) is handled
+    assert jsonpatches._apply_simply(copy.deepcopy(doc), ops) is handled
     assert _ours(doc, ops) == _reference_json_patch(doc, ops)

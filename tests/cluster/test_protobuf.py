@@ -1,7 +1,8 @@
 """Decoding kubectl's protobuf request bodies (hand-encoded here, so no kubectl is needed)."""
 import pytest
 
-from kopf._cluster import errors, protobuf
+from kopf._cluster import statuses
+from kopf._cluster.web import protobuf
 
 
 def _varint(value: int) -> bytes:
@@ -51,9 +52,9 @@ def test_deployment_with_int_or_string_and_zero_values_dropped() -> None:
 
 
 def test_bad_bodies() -> None:
-    with pytest.raises(errors.ApiError) as exc:
+    with pytest.raises(statuses.ApiError) as exc:
         protobuf.decode(b'{"json": true}')
     assert exc.value.code == 400
-    with pytest.raises(errors.ApiError) as exc:
+    with pytest.raises(statuses.ApiError) as exc:
         protobuf.decode(_envelope('v1', 'NoSuchKind', b''))
     assert exc.value.code == 415

@@ -1,4 +1,5 @@
-"""Structural pruning (EMULATOR.md §5.2) at the function level: `prune`, `unknown_fields`, `survives`."""
+"""Structural pruning (fields a schema does not declare are dropped, unless preserved) at the function level:
+`prune`, `unknown_fields`, `survives`."""
 import copy
 from typing import Any
 
@@ -16,7 +17,7 @@ def root(**properties: Any) -> dict[str, Any]:
     return {'type': 'object', 'properties': properties}
 
 
-STRICT = root(  # the `strict.kopf.dev` CRD of EMULATOR.md §13
+STRICT = root(  # a strict CRD: spec required, spec.size an integer, status.phase the only status field
     spec={'type': 'object', 'properties': {'size': {'type': 'integer'}}},
     status={'type': 'object', 'properties': {'phase': STRING}},
 )

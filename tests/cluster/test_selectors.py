@@ -1,7 +1,8 @@
 """Label and field selector parsing and matching."""
 import pytest
 
-from kopf._cluster import errors, selectors
+from kopf._cluster import statuses
+from kopf._cluster.store import selection
 
 
 @pytest.mark.parametrize('text, labels, expected', [
@@ -12,23 +13,23 @@ from kopf._cluster import errors, selectors
     ('app.kubernetes.io/name=x', {'app.kubernetes.io/name': 'x'}, True),
 ])
 def test_label_selectors(text: str, labels: dict[str, str], expected: bool) -> None:
-    match = selectors.matcher(selectors.parse_labels(text), [])
+    match = selection.matcher(selection.parse_labels(text), [])
     assert match({'metadata': {'labels': labels}}) is expected
 
 
 def test_label_selector_parse_error() -> None:
-    with pytest.raises(errors.ApiError) as exc:
-        selectors.parse_labels('a in 1')
+    with pytest.raises(statuses.ApiError) as exc:
+        selection.parse_labels('a in 1')
     assert exc.value.code == 400 and 'unable to parse requirement' in exc.value.message
 
 
 def test_field_selectors() -> None:
     allowed = ('metadata.name', 'metadata.namespace', 'involvedObject.name', 'source')
-    match = selectors.matcher([], selectors.parse_fields('metadata.name=x,involvedObject.name!=y,source=kopf',
+    match = selection.matcher([], selection.parse_fields('metadata.name=x,involvedObject.name!=y,source=kopf',
                                                          allowed))
     obj = {'metadata': {'name': 'x'}, 'involvedObject': {'name': 'z'}, 'source': {'component': 'kopf'}}
     assert match(obj)
     assert not match({**obj, 'involvedObject': {'name': 'y'}})
-    with pytest.raises(errors.ApiError) as exc:
-        selectors.parse_fields('spec.foo=1', allowed)
+    with pytest.raises(statuses.ApiError) as exc:
+        selection.parse_fields('spec.foo=1', allowed)
     assert exc.value.message == 'field label not supported: spec.foo'

@@ -3,9 +3,10 @@ from typing import Any
 
 import pytest
 
-from kopf._cluster import encoding, errors, writing
-from kopf._cluster.routing import Target
-from kopf._cluster.state import State
+from kopf._cluster import jsoncodec, statuses
+from kopf._cluster.apis.routing import Target
+from kopf._cluster.pipeline import writing
+from kopf._cluster.pipeline.state import State
 
 CRD = {
     'apiVersion': 'apiextensions.k8s.io/v1', 'kind': 'CustomResourceDefinition',
@@ -24,7 +25,7 @@ def state() -> State:
     state = State()
     crds = state.catalog.lookup('apiextensions.k8s.io', 'v1', 'customresourcedefinitions')
     assert crds is not None
-    writing.create(state, Target(crds, None, None), encoding.clone(CRD), OPTIONS)
+    writing.create(state, Target(crds, None, None), jsoncodec.clone(CRD), OPTIONS)
     return state
 
 
@@ -36,13 +37,13 @@ def _target(state: State, name: str | None = None, sub: str | None = None) -> Ta
 
 def _create(state: State, name: str, **extra: Any) -> dict[str, Any]:
     body = {'apiVersion': 'kopf.dev/v1', 'kind': 'Kex', 'metadata': {'name': name}, **extra}
-    return encoding.loads(writing.create(state, _target(state), body, OPTIONS).data)  # type: ignore[no-any-return]
+    return jsoncodec.loads(writing.create(state, _target(state), body, OPTIONS).data)  # type: ignore[no-any-return]
 
 
 def _patch(state: State, name: str, patch: Any, sub: str | None = None,
            kind: str = 'application/merge-patch+json') -> dict[str, Any]:
     outcome = writing.patch(state, _target(state, name, sub), kind, patch, OPTIONS)
-    return encoding.loads(outcome.data)  # type: ignore[no-any-return]
+    return jsoncodec.loads(outcome.data)  # type: ignore[no-any-return]
 
 
 def test_crd_is_served_and_established(state: State) -> None:
@@ -88,14 +89,14 @@ def test_status_endpoint_ignores_everything_else(state: State) -> None:
 def test_stale_rv_in_patch_conflicts(state: State) -> None:
     obj = _create(state, 'stale')
     _patch(state, 'stale', {'spec': {'a': 1}})
-    with pytest.raises(errors.ApiError) as exc:
+    with pytest.raises(statuses.ApiError) as exc:
         _patch(state, 'stale', {'metadata': {'resourceVersion': obj['metadata']['resourceVersion']}})
     assert exc.value.code == 409
 
 
 def test_last_finalizer_removal_deletes_in_the_same_request(state: State) -> None:
     obj = _create(state, 'fin', metadata={'name': 'fin', 'finalizers': ['a/b']})
-    marked = encoding.loads(writing.delete(state, _target(state, 'fin'), OPTIONS).data)
+    marked = jsoncodec.loads(writing.delete(state, _target(state, 'fin'), OPTIONS).data)
     assert marked['metadata']['deletionTimestamp'] and marked['metadata']['generation'] == 2
     before = len(state.store.history)
     result = _patch(state, 'fin', {'metadata': {'finalizers': None}})
@@ -107,9 +108,9 @@ def test_last_finalizer_removal_deletes_in_the_same_request(state: State) -> Non
 
 def test_generate_name_and_invalid_names(state: State) -> None:
     body = {'apiVersion': 'kopf.dev/v1', 'kind': 'Kex', 'metadata': {'generateName': 'x-'}}
-    created = encoding.loads(writing.create(state, _target(state), body, OPTIONS).data)
+    created = jsoncodec.loads(writing.create(state, _target(state), body, OPTIONS).data)
     assert created['metadata']['name'].startswith('x-') and len(created['metadata']['name']) == 7
-    with pytest.raises(errors.ApiError) as exc:
+    with pytest.raises(statuses.ApiError) as exc:
         _create(state, 'Not_Valid')
     assert exc.value.code == 422 and exc.value.details is not None
     assert exc.value.details['causes'][0]['field'] == 'metadata.name'

@@ -1,4 +1,4 @@
-"""Admission webhooks called by the emulator (§9.2, §13.39): a real HTTPS webhook server on loopback."""
+"""Admission webhooks called by the emulator: a real HTTPS webhook server on loopback."""
 import asyncio
 import base64
 import json
@@ -12,7 +12,7 @@ import pytest
 import yaml
 from aiohttp import web
 
-from kopf._cluster import certificates
+from kopf._cluster.web import tlsmode
 from kopf.testing import LocalCluster
 from tests.fidelity.conftest import Kubectl, kubectl_binary
 
@@ -34,7 +34,7 @@ class Webhook:
     """A kopf-like webhook server: records reviews; denies objects with spec.deny; labels on /mutate."""
 
     def __init__(self) -> None:
-        self.certs = certificates.make('127.0.0.1')
+        self.certs = tlsmode.make('127.0.0.1')
         self.reviews: list[tuple[str, dict[str, Any]]] = []
         self.runner: web.AppRunner | None = None
         self.port = 0
@@ -58,7 +58,7 @@ class Webhook:
         app.router.add_post('/{tail:.*}', self.handle)
         self.runner = web.AppRunner(app)
         await self.runner.setup()
-        site = web.TCPSite(self.runner, '127.0.0.1', self.port, ssl_context=self.certs.server_context())
+        site = web.TCPSite(self.runner, '127.0.0.1', self.port, ssl_context=tlsmode.server_context(self.certs))
         await site.start()
         self.port = self.runner.addresses[0][1]
 
@@ -104,7 +104,7 @@ def _kex(name: str, **spec: Any) -> dict[str, Any]:
     return {'apiVersion': 'kopf.dev/v1', 'kind': 'KopfExample', 'metadata': {'name': name}, 'spec': spec}
 
 
-async def test_39_validating_webhook_denies_and_allows(local_cluster: LocalCluster, webhook: Webhook) -> None:
+async def test_validating_webhook_denies_and_allows(local_cluster: LocalCluster, webhook: Webhook) -> None:
     local_cluster.apply(CRD, webhook.config('ValidatingWebhookConfiguration', '/validate'))
     status, _, body = await call(local_cluster, 'POST', KEX, _kex('denied', deny=True))
     assert status == 403 and body['reason'] == 'Forbidden'
@@ -125,7 +125,7 @@ async def test_39_validating_webhook_denies_and_allows(local_cluster: LocalClust
     assert webhook.reviews[-1][1]['request']['operation'] == 'DELETE'
 
 
-async def test_39_mutating_webhook_patches_the_object(local_cluster: LocalCluster, webhook: Webhook) -> None:
+async def test_mutating_webhook_patches_the_object(local_cluster: LocalCluster, webhook: Webhook) -> None:
     local_cluster.apply(CRD, webhook.config('MutatingWebhookConfiguration', '/mutate'))
     status, headers, body = await call(local_cluster, 'POST', KEX, _kex('mutant'))
     assert status == 201 and body['metadata']['labels'] == {'mutated': 'yes'}
@@ -134,7 +134,7 @@ async def test_39_mutating_webhook_patches_the_object(local_cluster: LocalCluste
     assert stored is not None and stored['metadata']['labels'] == {'mutated': 'yes'}
 
 
-async def test_39_unreachable_webhook_obeys_the_failure_policy(local_cluster: LocalCluster, webhook: Webhook) -> None:
+async def test_unreachable_webhook_obeys_the_failure_policy(local_cluster: LocalCluster, webhook: Webhook) -> None:
     local_cluster.apply(CRD, webhook.config('ValidatingWebhookConfiguration', '/validate', 'Fail'))
     await webhook.stop()
     status, _, body = await call(local_cluster, 'POST', KEX, _kex('failing'))
@@ -159,8 +159,8 @@ async def test_reinvocation_if_needed(local_cluster: LocalCluster, webhook: Webh
     assert [path.split('?')[0] for path, _ in webhook.reviews] == ['/first', '/mutate', '/first']
 
 
-async def test_39_webhook_decisions_reach_kubectl(local_cluster: LocalCluster, webhook: Webhook,
-                                                  tmp_path: pathlib.Path) -> None:
+async def test_webhook_decisions_reach_kubectl(local_cluster: LocalCluster, webhook: Webhook,
+                                               tmp_path: pathlib.Path) -> None:
     """The Done-when of the local-cluster issue: an aiohttp webhook's deny/patch/warnings, as kubectl shows them."""
     binary = kubectl_binary()
     if binary is None:
@@ -190,7 +190,7 @@ async def test_39_webhook_decisions_reach_kubectl(local_cluster: LocalCluster, w
     assert operations == ['CREATE', 'CREATE', 'CREATE', 'UPDATE']
 
 
-async def test_39_webhook_decisions_reach_the_python_client(local_cluster: LocalCluster, webhook: Webhook) -> None:
+async def test_webhook_decisions_reach_the_python_client(local_cluster: LocalCluster, webhook: Webhook) -> None:
     kubernetes = pytest.importorskip('kubernetes')
     local_cluster.apply(CRD, webhook.config('ValidatingWebhookConfiguration', '/validate'),
                         webhook.config('MutatingWebhookConfiguration', '/mutate'))

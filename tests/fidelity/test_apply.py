@@ -1,4 +1,4 @@
-"""Server-side apply (`application/apply-patch+yaml`, §3.2): managers and conflicts, via kubectl and the client."""
+"""Server-side apply (`application/apply-patch+yaml`): managers and conflicts, via kubectl and the client."""
 import json
 import pathlib
 from typing import Any

@@ -1,5 +1,6 @@
-"""Deletion through kubectl 1.32 and the `kubernetes` client: namespaces (§13.37), garbage collection by
-ownerReferences with background, foreground and orphan propagation (§13.38), finalizers (§13.23, §13.26)."""
+"""Deletion through kubectl 1.32 and the `kubernetes` client: namespaces, garbage collection by
+ownerReferences with background, foreground and orphan propagation, finalizers (none added while deleting;
+`kubectl delete` waits until the last one is removed)."""
 import threading
 import time
 from collections.abc import Callable
@@ -37,7 +38,7 @@ def _owned(cluster: LocalCluster, name: str, owner: dict[str, Any], finalizers: 
     cluster.apply({'apiVersion': 'v1', 'kind': 'ConfigMap', 'metadata': meta})
 
 
-def test_37_kubectl_namespace_deletion(kubectl: Kubectl, cluster: LocalCluster) -> None:
+def test_kubectl_namespace_deletion(kubectl: Kubectl, cluster: LocalCluster) -> None:
     assert kubectl('create', 'namespace', 't37').returncode == 0
     cluster.apply(_kex('inside', 't37', ['x/y']))
     result = kubectl('delete', 'namespace', 't37', '--wait=false')
@@ -56,7 +57,7 @@ def test_37_kubectl_namespace_deletion(kubectl: Kubectl, cluster: LocalCluster) 
     assert 'NotFound' in kubectl('get', 'namespace', 't37').stderr
 
 
-def test_37_client_namespace_deletion(core: Any, custom: Any) -> None:
+def test_client_namespace_deletion(core: Any, custom: Any) -> None:
     kubernetes = pytest.importorskip('kubernetes')
     core.create_namespace({'metadata': {'name': 'c37'}})
     core.create_namespaced_config_map('c37', {'metadata': {'name': 'cm'}})
@@ -76,7 +77,7 @@ def test_37_client_namespace_deletion(core: Any, custom: Any) -> None:
     assert exc.value.status == 404
 
 
-def test_38_kubectl_background_and_foreground(kubectl: Kubectl, cluster: LocalCluster) -> None:
+def test_kubectl_background_and_foreground(kubectl: Kubectl, cluster: LocalCluster) -> None:
     owner = cluster.apply(_kex('bg-owner'))[0]
     _owned(cluster, 'bg-child', owner)
     assert kubectl('delete', 'kex', 'bg-owner').returncode == 0           # kubectl's default: background
@@ -94,7 +95,7 @@ def test_38_kubectl_background_and_foreground(kubectl: Kubectl, cluster: LocalCl
     assert 'NotFound' in kubectl('get', 'cm', 'fg-child').stderr
 
 
-def test_38_client_orphan_and_background(core: Any, custom: Any, cluster: LocalCluster) -> None:
+def test_client_orphan_and_background(core: Any, custom: Any, cluster: LocalCluster) -> None:
     owner = custom.create_namespaced_custom_object(*ARGS, _kex('or-client'))
     _owned(cluster, 'or-client-child', owner)
     custom.delete_namespaced_custom_object(*ARGS, 'or-client', propagation_policy='Orphan')
@@ -108,7 +109,8 @@ def test_38_client_orphan_and_background(core: Any, custom: Any, cluster: LocalC
     _eventually(lambda: cluster.get('v1', 'ConfigMap', 'bg-client-child', 'default') is None)
 
 
-def test_23_kubectl_and_client(kubectl: Kubectl, custom: Any, cluster: LocalCluster) -> None:
+def test_no_new_finalizers_when_deleting_via_kubectl_and_client(kubectl: Kubectl, custom: Any,
+                                                                cluster: LocalCluster) -> None:
     kubernetes = pytest.importorskip('kubernetes')
     cluster.apply(_kex('dying23', finalizers=['a/b']))
     assert kubectl('delete', 'kex', 'dying23', '--wait=false').returncode == 0
@@ -122,7 +124,7 @@ def test_23_kubectl_and_client(kubectl: Kubectl, custom: Any, cluster: LocalClus
     custom.patch_namespaced_custom_object(*ARGS, 'dying23', {'metadata': {'finalizers': None}})
 
 
-def test_26_client_watches_until_deleted(custom: Any, cluster: LocalCluster) -> None:
+def test_client_watches_until_deleted(custom: Any, cluster: LocalCluster) -> None:
     kubernetes = pytest.importorskip('kubernetes')
     cluster.apply(_kex('slow26', finalizers=['kopf.dev/slow']))
     marked = custom.delete_namespaced_custom_object(*ARGS, 'slow26')

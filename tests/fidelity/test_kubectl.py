@@ -1,4 +1,6 @@
-"""EMULATOR.md §13 checks driven through the kubectl binary (1.32): 1-5, 11, 12, 22, 25, 33, 35, 36."""
+"""The kubectl binary (1.32) against the emulator: version, api-resources, CRDs until Established, create and
+AlreadyExists, apply and patch types, deletion with and without finalizers, paging, field selectors, events,
+protobuf creates, scale, tables, throttling retries, cascading deletion."""
 import re
 import time
 
@@ -23,7 +25,7 @@ def _await_watch(cluster: LocalCluster, name: str, timeout: float = 20) -> None:
         time.sleep(0.05)
 
 
-def test_01_version(kubectl: Kubectl, raw: Http) -> None:
+def test_version(kubectl: Kubectl, raw: Http) -> None:
     result = kubectl('version')
     assert result.returncode == 0, result.stderr
     assert 'Server Version: v1.31.0' in result.stdout
@@ -31,7 +33,7 @@ def test_01_version(kubectl: Kubectl, raw: Http) -> None:
     assert status == 200 and '+k3s' not in body['gitVersion']
 
 
-def test_02_api_resources(kubectl: Kubectl) -> None:
+def test_api_resources(kubectl: Kubectl) -> None:
     result = kubectl('api-resources')
     assert result.returncode == 0, result.stderr
     assert 'unable to retrieve' not in result.stderr
@@ -41,7 +43,7 @@ def test_02_api_resources(kubectl: Kubectl) -> None:
     assert 'true' in rows['kopfexamples']
 
 
-def test_03_crd_established(kubectl: Kubectl, tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_crd_established(kubectl: Kubectl, tmp_path) -> None:  # type: ignore[no-untyped-def]
     crd = yaml.safe_load((EXAMPLES / 'crd.yaml').read_text())
     crd['metadata']['name'] = 'widgets.check3.kopf.dev'
     crd['spec'].update(group='check3.kopf.dev')
@@ -56,7 +58,7 @@ def test_03_crd_established(kubectl: Kubectl, tmp_path) -> None:  # type: ignore
     assert 'No resources found in default namespace.' in listed.stderr
 
 
-def test_04_05_create_with_validation_then_already_exists(kubectl: Kubectl, cluster: LocalCluster) -> None:
+def test_create_with_validation_then_already_exists(kubectl: Kubectl, cluster: LocalCluster) -> None:
     mark = len(_requests(cluster))
     created = kubectl('create', '-f', str(EXAMPLES / 'obj.yaml'))
     assert created.returncode == 0, created.stderr
@@ -70,7 +72,7 @@ def test_04_05_create_with_validation_then_already_exists(kubectl: Kubectl, clus
                                     'kopfexamples.kopf.dev "kopf-example-1" already exists')
 
 
-def test_04b_create_strict_rejects_unknown_fields(kubectl: Kubectl) -> None:
+def test_create_strict_rejects_unknown_fields(kubectl: Kubectl) -> None:
     manifest = 'apiVersion: kopf.dev/v1\nkind: Strict\nmetadata: {name: junky}\nspec: {size: 1, junk: 2}\n'
     result = kubectl('create', '-f', '-', input=manifest)
     assert result.returncode == 1
@@ -79,7 +81,7 @@ def test_04b_create_strict_rejects_unknown_fields(kubectl: Kubectl) -> None:
     assert relaxed.returncode == 0, relaxed.stderr
 
 
-def test_11_apply_custom_resource(kubectl: Kubectl, cluster: LocalCluster) -> None:
+def test_apply_custom_resource(kubectl: Kubectl, cluster: LocalCluster) -> None:
     manifest = 'apiVersion: kopf.dev/v1\nkind: KopfExample\nmetadata: {name: applied}\nspec: {a: 1}\n'
     assert kubectl('apply', '-f', '-', input=manifest).stdout.strip() == 'kopfexample.kopf.dev/applied created'
     mark = len(_requests(cluster))
@@ -93,7 +95,7 @@ def test_11_apply_custom_resource(kubectl: Kubectl, cluster: LocalCluster) -> No
     assert 'kubectl.kubernetes.io/last-applied-configuration' in obj['metadata']['annotations']
 
 
-def test_12_patch_custom_resource(kubectl: Kubectl, cluster: LocalCluster) -> None:
+def test_patch_custom_resource(kubectl: Kubectl, cluster: LocalCluster) -> None:
     cluster.apply({'apiVersion': 'kopf.dev/v1', 'kind': 'KopfExample', 'metadata': {'name': 'patched'}, 'spec': {}})
     mark = len(_requests(cluster))
     strategic = kubectl('patch', 'kex', 'patched', '-p', '{"spec":{"x":1}}')
@@ -107,7 +109,7 @@ def test_12_patch_custom_resource(kubectl: Kubectl, cluster: LocalCluster) -> No
     assert obj is not None and obj['metadata']['generation'] == 2
 
 
-def test_22_delete_with_finalizer(kubectl: Kubectl, cluster: LocalCluster, raw: Http) -> None:
+def test_delete_with_finalizer(kubectl: Kubectl, cluster: LocalCluster, raw: Http) -> None:
     obj = cluster.apply({'apiVersion': 'kopf.dev/v1', 'kind': 'KopfExample', 'spec': {},
                          'metadata': {'name': 'held', 'finalizers': ['kopf.dev/hold']}})[0]
     watch = raw.watch(f'{KEX}?watch=true&resourceVersion={obj["metadata"]["resourceVersion"]}')
@@ -126,7 +128,7 @@ def test_22_delete_with_finalizer(kubectl: Kubectl, cluster: LocalCluster, raw: 
     assert event['object']['metadata']['deletionTimestamp'] == held['metadata']['deletionTimestamp']
 
 
-def test_25_delete_without_finalizers(kubectl: Kubectl, cluster: LocalCluster, raw: Http) -> None:
+def test_delete_without_finalizers(kubectl: Kubectl, cluster: LocalCluster, raw: Http) -> None:
     cluster.apply({'apiVersion': 'kopf.dev/v1', 'kind': 'KopfExample', 'metadata': {'name': 'ex2'}, 'spec': {}})
     mark = len(_requests(cluster))
     started = time.monotonic()
@@ -148,7 +150,7 @@ def test_25_delete_without_finalizers(kubectl: Kubectl, cluster: LocalCluster, r
                                 'uid': obj['metadata']['uid']}}
 
 
-def test_33_get_with_limit_500(kubectl: Kubectl, cluster: LocalCluster) -> None:
+def test_get_with_limit_500(kubectl: Kubectl, cluster: LocalCluster) -> None:
     for index in range(3):
         cluster.apply({'apiVersion': 'v1', 'kind': 'ConfigMap', 'metadata': {'name': f'listed-{index}'}})
     mark = len(_requests(cluster))
@@ -159,7 +161,7 @@ def test_33_get_with_limit_500(kubectl: Kubectl, cluster: LocalCluster) -> None:
     assert 'limit=500' in lists[0]['query']
 
 
-def test_35_36_events_by_field_selector_and_describe(kubectl: Kubectl, cluster: LocalCluster, raw: Http) -> None:
+def test_events_by_field_selector_and_describe(kubectl: Kubectl, cluster: LocalCluster, raw: Http) -> None:
     obj = cluster.apply({'apiVersion': 'kopf.dev/v1', 'kind': 'KopfExample', 'metadata': {'name': 'ex'}})[0]
     event = {
         'metadata': {'namespace': 'default', 'generateName': 'kopf-event-'},
@@ -183,7 +185,7 @@ def test_35_36_events_by_field_selector_and_describe(kubectl: Kubectl, cluster: 
 
 
 
-def test_10_apply_builtin_uses_strategic_merge(kubectl: Kubectl, cluster: LocalCluster) -> None:
+def test_apply_builtin_uses_strategic_merge(kubectl: Kubectl, cluster: LocalCluster) -> None:
     manifest = 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm10}\ndata: {k: "1"}\n'
     assert kubectl('apply', '-f', '-', input=manifest).stdout.strip() == 'configmap/cm10 created'
     mark = len(_requests(cluster))
@@ -196,7 +198,7 @@ def test_10_apply_builtin_uses_strategic_merge(kubectl: Kubectl, cluster: LocalC
     assert obj is not None and obj['data'] == {'k': '2'}
 
 
-def test_26_delete_waits_for_finalizer_removal(kubectl: Kubectl, cluster: LocalCluster) -> None:
+def test_delete_waits_for_finalizer_removal(kubectl: Kubectl, cluster: LocalCluster) -> None:
     import subprocess
     cluster.apply({'apiVersion': 'kopf.dev/v1', 'kind': 'KopfExample',
                    'metadata': {'name': 'slow', 'finalizers': ['kopf.dev/slow']}})
@@ -277,7 +279,7 @@ def test_get_watch_prints_table_rows(kubectl: Kubectl, cluster: LocalCluster) ->
     assert ['watched', '1m'] in lines and ['watched', '2m'] in lines
 
 
-def test_40_kubectl_retries_throttling(kubectl: Kubectl, cluster: LocalCluster) -> None:
+def test_kubectl_retries_throttling(kubectl: Kubectl, cluster: LocalCluster) -> None:
     cluster.throttle('GET', '/api/v1/namespaces/default/configmaps', count=1, retry_after=1)
     mark = len(_requests(cluster))
     started = time.monotonic()

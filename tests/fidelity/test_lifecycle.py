@@ -1,4 +1,4 @@
-"""Controllers and built-ins: namespace deletion (§13.37), garbage collection (§13.38), CRD deletion,
+"""Controllers and built-ins: namespace deletion, garbage collection, CRD deletion,
 deletecollection, leases, pods' status pruning, dry runs and preconditions."""
 import time
 from collections.abc import Callable
@@ -17,7 +17,7 @@ def _eventually(check: Callable[[], bool], timeout: float = 5) -> None:
         time.sleep(0.05)
 
 
-def test_37_namespace_deletion(raw: Http, cluster: LocalCluster) -> None:
+def test_namespace_deletion(raw: Http, cluster: LocalCluster) -> None:
     cluster.apply({'apiVersion': 'v1', 'kind': 'Namespace', 'metadata': {'name': 't'}})
     cluster.apply({'apiVersion': 'kopf.dev/v1', 'kind': 'KopfExample',
                    'metadata': {'name': 'inside', 'namespace': 't', 'finalizers': ['x/y']}})
@@ -33,7 +33,7 @@ def test_37_namespace_deletion(raw: Http, cluster: LocalCluster) -> None:
     assert raw.request('GET', path)[0] == 404
 
 
-def test_38_garbage_collection(raw: Http, cluster: LocalCluster) -> None:
+def test_garbage_collection(raw: Http, cluster: LocalCluster) -> None:
     owner = cluster.apply({'apiVersion': 'kopf.dev/v1', 'kind': 'KopfExample', 'metadata': {'name': 'owner'}})[0]
     ref = {'apiVersion': 'kopf.dev/v1', 'kind': 'KopfExample', 'name': 'owner', 'uid': owner['metadata']['uid']}
     cluster.apply({'apiVersion': 'v1', 'kind': 'ConfigMap', 'metadata': {'name': 'owned', 'ownerReferences': [ref]}})
@@ -130,8 +130,8 @@ def test_dry_run_and_preconditions(raw: Http, cluster: LocalCluster) -> None:
 def test_put_noop_keeps_rv_and_deployment_generation(raw: Http) -> None:
     path = '/apis/apps/v1/namespaces/default/deployments'
     body: dict[str, Any] = {'metadata': {'name': 'd1'}, 'spec': {'replicas': 1, 'selector': {'matchLabels': {'a': 'b'}},
-                                                               'template': {'metadata': {'labels': {'a': 'b'}},
-                                                                            'spec': {'containers': [{'name': 'c'}]}}}}
+                                                                 'template': {'metadata': {'labels': {'a': 'b'}},
+                                                                              'spec': {'containers': [{'name': 'c'}]}}}}
     status, _, created = raw.request('POST', path, body)
     assert status == 201 and created['metadata']['generation'] == 1
     status, _, same = raw.request('PUT', f'{path}/d1', created)
@@ -141,7 +141,7 @@ def test_put_noop_keeps_rv_and_deployment_generation(raw: Http) -> None:
     assert status == 200 and changed['metadata']['generation'] == 2
 
 
-def test_39_webhook_configuration_rules(raw: Http, cluster: LocalCluster) -> None:
+def test_webhook_configuration_rules(raw: Http, cluster: LocalCluster) -> None:
     path = '/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations'
     hook = {'name': 'check.kopf.dev', 'sideEffects': 'None', 'admissionReviewVersions': ['v1'],
             'clientConfig': {'url': 'http://127.0.0.1:9443/check'},

@@ -1,4 +1,6 @@
-"""EMULATOR.md §13 checks through the `kubernetes` client and raw HTTP: 6-9, 13-21, 24, 34-36, and more."""
+"""Objects through the `kubernetes` client and raw HTTP: generated and invalid names, missing namespaces, server-set
+metadata, no-op patches, JSON patches, stale resourceVersions, status subresources, strict schemas, finalizers,
+list items, field selectors, events, and what built-ins keep."""
 import re
 import uuid
 from typing import Any
@@ -23,7 +25,7 @@ def _error(exc: pytest.ExceptionInfo[kubernetes.client.ApiException]) -> dict[st
     return json.loads(exc.value.body)  # type: ignore[no-any-return]
 
 
-def test_06_generate_name(custom: Any) -> None:
+def test_generate_name(custom: Any) -> None:
     body = {'apiVersion': 'kopf.dev/v1', 'kind': 'KopfExample', 'metadata': {'generateName': 'ex-'}}
     one = custom.create_namespaced_custom_object('kopf.dev', 'v1', 'default', 'kopfexamples', body)
     two = custom.create_namespaced_custom_object('kopf.dev', 'v1', 'default', 'kopfexamples', body)
@@ -34,7 +36,7 @@ def test_06_generate_name(custom: Any) -> None:
     assert int(two['metadata']['resourceVersion']) > int(one['metadata']['resourceVersion'])
 
 
-def test_07_bad_name(custom: Any) -> None:
+def test_bad_name(custom: Any) -> None:
     with pytest.raises(kubernetes.client.ApiException) as exc:
         custom.create_namespaced_custom_object('kopf.dev', 'v1', 'default', 'kopfexamples', _kex('Bad_Name'))
     assert exc.value.status == 422
@@ -42,21 +44,21 @@ def test_07_bad_name(custom: Any) -> None:
     assert causes[0]['field'] == 'metadata.name' and causes[0]['reason'] == 'FieldValueInvalid'
 
 
-def test_08_missing_namespace(custom: Any) -> None:
+def test_missing_namespace(custom: Any) -> None:
     with pytest.raises(kubernetes.client.ApiException) as exc:
         custom.create_namespaced_custom_object('kopf.dev', 'v1', 'nope', 'kopfexamples', _kex('x'))
     assert exc.value.status == 404
     assert _error(exc)['message'] == 'namespaces "nope" not found'
 
 
-def test_09_fresh_object_metadata(custom: Any) -> None:
+def test_fresh_object_metadata(custom: Any) -> None:
     obj = custom.create_namespaced_custom_object('kopf.dev', 'v1', 'default', 'kopfexamples', _kex('fresh'))
     assert obj['metadata']['generation'] == 1
     assert re.fullmatch(r'\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ', obj['metadata']['creationTimestamp'])
     assert uuid.UUID(obj['metadata']['uid'])
 
 
-def test_13_labels_only_patch_and_noop(raw: Http, cluster: LocalCluster) -> None:
+def test_labels_only_patch_and_noop(raw: Http, cluster: LocalCluster) -> None:
     obj = cluster.apply(_kex('labelled', spec={'a': 1}))[0]
     rv = int(obj['metadata']['resourceVersion'])
     labels = {'metadata': {'labels': {'l': 'v'}}}
@@ -71,7 +73,7 @@ def test_13_labels_only_patch_and_noop(raw: Http, cluster: LocalCluster) -> None
     assert len(cluster.event_log()) == events_before
 
 
-def test_14_json_patch_test_op(raw: Http, cluster: LocalCluster) -> None:
+def test_json_patch_test_op(raw: Http, cluster: LocalCluster) -> None:
     obj = cluster.apply(_kex('tested'))[0]
     rv = obj['metadata']['resourceVersion']
     ops = [{'op': 'test', 'path': '/metadata/resourceVersion', 'value': str(int(rv) - 1)},
@@ -85,14 +87,14 @@ def test_14_json_patch_test_op(raw: Http, cluster: LocalCluster) -> None:
     assert status == 200 and body['metadata']['finalizers'] == ['x/y']
 
 
-def test_15_json_patch_remove_missing(raw: Http, cluster: LocalCluster) -> None:
+def test_json_patch_remove_missing(raw: Http, cluster: LocalCluster) -> None:
     cluster.apply(_kex('removed'))
     ops = [{'op': 'remove', 'path': '/spec/absent'}]
     status, _, body = raw.request('PATCH', f'{NS}/kopfexamples/removed', ops, JSON_PATCH)
     assert status == 422 and body['reason'] == 'Invalid'
 
 
-def test_16_put_stale_and_missing_rv(raw: Http, cluster: LocalCluster) -> None:
+def test_put_stale_and_missing_rv(raw: Http, cluster: LocalCluster) -> None:
     obj = cluster.apply(_kex('replaced', spec={'a': 1}))[0]
     cluster.apply(_kex('replaced', spec={'a': 2}))
     status, _, body = raw.request('PUT', f'{NS}/kopfexamples/replaced', obj)
@@ -105,7 +107,7 @@ def test_16_put_stale_and_missing_rv(raw: Http, cluster: LocalCluster) -> None:
     assert 'metadata.resourceVersion' in body['message'] and 'must be specified for an update' in body['message']
 
 
-def test_17_status_subresource_isolation(raw: Http, cluster: LocalCluster) -> None:
+def test_status_subresource_isolation(raw: Http, cluster: LocalCluster) -> None:
     cluster.apply(_kex('split', spec={'b': 1}))
     status, _, main = raw.request('PATCH', f'{NS}/kopfexamples/split', {'status': {'a': 1}, 'spec': {'b': 2}}, MERGE)
     assert status == 200
@@ -117,13 +119,13 @@ def test_17_status_subresource_isolation(raw: Http, cluster: LocalCluster) -> No
     assert 'labels' not in sub['metadata'] and sub['metadata']['generation'] == 2
 
 
-def test_18_status_dropped_on_create(custom: Any) -> None:
+def test_status_dropped_on_create(custom: Any) -> None:
     body = _kex('born', spec={'x': 1}, status={'y': 2})
     obj = custom.create_namespaced_custom_object('kopf.dev', 'v1', 'default', 'kopfexamples', body)
     assert 'status' not in obj
 
 
-def test_19_strict_status_pruned_with_warning(raw: Http, cluster: LocalCluster) -> None:
+def test_strict_status_pruned_with_warning(raw: Http, cluster: LocalCluster) -> None:
     cluster.apply({'apiVersion': 'kopf.dev/v1', 'kind': 'Strict', 'metadata': {'name': 's1'}, 'spec': {'size': 1}})
     patch = {'status': {'phase': 'ok', 'kopf': {'progress': {}}}}
     status, headers, body = raw.request('PATCH', f'{NS}/stricts/s1/status', patch, MERGE)
@@ -133,7 +135,7 @@ def test_19_strict_status_pruned_with_warning(raw: Http, cluster: LocalCluster) 
     assert any('status.kopf' in warning for warning in warnings)
 
 
-def test_20_strict_validation(custom: Any) -> None:
+def test_strict_validation(custom: Any) -> None:
     body = {'apiVersion': 'kopf.dev/v1', 'kind': 'Strict', 'metadata': {'name': 's2'}, 'spec': {'size': 'big'}}
     with pytest.raises(kubernetes.client.ApiException) as exc:
         custom.create_namespaced_custom_object('kopf.dev', 'v1', 'default', 'stricts', body)
@@ -147,7 +149,7 @@ def test_20_strict_validation(custom: Any) -> None:
     assert [(c['reason'], c['field']) for c in causes] == [('FieldValueRequired', 'spec')]
 
 
-def test_21_no_status_subresource(raw: Http, cluster: LocalCluster) -> None:
+def test_no_status_subresource(raw: Http, cluster: LocalCluster) -> None:
     cluster.apply({'apiVersion': 'kopf.dev/v1', 'kind': 'Plain', 'metadata': {'name': 'p1'}, 'spec': {}})
     status, _, _ = raw.request('PATCH', f'{NS}/plains/p1/status', {'status': {'a': 1}}, MERGE)
     assert status == 404
@@ -156,7 +158,7 @@ def test_21_no_status_subresource(raw: Http, cluster: LocalCluster) -> None:
     assert body['status'] == {'a': 1} and body['metadata']['generation'] == 2
 
 
-def test_23_no_new_finalizers_when_deleting(raw: Http, cluster: LocalCluster) -> None:
+def test_no_new_finalizers_when_deleting(raw: Http, cluster: LocalCluster) -> None:
     cluster.apply(_kex('dying', metadata={'name': 'dying', 'finalizers': ['a/b']}))
     assert raw.request('DELETE', f'{NS}/kopfexamples/dying')[0] == 200
     patch = {'metadata': {'finalizers': ['a/b', 'c/d']}}
@@ -165,7 +167,7 @@ def test_23_no_new_finalizers_when_deleting(raw: Http, cluster: LocalCluster) ->
     assert 'no new finalizers can be added if the object is being deleted' in body['message']
 
 
-def test_24_last_finalizer_removal_deletes(raw: Http, cluster: LocalCluster) -> None:
+def test_last_finalizer_removal_deletes(raw: Http, cluster: LocalCluster) -> None:
     obj = cluster.apply(_kex('going', metadata={'name': 'going', 'finalizers': ['a/b']}))[0]
     status, _, marked = raw.request('DELETE', f'{NS}/kopfexamples/going')
     assert status == 200 and marked['metadata']['deletionTimestamp']
@@ -182,7 +184,7 @@ def test_24_last_finalizer_removal_deletes(raw: Http, cluster: LocalCluster) -> 
     assert raw.request('GET', f'{NS}/kopfexamples/going')[0] == 404
 
 
-def test_34_list_kinds_and_items(raw: Http, cluster: LocalCluster) -> None:
+def test_list_kinds_and_items(raw: Http, cluster: LocalCluster) -> None:
     cluster.apply({'apiVersion': 'v1', 'kind': 'ConfigMap', 'metadata': {'name': 'cm34'}, 'data': {'a': 'b'}})
     cluster.apply(_kex('ex34'))
     _, _, cms = raw.request('GET', '/api/v1/namespaces/default/configmaps')
@@ -193,13 +195,13 @@ def test_34_list_kinds_and_items(raw: Http, cluster: LocalCluster) -> None:
     assert all(item['kind'] == 'KopfExample' and item['apiVersion'] == 'kopf.dev/v1' for item in kexes['items'])
 
 
-def test_35_unsupported_field_selector(raw: Http) -> None:
+def test_unsupported_field_selector(raw: Http) -> None:
     status, _, body = raw.request('GET', f'{NS}/kopfexamples?fieldSelector=spec.foo%3D1')
     assert status == 400
     assert body['message'] == 'field label not supported: spec.foo'
 
 
-def test_36_event_namespace_rules(raw: Http) -> None:
+def test_event_namespace_rules(raw: Http) -> None:
     event = {'metadata': {'namespace': 'other', 'generateName': 'kopf-event-'},
              'type': 'Normal', 'reason': 'Logging', 'message': 'cluster-scoped',
              'reportingComponent': 'kopf', 'reportingInstance': 'dev', 'source': {'component': 'kopf'},

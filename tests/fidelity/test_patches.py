@@ -1,4 +1,5 @@
-"""Strategic-merge directives on built-ins (§3.2) through kubectl 1.32 and the `kubernetes` client; §13.10 on both."""
+"""Strategic-merge directives on built-ins through kubectl 1.32 and the `kubernetes` client; a client's patch of
+a built-in is a strategic merge on both."""
 import json
 from typing import Any
 
@@ -25,7 +26,7 @@ def test_kubectl_strategic_directives(kubectl: Kubectl, cluster: LocalCluster) -
     stored = cluster.get('apps/v1', 'Deployment', 'smp', 'default')
     assert stored is not None
     assert [(c['name'], c['image']) for c in stored['spec']['template']['spec']['containers']] == [('c', 'x'),
-                                                                                                    ('a', 'y')]
+                                                                                                   ('a', 'y')]
     retain = {'spec': {'strategy': {'$retainKeys': ['type'], 'type': 'Recreate'}}}
     result = kubectl('patch', 'deployment', 'smp', '--type', 'strategic', '-p', json.dumps(retain))
     assert result.returncode == 0, result.stderr
@@ -52,7 +53,7 @@ def test_client_strategic_directives(core: Any, cluster: LocalCluster) -> None:
     core.patch_namespaced_config_map('smp-cm', 'default', {'metadata': {'finalizers': None}})
 
 
-def test_10_client_patch_of_a_builtin_is_strategic(core: Any, cluster: LocalCluster) -> None:
+def test_client_patch_of_a_builtin_is_strategic(core: Any, cluster: LocalCluster) -> None:
     cluster.apply({'apiVersion': 'v1', 'kind': 'ConfigMap', 'metadata': {'name': 'cm10-client'}, 'data': {'k': '1'}})
     mark = len(cluster.request_log())
     patched = core.patch_namespaced_config_map('cm10-client', 'default', {'data': {'k': '2'}})

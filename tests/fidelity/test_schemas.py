@@ -1,4 +1,4 @@
-"""CRD schemas through the API (§5.3, §5.4): defaulting and the OpenAPI v3 constraints kubectl users meet,
+"""CRD schemas through the API: defaulting and the OpenAPI v3 constraints kubectl users meet,
 embedded resources, int-or-string; several versions with served/storage. Via kubectl and the `kubernetes` client."""
 import json
 from typing import Any

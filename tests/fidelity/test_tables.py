@@ -2,7 +2,7 @@
 import datetime
 import re
 
-from kopf._cluster import printers, tables
+from kopf._cluster.web import printers, tables
 from kopf.testing import LocalCluster
 from tests.fidelity.conftest import Kubectl
 

@@ -1,4 +1,5 @@
-"""HTTPS with a throw-away CA and bearer tokens (§10 modes 2-3; §13.40 second part)."""
+"""HTTPS with a throw-away CA and bearer tokens : kubectl and the Python client with valid and wrong
+tokens, client certificates, and kubectl refusing CN-only server certificates."""
 import pathlib
 from collections.abc import Iterator
 from typing import Any
@@ -26,20 +27,20 @@ def secure_kubectl(secure: LocalCluster, tmp_path_factory: pytest.TempPathFactor
     return Kubectl(binary, secure.kubeconfig, tmp_path_factory.mktemp('kubectl-cache'))
 
 
-def test_40_kubectl_over_https_with_token(secure: LocalCluster, secure_kubectl: Kubectl) -> None:
+def test_kubectl_over_https_with_token(secure: LocalCluster, secure_kubectl: Kubectl) -> None:
     assert secure.url.startswith('https://127.0.0.1:')
     result = secure_kubectl('get', 'ns', 'default')
     assert result.returncode == 0, result.stderr
     assert 'Active' in result.stdout
 
 
-def test_40_kubectl_with_a_wrong_token(secure_kubectl: Kubectl) -> None:
+def test_kubectl_with_a_wrong_token(secure_kubectl: Kubectl) -> None:
     result = secure_kubectl('--token=wrong', 'get', 'ns')
     assert result.returncode == 1
     assert 'error: You must be logged in to the server (Unauthorized)' in result.stderr
 
 
-def test_40_python_client_over_https_with_tokens(secure: LocalCluster, tmp_path: pathlib.Path) -> None:
+def test_python_client_over_https_with_tokens(secure: LocalCluster, tmp_path: pathlib.Path) -> None:
     kubernetes: Any = pytest.importorskip('kubernetes')
     client = kubernetes.config.new_client_from_config(config_file=str(secure.kubeconfig))
     try:
@@ -95,12 +96,12 @@ def test_client_certificates(tmp_path_factory: pytest.TempPathFactory) -> None:
         assert exc.value.code == 401
 
 
-def test_40_cn_only_server_certificates_are_rejected_by_kubectl(tmp_path_factory: pytest.TempPathFactory) -> None:
+def test_cn_only_server_certificates_are_rejected_by_kubectl(tmp_path_factory: pytest.TempPathFactory) -> None:
     """Documents why the emulator's certificates carry SANs: Go clients ignore the Common Name."""
     from cryptography import x509
     from cryptography.x509.oid import NameOID
 
-    from kopf._cluster import certificates
+    from kopf._model import certificates
     binary = kubectl_binary()
     if binary is None:
         pytest.skip('kubectl is not installed on this machine')

@@ -1,4 +1,5 @@
-"""EMULATOR.md §13 watch checks: 27-33, over raw HTTP and the `kubernetes` client's Watch."""
+"""Watches over raw HTTP and the `kubernetes` client's Watch: the starting point (from a list's resourceVersion, or
+the current objects first), selector transitions, expired history, timeouts and bookmarks, initial events, paging."""
 import time
 from typing import Any
 
@@ -16,7 +17,7 @@ def _kex(name: str, **metadata: Any) -> dict[str, Any]:
     return {'apiVersion': 'kopf.dev/v1', 'kind': 'KopfExample', 'metadata': {'name': name, **metadata}}
 
 
-def test_27_watch_from_list_rv(raw: Http) -> None:
+def test_watch_from_list_rv(raw: Http) -> None:
     _, _, listed = raw.request('GET', f'{NS}/kopfexamples')
     list_rv = listed['metadata']['resourceVersion']
     _, _, created = raw.request('POST', f'{NS}/kopfexamples', _kex('w27'))
@@ -33,7 +34,7 @@ def test_27_watch_from_list_rv(raw: Http) -> None:
     assert rvs[2] > rvs[1]
 
 
-def test_28_watch_without_rv_lists_first(raw: Http, cluster: LocalCluster) -> None:
+def test_watch_without_rv_lists_first(raw: Http, cluster: LocalCluster) -> None:
     for ns in ('w28-b', 'w28-a'):
         cluster.apply({'apiVersion': 'v1', 'kind': 'Namespace', 'metadata': {'name': ns}})
     cluster.apply(_kex('z', namespace='w28-a'), _kex('y', namespace='w28-b'), _kex('x', namespace='w28-a'))
@@ -45,7 +46,7 @@ def test_28_watch_without_rv_lists_first(raw: Http, cluster: LocalCluster) -> No
         ('w28-a', 'x'), ('w28-a', 'z'), ('w28-b', 'y')]
 
 
-def test_29_selector_transitions(raw: Http, cluster: LocalCluster) -> None:
+def test_selector_transitions(raw: Http, cluster: LocalCluster) -> None:
     obj = cluster.apply(_kex('w29', labels={'app': 'yes'}))[0]
     rv = obj['metadata']['resourceVersion']
     raw.request('PATCH', f'{NS}/kopfexamples/w29', {'metadata': {'labels': {'app': 'no'}}}, MERGE)
@@ -59,7 +60,7 @@ def test_29_selector_transitions(raw: Http, cluster: LocalCluster) -> None:
     assert events[1]['object']['metadata']['labels'] == {'app': 'yes'}
 
 
-def test_30_expired_history(raw: Http, cluster: LocalCluster, custom: Any) -> None:
+def test_expired_history(raw: Http, cluster: LocalCluster, custom: Any) -> None:
     obj = cluster.apply(_kex('w30'))[0]
     cluster.apply(_kex('w30', labels={'x': 'y'}))
     cluster.compact_history()
@@ -76,7 +77,7 @@ def test_30_expired_history(raw: Http, cluster: LocalCluster, custom: Any) -> No
     assert exc.value.status == 410
 
 
-def test_31_timeout_and_bookmarks(raw: Http, cluster: LocalCluster) -> None:
+def test_timeout_and_bookmarks(raw: Http, cluster: LocalCluster) -> None:
     started = time.monotonic()
     watch = raw.watch(f'{NS}/kopfexamples?watch=true&resourceVersion={cluster.emulator.state.store.rv}'
                       '&timeoutSeconds=1')
@@ -97,7 +98,7 @@ def test_31_timeout_and_bookmarks(raw: Http, cluster: LocalCluster) -> None:
     assert events[0]['object']['kind'] == 'KopfExample' and events[0]['object']['apiVersion'] == 'kopf.dev/v1'
 
 
-def test_32_send_initial_events(raw: Http, cluster: LocalCluster) -> None:
+def test_send_initial_events(raw: Http, cluster: LocalCluster) -> None:
     cluster.apply(_kex('w32a'), _kex('w32b'))
     watch = raw.watch(f'{NS}/kopfexamples?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan'
                       '&allowWatchBookmarks=true&timeoutSeconds=1')
@@ -113,7 +114,7 @@ def test_32_send_initial_events(raw: Http, cluster: LocalCluster) -> None:
     assert status == 422 and body['reason'] == 'Invalid'
 
 
-def test_33_list_paging(raw: Http, cluster: LocalCluster) -> None:
+def test_list_paging(raw: Http, cluster: LocalCluster) -> None:
     cluster.apply({'apiVersion': 'v1', 'kind': 'Namespace', 'metadata': {'name': 'w33'}})
     cluster.apply(*[{'apiVersion': 'v1', 'kind': 'ConfigMap', 'metadata': {'name': f'c{i}', 'namespace': 'w33'}}
                     for i in range(5)])

@@ -1,0 +1,73 @@
+"""`kopf cluster`: serve the emulator until SIGINT/SIGTERM, with a kubeconfig and pre-applied manifests."""
+import asyncio
+import gc
+import pathlib
+import signal
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from kopf._cluster import statuses
+from kopf._cluster.control import manifests
+from kopf._cluster.control.emulator import Emulator
+
+
+class StartupError(Exception):
+    """A one-line reason the cluster could not start (bad manifest, port in use, ...)."""
+
+
+async def serve(host: str, port: int, config_path: str, apply: Sequence[str], state: str | None = None,
+                tls: bool = False, token: str | None = None, verbose: bool = False) -> None:
+    tokens = {token: 'admin'} if token else None
+    emulator = Emulator(host=host, port=port, state_file=state, tls=tls, tokens=tokens)
+    if verbose:   # one line per request on stderr: method, path and query, status, milliseconds
+        emulator.dispatcher.print_request = lambda line: print(line, file=sys.stderr, flush=True)
+    objects = [(path, obj) for path in apply for obj in _load(path)]
+    try:
+        await emulator.start()
+    except OSError as exc:
+        raise StartupError(f'cannot listen on {host}:{port}: {exc.strerror or exc}') from None
+    except ImportError as exc:  # only optional packages are imported on start: `cryptography` for --tls
+        raise StartupError(f'--tls needs the cryptography package: pip install "kopf[cluster]" ({exc})') from None
+    except (ValueError, KeyError, TypeError) as exc:
+        raise StartupError(f'cannot resume from the state file {state}: {exc}') from None
+    try:
+        for path, obj in objects:
+            _apply(emulator, path, obj)
+        try:
+            written = emulator.write_kubeconfig(config_path)
+        except OSError as exc:
+            raise StartupError(f'cannot write the kubeconfig {config_path}: {exc.strerror or exc}') from None
+        gc.freeze()   # what exists after startup (modules, built-in schemas) lives as long as the process
+        print(f'Kubernetes API emulator serving at {emulator.url}', flush=True)
+        print(f'kubeconfig: {written}  (kubectl --kubeconfig {written} get ns)', flush=True)
+        await _until_signalled()
+    finally:
+        await emulator.stop()
+
+
+def _load(path: str) -> list[dict[str, Any]]:
+    try:
+        return manifests.load(pathlib.Path(path) if path != '-' else sys.stdin.read())
+    except manifests.ManifestError as exc:
+        raise StartupError(str(exc)) from None
+
+
+def _apply(emulator: Emulator, path: str, obj: dict[str, Any]) -> None:
+    try:
+        emulator.apply(obj)
+    except statuses.ApiError as exc:
+        name = f'{obj.get("kind")}/{(obj.get("metadata") or {}).get("name", "")}'
+        raise StartupError(f'{path}: {name}: {exc.message}') from None
+
+
+async def _until_signalled() -> None:
+    loop = asyncio.get_running_loop()
+    stopped = asyncio.Event()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, stopped.set)
+    try:
+        await stopped.wait()
+    finally:
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(signum)

@@ -1,1 +1,0 @@
-"""Package data of the emulator: generated, committed files (see `generate.py` for how they are made)."""

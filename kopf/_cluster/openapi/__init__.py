@@ -1,0 +1,14 @@
+"""OpenAPI v3 schemas as the API server applies them: defaulting, pruning, validation, structural checks.
+
+    conforming     the one caller of this layer for the write pipeline: default -> (Strict) -> prune -> validate
+    validation     validation of objects by their schemas (types, formats, enums, lists, maps, ...)
+    defaulting     `default` values, top-down, and non-nullable nulls dropped
+    structural     the structural-schema rules a CRD's schemas must follow to be accepted
+    embedded       objects inside custom resources marked `x-kubernetes-embedded-resource`
+    fielderrors    field errors (`StatusCause`s) with the real server's reasons and texts
+    kindschemas    the schemas of the built-in kinds (from `data/`), and their strategic-merge metadata
+    gotypes        built-ins' JSON types checked as Go decodes them (a 400, not a 422)
+    data           the generated schema file of the built-in kinds (package data)
+
+Synchronous functions over dicts; no I/O (but reading the package data once).
+"""

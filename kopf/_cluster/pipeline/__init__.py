@@ -1,0 +1,17 @@
+"""The write pipeline: what a create, replace, patch, apply or delete does to the state, and what follows.
+
+    state           the whole state: the store, the catalog kept in sync with stored CRDs, deleted owners,
+                    field managers; snapshots for `--state`
+    writing         create / replace / patch / delete: server-set metadata, scope, status split, finalizers,
+                    preconditions, no-op writes
+    serverside      server-side apply (`application/apply-patch+yaml`) as a write: create or merge, conflicts, force
+    scaling         the `scale` subresource: an `autoscaling/v1 Scale` view of an object's replica counts
+    metadata        server-side metadata rules: names, generated names, timestamps, the ObjectMeta field set
+    crds            CRD acceptance, defaults, status conditions, and the resources a CRD serves
+    kindrules       the few per-kind rules on top of the generic pipeline (events, namespaces, leases, ...)
+    kind_defaults   the commonest server-side defaults of pods, services and workloads
+    webhookconfigs  validation and defaults of admission webhook configurations (a per-kind rule)
+
+Synchronous and free of I/O: functions take the state and decoded inputs and return an `Outcome`;
+stored objects are never mutated (every write builds a fresh dict: the watch history shares them).
+"""

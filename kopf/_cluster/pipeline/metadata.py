@@ -1,0 +1,130 @@
+"""Server-side metadata rules: names, generated names, timestamps, and the ObjectMeta field set."""
+import datetime
+import random
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from kopf._cluster import statuses
+
+SUBDOMAIN_RE = r'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*'
+LABEL_RE = r'[a-z0-9]([-a-z0-9]*[a-z0-9])?'
+GENERATED_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789'
+OBJECT_META_FIELDS = frozenset({
+    'name', 'generateName', 'namespace', 'selfLink', 'uid', 'resourceVersion', 'generation',
+    'creationTimestamp', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'labels', 'annotations',
+    'ownerReferences', 'finalizers', 'managedFields',
+})
+SERVER_FIELDS = ('uid', 'creationTimestamp', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'generation')
+
+_SUBDOMAIN_MSG = ("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', "
+                  "and must start and end with an alphanumeric character (e.g. 'example.com', "
+                  f"regex used for validation is '{SUBDOMAIN_RE}')")
+_LABEL_MSG = ("a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', "
+              "and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', "
+              f"regex used for validation is '{LABEL_RE}')")
+
+
+def name_causes(name: str, rule: str, field: str = 'metadata.name') -> list[dict[str, str]]:
+    """Validation causes for an object name under the 'subdomain' or 'label' rule (empty if valid)."""
+    regex, limit, text = (LABEL_RE, 63, _LABEL_MSG) if rule == 'label' else (SUBDOMAIN_RE, 253, _SUBDOMAIN_MSG)
+    causes = []
+    if len(name) > limit:
+        causes.append(statuses.cause('FieldValueInvalid', field,
+                                     f'Invalid value: "{name}": must be no more than {limit} characters'))
+    if not re.fullmatch(regex, name):
+        causes.append(statuses.cause('FieldValueInvalid', field, f'Invalid value: "{name}": {text}'))
+    return causes
+
+
+def generate_name(prefix: str) -> str:
+    return prefix[:58] + ''.join(random.choices(GENERATED_ALPHABET, k=5))
+
+
+def now(micro: bool = False) -> str:
+    moment = datetime.datetime.now(datetime.UTC)
+    return render(moment, micro)
+
+
+def render(moment: datetime.datetime, micro: bool = False) -> str:
+    moment = moment.astimezone(datetime.UTC)
+    if micro:
+        return moment.strftime('%Y-%m-%dT%H:%M:%S.%fZ')
+    return moment.strftime('%Y-%m-%dT%H:%M:%SZ')
+
+
+def canonical_time(value: Any, micro: bool = False) -> Any:
+    """Re-render an RFC 3339 timestamp canonically (Time: seconds; MicroTime: 6 digits); others untouched."""
+    if not isinstance(value, str) or not value:
+        return value
+    text = value.replace('Z', '+00:00').replace('z', '+00:00')
+    try:
+        moment = datetime.datetime.fromisoformat(text)
+    except ValueError:
+        return value
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=datetime.UTC)
+    return render(moment, micro)
+
+
+def normalise(meta: Mapping[str, Any]) -> dict[str, Any]:
+    """Drop nulls and empty collections; unknown keys stay for the schema layer to report and prune."""
+    clean = {key: value for key, value in meta.items() if value is not None}
+    for key in ('labels', 'annotations'):
+        if key in clean and not clean[key]:
+            del clean[key]
+    for key in ('finalizers', 'ownerReferences', 'managedFields'):
+        if key in clean and not clean[key]:
+            del clean[key]
+    return clean   # server-set timestamps are never taken from clients, so need no re-rendering
+
+
+_LABEL_NAME = re.compile(r'([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)')
+_LABEL_VALUE = re.compile(r'(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')
+
+
+def label_causes(meta: Mapping[str, Any]) -> list[dict[str, str]]:
+    """Validation of label keys and values, and annotation keys (qualified names)."""
+    causes = []
+    for section in ('labels', 'annotations'):
+        mapping = meta.get(section) or {}
+        if not isinstance(mapping, Mapping):
+            causes.append(statuses.cause('FieldValueTypeInvalid', f'metadata.{section}',
+                                         'Invalid value: must be a map of strings'))
+            continue
+        for key, value in mapping.items():
+            causes.extend(_key_causes(f'metadata.{section}', key))
+            if not isinstance(value, str):
+                causes.append(statuses.cause('FieldValueTypeInvalid', f'metadata.{section}.{key}',
+                                             f'Invalid value: {value!r}: must be a string'))
+            elif section == 'labels' and (len(value) > 63 or not _LABEL_VALUE.fullmatch(value)):
+                causes.append(statuses.cause('FieldValueInvalid', 'metadata.labels',
+                                             f'Invalid value: "{value}": a valid label must be an empty string or '
+                                             "consist of alphanumeric characters, '-', '_' or '.', and must start "
+                                             'and end with an alphanumeric character'))
+    return causes
+
+
+_VALID_KEYS: set[str] = set()   # label/annotation keys seen valid (the same few keys come with every write)
+
+
+def _key_causes(field: str, key: str) -> list[dict[str, str]]:
+    if key in _VALID_KEYS:
+        return []
+    causes = _check_key(field, key)
+    if not causes:
+        if len(_VALID_KEYS) >= 10000:
+            _VALID_KEYS.clear()
+        _VALID_KEYS.add(key)
+    return causes
+
+
+def _check_key(field: str, key: str) -> list[dict[str, str]]:
+    prefix, _, name = key.rpartition('/')
+    ok = bool(_LABEL_NAME.fullmatch(name)) and len(name) <= 63
+    ok = ok and (not prefix or (len(prefix) <= 253 and bool(re.fullmatch(SUBDOMAIN_RE, prefix))))
+    if ok:
+        return []
+    message = (f'Invalid value: "{key}": name part must consist of alphanumeric characters, \'-\', \'_\' or '
+               "'.', and must start and end with an alphanumeric character")
+    return [statuses.cause('FieldValueInvalid', field, message)]

@@ -1,0 +1,208 @@
+"""Server-side apply (`application/apply-patch+yaml`): merge by the schema, field managers, conflicts.
+
+The common cases of `kubectl apply --server-side` as a real server answers them: an apply creates
+a missing object; a manager's apply merges its configuration in (maps by key, associative lists by
+their keys, sets by value, other lists whole) and removes the fields it applied before but no
+longer does (unless another manager owns them too); a field owned by another manager with a
+different value is a 409 conflict (`Apply failed with 1 conflict: conflict with "kubectl-edit"
+using v1: .data.a`) unless `force=true`, which takes the field over. Other writes record their
+managers (`fieldManager`, else the User-Agent's product) as upstream's "Update" operations.
+
+Not emulated: `metadata.managedFields` in responses (ownership is kept aside; `--state` files keep
+it), versions of managers' field sets across CRD schema changes, and `x-kubernetes-map-type`.
+"""
+import dataclasses
+import json
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from kopf._cluster import jsoncodec, statuses
+from kopf._cluster.apis.routing import Target
+from kopf._cluster.openapi import conforming, kindschemas
+from kopf._cluster.patchtypes import fieldowners, jsonpatches
+from kopf._cluster.patchtypes.fieldowners import Identity, Managers, Path
+from kopf._cluster.pipeline import writing
+from kopf._cluster.pipeline.state import State
+from kopf._cluster.store.objectstore import Obj
+
+MISSING = object()
+
+
+def check(content_type: str, manager: str, force: bool) -> None:
+    """PatchOptions validation: appliers must name themselves; only appliers may force."""
+    if content_type == jsonpatches.APPLY and not manager:
+        raise statuses.invalid('PatchOptions', 'meta.k8s.io', '', [statuses.cause(
+            'FieldValueRequired', 'fieldManager', 'Required value: is required for apply patch')])
+    if content_type != jsonpatches.APPLY and force:
+        raise statuses.invalid('PatchOptions', 'meta.k8s.io', '', [statuses.cause(
+            'FieldValueForbidden', 'force', 'Forbidden: may not be specified for non-apply patch')])
+
+
+@dataclasses.dataclass
+class Plan:
+    """An apply's merged object, and the ownership changes to commit once that object is stored."""
+    candidate: dict[str, Any]
+    managers: Managers
+    identity: Identity
+    applied: set[Path]
+    taken: set[Path]
+
+    def commit(self) -> None:
+        for other, paths in self.managers.owned.items():
+            if other != self.identity:
+                paths -= self.taken
+        self.managers.owned[self.identity] = self.applied
+        self.managers.owned = {owner: paths for owner, paths in self.managers.owned.items() if paths}
+
+
+def apply(state: State, target: Target, body: Any, options: writing.Options) -> writing.Outcome:
+    """PATCH with `application/apply-patch+yaml` (without admission webhooks; `admitting.calling` has its own)."""
+    current = state.store.get(target.resource.key, target.namespace or '', target.name or '')
+    if current is None:
+        return create(state, target, body, options)
+    planned = plan(state, target, current, body, options)
+    outcome = writing.update(state, target, current, planned.candidate, quietly(options))
+    if not options.dry_run:
+        planned.commit()
+    return outcome
+
+
+def quietly(options: writing.Options) -> writing.Options:
+    """The options for the write itself: an apply's ownership is set by its plan, not as an update."""
+    return dataclasses.replace(options, manager='')
+
+
+def create(state: State, target: Target, body: Any, options: writing.Options) -> writing.Outcome:
+    config = creation_body(target, body)
+    outcome = writing.create(state, dataclasses.replace(target, name=None, subresource=None),
+                             jsoncodec.clone(config), quietly(options))
+    own_created(state, target, config, options, outcome)
+    return outcome
+
+
+def creation_body(target: Target, body: Any) -> dict[str, Any]:
+    config = writing.as_object(body)
+    config.setdefault('metadata', {}).setdefault('name', target.name)
+    return config
+
+
+def own_created(state: State, target: Target, config: Any, options: writing.Options, outcome: writing.Outcome) -> None:
+    if outcome.obj is not None and not options.dry_run:
+        identity = fieldowners.identity_of(options.manager, 'Apply', target.resource.api_version, target.subresource)
+        fields = set(fieldowners.flatten(config, target.resource, with_status=not target.resource.has_status))
+        state.managers[outcome.obj['metadata']['uid']] = Managers(owned={identity: fields})
+
+
+def plan(state: State, target: Target, current: Obj, body: Any, options: writing.Options) -> Plan:
+    """Merge the configuration into the live object; 409 on others' fields with other values (unless forced)."""
+    resource = target.resource
+    config = writing.as_object(body)
+    identity = fieldowners.identity_of(options.manager, 'Apply', resource.api_version, target.subresource)
+    with_status = target.subresource == 'status' or not resource.has_status
+    managers = state.managers.setdefault(current['metadata'].get('uid', ''), Managers())
+    managers.settle()
+    applied = fieldowners.flatten(config, resource, with_status=with_status)
+    live = fieldowners.flatten(current, resource, with_status=with_status)
+    conflicts = [(other, path) for other, paths in managers.owned.items() if other != identity
+                 for path in sorted(paths & applied.keys()) if live.get(path, MISSING) != applied[path]]
+    if conflicts and not options.force:
+        raise conflict_error(conflicts)
+    taken = {path for _, path in conflicts}
+    kept: set[Path] = set().union(*(paths - taken for other, paths in managers.owned.items() if other != identity))
+    candidate = jsoncodec.clone(merge_object(current, config, conforming.schema_of(resource)))
+    staying = applied.keys() | kept
+    parents = {path[:index] for path in staying for index in range(1, len(path))}
+    for path in managers.owned.get(identity, set()) - staying - parents:   # `spec: {}` once, `spec.x` now
+        _remove(candidate, path)
+    return Plan(candidate, managers, identity, set(applied), taken)
+
+
+def conflict_error(conflicts: list[tuple[Identity, Path]]) -> statuses.ApiError:
+    causes = [{'reason': 'FieldManagerConflict', 'message': f'conflict with {fieldowners.describe(owner)}',
+               'field': fieldowners.render(path)} for owner, path in conflicts]
+    if len(conflicts) == 1:
+        owner, path = conflicts[0]
+        conflict = f'{fieldowners.describe(owner)}: {fieldowners.render(path)}'
+        message = f'Apply failed with 1 conflict: conflict with {conflict}'
+    else:
+        lines = []
+        for owner in sorted({owner for owner, _ in conflicts}, key=fieldowners.encoded):
+            lines.append(f'conflicts with {fieldowners.describe(owner)}:')
+            lines.extend(f'- {fieldowners.render(path)}' for other, path in conflicts if other == owner)
+        message = f'Apply failed with {len(conflicts)} conflicts: ' + '\n'.join(lines)
+    return statuses.ApiError(409, 'Conflict', message, {'causes': causes})
+
+
+def merge_object(live: Obj, config: Mapping[str, Any], schema: Mapping[str, Any] | None) -> Any:
+    """The applied configuration merged into the live object; metadata merges as ObjectMeta."""
+    root = dict(schema or {})
+    root['properties'] = {**(root.get('properties') or {}), 'metadata': kindschemas.definition(fieldowners.OBJECT_META)}
+    return merge(live, config, root)
+
+
+def merge(live: Any, config: Any, node: Mapping[str, Any] | None) -> Any:
+    """The applied configuration merged into the live value by the schema's list types."""
+    if isinstance(config, Mapping) and isinstance(live, Mapping):
+        properties = (node or {}).get('properties') or {}
+        additional = (node or {}).get('additionalProperties')
+        result = dict(live)
+        for key, value in config.items():
+            if value is None:
+                result.pop(key, None)
+                continue
+            sub = properties.get(key, additional if isinstance(additional, Mapping) else None)
+            result[key] = merge(live.get(key), value, sub)
+        return result
+    if isinstance(config, list) and isinstance(live, list):
+        kind, keys = fieldowners.list_type(node)
+        if kind == 'set':
+            return list(live) + [item for item in config if item not in live]
+        if kind == 'map':
+            items = (node or {}).get('items')
+            result_list = list(live)
+            for item in config:
+                found = isinstance(item, Mapping)
+                index = _find(result_list, fieldowners.element_key(item, keys), keys) if found else None
+                if index is None:
+                    result_list.append(item)
+                else:
+                    result_list[index] = merge(result_list[index], item, items if isinstance(items, Mapping) else None)
+            return result_list
+    return config
+
+
+def _find(items: list[Any], element: str, keys: list[str]) -> int | None:
+    for index, item in enumerate(items):
+        if isinstance(item, Mapping) and fieldowners.element_key(item, keys) == element:
+            return index
+    return None
+
+
+def _remove(obj: Any, path: Path) -> None:
+    """Remove one owned leaf (or list item, for a `.` path) from a (cloned, mutable) object."""
+    parent: Any = obj
+    for position, element in enumerate(path):
+        last = position == len(path) - 1 or path[position + 1] == '.'
+        if element.startswith('.') and element != '.':
+            if not isinstance(parent, dict) or element[1:] not in parent:
+                return
+            if last:
+                del parent[element[1:]]
+                return
+            parent = parent[element[1:]]
+        elif element.startswith('[=') and isinstance(parent, list):
+            value = json.loads(element[2:-1])
+            parent[:] = [item for item in parent if item != value]
+            return
+        elif element.startswith('[') and isinstance(parent, list):
+            keys = re.findall(r'[\[,]([^=\[\],]+)=', element)
+            index = _find(parent, element, keys)
+            if index is None:
+                return
+            if last:
+                del parent[index]
+                return
+            parent = parent[index]
+        else:
+            return

@@ -1,0 +1,343 @@
+"""The write pipeline: create, replace, patch, delete — server-set metadata, scope, status rules,
+finalizers and the scale subresource.
+
+Pure with respect to I/O: functions take the state and decoded inputs, and return an `Outcome`.
+Stored objects are never mutated: every write builds a fresh dict (watch history shares them).
+"""
+import dataclasses
+import uuid
+from typing import Any
+
+from kopf._cluster import jsoncodec, statuses
+from kopf._cluster.apis import resourcetable
+from kopf._cluster.apis.resourcetable import Resource
+from kopf._cluster.apis.routing import Target
+from kopf._cluster.openapi import conforming
+from kopf._cluster.patchtypes import jsonpatches
+from kopf._cluster.pipeline import crds, kind_defaults, kindrules, metadata, scaling
+from kopf._cluster.pipeline.state import State
+from kopf._cluster.store.objectstore import Obj
+
+PROPAGATION_FINALIZERS = {'Foreground': 'foregroundDeletion', 'Orphan': 'orphan'}
+
+
+@dataclasses.dataclass(frozen=True)
+class Options:
+    validation: str = 'Warn'      # fieldValidation: Strict | Warn | Ignore
+    dry_run: bool = False
+    propagation: str = ''
+    preconditions: dict[str, Any] = dataclasses.field(default_factory=dict)
+    manager: str = ''             # fieldManager (or the User-Agent's product); '' for untracked writes
+    force: bool = False           # server-side apply: take conflicting fields over
+
+
+@dataclasses.dataclass
+class Outcome:
+    code: int
+    data: bytes
+    warnings: list[str] = dataclasses.field(default_factory=list)
+    obj: Obj | None = None
+
+
+def create(state: State, target: Target, body: Any, options: Options) -> Outcome:
+    resource = target.resource
+    if resource.custom and _crd_terminating(state, resource):
+        raise statuses.method_not_allowed()
+    obj = as_object(body)
+    _check_type(obj, resource)
+    meta = obj['metadata'] = metadata.normalise(obj.get('metadata') or {})
+    if meta.get('resourceVersion'):
+        raise statuses.bad_request('resourceVersion should not be set on objects to be created')
+    namespace = _scope(meta, target)
+    name = meta.get('name') or ''
+    if not name and meta.get('generateName'):
+        name = meta['name'] = metadata.generate_name(str(meta['generateName']))
+    if not name:
+        raise statuses.invalid(resource.kind, resource.group, '', [statuses.cause(
+            'FieldValueRequired', 'metadata.name', 'Required value: name or generateName is required')])
+    _check_namespace(state, resource, namespace, name)
+    if resource.has_status:
+        obj.pop('status', None)
+    kind_defaults.apply(resource.key, obj)
+    warnings = _conform(state, obj, resource, options)
+    if state.store.get(resource.key, namespace, name) is not None:
+        raise statuses.already_exists(resource.qualified, resource.group, resource.plural, name)
+    for field in metadata.SERVER_FIELDS:
+        meta.pop(field, None)
+    meta.update(uid=str(uuid.uuid4()), creationTimestamp=metadata.now())
+    if resource.generation:
+        meta['generation'] = 1
+    if options.dry_run:
+        return Outcome(201, jsoncodec.dumps(obj), warnings, obj)
+    change = state.store.save(resource.key, obj, None)
+    if options.manager:
+        state.record_write(target, options.manager, None, obj)
+    if resource.key == resourcetable.CRDS.key:
+        _establish(state, obj)
+    return Outcome(201, change.data, warnings, obj)
+
+
+def replace(state: State, target: Target, body: Any, options: Options) -> Outcome:
+    if target.subresource == 'scale':
+        return scale(state, target, None, body, options)
+    current = existing(state, target)
+    candidate = as_object(body)
+    require_rv(target, candidate)
+    return update(state, target, current, candidate, options)
+
+
+def require_rv(target: Target, candidate: dict[str, Any]) -> None:
+    """Custom resources cannot be updated unconditionally (PUT without a resourceVersion)."""
+    rv = (candidate.get('metadata') or {}).get('resourceVersion')
+    if not rv and target.resource.custom and target.subresource is None:
+        raise statuses.invalid(target.resource.kind, target.resource.group, target.name or '', [statuses.cause(
+            'FieldValueInvalid', 'metadata.resourceVersion', 'Invalid value: 0x0: must be specified for an update')])
+
+
+def patch(state: State, target: Target, content_type: str, body: Any, options: Options) -> Outcome:
+    resource = target.resource
+    if target.subresource == 'scale':
+        return scale(state, target, content_type, body, options)
+    allowed = jsonpatches.CUSTOM_TYPES if resource.custom else jsonpatches.BUILTIN_TYPES
+    if content_type not in allowed:
+        raise statuses.unsupported_media(allowed)
+    current = state.store.get(resource.key, target.namespace or '', target.name or '')
+    if current is None and content_type == jsonpatches.APPLY:
+        return create(state, _collection(target), body, options)
+    if current is None:
+        raise statuses.not_found(resource.qualified, resource.group, resource.plural, target.name or '')
+    candidate = jsonpatches.apply_patch(content_type, current, body, conforming.schema_of(resource))
+    if content_type != jsonpatches.JSON:   # merges share unchanged subtrees with the stored object
+        candidate = jsoncodec.clone(candidate)
+    return update(state, target, current, candidate, options)
+
+
+def scale(state: State, target: Target, content_type: str | None, body: Any, options: Options) -> Outcome:
+    """PUT or PATCH of `/scale`: only the spec replicas of the object change; the answer is a Scale."""
+    resource = target.resource
+    current = existing(state, target)
+    if content_type is not None:
+        body = scaling.patched_view(resource, current, content_type, body)
+    candidate = scaling.applied(resource, current, body)
+    main = dataclasses.replace(target, subresource=None)
+    outcome = update(state, main, current, candidate, dataclasses.replace(options, manager=''))
+    if options.manager and not options.dry_run and outcome.obj is not None and outcome.obj is not current:
+        state.record_write(target, options.manager, current, outcome.obj)   # owned "with subresource scale"
+    obj = outcome.obj if outcome.obj is not None else current
+    return Outcome(outcome.code, jsoncodec.dumps(scaling.view(resource, obj)), outcome.warnings, obj)
+
+
+def update(state: State, target: Target, current: Obj, candidate: Any, options: Options) -> Outcome:
+    """The shared tail of PUT and PATCH: rules, status split, no-op detection, finalization."""
+    resource = target.resource
+    candidate = as_object(candidate)
+    _check_type(candidate, resource, current)
+    meta = candidate['metadata'] = metadata.normalise(candidate.get('metadata') or {})
+    _check_identity(meta, target)
+    rv = meta.get('resourceVersion')
+    old_meta = current['metadata']
+    if rv and rv != old_meta['resourceVersion']:
+        raise statuses.conflict(resource.qualified, resource.group, resource.plural, target.name or '')
+    candidate = _split_subresource(target, current, candidate)
+    meta = candidate['metadata']
+    for field in metadata.SERVER_FIELDS:
+        meta.pop(field, None)
+        if field in old_meta:
+            meta[field] = old_meta[field]
+    meta['resourceVersion'] = old_meta['resourceVersion']
+    _check_finalizers(resource, current, candidate)
+    warnings = _conform(state, candidate, resource, options)
+    if candidate == current:
+        return Outcome(200, jsoncodec.dumps(current), warnings, current)
+    if resource.generation and _content(candidate, resource) != _content(current, resource):
+        meta['generation'] = int(old_meta.get('generation') or 0) + 1
+    if options.dry_run:
+        return Outcome(200, jsoncodec.dumps(candidate), warnings, candidate)
+    if meta.get('deletionTimestamp') and not meta.get('finalizers') and not _holds(candidate, resource):
+        data = jsoncodec.dumps(candidate)
+        state.store.delete(resource.key, candidate)
+        return Outcome(200, data, warnings, candidate)
+    change = state.store.save(resource.key, candidate, current)
+    if options.manager:
+        state.record_write(target, options.manager, current, candidate)
+    return Outcome(200, change.data, warnings, candidate)
+
+
+def delete(state: State, target: Target, options: Options) -> Outcome:
+    resource = target.resource
+    current = existing(state, target)
+    _check_preconditions(resource, current, options)
+    meta = current['metadata']
+    if options.dry_run:
+        return Outcome(200, jsoncodec.dumps(current), [], current)
+    marker = PROPAGATION_FINALIZERS.get(options.propagation)
+    if meta.get('finalizers') or _holds(current, resource) or marker:
+        if meta.get('deletionTimestamp'):
+            return Outcome(200, jsoncodec.dumps(current), [], current)
+        marked = jsoncodec.clone(current)
+        marked_meta = marked['metadata']
+        if marker and marker not in marked_meta.get('finalizers', []):
+            marked_meta['finalizers'] = [*marked_meta.get('finalizers', []), marker]
+        marked_meta['deletionTimestamp'] = metadata.now()
+        marked_meta['deletionGracePeriodSeconds'] = 0
+        if resource.generation and marked_meta.get('generation'):
+            marked_meta['generation'] = int(marked_meta['generation']) + 1
+        if resource.key == resourcetable.NAMESPACES.key:
+            marked.setdefault('status', {})['phase'] = 'Terminating'
+        change = state.store.save(resource.key, marked, current)
+        return Outcome(200, change.data, [], marked)
+    change = state.store.delete(resource.key, current)
+    if resource.returns_object_on_delete:
+        return Outcome(200, change.data, [], change.obj)
+    body = statuses.success(meta['name'], resource.group, resource.plural, meta.get('uid', ''))
+    return Outcome(200, jsoncodec.dumps(body), [], None)
+
+
+def _holds(obj: Obj, resource: Resource) -> bool:
+    """Whether something other than metadata.finalizers keeps a deleted object: namespace content, CRs."""
+    if resource.key == resourcetable.NAMESPACES.key:
+        return bool((obj.get('spec') or {}).get('finalizers'))
+    if resource.key == resourcetable.CRDS.key:
+        return True   # the cleanup controller removes CRDs after their objects are gone
+    return False
+
+
+def _crd_terminating(state: State, resource: Resource) -> bool:
+    crd = state.store.get(resourcetable.CRDS.key, '', f'{resource.plural}.{resource.group}')
+    return crd is not None and bool(crd['metadata'].get('deletionTimestamp'))
+
+
+def _establish(state: State, crd: Obj) -> None:
+    established = jsoncodec.clone(crd)
+    established['status'] = crds.established_status(crd, metadata.now())
+    state.store.save(resourcetable.CRDS.key, established, crd)
+
+
+def _collection(target: Target) -> Target:
+    return dataclasses.replace(target, name=None, subresource=None)
+
+
+def existing(state: State, target: Target) -> Obj:
+    """The stored object at the target, or a 404 NotFound."""
+    resource = target.resource
+    stored = state.store.get(resource.key, target.namespace or '', target.name or '')
+    if stored is None:
+        raise statuses.not_found(resource.qualified, resource.group, resource.plural, target.name or '')
+    return stored
+
+
+def as_object(body: Any) -> dict[str, Any]:
+    if not isinstance(body, dict):
+        raise statuses.bad_request('the body of the request must be a JSON object')
+    if not isinstance(body.get('metadata', {}), dict):
+        raise statuses.bad_request('metadata must be an object')
+    return body
+
+
+def _check_type(obj: dict[str, Any], resource: Resource, current: Obj | None = None) -> None:
+    """Default apiVersion/kind for built-ins (and updates); a mismatch with the URL is a 400."""
+    if resource.custom and current is None and not obj.get('kind'):
+        raise statuses.bad_request(f"Object 'Kind' is missing in '{jsoncodec.dumps(obj).decode()}'")
+    if current is not None and obj.get('apiVersion') == current.get('apiVersion'):
+        obj['apiVersion'] = resource.api_version   # written through another served version (conversion: None)
+    obj.setdefault('apiVersion', resource.api_version)
+    obj.setdefault('kind', resource.kind)
+    if obj['apiVersion'] != resource.api_version:
+        raise statuses.bad_request(f'the API version in the data ({obj["apiVersion"]}) does not match '
+                                   f'the expected API version ({resource.api_version})')
+    if obj['kind'] != resource.kind:
+        raise statuses.bad_request(f'the kind in the data ({obj["kind"]}) does not match '
+                                   f'the expected kind ({resource.kind})')
+
+
+def _scope(meta: dict[str, Any], target: Target) -> str:
+    if not target.resource.namespaced:
+        meta.pop('namespace', None)
+        return ''
+    namespace = target.namespace or ''
+    if meta.get('namespace') and meta['namespace'] != namespace:
+        raise statuses.bad_request('the namespace of the provided object does not match the namespace sent '
+                                   'on the request')
+    meta['namespace'] = namespace
+    return namespace
+
+
+def _check_identity(meta: dict[str, Any], target: Target) -> None:
+    name = target.name or ''
+    if meta.get('name') and meta['name'] != name:
+        raise statuses.bad_request(f'the name of the object ({meta["name"]}) does not match the name on the URL '
+                                   f'({name})')
+    meta['name'] = name
+    _scope(meta, target)
+
+
+def _check_namespace(state: State, resource: Resource, namespace: str, name: str) -> None:
+    causes = metadata.name_causes(name, resource.name_rule)
+    if causes:
+        raise statuses.invalid(resource.kind, resource.group, name, causes)
+    if not resource.namespaced:
+        return
+    found = state.store.get(resourcetable.NAMESPACES.key, '', namespace)
+    if found is None:
+        raise statuses.namespace_not_found(namespace)
+    if found['metadata'].get('deletionTimestamp'):
+        raise statuses.namespace_terminating(resource.plural, name, namespace)
+
+
+def _split_subresource(target: Target, current: Obj, candidate: dict[str, Any]) -> dict[str, Any]:
+    """With a status subresource, each endpoint changes only its own part: the main one keeps the stored status,
+    `/status` changes only the status, a namespace's `/finalize` only `spec.finalizers`."""
+    sub = target.subresource
+    if sub == 'status' or sub == 'finalize':
+        result: dict[str, Any] = jsoncodec.clone(current)
+        if sub == 'finalize':
+            result.setdefault('spec', {})['finalizers'] = (candidate.get('spec') or {}).get('finalizers') or []
+        elif 'status' in candidate:
+            result['status'] = candidate['status']
+        else:
+            result.pop('status', None)
+        return result
+    if target.resource.has_status:
+        if 'status' in current:
+            candidate['status'] = jsoncodec.clone(current['status'])
+        else:
+            candidate.pop('status', None)
+    return candidate
+
+
+def _check_finalizers(resource: Resource, current: Obj, candidate: Obj) -> None:
+    if not current['metadata'].get('deletionTimestamp'):
+        return
+    old = set(current['metadata'].get('finalizers') or [])
+    new = [f for f in candidate['metadata'].get('finalizers') or [] if f not in old]
+    if new:
+        listed = ', '.join(f'"{f}"' for f in new)
+        message = ('Forbidden: no new finalizers can be added if the object is being deleted, '
+                   f'found new finalizers []string{{{listed}}}')
+        raise statuses.invalid(resource.kind, resource.group, current['metadata']['name'],
+                               [statuses.cause('FieldValueForbidden', 'metadata.finalizers', message)])
+
+
+def _check_preconditions(resource: Resource, current: Obj, options: Options) -> None:
+    meta = current['metadata']
+    pre = options.preconditions
+    if (pre.get('uid') and pre['uid'] != meta.get('uid')) or (
+            pre.get('resourceVersion') and pre['resourceVersion'] != meta.get('resourceVersion')):
+        field = 'UID' if pre.get('uid') and pre['uid'] != meta.get('uid') else 'ResourceVersion'
+        text = (f'Precondition failed: {field} in precondition: {pre.get(field[0].lower() + field[1:])}, '
+                f'{field} in object meta: {meta.get(field[0].lower() + field[1:])}')
+        raise statuses.conflict(resource.qualified, resource.group, resource.plural, meta['name'], text)
+
+
+def _conform(state: State, obj: dict[str, Any], resource: Resource, options: Options) -> list[str]:
+    warnings = conforming.conform(obj, resource, options.validation)
+    meta = obj['metadata']
+    causes = metadata.label_causes(meta) + kindrules.prepare(resource.key, obj, state.settings)
+    if causes:
+        raise statuses.invalid(resource.kind, resource.group, meta.get('name') or '', causes)
+    return warnings
+
+
+def _content(obj: Obj, resource: Resource) -> dict[str, Any]:
+    skip = {'metadata', 'apiVersion', 'kind'} | ({'status'} if resource.has_status else set())
+    return {k: v for k, v in obj.items() if k not in skip}

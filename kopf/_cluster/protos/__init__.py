@@ -1,1 +1,0 @@
-"""Protobuf field tables of the built-in kinds (generated from kubectl's embedded descriptors)."""

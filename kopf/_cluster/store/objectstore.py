@@ -1,0 +1,208 @@
+"""In-memory object storage with ONE global resourceVersion counter and a bounded change history.
+
+Writes are plain synchronous calls (the event loop serialises them); each persisted change is
+serialised to JSON once, and the same bytes serve the HTTP response and every watcher.
+
+The store also indexes ownership (dependents by owner uid, live uids) and namespaces (the objects in each)
+on every write and deletion, so that garbage collection and namespace cleanup cost in proportion to the
+dependents of what was deleted or to the namespace's own objects, not to all objects.
+"""
+import collections
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from kopf._cluster import jsoncodec
+
+Key = tuple[str, str]           # (group, plural)
+ObjKey = tuple[str, str]        # (namespace or '', name)
+Obj = dict[str, Any]
+Location = tuple[Key, ObjKey]
+
+
+class Change:
+    """One persisted change; its watch lines are built lazily and shared by all watchers."""
+
+    __slots__ = ('_lines', 'data', 'key', 'obj', 'old', 'rv', 'type')
+
+    def __init__(self, rv: int, key: Key, type: str, obj: Obj, old: Obj | None, data: bytes) -> None:
+        self.rv = rv
+        self.key = key
+        self.type = type
+        self.obj = obj          # the state after the change (for DELETED: the last state with the deletion RV)
+        self.old = old          # the state before (for MODIFIED; used by selector transitions)
+        self.data = data        # the serialised `obj`
+        self._lines: dict[str, bytes] = {}
+
+    @property
+    def namespace(self) -> str:
+        return str(self.obj['metadata'].get('namespace') or '')
+
+    def line(self, type: str | None = None) -> bytes:
+        """The watch line for this change, as `type` (defaults to its own); for a transition out, old content."""
+        type = type or self.type
+        line = self._lines.get(type)
+        if line is None:
+            data = self.data
+            if type == 'DELETED' and self.type == 'MODIFIED' and self.old is not None:
+                gone = jsoncodec.clone(self.old)
+                gone['metadata']['resourceVersion'] = str(self.rv)
+                data = jsoncodec.dumps(gone)
+            line = self._lines[type] = b'{"type":"' + type.encode() + b'","object":' + data + b'}\n'
+        return line
+
+
+class Store:
+    """Objects by storage key and (namespace, name), the RV counter, and the retained history."""
+
+    def __init__(self, history_size: int = 10000, log_size: int = 10000) -> None:
+        self.rv = 0
+        self.objects: dict[Key, dict[ObjKey, Obj]] = collections.defaultdict(dict)
+        self.history: collections.deque[Change] = collections.deque()
+        self.history_size = history_size
+        self.compacted = 0   # changes with rv <= compacted are gone from the history
+        self.log: collections.deque[tuple[str, str, str]] = collections.deque(maxlen=log_size)
+        self.listeners: list[Callable[[Change], None]] = []
+        self.dependents: dict[str, set[Location]] = {}    # owner uid -> where its dependents are stored
+        self.owners: dict[Location, tuple[Any, ...]] = {}  # a dependent's location -> its owners' uids
+        self.uids: collections.Counter[Any] = collections.Counter()   # uids of the stored objects
+        self.order: dict[Location, int] = {}     # insertion order within a bucket (dict order is kept)
+        self.namespaced: dict[str, set[Location]] = {}   # namespace -> where its objects are stored
+        self._seq = 0
+
+    def next_rv(self) -> int:
+        self.rv += 1
+        return self.rv
+
+    def get(self, key: Key, namespace: str, name: str) -> Obj | None:
+        return self.objects[key].get((namespace, name))
+
+    def iterate(self, key: Key, namespace: str | None = None) -> Iterator[Obj]:
+        """Objects of a kind, sorted by namespace then name, optionally in one namespace only."""
+        bucket = self.objects[key]
+        for objkey in sorted(bucket):
+            if namespace is None or objkey[0] == namespace:
+                yield bucket[objkey]
+
+    def count(self, key: Key, namespace: str | None = None) -> int:
+        if namespace is None:
+            return len(self.objects[key])
+        return sum(1 for ns, _ in self.objects[key] if ns == namespace)
+
+    def save(self, key: Key, obj: Obj, old: Obj | None) -> Change:
+        """Persist a created or modified object with a fresh RV; returns the change (already published)."""
+        rv = self.next_rv()
+        obj['metadata']['resourceVersion'] = str(rv)
+        self.put(key, obj)
+        return self._record(Change(rv, key, 'ADDED' if old is None else 'MODIFIED', obj, old, jsoncodec.dumps(obj)))
+
+    def delete(self, key: Key, obj: Obj) -> Change:
+        """Remove an object; the DELETED change carries its last state with the deletion's RV."""
+        meta = obj['metadata']
+        objkey = (meta.get('namespace') or '', meta['name'])
+        self._unindex((key, objkey), self.objects[key].pop(objkey, None))
+        self.order.pop((key, objkey), None)
+        located = self.namespaced.get(objkey[0])   # kept across saves (same place), dropped only here
+        if located is not None:
+            located.discard((key, objkey))
+            if not located:
+                del self.namespaced[objkey[0]]
+        rv = self.next_rv()
+        gone = jsoncodec.clone(obj)
+        gone['metadata']['resourceVersion'] = str(rv)
+        return self._record(Change(rv, key, 'DELETED', gone, None, jsoncodec.dumps(gone)))
+
+    def put(self, key: Key, obj: Obj) -> None:
+        """Store an object as it is (no RV, no change, no event): for restoring a snapshot, and for `save()`."""
+        meta = obj['metadata']
+        objkey = (meta.get('namespace') or '', meta['name'])
+        bucket = self.objects[key]
+        self._unindex((key, objkey), bucket.get(objkey))
+        bucket[objkey] = obj
+        self._index((key, objkey), obj)
+
+    def clear(self) -> None:
+        self.objects.clear()
+        self.history.clear()
+        self.dependents.clear()
+        self.owners.clear()
+        self.uids.clear()
+        self.order.clear()
+        self.namespaced.clear()
+
+    def dependents_of(self, uids: set[str]) -> list[tuple[Key, Obj]]:
+        """The stored objects with an owner reference to any of `uids`, in the store's iteration order."""
+        found: set[Location] = set()
+        for uid in uids:
+            found.update(self.dependents.get(uid, ()))
+        if not found:
+            return []
+        return self._located(found)
+
+    def in_namespace(self, namespace: str) -> list[tuple[Key, Obj]]:
+        """The stored objects in a namespace (any kind), in the store's iteration order (kind, then insertion)."""
+        found = self.namespaced.get(namespace)
+        if not namespace or not found:
+            return []
+        return self._located(found)
+
+    def _located(self, found: set[Location]) -> list[tuple[Key, Obj]]:
+        keys = {key: index for index, key in enumerate(self.objects)}
+        located = sorted(found, key=lambda location: (keys[location[0]], self.order[location]))
+        return [(key, self.objects[key][objkey]) for key, objkey in located]
+
+    def _index(self, location: Location, obj: Obj) -> None:
+        if location not in self.order:
+            self._seq += 1
+            self.order[location] = self._seq
+            if location[1][0]:
+                self.namespaced.setdefault(location[1][0], set()).add(location)
+        meta = obj['metadata']
+        self.uids[meta.get('uid')] += 1
+        owners = tuple(ref.get('uid') for ref in meta.get('ownerReferences') or [])
+        if owners:
+            self.owners[location] = owners
+            for uid in owners:
+                if uid is not None:
+                    self.dependents.setdefault(uid, set()).add(location)
+
+    def _unindex(self, location: Location, obj: Obj | None) -> None:
+        if obj is None:
+            return
+        uid = obj['metadata'].get('uid')
+        self.uids[uid] -= 1
+        if self.uids[uid] <= 0:
+            del self.uids[uid]
+        for owner in self.owners.pop(location, ()):
+            dependents = self.dependents.get(owner)
+            if dependents is not None:
+                dependents.discard(location)
+                if not dependents:
+                    del self.dependents[owner]
+
+    def _record(self, change: Change) -> Change:
+        self.history.append(change)
+        while len(self.history) > self.history_size:
+            self.compacted = self.history.popleft().rv
+        self.log.append((str(change.obj['metadata'].get('uid', '')), str(change.rv), change.type))
+        for listener in self.listeners:
+            listener(change)
+        return change
+
+    def compact(self, keep: int = 0) -> None:
+        """Forget all history but the last `keep` changes (and any rv at or below the current one)."""
+        while len(self.history) > keep:
+            self.history.popleft()
+        self.compacted = self.history[0].rv - 1 if self.history else self.rv
+
+    def changes_since(self, key: Key, rv: int) -> list[Change] | None:
+        """Changes of a kind newer than `rv`, oldest first; None if `rv` is older than the history."""
+        if rv < self.compacted:
+            return None
+        found: list[Change] = []
+        for change in reversed(self.history):
+            if change.rv <= rv:
+                break
+            if change.key == key:
+                found.append(change)
+        found.reverse()
+        return found

@@ -1,0 +1,77 @@
+"""Discovery documents: /version, /api, /api/v1, /apis, /apis/{g}, /apis/{g}/{v} (as kubectl and clients read them)."""
+import base64
+import hashlib
+from typing import Any
+
+from kopf._cluster import statuses
+from kopf._cluster.apis.catalog import Catalog
+from kopf._cluster.apis.resourcetable import SUBRESOURCE_VERBS, Resource
+
+DEFAULT_VERSION = 'v1.31.0'
+
+
+def version_info(git_version: str = DEFAULT_VERSION) -> dict[str, str]:
+    numbers = git_version.lstrip('v').split('+')[0].split('.')
+    return {
+        'major': numbers[0], 'minor': numbers[1] if len(numbers) > 1 else '0', 'gitVersion': git_version,
+        'gitCommit': '9edcffcde5595e8a5b1a35f88c421764e575afce', 'gitTreeState': 'clean',
+        'buildDate': '2024-08-13T07:28:49Z', 'goVersion': 'go1.22.5', 'compiler': 'gc', 'platform': 'linux/amd64',
+    }
+
+
+def core_versions(server_address: str) -> dict[str, Any]:
+    return {'kind': 'APIVersions', 'versions': ['v1'],
+            'serverAddressByClientCIDRs': [{'clientCIDR': '0.0.0.0/0', 'serverAddress': server_address}]}
+
+
+def _group(name: str, versions: list[str]) -> dict[str, Any]:
+    listed = [{'groupVersion': f'{name}/{v}', 'version': v} for v in versions]
+    return {'name': name, 'versions': listed, 'preferredVersion': listed[0]}
+
+
+def group_list(catalog: Catalog) -> dict[str, Any]:
+    groups = [_group(name, versions) for name, versions in sorted(catalog.groups().items()) if name]
+    return {'kind': 'APIGroupList', 'apiVersion': 'v1', 'groups': groups}
+
+
+def group(catalog: Catalog, name: str) -> dict[str, Any]:
+    versions = catalog.groups().get(name)
+    if not name or not versions:
+        raise statuses.generic_not_found()
+    return {'kind': 'APIGroup', 'apiVersion': 'v1', **_group(name, versions)}
+
+
+def resource_list(catalog: Catalog, group: str, version: str) -> dict[str, Any]:
+    served = sorted(catalog.in_group_version(group, version), key=lambda r: r.plural)
+    if not served:
+        raise statuses.generic_not_found()
+    entries: list[dict[str, Any]] = []
+    for resource in served:
+        entries.append(_entry(resource))
+        entries.extend(_sub_entry(resource, sub) for sub in resource.subresources)
+    group_version = f'{group}/{version}' if group else version
+    return {'kind': 'APIResourceList', 'apiVersion': 'v1', 'groupVersion': group_version, 'resources': entries}
+
+
+def _entry(resource: Resource) -> dict[str, Any]:
+    entry: dict[str, Any] = {
+        'name': resource.plural, 'singularName': resource.singular, 'namespaced': resource.namespaced,
+        'kind': resource.kind, 'verbs': list(resource.verbs),
+    }
+    if resource.short_names:
+        entry['shortNames'] = list(resource.short_names)
+    if resource.categories:
+        entry['categories'] = list(resource.categories)
+    digest = hashlib.sha256(f'{resource.group}/{resource.version}/{resource.kind}'.encode()).digest()
+    entry['storageVersionHash'] = base64.b64encode(digest[:8]).decode()
+    return entry
+
+
+def _sub_entry(resource: Resource, sub: str) -> dict[str, Any]:
+    entry: dict[str, Any] = {'name': f'{resource.plural}/{sub}', 'singularName': '', 'namespaced': resource.namespaced,
+                             'kind': resource.kind, 'verbs': list(SUBRESOURCE_VERBS)}
+    if sub == 'scale':
+        entry.update(group='autoscaling', version='v1', kind='Scale')
+    if sub == 'finalize':
+        entry['verbs'] = ['update']
+    return entry

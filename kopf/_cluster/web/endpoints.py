@@ -1,0 +1,249 @@
+"""The HTTP face of the Kubernetes API: decode a request, run the pipeline, encode the answer.
+
+Request handlers receive a `Backend` (the state, the watch streams, the counters, the access rules),
+never the server object itself.
+"""
+import dataclasses
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import yaml
+from aiohttp import web
+from multidict import CIMultiDict
+
+from kopf._cluster import jsoncodec, statuses
+from kopf._cluster.admitting import calling, reviews
+from kopf._cluster.apis import routing
+from kopf._cluster.apis.routing import Target
+from kopf._cluster.patchtypes import jsonpatches
+from kopf._cluster.pipeline import scaling, serverside, writing
+from kopf._cluster.pipeline.state import State
+from kopf._cluster.store import reading
+from kopf._cluster.web import accessrules, apidiscovery, protobuf, tables
+from kopf._cluster.web.faults import Faults
+from kopf._cluster.web.watchstreams import Streams
+
+JSON_TYPE = 'application/json'
+ROUTES_KEPT = 10000   # resolved request paths remembered (per catalog state)
+TRUE = ('1', 't', 'T', 'true', 'TRUE', 'True')
+FALSE = ('0', 'f', 'F', 'false', 'FALSE', 'False')
+
+
+@dataclasses.dataclass
+class Backend:
+    """What request handlers may touch: no lifecycle, no control operations, no configuration."""
+
+    state: State                          # the store and the catalog of served resources
+    streams: Streams                      # watch requests (and waiting for a resourceVersion to exist)
+    faults: Faults                        # per-verb counters (and the injected failures, the request log)
+    access: accessrules.Access            # the users and the forbid() rules
+    wake_controllers: Callable[[], None]  # after deletions: garbage collection and cleanups run soon
+    webhook_services: Mapping[str, str] = dataclasses.field(default_factory=dict)  # "ns/name" -> URL
+    address: str = ''                     # host:port, as discovery advertises it (set once bound)
+
+
+def parse_bool(value: str | None) -> bool:
+    if value is None or value == '':
+        return False
+    if value in TRUE:
+        return True
+    if value in FALSE:
+        return False
+    raise statuses.bad_request(f'strconv.ParseBool: parsing "{value}": invalid syntax')
+
+
+def respond(code: int, data: bytes, warnings: list[str] | None = None) -> web.Response:
+    if not warnings:   # the hot path: the same headers, built once instead of twice
+        return web.Response(status=code, body=data, content_type=JSON_TYPE)
+    headers: CIMultiDict[str] = CIMultiDict()
+    headers['Content-Type'] = JSON_TYPE
+    for text in warnings or ():
+        escaped = text.replace('\\', '\\\\').replace('"', '\\"')
+        headers.add('Warning', f'299 - "{escaped}"')
+    return web.Response(status=code, body=data, headers=headers)
+
+
+def respond_error(error: statuses.ApiError) -> web.Response:
+    response = respond(error.code, jsoncodec.dumps(error.status()))
+    response.headers.update(error.headers)
+    return response
+
+
+def decode(raw: bytes, content_type: str) -> Any:
+    if not raw:
+        return None
+    if 'protobuf' in content_type:
+        return protobuf.decode(raw)
+    try:
+        if 'yaml' in content_type:
+            return yaml.safe_load(raw)
+        return jsoncodec.loads(raw)
+    except (ValueError, yaml.YAMLError) as exc:
+        raise statuses.bad_request(f'error decoding request body: {exc}') from None
+
+
+_PLAIN_OPTIONS: dict[str, writing.Options] = {}   # by User-Agent: the options of writes without a query
+
+
+def options(params: Mapping[str, str], body: Any = None, agent: str = '') -> writing.Options:
+    """Write options from the query (and a DeleteOptions body); `agent` (User-Agent) names unnamed managers."""
+    if not params and body is None:   # the hot path: the same (frozen) options for every such write
+        plain = _PLAIN_OPTIONS.get(agent)
+        if plain is None:
+            if len(_PLAIN_OPTIONS) > 100:
+                _PLAIN_OPTIONS.clear()
+            plain = _PLAIN_OPTIONS[agent] = writing.Options(manager=agent.split('/')[0])
+        return plain
+    body = body if isinstance(body, Mapping) else {}
+    validation = params.get('fieldValidation') or 'Warn'
+    if validation not in ('Strict', 'Warn', 'Ignore'):
+        raise statuses.bad_request(f'fieldValidation parameter unsupported: {validation}')
+    dry_run = body.get('dryRun') or params.get('dryRun')
+    return writing.Options(
+        validation=validation,
+        dry_run=bool(dry_run),
+        propagation=_propagation(params, body),
+        preconditions=dict(body.get('preconditions') or {}),
+        manager=params.get('fieldManager') or agent.split('/')[0],
+        force=parse_bool(params.get('force')),
+    )
+
+
+def _propagation(params: Mapping[str, str], body: Mapping[str, Any]) -> str:
+    """propagationPolicy from the body or the query; the deprecated orphanDependents means Orphan/Background."""
+    policy = body.get('propagationPolicy') or params.get('propagationPolicy')
+    if policy:
+        return str(policy)
+    orphan = body.get('orphanDependents', params.get('orphanDependents'))
+    if orphan is None:
+        return ''
+    return 'Orphan' if orphan is True or (isinstance(orphan, str) and parse_bool(orphan)) else 'Background'
+
+
+async def api(backend: Backend, request: web.Request) -> web.StreamResponse:
+    """Everything under /api and /apis: discovery documents and resource requests."""
+    catalog = backend.state.catalog
+    routed: tuple[Target, bool] | None = catalog.routes.get(request.path)
+    if routed is None:
+        parts = [p for p in request.path.split('/') if p]
+        if request.method == 'GET' and _is_discovery(parts):
+            backend.faults.count('get', 'discovery')
+            return respond(200, jsoncodec.dumps(_discovery(backend, parts)))
+        path, legacy = routing.legacy_watch(parts)
+        routed = routing.resolve(catalog, path), legacy   # unknown paths raise: only served ones are kept
+        if len(catalog.routes) >= ROUTES_KEPT:
+            catalog.routes.clear()
+        catalog.routes[request.path] = routed
+    target, legacy_watch = routed
+    params = request.query
+    watch = request.method == 'GET' and (legacy_watch or parse_bool(params.get('watch')))
+    verb = routing.verb_of(request.method, target, watch)
+    plural = target.resource.plural + (f'/{target.subresource}' if target.subresource else '')
+    backend.faults.count(verb, plural)
+    if backend.access.denials:
+        backend.access.authorize(request, verb, target)
+    routing.check_allowed(request.method, target, verb)
+    if watch:
+        return await backend.streams.serve(request, target, params)
+    return await _serve(backend, request, target, verb)
+
+
+async def _serve(backend: Backend, request: web.Request, target: Target, verb: str) -> web.Response:
+    store = backend.state.store
+    params = request.query
+    if verb == 'get' and target.subresource == 'scale':
+        return respond(200, jsoncodec.dumps(scaling.view(target.resource, reading.get_object(store, target))))
+    table = tables.wants_table(request.headers.get('Accept', '')) and target.subresource is None
+    if verb == 'list' and params.get('resourceVersionMatch') != 'Exact':
+        await backend.streams.wait_for_rv(params.get('resourceVersion') or '')
+    if verb == 'get' and table:
+        obj = reading.get_object(store, target)
+        meta = {'resourceVersion': obj['metadata']['resourceVersion']}
+        return respond(200, jsoncodec.dumps(tables.table(target.resource, [obj], meta)))
+    if verb == 'get':
+        return respond(200, jsoncodec.dumps(reading.get_object(store, target)))
+    if verb == 'list' and table:
+        items, meta = reading.select(store, target, params)
+        return respond(200, jsoncodec.dumps(tables.table(target.resource, items, meta)))
+    if verb == 'list':
+        return respond(200, reading.list_objects(store, target, params))
+    headers = request.headers
+    raw_type = headers.get('Content-Type', '')
+    body = decode(await request.read(), raw_type)
+    content_type = raw_type.split(';')[0].strip()
+    agent = headers.get('User-Agent', '')
+    if verb == 'patch':
+        serverside.check(content_type, params.get('fieldManager') or '', parse_bool(params.get('force')))
+    outcome: writing.Outcome
+    if verb != 'deletecollection' and target.subresource != 'scale' and reviews.configured(backend.state):
+        outcome = await _admitted(backend, request, target, verb, body)
+    elif verb == 'create':
+        outcome = writing.create(backend.state, target, body, options(params, agent=agent))
+    elif verb == 'update':
+        outcome = writing.replace(backend.state, target, body, options(params, agent=agent))
+    elif verb == 'patch' and content_type == jsonpatches.APPLY and target.subresource != 'scale':
+        outcome = serverside.apply(backend.state, target, body, options(params, agent=agent))
+    elif verb == 'patch':
+        outcome = writing.patch(backend.state, target, content_type, body, options(params, agent=agent))
+    elif verb == 'delete':
+        outcome = writing.delete(backend.state, target, options(params, body))
+        backend.wake_controllers()
+    else:
+        return respond(200, _delete_collection(backend, target, params, body))
+    return respond(outcome.code, outcome.data, outcome.warnings)
+
+
+async def _admitted(backend: Backend, request: web.Request, target: Target, verb: str, body: Any) -> writing.Outcome:
+    """The same writes, through the admission webhooks (only when any are configured)."""
+    admitter = calling.Admitter(backend.state, backend.webhook_services)
+    params = request.query
+    agent = request.headers.get('User-Agent', '')
+    if verb == 'create':
+        return await admitter.create(target, body, options(params, agent=agent))
+    if verb == 'update':
+        return await admitter.update(target, None, body, options(params, agent=agent))
+    if verb == 'patch':
+        content_type = request.headers.get('Content-Type', '').split(';')[0].strip()
+        return await admitter.update(target, content_type, body, options(params, agent=agent))
+    outcome = await admitter.delete(target, options(params, body))
+    backend.wake_controllers()
+    return outcome
+
+
+def _delete_collection(backend: Backend, target: Target, params: Mapping[str, str], body: Any) -> bytes:
+    """Delete every object matching the query's selectors, each as a single DELETE would."""
+    match = reading.object_matcher(target, params)
+    deleted: list[Any] = []
+    for obj in list(backend.state.store.iterate(target.resource.key, target.namespace)):
+        if match(obj):
+            meta = obj['metadata']
+            one = routing.Target(target.resource, meta.get('namespace') or None, meta['name'])
+            outcome = writing.delete(backend.state, one, options(params, body))
+            deleted.append(outcome.obj or obj)
+    backend.wake_controllers()
+    resource = target.resource
+    listing = {'kind': resource.list_kind, 'apiVersion': resource.api_version,
+               'metadata': {'resourceVersion': str(backend.state.store.rv)}, 'items': deleted}
+    return jsoncodec.dumps(listing)
+
+
+def _is_discovery(parts: list[str]) -> bool:
+    return parts in (['api'], ['apis']) or (parts[:1] == ['api'] and len(parts) == 2) or (
+        parts[:1] == ['apis'] and len(parts) in (2, 3))
+
+
+def _discovery(backend: Backend, parts: list[str]) -> dict[str, Any]:
+    catalog = backend.state.catalog
+    if parts == ['api']:
+        return apidiscovery.core_versions(backend.address)
+    if parts == ['apis']:
+        return apidiscovery.group_list(catalog)
+    if parts[0] == 'api':
+        return apidiscovery.resource_list(catalog, '', parts[1])
+    if len(parts) == 2:
+        return apidiscovery.group(catalog, parts[1])
+    return apidiscovery.resource_list(catalog, parts[1], parts[2])
+
+
+async def openapi_v2(request: web.Request) -> web.Response:
+    return web.Response(status=200, body=b'', headers={'Content-Type': 'application/octet-stream'})
