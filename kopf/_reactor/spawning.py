@@ -223,16 +223,20 @@ def _unknown(handler: handlers.SpawningHandler) -> 'Spawn':
 
 
 class Spawn:
-    """One daemon or timer of one object."""
+    """One daemon or timer of one object (slots: tens of thousands of timers are kept in memory)."""
+
+    __slots__ = ('_finished', 'background', 'call', 'changed_since', 'due', 'flag', 'gone', 'handler',
+                 'is_async', 'state', 'stopping', 'task')
 
     def __init__(self, background: Background, handler: handlers.SpawningHandler) -> None:
         self.background = background
         self.handler = handler
         self.is_async = invoking.is_async(handler.fn)
         self.flag = stoppers.AsyncDaemonStopped() if self.is_async else stoppers.SyncDaemonStopped()
-        self.stopping = asyncio.Event()  # the framework's own waits (in the loop, for both variants)
+        self.stopping: asyncio.Event | None = None  # the framework's own waits (daemons only; made when needed)
         self.state = progress.HandlerState.from_scratch(now=now(), purpose=None)
         self.gone = False
+        self._finished = False
 
     @property
     def scheduler(self) -> Any:
@@ -262,7 +266,8 @@ class Spawn:
         """Set the `stopped` flag; True if it is the first stop."""
         first = not self.flag
         self.flag.set(reason)
-        self.stopping.set()
+        if self.stopping is not None:
+            self.stopping.set()
         return first
 
     def _exit(self, *, finished: bool) -> None:
@@ -301,6 +306,7 @@ class Spawn:
 class Daemon(Spawn):
     """A daemon: one task per object, running the handler until it returns, fails for good, or is stopped."""
 
+    __slots__ = ()
     handler: handlers.DaemonHandler
 
     def begin(self) -> None:
@@ -341,6 +347,8 @@ class Daemon(Spawn):
     async def _sleep(self, delay: float) -> bool:
         """Sleep unless stopped; True if stopped (before or during the sleep)."""
         if delay > 0 and not self.flag:
+            if self.stopping is None:
+                self.stopping = asyncio.Event()
             try:
                 async with asyncio.timeout(delay):
                     await self.stopping.wait()
@@ -349,7 +357,7 @@ class Daemon(Spawn):
         return bool(self.flag)
 
     def _done(self, task: 'asyncio.Task[None]') -> None:
-        self._exit(finished=getattr(self, '_finished', False))
+        self._exit(finished=self._finished)
 
     def stop(self, reason: DaemonStoppingReason) -> None:
         """The stop sequence: the flag; after `cancellation_backoff`, by force if `cancellation_timeout` is set."""
@@ -398,6 +406,7 @@ class Daemon(Spawn):
 class Timer(Spawn):
     """A timer: a due time in the operator's scheduler; each call is a short task, then the next due time."""
 
+    __slots__ = ()
     handler: handlers.TimerHandler
 
     def begin(self) -> None:

@@ -14,17 +14,30 @@ from kopf._model.daemons import DaemonStopped
 class SyncDaemonStopped(DaemonStopped):
     """The `stopped` flag of a sync daemon or timer: `.wait()` blocks the calling thread."""
 
-    __slots__ = ('_event',)
+    __slots__ = ('_event', '_lock')
+
+    _made = threading.Lock()  # guards the lazy making of events (an event costs ~0.5 KB: not for every timer)
 
     def __init__(self) -> None:
         super().__init__()
-        self._event = threading.Event()
+        self._event: threading.Event | None = None
+
+    def _get(self) -> threading.Event:
+        with SyncDaemonStopped._made:
+            if self._event is None:
+                self._event = threading.Event()
+                if self.is_set():
+                    self._event.set()
+            return self._event
 
     def _wake(self) -> None:
-        self._event.set()
+        with SyncDaemonStopped._made:
+            if self._event is not None:
+                self._event.set()
 
     def wait(self, timeout: float | None = None) -> bool:
-        self._event.wait(timeout)
+        if not self.is_set():
+            self._get().wait(timeout)
         return self.is_set()
 
 
@@ -35,19 +48,22 @@ class AsyncDaemonStopped(DaemonStopped):
 
     def __init__(self) -> None:
         super().__init__()
-        self._event = asyncio.Event()
+        self._event: asyncio.Event | None = None  # made at the first wait (~0.6 KB: not for every timer)
         self._loop: asyncio.AbstractEventLoop | None = None  # known since the first wait
 
     def _wake(self) -> None:
-        loop = self._loop
-        if loop is None or _running_loop() is loop:
-            self._event.set()
+        event, loop = self._event, self._loop
+        if event is None or loop is None:
+            return  # nobody waits: the flag itself is set
+        if _running_loop() is loop:
+            event.set()
         else:
-            loop.call_soon_threadsafe(self._event.set)
+            loop.call_soon_threadsafe(event.set)
 
     async def wait(self, timeout: float | None = None) -> bool:  # noqa: ASYNC109  # the public API
-        self._loop = asyncio.get_running_loop()
         if not self.is_set():
+            if self._event is None:
+                self._loop, self._event = asyncio.get_running_loop(), asyncio.Event()
             try:
                 async with asyncio.timeout(timeout):
                     await self._event.wait()
