@@ -79,6 +79,11 @@ class Context(Protocol):
     def default_backoff(self) -> float: ...
 
 
+# `dataclasses.replace()` re-runs the 25-field frozen `__init__` (~25 µs); plans are replaced a few times
+# in every cycle, so the cheap copy of the progress state machine is used (plain frozen dataclasses only).
+_replace = progress._replace
+
+
 class Skip(enum.Enum):
     """Why a cycle runs no change handlers."""
 
@@ -159,8 +164,8 @@ def decide(ctx: Context, record: ObjectRecord, event: RawEvent, *, now: datetime
     """
     body: Mapping[str, Any] = event['object']
     patch = patches.Patch(body=body)
-    base = Plan(body=body, event_type=event.get('type'), patch=patch, logger=logger, finalizer=ctx.finalizer,
-                progress_storage=ctx.progress_storage, diffbase_storage=ctx.diffbase_storage)
+    base = _new_plan(body=body, event_type=event.get('type'), patch=patch, logger=logger, finalizer=ctx.finalizer,
+                     progress_storage=ctx.progress_storage, diffbase_storage=ctx.diffbase_storage)
     plan = _with_watching(ctx, record, event, base, event_logger) if fresh else base
     if plan.event_type == 'DELETED':
         return _unguarded(ctx, record, plan, Skip.GONE, ('Deleted, really deleted, and we are notified.',))
@@ -168,22 +173,22 @@ def decide(ctx: Context, record: ObjectRecord, event: RawEvent, *, now: datetime
     cause = make_cause(ctx, record, body, patch, logger, change)
     has, deleting = finalizers.present(body, ctx.finalizer), finalizers.deleting(body)
     requires = ctx.registry.requires_finalizer(cause, excluding=record.finished)
-    plan = dataclasses.replace(plan, cause=cause, essence=essence, has_finalizer=has, deleting=deleting,
+    plan = _replace(plan, cause=cause, essence=essence, has_finalizer=has, deleting=deleting,
                                busy=record.spawns > 0)
     if not ctx.registry.prematch(cause):  # stealth: only our finalizer is edited (for daemons and timers)
         if deleting and has and requires:
-            return dataclasses.replace(plan, skip=Skip.RELEASING)  # once its daemons and timers have exited
+            return _replace(plan, skip=Skip.RELEASING)  # once its daemons and timers have exited
         edit = finalizers.Edit.REMOVE if has and not requires else finalizers.Edit.KEEP
         if requires and not has and not deleting:
             edit = finalizers.Edit.ADD  # no change handlers, but daemons or timers: their deletion waits for them
-        return dataclasses.replace(plan, skip=Skip.STEALTH, edit=edit)
+        return _replace(plan, skip=Skip.STEALTH, edit=edit)
     if change.reason == Reason.FREE:
         return _unguarded(ctx, record, plan, Skip.FREE, ())
     if change.reason == Reason.DELETE and record.deletion_handled:
-        return dataclasses.replace(plan, skip=Skip.RELEASING)  # the handlers are done: not again
+        return _replace(plan, skip=Skip.RELEASING)  # the handlers are done: not again
     edit = finalizers.edit(has=has, requires=requires, deleting=deleting)
     if edit is finalizers.Edit.ADD:
-        return dataclasses.replace(plan, skip=Skip.FINALIZER, edit=edit, logs=plan.logs + (
+        return _replace(plan, skip=Skip.FINALIZER, edit=edit, logs=plan.logs + (
             LogEntry(logging.DEBUG, 'Adding the finalizer, thus preventing the actual deletion.'),))
     logs = plan.logs
     if edit is finalizers.Edit.REMOVE:
@@ -191,12 +196,23 @@ def decide(ctx: Context, record: ObjectRecord, event: RawEvent, *, now: datetime
     records = ctx.progress_storage.fetch_all(keys=ctx.registry.get_changing_ids(ctx.resource), body=body)
     if change.reason == Reason.NOOP:
         stale = progress.State.from_records(records)
-        return dataclasses.replace(plan, skip=Skip.NOOP, edit=edit, logs=logs, stale=stale or None)
+        return _replace(plan, skip=Skip.NOOP, edit=edit, logs=logs, stale=stale or None)
     found = tuple(ctx.registry.iter_changing_handlers(cause))
     handling = plan_handlers(records, found, purpose=cause.reason, lifecycle=ctx.lifecycle, now=now,
                              default_backoff=ctx.default_backoff)
     logs += _progress_logs(handling, cause, body, logger)
-    return dataclasses.replace(plan, edit=edit, logs=logs, handling=handling)
+    return _replace(plan, edit=edit, logs=logs, handling=handling)
+
+
+def _new_plan(**fields: Any) -> Plan:
+    """A plan of these fields and the defaults, made as cheaply as `_replace` makes its copies."""
+    plan = object.__new__(Plan)
+    plan.__dict__.update(_PLAN_DEFAULTS, **fields)
+    return plan
+
+
+_PLAN_DEFAULTS: dict[str, Any] = {
+    f.name: f.default for f in dataclasses.fields(Plan) if f.default is not dataclasses.MISSING}
 
 
 def detect(ctx: Context, record: ObjectRecord, body: Mapping[str, Any]) -> tuple[causes.Change, Any]:
@@ -235,7 +251,7 @@ def _with_watching(ctx: Context, record: ObjectRecord, event: RawEvent, plan: Pl
     logger = event_logger() if event_logger is not None else plan.logger
     cause = WatchingCause(logger=logger, memo=record.memo, indices=ctx.indices, resource=ctx.resource,
                           body=Body(plan.body), patch=plan.patch, type=plan.event_type, event=event)
-    return dataclasses.replace(plan, watching=tuple(ctx.registry.iter_watching_handlers(cause)),
+    return _replace(plan, watching=tuple(ctx.registry.iter_watching_handlers(cause)),
                                watching_cause=cause)
 
 
@@ -243,11 +259,11 @@ def _unguarded(ctx: Context, record: ObjectRecord, plan: Plan, skip: Skip, debug
     """Delete handlers for an object deleted without our finalizer: best-effort, once."""
     logs = plan.logs + tuple(LogEntry(logging.DEBUG, message) for message in debug)
     if record.deletion_handled:
-        return dataclasses.replace(plan, skip=skip, logs=logs)
+        return _replace(plan, skip=skip, logs=logs)
     change = causes.Change(reason=Reason.DELETE, old=None, new=None, diff=diffs.Diff(), initial=bool(record.initial))
     cause = make_cause(ctx, record, plan.body, plan.patch, plan.logger, change)
     found = tuple(ctx.registry.iter_changing_handlers(cause))
-    return dataclasses.replace(plan, skip=skip, logs=logs, cause=cause, unguarded=found, deletion=True)
+    return _replace(plan, skip=skip, logs=logs, cause=cause, unguarded=found, deletion=True)
 
 
 def _progress_logs(handling: Handling, cause: ChangingCause, body: Mapping[str, Any],
@@ -374,10 +390,10 @@ def purge(state: progress.State, handlers: Iterable[ChangingHandler], *, body: M
         key = pending.pop()
         if key not in keys:
             keys.add(key)
-            record = storage.fetch(key=key, body=Body(body))
+            record = storage.fetch(key=key, body=body)
             pending.extend((record or {}).get('subrefs') or ())
     for key in sorted(keys):
-        storage.purge(key=key, body=Body(body), patch=patch)
+        storage.purge(key=key, body=body, patch=patch)
     storage.flush()
 
 
@@ -420,5 +436,5 @@ def needs_recheck(ctx: Context, plan: Plan, settlement: Settlement, answer: Mapp
         if old_annotations.get(key) != new_annotations.get(key) and not essences.is_kopf_key(key, owned):
             return True
     # the diff-base as the cycle left it:
-    return bool(ctx.diffbase_storage.fetch(body=Body(answer)) != settlement.settled)
+    return bool(ctx.diffbase_storage.fetch(body=answer) != settlement.settled)
 
