@@ -1,9 +1,54 @@
-"""Shared fixtures. Keep this file small: area-specific fixtures live in their own directories."""
-from collections.abc import AsyncIterator
+"""Shared fixtures. Keep this file small: area-specific fixtures live in their own directories.
+
+`--backend=envtest` (or `$KOPF_TEST_BACKEND=envtest`) runs the cluster-facing suites against a real
+kube-apiserver: see tests/backends.py and `make test-envtest`.
+"""
+import os
+from collections.abc import AsyncIterator, Iterator
 
 import pytest
 
-from kopf.testing import LocalCluster
+from kopf.testing import EnvtestCluster, LocalCluster
+
+EMULATOR_ONLY_KEY = pytest.StashKey[list[str]]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption('--backend', choices=['emulator', 'envtest'],
+                     default=os.environ.get('KOPF_TEST_BACKEND') or 'emulator',
+                     help='the cluster of tests/e2e and tests/fidelity: our emulator or a real kube-apiserver')
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line('markers', 'emulator_only(reason): needs what only the emulator offers '
+                                       '(fault injection, introspection); skipped with --backend=envtest')
+    config.stash[EMULATOR_ONLY_KEY] = []
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if config.getoption('--backend') != 'envtest':
+        return
+    for item in items:
+        marker = item.get_closest_marker('emulator_only')
+        if marker is not None:
+            reason = marker.kwargs.get('reason') or (marker.args[0] if marker.args else '')
+            if not reason:
+                raise pytest.UsageError(f'{item.nodeid}: emulator_only needs a reason')
+            config.stash[EMULATOR_ONLY_KEY].append(item.nodeid)
+            item.add_marker(pytest.mark.skip(reason=f'emulator only: {reason}'))
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
+    if config.getoption('--backend') == 'envtest':
+        count = len(config.stash[EMULATOR_ONLY_KEY])
+        terminalreporter.write_line(f'envtest backend: {count} emulator-only tests skipped')
+
+
+@pytest.fixture(scope='session')
+def envtest_cluster() -> Iterator[EnvtestCluster]:
+    """One real cluster per pytest run (etcd, kube-apiserver, kube-controller-manager)."""
+    with EnvtestCluster(controller_manager=True) as cluster:
+        yield cluster
 
 
 @pytest.fixture
