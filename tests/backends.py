@@ -8,6 +8,7 @@ Tests that need what a real server does not offer (the emulator's fault injectio
 counters, direct store access) are marked `@pytest.mark.emulator_only(reason=...)`: skipped on envtest.
 """
 import contextlib
+import pathlib
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -17,6 +18,10 @@ import pytest
 from kopf.testing import EnvtestCluster, LocalCluster
 
 Cluster = LocalCluster | EnvtestCluster
+ROOT = pathlib.Path(__file__).parent.parent
+#: The suites' common CRDs stay between tests (their objects go): a CRD made anew is unknown to the
+#: garbage collector of kube-controller-manager until its next discovery resync (every 30 s).
+KEPT_CRDS = {'kopfexamples.kopf.dev', 'stricts.kopf.dev', 'plains.kopf.dev', 'globals.kopf.dev'}
 SYSTEM_NAMESPACES = {'default', 'kube-system', 'kube-public', 'kube-node-lease'}
 KEPT_IN_DEFAULT = {('ConfigMap', 'kube-root-ca.crt'), ('Service', 'kubernetes'), ('ServiceAccount', 'default')}
 CLEANED_IN_DEFAULT = [('v1', 'ConfigMap'), ('v1', 'Secret'), ('v1', 'Pod'), ('v1', 'Service'), ('v1', 'Event'),
@@ -46,6 +51,20 @@ def cluster(request: pytest.FixtureRequest) -> Iterator[Cluster]:
         clean(shared)
 
 
+def prime(cluster: EnvtestCluster) -> None:
+    """Wait until the garbage collector knows the examples' CRD (a child of a deleted owner goes)."""
+    cluster.apply(str(ROOT / 'examples' / 'crd.yaml'))
+    owner = cluster.apply({'apiVersion': 'kopf.dev/v1', 'kind': 'KopfExample', 'metadata': {'name': 'gc-probe'}})[0]
+    ref = {'apiVersion': 'kopf.dev/v1', 'kind': 'KopfExample', 'name': 'gc-probe', 'uid': owner['metadata']['uid']}
+    cluster.apply({'apiVersion': 'v1', 'kind': 'ConfigMap', 'metadata': {'name': 'gc-probe', 'ownerReferences': [ref]}})
+    cluster.delete('kopf.dev/v1', 'KopfExample', 'gc-probe', 'default')
+    deadline = time.monotonic() + 90
+    while cluster.get('v1', 'ConfigMap', 'gc-probe', 'default') is not None:
+        if time.monotonic() > deadline:
+            raise RuntimeError('the garbage collector of kube-controller-manager did not act in 90 s')
+        time.sleep(0.2)
+
+
 def clean(cluster: EnvtestCluster) -> None:
     """Remove what tests made: custom resources and CRDs, namespaces, objects in `default`."""
     crds = cluster.list('apiextensions.k8s.io/v1', 'CustomResourceDefinition')
@@ -56,7 +75,8 @@ def clean(cluster: EnvtestCluster) -> None:
         for obj in (found or {}).get('items', []) if status == 200 else []:
             meta = obj['metadata']
             cluster.delete(f'{group}/{version}', plural, meta['name'], meta.get('namespace'), force=True)
-        cluster.delete('apiextensions.k8s.io/v1', 'CustomResourceDefinition', crd['metadata']['name'], force=True)
+        if crd['metadata']['name'] not in KEPT_CRDS:
+            cluster.delete('apiextensions.k8s.io/v1', 'CustomResourceDefinition', crd['metadata']['name'], force=True)
     namespaces = [ns['metadata']['name'] for ns in cluster.list('v1', 'Namespace')
                   if ns['metadata']['name'] not in SYSTEM_NAMESPACES]
     for name in namespaces:
@@ -67,9 +87,9 @@ def clean(cluster: EnvtestCluster) -> None:
                 cluster.delete(api_version, kind, obj['metadata']['name'], 'default', force=True)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
-        left = ([c for c in crds if cluster.get('apiextensions.k8s.io/v1', 'CustomResourceDefinition',
-                                                 c['metadata']['name'])] +
-                [n for n in namespaces if cluster.get('v1', 'Namespace', n)])
+        left = [c['metadata']['name'] for c in crds if c['metadata']['name'] not in KEPT_CRDS
+                and cluster.get('apiextensions.k8s.io/v1', 'CustomResourceDefinition', c['metadata']['name'])]
+        left += [n for n in namespaces if cluster.get('v1', 'Namespace', n)]
         if not left:
             return
         time.sleep(0.1)

@@ -354,8 +354,8 @@ class EnvtestCluster:
         raise LookupError(f'{kind_or_plural} is not served in {api_version}')
 
     def _path(self, api_version: str, kind_or_plural: str, name: str | None = None,
-              namespace: str | None = None, *, default_namespace: str | None = None) -> str:
-        resource = self._resource(api_version, kind_or_plural)
+              namespace: str | None = None, *, default_namespace: str | None = None, refresh: bool = False) -> str:
+        resource = self._resource(api_version, kind_or_plural, refresh=refresh)
         base = '/api/v1' if api_version == 'v1' else f'/apis/{api_version}'
         ns = (namespace or default_namespace) if resource['namespaced'] else None
         path = f'{base}/namespaces/{urllib.parse.quote(ns)}' if ns else base
@@ -402,8 +402,11 @@ class EnvtestCluster:
                 return False
             for version in served:
                 try:
-                    self._resource(f'{group}/{version}', kind, refresh=True)
+                    path = self._path(f'{group}/{version}', kind, default_namespace='default', refresh=True)
                 except LookupError:
+                    return False
+                # Served in discovery is not enough: lists answer 429 while the watch cache initializes.
+                if self.request('GET', f'{path}?limit=1', check=False)[0] != 200:
                     return False
             return True
         deadline = time.monotonic() + 30
