@@ -4,7 +4,7 @@
 kube-apiserver: see tests/backends.py and `make test-envtest`.
 """
 import os
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 
 import pytest
 
@@ -50,13 +50,36 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: p
         terminalreporter.write_line(f'envtest backend: {count} emulator-only tests skipped')
 
 
+ENVTEST_KEY = pytest.StashKey[EnvtestCluster]()
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """With --backend=envtest, start the one real cluster before any test (outside the tests' timeouts)."""
+    if session.config.getoption('--backend') == 'envtest':
+        from . import backends
+        cluster = EnvtestCluster(controller_manager=True).start()
+        session.config.stash[ENVTEST_KEY] = cluster
+        try:
+            backends.prime(cluster)
+        except BaseException:
+            cluster.stop()
+            raise
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    cluster = session.config.stash.get(ENVTEST_KEY, None)
+    if cluster is not None:
+        cluster.stop()
+        del session.config.stash[ENVTEST_KEY]
+
+
 @pytest.fixture(scope='session')
-def envtest_cluster() -> Iterator[EnvtestCluster]:
-    """One real cluster per pytest run (etcd, kube-apiserver, kube-controller-manager)."""
-    from . import backends
-    with EnvtestCluster(controller_manager=True) as cluster:
-        backends.prime(cluster)
-        yield cluster
+def envtest_cluster(request: pytest.FixtureRequest) -> EnvtestCluster:
+    """The one real cluster of this pytest run (etcd, kube-apiserver, kube-controller-manager)."""
+    cluster = request.config.stash.get(ENVTEST_KEY, None)
+    if cluster is None:
+        pytest.skip('needs --backend=envtest')
+    return cluster
 
 
 @pytest.fixture

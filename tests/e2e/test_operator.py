@@ -69,7 +69,8 @@ async def test_delays_wake_up_in_memory_without_touching(cluster: LocalCluster, 
             raise kopf.TemporaryError('later', delay=0.3)
 
     await start_operator()
-    cluster.reset_counters()
+    if not backends.is_envtest(cluster):  # the emulator's request counters
+        cluster.reset_counters()
     await kube.create(example())
     await eventually(lambda: len(attempts) == 3)
     # The last attempt's patch (its result and the diff-base) follows the handler: waited for, not slept for.
