@@ -35,13 +35,16 @@ import threading
 import time
 import urllib.parse
 import weakref
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from kopf._cluster import manifests
+
+if TYPE_CHECKING:
+    from kopf._api.credentials import ConnectionInfo
 
 Obj = dict[str, Any]
 
@@ -150,13 +153,20 @@ class EnvtestCluster:
         elif self._want_kcm:
             binary(self.assets, 'kube-controller-manager')
             self.controller_manager = True
-        self.dir = pathlib.Path(tempfile.mkdtemp(prefix='kopf-envtest-'))
-        self._finalizer = weakref.finalize(self, _kill_all, self._processes, self.dir)
-        try:
-            self._start(etcd, apiserver, kcm_path)
-        except BaseException:
-            self.stop()
-            raise
+        for attempt in range(3):  # the free ports are free when chosen, not necessarily when bound
+            self.dir = pathlib.Path(tempfile.mkdtemp(prefix='kopf-envtest-'))
+            self._finalizer = weakref.finalize(self, _kill_all, self._processes, self.dir)
+            try:
+                self._start(etcd, apiserver, kcm_path)
+            except EnvtestError as exc:
+                self.stop()
+                if 'address already in use' not in str(exc) or attempt == 2:
+                    raise
+            except BaseException:
+                self.stop()
+                raise
+            else:
+                break
         return self
 
     def _start(self, etcd: pathlib.Path, apiserver: pathlib.Path, kcm: pathlib.Path) -> None:
@@ -233,7 +243,7 @@ class EnvtestCluster:
             self._processes[name] = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=log,
                                                      stderr=subprocess.STDOUT, start_new_session=True)
 
-    def _wait(self, check: Any, what: str) -> None:
+    def _wait(self, check: Callable[[], bool], what: str) -> None:
         deadline = time.monotonic() + self.startup_timeout
         while True:
             for name, process in self._processes.items():
@@ -289,10 +299,10 @@ class EnvtestCluster:
             raise RuntimeError('The envtest cluster is not started yet.')
         return self._ssl
 
-    def connection_info(self, **kwargs: Any) -> Any:
+    def connection_info(self, **kwargs: Any) -> 'ConnectionInfo':
         """A `kopf.ConnectionInfo` for the admin (for a `Vault` or a login handler)."""
-        from kopf._api.credentials import ConnectionInfo
-        return ConnectionInfo(server=self.url, ca_path=str(self.pki / 'ca.crt'),
+        from kopf._api import credentials
+        return credentials.ConnectionInfo(server=self.url, ca_path=str(self.pki / 'ca.crt'),
                               certificate_path=str(self.pki / 'admin.crt'),
                               private_key_path=str(self.pki / 'admin.key'), **kwargs)
 
