@@ -7,7 +7,9 @@ Needs the envtest binaries (`make envtest`, or `$KUBEBUILDER_ASSETS`). The opera
 operator (bench/operator.py) as a separate process (`python -I -m kopf run --standalone -n NS`), as in
 bench/run.py; the objects are created over HTTPS with the admin's client certificate by a few threads,
 and the figures are read from the objects themselves (each handler records `time.time()` in its
-status). Figures only, nothing asserted: the emulator's equivalents are in bench/run.py.
+status). Figures only, nothing asserted: the emulator's equivalents are in bench/run.py. On 2 cores
+the apiserver and etcd share the CPU with the operator and the creating threads (one TLS connection
+per request), so `create_requests_s` shows how fast the objects could come at all.
 """
 import argparse
 import concurrent.futures
