@@ -234,12 +234,14 @@ def replay_pods(cluster: Cluster, *, since: str, until_deleted: str) -> list[tup
 
 
 def test_10_builtins(cluster: Cluster, kubeconfig: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv('POD_LIFETIME', '1')
+    # 3 s: creationTimestamp has whole seconds, so a pod may look up to 1 s older than it is; with a
+    # real API server's latencies on top, a 1 s lifetime was sometimes over at the first handler call.
+    monkeypatch.setenv('POD_LIFETIME', '3')
     with runner('10-builtins', cluster) as operator:
         assert operator.wait_ready(20)
         created, _ = cluster.apply(pod('short-lived'), pod('kube-proxy-x'))
         wait_for(lambda: cluster.get('v1', 'Pod', 'short-lived', 'default') is None, within=30)
-        # The finalizer lives only ~1 s (POD_LIFETIME=1): too short a window to poll for under load.
+        # The finalizer lives only a few seconds (POD_LIFETIME): too short a window to poll for under load.
         # Instead, the pod's history is replayed by a watch from its creation, once it is gone.
         history = replay_pods(cluster, since=created['metadata']['resourceVersion'], until_deleted='short-lived')
         finalizers = [meta.get('finalizers') for kind, meta in history if kind == 'MODIFIED']
