@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install test lint typecheck unit demo bench clean
+.PHONY: install test lint typecheck unit demo bench clean envtest test-envtest
 
 install: $(STAMP)
 
@@ -24,6 +24,15 @@ unit: install
 	$(BIN)/pytest
 
 test: lint typecheck unit
+
+# A real etcd + kube-apiserver + kube-controller-manager + kubectl, built once from their Go modules
+# (tools/envtest) into ~/.cache/kopf/envtest/<version>/; prints that directory. Needs Go.
+envtest:
+	@tools/envtest/build.sh
+
+# The cluster-facing suites (fidelity, e2e, examples) against that real API server.
+test-envtest: install
+	KUBEBUILDER_ASSETS="$$(tools/envtest/build.sh)" $(BIN)/pytest tests/fidelity tests/e2e --backend=envtest
 
 demo: install
 	$(BIN)/python examples/demo.py

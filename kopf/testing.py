@@ -1,5 +1,7 @@
-"""Testing helpers: `LocalCluster` (an in-memory Kubernetes API on loopback), `KopfRunner` (the CLI in a
-thread), and pytest fixtures `kopf_local_cluster(_async)` (when pytest is installed).
+"""Testing helpers: `LocalCluster` (an in-memory Kubernetes API on loopback), `EnvtestCluster` (a real
+etcd + kube-apiserver on loopback, from `$KUBEBUILDER_ASSETS` or `make envtest`), `KopfRunner` (the CLI
+in a thread), and pytest fixtures `kopf_local_cluster(_async)`, `kopf_envtest_cluster` (when pytest is
+installed).
 
     async with kopf.testing.LocalCluster() as cluster:        # in the current event loop
         cluster.apply('examples/crd.yaml')
@@ -11,10 +13,12 @@ thread), and pytest fixtures `kopf_local_cluster(_async)` (when pytest is instal
 In a `conftest.py`: `pytest_plugins = ['kopf.testing']` for the fixtures.
 """
 from kopf._cluster.control.local import LocalCluster as LocalCluster
+from kopf._kits.envtest import EnvtestCluster as EnvtestCluster
 from kopf._kits.runner import KopfRunner as KopfRunner
 from kopf._kits.runner import cluster_vault as cluster_vault
 
 try:
+    from kopf._kits.fixtures import kopf_envtest_cluster as kopf_envtest_cluster
     from kopf._kits.fixtures import kopf_local_cluster as kopf_local_cluster
     from kopf._kits.fixtures import kopf_local_cluster_async as kopf_local_cluster_async
 except ImportError:  # pytest is not installed: no fixtures

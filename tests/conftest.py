@@ -1,9 +1,85 @@
-"""Shared fixtures. Keep this file small: area-specific fixtures live in their own directories."""
+"""Shared fixtures. Keep this file small: area-specific fixtures live in their own directories.
+
+`--backend=envtest` (or `$KOPF_TEST_BACKEND=envtest`) runs the cluster-facing suites against a real
+kube-apiserver: see tests/backends.py and `make test-envtest`.
+"""
+import os
 from collections.abc import AsyncIterator
 
 import pytest
 
-from kopf.testing import LocalCluster
+from kopf.testing import EnvtestCluster, LocalCluster
+
+EMULATOR_ONLY_KEY = pytest.StashKey[list[str]]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption('--backend', choices=['emulator', 'envtest'],
+                     default=os.environ.get('KOPF_TEST_BACKEND') or 'emulator',
+                     help='the cluster of tests/e2e and tests/fidelity: our emulator or a real kube-apiserver')
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line('markers', 'emulator_only(reason): needs what only the emulator offers '
+                                       '(fault injection, introspection); skipped with --backend=envtest')
+    config.addinivalue_line('markers', 'envtest_xfail(reason): a known difference of the emulator from the real '
+                                       'kube-apiserver (the test states the emulator\'s behaviour); '
+                                       'a strict xfail with --backend=envtest')
+    config.stash[EMULATOR_ONLY_KEY] = []
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if config.getoption('--backend') != 'envtest':
+        return
+    for item in items:
+        for known in item.iter_markers('envtest_xfail'):
+            reason = known.kwargs.get('reason') or (known.args[0] if known.args else '')
+            item.add_marker(pytest.mark.xfail(reason=f'emulator differs from kube-apiserver: {reason}', strict=True))
+        marker = item.get_closest_marker('emulator_only')
+        if marker is not None:
+            reason = marker.kwargs.get('reason') or (marker.args[0] if marker.args else '')
+            if not reason:
+                raise pytest.UsageError(f'{item.nodeid}: emulator_only needs a reason')
+            config.stash[EMULATOR_ONLY_KEY].append(item.nodeid)
+            item.add_marker(pytest.mark.skip(reason=f'emulator only: {reason}'))
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
+    if config.getoption('--backend') == 'envtest':
+        count = len(config.stash[EMULATOR_ONLY_KEY])
+        terminalreporter.write_line(f'envtest backend: {count} emulator-only tests skipped')
+
+
+ENVTEST_KEY = pytest.StashKey[EnvtestCluster]()
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """With --backend=envtest, start the one real cluster before any test (outside the tests' timeouts)."""
+    if session.config.getoption('--backend') == 'envtest':
+        from . import backends
+        cluster = EnvtestCluster(controller_manager=True).start()
+        session.config.stash[ENVTEST_KEY] = cluster
+        try:
+            backends.prime(cluster)
+        except BaseException:
+            cluster.stop()
+            raise
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    cluster = session.config.stash.get(ENVTEST_KEY, None)
+    if cluster is not None:
+        cluster.stop()
+        del session.config.stash[ENVTEST_KEY]
+
+
+@pytest.fixture(scope='session')
+def envtest_cluster(request: pytest.FixtureRequest) -> EnvtestCluster:
+    """The one real cluster of this pytest run (etcd, kube-apiserver, kube-controller-manager)."""
+    cluster = request.config.stash.get(ENVTEST_KEY, None)
+    if cluster is None:
+        pytest.skip('needs --backend=envtest')
+    return cluster
 
 
 @pytest.fixture

@@ -4,6 +4,8 @@ In a `conftest.py`:  `pytest_plugins = ['kopf.testing']`  (or import the fixture
 
 - `kopf_local_cluster`: a `LocalCluster` in its own thread and loop, for `KopfRunner` and sync tests.
 - `kopf_local_cluster_async`: a `LocalCluster` in the test's own event loop (async tests, looptime).
+- `kopf_envtest_cluster`: ONE `EnvtestCluster` (a real kube-apiserver) per pytest run (session scope);
+  tests share it, so they use namespaces or names of their own.
 """
 from collections.abc import AsyncIterator, Iterator
 from typing import TYPE_CHECKING
@@ -12,6 +14,7 @@ import pytest
 
 if TYPE_CHECKING:
     from kopf._cluster.control.local import LocalCluster
+    from kopf._kits.envtest import EnvtestCluster
 
 
 @pytest.fixture
@@ -25,4 +28,11 @@ def kopf_local_cluster() -> Iterator['LocalCluster']:
 async def kopf_local_cluster_async() -> AsyncIterator['LocalCluster']:
     from kopf._cluster.control.local import LocalCluster
     async with LocalCluster() as cluster:
+        yield cluster
+
+
+@pytest.fixture(scope='session')
+def kopf_envtest_cluster() -> Iterator['EnvtestCluster']:
+    from kopf._kits.envtest import EnvtestCluster
+    with EnvtestCluster() as cluster:
         yield cluster

@@ -12,7 +12,7 @@ still alive after `timeout` seconds, an exception is raised instead of hanging. 
 not import, an unreachable cluster, a failed startup) it is the original error (e.g. `LoadingError`
 caused by the `ImportError`), not a bare `SystemExit(1)`.
 
-`cluster=` (a `kopf.testing.LocalCluster`) or `vault=` point the operator at a cluster directly,
+`cluster=` (a `kopf.testing.LocalCluster` or `EnvtestCluster`) or `vault=` point the operator at a cluster directly,
 without `KUBECONFIG` or any other environment variable; `registry=` gets the handlers of the
 loaded files (instead of the default registry); `settings=` and `memo=` are the operator's.
 """
@@ -28,6 +28,7 @@ import click.testing
 if TYPE_CHECKING:
     from kopf._api import credentials
     from kopf._cluster.control.local import LocalCluster
+    from kopf._kits.envtest import EnvtestCluster
 
 
 class KopfRunner:
@@ -40,7 +41,7 @@ class KopfRunner:
             registry: Any = None,
             settings: Any = None,
             memo: Any = None,
-            cluster: 'LocalCluster | None' = None,
+            cluster: 'LocalCluster | EnvtestCluster | None' = None,
             vault: 'credentials.Vault | None' = None,
             **click_kwargs: Any,
     ) -> None:
@@ -149,7 +150,7 @@ class KopfRunner:
         return self._result.exc_info
 
 
-def cluster_vault(cluster: 'LocalCluster') -> 'credentials.Vault':
+def cluster_vault(cluster: 'LocalCluster | EnvtestCluster') -> 'credentials.Vault':
     """A credentials vault for the local cluster (from its kubeconfig: its URL, CA and token, if any)."""
     import dataclasses
 

@@ -1,4 +1,5 @@
-"""End-to-end fixtures: the local cluster in the test's loop, and an operator task against it."""
+"""End-to-end fixtures: the cluster (the emulator in the test's loop, or the shared envtest cluster with
+`--backend=envtest`: tests/backends.py), and an operator task against it."""
 import asyncio
 import logging
 import pathlib
@@ -9,7 +10,10 @@ import pytest
 
 import kopf
 from kopf._api import credentials
-from kopf.testing import LocalCluster
+from kopf.testing import LocalCluster, cluster_vault
+
+from .. import backends
+from ..backends import Cluster
 
 ROOT = pathlib.Path(__file__).parent.parent.parent
 CRD = ROOT / 'examples' / 'crd.yaml'
@@ -32,7 +36,9 @@ def fast_settings() -> kopf.OperatorSettings:
     return settings
 
 
-def vault_for(cluster: LocalCluster) -> credentials.Vault:
+def vault_for(cluster: Cluster) -> credentials.Vault:
+    if backends.is_envtest(cluster):
+        return cluster_vault(cluster)
     vault = credentials.Vault()
     vault.populate([kopf.ConnectionInfo(server=cluster.url, default_namespace='default')])
     return vault
@@ -49,7 +55,12 @@ async def eventually(check: Callable[[], Any], *, within: float = 20.0, interval
 
 
 @pytest.fixture
-async def cluster() -> AsyncIterator[LocalCluster]:
+async def cluster(request: pytest.FixtureRequest) -> AsyncIterator[Cluster]:
+    if backends.backend(request.config) == 'envtest':
+        with backends.cluster(request) as shared:
+            shared.apply(str(CRD))
+            yield shared
+        return
     async with LocalCluster() as local:
         local.apply(str(CRD))
         yield local
@@ -64,7 +75,7 @@ Starter = Callable[..., Awaitable[asyncio.Task[None]]]
 
 
 @pytest.fixture
-async def start_operator(cluster: LocalCluster, registry: kopf.OperatorRegistry,
+async def start_operator(cluster: Cluster, registry: kopf.OperatorRegistry,
                          caplog: pytest.LogCaptureFixture) -> AsyncIterator[Starter]:
     """Start the operator as a task in this loop; stopped (gracefully) at the end of the test."""
     caplog.set_level(logging.DEBUG, logger='kopf')
@@ -93,7 +104,7 @@ async def start_operator(cluster: LocalCluster, registry: kopf.OperatorRegistry,
 class Kube:
     """Actions on the cluster through the official `kubernetes` client (in a thread: it is blocking)."""
 
-    def __init__(self, cluster: LocalCluster) -> None:
+    def __init__(self, cluster: Cluster) -> None:
         import kubernetes
         self.api = kubernetes.config.new_client_from_config(config_file=str(cluster.kubeconfig))
         self.custom = kubernetes.client.CustomObjectsApi(self.api)
@@ -123,9 +134,9 @@ class Kube:
 
 
 @pytest.fixture
-def kube(cluster: LocalCluster) -> Kube:
+def kube(cluster: Cluster) -> Kube:
     return Kube(cluster)
 
 
-def get_example(cluster: LocalCluster, name: str = 'kopf-example-1') -> Obj | None:
+def get_example(cluster: Cluster, name: str = 'kopf-example-1') -> Obj | None:
     return cluster.get('kopf.dev/v1', 'KopfExample', name, 'default')

@@ -7,12 +7,14 @@ import pytest
 from click.testing import CliRunner
 
 import kopf
-from kopf import cli, testing
-from kopf.testing import KopfRunner, LocalCluster
+from kopf import cli
+from kopf.testing import KopfRunner
 
+from .. import backends
+from ..backends import Cluster
 from .conftest import CRD
 
-kopf_local_cluster = testing.kopf_local_cluster
+kopf_local_cluster = backends.kopf_local_cluster  # kopf.testing's, or the envtest cluster
 
 
 @pytest.mark.parametrize('args, env', [
@@ -67,14 +69,14 @@ def create_fn(**_):
 '''
 
 
-def _run_briefly(cluster: LocalCluster, args: list[str], path: pathlib.Path, **kwargs: Any) -> KopfRunner:
+def _run_briefly(cluster: Cluster, args: list[str], path: pathlib.Path, **kwargs: Any) -> KopfRunner:
     with KopfRunner(['run', *args, str(path)], cluster=cluster, registry=kopf.OperatorRegistry(),
                     timeout=20, **kwargs) as runner:
         assert runner.wait_ready(timeout=20), runner
     return runner
 
 
-def test_dev_and_priority_warn_and_run_standalone(kopf_local_cluster: LocalCluster, tmp_path: pathlib.Path) -> None:
+def test_dev_and_priority_warn_and_run_standalone(kopf_local_cluster: Cluster, tmp_path: pathlib.Path) -> None:
     path = tmp_path / 'handlers.py'
     path.write_text(HANDLERS)
     runner = _run_briefly(kopf_local_cluster, ['-A', '--dev', '-p', '100', '--standalone'], path)
@@ -82,7 +84,7 @@ def test_dev_and_priority_warn_and_run_standalone(kopf_local_cluster: LocalClust
     assert 'Peering is not implemented in this version of kopf' in runner.output
 
 
-def test_options_from_automatic_env_vars(kopf_local_cluster: LocalCluster, tmp_path: pathlib.Path) -> None:
+def test_options_from_automatic_env_vars(kopf_local_cluster: Cluster, tmp_path: pathlib.Path) -> None:
     kopf_local_cluster.apply(str(CRD))
     for namespace in ['ns1', 'ns2', 'other']:
         kopf_local_cluster.apply({'apiVersion': 'v1', 'kind': 'Namespace', 'metadata': {'name': namespace}})
@@ -107,11 +109,11 @@ def test_options_from_automatic_env_vars(kopf_local_cluster: LocalCluster, tmp_p
     assert '[DEBUG' not in runner.output and '[INFO' not in runner.output       # KOPF_RUN_LOG_FORMAT=plain
 
 
-def _status(cluster: LocalCluster, namespace: str) -> dict[str, Any]:
+def _status(cluster: Cluster, namespace: str) -> dict[str, Any]:
     return dict((cluster.get('kopf.dev/v1', 'KopfExample', 'kex', namespace) or {}).get('status') or {})
 
 
-def test_quiet_hides_info(kopf_local_cluster: LocalCluster, tmp_path: pathlib.Path) -> None:
+def test_quiet_hides_info(kopf_local_cluster: Cluster, tmp_path: pathlib.Path) -> None:
     kopf_local_cluster.apply(str(CRD))
     path = tmp_path / 'handlers.py'
     path.write_text(HANDLERS)

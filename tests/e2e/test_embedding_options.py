@@ -7,8 +7,10 @@ from typing import Any
 import pytest
 
 import kopf
-from kopf.testing import LocalCluster, cluster_vault
+from kopf.testing import cluster_vault
 
+from .. import backends
+from ..backends import Cluster
 from ..waiting import wait_for
 from .conftest import CRD, example, fast_settings
 
@@ -16,8 +18,8 @@ Obj = dict[str, Any]
 
 
 @pytest.fixture
-def cluster() -> Iterator[LocalCluster]:
-    with LocalCluster() as local:
+def cluster(request: pytest.FixtureRequest) -> Iterator[Cluster]:
+    with backends.cluster(request) as local:
         local.apply(str(CRD))
         for name in ['team-a', 'team-b', 'team-x', 'other']:
             local.apply({'apiVersion': 'v1', 'kind': 'Namespace', 'metadata': {'name': name}})
@@ -25,7 +27,7 @@ def cluster() -> Iterator[LocalCluster]:
 
 
 
-def handled(cluster: LocalCluster, namespace: str, name: str = 'kopf-example-1') -> Obj:
+def handled(cluster: Cluster, namespace: str, name: str = 'kopf-example-1') -> Obj:
     obj = cluster.get('kopf.dev/v1', 'KopfExample', name, namespace) or {}
     return dict(obj.get('status') or {})
 
@@ -33,7 +35,7 @@ def handled(cluster: LocalCluster, namespace: str, name: str = 'kopf-example-1')
 class Operator:
     """`kopf.run()` in a thread, with thread-safe flags: as an application embeds it."""
 
-    def __init__(self, cluster: LocalCluster, registry: kopf.OperatorRegistry, **kwargs: Any) -> None:
+    def __init__(self, cluster: Cluster, registry: kopf.OperatorRegistry, **kwargs: Any) -> None:
         self.stop, self.ready = threading.Event(), threading.Event()
         self.errors: list[BaseException] = []
         kwargs.update(registry=registry, settings=fast_settings(), vault=cluster_vault(cluster),
@@ -58,7 +60,7 @@ class Operator:
         assert not self.errors
 
 
-def test_run_with_memo_priority_standalone_and_namespace_globs(cluster: LocalCluster) -> None:
+def test_run_with_memo_priority_standalone_and_namespace_globs(cluster: Cluster) -> None:
     registry = kopf.OperatorRegistry()
     seen: list[tuple[str, Any]] = []
 
@@ -82,7 +84,7 @@ def test_run_with_memo_priority_standalone_and_namespace_globs(cluster: LocalClu
     assert sorted(seen) == [('team-a', Config), ('team-b', Config)]  # shallow copies of the custom memo
 
 
-def test_two_operators_in_one_process_are_isolated_by_registries(cluster: LocalCluster) -> None:
+def test_two_operators_in_one_process_are_isolated_by_registries(cluster: Cluster) -> None:
     registry_a, registry_b = kopf.OperatorRegistry(), kopf.OperatorRegistry()
     calls: list[str] = []
 

@@ -3,6 +3,8 @@ import asyncio
 import json
 from typing import Any
 
+import pytest
+
 import kopf
 from kopf.testing import LocalCluster
 
@@ -65,6 +67,7 @@ async def test_switching_diffbase_storage_through_multi_reruns_nothing(
     assert calls == ['create', 'update']
 
 
+@pytest.mark.emulator_only(reason="counts the API writes with the emulator's request counters")
 async def test_api_writes_per_create_delete_lifecycle(
         cluster: LocalCluster, registry: kopf.OperatorRegistry, start_operator: Starter, kube: Kube) -> None:
     kopf.on.create('kopfexamples', id='create', registry=registry)(lambda **_: {'ok': 1})

@@ -6,6 +6,7 @@ from typing import Any
 import kopf
 from kopf.testing import LocalCluster
 
+from .. import backends
 from .conftest import Kube, Starter, eventually, example, get_example
 
 
@@ -68,7 +69,8 @@ async def test_delays_wake_up_in_memory_without_touching(cluster: LocalCluster, 
             raise kopf.TemporaryError('later', delay=0.3)
 
     await start_operator()
-    cluster.reset_counters()
+    if not backends.is_envtest(cluster):  # the emulator's request counters
+        cluster.reset_counters()
     await kube.create(example())
     await eventually(lambda: len(attempts) == 3)
     # The last attempt's patch (its result and the diff-base) follows the handler: waited for, not slept for.
@@ -78,7 +80,8 @@ async def test_delays_wake_up_in_memory_without_touching(cluster: LocalCluster, 
     assert obj is not None
     assert not [key for key in obj['metadata'].get('annotations', {}) if 'touch' in key or 'create_fn' in key]
     # One patch per attempt: the two delayed retries and the final one with the diff-base; no touches.
-    assert cluster.counters().get('patch kopfexamples') == 3, cluster.counters()
+    if not backends.is_envtest(cluster):  # the emulator's request counters
+        assert cluster.counters().get('patch kopfexamples') == 3, cluster.counters()
 
 
 async def test_liveness_endpoint_serves_the_probes(registry: kopf.OperatorRegistry, start_operator: Starter) -> None:

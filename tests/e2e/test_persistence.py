@@ -14,9 +14,8 @@ from typing import Any
 
 import pytest
 
-from kopf.testing import LocalCluster
-
-from .. import waiting
+from .. import backends, waiting
+from ..backends import Cluster
 from .conftest import CRD
 
 OPERATOR = pathlib.Path(__file__).parent / 'operators' / 'persistence.py'
@@ -37,8 +36,8 @@ PRUNING = {'status-progress': 'status.my-op', 'status-diffbase': 'status.my-op-b
 
 
 @pytest.fixture(scope='module')
-def cluster() -> Iterator[LocalCluster]:
-    with LocalCluster() as local:
+def cluster(request: pytest.FixtureRequest) -> Iterator[Cluster]:
+    with backends.cluster(request) as local:
         local.apply(str(CRD), STRICT_CRD)
         yield local
 
@@ -55,7 +54,7 @@ def make_objects(namespace: str) -> list[dict[str, Any]]:
 
 
 class Operator:
-    def __init__(self, cluster: LocalCluster, namespace: str, storage: str, log: pathlib.Path, *, block: bool):
+    def __init__(self, cluster: Cluster, namespace: str, storage: str, log: pathlib.Path, *, block: bool):
         env = {**os.environ, 'KUBECONFIG': str(cluster.kubeconfig), 'E2E_LOG': str(log), 'E2E_STORAGE': storage}
         if block:
             env['E2E_BLOCK'] = '1'
@@ -81,7 +80,7 @@ wait_for = functools.partial(waiting.wait_for, within=30.0, interval=0.05)
 
 
 @pytest.mark.parametrize('storage', STORAGES)
-def test_three_handlers_once_each_across_sigkill(cluster: LocalCluster, storage: str, tmp_path: pathlib.Path) -> None:
+def test_three_handlers_once_each_across_sigkill(cluster: Cluster, storage: str, tmp_path: pathlib.Path) -> None:
     namespace = f'p-{storage}'
     log = tmp_path / 'calls.log'
     cluster.apply({'apiVersion': 'v1', 'kind': 'Namespace', 'metadata': {'name': namespace}})

@@ -7,14 +7,15 @@ from typing import Any
 import pytest
 
 import kopf
-from kopf import testing
 from kopf._reactor import loading
-from kopf.testing import KopfRunner, LocalCluster
+from kopf.testing import KopfRunner
 
+from .. import backends
+from ..backends import Cluster
 from ..waiting import wait_for
 from .conftest import CRD
 
-kopf_local_cluster = testing.kopf_local_cluster  # the fixture, as a user's conftest.py would import it
+kopf_local_cluster = backends.kopf_local_cluster  # kopf.testing's fixture (as a user's conftest imports it) or envtest
 
 HANDLERS = '''
 import kopf
@@ -32,11 +33,11 @@ def example(name: str = 'kopf-example-1') -> dict[str, Any]:
             'metadata': {'name': name, 'namespace': 'default'}, 'spec': {'field': 'value'}}
 
 
-def status_of(cluster: LocalCluster, name: str = 'kopf-example-1') -> Any:
+def status_of(cluster: Cluster, name: str = 'kopf-example-1') -> Any:
     return (cluster.get('kopf.dev/v1', 'KopfExample', name, 'default') or {}).get('status')
 
 
-def test_runner_against_a_local_cluster_without_environ(kopf_local_cluster: LocalCluster, tmp_path: pathlib.Path,
+def test_runner_against_a_local_cluster_without_environ(kopf_local_cluster: Cluster, tmp_path: pathlib.Path,
                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv('KUBECONFIG', str(tmp_path / 'must-not-be-used'))
     environ = dict(os.environ)
@@ -80,7 +81,7 @@ def test_runner_without_reraise_exposes_the_error(tmp_path: pathlib.Path) -> Non
     assert runner.exc_info is not None
 
 
-def test_runner_raises_when_the_operator_does_not_stop_in_time(kopf_local_cluster: LocalCluster,
+def test_runner_raises_when_the_operator_does_not_stop_in_time(kopf_local_cluster: Cluster,
                                                               tmp_path: pathlib.Path) -> None:
     path = tmp_path / 'stuck.py'
     path.write_text('import kopf, time\n\n@kopf.on.cleanup()\ndef stuck(**_):\n    time.sleep(1.5)\n')
@@ -91,7 +92,7 @@ def test_runner_raises_when_the_operator_does_not_stop_in_time(kopf_local_cluste
     runner._thread.join(timeout=10)  # type: ignore[union-attr]  # let it finish, not to leak into other tests
 
 
-def test_json_logs_parse_line_by_line_and_carry_the_object_and_handler(kopf_local_cluster: LocalCluster,
+def test_json_logs_parse_line_by_line_and_carry_the_object_and_handler(kopf_local_cluster: Cluster,
                                                                        tmp_path: pathlib.Path) -> None:
     path = tmp_path / 'handlers.py'
     path.write_text(HANDLERS)

@@ -1,13 +1,16 @@
-"""Fidelity fixtures: one emulator per test module on a free loopback port, driven by real clients.
+"""Fidelity fixtures: one emulator per test module on a free loopback port, driven by real clients
+(with `--backend=envtest`: the shared real cluster instead, emptied after each module).
 
 kubectl: the machine's kubectl 1.32 (the gcloud dispatcher would pick a 1.31 binary to match the
-server's v1.31.0, so the versioned 1.32 binary is preferred when present; `$KUBECTL` overrides).
+server's v1.31.0, so the versioned 1.32 binary is preferred when present; `$KUBECTL` overrides);
+with --backend=envtest, the kubectl built with the apiserver (of the same version) when present.
 """
 import http.client
 import json
 import os
 import pathlib
 import shutil
+import ssl
 import subprocess
 import urllib.parse
 from collections.abc import Iterator
@@ -15,7 +18,8 @@ from typing import Any
 
 import pytest
 
-from kopf.testing import LocalCluster
+from .. import backends
+from ..backends import Cluster
 
 EXAMPLES = pathlib.Path(__file__).parent.parent.parent / 'examples'
 STRICT_CRD = {
@@ -58,9 +62,11 @@ CLUSTER_CRD = {
 }
 
 
-def kubectl_binary() -> str | None:
+def kubectl_binary(cluster: Cluster | None = None) -> str | None:
     if os.environ.get('KUBECTL'):
         return os.environ['KUBECTL']
+    if backends.is_envtest(cluster) and (cluster.assets / 'kubectl').exists():  # type: ignore[union-attr]
+        return str(cluster.assets / 'kubectl')  # type: ignore[union-attr]  # the server's own version
     found = shutil.which('kubectl')
     if found is None:
         return None
@@ -77,15 +83,24 @@ class Kubectl:
 
 
 class Http:
-    """Raw HTTP to the emulator (plain http.client: no client library between us and the wire)."""
+    """Raw HTTP to the cluster (plain http.client: no client library between us and the wire).
 
-    def __init__(self, url: str) -> None:
+    HTTPS with the admin's client certificate on envtest (`ssl_context`); plain HTTP on the emulator.
+    """
+
+    def __init__(self, url: str, ssl_context: ssl.SSLContext | None = None) -> None:
         parsed = urllib.parse.urlparse(url)
         self.host, self.port = parsed.hostname or '127.0.0.1', parsed.port or 80
+        self.ssl_context = ssl_context
+
+    def connection(self, timeout: float = 30) -> http.client.HTTPConnection:
+        if self.ssl_context is not None:
+            return http.client.HTTPSConnection(self.host, self.port, timeout=timeout, context=self.ssl_context)
+        return http.client.HTTPConnection(self.host, self.port, timeout=timeout)
 
     def request(self, method: str, path: str, body: Any = None, content_type: str = 'application/json',
                 headers: dict[str, str] | None = None) -> tuple[int, http.client.HTTPMessage, Any]:
-        conn = http.client.HTTPConnection(self.host, self.port, timeout=30)
+        conn = self.connection()
         data = None if body is None else (body if isinstance(body, bytes) else json.dumps(body).encode())
         all_headers = dict(headers or {})
         if data is not None:
@@ -101,14 +116,14 @@ class Http:
         return response.status, response.headers, parsed
 
     def watch(self, path: str, timeout: float = 10) -> 'WatchStream':
-        return WatchStream(self.host, self.port, path, timeout)
+        return WatchStream(self.connection(timeout), path)
 
 
 class WatchStream:
     """A raw watch stream: events read line by line (each line is one JSON event)."""
 
-    def __init__(self, host: str, port: int, path: str, timeout: float) -> None:
-        self.conn = http.client.HTTPConnection(host, port, timeout=timeout)
+    def __init__(self, conn: http.client.HTTPConnection, path: str) -> None:
+        self.conn = conn
         self.conn.request('GET', path)
         self.response = self.conn.getresponse()
 
@@ -130,27 +145,27 @@ class WatchStream:
 
 
 @pytest.fixture(scope='module')
-def cluster() -> Iterator[LocalCluster]:
-    with LocalCluster() as running:
+def cluster(request: pytest.FixtureRequest) -> Iterator[Cluster]:
+    with backends.cluster(request) as running:
         running.apply(str(EXAMPLES / 'crd.yaml'), STRICT_CRD, PLAIN_CRD, CLUSTER_CRD)
         yield running
 
 
 @pytest.fixture(scope='module')
-def kubectl(cluster: LocalCluster, tmp_path_factory: pytest.TempPathFactory) -> Kubectl:
-    binary = kubectl_binary()
+def kubectl(cluster: Cluster, tmp_path_factory: pytest.TempPathFactory) -> Kubectl:
+    binary = kubectl_binary(cluster)
     if binary is None:
         pytest.skip('kubectl is not installed on this machine')
     return Kubectl(binary, cluster.kubeconfig, tmp_path_factory.mktemp('kubectl-cache'))
 
 
 @pytest.fixture(scope='module')
-def raw(cluster: LocalCluster) -> Http:
-    return Http(cluster.url)
+def raw(cluster: Cluster) -> Http:
+    return Http(cluster.url, cluster.ssl_context if backends.is_envtest(cluster) else None)
 
 
 @pytest.fixture(scope='module')
-def api_client(cluster: LocalCluster) -> Iterator[Any]:
+def api_client(cluster: Cluster) -> Iterator[Any]:
     kubernetes = pytest.importorskip('kubernetes')
     client = kubernetes.config.new_client_from_config(config_file=str(cluster.kubeconfig))
     yield client
@@ -170,7 +185,7 @@ def core(api_client: Any) -> Any:
 
 
 @pytest.fixture(scope='module')
-def namespace(cluster: LocalCluster, request: pytest.FixtureRequest) -> str:
+def namespace(cluster: Cluster, request: pytest.FixtureRequest) -> str:
     """A namespace of the module's own, so that modules sharing nothing never collide."""
     name = str(request.module.__name__).rsplit('.', 1)[-1].replace('_', '-')
     cluster.apply({'apiVersion': 'v1', 'kind': 'Namespace', 'metadata': {'name': name}})

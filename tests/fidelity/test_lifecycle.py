@@ -4,6 +4,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import pytest
+
 from kopf.testing import LocalCluster
 from tests.fidelity.conftest import Http
 
@@ -26,10 +28,10 @@ def test_namespace_deletion(raw: Http, cluster: LocalCluster) -> None:
     status, _, body = raw.request('POST', '/api/v1/namespaces/t/configmaps', {'metadata': {'name': 'late'}})
     assert status == 403 and body['details']['causes'][0]['reason'] == 'NamespaceTerminating'
     path = '/apis/kopf.dev/v1/namespaces/t/kopfexamples/inside'
-    _eventually(lambda: bool(raw.request('GET', path)[2]['metadata'].get('deletionTimestamp')))
+    _eventually(lambda: bool(raw.request('GET', path)[2]['metadata'].get('deletionTimestamp')), timeout=30)
     assert raw.request('GET', '/api/v1/namespaces/t')[0] == 200     # held by the CR's finalizer
     raw.request('PATCH', path, {'metadata': {'finalizers': None}}, MERGE)
-    _eventually(lambda: raw.request('GET', '/api/v1/namespaces/t')[0] == 404)
+    _eventually(lambda: raw.request('GET', '/api/v1/namespaces/t')[0] == 404, timeout=60)  # kcm retries w/ backoff
     assert raw.request('GET', path)[0] == 404
 
 
@@ -41,6 +43,7 @@ def test_garbage_collection(raw: Http, cluster: LocalCluster) -> None:
     _eventually(lambda: raw.request('GET', '/api/v1/namespaces/default/configmaps/owned')[0] == 404)
 
 
+@pytest.mark.envtest_xfail(reason='creating in a terminating CRD: kube-apiserver answers 403, the emulator 405')
 def test_crd_deletion_removes_objects_and_discovery(raw: Http, cluster: LocalCluster) -> None:
     crd = {'apiVersion': 'apiextensions.k8s.io/v1', 'kind': 'CustomResourceDefinition',
            'metadata': {'name': 'temps.gone.dev'},
@@ -65,6 +68,8 @@ def test_crd_deletion_removes_objects_and_discovery(raw: Http, cluster: LocalClu
     assert 'gone.dev' not in [group['name'] for group in groups['groups']]
 
 
+@pytest.mark.envtest_xfail(reason='a new CRD: kube-apiserver sends ADDED and two MODIFIED (NamesAccepted, then '
+                                   'Established, by two controllers), the emulator one MODIFIED with both')
 def test_crd_watch_sees_added_then_established(raw: Http) -> None:
     _, _, listed = raw.request('GET', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions')
     crd = {'apiVersion': 'apiextensions.k8s.io/v1', 'kind': 'CustomResourceDefinition',
@@ -104,6 +109,8 @@ def test_pod_keeps_only_typed_status_fields(raw: Http) -> None:
     assert status == 200 and body['kind'] == 'Pod'    # pods answer DELETE with the object
 
 
+@pytest.mark.envtest_xfail(reason='a MicroTime with one fractional digit (12:00:00.1+00:00): kube-apiserver '
+                                   'rejects it (400), the emulator normalises it to 12:00:00.100000Z')
 def test_lease_optimistic_concurrency(raw: Http) -> None:
     path = '/apis/coordination.k8s.io/v1/namespaces/default/leases'
     lease = {'metadata': {'name': 'leader'}, 'spec': {'holderIdentity': 'a', 'leaseDurationSeconds': 15,
@@ -127,17 +134,37 @@ def test_dry_run_and_preconditions(raw: Http, cluster: LocalCluster) -> None:
     assert raw.request('DELETE', f'{path}/pre', options)[0] == 200
 
 
+@pytest.mark.envtest_xfail(reason='a Deployment whose container has no image: kube-apiserver rejects it (422, '
+                                   'spec.template.spec.containers[0].image: Required value), the emulator creates it')
+def test_deployment_container_needs_an_image(raw: Http) -> None:
+    body = {'metadata': {'name': 'noimage'}, 'spec': {'selector': {'matchLabels': {'a': 'b'}}, 'template': {
+        'metadata': {'labels': {'a': 'b'}}, 'spec': {'containers': [{'name': 'c'}]}}}}
+    status, _, _ = raw.request('POST', '/apis/apps/v1/namespaces/default/deployments', body)
+    assert status == 201
+
+
 def test_put_noop_keeps_rv_and_deployment_generation(raw: Http) -> None:
     path = '/apis/apps/v1/namespaces/default/deployments'
     body: dict[str, Any] = {'metadata': {'name': 'd1'}, 'spec': {'replicas': 1, 'selector': {'matchLabels': {'a': 'b'}},
-                                                                 'template': {'metadata': {'labels': {'a': 'b'}},
-                                                                              'spec': {'containers': [{'name': 'c'}]}}}}
+                                                               'template': {'metadata': {'labels': {'a': 'b'}},
+                                                                            'spec': {'containers': [
+                                                                                {'name': 'c', 'image': 'x'}]}}}}
     status, _, created = raw.request('POST', path, body)
     assert status == 201 and created['metadata']['generation'] == 1
-    status, _, same = raw.request('PUT', f'{path}/d1', created)
-    assert status == 200 and same['metadata']['resourceVersion'] == created['metadata']['resourceVersion']
-    created['spec']['replicas'] = 3
-    status, _, changed = raw.request('PUT', f'{path}/d1', created)
+    # kube-controller-manager's Deployment controller writes the status meanwhile (a 409 for a stale
+    # body): each PUT sends the object as last read, and is retried after a conflict.
+    for _ in range(10):
+        _, _, current = raw.request('GET', f'{path}/d1')
+        status, _, same = raw.request('PUT', f'{path}/d1', current)
+        if status != 409:
+            break
+    assert status == 200 and same['metadata']['resourceVersion'] == current['metadata']['resourceVersion']
+    for _ in range(10):
+        _, _, current = raw.request('GET', f'{path}/d1')
+        current['spec']['replicas'] = 3
+        status, _, changed = raw.request('PUT', f'{path}/d1', current)
+        if status != 409:
+            break
     assert status == 200 and changed['metadata']['generation'] == 2
 
 
@@ -191,6 +218,7 @@ def test_multi_version_crd_serves_each_version(raw: Http, cluster: LocalCluster)
     assert [item['apiVersion'] for item in listed['items']] == ['kopf.dev/v1']
 
 
+@pytest.mark.emulator_only(reason="denies requests with the emulator's authorisation rules (forbid)")
 def test_forbidden_by_an_authorisation_rule(raw: Http, cluster: LocalCluster) -> None:
     cluster.forbid('list', 'configmaps', namespace='default')
     cluster.forbid('patch', 'kopfexamples/status')

@@ -9,6 +9,7 @@ import kubernetes
 import pytest
 
 from kopf.testing import LocalCluster
+from tests import backends
 from tests.fidelity.conftest import Http, Kubectl
 
 NS = '/apis/kopf.dev/v1/namespaces/default'
@@ -66,11 +67,12 @@ def test_labels_only_patch_and_noop(raw: Http, cluster: LocalCluster) -> None:
     assert status == 200
     assert int(patched['metadata']['resourceVersion']) > rv
     assert patched['metadata']['generation'] == 1
-    events_before = len(cluster.event_log())
+    logged = not backends.is_envtest(cluster)  # the emulator's event log (what watchers were sent)
+    events_before = len(cluster.event_log()) if logged else 0  # type: ignore[union-attr]
     status, _, again = raw.request('PATCH', f'{NS}/kopfexamples/labelled', labels, MERGE)
     assert status == 200
     assert again['metadata']['resourceVersion'] == patched['metadata']['resourceVersion']
-    assert len(cluster.event_log()) == events_before
+    assert not logged or len(cluster.event_log()) == events_before  # type: ignore[union-attr]
 
 
 def test_json_patch_test_op(raw: Http, cluster: LocalCluster) -> None:
@@ -201,6 +203,8 @@ def test_unsupported_field_selector(raw: Http) -> None:
     assert body['message'] == 'field label not supported: spec.foo'
 
 
+@pytest.mark.envtest_xfail(reason='an Event with eventTime but no action: kube-apiserver rejects it (422, '
+                                   '"action: Required value"), the emulator creates it')
 def test_event_namespace_rules(raw: Http) -> None:
     event = {'metadata': {'namespace': 'other', 'generateName': 'kopf-event-'},
              'type': 'Normal', 'reason': 'Logging', 'message': 'cluster-scoped',

@@ -3,7 +3,10 @@ a built-in is a strategic merge on both."""
 import json
 from typing import Any
 
+import pytest
+
 from kopf.testing import LocalCluster
+from tests import backends
 from tests.fidelity.conftest import Kubectl
 
 DEPLOYMENT = {
@@ -16,6 +19,8 @@ DEPLOYMENT = {
 }
 
 
+@pytest.mark.envtest_xfail(reason='"$bogus" in a strategic merge patch: kube-apiserver ignores it as an unknown '
+                                   'field (kubectl warns), the emulator answers 400 "unknown patch directive"')
 def test_kubectl_strategic_directives(kubectl: Kubectl, cluster: LocalCluster) -> None:
     cluster.apply(DEPLOYMENT)
     order = {'spec': {'template': {'spec': {
@@ -37,6 +42,8 @@ def test_kubectl_strategic_directives(kubectl: Kubectl, cluster: LocalCluster) -
     assert 'unknown patch directive: $bogus' in result.stderr
 
 
+@pytest.mark.envtest_xfail(reason='"$patch: merge" on a map: kube-apiserver answers 500 ("unknown patch type: '
+                                   'merge in map"), the emulator 400 BadRequest')
 def test_client_strategic_directives(core: Any, cluster: LocalCluster) -> None:
     cluster.apply({'apiVersion': 'v1', 'kind': 'ConfigMap',
                    'metadata': {'name': 'smp-cm', 'finalizers': ['a/b', 'c/d']}, 'data': {'k': '1', 'l': '2'}})
@@ -55,8 +62,10 @@ def test_client_strategic_directives(core: Any, cluster: LocalCluster) -> None:
 
 def test_client_patch_of_a_builtin_is_strategic(core: Any, cluster: LocalCluster) -> None:
     cluster.apply({'apiVersion': 'v1', 'kind': 'ConfigMap', 'metadata': {'name': 'cm10-client'}, 'data': {'k': '1'}})
-    mark = len(cluster.request_log())
+    logged = not backends.is_envtest(cluster)  # the emulator's request log: the patch's content type
+    mark = len(cluster.request_log()) if logged else 0  # type: ignore[union-attr]
     patched = core.patch_namespaced_config_map('cm10-client', 'default', {'data': {'k': '2'}})
     assert patched.data == {'k': '2'}
-    patches = [r for r in cluster.request_log()[mark:] if r['method'] == 'PATCH']
-    assert [p['contentType'] for p in patches] == ['application/strategic-merge-patch+json']
+    if logged:
+        patches = [r for r in cluster.request_log()[mark:] if r['method'] == 'PATCH']  # type: ignore[union-attr]
+        assert [p['contentType'] for p in patches] == ['application/strategic-merge-patch+json']

@@ -50,6 +50,12 @@ EXPECTED = [
 ]
 
 
+REAL_CAUSES = pytest.mark.envtest_xfail(
+    reason='kube-apiserver: a format error (date-time, uuid) is FieldValueTypeInvalid (the emulator: '
+           'FieldValueInvalid); a missing embedded apiVersion/kind is "Required value" (the emulator: '
+           '"Required value: must not be empty"); its causes come in no fixed order')
+
+
 def _obj(name: str, spec: dict[str, Any], version: str = 'v1') -> dict[str, Any]:
     return {'apiVersion': f'kopf.dev/{version}', 'kind': 'Constrained', 'metadata': {'name': name}, 'spec': spec}
 
@@ -59,6 +65,7 @@ def crd(cluster: LocalCluster) -> None:
     cluster.apply(CRD)
 
 
+@REAL_CAUSES
 def test_client_sees_every_constraint(custom: Any) -> None:
     kubernetes = pytest.importorskip('kubernetes')
     with pytest.raises(kubernetes.client.ApiException) as exc:
@@ -80,6 +87,7 @@ def test_client_gets_defaults_int_or_string_and_embedded_pruning(custom: Any) ->
     assert patched['spec']['port'] == 8080 and patched['spec']['size'] == 3       # null: defaulted again
 
 
+@REAL_CAUSES
 def test_kubectl_prints_the_causes(kubectl: Kubectl) -> None:
     result = kubectl('create', '-f', '-', input=yaml.safe_dump(_obj('bad-kubectl', BAD)))
     assert result.returncode == 1

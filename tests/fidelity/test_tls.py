@@ -11,6 +11,8 @@ from kopf.testing import LocalCluster
 from tests.fidelity.conftest import Kubectl, kubectl_binary
 
 pytest.importorskip('cryptography')
+pytestmark = pytest.mark.emulator_only(reason="the emulator's own HTTPS, token and client-certificate modes "
+                                              "(LocalCluster(tls=..., tokens=..., client_certs=...))")
 
 
 @pytest.fixture(scope='module')

@@ -7,6 +7,7 @@ import kubernetes
 import pytest
 
 from kopf.testing import LocalCluster
+from tests import backends
 from tests.fidelity.conftest import Http
 
 NS = '/apis/kopf.dev/v1/namespaces/default'
@@ -60,6 +61,7 @@ def test_selector_transitions(raw: Http, cluster: LocalCluster) -> None:
     assert events[1]['object']['metadata']['labels'] == {'app': 'yes'}
 
 
+@pytest.mark.emulator_only(reason="compacts the history with the emulator's control API")
 def test_expired_history(raw: Http, cluster: LocalCluster, custom: Any) -> None:
     obj = cluster.apply(_kex('w30'))[0]
     cluster.apply(_kex('w30', labels={'x': 'y'}))
@@ -77,13 +79,19 @@ def test_expired_history(raw: Http, cluster: LocalCluster, custom: Any) -> None:
     assert exc.value.status == 410
 
 
+def _current_rv(raw: Http) -> int:
+    """The latest resourceVersion of the whole store (a paged list is read from it, not from a cache)."""
+    return int(raw.request('GET', '/api/v1/namespaces?limit=1')[2]['metadata']['resourceVersion'])
+
+
 def test_timeout_and_bookmarks(raw: Http, cluster: LocalCluster) -> None:
     started = time.monotonic()
-    watch = raw.watch(f'{NS}/kopfexamples?watch=true&resourceVersion={cluster.emulator.state.store.rv}'
-                      '&timeoutSeconds=1')
+    watch = raw.watch(f'{NS}/kopfexamples?watch=true&resourceVersion={_current_rv(raw)}&timeoutSeconds=1')
     assert watch.rest() == []
     watch.close()
     assert 0.9 < time.monotonic() - started < 5
+    if backends.is_envtest(cluster):  # the bookmarks' interval is set with the emulator's control API
+        return
     cluster.set_bookmark_interval(0.2)
     try:
         watch = raw.watch(f'{NS}/kopfexamples?watch=true&resourceVersion={cluster.emulator.state.store.rv}'
@@ -116,18 +124,20 @@ def test_send_initial_events(raw: Http, cluster: LocalCluster) -> None:
 
 def test_list_paging(raw: Http, cluster: LocalCluster) -> None:
     cluster.apply({'apiVersion': 'v1', 'kind': 'Namespace', 'metadata': {'name': 'w33'}})
-    cluster.apply(*[{'apiVersion': 'v1', 'kind': 'ConfigMap', 'metadata': {'name': f'c{i}', 'namespace': 'w33'}}
-                    for i in range(5)])
+    paged = {'paged': 'yes'}  # not kube-root-ca.crt, which kube-controller-manager puts in every namespace
+    cluster.apply(*[{'apiVersion': 'v1', 'kind': 'ConfigMap',
+                     'metadata': {'name': f'c{i}', 'namespace': 'w33', 'labels': paged}} for i in range(5)])
     sizes, rvs, token = [], set(), ''
     while True:
         suffix = f'&continue={token}' if token else ''
-        _, _, page = raw.request('GET', f'/api/v1/namespaces/w33/configmaps?limit=2{suffix}')
+        _, _, page = raw.request('GET', f'/api/v1/namespaces/w33/configmaps?labelSelector=paged&limit=2{suffix}')
         sizes.append(len(page['items']))
         rvs.add(page['metadata']['resourceVersion'])
         token = page['metadata'].get('continue', '')
         if not token:
             break
-        cluster.apply({'apiVersion': 'v1', 'kind': 'ConfigMap', 'metadata': {'name': 'a-before', 'namespace': 'w33'}})
+        cluster.apply({'apiVersion': 'v1', 'kind': 'ConfigMap',
+                       'metadata': {'name': 'a-before', 'namespace': 'w33', 'labels': paged}})
     assert sizes == [2, 2, 1] and len(rvs) == 1
 
 
@@ -139,15 +149,20 @@ def test_watch_python_client_stream(cluster: LocalCluster, custom: Any) -> None:
     assert [(e['type'], e['object']['metadata']['name']) for e in events] == [('ADDED', 'wpy')]
 
 
+@pytest.mark.envtest_xfail(reason='a watch from a resourceVersion beyond the current one: kube-apiserver answers '
+                                   '200 and streams nothing until the timeout (a list answers 504 "Too large '
+                                   'resource version"), the emulator answers the watch with that 504')
 def test_resource_version_from_the_future(raw: Http, cluster: LocalCluster) -> None:
-    future = cluster.emulator.state.store.rv + 1000
+    future = _current_rv(raw) + 1000
     started = time.monotonic()
-    status, headers, body = raw.request('GET', f'{NS}/kopfexamples?watch=true&resourceVersion={future}')
+    status, headers, body = raw.request('GET', f'{NS}/kopfexamples?watch=true&resourceVersion={future}'
+                                               '&timeoutSeconds=10')
     assert 2.5 < time.monotonic() - started < 6
     assert status == 504 and body['reason'] == 'Timeout' and headers['Retry-After'] == '1'
     assert body['details']['causes'][0]['reason'] == 'ResourceVersionTooLarge'
 
 
+@pytest.mark.emulator_only(reason="compacts the history with the emulator's control API")
 def test_list_exact_and_expired_continue(raw: Http, cluster: LocalCluster) -> None:
     rv = cluster.emulator.state.store.rv
     status, _, _ = raw.request('GET', f'/api/v1/namespaces?resourceVersion={rv}&resourceVersionMatch=Exact')
