@@ -47,8 +47,8 @@ async def test_validation_mutation_warnings_dryrun_and_delete(
         webhooks: list[Any]) -> None:
     import kubernetes
     await start_operator()
-    await eventually(lambda: [w for w in configs(cluster, 'ValidatingWebhookConfiguration') if w['rules']]
-                     and [w for w in configs(cluster, 'MutatingWebhookConfiguration') if w['rules']])
+    await eventually(lambda: [w for w in configs(cluster, 'ValidatingWebhookConfiguration') if w.get('rules')]
+                     and [w for w in configs(cluster, 'MutatingWebhookConfiguration') if w.get('rules')])
     validating = configs(cluster, 'ValidatingWebhookConfiguration')[0]
     assert validating['name'] == f'check.{MANAGED}'
     assert validating['clientConfig']['url'].endswith('/check') and validating['clientConfig']['caBundle']
@@ -83,7 +83,7 @@ async def test_unknown_webhook_ids_are_allowed_and_bad_bodies_are_400(
     import urllib.request
 
     await start_operator()
-    await eventually(lambda: [w for w in configs(cluster, 'ValidatingWebhookConfiguration') if w['rules']])
+    await eventually(lambda: [w for w in configs(cluster, 'ValidatingWebhookConfiguration') if w.get('rules')])
     client = configs(cluster, 'ValidatingWebhookConfiguration')[0]['clientConfig']
     context = ssl.create_default_context(cadata=base64.b64decode(client['caBundle']).decode())
     base = client['url'].rsplit('/', 1)[0]
@@ -183,7 +183,7 @@ async def test_a_thousand_random_and_malformed_bodies_are_all_answered(
         handled.append(name)
 
     await start_operator()
-    await eventually(lambda: [w for w in configs(cluster, 'ValidatingWebhookConfiguration') if w['rules']])
+    await eventually(lambda: [w for w in configs(cluster, 'ValidatingWebhookConfiguration') if w.get('rules')])
     client = configs(cluster, 'ValidatingWebhookConfiguration')[0]['clientConfig']
     context = ssl.create_default_context(cadata=base64.b64decode(client['caBundle']).decode())
     url = urllib.parse.urlparse(client['url'])

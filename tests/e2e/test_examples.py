@@ -460,9 +460,9 @@ def test_17_admission(cluster: Cluster) -> None:
 
     with runner('17-admission', cluster) as operator:
         assert operator.wait_ready(20)
-        wait_for(lambda: all(w['rules'] for w in webhooks('ValidatingWebhookConfiguration'))
+        wait_for(lambda: all(w.get('rules') for w in webhooks('ValidatingWebhookConfiguration'))
                  and len(webhooks('ValidatingWebhookConfiguration')) == 2
-                 and [w for w in webhooks('MutatingWebhookConfiguration') if w['rules']])
+                 and [w for w in webhooks('MutatingWebhookConfiguration') if w.get('rules')])
         validating = {w['name']: w for w in webhooks('ValidatingWebhookConfiguration')}
         assert set(validating) == {f'check-field.{managed}', f'check-status.{managed}'}
         assert validating[f'check-status.{managed}']['rules'][0]['resources'] == ['kopfexamples/status']
