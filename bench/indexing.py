@@ -409,17 +409,7 @@ def main() -> int:
     args = parser.parse_args()
     args.objects = args.objects or (1000 if args.quick else 10000)
     args.repeats = args.repeats or (1 if args.quick else 3)
-    started = time.monotonic()
-    report = asyncio.run(bench(args))
-    report['meta']['elapsed_s'] = round(time.monotonic() - started, 1)
-    print(table(report))
-    print(f"(took {report['meta']['elapsed_s']:.0f} s)")
-    if not args.no_write:
-        run.RESULTS.mkdir(exist_ok=True)
-        stamp = datetime.datetime.now(datetime.UTC).strftime('%Y-%m-%dT%H%M')
-        path = run.RESULTS / f'indexing-{stamp}-{report["meta"]["mode"]}.json'
-        path.write_text(json.dumps(report, indent=2) + '\n')
-        log(f'wrote {path}')
+    run.run_and_report('indexing', bench(args), table, write=not args.no_write)
     return 0
 
 

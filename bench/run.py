@@ -27,6 +27,22 @@ from harness import log
 
 UPSTREAM_VERSION = '1.45.2'
 RESULTS = h.HERE / 'results'
+
+
+def run_and_report(kind: str, bench: Any, table: Any, *, write: bool) -> dict[str, Any]:
+    """Run a side benchmark's coroutine, print its table, and keep it as `results/<kind>-<stamp>-<mode>.json`."""
+    started = time.monotonic()
+    report: dict[str, Any] = asyncio.run(bench)
+    report['meta']['elapsed_s'] = round(time.monotonic() - started, 1)
+    print(table(report))
+    print(f"(took {report['meta']['elapsed_s']:.0f} s)")
+    if write:
+        RESULTS.mkdir(exist_ok=True)
+        stamp = datetime.datetime.now(datetime.UTC).strftime('%Y-%m-%dT%H%M')
+        path = RESULTS / f'{kind}-{stamp}-{report["meta"]["mode"]}.json'
+        path.write_text(json.dumps(report, indent=2) + '\n')
+        log(f'wrote {path}')
+    return report
 VENVS = h.HERE / '.venvs'
 KEYS = ['objects_per_s', 'cpu_s_per_1000', 'rss_mb_idle', 'p50_ms', 'p99_ms', 'writes_per_lifecycle',
         'resume_s', 'startup_s', 'import_rss_mb']

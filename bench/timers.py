@@ -351,17 +351,7 @@ def main() -> int:
     args.sizes = args.sizes or ([1000] if args.quick else [1000, 10000])
     args.window = args.window or (20.0 if args.quick else 60.0)
     args.settle = args.settle or (12.0 if args.quick else 15.0)
-    started = time.monotonic()
-    report = asyncio.run(bench(args))
-    report['meta']['elapsed_s'] = round(time.monotonic() - started, 1)
-    print(table(report))
-    print(f"(took {report['meta']['elapsed_s']:.0f} s)")
-    if not args.no_write:
-        run.RESULTS.mkdir(exist_ok=True)
-        stamp = datetime.datetime.now(datetime.UTC).strftime('%Y-%m-%dT%H%M')
-        path = run.RESULTS / f'timers-{stamp}-{report["meta"]["mode"]}.json'
-        path.write_text(json.dumps(report, indent=2) + '\n')
-        log(f'wrote {path}')
+    run.run_and_report('timers', bench(args), table, write=not args.no_write)
     return 0
 
 
