@@ -23,6 +23,9 @@ Modules:
 - `scheduling`  the operator's one scheduler: everything later, one heap, one loop timer
 - `processing`  one cycle: decide → invoke → settle → apply
 - `changing`    invoking a plan's handlers: on.event, optional delete, change handlers, sub-handlers
+- `spawning`    daemons and timers of each object: started/stopped after its cycles, the stop sequence
+- `indexing`    the in-memory indices (`@kopf.index`) and the start gate until they are complete
+- `admission`   admission reviews for `@kopf.on.validate/mutate`, the managed webhook configurations
 - `invoking`    one attempt of one handler (sync in the executor, async in the loop) → an Outcome
 - `applying`    the cycle's patch, once per endpoint
 - `contexts`    the operator/resource contexts (settings, registry, client, storages, records)
