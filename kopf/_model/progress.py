@@ -33,10 +33,10 @@ Purposes and superseding (`State.with_purpose`)
   are re-purposed (progress kept if unfinished, restarted if finished); the others are purged.
   States of handlers no longer selected are purged too.
 
-Persisting (`State.store`, `State.purge`)
+Persisting (`State.store`; purging a done cause is `kopf._model.plans.purge`)
 - Only changed records are stored (nothing is written for unchanged states), then dropped ones are
   purged; `storage.flush()` after each batch. When the cause is done, everything is purged: the
-  states, the dropped ids, the given handler ids, and all recorded subrefs.
+  states, the dropped ids, the given handler ids, and all recorded subrefs (`plans.purge`).
 - The wake-up (`State.delay`) is computed in memory: seconds until the next unfinished handler is due.
   `delayed` is still persisted, so a restarted operator honours it.
 """
@@ -389,19 +389,6 @@ class State(Mapping[str, HandlerState]):
                 storage.purge(key=key, body=body, patch=patch)
             storage.flush()
 
-    def purge(
-            self,
-            *,
-            body: Mapping[str, Any],
-            patch: MutableMapping[str, Any],
-            storage: StorageLike,
-            handlers: Iterable[HandlerLike] = (),
-    ) -> None:
-        """Purge everything of this cause: states, dropped ids, the given handlers' ids, all subrefs."""
-        keys = set(self.states) | set(self.dropped) | {h.id for h in handlers} | self.subrefs
-        for key in sorted(keys):
-            storage.purge(key=key, body=body, patch=patch)
-        storage.flush()
 
 
 # Lifecycles: which of the due handlers to attempt in this cycle. Users may write their own:

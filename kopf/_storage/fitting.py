@@ -92,27 +92,3 @@ def _fit_diffbase(storage: diffbase.DiffBaseStorage, schema: Mapping[str, Any] |
             _warn(warnings, crd_name, pruned[0], 'diff-base')
             return diffbase.AnnotationsDiffBaseStorage(ignored_fields=storage.ignored_fields)
     return storage
-
-
-def dropped_fields(patch: Mapping[str, Any], body: Mapping[str, Any]) -> list[fields.FieldPath]:
-    """The fields a merge-patch set (non-null) that the returned body lacks: pruned by the API server.
-
-    Used after every patch to report what was silently dropped (e.g. `status` of built-in resources,
-    or fields outside a CRD's structural schema). Nulls (deletions) and `.fns` are not checked.
-    """
-    dropped: list[fields.FieldPath] = []
-    _walk_dropped(patch, body, (), dropped)
-    return dropped
-
-
-def _walk_dropped(patch: Mapping[str, Any], body: Any, path: fields.FieldPath,
-                  dropped: list[fields.FieldPath]) -> None:
-    for key, value in patch.items():
-        if value is None:
-            continue
-        here = path + (key,)
-        present = isinstance(body, Mapping) and key in body
-        if not present:
-            dropped.append(here)
-        elif isinstance(value, Mapping) and value:
-            _walk_dropped(value, body[key], here, dropped)

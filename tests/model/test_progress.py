@@ -5,7 +5,7 @@ from typing import Any
 
 import pytest
 
-from kopf._model import errors, progress
+from kopf._model import errors, plans, progress
 from kopf._model.outcomes import Outcome, OutcomeKind
 from kopf._model.progress import HandlerState, State
 
@@ -213,7 +213,7 @@ def test_purge_when_done_covers_states_handlers_and_subrefs() -> None:
                                 now=T0)
     assert state['parent'].subrefs == ('parent/a', 'parent/b', 'parent/c')
     assert state.done
-    state.purge(body={}, patch={}, storage=storage, handlers=[Handler('other')])
+    plans.purge(state, [Handler('other')], body={}, patch={}, storage=storage)
     assert storage.purged == ['other', 'parent', 'parent/a', 'parent/b', 'parent/c']
 
 

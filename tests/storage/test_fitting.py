@@ -71,15 +71,3 @@ def test_pruned_fields_of_a_declared_status_field() -> None:
     assert fitting.pruned_fields(kopf.StatusProgressStorage(field='status.my-op'), schema) == [
         ('status', 'kopf', 'dummy')]  # the touch field is not declared
     assert fitting.pruned_fields(kopf.StatusDiffBaseStorage(field='status.my-op'), schema) == []
-
-
-@pytest.mark.parametrize('patch, body, expected', [
-    ({'status': {'my-op': {'create_fn': {'retries': 1}}}}, {'status': {}}, [('status', 'my-op')]),
-    ({'status': {'my-op': {'create_fn': {'retries': 1}}}}, {}, [('status',)]),
-    ({'status': {'a': 1, 'b': 2}}, {'status': {'a': 1}}, [('status', 'b')]),
-    ({'metadata': {'annotations': {'x': '1', 'y': None}}}, {'metadata': {'annotations': {'x': '1'}}}, []),
-    ({'spec': {'list': [1, 2]}}, {'spec': {'list': [1]}}, []),
-    ({}, {}, []),
-])
-def test_dropped_fields(patch: Any, body: Any, expected: Any) -> None:
-    assert fitting.dropped_fields(patch, body) == expected
