@@ -200,10 +200,8 @@ def paired(runs: list[tuple[dict[str, Any], dict[str, Any]]], key: str) -> float
 
 
 async def bench(args: argparse.Namespace) -> dict[str, Any]:
-    ours = h.Framework('ours', str(h.ROOT / '.venv' / 'bin' / 'python'), 'ours')
-    frameworks = [ours]
-    if not args.ours_only:
-        frameworks.append(h.Framework('upstream', run.upstream_venv(args.upstream_clients), 'upstream'))
+    frameworks = run.frameworks(ours_only=args.ours_only, upstream_clients=args.upstream_clients)
+    ours = frameworks[0]
     logdir = pathlib.Path(tempfile.mkdtemp(prefix='kopf-bench-indexing-'))
     log(f'logs in {logdir}')
     index_module = logdir / 'bench_index_module.py'

@@ -29,6 +29,23 @@ UPSTREAM_VERSION = '1.45.2'
 RESULTS = h.HERE / 'results'
 
 
+def frameworks(*, ours_only: bool = False, upstream_clients: bool = False) -> list[h.Framework]:
+    """Ours (the project's .venv), then upstream in its throw-away venv unless `ours_only`."""
+    ours = h.Framework('ours', str(h.ROOT / '.venv' / 'bin' / 'python'), 'ours')
+    if ours_only:
+        return [ours]
+    return [ours, h.Framework('upstream', upstream_venv(upstream_clients), 'upstream')]
+
+
+async def wait_resumed(op: Any, tracker: Any, count: int, within: float, what: str) -> None:
+    """Until the operator's resume handler has run for `count` objects since its spawn (or it died)."""
+    t0 = op.spawned_at
+    done = await h.wait_for(lambda: tracker.count('resume_fn', since=t0) >= count or not op.alive(), within)
+    resumed = tracker.count('resume_fn', since=t0)
+    if not done or resumed < count:
+        raise RuntimeError(f'{what}: resumed {resumed} of {count}')
+
+
 def run_and_report(kind: str, bench: Any, table: Any, *, write: bool) -> dict[str, Any]:
     """Run a side benchmark's coroutine, print its table, and keep it as `results/<kind>-<stamp>-<mode>.json`."""
     started = time.monotonic()
@@ -335,11 +352,7 @@ async def run_restart(fw: h.Framework, emu: h.EmulatorProcess, args: argparse.Na
         op.start()
         try:
             t0 = op.spawned_at
-            done = await h.wait_for(lambda: tracker.count('resume_fn', since=t0) >= count or not op.alive(),
-                                    args.timeout)
-            resumed = tracker.count('resume_fn', since=t0)
-            if not done or resumed < count:
-                raise RuntimeError(f'restart: resumed {resumed} of {count}')
+            await wait_resumed(op, tracker, count, args.timeout, 'restart')
             ts = [r['t'] for r in tracker.results['resume_fn'].values()]
             out['resume_s'] = max(ts) - t0
             out['resume_visible_s'] = max(tracker.visible['resume_fn'].values()) - t0

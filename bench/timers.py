@@ -141,11 +141,7 @@ async def one_run(fw: h.Framework, emu: h.EmulatorProcess, n: int, timers: bool,
         op.start()
         try:
             t0 = op.spawned_at
-            done = await h.wait_for(lambda: tracker.count('resume_fn', since=t0) >= n or not op.alive(),
-                                    args.timeout)
-            resumed = tracker.count('resume_fn', since=t0)
-            if not done or resumed < n:
-                raise RuntimeError(f'{kind}: resumed {resumed} of {n}')
+            await run.wait_resumed(op, tracker, n, args.timeout, kind)
             out['resume_s'] = max(r['t'] for r in tracker.results['resume_fn'].values()) - t0
             log(f'  all {n} resumed in {out["resume_s"]:.1f} s; settling {args.settle:.0f} s, '
                 f'then a {args.window:.0f} s window')
@@ -224,10 +220,8 @@ def increase(base: dict[str, Any], with_timers: dict[str, Any], key: str) -> flo
 
 
 async def bench(args: argparse.Namespace) -> dict[str, Any]:
-    ours = h.Framework('ours', str(h.ROOT / '.venv' / 'bin' / 'python'), 'ours')
-    frameworks = [ours]
-    if not args.ours_only:
-        frameworks.append(h.Framework('upstream', run.upstream_venv(args.upstream_clients), 'upstream'))
+    frameworks = run.frameworks(ours_only=args.ours_only, upstream_clients=args.upstream_clients)
+    ours = frameworks[0]
     logdir = pathlib.Path(tempfile.mkdtemp(prefix='kopf-bench-timers-'))
     log(f'logs in {logdir}')
     module = logdir / 'bench_timer_module.py'
