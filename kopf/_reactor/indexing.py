@@ -15,7 +15,6 @@
 - Indices are fed by every object of the resource, whatever else pauses its handling.
 """
 import asyncio
-import datetime
 import logging
 import time
 from collections.abc import Hashable, Mapping
@@ -26,13 +25,9 @@ from kopf._model.bodies import Body, RawEvent
 from kopf._model.kwargs import IndexingCause, handler_kwargs
 from kopf._model.outcomes import OutcomeKind, describe
 from kopf._model.registries import OperatorRegistry
-from kopf._reactor import invoking
+from kopf._reactor import changing, invoking
 
 logger = logging.getLogger('kopf.reactor.indexing')
-
-
-def now() -> datetime.datetime:
-    return datetime.datetime.now(datetime.UTC)
 
 
 class Indexing:
@@ -146,7 +141,7 @@ class Indexing:
 
     async def _run(self, rctx: Any, handler: handlers.IndexingHandler, cause: IndexingCause,
                    key: Hashable, logger: Any) -> None:
-        moment = now()
+        moment = changing.now()
         state = self.states.get((handler.id, key))
         if state is not None and (state.failure or (state.delayed is not None and state.delayed > moment)):
             return  # excluded: for good, or until its delay has passed
@@ -167,7 +162,7 @@ class Indexing:
                              extra={'kopf_handler_id': handler.id})
             return
         backoff = settings.execution.default_backoff
-        judged = state.with_outcome(outcome, handler=handler, now=now(), default_backoff=backoff)
+        judged = state.with_outcome(outcome, handler=handler, now=changing.now(), default_backoff=backoff)
         describe(handler, outcome).emit(logger)
         if judged.failure and judged.message and outcome.kind is not OutcomeKind.FAILURE:
             logger.error(judged.message, extra={'kopf_handler_id': handler.id})

@@ -20,7 +20,6 @@ daemons and timers as `kopf._model.spawning.reconcile` decides.
 """
 import asyncio
 import concurrent.futures
-import datetime
 import logging
 import threading
 import warnings
@@ -34,14 +33,10 @@ from kopf._model.bodies import Body
 from kopf._model.daemons import DaemonStoppingReason
 from kopf._model.kwargs import SpawningCause, filter_kwargs, handler_kwargs
 from kopf._model.outcomes import Outcome, OutcomeKind
-from kopf._reactor import applying, contexts, invoking, loggers, stoppers
+from kopf._reactor import applying, changing, contexts, invoking, loggers, stoppers
 
 logger = logging.getLogger('kopf.reactor.spawning')
 EXIT_TIMEOUT = 5.0  # on operator exit: seconds for daemons to stop before they are cancelled
-
-
-def now() -> datetime.datetime:
-    return datetime.datetime.now(datetime.UTC)
 
 
 class Latest(Mapping[str, Any]):
@@ -234,7 +229,7 @@ class Spawn:
         self.is_async = invoking.is_async(handler.fn)
         self.flag = stoppers.AsyncDaemonStopped() if self.is_async else stoppers.SyncDaemonStopped()
         self.stopping: asyncio.Event | None = None  # the framework's own waits (daemons only; made when needed)
-        self.state = progress.HandlerState.from_scratch(now=now(), purpose=None)
+        self.state = progress.HandlerState.from_scratch(now=changing.now(), purpose=None)
         self.gone = False
         self._finished = False
 
@@ -280,7 +275,7 @@ class Spawn:
         """One call: kwargs with the live body; its result to `status.<id>`; its patch applied."""
         handler, background = self.handler, self.background
         patch = patches.Patch(body=background.latest.raw)
-        moment = now()
+        moment = changing.now()
         kwargs = handler_kwargs(handler, background.cause(patch), retry=self.state.retries,
                                 started=self.state.started, runtime=self.state.runtime(moment), stopped=self.flag)
         model.invoked_log(handler).emit(self.logger)
@@ -296,8 +291,8 @@ class Spawn:
 
     def _judge(self, outcome: Outcome) -> progress.HandlerState:
         """The attempt merged into the in-memory state (retries, timeout, delays); logged as judged."""
-        default_backoff = self.background.rctx.settings.execution.default_backoff
-        judged = self.state.with_outcome(outcome, handler=self.handler, now=now(), default_backoff=default_backoff)
+        backoff = self.background.rctx.settings.execution.default_backoff
+        judged = self.state.with_outcome(outcome, handler=self.handler, now=changing.now(), default_backoff=backoff)
         for entry in model.attempt_logs(self.handler, outcome, judged):
             entry.emit(self.logger)
         return judged
@@ -331,7 +326,7 @@ class Daemon(Spawn):
                     finished = not self.flag  # a stop made it return: it runs again when it matches again
                     return
                 self.state = judged
-                delay = (judged.delayed - now()).total_seconds() if judged.delayed is not None else 0.0
+                delay = (judged.delayed - changing.now()).total_seconds() if judged.delayed is not None else 0.0
                 if await self._sleep(delay):
                     return
         except asyncio.CancelledError:
@@ -443,14 +438,14 @@ class Timer(Spawn):
             judged = self._judge(outcome)
         except Exception as exc:  # the framework's own failure: logged, the timer goes on
             self.logger.exception(f'{self.handler} failed unexpectedly: {exc!r}')
-            judged = self.state._failed(now(), str(exc))
+            judged = self.state._failed(changing.now(), str(exc))
         finished = loop.time()
         if self.flag:
             self._stopped()
             return
         final = judged.success or judged.failure
-        self.state = progress.HandlerState.from_scratch(now=now(), purpose=None) if final else judged
-        delay = (judged.delayed - now()).total_seconds() if judged.delayed is not None else None
+        self.state = progress.HandlerState.from_scratch(now=changing.now(), purpose=None) if final else judged
+        delay = (judged.delayed - changing.now()).total_seconds() if judged.delayed is not None else None
         due = model.next_due(self.handler, started=started, finished=finished, success=final, delay=delay,
                              last_change=self.background.last_change, changed_since=self.changed_since)
         if due is None and self.handler.interval is None and self.handler.idle is None:
