@@ -11,7 +11,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from kopf._api import patching
-from kopf._model import budgets, patches, plans
+from kopf._model import budgets, patches
+from kopf._model.kwargs import Logger
 from kopf._reactor import contexts
 
 
@@ -28,17 +29,17 @@ def fold(patch: patches.Patch) -> patches.Patch:
     return patches.Patch(fns=[merge, *patch.fns])
 
 
-async def apply(rctx: contexts.ResourceContext, plan: plans.Plan, patch: patches.Patch) -> dict[str, Any] | None:
-    """Send the cycle's patch; the server's answer (the newest body), or None if nothing was sent or accepted."""
+async def apply(rctx: contexts.ResourceContext, body: Mapping[str, Any], patch: patches.Patch,
+                logger: Logger) -> dict[str, Any] | None:
+    """Send a patch of this body; the server's answer (the newest body), or None if nothing was sent or accepted."""
     if not patch:
         return None
     try:
-        budgets.check_annotations(plan.body, patch)
+        budgets.check_annotations(body, patch)
     except budgets.AnnotationsBudgetError as exc:
-        plan.logger.error(str(exc))
+        logger.error(str(exc))
         return None
-    meta: Mapping[str, Any] = plan.body.get('metadata') or {}
+    meta: Mapping[str, Any] = body.get('metadata') or {}
     result = await patching.patch_obj(rctx.operator.client, rctx.resource, namespace=meta.get('namespace'),
-                                      name=str(meta.get('name')), patch=fold(patch), body=plan.body,
-                                      log=plan.logger)
+                                      name=str(meta.get('name')), patch=fold(patch), body=body, log=logger)
     return result.body

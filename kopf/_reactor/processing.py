@@ -34,7 +34,7 @@ async def process(rctx: contexts.ResourceContext, record: records.ObjectRecord, 
     outcomes = await changing.invoke(rctx, plan)
     settlement = plans.settle(plan, outcomes, now=changing.now())
     emit(settlement.logs, logger)
-    answer = None if plan.event_type == 'DELETED' else await applying.apply(rctx, plan, settlement.patch)
+    answer = None if plan.event_type == 'DELETED' else await applying.apply(rctx, plan.body, settlement.patch, logger)
     if answer is not None or not settlement.patch or plan.event_type == 'DELETED':
         remember(record, settlement)  # only what is written (a refused patch re-runs its handlers)
     if rctx.registry.has_handlers(rctx.resource, handlers.SpawningHandler):

@@ -26,8 +26,8 @@ import warnings
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from kopf._api import apierrors, patching
-from kopf._model import budgets, finalizers, handlers, patches, plans, progress, records
+from kopf._api import apierrors
+from kopf._model import finalizers, handlers, patches, plans, progress, records
 from kopf._model import spawning as model
 from kopf._model.bodies import Body
 from kopf._model.daemons import DaemonStoppingReason
@@ -184,15 +184,8 @@ class Background:
 
     async def apply(self, patch: patches.Patch) -> None:
         """The patch of one call or attempt, sent at once (errors are logged, never raised)."""
-        if not patch:
-            return
-        body = self.latest.raw
-        meta: Mapping[str, Any] = body.get('metadata') or {}
         try:
-            budgets.check_annotations(body, patch)
-            await patching.patch_obj(self.rctx.operator.client, self.rctx.resource, namespace=meta.get('namespace'),
-                                     name=str(meta.get('name')), patch=applying.fold(patch), body=body,
-                                     log=self.logger)
+            await applying.apply(self.rctx, self.latest.raw, patch, self.logger)
         except apierrors.APINotFoundError:
             pass  # the object is gone: nothing to write to
         except Exception as exc:
