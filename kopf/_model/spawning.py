@@ -6,7 +6,7 @@ Log lines (upstream's words, for switching frameworks without surprises; `attemp
   again in N seconds: ..." / "... and will stop now (it would exceed N retries on the next attempt): ...".
 - The end of a daemon: "... has exited on its own and will not be retried or restarted." (it returned
   or failed for good), "... has exited on request and will not be retried or restarted." (after a
-  stop), "... has exited gracefully." (at the operator's exit).
+  stop), "... has exited gracefully." (at the operator's exit or pause: a paused one starts again on resuming).
 
 Which run (`reconcile`):
 - A daemon or timer runs while the object matches its filters, holds our finalizer (so that its
@@ -126,7 +126,7 @@ def exit_log(handler: SpawningHandler, reason: DaemonStoppingReason | None) -> L
     """How a daemon's end is logged: on its own, on request (a stop), or gracefully (the operator exits)."""
     if reason is None:
         text = 'has exited on its own and will not be retried or restarted.'
-    elif reason & DaemonStoppingReason.OPERATOR_EXITING:
+    elif reason & (DaemonStoppingReason.OPERATOR_EXITING | DaemonStoppingReason.OPERATOR_PAUSING):
         text = 'has exited gracefully.'
     else:
         text = 'has exited on request and will not be retried or restarted.'

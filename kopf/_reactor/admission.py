@@ -121,6 +121,8 @@ class Admission:
         managed = self.ctx.settings.admission.managed
         if managed is None or self.config is None:
             return
+        if self.ctx.pausing.pauses.by:
+            return  # only an active replica manages the configurations (peering); it does so when resumed
         async with self.lock:
             for type_, plural in KINDS.items():
                 chosen = [h for h in self.ctx.registry.webhooks if h.type == type_ and (h.persistent or not exiting)]

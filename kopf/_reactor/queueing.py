@@ -12,7 +12,11 @@
   executor's threads anyway.
 - Everything later (a handler's delay, the error throttling, the end of the wait for our own write)
   is a due time in the operator's one scheduler (`scheduling`), which queues the record when due.
-- An idle runner exits after `settings.queueing.idle_timeout`; a wake-up starts one again.
+- An idle runner exits after `settings.queueing.idle_timeout`; a wake-up starts one again. When
+  the stream is over, idle runners exit at once (a running cycle finishes first).
+- Pausing (`pause()`, when the stream's scope is paused): the records' wake-ups are cancelled, their
+  daemons and timers stopped (`OPERATOR_PAUSING`); cycles in flight finish; a cycle that begins
+  while paused only feeds the indices (`processing`).
 """
 import asyncio
 import collections
@@ -22,6 +26,7 @@ from typing import Any
 
 from kopf._model import handlers, records
 from kopf._model.bodies import RawEvent
+from kopf._model.daemons import DaemonStoppingReason
 from kopf._reactor import contexts, invoking, loggers, processing
 
 logger = logging.getLogger('kopf.reactor.queueing')
@@ -101,6 +106,22 @@ class Dispatcher:
             records.step(record, records.Stopped())
         self.scheduled.clear()
         self.ready.clear()
+        while self.waiters:  # idle runners exit now, not after their idle timeout
+            waiter = self.waiters.popleft()
+            if not waiter.done():
+                waiter.set_result(None)
+
+    def pause(self) -> None:
+        """The stream's scope is paused: nothing of its objects is due; their daemons and timers stop."""
+        for record in list(self.rctx.records.values()):
+            if record.owner is not self:
+                continue
+            if record in self.scheduled:
+                self.scheduled.discard(record)
+                self.scheduler.cancel(record)
+            records.step(record, records.Paused())
+            if record.background is not None:
+                record.background.stop_all(DaemonStoppingReason.OPERATOR_PAUSING)
 
     # -- effects --------------------------------------------------------------------------------------
 
@@ -162,7 +183,7 @@ class Dispatcher:
         token = invoking.slot.set(slot)
         loop = asyncio.get_running_loop()
         try:
-            while True:
+            while not self.closed:
                 if not self.ready:
                     waiter = loop.create_future()
                     self.waiters.append(waiter)
