@@ -343,4 +343,5 @@ async def command(command: str, *, vault: Any, name: str, namespaces: Collection
     finally:
         await client.close()
     where = ', '.join(peers.describe_scope(name, namespace) for namespace in namespaces)
-    logger.info(f'{"Frozen" if command == "freeze" else "Resumed"}: {identity!r} in {where}.')
+    done = 'frozen' if command == 'freeze' else 'resumed'
+    logger.info(f'The peering {where} is {done} by {identity!r}.')
