@@ -59,7 +59,8 @@ class Operator:
         environ = {**os.environ, 'KUBECONFIG': str(cluster.kubeconfig), 'E2E_LOG': str(tmp_path / 'log'), **env}
         environ.pop('POD_ID', None)
         with self.output.open('w') as out:
-            self.proc = subprocess.Popen([*command, '-A', '--verbose', *args, str(OPERATOR)], env=environ,
+            where = [] if '-n' in args else ['-A']
+            self.proc = subprocess.Popen([*command, *where, '--verbose', *args, str(OPERATOR)], env=environ,
                                          stdout=out, stderr=subprocess.STDOUT, text=True)
         self.pid = str(self.proc.pid)
 
@@ -261,3 +262,40 @@ def test_upstream_and_ours_on_one_peering_the_lower_priority_pauses(
     assert 'Pausing operations' not in high.text()
     for operator in [low, high]:
         assert operator.stop() == 0
+
+
+def namespaced_peering(namespace: str) -> dict[str, Any]:
+    return {'apiVersion': 'kopf.dev/v1', 'kind': 'KopfPeering', 'metadata': {'name': NAME, 'namespace': namespace}}
+
+
+def test_namespaced_peering_per_served_namespace_found_through_globs(
+        cluster: Cluster, tmp_path: pathlib.Path, operators: list[Operator]) -> None:
+    for namespace in ['team-a', 'team-b']:
+        cluster.apply({'apiVersion': 'v1', 'kind': 'Namespace', 'metadata': {'name': namespace}})
+    cluster.apply(namespaced_peering('team-a'))
+    operator = Operator(cluster, tmp_path, '-n', 'team-*', '--peering', NAME, tag='operator')
+    operators.append(operator)
+    wait_for(lambda: operator.says(f"The peering object '{NAME}' in 'team-b' is not found"))
+    cluster.apply(example('kex-a', namespace='team-a'), example('kex-b', namespace='team-b'))
+    wait_for(lambda: calls(tmp_path, 'create kex-a'))
+    peering = cluster.get('kopf.dev/v1', 'KopfPeering', NAME, 'team-a') or {}
+    assert len(peering.get('status') or {}) == 1  # our entry
+    assert not calls(tmp_path, 'create kex-b')    # paused there: no peering object yet
+    cluster.apply(namespaced_peering('team-b'))
+    wait_for(lambda: calls(tmp_path, 'create kex-b'))
+    assert operator.stop() == 0
+
+
+def test_a_malformed_entry_is_ignored_with_one_warning(
+        cluster: Cluster, tmp_path: pathlib.Path, operators: list[Operator]) -> None:
+    cluster.apply({**PEERING, 'status': {'broken': 'not a mapping',
+                                         'old': {'priority': 1000, 'lifetime': 60, 'lastseen': 'yesterday'}}})
+    operator = Operator(cluster, tmp_path, '--peering', NAME, tag='operator')
+    operators.append(operator)
+    cluster.apply(example('kex-1'))
+    wait_for(lambda: calls(tmp_path, 'create kex-1'))  # not paused by the malformed entries
+    wait_for(lambda: operator.text().count('Keep-alive in') >= 3)  # ... and the keep-alives look again
+    text = operator.text()
+    assert text.count("the entry 'broken' is ignored: not a mapping") == 1
+    assert text.count("the entry 'old' is ignored: lastseen is not an ISO-8601 time") == 1
+    assert operator.stop() == 0

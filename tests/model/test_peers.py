@@ -125,4 +125,5 @@ def test_a_touched_entry_parses_back() -> None:
 
 
 def test_peers_are_shown_as_upstream_shows_them() -> None:
-    assert repr(peer('a', 100, 30)) == "<Peer a: priority=100, lifetime=30, lastseen='2026-01-02T03:04:05.000000+00:00'>"
+    expected = "<Peer a: priority=100, lifetime=30, lastseen='2026-01-02T03:04:05.000000+00:00'>"
+    assert repr(peer('a', 100, 30)) == expected
