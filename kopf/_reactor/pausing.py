@@ -4,7 +4,7 @@ Peering pauses and resumes scopes here; the watchers wait here for their scope t
 resumed, and the cycles and daemons ask `paused()` before they act.
 """
 import asyncio
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 
 from kopf._model import pausing
 
@@ -20,18 +20,20 @@ class Pausing:
         return self.pauses.paused(namespace)
 
     def pause(self, scope: pausing.Scope, pauser: Hashable) -> bool:
-        version = self.pauses.version
-        first = self.pauses.pause(scope, pauser)
-        if self.pauses.version != version:
-            self._notify()
-        return first
+        """Pause the scope for this pauser; True if it was not paused before."""
+        return self._change(self.pauses.pause, scope, pauser)
 
     def resume(self, scope: pausing.Scope, pauser: Hashable) -> bool:
+        """This pauser no longer pauses the scope; True if it is not paused any more."""
+        return self._change(self.pauses.resume, scope, pauser)
+
+    def _change(self, change: Callable[[pausing.Scope, Hashable], bool], scope: pausing.Scope,
+                pauser: Hashable) -> bool:
         version = self.pauses.version
-        last = self.pauses.resume(scope, pauser)
+        result = change(scope, pauser)
         if self.pauses.version != version:
             self._notify()
-        return last
+        return result
 
     async def wait(self, namespace: str | None, *, paused: bool) -> None:
         """Until objects of this namespace are paused (or resumed, with `paused=False`)."""
