@@ -36,6 +36,7 @@ from kopf._reactor import contexts
 logger = logging.getLogger('kopf.reactor.peering')
 
 ABSENT_RECHECK = 10.0  # seconds between the looks for an absent mandatory peering object
+FIND_BACKOFFS = (0.5, 1.0, 2.0)  # retries of the look-up (5xx, 403): mandatory peering looks again later anyway
 PAUSER = 'peering'
 
 CLUSTER_PEERINGS = (
@@ -73,7 +74,8 @@ async def find(client: client_.APIClient, name: str, namespace: str | None) -> t
     candidates = CLUSTER_PEERINGS if namespace is None else NAMESPACED_PEERINGS
     for resource in candidates:
         try:
-            body = await client.request('GET', resource.get_url(namespace=namespace, name=name))
+            body = await client.request('GET', resource.get_url(namespace=namespace, name=name),
+                                        backoffs=FIND_BACKOFFS)
         except apierrors.APINotFoundError:
             continue
         return resource, body
@@ -113,27 +115,46 @@ class Peering:
         return bool(self.ctx.settings.watching.shard_selectors)
 
     async def run(self) -> None:
+        """Take part in the peering until the operator exits (or, in auto mode, run standalone)."""
         try:
             while True:
-                self.resource, body = await find(self.ctx.client, self.settings.name, self.namespace)
-                if self.resource is not None and body is not None:
-                    self.react(body)  # the first look: before any watch event
-                    break
-                if not self.settings.mandatory:
-                    logger.warning('Default peering object is not found, falling back to the standalone mode.')
-                    self._set_paused(False, quiet=True)
-                    return
-                logger.warning(f'The peering object {self.where} is not found (neither KopfPeering nor the legacy '
-                               f'zalando.org kind); the operator does not handle anything until it exists. '
-                               f'Checking again in {ABSENT_RECHECK:g} s.')
+                try:
+                    if await self.serve():
+                        return
+                except* apierrors.APIError as group:  # e.g. no permission, the CRD deleted: paused, retried
+                    logger.warning(f'The peering {self.where} failed: {group.exceptions[0]}; the operator does not '
+                                   f'handle anything there until it works. Retrying in {ABSENT_RECHECK:g} s.')
+                    self._set_paused(True, quiet=True)
                 await self._sleep(ABSENT_RECHECK)
-            async with asyncio.TaskGroup() as tg:
-                tg.create_task(self.keep_alive(), name=f'kopf peering keep-alives of {self.where}')
-                await self.watch()
         finally:
             self.ctx.scheduler.cancel((self, 'recheck'))
             if self.touched and self.resource is not None:
                 await asyncio.shield(self._untouch())
+
+    async def serve(self) -> bool:
+        """Keep alive and watch the peering object; True if there is none in auto mode (then: standalone)."""
+        try:
+            self.resource, body = await find(self.ctx.client, self.settings.name, self.namespace)
+        except apierrors.APIForbiddenError as exc:
+            if self.settings.mandatory:
+                raise
+            logger.warning(f'The peering objects cannot be read ({exc}); falling back to the standalone mode.')
+            self._set_paused(False, quiet=True)
+            return True
+        if self.resource is None or body is None:
+            if not self.settings.mandatory:
+                logger.warning('Default peering object is not found, falling back to the standalone mode.')
+                self._set_paused(False, quiet=True)
+                return True
+            logger.warning(f'The peering object {self.where} is not found (neither KopfPeering nor the legacy '
+                           f'zalando.org kind); the operator does not handle anything until it exists. '
+                           f'Checking again in {ABSENT_RECHECK:g} s.')
+            return False
+        self.react(body)  # the first look: before any watch event
+        async with asyncio.TaskGroup() as tg:
+            tg.create_task(self.keep_alive(), name=f'kopf peering keep-alives of {self.where}')
+            await self.watch()
+        return False
 
     async def watch(self) -> None:
         assert self.resource is not None

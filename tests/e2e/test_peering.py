@@ -16,6 +16,8 @@ from typing import Any
 import pytest
 import yaml
 
+from kopf.testing import LocalCluster
+
 from .. import backends, waiting
 from ..backends import Cluster
 from .conftest import CRD, ROOT, example
@@ -298,4 +300,18 @@ def test_a_malformed_entry_is_ignored_with_one_warning(
     text = operator.text()
     assert text.count("the entry 'broken' is ignored: not a mapping") == 1
     assert text.count("the entry 'old' is ignored: lastseen is not an ISO-8601 time") == 1
+    assert operator.stop() == 0
+
+
+@pytest.mark.emulator_only(reason='forbids requests through the emulator\'s control API')
+def test_auto_mode_without_permissions_for_the_peering_runs_standalone(
+        cluster: Cluster, tmp_path: pathlib.Path, operators: list[Operator]) -> None:
+    cluster.apply({**PEERING, 'metadata': {'name': 'default'}})
+    assert isinstance(cluster, LocalCluster)
+    cluster.forbid(verb='*', resource='clusterkopfpeerings')
+    operator = Operator(cluster, tmp_path, tag='operator')
+    operators.append(operator)
+    wait_for(lambda: operator.says('The peering objects cannot be read'))
+    cluster.apply(example('kex-1'))
+    wait_for(lambda: calls(tmp_path, 'create kex-1'))
     assert operator.stop() == 0
