@@ -1,0 +1,85 @@
+"""A paused operator (by a `kopf freeze` entry in its peering) in the test's loop: the indices are fed,
+no handler runs, daemons and timers stop; resuming runs what was missed and restarts them."""
+import asyncio
+from typing import Any
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+import kopf
+from kopf import cli
+
+from ..backends import Cluster
+from .conftest import ROOT, Starter, eventually, example, vault_for
+
+PEERING_CRDS = ROOT / 'kopf' / 'peering.yaml'
+
+
+def _apply_when_ready(cluster: Cluster, obj: dict[str, Any]) -> bool:
+    try:
+        cluster.apply(obj)
+    except Exception:  # the CRD is not established yet (a real API server)
+        return False
+    return True
+
+
+async def freezer(cluster: Cluster, *args: str) -> None:
+    controls = cli.CLIControls(vault=vault_for(cluster))
+    result = await asyncio.to_thread(CliRunner().invoke, cli.main, [*args, '-A', '-P', 'e2e', '-i', 'freezer'],
+                                     obj=controls)
+    assert result.exit_code == 0, result.output
+
+
+async def test_a_paused_operator_feeds_its_indices_only_and_catches_up_when_resumed(
+        cluster: Cluster, registry: kopf.OperatorRegistry, start_operator: Starter,
+        caplog: pytest.LogCaptureFixture) -> None:
+    cluster.apply([doc for doc in yaml.safe_load_all(PEERING_CRDS.read_text())
+                   if doc['kind'] == 'CustomResourceDefinition'])
+    peering = {'apiVersion': 'kopf.dev/v1', 'kind': 'ClusterKopfPeering', 'metadata': {'name': 'e2e'}}
+    await eventually(lambda: _apply_when_ready(cluster, peering))
+    indexed: list[str] = []
+    created: list[str] = []
+    timed: list[str] = []
+
+    @kopf.index('kopfexamples', registry=registry)
+    def by_name(name: str, **_: Any) -> dict[str, None]:
+        indexed.append(name)
+        return {name: None}
+
+    @kopf.on.create('kopfexamples', registry=registry)
+    def create_fn(name: str, **_: Any) -> None:
+        created.append(name)
+
+    reasons: list[Any] = []
+    started: list[str] = []
+
+    @kopf.daemon('kopfexamples', registry=registry)
+    async def watcher(name: str, stopped: kopf.DaemonStopped, **_: Any) -> None:
+        started.append(name)
+        await stopped.wait()
+        reasons.append((name, stopped.reason))
+
+    @kopf.timer('kopfexamples', interval=0.05, registry=registry)
+    def tick(name: str, **_: Any) -> None:
+        timed.append(name)
+
+    await start_operator(peering_name='e2e')
+    cluster.apply(example('kex-0'))
+    await eventually(lambda: created == ['kex-0'] and 'kex-0' in timed)
+
+    await freezer(cluster, 'freeze', '--lifetime', '60', '--priority', '1000')
+    await eventually(lambda: any(m.startswith('Pausing operations in favour of') for m in caplog.messages))
+    await eventually(lambda: any(m.startswith('Pausing the watch-stream') for m in caplog.messages))
+    await eventually(lambda: reasons == [('kex-0', kopf.DaemonStoppingReason.OPERATOR_PAUSING)])
+    ticks = len(timed)
+    cluster.apply(example('kex-1'))
+    await eventually(lambda: 'kex-1' in indexed)  # the indices are fed while paused
+    assert created == ['kex-0']                   # ... but no handler runs
+    assert len(timed) <= ticks + 1                # ... and no timer (but the call in flight, if any)
+
+    await freezer(cluster, 'resume')
+    await eventually(lambda: created == ['kex-0', 'kex-1'])  # what was missed
+    await eventually(lambda: len(timed) > ticks and 'kex-1' in timed)  # the timers again
+    await eventually(lambda: started.count('kex-0') == 2)  # the daemons again
+    assert indexed.count('kex-0') >= 1
