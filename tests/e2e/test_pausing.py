@@ -31,13 +31,17 @@ async def freezer(cluster: Cluster, *args: str) -> None:
     assert result.exit_code == 0, result.output
 
 
-async def test_a_paused_operator_feeds_its_indices_only_and_catches_up_when_resumed(
-        cluster: Cluster, registry: kopf.OperatorRegistry, start_operator: Starter,
-        caplog: pytest.LogCaptureFixture) -> None:
+async def peering_ready(cluster: Cluster) -> None:
     cluster.apply([doc for doc in yaml.safe_load_all(PEERING_CRDS.read_text())
                    if doc['kind'] == 'CustomResourceDefinition'])
     peering = {'apiVersion': 'kopf.dev/v1', 'kind': 'ClusterKopfPeering', 'metadata': {'name': 'e2e'}}
     await eventually(lambda: _apply_when_ready(cluster, peering))
+
+
+async def test_a_paused_operator_feeds_its_indices_only_and_catches_up_when_resumed(
+        cluster: Cluster, registry: kopf.OperatorRegistry, start_operator: Starter,
+        caplog: pytest.LogCaptureFixture) -> None:
+    await peering_ready(cluster)
     indexed: list[str] = []
     created: list[str] = []
     timed: list[str] = []
@@ -83,3 +87,30 @@ async def test_a_paused_operator_feeds_its_indices_only_and_catches_up_when_resu
     await eventually(lambda: len(timed) > ticks and 'kex-1' in timed)  # the timers again
     await eventually(lambda: started.count('kex-0') == 2)  # the daemons again
     assert indexed.count('kex-0') >= 1
+
+
+@pytest.mark.emulator_only(reason='the webhooks are called over plain HTTP on loopback')
+async def test_only_an_active_replica_manages_the_webhook_configurations(
+        cluster: Cluster, registry: kopf.OperatorRegistry, start_operator: Starter,
+        caplog: pytest.LogCaptureFixture) -> None:
+    await peering_ready(cluster)
+    await freezer(cluster, 'freeze', '--lifetime', '60', '--priority', '1000')  # paused from the start
+
+    @kopf.on.startup(registry=registry)
+    def configure(settings: kopf.OperatorSettings, **_: Any) -> None:
+        settings.admission.server = kopf.WebhookServer(addr='127.0.0.1', host='127.0.0.1')
+        settings.admission.managed = 'auto.kopf.dev'
+
+    @kopf.on.validate('kopfexamples', id='check', registry=registry)
+    def check(**_: Any) -> None:
+        pass
+
+    def configs() -> Any:
+        obj = cluster.get('admissionregistration.k8s.io/v1', 'ValidatingWebhookConfiguration', 'auto.kopf.dev')
+        return (obj or {}).get('webhooks')
+
+    await start_operator(peering_name='e2e')
+    await eventually(lambda: any('are left to the active replica' in m for m in caplog.messages))
+    assert not configs()
+    await freezer(cluster, 'resume')
+    await eventually(configs)
