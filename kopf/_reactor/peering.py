@@ -102,7 +102,7 @@ class Peering:
         self.last: Mapping[str, Any] | None = None
         self.warned: set[str] = set()
         self.touched = False
-        self.verdict: peers.Verdict | None = None
+        self.announced: tuple[str, frozenset[str]] | None = None  # what was logged last: why, and who
         self.writes: set[asyncio.Task[Any]] = set()
         ctx.pausing.pause(namespace, PAUSER)  # until the first look at the peering object
 
@@ -189,25 +189,35 @@ class Peering:
         verdict = peers.decide(found, identity=self.identity, priority=self.priority, now=now, sharded=self.sharded)
         if verdict.dead:
             self._write(peers.clean_patch(verdict.dead))
-        if verdict.paused:
-            if verdict.blockers:
-                if self._set_paused(True) or (self.verdict is not None and self.verdict.blockers != verdict.blockers):
-                    logger.info(f'Pausing operations in favour of {list(verdict.blockers)}.')
-            else:
-                if self._set_paused(True) or (self.verdict is not None and self.verdict.same != verdict.same):
-                    logger.warning(f'Possibly conflicting operators with the same priority: {list(verdict.same)}.')
-        else:
-            if verdict.same and (self.verdict is None or self.verdict.same != verdict.same):
-                logger.info(f'Operators with the same priority share the work (shard selectors are configured): '
-                            f'{list(verdict.same)}.')
-            self._set_paused(False)
-        self.verdict = verdict
+        self._set_paused(verdict.paused)
+        self._announce(verdict)
         if verdict.recheck_at is not None:  # when the earliest blocker expires: decide again
             loop = asyncio.get_running_loop()
             at = loop.time() + max(0.0, (verdict.recheck_at - now).total_seconds()) + 0.01
             self.ctx.scheduler.at((self, 'recheck'), at, self._recheck, replace=True)
         else:
             self.ctx.scheduler.cancel((self, 'recheck'))
+
+    def _announce(self, verdict: peers.Verdict) -> None:
+        """Log why we pause (or share the work) when that, or who causes it, changes (not on every keep-alive)."""
+        if verdict.blockers:
+            why, who = 'blockers', verdict.blockers
+        elif verdict.same:
+            why, who = ('same' if verdict.paused else 'shared'), verdict.same
+        else:
+            self.announced = None
+            return
+        announced = (why, frozenset(peer.identity for peer in who))
+        if announced == self.announced:
+            return
+        self.announced = announced
+        if why == 'blockers':
+            logger.info(f'Pausing operations in favour of {list(who)}.')
+        elif why == 'same':
+            logger.warning(f'Possibly conflicting operators with the same priority: {list(who)}.')
+        else:
+            logger.info(f'Operators with the same priority share the work (shard selectors are configured): '
+                        f'{list(who)}.')
 
     def _recheck(self) -> None:
         if self.last is not None:
