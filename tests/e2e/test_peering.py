@@ -315,3 +315,21 @@ def test_auto_mode_without_permissions_for_the_peering_runs_standalone(
     cluster.apply(example('kex-1'))
     wait_for(lambda: calls(tmp_path, 'create kex-1'))
     assert operator.stop() == 0
+
+
+def test_the_shipped_peering_crds_are_upstreams() -> None:
+    import importlib.resources
+    shipped = importlib.resources.files('kopf').joinpath('peering.yaml').read_text()
+    assert (ROOT / 'docs' / 'peering.yaml').read_text() == shipped
+    docs = list(yaml.safe_load_all(shipped))
+    crds = {doc['metadata']['name']: doc['spec'] for doc in docs if doc['kind'] == 'CustomResourceDefinition'}
+    assert set(crds) == {'clusterkopfpeerings.kopf.dev', 'kopfpeerings.kopf.dev'}
+    assert crds['clusterkopfpeerings.kopf.dev']['scope'] == 'Cluster'
+    assert crds['kopfpeerings.kopf.dev']['scope'] == 'Namespaced'
+    for spec in crds.values():
+        assert spec['group'] == 'kopf.dev' and [v['name'] for v in spec['versions']] == ['v1']
+        status = spec['versions'][0]['schema']['openAPIV3Schema']['properties']['status']
+        assert status == {'type': 'object', 'x-kubernetes-preserve-unknown-fields': True}
+        assert 'subresources' not in spec['versions'][0]  # no status subresource: patched as a whole
+    defaults = {(doc['kind'], doc['metadata'].get('namespace')) for doc in docs if doc['metadata']['name'] == 'default'}
+    assert defaults == {('ClusterKopfPeering', None), ('KopfPeering', 'default')}
