@@ -16,7 +16,6 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-import yaml
 from click.testing import CliRunner
 
 import kopf
@@ -26,6 +25,7 @@ from kopf.testing import KopfRunner
 from .. import backends
 from ..backends import Cluster
 from ..waiting import wait_for
+from . import test_peering
 from .conftest import CRD, ROOT, fast_settings, vault_for
 
 EXAMPLES = ROOT / 'examples'
@@ -207,9 +207,8 @@ class _Lines(logging.Handler):
 
 
 def test_06_peering(cluster: Cluster) -> None:
-    cluster.apply([doc for doc in yaml.safe_load_all((ROOT / 'kopf' / 'peering.yaml').read_text())
-                   if doc['kind'] == 'CustomResourceDefinition'])
-    wait_for(lambda: _applies(cluster, str(EXAMPLES / '06-peering' / 'peering.yaml')))
+    cluster.apply(test_peering.peering_crds())
+    wait_for(lambda: test_peering.applied(cluster, str(EXAMPLES / '06-peering' / 'peering.yaml')))
     lines = _Lines()
     logging.getLogger('kopf.reactor.peering').addHandler(lines)
 
@@ -236,14 +235,6 @@ def test_06_peering(cluster: Cluster) -> None:
     entries = (cluster.get('kopf.dev/v1', 'ClusterKopfPeering', 'example') or {}).get('status')
     assert not entries  # ours removed on exit, the freezer's on resume
     assert 'Resuming operations after the pause.' in operator.output
-
-
-def _applies(cluster: Cluster, path: str) -> bool:
-    try:
-        cluster.apply(path)
-    except Exception:  # the CRDs are not established yet (a real API server)
-        return False
-    return True
 
 
 def test_07_subhandlers(cluster: Cluster) -> None:

@@ -4,24 +4,14 @@ import asyncio
 from typing import Any
 
 import pytest
-import yaml
 from click.testing import CliRunner
 
 import kopf
 from kopf import cli
 
 from ..backends import Cluster
-from .conftest import ROOT, Starter, eventually, example, vault_for
-
-PEERING_CRDS = ROOT / 'kopf' / 'peering.yaml'
-
-
-def _apply_when_ready(cluster: Cluster, obj: dict[str, Any]) -> bool:
-    try:
-        cluster.apply(obj)
-    except Exception:  # the CRD is not established yet (a real API server)
-        return False
-    return True
+from . import test_peering
+from .conftest import Starter, eventually, example, vault_for
 
 
 async def freezer(cluster: Cluster, *args: str) -> None:
@@ -32,10 +22,9 @@ async def freezer(cluster: Cluster, *args: str) -> None:
 
 
 async def peering_ready(cluster: Cluster) -> None:
-    cluster.apply([doc for doc in yaml.safe_load_all(PEERING_CRDS.read_text())
-                   if doc['kind'] == 'CustomResourceDefinition'])
+    cluster.apply(test_peering.peering_crds())
     peering = {'apiVersion': 'kopf.dev/v1', 'kind': 'ClusterKopfPeering', 'metadata': {'name': 'e2e'}}
-    await eventually(lambda: _apply_when_ready(cluster, peering))
+    await eventually(lambda: test_peering.applied(cluster, peering))
 
 
 async def test_a_paused_operator_feeds_its_indices_only_and_catches_up_when_resumed(

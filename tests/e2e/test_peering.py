@@ -37,16 +37,21 @@ def wait_for(check: Any, within: float = 40.0) -> Any:
 def cluster(request: pytest.FixtureRequest) -> Iterator[Cluster]:
     with backends.cluster(request) as local:
         local.apply(str(CRD))
-        local.apply([doc for doc in yaml.safe_load_all(PEERING_CRDS.read_text())
-                     if doc['kind'] == 'CustomResourceDefinition'])  # not its `default` objects
-        wait_for(lambda: _applied(local, PEERING))
+        local.apply(peering_crds())
+        wait_for(lambda: applied(local, PEERING))
         yield local
 
 
-def _applied(cluster: Cluster, obj: dict[str, Any]) -> bool:
+def peering_crds() -> list[dict[str, Any]]:
+    """The CRDs of the shipped manifest, not its `default` objects."""
+    return [doc for doc in yaml.safe_load_all(PEERING_CRDS.read_text()) if doc['kind'] == 'CustomResourceDefinition']
+
+
+def applied(cluster: Cluster, *sources: Any) -> bool:
+    """Apply, unless a CRD is not established yet (a real API server): then False, to be tried again."""
     try:
-        cluster.apply(obj)
-    except Exception:  # the CRD is not established yet (a real API server)
+        cluster.apply(*sources)
+    except Exception:
         return False
     return True
 
@@ -234,11 +239,20 @@ def test_auto_mode_joins_the_default_peering_if_it_exists(
     assert 'standalone' not in operator.text()
 
 
-def test_auto_mode_without_the_default_peering_runs_standalone(
-        cluster: Cluster, tmp_path: pathlib.Path, operators: list[Operator]) -> None:
+@pytest.mark.parametrize('forbidden, says', [
+    (False, 'Default peering object is not found, falling back to the standalone mode.'),
+    pytest.param(True, 'The peering objects cannot be read', marks=pytest.mark.emulator_only(
+        reason="forbids requests through the emulator's control API")),
+])
+def test_auto_mode_without_the_default_peering_or_permissions_runs_standalone(
+        cluster: Cluster, tmp_path: pathlib.Path, operators: list[Operator], forbidden: bool, says: str) -> None:
+    if forbidden:
+        cluster.apply({**PEERING, 'metadata': {'name': 'default'}})
+        assert isinstance(cluster, LocalCluster)
+        cluster.forbid(verb='*', resource='clusterkopfpeerings')
     operator = Operator(cluster, tmp_path, tag='operator')
     operators.append(operator)
-    wait_for(lambda: operator.says('Default peering object is not found, falling back to the standalone mode.'))
+    wait_for(lambda: operator.says(says))
     cluster.apply(example('kex-1'))
     wait_for(lambda: calls(tmp_path, 'create kex-1'))
     assert operator.stop() == 0
@@ -300,20 +314,6 @@ def test_a_malformed_entry_is_ignored_with_one_warning(
     text = operator.text()
     assert text.count("the entry 'broken' is ignored: not a mapping") == 1
     assert text.count("the entry 'old' is ignored: lastseen is not an ISO-8601 time") == 1
-    assert operator.stop() == 0
-
-
-@pytest.mark.emulator_only(reason='forbids requests through the emulator\'s control API')
-def test_auto_mode_without_permissions_for_the_peering_runs_standalone(
-        cluster: Cluster, tmp_path: pathlib.Path, operators: list[Operator]) -> None:
-    cluster.apply({**PEERING, 'metadata': {'name': 'default'}})
-    assert isinstance(cluster, LocalCluster)
-    cluster.forbid(verb='*', resource='clusterkopfpeerings')
-    operator = Operator(cluster, tmp_path, tag='operator')
-    operators.append(operator)
-    wait_for(lambda: operator.says('The peering objects cannot be read'))
-    cluster.apply(example('kex-1'))
-    wait_for(lambda: calls(tmp_path, 'create kex-1'))
     assert operator.stop() == 0
 
 
