@@ -333,3 +333,20 @@ def test_the_shipped_peering_crds_are_upstreams() -> None:
         assert 'subresources' not in spec['versions'][0]  # no status subresource: patched as a whole
     defaults = {(doc['kind'], doc['metadata'].get('namespace')) for doc in docs if doc['metadata']['name'] == 'default'}
     assert defaults == {('ClusterKopfPeering', None), ('KopfPeering', 'default')}
+
+
+def test_the_legacy_zalando_org_peering_is_used_if_the_kopf_dev_one_does_not_exist(
+        cluster: Cluster, tmp_path: pathlib.Path, operators: list[Operator]) -> None:
+    legacy = [{**crd, 'metadata': {'name': crd['metadata']['name'].replace('kopf.dev', 'zalando.org')},
+               'spec': {**crd['spec'], 'group': 'zalando.org'}} for crd in peering_crds()]
+    cluster.apply(legacy)
+    obj = {'apiVersion': 'zalando.org/v1', 'kind': 'ClusterKopfPeering', 'metadata': {'name': 'legacy'}}
+    wait_for(lambda: applied(cluster, obj))
+    operator = Operator(cluster, tmp_path, '--peering', 'legacy', '--priority', '5', tag='operator')
+    operators.append(operator)
+    wait_for(lambda: (cluster.get('zalando.org/v1', 'ClusterKopfPeering', 'legacy') or {}).get('status'))
+    entry, = (cluster.get('zalando.org/v1', 'ClusterKopfPeering', 'legacy') or {})['status'].values()
+    assert entry['priority'] == 5 and entry['lifetime'] == 4
+    cluster.apply(example('kex-1'))
+    wait_for(lambda: calls(tmp_path, 'create kex-1'))
+    assert operator.stop() == 0
