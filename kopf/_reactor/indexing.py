@@ -163,9 +163,7 @@ class Indexing:
             return
         backoff = settings.execution.default_backoff
         judged = state.with_outcome(outcome, handler=handler, now=changing.now(), default_backoff=backoff)
-        describe(handler, outcome).emit(logger)
-        if judged.failure and judged.message and outcome.kind is not OutcomeKind.FAILURE:
-            logger.error(judged.message, extra={'kopf_handler_id': handler.id})
+        describe(handler, outcome, judged).emit(logger)
         self.states[(handler.id, key)] = judged
         indices.discard(index, key)
 

@@ -97,6 +97,7 @@ class Observer:
             self.ctx.indexing.serving_started('resources')  # the indexed resources found now are being listed
         if self.ctx.settings.scanning.disabled:
             return
+        logger.debug(f'Starting the watch-stream for {_where(CRDS, None)}.')
         try:
             async for item in watching.watch_objs(self.ctx.client, CRDS):
                 if item is not watchstate.LISTED and item.get('type') is not None:
@@ -104,6 +105,8 @@ class Observer:
                     await self.refresh()
         except (apierrors.APIForbiddenError, apierrors.APINotFoundError) as exc:
             logger.warning(f'Cannot watch the CRDs ({exc}); resources appearing later will not be served.')
+        finally:
+            logger.debug(f'Stopping the watch-stream for {_where(CRDS, None)}.')
 
     async def rediscover(self, crd: Any) -> None:
         """Refresh discovery after a CRD event: the named groups that the CRD may change, or everything."""
@@ -169,7 +172,7 @@ class Observer:
         for namespace in self.scope.watch_namespaces(resource, self.discovered):
             task = self.watchers.get((resource, namespace))
             if task is None or task.done():
-                where = f'{resource.name} in {namespace}' if namespace else f'{resource.name} cluster-wide'
+                where = _where(resource, namespace)
                 logger.debug(f'Starting the watch-stream for {where}.')
                 if self.ctx.indexing is not None and self.ctx.registry.has_handlers(resource, handlers.IndexingHandler):
                     self.ctx.indexing.register((resource, namespace))  # the start waits for its listing
@@ -219,6 +222,7 @@ class Observer:
                         if self.scope.serves(ns):
                             dispatcher.dispatch(item)
                 finally:
+                    logger.debug(f'Stopping the watch-stream for {_where(rctx.resource, namespace)}.')
                     dispatcher.close()  # no more wake-ups of its objects (their records stay)
                     if self.ctx.indexing is not None:
                         self.ctx.indexing.unregister((rctx.resource, namespace))  # if it ended before listing
@@ -226,3 +230,8 @@ class Observer:
             logger.info(f'{rctx.resource.name} is not served anymore; stopped watching it.')
         except* apierrors.APIForbiddenError as group:
             logger.error(f'No permission to watch {rctx.resource.name} ({group.exceptions[0]}); not served.')
+
+
+def _where(resource: resources.Resource, namespace: str | None) -> str:
+    """As upstream's watch-stream lines: `kopfexamples.v1.kopf.dev in ns1` or `... cluster-wide`."""
+    return f'{resource} in {namespace}' if namespace else f'{resource} cluster-wide'
