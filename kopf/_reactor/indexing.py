@@ -55,7 +55,7 @@ class Indexing:
             self.watchers.add(watcher)
             self.waiting.setdefault(watcher, set())
 
-    def expect(self, watcher: Any, uid: str, *, limit: int) -> None:
+    def expect(self, watcher: Any, uid: str, *, limit: float) -> None:
         """An object of the initial listing: to be indexed before the handlers start."""
         if watcher in self.watchers:
             waiting = self.waiting[watcher]

@@ -2,7 +2,8 @@
 
 - Every resource selector of the registry is resolved through discovery; one that resolves to
   nothing gets one warning naming it, and is served as soon as its CRD appears (the CRDs are
-  watched unless `settings.scanning.disabled`).
+  watched unless `settings.scanning.disabled`). With `settings.scanning.disabled`, the namespaces
+  are not watched either: of globbed patterns, only the plain names in them are served (one warning).
 - Before the first watch of a resource, its schema decides where progress and the diff-base are
   kept (`kopf._storage.fitting`: one warning per pruned status field, naming the resource).
 - Namespaces: cluster-wide (`-A`, or none given, or a cluster-scoped resource); else one watcher per
@@ -88,9 +89,14 @@ class Observer:
         self._refreshing = asyncio.Lock()  # the CRD events' refreshes and the re-checks' ones, one at a time
 
     async def run(self) -> None:
-        if self.ctx.indexing is not None and self.scope.discovering:
+        scanning = not self.ctx.settings.scanning.disabled
+        if self.scope.discovering and not scanning:  # no listing of namespaces: only plain names are served
+            self.discovered.update(namespaces.plain_names(self.scope.patterns))
+            logger.warning(f'settings.scanning.disabled: the namespaces matching {list(self.scope.patterns)} are '
+                           f'not looked for; served are only those named exactly: {sorted(self.discovered)}.')
+        if self.ctx.indexing is not None and self.scope.discovering and scanning:
             self.ctx.indexing.parts.add('namespaces')  # the start waits for the namespaces' listing too
-        if self.scope.discovering:
+        if self.scope.discovering and scanning:
             self.tg.create_task(self.watch_namespaces(), name='kopf namespaces watcher')
         await self.refresh()
         if self.ctx.indexing is not None:
@@ -223,7 +229,7 @@ class Observer:
                             dispatcher.dispatch(item)
                 finally:
                     logger.debug(f'Stopping the watch-stream for {_where(rctx.resource, namespace)}.')
-                    dispatcher.close()  # no more wake-ups of its objects (their records stay)
+                    await dispatcher.drain(rctx.settings.queueing.exit_timeout)  # the records stay
                     if self.ctx.indexing is not None:
                         self.ctx.indexing.unregister((rctx.resource, namespace))  # if it ended before listing
         except* apierrors.APINotFoundError:

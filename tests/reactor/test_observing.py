@@ -229,3 +229,33 @@ async def test_an_unresolved_selector_is_not_polled_but_served_on_its_crd_event(
     local_cluster.apply(str(CRD))
     local_cluster.apply(EXAMPLE)
     await eventually(seen.is_set)
+
+
+async def test_with_scanning_disabled_the_namespaces_are_not_watched_for_glob_patterns(
+        local_cluster: LocalCluster, caplog: pytest.LogCaptureFixture) -> None:
+    local_cluster.apply(str(CRD))
+    registry = kopf.OperatorRegistry()
+    seen = asyncio.Event()
+
+    @kopf.on.startup(registry=registry)
+    async def startup(settings: kopf.OperatorSettings, **_: Any) -> None:
+        settings.scanning.disabled = True
+
+    @kopf.on.event('kopf.dev', 'v1', 'kopfexamples', registry=registry)
+    async def fn(**_: Any) -> None:
+        seen.set()
+
+    vault = credentials.Vault()
+    vault.populate([kopf.ConnectionInfo(server=local_cluster.url, default_namespace='default')])
+    stop, ready = asyncio.Event(), asyncio.Event()
+    task = asyncio.create_task(kopf.operator(registry=registry, vault=vault, namespaces=['team-*', 'default'],
+                                             stop_flag=stop, ready_flag=ready))
+    await ready.wait()
+    local_cluster.apply(EXAMPLE)  # in `default`: named exactly, so served
+    await eventually(seen.is_set)
+    stop.set()
+    await task
+    assert not [r for r in local_cluster.request_log() if r['path'] == '/api/v1/namespaces']  # not listed, not watched
+    warnings = [r.getMessage() for r in caplog.records if 'settings.scanning.disabled' in r.getMessage()]
+    assert warnings == ["settings.scanning.disabled: the namespaces matching ['team-*', 'default'] are not looked "
+                        "for; served are only those named exactly: ['default']."]
