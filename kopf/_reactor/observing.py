@@ -1,7 +1,8 @@
 """Which resources and namespaces are served, found at runtime; one watcher per (resource, namespace).
 
-- Every resource selector of the registry is resolved through discovery; one that resolves to
-  nothing gets one warning naming it, and is served as soon as its CRD appears (the CRDs are
+- Every resource selector of the registry is resolved through discovery; a name without a group
+  that several non-core groups serve is not served (one warning naming them all, as upstream); one
+  that resolves to nothing gets one warning naming it, and is served as soon as its CRD appears (the CRDs are
   watched unless `settings.scanning.disabled`). With `settings.scanning.disabled`, the namespaces
   are not watched either: of globbed patterns, only the plain names in them are served (one warning).
 - Before the first watch of a resource, its schema decides where progress and the diff-base are
@@ -83,6 +84,7 @@ class Observer:
         self.served: dict[resources.Resource, contexts.ResourceContext] = {}
         self.watchers: dict[tuple[resources.Resource, str | None], asyncio.Task[None]] = {}
         self.warned: set[selectors.Selector] = set()
+        self.ambiguous: set[selectors.Selector] = set()  # warned about, not served
         self.unresolved: set[selectors.Selector] = set()
         self.discovered: set[str] = set()
         self.rechecking: asyncio.Task[None] | None = None
@@ -137,13 +139,22 @@ class Observer:
         async with self._refreshing:
             for selector in sorted(self.ctx.registry.selectors, key=str):
                 found = await self.discovery.select(selector, rescan=rescan)
+                if selector.ambiguous(found):
+                    if selector not in self.ambiguous:
+                        self.ambiguous.add(selector)
+                        listed = ', '.join(sorted(str(resource) for resource in found))
+                        logger.warning(f'Ambiguous resources will not be served (try specifying API groups): '
+                                       f'{selector.title} => {{{listed}}}')
+                    continue
+                self.ambiguous.discard(selector)
                 if found:
                     self.unresolved.discard(selector)
                 else:
                     self.unresolved.add(selector)
                     if selector not in self.warned:
                         self.warned.add(selector)
-                        logger.warning(f'Unresolved resources cannot be served (try creating their CRDs): {selector}')
+                        logger.warning(f'Unresolved resources cannot be served (try creating their CRDs): '
+                                       f'{selector.title}')
                 for resource in sorted(found, key=str):
                     await self.serve(resource)
             for group, version in self.discovery.take_recovered():

@@ -259,3 +259,41 @@ async def test_with_scanning_disabled_the_namespaces_are_not_watched_for_glob_pa
     warnings = [r.getMessage() for r in caplog.records if 'settings.scanning.disabled' in r.getMessage()]
     assert warnings == ["settings.scanning.disabled: the namespaces matching ['team-*', 'default'] are not looked "
                         "for; served are only those named exactly: ['default']."]
+
+
+def widgets_crd(group: str) -> dict[str, Any]:
+    return {'apiVersion': 'apiextensions.k8s.io/v1', 'kind': 'CustomResourceDefinition',
+            'metadata': {'name': f'widgets.{group}'},
+            'spec': {'group': group, 'scope': 'Namespaced',
+                     'names': {'plural': 'widgets', 'singular': 'widget', 'kind': 'Widget'},
+                     'versions': [{'name': 'v1', 'served': True, 'storage': True,
+                                   'schema': {'openAPIV3Schema': {'type': 'object',
+                                                                  'x-kubernetes-preserve-unknown-fields': True}}}]}}
+
+
+async def test_an_ambiguous_name_of_two_groups_is_not_served_and_warned_once(
+        local_cluster: LocalCluster, operate: Operate, caplog: pytest.LogCaptureFixture) -> None:
+    local_cluster.apply(widgets_crd('alpha.example.com'), widgets_crd('beta.example.com'))
+    registry = kopf.OperatorRegistry()
+
+    @kopf.on.event('widgets', registry=registry)
+    async def fn(**_: Any) -> None:
+        pass
+
+    @kopf.on.event('kopf.dev', 'v1', 'kopfexamples', registry=registry)  # to know when the serving has begun
+    async def other(**_: Any) -> None:
+        pass
+
+    local_cluster.apply(str(CRD))
+    with caplog.at_level(logging.WARNING, logger='kopf'):
+        await operate(registry)
+        await eventually(lambda: any(r['path'].startswith(f'{KOPF_V1}/kopfexamples')
+                                     for r in local_cluster.request_log()))
+        local_cluster.apply(OTHER_CRD)  # a CRD event: the selectors are resolved again, no second warning
+        await eventually(lambda: any(r['path'] == '/apis/other.dev' or r['path'] == '/apis'
+                                     for r in local_cluster.request_log()[-50:]))
+    warnings = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert warnings == ["Ambiguous resources will not be served (try specifying API groups): "
+                        "Selector(any_name='widgets') => "
+                        "{widgets.v1.alpha.example.com, widgets.v1.beta.example.com}"]
+    assert not [r for r in local_cluster.request_log() if '/widgets' in r['path']]  # neither is watched
