@@ -261,4 +261,9 @@ async def _login_with(fns: list[Any], *, reraise: bool = False,
             continue
         if info is not None:
             found.append(info)
+            _ACTIVITY_LOGGER.debug(f"Activity '{fn.__name__}' is invoked.")  # as upstream's built-in login handlers
+            _ACTIVITY_LOGGER.info(f"Activity '{fn.__name__}' succeeded.")
     return found, failed
+
+
+_ACTIVITY_LOGGER = logging.getLogger('kopf.activities.authentication')

@@ -69,14 +69,31 @@ async def _attempt(ctx: contexts.OperatorContext, handler: handlers.ActivityHand
 
 
 def make_login(ctx: contexts.OperatorContext) -> credentials.LoginFn:
-    """The vault's login: the `@kopf.on.login()` handlers if any, else the built-in fallbacks."""
-    if not any(True for _ in ctx.registry.iter_activity_handlers(Activity.AUTHENTICATION)):
-        return loginning.login_by_defaults
+    """The vault's login: the `@kopf.on.login()` handlers if any, else the built-in fallbacks.
+
+    The first login is logged as upstream logs it: "Initial authentication has been initiated." and
+    "... has finished." (INFO), around the handlers' lines (or the built-in source's, e.g.
+    "Activity 'login_with_kubeconfig' succeeded.").
+    """
+    logged = False
+    defaults = not any(True for _ in ctx.registry.iter_activity_handlers(Activity.AUTHENTICATION))
 
     async def login() -> list[Any]:
-        results = await run_activity(ctx, Activity.AUTHENTICATION)
-        return list(_flatten(results.values()))
+        nonlocal logged
+        initial, logged = not logged, True
+        if initial:
+            _LOGIN_LOGGER.info('Initial authentication has been initiated.')
+        if defaults:
+            found = await loginning.login_by_defaults()
+        else:
+            found = list(_flatten((await run_activity(ctx, Activity.AUTHENTICATION)).values()))
+        if initial:
+            _LOGIN_LOGGER.info('Initial authentication has finished.')
+        return found
     return login
+
+
+_LOGIN_LOGGER = logging.getLogger('kopf.activities.authentication')
 
 
 def _flatten(values: Iterable[Any]) -> Iterable[Any]:
