@@ -282,3 +282,20 @@ async def test_exit_timeout_bounds_the_running_cycles_when_the_stream_ends(
     assert finished == (['u0'] if exit_timeout > 4 else [])  # the 5-second cycle fits into 7.5 s only
     assert len(cancelled) == (1 if exit_timeout > 4 else 2)
     assert loop.time() - start == pytest.approx(exit_timeout)  # nothing else waited: not the idle timeout
+
+
+@pytest.mark.looptime
+@pytest.mark.parametrize('idle_timeout', [2.0, 30.0])
+async def test_idle_timeout_ends_idle_runners(rctx: contexts.ResourceContext, idle_timeout: float) -> None:
+    rctx.settings.queueing.idle_timeout = idle_timeout
+
+    async def process(rctx: Any, record: records.ObjectRecord, ev: Any, **_: Any) -> records.Done:
+        return done(ev)
+
+    async with asyncio.TaskGroup() as tg:
+        dispatcher = dispatcher_with(process)(rctx, tg)
+        dispatcher.dispatch(event(1, None))
+        await asyncio.sleep(idle_timeout - 0.5)
+        assert len(dispatcher.runners) == 1  # idle, waiting for more work
+        await asyncio.sleep(1)
+        assert len(dispatcher.runners) == 0
