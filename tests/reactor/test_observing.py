@@ -29,7 +29,7 @@ EXAMPLE = {'apiVersion': 'kopf.dev/v1', 'kind': 'KopfExample',
 DISCOVERY_PATH = re.compile(r'/apis?|/api/[^/?]+|/apis/[^/?]+(/[^/?]+)?')  # not the resources' own paths
 
 
-Operate = Callable[[kopf.OperatorRegistry], Any]
+Operate = Callable[..., Any]  # (registry, **options of kopf.operator)
 
 
 @pytest.fixture
@@ -38,12 +38,13 @@ async def operate(local_cluster: LocalCluster) -> AsyncIterator[Operate]:
     stop = asyncio.Event()
     tasks: list[asyncio.Task[None]] = []
 
-    async def start(registry: kopf.OperatorRegistry) -> None:
+    async def start(registry: kopf.OperatorRegistry, **options: Any) -> None:
         vault = credentials.Vault()
         vault.populate([kopf.ConnectionInfo(server=local_cluster.url, default_namespace='default')])
         ready = asyncio.Event()
-        tasks.append(asyncio.create_task(kopf.operator(registry=registry, vault=vault, clusterwide=True,
-                                                       stop_flag=stop, ready_flag=ready)))
+        options.setdefault('clusterwide', not options.get('namespaces'))
+        tasks.append(asyncio.create_task(kopf.operator(registry=registry, vault=vault,
+                                                       stop_flag=stop, ready_flag=ready, **options)))
         await ready.wait()
 
     yield start
@@ -187,17 +188,7 @@ async def test_with_scanning_disabled_only_skipped_group_versions_are_rechecked(
     if failing:  # the CRD exists, its group-version fails at startup: re-checked, then served
         local_cluster.apply(str(CRD))
         local_cluster.fail('GET', KOPF_V1, 503, count=2)
-    registry = kopf.OperatorRegistry()
-    seen = asyncio.Event()
-
-    @kopf.on.startup(registry=registry)
-    async def startup(settings: kopf.OperatorSettings, **_: Any) -> None:
-        settings.scanning.disabled = True
-
-    @kopf.on.event('kopf.dev', 'v1', 'kopfexamples', registry=registry)
-    async def fn(**_: Any) -> None:
-        seen.set()
-
+    registry, seen = _with_scanning_disabled()
     await operate(registry)
     if failing:
         await eventually(lambda: _failed_gets(local_cluster) >= 2)
@@ -231,9 +222,8 @@ async def test_an_unresolved_selector_is_not_polled_but_served_on_its_crd_event(
     await eventually(seen.is_set)
 
 
-async def test_with_scanning_disabled_the_namespaces_are_not_watched_for_glob_patterns(
-        local_cluster: LocalCluster, caplog: pytest.LogCaptureFixture) -> None:
-    local_cluster.apply(str(CRD))
+def _with_scanning_disabled() -> tuple[kopf.OperatorRegistry, asyncio.Event]:
+    """A registry whose startup disables scanning, and an event set when a kopfexample is seen."""
     registry = kopf.OperatorRegistry()
     seen = asyncio.Event()
 
@@ -244,17 +234,16 @@ async def test_with_scanning_disabled_the_namespaces_are_not_watched_for_glob_pa
     @kopf.on.event('kopf.dev', 'v1', 'kopfexamples', registry=registry)
     async def fn(**_: Any) -> None:
         seen.set()
+    return registry, seen
 
-    vault = credentials.Vault()
-    vault.populate([kopf.ConnectionInfo(server=local_cluster.url, default_namespace='default')])
-    stop, ready = asyncio.Event(), asyncio.Event()
-    task = asyncio.create_task(kopf.operator(registry=registry, vault=vault, namespaces=['team-*', 'default'],
-                                             stop_flag=stop, ready_flag=ready))
-    await ready.wait()
+
+async def test_with_scanning_disabled_the_namespaces_are_not_watched_for_glob_patterns(
+        local_cluster: LocalCluster, operate: Operate, caplog: pytest.LogCaptureFixture) -> None:
+    local_cluster.apply(str(CRD))
+    registry, seen = _with_scanning_disabled()
+    await operate(registry, namespaces=['team-*', 'default'])
     local_cluster.apply(EXAMPLE)  # in `default`: named exactly, so served
     await eventually(seen.is_set)
-    stop.set()
-    await task
     assert not [r for r in local_cluster.request_log() if r['path'] == '/api/v1/namespaces']  # not listed, not watched
     warnings = [r.getMessage() for r in caplog.records if 'settings.scanning.disabled' in r.getMessage()]
     assert warnings == ["settings.scanning.disabled: the namespaces matching ['team-*', 'default'] are not looked "
