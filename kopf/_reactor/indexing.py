@@ -153,6 +153,7 @@ class Indexing:
                                                 default_backoff=settings.execution.default_backoff)
         index = self.indices[handler.id]
         if outcome.kind is OutcomeKind.SUCCESS:
+            describe(handler, outcome).emit(logger)  # as upstream: "Indexer 'x' succeeded." (or "... will ignore it")
             self.states.pop((handler.id, key), None)
             try:
                 indices.replace(index, key, outcome.result)

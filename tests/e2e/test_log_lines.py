@@ -19,6 +19,14 @@ OPERATOR = pathlib.Path(__file__).parent / 'operators' / 'log_lines.py'
 OBJ = '[default/kopf-example-1] '
 
 BEFORE_EXIT = [
+    OBJ + "Indexer 'idx_ok' succeeded.",
+    OBJ + "Indexer 'idx_fail' failed with an exception and will ignore it: index-boom",
+    OBJ + "Handler 'ev_ok' is invoked.",
+    OBJ + "Handler 'ev_ok' succeeded.",
+    OBJ + "Handler 'ev_fail' is invoked.",
+    OBJ + "Handler 'ev_fail' failed with an exception and will ignore it: event-boom",
+    OBJ + "Handler 'fld_fn/spec.field' is invoked.",
+    OBJ + "Handler 'fld_fn/spec.field' succeeded.",
     "Activity 'startup_arbitrary' failed with an exception and will try again in 0.5 seconds: boom in startup",
     "Activity 'startup_arbitrary' is invoked.",
     "Activity 'startup_arbitrary' succeeded.",
@@ -30,7 +38,7 @@ BEFORE_EXIT = [
     'Starting the watch-stream for customresourcedefinitions.v1.apiextensions.k8s.io cluster-wide.',
     'Starting the watch-stream for kopfexamples.v1.kopf.dev cluster-wide.',
     OBJ + 'Adding the finalizer, thus preventing the actual deletion.',
-    OBJ + 'Creation is processed: 3 succeeded; 7 failed.',
+    OBJ + 'Creation is processed: 4 succeeded; 7 failed.',
     OBJ + "Daemon 'dmn' failed temporarily: daemon-temp",
     OBJ + "Daemon 'dmn' failed with an exception and will try again in 0.5 seconds: daemon-boom",
     OBJ + "Daemon 'dmn' is invoked.",
@@ -94,7 +102,7 @@ AT_EXIT = [
 ]
 OURS = [  # upstream: "Handler 'c_unstorable' succeeded." and a retry every second (SPEC "Our decisions" 11)
     OBJ + "Handler 'c_unstorable' failed permanently: its result cannot be stored: set",
-    OBJ + 'Creation is processed: 3 succeeded; 7 failed.',
+    OBJ + 'Creation is processed: 4 succeeded; 7 failed.',
 ]
 
 

@@ -29,6 +29,8 @@ def make(kind: str, **options: Any) -> handlers.BaseHandler:
         return handlers.DaemonHandler(fn=fn, id='x', selector=None, **options)
     if kind == 'Timer':
         return handlers.TimerHandler(fn=fn, id='x', selector=None, interval=1, **options)
+    if kind == 'Indexer':
+        return handlers.IndexingHandler(fn=fn, id='x', selector=None, **options)
     return handlers.ChangingHandler(fn=fn, id='x', selector=None, **options)
 
 
@@ -37,7 +39,7 @@ def retry(exc: BaseException, delay: float | None = None) -> Outcome:
 
 
 # (handler options, attempts finished before, seconds since the first attempt, outcome) → (level, line).
-# The same words for all kinds of handlers: "Handler", "Activity", "Daemon", "Timer".
+# The same words for all kinds of handlers: "Handler", "Activity", "Daemon", "Timer", "Indexer".
 LINES: dict[str, tuple[dict[str, Any], int, float, Outcome, int, str]] = {
     'success': (
         {}, 0, 0, Outcome(kind=OutcomeKind.SUCCESS, result={'a': 1}),
@@ -89,7 +91,7 @@ WITH_TRACEBACKS = {'an arbitrary error, retried', 'an arbitrary error, out of re
                    'an arbitrary error, errors=IGNORED'}
 
 
-@pytest.mark.parametrize('kind', ['Handler', 'Activity', 'Daemon', 'Timer'])
+@pytest.mark.parametrize('kind', ['Handler', 'Activity', 'Daemon', 'Timer', 'Indexer'])
 @pytest.mark.parametrize('name', list(LINES))
 def test_outcome_lines(name: str, kind: str) -> None:
     options, retries, elapsed, outcome, level, line = LINES[name]

@@ -121,6 +121,31 @@ def tmr(**_):
     raise kopf.PermanentError('timer-perm')
 
 
+@kopf.index('kopfexamples')
+def idx_ok(name, **_):
+    return {name: 1}
+
+
+@kopf.index('kopfexamples')
+def idx_fail(**_):
+    raise ValueError('index-boom')
+
+
+@kopf.on.event('kopfexamples')
+def ev_ok(**_):
+    pass
+
+
+@kopf.on.event('kopfexamples')
+def ev_fail(**_):
+    raise ValueError('event-boom')
+
+
+@kopf.on.field('kopfexamples', field='spec.field')
+def fld_fn(**_):
+    pass
+
+
 # Ours only (SPEC "Our decisions" 11; upstream logs it as a success and retries it every second):
 @kopf.on.create('kopfexamples', errors=kopf.ErrorsMode.IGNORED)
 def c_unstorable(**_):
