@@ -122,7 +122,10 @@ def test_every_outcome_line_reads_as_upstream() -> None:
     seen: list[str] = []
     try:
         deadline = time.monotonic() + 120  # a bound for a broken operator only; it takes a few seconds
-        while not set(BEFORE_EXIT + OURS) <= set(seen) and time.monotonic() < deadline:
+        def ready() -> bool:  # all lines before the exit; and 'dmn' in its third attempt: waiting for the stop
+            return set(BEFORE_EXIT + OURS) <= set(seen) and seen.count(OBJ + "Daemon 'dmn' is invoked.") >= 3
+
+        while not ready() and time.monotonic() < deadline:
             try:
                 line = lines.get(timeout=1)
             except queue.Empty:
