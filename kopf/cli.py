@@ -5,6 +5,7 @@ The CLI only parses options and hands them to the library; it holds no logic of 
 import contextlib
 import dataclasses
 import os
+import pathlib
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -158,11 +159,14 @@ def run(ctx: click.Context, /, paths: tuple[str, ...], modules: tuple[str, ...],
             if controls.registry is not None:  # the loaded files' decorators register into it
                 stack.enter_context(_default_registry(controls.registry))
             loading.load(paths, modules)  # after KUBECONFIG is set: clients read it at import time
+            _warn_if_nothing_registered(controls.registry, paths, modules)
             running.run(namespaces=namespaces, clusterwide=clusterwide or not namespaces,
                         standalone=standalone, vault=vault, liveness_endpoint=liveness_endpoint,
                         registry=controls.registry, settings=controls.settings, memo=controls.memo,
                         stop_flag=controls.stop_flag, ready_flag=controls.ready_flag)
         except (loading.LoadingError, running.OperatorError, supported.UnsupportedHandlersError) as exc:
+            if isinstance(exc, loading.LoadingError) and exc.details:
+                click.echo(exc.details, err=True)  # the user's frames: the file and line of the mistake
             click.echo(f'Error: {exc}', err=True)
             raise SystemExit(1) from exc  # the cause: for embedders (KopfRunner re-raises it); no traceback shown
         except KeyboardInterrupt:
@@ -200,6 +204,14 @@ def resume(**_: Any) -> None:
     raise SystemExit(1)
 
 
+def _warn_if_nothing_registered(registry: Any, paths: tuple[str, ...], modules: tuple[str, ...]) -> None:
+    from kopf._model import registries
+    from kopf._reactor import loading, running
+    warning = loading.nothing_registered(registry or registries.get_default_registry(), paths, modules)
+    if warning is not None:
+        running.logger.warning(warning)
+
+
 @contextlib.contextmanager
 def _default_registry(registry: Any) -> Iterator[None]:
     from kopf._model import registries
@@ -222,8 +234,8 @@ def _local_cluster(manifests: tuple[str, ...]) -> Iterator[Any]:
     from kopf._cluster.control.local import LocalCluster
 
     with LocalCluster() as cluster:
-        try:
-            cluster.apply(*manifests)
+        try:  # paths, never YAML text: a missing file says so (as `kopf cluster --apply` does)
+            cluster.apply(*(pathlib.Path(path) for path in manifests))
         except Exception as exc:
             raise click.ClickException(f'Cannot apply the manifests: {exc}') from None
         click.echo(f'The local cluster serves at {cluster.url}; kubeconfig: {cluster.kubeconfig}', err=True)

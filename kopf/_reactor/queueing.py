@@ -6,18 +6,21 @@
 - Only keys go through the queue (controller-runtime style): records with something to do wait in a
   FIFO; a pool of runner tasks takes them one by one. An object with nothing to do costs no task and
   no timer, only its record in the resource context (until it is deleted).
-- At most `settings.queueing.worker_limit` runners (default `DEFAULT_WORKER_LIMIT`) run cycles at once;
+- At most `settings.queueing.worker_limit` runners (None: no limit) run cycles at once;
   a runner inside an async handler does not count (a long await must never hold others back), so
   async handlers of any number of objects run concurrently. Sync handlers are bounded by the
   executor's threads anyway.
 - Everything later (a handler's delay, the error throttling, the end of the wait for our own write)
   is a due time in the operator's one scheduler (`scheduling`), which queues the record when due.
 - An idle runner exits after `settings.queueing.idle_timeout`; a wake-up starts one again.
+- When the stream ends (`drain`), idle runners exit at once; the cycles running are given
+  `settings.queueing.exit_timeout` seconds to finish (None: as long as they take), then cancelled.
 """
 import asyncio
 import collections
 import functools
 import logging
+import math
 from typing import Any
 
 from kopf._model import handlers, records
@@ -26,7 +29,6 @@ from kopf._reactor import contexts, invoking, loggers, processing
 
 logger = logging.getLogger('kopf.reactor.queueing')
 
-DEFAULT_WORKER_LIMIT = 200  # cycles at once per watcher, when `settings.queueing.worker_limit` is None
 
 
 class _Slot(invoking.Slot):
@@ -64,7 +66,9 @@ class Dispatcher:
         self.scheduled: set[records.ObjectRecord] = set()  # with a due time in the scheduler
         self.running: set[records.ObjectRecord] = set()
         self.active = 0   # runners counted against the limit
-        self.limit = rctx.settings.queueing.worker_limit or DEFAULT_WORKER_LIMIT
+        limit = rctx.settings.queueing.worker_limit
+        self.limit: float = math.inf if limit is None else limit  # None: unlimited, as upstream
+        self.runners: set[asyncio.Task[None]] = set()
         self.closed = False
         self.indexing = rctx.operator.indexing if rctx.registry.has_handlers(rctx.resource,
                                                                             handlers.IndexingHandler) else None
@@ -91,6 +95,18 @@ class Dispatcher:
         """The initial listing of the stream is over (its objects may still be in the queue)."""
         if self.indexing is not None:
             self.indexing.listed(self.key)
+
+    async def drain(self, grace: float | None) -> None:
+        """The stream is over: close; idle runners exit now; running cycles get `grace` seconds, then are cancelled."""
+        self.close()
+        for waiter in self.waiters:
+            if not waiter.done():
+                waiter.set_result(None)
+        busy = [task for task in self.runners if not task.done()]
+        if busy:
+            _, late = await asyncio.wait(busy, timeout=grace)
+            for task in late:
+                task.cancel()
 
     def close(self) -> None:
         """The stream is over: no more wake-ups of its records."""
@@ -155,7 +171,9 @@ class Dispatcher:
                 return
         if self.active < self.limit:
             self.active += 1
-            self.tg.create_task(self._runner(), name=f'kopf runner of {self.rctx.resource.name}')
+            task = self.tg.create_task(self._runner(), name=f'kopf runner of {self.rctx.resource.name}')
+            self.runners.add(task)
+            task.add_done_callback(self.runners.discard)
 
     async def _runner(self) -> None:
         slot = _Slot(self)
@@ -163,6 +181,8 @@ class Dispatcher:
         loop = asyncio.get_running_loop()
         try:
             while True:
+                if not self.ready and self.closed:
+                    return
                 if not self.ready:
                     waiter = loop.create_future()
                     self.waiters.append(waiter)

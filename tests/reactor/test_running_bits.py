@@ -131,3 +131,35 @@ def test_configure_json_without_prefix(capsys: pytest.CaptureFixture[str]) -> No
             loggers._handler = None
         root.setLevel(level)
         root.handlers[:] = handlers
+
+
+@pytest.mark.parametrize('with_handler', [False, True])
+async def test_the_first_login_is_logged_as_upstream(monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture,
+                                                     with_handler: bool) -> None:
+    from kopf._api import loginning
+    from kopf._reactor import activities, contexts
+
+    info = kopf.ConnectionInfo(server='https://localhost')
+
+    def login_with_kubeconfig(**_: Any) -> kopf.ConnectionInfo:
+        return info
+
+    monkeypatch.setattr(loginning, 'login_with_service_account', lambda **_: None)
+    monkeypatch.setattr(loginning, 'login_with_kubeconfig', login_with_kubeconfig)
+    monkeypatch.setattr(loginning.kubeconfig, 'missing', lambda: None)
+    monkeypatch.setattr(loginning.kubeconfig, 'config_paths', lambda: [])
+    registry = kopf.OperatorRegistry()
+    if with_handler:
+        @kopf.on.login(registry=registry, id='my_login')
+        def my_login(**_: Any) -> kopf.ConnectionInfo:
+            return info
+    ctx = contexts.OperatorContext(settings=kopf.OperatorSettings(), registry=registry, client=None,  # type: ignore[arg-type]
+                                   memo=kopf.Memo(), lifecycle=kopf.lifecycles.asap)
+    login = activities.make_login(ctx)
+    with caplog.at_level(logging.INFO, logger='kopf'):
+        assert list(await login()) == [info]  # type: ignore[arg-type]
+        assert list(await login()) == [info]  # type: ignore[arg-type]  # a re-login: not "initial"
+    source = 'my_login' if with_handler else 'login_with_kubeconfig'
+    assert [r.getMessage() for r in caplog.records] == [
+        'Initial authentication has been initiated.', f"Activity '{source}' succeeded.",
+        'Initial authentication has finished.', f"Activity '{source}' succeeded."]
