@@ -45,8 +45,7 @@ import harness as h
 import run
 from harness import log
 
-sys.path.insert(0, str(h.ROOT))
-from kopf._model import certificates  # noqa: E402  (the project's own checkout: the harness runs in its .venv)
+from kopf._model import certificates  # the harness runs in the project's .venv
 
 WEBHOOK_MODULE = '''\
 """Served by both frameworks: a trivial sync validating handler on a fixed port with a given certificate."""
@@ -66,11 +65,17 @@ def configure(settings, **_):
 def check(spec, **_):
     if spec.get('field') == 'wrong':
         raise kopf.AdmissionError('spec.field must not be "wrong".', code=422)
+
+
+@kopf.on.validate('kopf.dev', 'v1', 'kopfbenches')
+async def check_async(spec, **_):
+    if spec.get('field') == 'wrong':
+        raise kopf.AdmissionError('spec.field must not be "wrong".', code=422)
 '''
-WEBHOOK_ID = 'check'
+HANDLERS = {'sync': 'check', 'async': 'check_async'}  # the webhook ids, i.e. the URL paths
 
 
-def review(uid: str, field: str = 'value') -> bytes:
+def review(uid: str, field: str = 'value', webhook: str = HANDLERS['sync']) -> bytes:
     """A CREATE review as the API server sends it, with a ~1 KB object."""
     obj = {'apiVersion': h.API_VERSION, 'kind': 'KopfBench',
            'metadata': {'name': f'bench-{uid}', 'namespace': 'default', 'uid': uid, 'generation': 1,
@@ -88,7 +93,7 @@ def review(uid: str, field: str = 'value') -> bytes:
         'object': obj, 'oldObject': None, 'dryRun': False,
         'options': {'apiVersion': 'meta.k8s.io/v1', 'kind': 'CreateOptions'}}}
     data = json.dumps(body, separators=(',', ':')).encode()
-    return (f'POST /{WEBHOOK_ID}?timeout=10s HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n'
+    return (f'POST /{webhook}?timeout=10s HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n'
             f'Accept: application/json, */*\r\nContent-Length: {len(data)}\r\n\r\n').encode() + data
 
 
@@ -106,9 +111,10 @@ class Reviewer:
         self.conn = h.Connection(reader, writer)
         return self
 
-    async def send(self, uid: str, field: str = 'value') -> tuple[float, dict[str, Any]]:
+    async def send(self, uid: str, field: str = 'value',
+                   webhook: str = HANDLERS['sync']) -> tuple[float, dict[str, Any]]:
         assert self.conn is not None
-        data = review(uid, field)
+        data = review(uid, field, webhook)
         t0 = time.perf_counter()
         self.conn.writer.write(data)
         status, body = await self.conn.response()
@@ -169,42 +175,14 @@ async def one_run(fw: h.Framework, emu: h.EmulatorProcess, args: argparse.Namesp
                 raise RuntimeError(f'{fw.name}: the webhook did not deny a wrong object in {args.timeout:.0f} s')
             await asyncio.sleep(0.1)
         log(f'{fw.name}: the webhook answers ({time.time() - op.spawned_at:.1f} s after the spawn)')
-        for i in range(args.warmup):
-            await first.send(f'warm-{i}')
-
-        latencies = []
-        t0 = time.perf_counter()
-        for i in range(args.sequential):
-            dt, answer = await first.send(f'seq-{rep}-{i}')
-            if not answer.get('allowed'):
-                raise RuntimeError(f'{fw.name}: review seq-{i} was denied: {answer}')
-            latencies.append(dt)
-        sequential = summary(latencies, time.perf_counter() - t0)
-
         reviewers += [await Reviewer(port, context).open() for _ in range(args.connections - 1)]
-        per_conn: list[list[float]] = [[] for _ in reviewers]
-        stop_at = time.perf_counter() + args.seconds
-
-        async def loop(index: int) -> None:
-            reviewer = reviewers[index]
-            n = 0
-            while time.perf_counter() < stop_at:
-                dt, answer = await reviewer.send(f'con-{rep}-{index}-{n}')
-                if not answer.get('allowed'):
-                    raise RuntimeError(f'{fw.name}: a concurrent review was denied: {answer}')
-                per_conn[index].append(dt)
-                n += 1
-
-        cpu0, t0 = op.cpu(), time.perf_counter()
-        await asyncio.gather(*(loop(i) for i in range(len(reviewers))))
-        wall, cpu = time.perf_counter() - t0, op.cpu() - cpu0
-        concurrent = summary([x for xs in per_conn for x in xs], wall)
-        concurrent['cpu_s_per_1000'] = 1000 * cpu / concurrent['reviews'] if concurrent['reviews'] else None
-        concurrent['rss_mb'] = op.memory()['VmRSS']
-        log(f'{fw.name} run {rep}: sequential p50 {sequential["p50_ms"]:.2f} ms, p99 {sequential["p99_ms"]:.2f} ms, '
-            f'{sequential["reviews_per_s"]:.0f}/s; {args.connections} connections: '
-            f'{concurrent["reviews_per_s"]:.0f}/s, p50 {concurrent["p50_ms"]:.2f} ms, p99 {concurrent["p99_ms"]:.2f} ms')
-        return {'sequential': sequential, 'concurrent': concurrent}
+        out: dict[str, Any] = {}
+        for kind, webhook in HANDLERS.items():
+            suffix = '' if kind == 'sync' else f'_{kind}'
+            out[f'sequential{suffix}'], out[f'concurrent{suffix}'] = await phases(op, reviewers, webhook, args, rep)
+            log(f'{fw.name} run {rep}, {kind} handler: '
+                + describe(out[f'sequential{suffix}'], out[f'concurrent{suffix}']))
+        return out
     except Exception:
         log(f'{fw.name}: the operator log ends with:\n{op.tail()}')
         raise
@@ -212,6 +190,48 @@ async def one_run(fw: h.Framework, emu: h.EmulatorProcess, args: argparse.Namesp
         for reviewer in reviewers:
             reviewer.close()
         op.stop()
+
+
+async def phases(op: h.Operator, reviewers: list[Reviewer], webhook: str, args: argparse.Namespace,
+                 rep: int) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Warm-up, then the sequential phase on the first connection, then the concurrent one on all."""
+    first = reviewers[0]
+    for i in range(args.warmup):
+        await first.send(f'warm-{webhook}-{rep}-{i}', webhook=webhook)
+    latencies = []
+    t0 = time.perf_counter()
+    for i in range(args.sequential):
+        dt, answer = await first.send(f'seq-{webhook}-{rep}-{i}', webhook=webhook)
+        if not answer.get('allowed'):
+            raise RuntimeError(f'review seq-{i} was denied: {answer}')
+        latencies.append(dt)
+    sequential = summary(latencies, time.perf_counter() - t0)
+
+    per_conn: list[list[float]] = [[] for _ in reviewers]
+    stop_at = time.perf_counter() + args.seconds
+
+    async def loop(index: int) -> None:
+        reviewer, n = reviewers[index], 0
+        while time.perf_counter() < stop_at:
+            dt, answer = await reviewer.send(f'con-{webhook}-{rep}-{index}-{n}', webhook=webhook)
+            if not answer.get('allowed'):
+                raise RuntimeError(f'a concurrent review was denied: {answer}')
+            per_conn[index].append(dt)
+            n += 1
+
+    cpu0, t0 = op.cpu(), time.perf_counter()
+    await asyncio.gather(*(loop(i) for i in range(len(reviewers))))
+    wall, cpu = time.perf_counter() - t0, op.cpu() - cpu0
+    concurrent = summary([x for xs in per_conn for x in xs], wall)
+    concurrent['cpu_s_per_1000'] = 1000 * cpu / concurrent['reviews'] if concurrent['reviews'] else None
+    concurrent['rss_mb'] = op.memory()['VmRSS']
+    return sequential, concurrent
+
+
+def describe(sequential: dict[str, Any], concurrent: dict[str, Any]) -> str:
+    return (f'sequential p50 {sequential["p50_ms"]:.2f} ms, p99 {sequential["p99_ms"]:.2f} ms, '
+            f'{sequential["reviews_per_s"]:.0f}/s; concurrent {concurrent["reviews_per_s"]:.0f}/s, '
+            f'p50 {concurrent["p50_ms"]:.2f} ms, p99 {concurrent["p99_ms"]:.2f} ms')
 
 
 def median_run(runs: list[dict[str, Any]]) -> dict[str, Any]:
@@ -223,16 +243,22 @@ def median_run(runs: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
+def write_tls(logdir: pathlib.Path) -> dict[str, str]:
+    """One CA and a certificate for 127.0.0.1, as files: the same for both frameworks' servers."""
+    made = certificates.make('127.0.0.1')
+    tls = {'ca': str(logdir / 'ca.pem'), 'cert': str(logdir / 'cert.pem'), 'key': str(logdir / 'key.pem')}
+    for name, data in (('ca', made.ca_pem), ('cert', made.cert_pem), ('key', made.key_pem)):
+        pathlib.Path(tls[name]).write_bytes(data)
+    return tls
+
+
 async def bench(args: argparse.Namespace) -> dict[str, Any]:
     frameworks = run.frameworks(ours_only=args.ours_only)
     logdir = pathlib.Path(tempfile.mkdtemp(prefix='kopf-bench-admission-'))
     log(f'logs in {logdir}')
     module = logdir / 'bench_webhook_module.py'
     module.write_text(WEBHOOK_MODULE)
-    made = certificates.make('127.0.0.1')
-    tls = {'ca': str(logdir / 'ca.pem'), 'cert': str(logdir / 'cert.pem'), 'key': str(logdir / 'key.pem')}
-    for name, data in (('ca', made.ca_pem), ('cert', made.cert_pem), ('key', made.key_pem)):
-        pathlib.Path(tls[name]).write_bytes(data)
+    tls = write_tls(logdir)
     emu = h.EmulatorProcess(frameworks[0].python, logdir)
     emu.start()
     runs: dict[str, list[dict[str, Any]]] = {fw.name: [] for fw in frameworks}
@@ -250,12 +276,12 @@ async def bench(args: argparse.Namespace) -> dict[str, Any]:
     if 'upstream' in report:
         report['ratio'] = {phase: {key: report['ours'][phase][key] / report['upstream'][phase][key]
                                    for key in report['ours'][phase] if report['upstream'][phase].get(key)}
-                           for phase in ('sequential', 'concurrent')}
+                           for phase in report['ours']}
     report['meta'] = {
         'date': datetime.datetime.now(datetime.UTC).isoformat(timespec='seconds'),
         'mode': 'quick' if args.quick else 'full', 'repeats': args.repeats, 'sequential': args.sequential,
         'connections': args.connections, 'seconds': args.seconds, 'warmup': args.warmup,
-        'upstream': f'kopf=={run.UPSTREAM_VERSION}', 'handler': 'sync, validating, trivial',
+        'upstream': f'kopf=={run.UPSTREAM_VERSION}', 'handlers': HANDLERS,
         'loadavg': list(os.getloadavg()),
         'command': ' '.join([pathlib.Path(sys.executable).name, *sys.argv]),
         'machine': h.machine(), 'logs': str(logdir),
@@ -274,26 +300,29 @@ ROWS = [
     ('concurrent', 'cpu_s_per_1000', 'concurrent: operator CPU s per 1,000', '{:.2f}'),
     ('concurrent', 'rss_mb', 'concurrent: operator RSS, MB', '{:.1f}'),
 ]
+PHASES = ('sequential', 'concurrent')
 
 
 def table(report: dict[str, Any]) -> str:
     meta = report['meta']
     up = report.get('upstream')
     lines = [f"kopf bench admission ({meta['mode']}: median of {meta['repeats']}; {meta['sequential']} sequential "
-             f"reviews, then {meta['connections']} connections for {meta['seconds']:.0f} s; {meta['handler']} "
-             f"handler; HTTPS direct) on {meta['machine']['cores']} cores, load {meta['loadavg'][0]:.2f}",
-             f"{'':44} {'ours':>10} {'upstream':>10} {'ours/up':>8}"]
-    for phase, key, title, fmt in ROWS:
-        a = report['ours'][phase].get(key)
-        b = up[phase].get(key) if up else None
-        ratio = f'{a / b:.2f}x' if a is not None and b else '-'
-        shown = ['-' if v is None else fmt.format(v) for v in (a, b)]
-        lines.append(f'{title:44} {shown[0]:>10} {shown[1]:>10} {ratio:>8}')
-    if up:
-        marks = [f"{phase} p99 ≤ ½ of upstream's: "
-                 f"{'met' if report['ours'][phase]['p99_ms'] <= up[phase]['p99_ms'] / 2 else 'not met'}"
-                 for phase in ('sequential', 'concurrent')]
-        lines.append('target (informative, not asserted): ' + '; '.join(marks))
+             f"reviews, then {meta['connections']} connections for {meta['seconds']:.0f} s; trivial validating "
+             f"handlers; HTTPS direct) on {meta['machine']['cores']} cores, load {meta['loadavg'][0]:.2f}"]
+    for kind in HANDLERS:
+        suffix = '' if kind == 'sync' else f'_{kind}'
+        lines.append(f"{f'{kind} handler':44} {'ours':>10} {'upstream':>10} {'ours/up':>8}")
+        for phase, key, title, fmt in ROWS:
+            a = report['ours'][phase + suffix].get(key)
+            b = up[phase + suffix].get(key) if up else None
+            ratio = f'{a / b:.2f}x' if a is not None and b else '-'
+            shown = ['-' if v is None else fmt.format(v) for v in (a, b)]
+            lines.append(f'{title:44} {shown[0]:>10} {shown[1]:>10} {ratio:>8}')
+        if up:
+            met = {phase: report['ours'][phase + suffix]['p99_ms'] <= up[phase + suffix]['p99_ms'] / 2
+                   for phase in PHASES}
+            marks = [f"{phase} p99 ≤ ½ of upstream's: {'met' if ok else 'not met'}" for phase, ok in met.items()]
+            lines.append(f'target, {kind} (informative, not asserted): ' + '; '.join(marks))
     return '\n'.join(lines)
 
 

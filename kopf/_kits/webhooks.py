@@ -1,6 +1,6 @@
 """Admission webhook servers and tunnels for `settings.admission.server`.
 
-`WebhookServer` serves HTTPS with aiohttp's web server (imported only when it starts): with the
+`WebhookServer` serves HTTPS with `kopf._kits.httpserving` (a small HTTP/1.1 server, loaded when it starts): with the
 given certificate, or a self-signed CA and certificate made with `cryptography` (SANs for the host,
 the address and `extra_sans`; the CA goes into the client config's `caBundle`, and to `cadump`).
 `WebhookK3dServer`, `WebhookMinikubeServer`, `WebhookDockerDesktopServer` differ in the host that
@@ -39,6 +39,8 @@ class WebhookServer:
 
     DEFAULT_HOST: ClassVar[str | None] = None
     MAX_BODY = 16 * 1024 * 1024  # an UPDATE review carries the object and the old object
+    REQUEST_TIMEOUT = 30.0  # for a request to arrive whole (the API server waits 30 s at most anyway)
+    IDLE_TIMEOUT = 75.0     # for the next request on a keep-alive connection
 
     def __init__(
             self,
@@ -69,7 +71,7 @@ class WebhookServer:
         self.verify_mode, self.verify_cafile = verify_mode, verify_cafile
         self.verify_capath, self.verify_cadata = verify_capath, verify_cadata
         self.file_check_interval = file_check_interval
-        self._runner: Any = None
+        self._server: Any = None  # `httpserving.Server` while serving
         self._context: ssl.SSLContext | None = None
         self._host: str | None = None  # the URL host chosen when the server starts
         self.bound_port: int | None = None  # the port it listens on, once started
@@ -112,22 +114,17 @@ class WebhookServer:
         await self._stop()
 
     async def _start(self, fn: WebhookFn) -> WebhookClientConfig:
-        from aiohttp import web  # lazily: only operators with admission webhooks serve them
+        from kopf._kits import httpserving  # lazily: only operators with admission webhooks serve them
 
         self._host = self.host or await self._guess_host()
-
-        app = web.Application(client_max_size=self.MAX_BODY)
         prefix = '/' + (self.path or '').strip('/')
-        handler = functools.partial(_serve_review, fn)
-        app.router.add_post(prefix.rstrip('/') + '/{webhook:.*}', handler)
-        if prefix != '/':
-            app.router.add_post(prefix, handler)
         context, ca_pem = self._tls()
         self._context = context
-        self._runner = web.AppRunner(app, access_log=None, handle_signals=False)
-        await self._runner.setup()
+        self._server = httpserving.Server(functools.partial(_serve_review, fn, prefix.rstrip('/')),
+                                          max_body=self.MAX_BODY, request_timeout=self.REQUEST_TIMEOUT,
+                                          idle_timeout=self.IDLE_TIMEOUT)
         sock = _listen(self.addr, self.port or 0)
-        await web.SockSite(self._runner, sock, ssl_context=context).start()
+        await self._server.start(sock, context)
         port = self.bound_port = int(sock.getsockname()[1])
         listening = self.addr if self.addr not in (None, '', '0.0.0.0', '::') else 'localhost'
         host = self._host or listening
@@ -139,9 +136,9 @@ class WebhookServer:
         return config
 
     async def _stop(self) -> None:
-        if self._runner is not None:
-            runner, self._runner = self._runner, None
-            await runner.cleanup()
+        if self._server is not None:
+            server, self._server = self._server, None
+            await server.close()
 
     def _tls(self) -> tuple[ssl.SSLContext | None, bytes | None]:
         """The server's TLS context (TLS 1.2+), and the CA to put into the client config (if known)."""
@@ -191,28 +188,34 @@ def _listen(addr: str | None, port: int) -> socket.socket:
     return socket.create_server((host, port), family=family)
 
 
-async def _serve_review(fn: WebhookFn, request: Any) -> Any:
-    """One admission request: 400 for what is not an AdmissionReview, 500 (logged) for our own failure."""
-    from aiohttp import web
+async def _serve_review(fn: WebhookFn, prefix: str, request: Any) -> tuple[int, bytes]:
+    """One request: POST `<prefix>[/<webhook id>]` with an AdmissionReview; 400 for what is not one, 500 for our
+    own failure (logged), 404/405 for other paths and methods."""
+    import urllib.parse
 
+    from kopf._api import encoding
     from kopf._model import admission
 
-    webhook = request.match_info.get('webhook') or None
+    path: str = request.path
+    if path != prefix and not path.startswith(prefix + '/'):
+        return 404, b'{"error":"Not found."}'
+    if request.method != 'POST':
+        return 405, b'{"error":"Only POST is served."}'
+    webhook = urllib.parse.unquote(path[len(prefix) + 1:]) or None
     try:
-        payload = await request.json()
-    except Exception as exc:  # malformed JSON, a wrong charset, an oversized body
-        logger.warning(f'A malformed admission request to {request.path!r}: {exc!r}')
-        return web.json_response({'error': 'The body is not JSON.'}, status=400)
-    peer = request.transport.get_extra_info('peercert') if request.transport is not None else None
+        payload = encoding.loads(request.body)
+    except (ValueError, UnicodeDecodeError) as exc:  # malformed JSON, a wrong charset
+        logger.warning(f'A malformed admission request to {path!r}: {exc!r}')
+        return 400, b'{"error":"The body is not JSON."}'
     try:
-        answer = await fn(payload, webhook=webhook, headers=dict(request.headers), sslpeer=peer or {})
+        answer = await fn(payload, webhook=webhook, headers=dict(request.headers), sslpeer=request.peercert)
     except admission.BadReview as exc:
-        logger.warning(f'A bad admission request to {request.path!r}: {exc}')
-        return web.json_response({'error': str(exc)}, status=400)
+        logger.warning(f'A bad admission request to {path!r}: {exc}')
+        return 400, encoding.dumps({'error': str(exc)})
     except Exception as exc:
-        logger.exception(f'An admission request to {request.path!r} failed: {exc!r}')
-        return web.json_response({'error': 'The request failed.'}, status=500)
-    return web.json_response(answer)
+        logger.exception(f'An admission request to {path!r} failed: {exc!r}')
+        return 500, b'{"error":"The request failed."}'
+    return 200, encoding.dumps(answer)
 
 
 class WebhookK3dServer(WebhookServer):

@@ -200,6 +200,7 @@ async def test_ngrok_tunnel_puts_the_public_url_into_the_client_config(ngrok: Ng
             await assert_called(cluster)
             assert forwarder.connections >= 2  # both reviews went through the "tunnel"
     (port, options), = ngrok.connects
+    assert port == forwarder.target  # the tunnel goes to the local server's port
     assert options['proto'] == 'http' and options['bind_tls'] is True
     assert options['pyngrok_config'] == {'auth_token': 'secret', 'region': 'eu', 'ngrok_path': '/opt/ngrok'}
     assert ngrok.disconnects == [public]  # closed on exit
