@@ -29,7 +29,6 @@ as a black box.
 """
 import argparse
 import asyncio
-import datetime
 import json
 import os
 import pathlib
@@ -277,15 +276,9 @@ async def bench(args: argparse.Namespace) -> dict[str, Any]:
         report['ratio'] = {phase: {key: report['ours'][phase][key] / report['upstream'][phase][key]
                                    for key in report['ours'][phase] if report['upstream'][phase].get(key)}
                            for phase in report['ours']}
-    report['meta'] = {
-        'date': datetime.datetime.now(datetime.UTC).isoformat(timespec='seconds'),
-        'mode': 'quick' if args.quick else 'full', 'repeats': args.repeats, 'sequential': args.sequential,
-        'connections': args.connections, 'seconds': args.seconds, 'warmup': args.warmup,
-        'upstream': f'kopf=={run.UPSTREAM_VERSION}', 'handlers': HANDLERS,
-        'loadavg': list(os.getloadavg()),
-        'command': ' '.join([pathlib.Path(sys.executable).name, *sys.argv]),
-        'machine': h.machine(), 'logs': str(logdir),
-    }
+    report['meta'] = run.meta(args, logdir, repeats=args.repeats, sequential=args.sequential,
+                              connections=args.connections, seconds=args.seconds, warmup=args.warmup,
+                              handlers=HANDLERS, loadavg=list(os.getloadavg()))
     return report
 
 

@@ -18,14 +18,18 @@ def configs(cluster: LocalCluster, kind: str) -> list[Any]:
     return list((obj or {}).get('webhooks') or [])
 
 
-@pytest.fixture
-def webhooks(registry: kopf.OperatorRegistry) -> list[Any]:
-    calls: list[Any] = []
-
+def serve_webhooks(registry: kopf.OperatorRegistry) -> None:
+    """A startup handler: a local HTTPS server and the managed configurations."""
     @kopf.on.startup(registry=registry)
     def configure(settings: kopf.OperatorSettings, **_: Any) -> None:
         settings.admission.server = kopf.WebhookServer(addr='127.0.0.1', host='127.0.0.1')
         settings.admission.managed = MANAGED
+
+
+@pytest.fixture
+def webhooks(registry: kopf.OperatorRegistry) -> list[Any]:
+    calls: list[Any] = []
+    serve_webhooks(registry)
 
     @kopf.on.validate('kopfexamples', id='check', registry=registry)
     def check(spec: Any, operation: str, dryrun: bool, warnings: list[str], **_: Any) -> None:
@@ -218,11 +222,7 @@ LATER_CRD = {
 async def test_managed_configs_get_the_rules_of_a_crd_that_appears_later(
         cluster: LocalCluster, registry: kopf.OperatorRegistry, start_operator: Any, kube: Any) -> None:
     import kubernetes
-
-    @kopf.on.startup(registry=registry)
-    def configure(settings: kopf.OperatorSettings, **_: Any) -> None:
-        settings.admission.server = kopf.WebhookServer(addr='127.0.0.1', host='127.0.0.1')
-        settings.admission.managed = MANAGED
+    serve_webhooks(registry)
 
     @kopf.on.validate('kopf.dev', 'v1', 'kopflaters', id='later', registry=registry)
     def later(spec: Any, **_: Any) -> None:
@@ -262,11 +262,7 @@ async def test_failure_policies_apply_while_the_operator_is_down(
         cluster: LocalCluster, registry: kopf.OperatorRegistry, start_operator: Any, kube: Any) -> None:
     """Persistent webhooks outlive the operator: `ignore_failures=True` lets writes in, the default blocks them."""
     import kubernetes
-
-    @kopf.on.startup(registry=registry)
-    def configure(settings: kopf.OperatorSettings, **_: Any) -> None:
-        settings.admission.server = kopf.WebhookServer(addr='127.0.0.1', host='127.0.0.1')
-        settings.admission.managed = MANAGED
+    serve_webhooks(registry)
 
     @kopf.on.validate('kopfexamples', id='lenient', labels={'policy': 'lenient'}, ignore_failures=True,
                       persistent=True, registry=registry)
