@@ -263,7 +263,11 @@ async def guess_host() -> str | None:
         version = str(info.get('gitVersion')) if isinstance(info, Mapping) else None
     except Exception as exc:  # e.g. forbidden: the certificate may still say it
         logger.debug(f'The webhook server could not read the API server version: {exc!r}')
-    names = await _server_certificate_names(client)
+    try:
+        names = await _server_certificate_names(client)
+    except Exception as exc:  # e.g. no credentials: a guess is not worth failing the operator for
+        logger.debug(f'The webhook server could not read the API server certificate: {exc!r}')
+        names = []
     return admission.guess_host(version, names)
 
 

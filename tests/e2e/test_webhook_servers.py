@@ -133,13 +133,11 @@ class _Pipe(socketserver.BaseRequestHandler):
         upstream = socket.create_connection(('127.0.0.1', self.server.target))
 
         def pump(src: socket.socket, dst: socket.socket) -> None:
-            try:
+            with contextlib.suppress(OSError):
                 while data := src.recv(65536):
                     dst.sendall(data)
-            except OSError:
-                pass
-            finally:
-                dst.shutdown(socket.SHUT_WR) if dst.fileno() >= 0 else None
+            with contextlib.suppress(OSError):
+                dst.shutdown(socket.SHUT_WR)  # pass the end on
 
         back = threading.Thread(target=pump, args=(upstream, self.request), daemon=True)
         back.start()

@@ -1,5 +1,6 @@
 """The webhook servers' HTTP/1.1 server: keep-alive and pipelining, bodies, bad and slow clients (nothing hangs)."""
 import asyncio
+import contextlib
 import json
 import socket
 from collections.abc import AsyncIterator
@@ -17,13 +18,21 @@ async def echo(request: httpserving.Request) -> tuple[int, bytes]:
                             'headers': dict(request.headers)}).encode()
 
 
-@pytest.fixture
-async def port() -> AsyncIterator[int]:
-    server = httpserving.Server(echo, max_body=1000, request_timeout=0.3, idle_timeout=0.3)
+@contextlib.asynccontextmanager
+async def serving(seconds: float) -> AsyncIterator[int]:
+    server = httpserving.Server(echo, max_body=1000, request_timeout=seconds, idle_timeout=seconds)
     sock = socket.create_server(('127.0.0.1', 0))
     await server.start(sock, None)
-    yield int(sock.getsockname()[1])
-    await server.close()
+    try:
+        yield int(sock.getsockname()[1])
+    finally:
+        await server.close()
+
+
+@pytest.fixture
+async def port() -> AsyncIterator[int]:
+    async with serving(seconds=30) as port:  # never reached, even on a busy machine
+        yield port
 
 
 async def exchange(port: int, data: bytes) -> bytes:
@@ -115,13 +124,15 @@ async def test_a_failing_handler_is_a_500_and_the_connection_lives_on(port: int)
     assert [status for status, _, _ in got] == [500, 200]
 
 
-async def test_a_slow_client_gets_a_408(port: int) -> None:
-    got = answers(await exchange(port, b'POST /x HTTP/1.1\r\nContent-Length: 10\r\n\r\nabc'))  # 7 bytes never come
+async def test_a_slow_client_gets_a_408() -> None:
+    async with serving(seconds=0.3) as port:
+        got = answers(await exchange(port, b'POST /x HTTP/1.1\r\nContent-Length: 10\r\n\r\nabc'))  # 7 never come
     assert [status for status, _, _ in got] == [408]
 
 
-async def test_an_idle_connection_is_closed_without_an_answer(port: int) -> None:
-    assert await exchange(port, b'') == b''
+async def test_an_idle_connection_is_closed_without_an_answer() -> None:
+    async with serving(seconds=0.3) as port:
+        assert await exchange(port, b'') == b''
 
 
 async def test_closing_the_server_closes_its_connections() -> None:
