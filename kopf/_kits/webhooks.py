@@ -21,6 +21,7 @@ import tempfile
 from collections.abc import AsyncIterator, Iterable, Mapping
 from typing import Any, ClassVar
 
+from kopf._model import admission
 from kopf._model.admission import WebhookClientConfig, WebhookFn, WebhookServerProtocol
 
 PathLike = str | os.PathLike[str]
@@ -194,7 +195,6 @@ async def _serve_review(fn: WebhookFn, prefix: str, request: Any) -> tuple[int, 
     import urllib.parse
 
     from kopf._api import encoding
-    from kopf._model import admission
 
     path: str = request.path
     if path != prefix and not path.startswith(prefix + '/'):
@@ -221,19 +221,19 @@ async def _serve_review(fn: WebhookFn, prefix: str, request: Any) -> tuple[int, 
 class WebhookK3dServer(WebhookServer):
     """A local server reachable from a K3d cluster."""
 
-    DEFAULT_HOST = 'host.k3d.internal'
+    DEFAULT_HOST = admission.K3D_HOST
 
 
 class WebhookMinikubeServer(WebhookServer):
     """A local server reachable from a Minikube cluster."""
 
-    DEFAULT_HOST = 'host.minikube.internal'
+    DEFAULT_HOST = admission.MINIKUBE_HOST
 
 
 class WebhookDockerDesktopServer(WebhookServer):
     """A local server reachable from a Docker Desktop cluster."""
 
-    DEFAULT_HOST = 'host.docker.internal'
+    DEFAULT_HOST = admission.DOCKER_DESKTOP_HOST
 
 
 class WebhookAutoServer(WebhookServer):
@@ -251,7 +251,6 @@ class WebhookAutoServer(WebhookServer):
 
 async def guess_host() -> str | None:
     """The host for webhooks of the operator's cluster, if it is a known local one (`kopf._model.admission`)."""
-    from kopf._model import admission
     from kopf._reactor.admission import client_var
 
     client = client_var.get(None)
@@ -276,7 +275,6 @@ async def _server_certificate_names(client: Any) -> list[str]:
     import urllib.parse
 
     from kopf._api import credentials
-    from kopf._model import admission
 
     creds = (await client.vault.select()).credentials
     parsed = urllib.parse.urlsplit(creds.server)

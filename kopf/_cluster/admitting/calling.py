@@ -24,14 +24,14 @@ from kopf._cluster.openapi import conforming
 from kopf._cluster.patchtypes import jsonpatches
 from kopf._cluster.pipeline import serverside, writing
 from kopf._cluster.pipeline.state import State
+from kopf._model import admission
 
 Obj = dict[str, Any]
 SERVER_FIELDS = ('uid', 'creationTimestamp', 'generation', 'resourceVersion')
 RETRIES = 5
 # The names by which local clusters' nodes reach the developer's machine (where the operator runs): the local
 # cluster runs on that machine itself, so it connects to loopback for them (TLS still verifies the name).
-HOST_ALIASES = {'host.k3d.internal': '127.0.0.1', 'host.minikube.internal': '127.0.0.1',
-                'host.docker.internal': '127.0.0.1'}
+HOST_ALIASES = dict.fromkeys([admission.K3D_HOST, admission.MINIKUBE_HOST, admission.DOCKER_DESKTOP_HOST], '127.0.0.1')
 
 
 class Admitter:
