@@ -9,7 +9,8 @@ Rules:
   `Content-Length` bytes or in chunks, of at most `max_body` bytes (else 413); anything malformed is a
   400. After an error answer, the connection is closed (what follows it cannot be trusted).
 - `Expect: 100-continue` is answered before the body is read; `Connection: close` (and HTTP/1.0
-  without `keep-alive`) closes the connection after the answer.
+  without `keep-alive`) closes the connection after the answer; so does a client's half-close, after
+  the answers to the requests that arrived whole.
 - Requests of one connection are answered in order, one at a time; pipelined ones wait in a queue of
   at most `PIPELINE` (then the connection stops reading until there is room).
 - Nothing hangs: a request must arrive whole within `request_timeout` seconds of its first byte
@@ -90,6 +91,7 @@ class Connection(asyncio.Protocol):
         self.task: asyncio.Task[None] | None = None
         self.timer: asyncio.TimerHandle | None = None
         self.closing = False
+        self.eof = False
 
     # -- the transport's callbacks -----------------------------------------------------------------
 
@@ -105,6 +107,14 @@ class Connection(asyncio.Protocol):
         self._disarm()
         if self.task is not None:
             self.task.cancel()
+
+    def eof_received(self) -> bool:
+        """The client sent all it will (a half-close, plain HTTP only): answer what came whole, then close."""
+        self.eof = self.closing = True
+        if self.task is None:
+            self.close()
+            return False
+        return True  # keep the transport open for the answers
 
     def data_received(self, data: bytes) -> None:
         if self.closing:
@@ -236,7 +246,9 @@ class Connection(asyncio.Protocol):
                     return
         finally:
             self.task = None
-        if not self.closing and not self.buffer and self.head is None:
+        if self.eof:
+            self.close()
+        elif not self.closing and not self.buffer and self.head is None:
             self._arm(self.server.idle_timeout)
 
     def _write(self, status: int, body: bytes, *, close: bool = False) -> None:

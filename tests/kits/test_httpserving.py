@@ -114,6 +114,17 @@ async def test_bad_requests_are_answered_and_the_connection_closed(port: int, da
     assert 'error' in got[0][2]
 
 
+async def test_a_half_closing_client_gets_its_answers(port: int) -> None:
+    reader, writer = await asyncio.open_connection('127.0.0.1', port)
+    try:
+        writer.write(post('/a', b'{}') + post('/b', b'{}') + b'POST /incomplete HTTP/1.1\r\n')
+        writer.write_eof()
+        got = answers(await asyncio.wait_for(reader.read(), 10))
+    finally:
+        writer.close()
+    assert [(status, body['path']) for status, _, body in got] == [(200, '/a'), (200, '/b')]
+
+
 async def test_a_good_request_before_a_bad_one_is_answered_first(port: int) -> None:
     got = answers(await exchange(port, post('/ok', b'{}') + post('/x', b'x' * 1001)))
     assert [status for status, _, _ in got] == [200, 413]
