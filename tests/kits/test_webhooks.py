@@ -126,6 +126,11 @@ async def test_other_paths_and_methods_and_oversized_bodies_are_refused() -> Non
         assert status == 404
         status, _ = await post(base + '/id', None, b'x' * 1001)
         assert status == 413
+        host, port = base.split('://', 1)[1].split('/', 1)[0].rsplit(':', 1)
+        reader, writer = await asyncio.open_connection(host, int(port))
+        writer.write(b'GET /hooks/id HTTP/1.1\r\nConnection: close\r\n\r\n')
+        assert (await reader.read()).startswith(b'HTTP/1.1 405 ')
+        writer.close()
     finally:
         await configs.aclose()
 
