@@ -62,7 +62,7 @@ class KopfRunner:
         self._thread: threading.Thread | None = None
 
     def __enter__(self) -> 'KopfRunner':
-        from kopf import cli
+        import kopf.cli as cli  # the CLI is what it drives
         vault = self.vault if self.cluster is None else cluster_vault(self.cluster)
         controls = cli.CLIControls(registry=self.registry, settings=self.settings, memo=self.memo, vault=vault,
                                    stop_flag=self.stop_flag, ready_flag=self.ready_flag)
@@ -85,7 +85,7 @@ class KopfRunner:
                 raise error
 
     def _target(self, controls: Any) -> None:
-        from kopf import cli
+        import kopf.cli as cli
         from kopf._reactor import loggers
         try:
             result = click.testing.CliRunner().invoke(cli.main, self.args, obj=controls, **self.click_kwargs)

@@ -432,3 +432,15 @@ def asap(handlers: Sequence[H], *, state: Mapping[str, HandlerState] | None = No
 
 
 LIFECYCLES: Collection[Lifecycle] = (all_at_once, one_by_one, randomized, shuffled, asap)
+
+_default_lifecycle: Lifecycle = asap   # process-wide, as upstream's `kopf.set_default_lifecycle()`
+
+
+def get_default_lifecycle() -> Lifecycle:
+    return _default_lifecycle
+
+
+def set_default_lifecycle(lifecycle: Lifecycle | None) -> None:
+    """Set the lifecycle used when `kopf.run(lifecycle=...)` is not given (None: back to `asap`)."""
+    global _default_lifecycle
+    _default_lifecycle = lifecycle if lifecycle is not None else asap

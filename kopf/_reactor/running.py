@@ -16,7 +16,7 @@ from typing import Any
 
 from kopf._api import apierrors, credentials, events
 from kopf._api import client as client_
-from kopf._model import memos, registries
+from kopf._model import memos, progress, registries
 from kopf._model import settings as settings_
 from kopf._model.causes import Activity
 from kopf._model.daemons import DaemonStoppingReason
@@ -91,10 +91,9 @@ async def spawn_tasks(
         clusterwide = True
     registry = registry if registry is not None else registries.get_default_registry()
     settings = settings if settings is not None else settings_.OperatorSettings()
-    from kopf import lifecycles  # the public module keeps the default lifecycle
     ctx = contexts.OperatorContext(
         settings=settings, registry=registry, client=None,  # type: ignore[arg-type]  # set below
-        memo=memo if memo is not None else memos.Memo(), lifecycle=lifecycle or lifecycles.get_default_lifecycle())
+        memo=memo if memo is not None else memos.Memo(), lifecycle=lifecycle or progress.get_default_lifecycle())
     ctx.indexing = indexing.Indexing(registry)
     ctx.indices = ctx.indexing.indices
     vault = vault if vault is not None else credentials.Vault(activities.make_login(ctx))
