@@ -33,6 +33,7 @@ setup(
         'full-auth': ['pykube-ng>=23.6.0', 'kubernetes>=37.0.0'],
         'cluster': ['cryptography>=50.0.0'],  # HTTPS mode of the local cluster (--tls)
         'fast': ['orjson>=3.13.0'],
+        'dev': ['pyngrok>=9.1.0', 'cryptography>=50.0.0'],  # webhook tunnels (ngrok) and self-signed servers
         'test': [
             'pytest>=9.2.0',
             'pytest-asyncio>=1.5.0',

@@ -46,6 +46,14 @@ async def wait_resumed(op: Any, tracker: Any, count: int, within: float, what: s
         raise RuntimeError(f'{what}: resumed {resumed} of {count}')
 
 
+def meta(args: Any, logdir: pathlib.Path, **figures: Any) -> dict[str, Any]:
+    """A side benchmark's `meta`: when, which mode (`args.quick`), its settings, the command, the machine, the logs."""
+    return {'date': datetime.datetime.now(datetime.UTC).isoformat(timespec='seconds'),
+            'mode': 'quick' if args.quick else 'full', 'upstream': f'kopf=={UPSTREAM_VERSION}', **figures,
+            'command': ' '.join([pathlib.Path(sys.executable).name, *sys.argv]),
+            'machine': h.machine(), 'logs': str(logdir)}
+
+
 def run_and_report(kind: str, bench: Any, table: Any, *, write: bool) -> dict[str, Any]:
     """Run a side benchmark's coroutine, print its table, and keep it as `results/<kind>-<stamp>-<mode>.json`."""
     started = time.monotonic()
