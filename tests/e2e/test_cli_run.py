@@ -91,6 +91,9 @@ def test_kopf_run_local_cluster_handles_the_example_and_exits_zero_on_sigterm() 
     (['-A', '/nonexistent/handlers.py'], 'No such file: /nonexistent/handlers.py'),
     (['-A', '-m', 'no_such_module_here'], "Cannot import the module 'no_such_module_here'"),
     (['--apply', 'x.yaml'], '--apply works only with --local-cluster'),
+    (['--state', 'x.json'], '--state works only with --local-cluster'),
+    (['--kubeconfig', 'kc'], '--kubeconfig works only with --local-cluster (for a real cluster, set KUBECONFIG)'),
+    (['-A', '--local-cluster', '--state', '/nonexistent/dir/x.json'], 'Cannot keep the state in /nonexistent/dir/x.json'),
     (['-A', '-n', 'ns'], 'Either --namespace or --all-namespaces'),
 ])
 def test_kopf_run_refuses_clearly(args: list[str], message: str) -> None:
