@@ -93,7 +93,8 @@ def test_kopf_run_local_cluster_handles_the_example_and_exits_zero_on_sigterm() 
     (['--apply', 'x.yaml'], '--apply works only with --local-cluster'),
     (['--state', 'x.json'], '--state works only with --local-cluster'),
     (['--kubeconfig', 'kc'], '--kubeconfig works only with --local-cluster (for a real cluster, set KUBECONFIG)'),
-    (['-A', '--local-cluster', '--state', '/nonexistent/dir/x.json'], 'Cannot keep the state in /nonexistent/dir/x.json'),
+    (['-A', '--local-cluster', '--state', '/nonexistent/dir/x.json'],
+     'Cannot keep the state in /nonexistent/dir/x.json'),
     (['-A', '-n', 'ns'], 'Either --namespace or --all-namespaces'),
 ])
 def test_kopf_run_refuses_clearly(args: list[str], message: str) -> None:

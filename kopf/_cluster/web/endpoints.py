@@ -70,16 +70,34 @@ def respond_error(error: statuses.ApiError) -> web.Response:
 
 
 def decode(raw: bytes, content_type: str) -> Any:
+    """The request body as JSON-like values; malformed or too deeply nested bodies are a 400."""
     if not raw:
         return None
     if 'protobuf' in content_type:
-        return protobuf.decode(raw)
-    try:
-        if 'yaml' in content_type:
-            return yaml.safe_load(raw)
-        return jsoncodec.loads(raw)
-    except (ValueError, yaml.YAMLError) as exc:
+        body = protobuf.decode(raw)
+    else:
+        try:
+            body = yaml.safe_load(raw) if 'yaml' in content_type else jsoncodec.loads(raw)
+        except (ValueError, yaml.YAMLError) as exc:
+            raise statuses.bad_request(f'error decoding request body: {exc}') from None
+        except RecursionError:   # the YAML parser recurses per level
+            raise statuses.bad_request(too_deep()) from None
+    if jsoncodec.FAST and 'yaml' not in content_type and 'protobuf' not in content_type:
+        if jsoncodec.may_nest_deeper(raw) and jsoncodec.nests_deeper(body):   # orjson checked the strings
+            raise statuses.bad_request(too_deep())
+        return body
+    try:   # YAML, protobuf, the standard library's JSON: can it be sent back at all?
+        jsoncodec.dumps_kept(body)
+    except jsoncodec.TooDeep:
+        raise statuses.bad_request(too_deep()) from None
+    except (TypeError, ValueError) as exc:   # e.g. a lone surrogate (`"\ud83d"` in YAML): not UTF-8
         raise statuses.bad_request(f'error decoding request body: {exc}') from None
+    return body
+
+
+def too_deep() -> str:
+    return (f'error decoding request body: exceeded max depth: the object is nested deeper than '
+            f'{jsoncodec.MAX_DEPTH} levels (the limit of the local cluster)')
 
 
 _PLAIN_OPTIONS: dict[str, writing.Options] = {}   # by User-Agent: the options of writes without a query

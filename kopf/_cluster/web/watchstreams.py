@@ -38,6 +38,7 @@ class Streams:
         if initial and (params.get('resourceVersionMatch') != 'NotOlderThan' or not bookmarks):
             raise _initial_events_invalid(params)
         match = reading.object_matcher(target, params)
+        seconds = _timeout(params.get('timeoutSeconds'), self.max_timeout)   # a bad value: a 400 before streaming
         await self.wait_for_rv(params.get('resourceVersion') or '')
         selective = bool(params.get('labelSelector') or params.get('fieldSelector') or target.name)
         response = web.StreamResponse(status=200, headers={'Content-Type': 'application/json'})
@@ -52,7 +53,7 @@ class Streams:
                 await response.write(first)
             else:
                 self._go_live(request, watcher)
-                await self._pump(watcher, target, params, bookmarks)
+                await self._pump(watcher, target, seconds, bookmarks)
             await response.write_eof()
         except (ConnectionResetError, ConnectionError):
             pass
@@ -112,10 +113,10 @@ class Streams:
             watcher.offer(change)
         return None
 
-    async def _pump(self, watcher: Watcher, target: Target, params: Mapping[str, str], bookmarks: bool) -> None:
+    async def _pump(self, watcher: Watcher, target: Target, seconds: float, bookmarks: bool) -> None:
         """Live lines bypass this loop (see `Watcher.sink`); it only keeps time: bookmarks and the deadline."""
         loop = asyncio.get_running_loop()
-        deadline = loop.time() + _timeout(params.get('timeoutSeconds'), self.max_timeout)
+        deadline = loop.time() + seconds
         last_bookmark = loop.time()
         resource = target.resource
         while not watcher.closed:
