@@ -174,15 +174,16 @@ async def _serve(backend: Backend, request: web.Request, target: Target, verb: s
     table = tables.wants_table(request.headers.get('Accept', '')) and target.subresource is None
     if verb == 'list' and params.get('resourceVersionMatch') != 'Exact':
         await backend.streams.wait_for_rv(params.get('resourceVersion') or '')
+    include = tables.include_object(params) if table else ''
     if verb == 'get' and table:
         obj = reading.get_object(store, target)
         meta = {'resourceVersion': obj['metadata']['resourceVersion']}
-        return respond(200, jsoncodec.dumps(tables.table(target.resource, [obj], meta)))
+        return respond(200, jsoncodec.dumps(tables.table(target.resource, [obj], meta, include=include)))
     if verb == 'get':
         return respond(200, jsoncodec.dumps(reading.get_object(store, target)))
     if verb == 'list' and table:
         items, meta = reading.select(store, target, params)
-        return respond(200, jsoncodec.dumps(tables.table(target.resource, items, meta)))
+        return respond(200, jsoncodec.dumps(tables.table(target.resource, items, meta, include=include)))
     if verb == 'list':
         return respond(200, reading.list_objects(store, target, params))
     headers = request.headers

@@ -45,7 +45,7 @@ class Streams:
         response.enable_chunked_encoding()
         watcher = self.hub.subscribe(target.resource.key, target.namespace, match, selective)
         if tables.wants_table(request.headers.get('Accept', '')):
-            watcher.render = TableLines(target.resource)
+            watcher.render = TableLines(target.resource, tables.include_object(params))
         try:
             first = self._start(target, watcher, params.get('resourceVersion') or '', initial)
             await response.prepare(request)
@@ -142,8 +142,9 @@ class Streams:
 class TableLines:
     """Watch lines whose objects are one-row Tables (kubectl `get -w`); column definitions only at first."""
 
-    def __init__(self, resource: Resource) -> None:
+    def __init__(self, resource: Resource, include: str = 'Metadata') -> None:
         self.resource = resource
+        self.include = include   # ?includeObject=
         self.headers = True
 
     def __call__(self, type: str | None = None, *, change: Change) -> bytes:
@@ -157,7 +158,7 @@ class TableLines:
 
     def _line(self, type: str, obj: Mapping[str, Any]) -> bytes:
         meta = {'resourceVersion': obj['metadata'].get('resourceVersion', '')}
-        body = tables.table(self.resource, [obj], meta, headers=self.headers)
+        body = tables.table(self.resource, [obj], meta, headers=self.headers, include=self.include)
         self.headers = False
         return b'{"type":"' + type.encode() + b'","object":' + jsoncodec.dumps(body) + b'}\n'
 
