@@ -19,7 +19,7 @@ from kopf._cluster.patchtypes import jsonpatches
 from kopf._cluster.pipeline import scaling, serverside, writing
 from kopf._cluster.pipeline.state import State
 from kopf._cluster.store import reading
-from kopf._cluster.web import accessrules, apidiscovery, protobuf, tables
+from kopf._cluster.web import accessreviews, accessrules, apidiscovery, protobuf, tables
 from kopf._cluster.web.faults import Faults
 from kopf._cluster.web.watchstreams import Streams
 
@@ -189,6 +189,11 @@ async def _serve(backend: Backend, request: web.Request, target: Target, verb: s
     headers = request.headers
     raw_type = headers.get('Content-Type', '')
     body = decode(await request.read(), raw_type)
+    kind = accessreviews.KINDS.get(target.resource.key)
+    if kind is not None:   # create-only (the routing allows nothing else): answered, never stored
+        answered = accessreviews.review(kind, body, backend.access.subject_of(request), backend.access,
+                                        target.namespace)
+        return respond(201, jsoncodec.dumps(answered))
     content_type = raw_type.split(';')[0].strip()
     agent = headers.get('User-Agent', '')
     if verb == 'patch':
