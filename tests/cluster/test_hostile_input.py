@@ -13,6 +13,7 @@ import aiohttp
 import pytest
 
 from kopf._cluster import jsoncodec
+from kopf._cluster.control import operations
 from kopf._cluster.web import dispatching
 from kopf.testing import LocalCluster
 
@@ -310,3 +311,39 @@ async def test_object_meta_of_a_wrong_type_is_a_400_as_real(local_cluster: Local
     body = {'apiVersion': api_version, 'kind': kind, 'metadata': meta}
     code, status = await _post(local_cluster, path, json.dumps(body).encode())
     assert (code, status['message']) == (400, message)
+
+
+CONTROL_KEYS = ['method', 'path', 'status', 'count', 'retryAfter', 'text', 'message', 'latency', 'drop', 'abort',
+                'code', 'keep', 'seconds', 'old', 'new']
+
+
+@pytest.mark.parametrize('seed', SEEDS)
+async def test_fuzzed_control_requests_never_get_a_5xx(local_cluster: LocalCluster, seed: int) -> None:
+    """The control API (`/_emulator/`): a body that does not fit is a 400 naming the field."""
+    rng = random.Random(seed)
+    routes = [(method, operation.route.path) for operation in operations.operations() if operation.route
+              for method in operation.route.methods]
+    async with aiohttp.ClientSession() as session:
+        for _ in range(60):
+            method, path = rng.choice(routes)
+            fields = {key: rng.choice([*ODD_VALUES, 'GET', '*', 500, 0.5]) for key in rng.sample(CONTROL_KEYS, 3)}
+            body = json.dumps(fields).encode() if rng.random() < 0.9 else rng.choice([b'{bad', b'[]', b'1'])
+            async with session.request(method, local_cluster.url + '/_emulator' + path, data=body) as response:
+                assert response.status < 500, (method, path, fields, await response.text())
+            async with session.delete(local_cluster.url + '/_emulator/faults') as response:
+                assert response.status == 200
+    await _alive(local_cluster)
+
+
+@pytest.mark.parametrize('path, body, error', [
+    ('/faults', {'status': 'x'}, '"status" must be an integer from 100 to 599 or null, not \'x\''),
+    ('/faults', {'latency': -1}, '"latency" must be a number from 0, not -1'),
+    ('/history/compact', {'keep': -1}, '"keep" must be an integer from 0, not -1'),
+    ('/bookmark-interval', {}, '"seconds" is required'),
+    ('/watches/close', [], 'the body must be a JSON object'),
+])
+async def test_control_bodies_that_do_not_fit_name_the_field(local_cluster: LocalCluster, path: str, body: Any,
+                                                             error: str) -> None:
+    async with aiohttp.ClientSession() as session:
+        async with session.post(local_cluster.url + '/_emulator' + path, json=body) as response:
+            assert (response.status, await response.json()) == (400, {'error': error})
