@@ -234,8 +234,6 @@ def _local_cluster(manifests: tuple[str, ...], *, state: str | None = None,
     from kopf._api import credentials
     from kopf._cluster.control.local import LocalCluster
 
-    if state and not os.path.isdir(os.path.dirname(os.path.abspath(state))):
-        raise click.ClickException(f'Cannot keep the state in {state}: its directory does not exist.')
     with contextlib.ExitStack() as stack:
         try:
             cluster = stack.enter_context(LocalCluster(kubeconfig=kubeconfig, state_file=state))
