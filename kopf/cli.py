@@ -122,10 +122,14 @@ PEERING_IS_LATER = ('peering is not implemented in this version of kopf yet: '
               help='Run against an in-memory local cluster (in its own thread), not a real one.')
 @click.option('--apply', 'apply', multiple=True, type=click.Path(dir_okay=False),
               help='A YAML manifest to apply to the local cluster at start (repeatable; needs --local-cluster).')
+@click.option('--state', 'state', default=None, type=click.Path(dir_okay=False),
+              help='Keep the local cluster\'s objects in this file across restarts (needs --local-cluster).')
+@click.option('--kubeconfig', 'kubeconfig', default=None, type=click.Path(dir_okay=False),
+              help='Write the local cluster\'s kubeconfig to this path (needs --local-cluster).')
 @click.pass_context
 def run(ctx: click.Context, /, paths: tuple[str, ...], modules: tuple[str, ...], namespaces: tuple[str, ...],
         clusterwide: bool, standalone: bool | None, liveness_endpoint: str | None, local_cluster: bool,
-        apply: tuple[str, ...], **more: Any) -> None:
+        apply: tuple[str, ...], state: str | None, kubeconfig: str | None, **more: Any) -> None:
     """Run an operator: load the handlers from the files and modules, then serve the cluster."""
     import warnings
 
@@ -137,8 +141,10 @@ def run(ctx: click.Context, /, paths: tuple[str, ...], modules: tuple[str, ...],
         namespaces = (*namespaces, legacy_namespace)
     if clusterwide and namespaces:
         raise click.UsageError('Either --namespace or --all-namespaces, not both.')
-    if apply and not local_cluster:
-        raise click.UsageError('--apply works only with --local-cluster.')
+    for given, option in ((apply, '--apply'), (state, '--state'), (kubeconfig, '--kubeconfig')):
+        if given and not local_cluster:
+            raise click.UsageError(f'{option} works only with --local-cluster'
+                                   + (' (for a real cluster, set KUBECONFIG).' if option == '--kubeconfig' else '.'))
     if local_cluster and controls.vault is not None:
         raise click.UsageError('--local-cluster cannot be used with a given vault (e.g. KopfRunner(cluster=...)).')
     if more['peering_name']:
@@ -155,7 +161,10 @@ def run(ctx: click.Context, /, paths: tuple[str, ...], modules: tuple[str, ...],
                                '--dev and --priority are ignored.')
     with contextlib.ExitStack() as stack:
         try:
-            vault = stack.enter_context(_local_cluster(apply)) if local_cluster else controls.vault
+            if local_cluster:
+                vault = stack.enter_context(_local_cluster(apply, state=state, kubeconfig=kubeconfig))
+            else:
+                vault = controls.vault
             if controls.registry is not None:  # the loaded files' decorators register into it
                 stack.enter_context(_default_registry(controls.registry))
             loading.load(paths, modules)  # after KUBECONFIG is set: clients read it at import time
@@ -224,21 +233,33 @@ def _default_registry(registry: Any) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def _local_cluster(manifests: tuple[str, ...]) -> Iterator[Any]:
+def _local_cluster(manifests: tuple[str, ...], *, state: str | None = None,
+                   kubeconfig: str | None = None) -> Iterator[Any]:
     """A local cluster in its own thread and loop, the manifests applied; yields a vault pointing at it.
 
+    With `state`, its objects are resumed from that file (if it exists) and saved there on exit, as by
+    `kopf cluster --state`; with `kubeconfig`, the kubeconfig goes to that path (rewritten at each start)
+    instead of a temporary directory, so `kubectl --kubeconfig PATH` keeps working across restarts.
     `KUBECONFIG` of this process points to it too: the handlers' own clients (pykube-ng, kubernetes)
     then talk to the local cluster, never to a real one by accident.
     """
     from kopf._api import credentials
     from kopf._cluster.control.local import LocalCluster
 
-    with LocalCluster() as cluster:
-        try:  # paths, never YAML text: a missing file says so (as `kopf cluster --apply` does)
-            cluster.apply(*(pathlib.Path(path) for path in manifests))
+    with contextlib.ExitStack() as stack:
+        try:
+            cluster = stack.enter_context(LocalCluster(kubeconfig=kubeconfig, state_file=state))
+        except OSError as exc:
+            what = f'write the kubeconfig {kubeconfig}' if kubeconfig else 'start the local cluster'
+            raise click.ClickException(f'Cannot {what}: {exc.strerror or exc}') from None
+        except (ValueError, KeyError, TypeError) as exc:
+            raise click.ClickException(f'Cannot resume from the state file {state}: {exc!r}') from None
+        try:
+            cluster.apply(*(pathlib.Path(path) for path in manifests))  # paths, never YAML text
         except Exception as exc:
             raise click.ClickException(f'Cannot apply the manifests: {exc}') from None
-        click.echo(f'The local cluster serves at {cluster.url}; kubeconfig: {cluster.kubeconfig}', err=True)
+        resumed = f'; state: {state}' if state else ''
+        click.echo(f'The local cluster serves at {cluster.url}; kubeconfig: {cluster.kubeconfig}{resumed}', err=True)
         os.environ['KUBECONFIG'] = str(cluster.kubeconfig)  # so that the handlers' own clients use it too
         vault = credentials.Vault()
         vault.populate([credentials.ConnectionInfo(server=cluster.url, default_namespace='default')])

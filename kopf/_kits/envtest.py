@@ -279,10 +279,11 @@ class EnvtestCluster:
         return f'https://127.0.0.1:{self._port}'
 
     @property
-    def kubeconfig(self) -> pathlib.Path:
+    def kubeconfig(self) -> str:
+        """The path of the written kubeconfig, as a `str` (ready for `KUBECONFIG`, subprocess arguments, open())."""
         if self._kubeconfig is None:
             raise RuntimeError('The envtest cluster is not started yet.')
-        return self._kubeconfig
+        return str(self._kubeconfig)
 
     @property
     def pki(self) -> pathlib.Path:

@@ -137,6 +137,7 @@ class Emulator(Controls):
     def save_state(self, path: str | os.PathLike[str]) -> None:
         """Write the objects and the RV counter (atomically) so that a later start resumes from them."""
         target = pathlib.Path(path)
+        target.parent.mkdir(parents=True, exist_ok=True)   # as for the kubeconfig
         temporary = target.with_name(f'.{target.name}.tmp')
         temporary.write_bytes(jsoncodec.dumps(self.state.snapshot()))
         os.replace(temporary, target)
