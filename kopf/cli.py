@@ -170,6 +170,47 @@ def run(ctx: click.Context, /, paths: tuple[str, ...], modules: tuple[str, ...],
 
 
 @main.command()
+@click.argument('paths', nargs=-1)
+@click.option('-m', '--module', 'modules', multiple=True, help='A module to import (repeatable).')
+@click.option('-n', '--namespace', 'namespaces', multiple=True,
+              help='The namespaces the operator will serve (as for kopf run): exact names get Roles.')
+@click.option('-A', '--all-namespaces', 'clusterwide', is_flag=True, help='A cluster-wide operator (a ClusterRole).')
+@click.option('--peering', 'peering_name', default=None, help='The peering object the operator will use.')
+@click.option('--lease', 'lease_name', default=None, help='The lease ([NAMESPACE/]NAME) the operator will hold.')
+@click.option('--extra', multiple=True, type=click.Path(dir_okay=False),
+              help='A YAML file of more rules (a list of rules, or a Role/ClusterRole), e.g. what handlers call.')
+@click.option('--crd', 'crds', multiple=True, type=click.Path(dir_okay=False),
+              help='A manifest with the CRDs of the handled resources (their groups, scopes, subresources).')
+@click.option('--name', default='kopf', show_default=True, help='The name of the (Cluster)Role(Binding)s.')
+@click.option('--service-account', 'service_accounts', multiple=True,
+              help='Bind to this NAMESPACE/NAME (repeatable; default: default/kopf unless --user).')
+@click.option('--user', 'users', multiple=True, help='Bind to this user (repeatable), e.g. of a client certificate.')
+def rbac(paths: tuple[str, ...], modules: tuple[str, ...], namespaces: tuple[str, ...], clusterwide: bool,
+         peering_name: str | None, lease_name: str | None, extra: tuple[str, ...], crds: tuple[str, ...],
+         name: str, service_accounts: tuple[str, ...], users: tuple[str, ...]) -> None:
+    """Print the RBAC YAML for the framework's own requests that the handlers imply."""
+    from kopf._kits import rbac as rbac_
+    from kopf._model import registries
+    from kopf._reactor import loading
+
+    if clusterwide and namespaces:
+        raise click.UsageError('Either --namespace or --all-namespaces, not both.')
+    registry = registries.OperatorRegistry()
+    try:
+        with _default_registry(registry):
+            loading.load(paths, modules)
+        options = rbac_.options_for(namespaces, peering=peering_name, lease=lease_name, name=name,
+                                    service_accounts=service_accounts, users=users)
+        generated = rbac_.generate(registry, options, crds=crds, extra=extra)
+    except (loading.LoadingError, ValueError) as exc:
+        click.echo(f'Error: {exc}', err=True)
+        raise SystemExit(1) from None
+    for warning in generated.warnings:
+        click.echo(f'Warning: {warning}', err=True)
+    click.echo(generated.dump(), nl=False)
+
+
+@main.command()
 @logging_options
 @click.option('-n', '--namespace', 'namespaces', multiple=True, help='Namespaces of the peering (repeatable).')
 @click.option('-A', '--all-namespaces', 'clusterwide', is_flag=True, help='The cluster-wide peering.')
