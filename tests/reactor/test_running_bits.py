@@ -122,9 +122,12 @@ def test_configure_json_without_prefix(capsys: pytest.CaptureFixture[str]) -> No
         record = json.loads(line)
         assert record['message'] == 'hello'
         assert record['k8s'] == {'apiVersion': 'v1', 'kind': 'ConfigMap', 'name': 'n', 'namespace': 'ns', 'uid': 'u'}
-        loggers.configure(log_format=kopf.LogFormat.PLAIN)
+        loggers.configure(log_format=kopf.LogFormat.PLAIN, log_prefix=None)  # None: on for text
         kopf.LocalObjectLogger(body=body, settings=kopf.OperatorSettings()).info('hello')
         assert capsys.readouterr().err.strip().splitlines()[-1] == '[ns/n] hello'
+        loggers.configure(log_format=kopf.LogFormat.PLAIN)  # off by default, as upstream's configure()
+        kopf.LocalObjectLogger(body=body, settings=kopf.OperatorSettings()).info('hello')
+        assert capsys.readouterr().err.strip().splitlines()[-1] == 'hello'
     finally:
         if loggers._handler is not None:
             root.removeHandler(loggers._handler)
