@@ -10,11 +10,9 @@ from typing import Any
 
 import click
 
-from kopf._version import __version__
-
 
 @click.group(name='kopf', context_settings={'help_option_names': ['-h', '--help'], 'auto_envvar_prefix': 'KOPF'})
-@click.version_option(version=__version__, prog_name='kopf')
+@click.version_option(package_name='kopf', prog_name='kopf')  # the metadata is read only for --version
 def main() -> None:
     """Kubernetes operators in plain Python, with a local cluster for development and tests."""
 
@@ -121,6 +119,8 @@ PEERING_IS_LATER = ('peering is not implemented in this version of kopf yet: '
               help='Run against an in-memory local cluster (in its own thread), not a real one.')
 @click.option('--apply', 'apply', multiple=True, type=click.Path(dir_okay=False),
               help='A YAML manifest to apply to the local cluster at start (repeatable; needs --local-cluster).')
+@click.option('--uvloop/--no-uvloop', 'uvloop', default=None,
+              help='Use uvloop (default: if installed, e.g. by pip install kopf[uvloop]) or asyncio\'s own loop.')
 @click.pass_context
 def run(ctx: click.Context, /, paths: tuple[str, ...], modules: tuple[str, ...], namespaces: tuple[str, ...],
         clusterwide: bool, standalone: bool | None, liveness_endpoint: str | None, local_cluster: bool,
@@ -128,6 +128,7 @@ def run(ctx: click.Context, /, paths: tuple[str, ...], modules: tuple[str, ...],
     """Run an operator: load the handlers from the files and modules, then serve the cluster."""
     import warnings
 
+    from kopf._kits import loops
     from kopf._reactor import loading, running, supported
 
     controls = ctx.obj if isinstance(ctx.obj, CLIControls) else CLIControls()
@@ -144,6 +145,10 @@ def run(ctx: click.Context, /, paths: tuple[str, ...], modules: tuple[str, ...],
         click.echo(f'Error: --peering {more["peering_name"]}: ' + PEERING_IS_LATER.format(what='join')
                    + ' Run without --peering (or with --standalone).', err=True)
         raise SystemExit(1)
+    try:
+        factory = loops.loop_factory(more['uvloop'])
+    except loops.LoopError as exc:
+        raise click.UsageError(str(exc)) from None
     if not clusterwide and not namespaces:
         warnings.warn('Neither --namespace nor --all-namespaces is given; serving the whole cluster. '
                       'Use --all-namespaces to silence this warning.', FutureWarning, stacklevel=1)
@@ -158,10 +163,11 @@ def run(ctx: click.Context, /, paths: tuple[str, ...], modules: tuple[str, ...],
             if controls.registry is not None:  # the loaded files' decorators register into it
                 stack.enter_context(_default_registry(controls.registry))
             loading.load(paths, modules)  # after KUBECONFIG is set: clients read it at import time
-            running.run(namespaces=namespaces, clusterwide=clusterwide or not namespaces,
-                        standalone=standalone, vault=vault, liveness_endpoint=liveness_endpoint,
-                        registry=controls.registry, settings=controls.settings, memo=controls.memo,
-                        stop_flag=controls.stop_flag, ready_flag=controls.ready_flag)
+            loops.run(running.operator(
+                namespaces=namespaces, clusterwide=clusterwide or not namespaces,
+                standalone=standalone, vault=vault, liveness_endpoint=liveness_endpoint,
+                registry=controls.registry, settings=controls.settings, memo=controls.memo,
+                stop_flag=controls.stop_flag, ready_flag=controls.ready_flag), factory)
         except (loading.LoadingError, running.OperatorError, supported.UnsupportedHandlersError) as exc:
             click.echo(f'Error: {exc}', err=True)
             raise SystemExit(1) from exc  # the cause: for embedders (KopfRunner re-raises it); no traceback shown
