@@ -5,7 +5,6 @@ generated rules runs an example's framework traffic without a 403; with one gene
 deleted, the request that needed it fails with a 403 that the log names.
 """
 import dataclasses
-import pathlib
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -132,15 +131,3 @@ def test_a_deleted_rule_fails_a_named_request_with_403(envtest: EnvtestCluster, 
         envtest.apply(str(EXAMPLES / 'obj.yaml'))
         wait_for(lambda: [line for line in forbidden(caplog) if named in line], within=30)
 
-
-def test_the_user_kubeconfig_is_not_an_admin(envtest: EnvtestCluster) -> None:
-    path: pathlib.Path = envtest.user_kubeconfig(USER)
-    kubectl = envtest.assets / 'kubectl'
-    if not kubectl.exists():
-        pytest.skip('no kubectl among the envtest binaries')
-    result = subprocess.run([str(kubectl), f'--kubeconfig={path}', 'auth', 'whoami', '-o', 'json'],
-                            capture_output=True, text=True, timeout=30)
-    assert result.returncode == 0, result.stderr
-    assert USER in result.stdout and 'system:masters' not in result.stdout
-    with pytest.raises(ValueError):
-        envtest.user_kubeconfig('root', ['system:masters'])
