@@ -37,3 +37,13 @@ def test_run_runs_to_the_end_in_the_chosen_loop(wanted: bool | None) -> None:
     loops.run(main(), loops.loop_factory(wanted))
     expected = 'uvloop' if wanted is None and HAS_UVLOOP else 'asyncio.unix_events'
     assert seen == [expected]
+
+
+def test_kopf_run_uvloop_without_uvloop_is_a_usage_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    from click.testing import CliRunner
+
+    from kopf import cli
+    monkeypatch.setattr(importlib.util, 'find_spec', lambda name: None)
+    result = CliRunner().invoke(cli.main, ['run', '-A', '--uvloop', 'nonexistent.py'])
+    assert result.exit_code == 2
+    assert '--uvloop needs uvloop installed: pip install kopf[uvloop]' in result.stderr
