@@ -23,6 +23,8 @@ from .conftest import CRD, ROOT, fast_settings
 
 EXAMPLES = ROOT / 'examples'
 USER = 'kopf-rbac-operator'
+LAST_HANDLED = 'kopf.zalando.org/last-handled-configuration'
+MANAGED = 'auto.kopf.dev'  # the webhook configurations of 17-admission
 Obj = dict[str, Any]
 
 
@@ -38,6 +40,8 @@ def envtest(request: pytest.FixtureRequest) -> Iterator[EnvtestCluster]:
             shared.delete('rbac.authorization.k8s.io/v1', kind, USER)
         for kind in ('RoleBinding', 'Role'):
             shared.delete('rbac.authorization.k8s.io/v1', kind, USER, 'default')
+        for kind in ('ValidatingWebhookConfiguration', 'MutatingWebhookConfiguration'):
+            shared.delete('admissionregistration.k8s.io/v1', kind, MANAGED)
 
 
 def generated(*args: str) -> list[Obj]:
@@ -68,6 +72,11 @@ def operator(cluster: EnvtestCluster, example: str, *args: str) -> KopfRunner:
                       registry=kopf.OperatorRegistry(), settings=fast_settings(), timeout=60)
 
 
+def webhooks(cluster: EnvtestCluster, kind: str) -> list[Obj]:
+    found = cluster.get('admissionregistration.k8s.io/v1', kind, MANAGED) or {}
+    return [webhook for webhook in found.get('webhooks') or [] if webhook.get('rules')]
+
+
 def kex(cluster: EnvtestCluster) -> Obj:
     return cluster.get('kopf.dev/v1', 'KopfExample', 'kopf-example-1', 'default') or {}
 
@@ -84,7 +93,10 @@ EXAMPLE_RUNS: list[tuple[str, Check]] = [
     ('04-events', lambda c: [e for e in c.list('v1', 'Event', 'default') if e.get('reason') == 'Greeting']),
     ('05-handlers', lambda c: (kex(c).get('status') or {}).get('create_fn_2')),
     ('07-subhandlers', lambda c: (kex(c).get('status') or {}).get('create_fn/item2')),
+    ('11-filtering-handlers', lambda c: (kex(c).get('metadata') or {}).get('annotations', {}).get(LAST_HANDLED)),
+    ('14-daemons', lambda c: (kex(c).get('status') or {}).get('accompany')),
     ('15-timers', lambda c: (kex(c).get('status') or {}).get('tick')),
+    ('17-admission', lambda c: len(webhooks(c, 'ValidatingWebhookConfiguration')) == 2 and kex(c)),
 ]
 
 
