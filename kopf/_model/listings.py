@@ -6,7 +6,7 @@ cycle (resume handlers, or a check that nothing changed). What the operator says
 - at most every `INTERVAL` seconds, while objects are still coming or waiting for their first cycle:
   `Resuming <what>: 6,000 of 10,000 objects (2,000/s, ~2 s left).` (`of 6,000+` while listing);
 - once, when the listing is over and every listed object has had its first cycle:
-  `Resumed 10,000 objects of <what> in 3.2 s.`
+  `Resumed 10,000 objects (<what>) in 3.2 s.`
 
 The lines are INFO for long work (`LARGE` objects or more, or `INTERVAL` seconds or longer) and
 DEBUG otherwise (a few objects are not worth a line at the default level). Time is passed in
@@ -28,7 +28,7 @@ class Report:
 @dataclasses.dataclass
 class Progress:
     """Counts of one stream's initial listing: `seen()` per listed object, `handled()` per first cycle."""
-    what: str       # e.g. `kopfexamples.kopf.dev cluster-wide`
+    what: str       # e.g. `kopfexamples.kopf.dev`, `kopfexamples.kopf.dev in ns1`
     started: float
     listed: bool = False     # the listing is over
     finished: bool = False   # the final line is given
@@ -74,7 +74,7 @@ class Progress:
             long = self.total >= LARGE or elapsed >= INTERVAL
             objects = 'object' if self.total == 1 else 'objects'
             return Report(logging.INFO if long else logging.DEBUG,
-                          f'Resumed {self.total:,} {objects} of {self.what} in {elapsed:.1f} s.')
+                          f'Resumed {self.total:,} {objects} ({self.what}) in {elapsed:.1f} s.')
         if now - (self.last if self.last is not None else self.started) < INTERVAL:
             return None
         self.last = now

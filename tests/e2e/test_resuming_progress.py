@@ -27,4 +27,4 @@ async def test_resuming_the_listed_objects_ends_with_one_line(cluster: Cluster, 
         return [r.getMessage() for r in caplog.records if r.getMessage().startswith('Resumed ')]
     await eventually(lines)
     [line] = lines()
-    assert line.startswith('Resumed 30 objects of kopfexamples.kopf.dev in ') and line.endswith(' s.')
+    assert line.startswith('Resumed 30 objects (kopfexamples.kopf.dev) in ') and line.endswith(' s.')
