@@ -22,7 +22,8 @@ every authenticated user via the default `system:discovery` ClusterRoleBinding: 
 Where: cluster-wide (`-A`, or `-n` with globs: the namespaces are not known in advance) the rules go
 into one ClusterRole; with `-n` naming namespaces exactly, the rules of namespaced resources go into
 one Role per namespace and the cluster-level ones (CRDs, cluster-scoped resources, webhook
-configurations) into the ClusterRole. Events of cluster-scoped objects go to `default`.
+configurations) into the ClusterRole. Events of cluster-scoped objects go to the client's default
+namespace (the service account's, in a pod) or to `default`: both get the rule.
 
 A selector is resolved against the known resources (the built-in ones and the given CRDs); one that
 resolves to nothing is granted as it is written (its group, or every group `*` if it names none;
@@ -144,7 +145,9 @@ def _framework_grants(registry: registries.OperatorRegistry, options: Options,
     if options.posting:
         event_places = set(places(options, True))
         if None not in event_places and any(t.namespaced is False for t in found):
-            event_places.add('default')  # events of cluster-scoped objects
+            # Events of cluster-scoped objects: in the client's default namespace (in a pod: its service
+            # account's), or in `default` if the server refuses them there.
+            event_places.update({'default', *(sa.partition('/')[0] for sa in options.service_accounts)})
         for place in event_places:
             result.append(Grant('', 'events', frozenset({'create'}), place, 'kopf.event() and the handlers\' events'))
     if options.globs:

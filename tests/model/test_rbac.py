@@ -72,6 +72,8 @@ def test_exact_namespaces_get_roles_and_cluster_things_stay_cluster_wide() -> No
         ('ns1', '', 'events', 'create'), ('ns2', '', 'events', 'create'),
         ('default', '', 'events', 'create'),  # the events of cluster-scoped objects
     }
+    with_account = table(registry, rbac.Options(namespaces=('ns1',), service_accounts=('ops/op',)))
+    assert {('ops', '', 'events', 'create'), ('default', '', 'events', 'create')} <= with_account
 
 
 def test_globs_need_the_namespaces_and_cluster_wide_rules() -> None:
