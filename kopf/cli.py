@@ -11,11 +11,9 @@ from typing import Any
 
 import click
 
-from kopf._version import __version__
-
 
 @click.group(name='kopf', context_settings={'help_option_names': ['-h', '--help'], 'auto_envvar_prefix': 'KOPF'})
-@click.version_option(version=__version__, prog_name='kopf')
+@click.version_option(package_name='kopf', prog_name='kopf')  # the metadata is read only for --version
 def main() -> None:
     """Kubernetes operators in plain Python, with a local cluster for development and tests."""
 
@@ -126,6 +124,8 @@ PEERING_IS_LATER = ('peering is not implemented in this version of kopf yet: '
               help='Keep the local cluster\'s objects in this file across restarts (needs --local-cluster).')
 @click.option('--kubeconfig', 'kubeconfig', default=None, type=click.Path(dir_okay=False),
               help='Write the local cluster\'s kubeconfig to this path (needs --local-cluster).')
+@click.option('--uvloop/--no-uvloop', 'uvloop', default=None,
+              help='Use uvloop (default: if installed, e.g. by pip install kopf[uvloop]) or asyncio\'s own loop.')
 @click.pass_context
 def run(ctx: click.Context, /, paths: tuple[str, ...], modules: tuple[str, ...], namespaces: tuple[str, ...],
         clusterwide: bool, standalone: bool | None, liveness_endpoint: str | None, local_cluster: bool,
@@ -133,6 +133,7 @@ def run(ctx: click.Context, /, paths: tuple[str, ...], modules: tuple[str, ...],
     """Run an operator: load the handlers from the files and modules, then serve the cluster."""
     import warnings
 
+    from kopf._kits import loops
     from kopf._reactor import loading, running, supported
 
     controls = ctx.obj if isinstance(ctx.obj, CLIControls) else CLIControls()
@@ -151,6 +152,10 @@ def run(ctx: click.Context, /, paths: tuple[str, ...], modules: tuple[str, ...],
         click.echo(f'Error: --peering {more["peering_name"]}: ' + PEERING_IS_LATER.format(what='join')
                    + ' Run without --peering (or with --standalone).', err=True)
         raise SystemExit(1)
+    try:
+        factory = loops.loop_factory(more['uvloop'])
+    except loops.LoopError as exc:
+        raise click.UsageError(str(exc)) from None
     if not clusterwide and not namespaces:
         warnings.warn('Neither --namespace nor --all-namespaces is given; serving the whole cluster. '
                       'Use --all-namespaces to silence this warning.', FutureWarning, stacklevel=1)
@@ -169,10 +174,11 @@ def run(ctx: click.Context, /, paths: tuple[str, ...], modules: tuple[str, ...],
                 stack.enter_context(_default_registry(controls.registry))
             loading.load(paths, modules)  # after KUBECONFIG is set: clients read it at import time
             _warn_if_nothing_registered(controls.registry, paths, modules)
-            running.run(namespaces=namespaces, clusterwide=clusterwide or not namespaces,
-                        standalone=standalone, vault=vault, liveness_endpoint=liveness_endpoint,
-                        registry=controls.registry, settings=controls.settings, memo=controls.memo,
-                        stop_flag=controls.stop_flag, ready_flag=controls.ready_flag)
+            loops.run(running.operator(
+                namespaces=namespaces, clusterwide=clusterwide or not namespaces,
+                standalone=standalone, vault=vault, liveness_endpoint=liveness_endpoint,
+                registry=controls.registry, settings=controls.settings, memo=controls.memo,
+                stop_flag=controls.stop_flag, ready_flag=controls.ready_flag), factory)
         except (loading.LoadingError, running.OperatorError, supported.UnsupportedHandlersError) as exc:
             if isinstance(exc, loading.LoadingError) and exc.details:
                 click.echo(exc.details, err=True)  # the user's frames: the file and line of the mistake
@@ -180,6 +186,47 @@ def run(ctx: click.Context, /, paths: tuple[str, ...], modules: tuple[str, ...],
             raise SystemExit(1) from exc  # the cause: for embedders (KopfRunner re-raises it); no traceback shown
         except KeyboardInterrupt:
             pass
+
+
+@main.command()
+@click.argument('paths', nargs=-1)
+@click.option('-m', '--module', 'modules', multiple=True, help='A module to import (repeatable).')
+@click.option('-n', '--namespace', 'namespaces', multiple=True,
+              help='The namespaces the operator will serve (as for kopf run): exact names get Roles.')
+@click.option('-A', '--all-namespaces', 'clusterwide', is_flag=True, help='A cluster-wide operator (a ClusterRole).')
+@click.option('--peering', 'peering_name', default=None, help='The peering object the operator will use.')
+@click.option('--lease', 'lease_name', default=None, help='The lease ([NAMESPACE/]NAME) the operator will hold.')
+@click.option('--extra', multiple=True, type=click.Path(dir_okay=False),
+              help='A YAML file of more rules (a list of rules, or a Role/ClusterRole), e.g. what handlers call.')
+@click.option('--crd', 'crds', multiple=True, type=click.Path(dir_okay=False),
+              help='A manifest with the CRDs of the handled resources (their groups, scopes, subresources).')
+@click.option('--name', default='kopf', show_default=True, help='The name of the (Cluster)Role(Binding)s.')
+@click.option('--service-account', 'service_accounts', multiple=True,
+              help='Bind to this NAMESPACE/NAME (repeatable; default: default/kopf unless --user).')
+@click.option('--user', 'users', multiple=True, help='Bind to this user (repeatable), e.g. of a client certificate.')
+def rbac(paths: tuple[str, ...], modules: tuple[str, ...], namespaces: tuple[str, ...], clusterwide: bool,
+         peering_name: str | None, lease_name: str | None, extra: tuple[str, ...], crds: tuple[str, ...],
+         name: str, service_accounts: tuple[str, ...], users: tuple[str, ...]) -> None:
+    """Print the RBAC YAML for the framework's own requests that the handlers imply."""
+    from kopf._kits import rbac as rbac_
+    from kopf._model import registries
+    from kopf._reactor import loading
+
+    if clusterwide and namespaces:
+        raise click.UsageError('Either --namespace or --all-namespaces, not both.')
+    registry = registries.OperatorRegistry()
+    try:
+        with _default_registry(registry):
+            loading.load(paths, modules)
+        options = rbac_.options_for(namespaces, peering=peering_name, lease=lease_name, name=name,
+                                    service_accounts=service_accounts, users=users)
+        generated = rbac_.generate(registry, options, crds=crds, extra=extra)
+    except (loading.LoadingError, ValueError) as exc:
+        click.echo(f'Error: {exc}', err=True)
+        raise SystemExit(1) from None
+    for warning in generated.warnings:
+        click.echo(f'Warning: {warning}', err=True)
+    click.echo(generated.dump(), nl=False)
 
 
 @main.command()

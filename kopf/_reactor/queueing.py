@@ -15,6 +15,8 @@
 - An idle runner exits after `settings.queueing.idle_timeout`; a wake-up starts one again.
 - When the stream ends (`drain`), idle runners exit at once; the cycles running are given
   `settings.queueing.exit_timeout` seconds to finish (None: as long as they take), then cancelled.
+- The stream's initial listing and the first cycles of its objects are counted (`kopf._model.listings`):
+  progress lines at most every few seconds while that lasts, one line when all are resumed.
 """
 import asyncio
 import collections
@@ -23,7 +25,7 @@ import logging
 import math
 from typing import Any
 
-from kopf._model import handlers, records
+from kopf._model import handlers, listings, records
 from kopf._model.bodies import RawEvent
 from kopf._reactor import contexts, invoking, loggers, processing
 
@@ -73,6 +75,8 @@ class Dispatcher:
         self.indexing = rctx.operator.indexing if rctx.registry.has_handlers(rctx.resource,
                                                                             handlers.IndexingHandler) else None
         self.key = key if key is not None else self  # the stream: (resource, namespace)
+        self.progress: listings.Progress | None = None  # of the initial listing, until all its objects are resumed
+        self.resuming = True
         if self.indexing is not None:
             self.indexing.register(self.key)
 
@@ -83,6 +87,10 @@ class Dispatcher:
         record.owner = self
         if self.indexing is not None and event.get('type') is None:
             self.indexing.expect(self.key, uid, limit=self.limit)
+        if self.resuming and event.get('type') is None:
+            if self.progress is None:
+                self.progress = listings.Progress(self._describe(), started=asyncio.get_running_loop().time())
+            self.progress.seen(uid)
         self._carry_out(record, records.step(record, records.Arrived(event)))
 
     def nudge(self, record: records.ObjectRecord, event: RawEvent) -> None:
@@ -95,6 +103,20 @@ class Dispatcher:
         """The initial listing of the stream is over (its objects may still be in the queue)."""
         if self.indexing is not None:
             self.indexing.listed(self.key)
+        if self.resuming:
+            self.resuming = False  # later re-lists (after a 410) are not counted
+            if self.progress is not None:
+                self._report(self.progress.listing_over(asyncio.get_running_loop().time()))
+
+    def _describe(self) -> str:
+        namespace = self.key[1] if isinstance(self.key, tuple) and len(self.key) == 2 else None
+        return f'{self.rctx.resource.name} in {namespace}' if namespace else f'{self.rctx.resource.name}'
+
+    def _report(self, report: listings.Report | None) -> None:
+        if report is not None:
+            logger.log(report.level, report.message)
+        if self.progress is not None and self.progress.finished:
+            self.progress = None
 
     async def drain(self, grace: float | None) -> None:
         """The stream is over: close; idle runners exit now; running cycles get `grace` seconds, then are cancelled."""
@@ -147,6 +169,8 @@ class Dispatcher:
                 log.error(f'Handling failed with an unexpected error ({effect.error}); retrying in {effect.delay}s.',
                           exc_info=effect.error)
             elif isinstance(effect, records.Forget):
+                if self.progress is not None:
+                    self._report(self.progress.forget(record.uid, asyncio.get_running_loop().time()))
                 self.rctx.forget(record.uid)
                 if record in self.scheduled:
                     self.scheduled.discard(record)
@@ -224,4 +248,6 @@ class Dispatcher:
                                 error_delays=self.rctx.error_delays)
         finally:
             self.running.discard(record)
+        if self.progress is not None:
+            self._report(self.progress.handled(record.uid, asyncio.get_running_loop().time()))
         self._carry_out(record, records.step(record, done))

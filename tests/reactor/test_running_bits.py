@@ -122,9 +122,12 @@ def test_configure_json_without_prefix(capsys: pytest.CaptureFixture[str]) -> No
         record = json.loads(line)
         assert record['message'] == 'hello'
         assert record['k8s'] == {'apiVersion': 'v1', 'kind': 'ConfigMap', 'name': 'n', 'namespace': 'ns', 'uid': 'u'}
-        loggers.configure(log_format=kopf.LogFormat.PLAIN)
+        loggers.configure(log_format=kopf.LogFormat.PLAIN, log_prefix=None)  # None: on for text
         kopf.LocalObjectLogger(body=body, settings=kopf.OperatorSettings()).info('hello')
         assert capsys.readouterr().err.strip().splitlines()[-1] == '[ns/n] hello'
+        loggers.configure(log_format=kopf.LogFormat.PLAIN)  # off by default, as upstream's configure()
+        kopf.LocalObjectLogger(body=body, settings=kopf.OperatorSettings()).info('hello')
+        assert capsys.readouterr().err.strip().splitlines()[-1] == 'hello'
     finally:
         if loggers._handler is not None:
             root.removeHandler(loggers._handler)
@@ -163,3 +166,34 @@ async def test_the_first_login_is_logged_as_upstream(monkeypatch: pytest.MonkeyP
     assert [r.getMessage() for r in caplog.records] == [
         'Initial authentication has been initiated.', f"Activity '{source}' succeeded.",
         'Initial authentication has finished.', f"Activity '{source}' succeeded."]
+
+
+@pytest.mark.parametrize('level, severity', [
+    (1, 'debug'), (10, 'debug'), (11, 'info'), (20, 'info'), (21, 'warn'), (30, 'warn'), (31, 'error'),
+    (40, 'error'), (41, 'fatal'), (50, 'fatal'),  # as upstream 1.45.2 names them (run as a black box)
+])
+def test_json_severities(level: int, severity: str) -> None:
+    assert loggers.severity(level) == severity
+
+
+def test_log_formats_as_upstream_takes_them(capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+    root = logging.getLogger()
+    level, handlers = root.level, list(root.handlers)
+    node = {'apiVersion': 'v1', 'kind': 'Node', 'metadata': {'name': 'n', 'uid': 'u'}}
+    try:
+        loggers.configure(log_format='%(levelname)s:%(message)s')  # a string is a %-style format
+        logging.getLogger('x').warning('hello %s', 'w')
+        assert capsys.readouterr().err.splitlines()[-1] == 'WARNING:hello w'
+        for bad in ['json', '-json-', None, 5]:
+            with pytest.raises(ValueError):
+                loggers.configure(log_format=bad)  # type: ignore[arg-type]
+        loggers.configure(log_format=kopf.LogFormat.JSON)
+        kopf.LocalObjectLogger(body=node, settings=kopf.OperatorSettings()).info('cluster')
+        record = json.loads(capsys.readouterr().err.splitlines()[-1])
+        assert list(record) == ['message', 'timestamp', 'object', 'severity']
+        assert record['object'] == {'apiVersion': 'v1', 'kind': 'Node', 'name': 'n', 'uid': 'u', 'namespace': None}
+    finally:
+        loggers.deconfigure()
+        root.setLevel(level)
+        root.handlers[:] = handlers
