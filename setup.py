@@ -14,7 +14,7 @@ def read_requirements(name: str) -> list[str]:
 def read_version() -> str:
     namespace: dict[str, str] = {}
     exec((HERE / 'kopf' / '_version.py').read_text(), namespace)
-    return namespace['__version__']
+    return namespace['VERSION']
 
 
 setup(
@@ -33,6 +33,8 @@ setup(
         'full-auth': ['pykube-ng>=23.6.0', 'kubernetes>=37.0.0'],
         'cluster': ['cryptography>=50.0.0'],  # HTTPS mode of the local cluster (--tls)
         'fast': ['orjson>=3.13.0'],
+        'dev': ['pyngrok>=9.1.0', 'cryptography>=50.0.0'],  # webhook tunnels (ngrok) and self-signed servers
+        'uvloop': ['uvloop>=0.23.0'],  # `kopf run` uses it when installed (--no-uvloop: asyncio's own loop)
         'test': [
             'pytest>=9.2.0',
             'pytest-asyncio>=1.5.0',
@@ -45,6 +47,8 @@ setup(
             'mypy>=2.4.1',
             'ruff>=0.17.6',
             'types-PyYAML>=6.0.12',
+            'uvloop>=0.23.0',
+            'build>=1.3.0',  # make dist
         ],
     },
     entry_points={'console_scripts': ['kopf = kopf.cli:main']},

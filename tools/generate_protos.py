@@ -23,6 +23,10 @@ ROOTS = [
     'k8s.io.api.admissionregistration.v1.ValidatingWebhookConfiguration',
     'k8s.io.api.admissionregistration.v1.MutatingWebhookConfiguration',
     'k8s.io.apimachinery.pkg.apis.meta.v1.DeleteOptions',
+    # the access reviews (kubectl auth can-i / whoami send them as protobuf)
+    'k8s.io.api.authorization.v1.SelfSubjectAccessReview', 'k8s.io.api.authorization.v1.SelfSubjectRulesReview',
+    'k8s.io.api.authorization.v1.SubjectAccessReview', 'k8s.io.api.authorization.v1.LocalSubjectAccessReview',
+    'k8s.io.api.authentication.v1.TokenReview', 'k8s.io.api.authentication.v1.SelfSubjectReview',
 ]
 SCALARS = {1: 'double', 2: 'float', 3: 'int', 4: 'int', 5: 'int', 8: 'bool', 9: 'string', 12: 'bytes',
            13: 'int', 17: 'sint', 18: 'sint'}

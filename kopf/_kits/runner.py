@@ -17,6 +17,7 @@ without `KUBECONFIG` or any other environment variable; `registry=` gets the han
 loaded files (instead of the default registry); `settings=` and `memo=` are the operator's.
 """
 import concurrent.futures
+import pathlib
 import threading
 import time
 import types
@@ -155,7 +156,7 @@ def cluster_vault(cluster: 'LocalCluster | EnvtestCluster') -> 'credentials.Vaul
     import dataclasses
 
     from kopf._api import credentials, kubeconfig
-    info = kubeconfig.load([cluster.kubeconfig])
+    info = kubeconfig.load([pathlib.Path(cluster.kubeconfig)])
     if info.default_namespace is None:
         info = dataclasses.replace(info, default_namespace='default')
     vault = credentials.Vault()

@@ -1,8 +1,10 @@
 """Which resources and namespaces are served, found at runtime; one watcher per (resource, namespace).
 
-- Every resource selector of the registry is resolved through discovery; one that resolves to
-  nothing gets one warning naming it, and is served as soon as its CRD appears (the CRDs are
-  watched unless `settings.scanning.disabled`).
+- Every resource selector of the registry is resolved through discovery; a name without a group
+  that several non-core groups serve is not served (one warning naming them all, as upstream); one
+  that resolves to nothing gets one warning naming it, and is served as soon as its CRD appears (the CRDs are
+  watched unless `settings.scanning.disabled`). With `settings.scanning.disabled`, the namespaces
+  are not watched either: of globbed patterns, only the plain names in them are served (one warning).
 - Before the first watch of a resource, its schema decides where progress and the diff-base are
   kept (`kopf._storage.fitting`: one warning per pruned status field, naming the resource).
 - Namespaces: cluster-wide (`-A`, or none given, or a cluster-scoped resource); else one watcher per
@@ -86,21 +88,28 @@ class Observer:
         self.served: dict[resources.Resource, contexts.ResourceContext] = {}
         self.watchers: dict[tuple[resources.Resource, str | None], asyncio.Task[None]] = {}
         self.warned: set[selectors.Selector] = set()
+        self.ambiguous: set[selectors.Selector] = set()  # warned about, not served
         self.unresolved: set[selectors.Selector] = set()
         self.discovered: set[str] = set()
         self.rechecking: asyncio.Task[None] | None = None
         self._refreshing = asyncio.Lock()  # the CRD events' refreshes and the re-checks' ones, one at a time
 
     async def run(self) -> None:
-        if self.ctx.indexing is not None and self.scope.discovering:
+        scanning = not self.ctx.settings.scanning.disabled
+        if self.scope.discovering and not scanning:  # no listing of namespaces: only plain names are served
+            self.discovered.update(namespaces.plain_names(self.scope.patterns))
+            logger.warning(f'settings.scanning.disabled: the namespaces matching {list(self.scope.patterns)} are '
+                           f'not looked for; served are only those named exactly: {sorted(self.discovered)}.')
+        if self.ctx.indexing is not None and self.scope.discovering and scanning:
             self.ctx.indexing.parts.add('namespaces')  # the start waits for the namespaces' listing too
-        if self.scope.discovering:
+        if self.scope.discovering and scanning:
             self.tg.create_task(self.watch_namespaces(), name='kopf namespaces watcher')
         await self.refresh()
         if self.ctx.indexing is not None:
             self.ctx.indexing.serving_started('resources')  # the indexed resources found now are being listed
         if self.ctx.settings.scanning.disabled:
             return
+        logger.debug(f'Starting the watch-stream for {_where(CRDS, None)}.')
         try:
             async for item in watching.watch_objs(self.ctx.client, CRDS):
                 if item is not watchstate.LISTED and item.get('type') is not None:
@@ -108,6 +117,8 @@ class Observer:
                     await self.refresh()
         except (apierrors.APIForbiddenError, apierrors.APINotFoundError) as exc:
             logger.warning(f'Cannot watch the CRDs ({exc}); resources appearing later will not be served.')
+        finally:
+            logger.debug(f'Stopping the watch-stream for {_where(CRDS, None)}.')
 
     async def rediscover(self, crd: Any) -> None:
         """Refresh discovery after a CRD event: the named groups that the CRD may change, or everything."""
@@ -132,13 +143,22 @@ class Observer:
         async with self._refreshing:
             for selector in sorted(self.ctx.registry.selectors, key=str):
                 found = await self.discovery.select(selector, rescan=rescan)
+                if selector.ambiguous(found):
+                    if selector not in self.ambiguous:
+                        self.ambiguous.add(selector)
+                        listed = ', '.join(sorted(str(resource) for resource in found))
+                        logger.warning(f'Ambiguous resources will not be served (try specifying API groups): '
+                                       f'{selector.title} => {{{listed}}}')
+                    continue
+                self.ambiguous.discard(selector)
                 if found:
                     self.unresolved.discard(selector)
                 else:
                     self.unresolved.add(selector)
                     if selector not in self.warned:
                         self.warned.add(selector)
-                        logger.warning(f'Unresolved resources cannot be served (try creating their CRDs): {selector}')
+                        logger.warning(f'Unresolved resources cannot be served (try creating their CRDs): '
+                                       f'{selector.title}')
                 for resource in sorted(found, key=str):
                     await self.serve(resource)
             for group, version in self.discovery.take_recovered():
@@ -173,7 +193,7 @@ class Observer:
         for namespace in self.scope.watch_namespaces(resource, self.discovered):
             task = self.watchers.get((resource, namespace))
             if task is None or task.done():
-                where = f'{resource.name} in {namespace}' if namespace else f'{resource.name} cluster-wide'
+                where = _where(resource, namespace)
                 logger.debug(f'Starting the watch-stream for {where}.')
                 if self.ctx.indexing is not None and self.ctx.registry.has_handlers(resource, handlers.IndexingHandler):
                     self.ctx.indexing.register((resource, namespace))  # the start waits for its listing
@@ -219,7 +239,7 @@ class Observer:
         pausing = self.ctx.pausing
         indexed = self.ctx.indexing is not None and self.ctx.registry.has_handlers(rctx.resource,
                                                                                    handlers.IndexingHandler)
-        where = f'{rctx.resource.name} in {namespace}' if namespace else f'{rctx.resource.name} cluster-wide'
+        where = _where(rctx.resource, namespace)
         try:
             while True:
                 if not indexed and pausing.paused(namespace):
@@ -238,7 +258,7 @@ class Observer:
         An indexed stream goes on while paused (its cycles only feed the indices) and ends when resumed.
         """
         pausing = self.ctx.pausing
-        where = f'{rctx.resource.name} in {namespace}' if namespace else f'{rctx.resource.name} cluster-wide'
+        where = _where(rctx.resource, namespace)
         async with asyncio.TaskGroup() as workers:
             dispatcher = queueing.Dispatcher(rctx, workers, key=(rctx.resource, namespace))
             reader = workers.create_task(self.read(dispatcher, rctx, namespace), name=f'kopf reader of {where}')
@@ -255,7 +275,7 @@ class Observer:
             interrupted = pauser.done()
             pauser.cancel()
             if interrupted:
-                reader.cancel()  # in-flight cycles finish; the runners exit when idle
+                reader.cancel()  # in-flight cycles finish (`read` drains without a deadline)
                 await asyncio.wait([reader])
                 dispatcher.pause()
         return interrupted
@@ -271,6 +291,13 @@ class Observer:
                 if self.scope.serves(ns):
                     dispatcher.dispatch(item)
         finally:
-            dispatcher.close()  # no more wake-ups of its objects (their records stay)
+            logger.debug(f'Stopping the watch-stream for {_where(rctx.resource, namespace)}.')
+            paused = self.ctx.pausing.paused(namespace)  # then its handlers finish, however long they take
+            await dispatcher.drain(None if paused else rctx.settings.queueing.exit_timeout)  # the records stay
             if self.ctx.indexing is not None:
                 self.ctx.indexing.unregister((rctx.resource, namespace))  # if it ended before listing
+
+
+def _where(resource: resources.Resource, namespace: str | None) -> str:
+    """As upstream's watch-stream lines: `kopfexamples.v1.kopf.dev in ns1` or `... cluster-wide`."""
+    return f'{resource} in {namespace}' if namespace else f'{resource} cluster-wide'

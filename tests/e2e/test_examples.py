@@ -137,13 +137,14 @@ def test_03_exceptions(cluster: Cluster) -> None:
     output = operator.output
     assert 'Creation is processed: 1 succeeded; 3 failed.' in output
     assert "Handler 'fail_permanently' failed permanently: The spec can never be satisfied." in output
-    assert "Handler 'fail_at_once_on_any_error' failed with an exception. Will stop." in output
+    assert ("Handler 'fail_at_once_on_any_error' failed with an exception and will stop now: "
+            "An unexpected value, and no retries for it.") in output
     assert 'The sensor is still not ready (attempt 3).' in output  # retries=3: three attempts in all
     assert 'The sensor is still not ready (attempt 4).' not in output
-    tries = output.count("Handler 'fail_after_three_tries' failed with an exception. Will try again in 1")
+    tries = output.count("Handler 'fail_after_three_tries' failed with an exception and will try again in 1")
     assert tries == 2  # the third and last failure is final, and says so:
-    assert "Handler 'fail_after_three_tries' failed with an exception. Will stop." in output
-    assert "Handler 'fail_after_three_tries' has exceeded 3 retries." in output
+    assert ("Handler 'fail_after_three_tries' failed with an exception and will stop now "
+            "(it would exceed 3 retries on the next attempt): The sensor is still not ready (attempt 3).") in output
     assert 'Succeeded after 3 retries.' in output
     assert output.count('Traceback (most recent call last)') >= 4
     assert status(cluster) == {'succeed_on_the_fourth_try': {'retries': 3}}

@@ -97,6 +97,16 @@ BUILTINS: tuple[Resource, ...] = (
              'ValidatingWebhookConfiguration', False, categories=('api-extensions',), generation=True),
     _builtin('admissionregistration.k8s.io', 'v1', 'mutatingwebhookconfigurations',
              'MutatingWebhookConfiguration', False, categories=('api-extensions',), generation=True),
+    # The access reviews: create-only, answered by `web.accessreviews` from the access rules, never stored.
+    _builtin('authentication.k8s.io', 'v1', 'selfsubjectreviews', 'SelfSubjectReview', False, verbs=('create',)),
+    _builtin('authentication.k8s.io', 'v1', 'tokenreviews', 'TokenReview', False, verbs=('create',)),
+    _builtin('authorization.k8s.io', 'v1', 'localsubjectaccessreviews', 'LocalSubjectAccessReview',
+             verbs=('create',)),
+    _builtin('authorization.k8s.io', 'v1', 'selfsubjectaccessreviews', 'SelfSubjectAccessReview', False,
+             verbs=('create',)),
+    _builtin('authorization.k8s.io', 'v1', 'selfsubjectrulesreviews', 'SelfSubjectRulesReview', False,
+             verbs=('create',)),
+    _builtin('authorization.k8s.io', 'v1', 'subjectaccessreviews', 'SubjectAccessReview', False, verbs=('create',)),
 )
 
 NAMESPACES = BUILTINS[0]

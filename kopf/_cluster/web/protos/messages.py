@@ -131,6 +131,120 @@ MESSAGES: dict[str, list[list[Any]]] = {
         [1, 'maxUnavailable', 'message', 'k8s.io.apimachinery.pkg.util.intstr.IntOrString', False],
         [2, 'maxSurge', 'message', 'k8s.io.apimachinery.pkg.util.intstr.IntOrString', False],
     ],
+    'k8s.io.api.authentication.v1.ExtraValue': [
+        [1, 'items', 'string', '', True],
+    ],
+    'k8s.io.api.authentication.v1.SelfSubjectReview': [
+        [1, 'metadata', 'message', 'k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta', False],
+        [2, 'status', 'message', 'k8s.io.api.authentication.v1.SelfSubjectReviewStatus', False],
+    ],
+    'k8s.io.api.authentication.v1.SelfSubjectReviewStatus': [
+        [1, 'userInfo', 'message', 'k8s.io.api.authentication.v1.UserInfo', False],
+    ],
+    'k8s.io.api.authentication.v1.TokenReview': [
+        [1, 'metadata', 'message', 'k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta', False],
+        [2, 'spec', 'message', 'k8s.io.api.authentication.v1.TokenReviewSpec', False],
+        [3, 'status', 'message', 'k8s.io.api.authentication.v1.TokenReviewStatus', False],
+    ],
+    'k8s.io.api.authentication.v1.TokenReviewSpec': [
+        [1, 'token', 'string', '', False],
+        [2, 'audiences', 'string', '', True],
+    ],
+    'k8s.io.api.authentication.v1.TokenReviewStatus': [
+        [1, 'authenticated', 'bool', '', False],
+        [2, 'user', 'message', 'k8s.io.api.authentication.v1.UserInfo', False],
+        [3, 'error', 'string', '', False],
+        [4, 'audiences', 'string', '', True],
+    ],
+    'k8s.io.api.authentication.v1.UserInfo': [
+        [1, 'username', 'string', '', False],
+        [2, 'uid', 'string', '', False],
+        [3, 'groups', 'string', '', True],
+        [4, 'extra', 'map', ['string', 'message', 'k8s.io.api.authentication.v1.ExtraValue'], False],
+    ],
+    'k8s.io.api.authorization.v1.ExtraValue': [
+        [1, 'items', 'string', '', True],
+    ],
+    'k8s.io.api.authorization.v1.FieldSelectorAttributes': [
+        [1, 'rawSelector', 'string', '', False],
+        [2, 'requirements', 'message', 'k8s.io.apimachinery.pkg.apis.meta.v1.FieldSelectorRequirement', True],
+    ],
+    'k8s.io.api.authorization.v1.LabelSelectorAttributes': [
+        [1, 'rawSelector', 'string', '', False],
+        [2, 'requirements', 'message', 'k8s.io.apimachinery.pkg.apis.meta.v1.LabelSelectorRequirement', True],
+    ],
+    'k8s.io.api.authorization.v1.LocalSubjectAccessReview': [
+        [1, 'metadata', 'message', 'k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta', False],
+        [2, 'spec', 'message', 'k8s.io.api.authorization.v1.SubjectAccessReviewSpec', False],
+        [3, 'status', 'message', 'k8s.io.api.authorization.v1.SubjectAccessReviewStatus', False],
+    ],
+    'k8s.io.api.authorization.v1.NonResourceAttributes': [
+        [1, 'path', 'string', '', False],
+        [2, 'verb', 'string', '', False],
+    ],
+    'k8s.io.api.authorization.v1.NonResourceRule': [
+        [1, 'verbs', 'string', '', True],
+        [2, 'nonResourceURLs', 'string', '', True],
+    ],
+    'k8s.io.api.authorization.v1.ResourceAttributes': [
+        [1, 'namespace', 'string', '', False],
+        [2, 'verb', 'string', '', False],
+        [3, 'group', 'string', '', False],
+        [4, 'version', 'string', '', False],
+        [5, 'resource', 'string', '', False],
+        [6, 'subresource', 'string', '', False],
+        [7, 'name', 'string', '', False],
+        [8, 'fieldSelector', 'message', 'k8s.io.api.authorization.v1.FieldSelectorAttributes', False],
+        [9, 'labelSelector', 'message', 'k8s.io.api.authorization.v1.LabelSelectorAttributes', False],
+    ],
+    'k8s.io.api.authorization.v1.ResourceRule': [
+        [1, 'verbs', 'string', '', True],
+        [2, 'apiGroups', 'string', '', True],
+        [3, 'resources', 'string', '', True],
+        [4, 'resourceNames', 'string', '', True],
+    ],
+    'k8s.io.api.authorization.v1.SelfSubjectAccessReview': [
+        [1, 'metadata', 'message', 'k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta', False],
+        [2, 'spec', 'message', 'k8s.io.api.authorization.v1.SelfSubjectAccessReviewSpec', False],
+        [3, 'status', 'message', 'k8s.io.api.authorization.v1.SubjectAccessReviewStatus', False],
+    ],
+    'k8s.io.api.authorization.v1.SelfSubjectAccessReviewSpec': [
+        [1, 'resourceAttributes', 'message', 'k8s.io.api.authorization.v1.ResourceAttributes', False],
+        [2, 'nonResourceAttributes', 'message', 'k8s.io.api.authorization.v1.NonResourceAttributes', False],
+    ],
+    'k8s.io.api.authorization.v1.SelfSubjectRulesReview': [
+        [1, 'metadata', 'message', 'k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta', False],
+        [2, 'spec', 'message', 'k8s.io.api.authorization.v1.SelfSubjectRulesReviewSpec', False],
+        [3, 'status', 'message', 'k8s.io.api.authorization.v1.SubjectRulesReviewStatus', False],
+    ],
+    'k8s.io.api.authorization.v1.SelfSubjectRulesReviewSpec': [
+        [1, 'namespace', 'string', '', False],
+    ],
+    'k8s.io.api.authorization.v1.SubjectAccessReview': [
+        [1, 'metadata', 'message', 'k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta', False],
+        [2, 'spec', 'message', 'k8s.io.api.authorization.v1.SubjectAccessReviewSpec', False],
+        [3, 'status', 'message', 'k8s.io.api.authorization.v1.SubjectAccessReviewStatus', False],
+    ],
+    'k8s.io.api.authorization.v1.SubjectAccessReviewSpec': [
+        [1, 'resourceAttributes', 'message', 'k8s.io.api.authorization.v1.ResourceAttributes', False],
+        [2, 'nonResourceAttributes', 'message', 'k8s.io.api.authorization.v1.NonResourceAttributes', False],
+        [3, 'user', 'string', '', False],
+        [4, 'groups', 'string', '', True],
+        [5, 'extra', 'map', ['string', 'message', 'k8s.io.api.authorization.v1.ExtraValue'], False],
+        [6, 'uid', 'string', '', False],
+    ],
+    'k8s.io.api.authorization.v1.SubjectAccessReviewStatus': [
+        [1, 'allowed', 'bool', '', False],
+        [2, 'reason', 'string', '', False],
+        [3, 'evaluationError', 'string', '', False],
+        [4, 'denied', 'bool', '', False],
+    ],
+    'k8s.io.api.authorization.v1.SubjectRulesReviewStatus': [
+        [1, 'resourceRules', 'message', 'k8s.io.api.authorization.v1.ResourceRule', True],
+        [2, 'nonResourceRules', 'message', 'k8s.io.api.authorization.v1.NonResourceRule', True],
+        [3, 'incomplete', 'bool', '', False],
+        [4, 'evaluationError', 'string', '', False],
+    ],
     'k8s.io.api.autoscaling.v1.Scale': [
         [1, 'metadata', 'message', 'k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta', False],
         [2, 'spec', 'message', 'k8s.io.api.autoscaling.v1.ScaleSpec', False],
@@ -1095,6 +1209,11 @@ MESSAGES: dict[str, list[list[Any]]] = {
         [4, 'propagationPolicy', 'string', '', False],
         [5, 'dryRun', 'string', '', True],
         [6, 'ignoreStoreReadErrorWithClusterBreakingPotential', 'bool', '', False],
+    ],
+    'k8s.io.apimachinery.pkg.apis.meta.v1.FieldSelectorRequirement': [
+        [1, 'key', 'string', '', False],
+        [2, 'operator', 'string', '', False],
+        [3, 'values', 'string', '', True],
     ],
     'k8s.io.apimachinery.pkg.apis.meta.v1.FieldsV1': [
         [1, 'Raw', 'bytes', '', False],
