@@ -6,8 +6,8 @@ The decisions are pure (`kopf._model.peers`); this module talks and waits:
 - Its scope (`kopf._model.pausing`) is paused from the start until the first look at the peering
   object (as upstream: "Resuming operations after the pause." once nobody blocks us).
 - The peering object is looked up in `kopf.dev/v1`, then in the legacy `zalando.org/v1`. Absent:
-  in auto mode (no `--peering`), the operator runs standalone ("Default peering object is not
-  found, falling back to the standalone mode."); in mandatory mode (`--peering NAME`), a warning
+  in auto mode (no `--peering`), the operator runs standalone (a debug line only: upstream says
+  nothing then); in mandatory mode (`--peering NAME`), a warning
   every `ABSENT_RECHECK` seconds and no handling until it exists.
 - Its object is watched (by name); every event is decided on: dead entries of others are nulled,
   a live peer of a higher priority (or of the same priority, unless sharded) pauses the scope; the
@@ -143,7 +143,7 @@ class Peering:
             return True
         if self.resource is None or body is None:
             if not self.settings.mandatory:
-                logger.warning('Default peering object is not found, falling back to the standalone mode.')
+                logger.debug('Default peering object is not found, falling back to the standalone mode.')  # silent
                 self._set_paused(False, quiet=True)
                 return True
             logger.warning(f'The peering object {self.where} is not found (neither KopfPeering nor the legacy '

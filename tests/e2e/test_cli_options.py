@@ -130,7 +130,7 @@ def test_options_from_automatic_env_vars(kopf_local_cluster: Cluster, tmp_path: 
     assert runner.exit_code == 0, runner.output
     assert _status(kopf_local_cluster, 'ns1') == {'create_fn': {'ok': True}}    # KOPF_RUN_NAMESPACES
     assert _status(kopf_local_cluster, 'other') == {}
-    assert 'Default peering object is not found' in runner.output             # not KOPF_RUN_STANDALONE
+    assert 'Default peering object is not found' in runner.output             # not KOPF_RUN_STANDALONE (debug)
     assert 'Starting the watch-stream' in runner.output                        # KOPF_RUN_VERBOSE: debug
     assert '[DEBUG' not in runner.output and '[INFO' not in runner.output       # KOPF_RUN_LOG_FORMAT=plain
 
@@ -143,6 +143,6 @@ def test_quiet_hides_info(kopf_local_cluster: Cluster, tmp_path: pathlib.Path) -
     kopf_local_cluster.apply(str(CRD))
     path = tmp_path / 'handlers.py'
     path.write_text(HANDLERS)
-    runner = _run_briefly(kopf_local_cluster, ['-A', '--quiet', '-p', '1'], path)
-    assert 'Default peering object is not found' in runner.output  # a warning: shown
+    runner = _run_briefly(kopf_local_cluster, ['-A', '--quiet', '-P', 'absent'], path)
+    assert "The peering object 'absent' cluster-wide is not found" in runner.output  # a warning: shown
     assert 'Stop-flag is raised' not in runner.output      # an info: hidden
