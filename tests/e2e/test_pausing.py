@@ -78,7 +78,6 @@ async def test_a_paused_operator_feeds_its_indices_only_and_catches_up_when_resu
     assert indexed.count('kex-0') >= 1
 
 
-@pytest.mark.emulator_only(reason='the webhooks are called over plain HTTP on loopback')
 async def test_only_an_active_replica_manages_the_webhook_configurations(
         cluster: Cluster, registry: kopf.OperatorRegistry, start_operator: Starter,
         caplog: pytest.LogCaptureFixture) -> None:
