@@ -417,6 +417,9 @@ class Timer(Spawn):
             self.scheduler.at(self, at, self._fire, replace=True)
 
     def _fire(self) -> None:
+        rctx = self.background.rctx
+        if self.due is not None:
+            rctx.operator.metrics.timer_fired(rctx.resource, asyncio.get_running_loop().time() - self.due)
         self.due = None
         if not self.flag and not self.gone:
             self.changed_since = False
