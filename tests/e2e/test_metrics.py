@@ -142,7 +142,7 @@ async def test_a_bad_address_fails_the_start_clearly(registry: kopf.OperatorRegi
         await start_operator(metrics_endpoint='nowhere')
 
 
-@pytest.mark.emulator_only(reason="expires the watches' history with the emulator's control API")
+@pytest.mark.emulator_only(reason="injects a 410 into the watch streams with the emulator's control API")
 async def test_watch_reconnections_and_410s_are_counted(registry: kopf.OperatorRegistry, start_operator: Starter,
                                                         kube: Kube, cluster: Any) -> None:
     kopf.on.create('kopfexamples', id='created', registry=registry)(lambda **_: 'done')
