@@ -33,8 +33,11 @@ async def invoke(rctx: contexts.ResourceContext, plan: plans.Plan) -> plans.Outc
         cause = plan.watching_cause
         for handler in plan.watching:
             kwargs = handler_kwargs(handler, cause, started=now(), runtime=datetime.timedelta(0))
-            watching[handler.id] = await invoking.invoke_handler(handler, kwargs=kwargs, logger=cause.logger,
-                                                                 executor=executor, default_backoff=backoff)
+            begun = time.perf_counter()
+            watching[handler.id] = outcome = await invoking.invoke_handler(
+                handler, kwargs=kwargs, logger=cause.logger, executor=executor, default_backoff=backoff)
+            rctx.operator.metrics.handled(rctx.resource, handler.id, outcome.kind.value, time.perf_counter() - begun,
+                                          retry=False)
     if plan.unguarded and plan.cause is not None:
         for deleter in plan.unguarded:
             kwargs = handler_kwargs(deleter, plan.cause, started=now(), runtime=datetime.timedelta(0))

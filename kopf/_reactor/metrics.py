@@ -4,8 +4,9 @@
   call that does nothing. `PrometheusMetrics` (made by `enable()` after the startup handlers, which
   may set `settings.metrics`) keeps one `CollectorRegistry` per operator, so several operators in
   one process never mix their figures. `prometheus_client` is imported only then (`kopf[metrics]`).
-- Hooks call it where things happen: handler attempts (`changing`), patches (`applying`), the
-  convergence of objects (the records' `Converged` effect, in `queueing`), timer calls (`spawning`);
+- Hooks call it where things happen: handler attempts (`changing`; timers' and daemons' in `spawning`),
+  patches (`applying`), the convergence of objects (the records' `Converged` effect, in `queueing`),
+  timers' lateness (`spawning`);
   API requests and watch streams through the API client's `observer` (`_api` knows no reactor).
 - What is a count of live things is read at scrape time, at no cost in between: objects queued and
   running per resource (the records' phases), daemons and timers running, index sizes.

@@ -162,3 +162,42 @@ async def test_watch_reconnections_and_410s_are_counted(registry: kopf.OperatorR
         await asyncio.sleep(0.02)
     assert value(found, 'kopf_watch_connections_total', resource=KEX) > first
     assert value(found, 'kopf_watch_expired_total', resource=KEX) >= 1
+
+
+async def test_event_handlers_daemons_timers_and_indices(registry: kopf.OperatorRegistry, start_operator: Starter,
+                                                         kube: Kube) -> None:
+    @kopf.on.event('kopfexamples', id='spy', registry=registry)
+    def spy(**_: Any) -> None:
+        pass
+
+    @kopf.daemon('kopfexamples', id='watcher', registry=registry)
+    async def daemon(stopped: Any, **_: Any) -> None:
+        await stopped.wait()
+
+    @kopf.timer('kopfexamples', id='tick', interval=0.1, registry=registry)
+    def tick(**_: Any) -> None:
+        pass
+
+    @kopf.index('kopfexamples', id='by_name', registry=registry)
+    def by_name(name: str, **_: Any) -> dict[str, str]:
+        return {name: name}
+
+    settings = fast_settings()
+    port = free_port()
+    settings.metrics.endpoint = f'127.0.0.1:{port}'
+    await start_operator(settings=settings)
+    await kube.create(example('one'))
+    await kube.create(example('two'))
+    url = f'http://127.0.0.1:{port}/metrics'
+    found: Samples = {}
+    for _ in range(500):
+        found = await scrape(url)
+        if value(found, 'kopf_handler_calls_total', resource=KEX, handler='tick', outcome='success') >= 4:
+            break
+        await asyncio.sleep(0.02)
+    assert value(found, 'kopf_handler_calls_total', resource=KEX, handler='tick', outcome='success') >= 4
+    assert value(found, 'kopf_handler_calls_total', resource=KEX, handler='spy', outcome='success') >= 2
+    assert value(found, 'kopf_timer_lateness_seconds_count', resource=KEX) >= 4
+    assert value(found, 'kopf_daemons_running', resource=KEX) == 2
+    assert value(found, 'kopf_timers_running', resource=KEX) == 2
+    assert value(found, 'kopf_index_keys', index='by_name') == 2
