@@ -9,9 +9,11 @@
   timers' lateness (`spawning`);
   API requests and watch streams through the API client's `observer` (`_api` knows no reactor).
 - What is a count of live things is read at scrape time, at no cost in between: objects queued and
-  running per resource (the records' phases), daemons and timers running, index sizes.
-- Peering and leases (later issues) set the `kopf_peering_*` family through `paused()`, `shards()`
-  and `lease()`: defined and exposed here already, set by nobody yet.
+  running per resource (the records' phases), daemons and timers running, index sizes, and the
+  scopes paused by peering (`ctx.pausing`).
+- The Lease leader election and shards (a later issue) set `kopf_peering_shards_held` and
+  `kopf_peering_lease_held` through `shards()` and `lease()`: defined and exposed here already,
+  set by nobody yet.
 - `/metrics` answers GET only (other methods: 405); other paths 404. It is served on the metrics
   address, and on the liveness endpoint's server when that is on too (`route()`).
 """
@@ -61,10 +63,7 @@ class Metrics:
     def observe(self, served: Mapping[Resource, Any]) -> None:
         """The resources served (their contexts: records by uid), read at scrape time."""
 
-    # -- set by peering and leases (later issues): exposed already -----------------------------------
-
-    def paused(self, scope: str, paused: bool) -> None:
-        """A scope (a resource, a namespace, a shard) is paused by peering or a lost lease, or resumed."""
+    # -- set by the Lease leader election and its shards (a later issue): exposed already ------------
 
     def shards(self, held: int) -> None:
         """How many shards this replica holds."""
@@ -112,7 +111,6 @@ class PrometheusMetrics(Metrics):
         self._watches = counter('kopf_watch_connections', 'Watch streams opened (the first and every reconnection).',
                                 [R])
         self._expired = counter('kopf_watch_expired', 'Watches and listings that expired (410 Gone): re-listed.', [R])
-        self._paused = gauge('kopf_peering_paused', '1 while peering or a lost lease pauses the scope.', ['scope'])
         self._shards = gauge('kopf_peering_shards_held', 'Shards this replica holds.', [])
         self._leases = gauge('kopf_peering_lease_held', '1 while this replica holds the Lease.', ['lease'])
         registry.register(_Live(ctx, self))
@@ -142,9 +140,6 @@ class PrometheusMetrics(Metrics):
 
     def observe(self, served: Mapping[Resource, Any]) -> None:
         self.served = served
-
-    def paused(self, scope: str, paused: bool) -> None:
-        self._paused(scope).set(1 if paused else 0)
 
     def shards(self, held: int) -> None:
         self._shards().set(held)
@@ -208,6 +203,7 @@ class _Live:
         yield from families.values()
         yield from self._spawns()
         yield from self._indices()
+        yield from self._pauses()
 
     def _spawns(self) -> Iterator[Any]:
         from prometheus_client.core import GaugeMetricFamily
@@ -231,6 +227,17 @@ class _Live:
         for index_id, index in sorted((indexing.indices if indexing is not None else {}).items()):
             sizes.add_metric([index_id], len(index))
         yield sizes
+
+
+    def _pauses(self) -> Iterator[Any]:
+        from prometheus_client.core import GaugeMetricFamily
+
+        paused = GaugeMetricFamily('kopf_peering_paused', '1 while peering pauses the scope (a namespace; '
+                                   '"*": the whole operator).', labels=['scope'])
+        pausing = getattr(self.ctx, 'pausing', None)
+        for scope in sorted((pausing.pauses.by if pausing is not None else {}), key=lambda s: s or ''):
+            paused.add_metric(['*' if scope is None else scope], 1)
+        yield paused
 
 
 def enable(ctx: Any) -> None:

@@ -17,6 +17,9 @@
   `settings.queueing.exit_timeout` seconds to finish (None: as long as they take), then cancelled.
 - The stream's initial listing and the first cycles of its objects are counted (`kopf._model.listings`):
   progress lines at most every few seconds while that lasts, one line when all are resumed.
+- Pausing (`pause()`, when the stream's scope is paused): the records' wake-ups are cancelled, their
+  daemons and timers stopped (`OPERATOR_PAUSING`); cycles in flight finish; a cycle that begins
+  while paused only feeds the indices (`processing`).
 """
 import asyncio
 import collections
@@ -27,6 +30,7 @@ from typing import Any
 
 from kopf._model import handlers, listings, records
 from kopf._model.bodies import RawEvent
+from kopf._model.daemons import DaemonStoppingReason
 from kopf._reactor import contexts, invoking, loggers, processing
 
 logger = logging.getLogger('kopf.reactor.queueing')
@@ -140,6 +144,18 @@ class Dispatcher:
             records.step(record, records.Stopped())
         self.scheduled.clear()
         self.ready.clear()
+
+    def pause(self) -> None:
+        """The stream's scope is paused: nothing of its objects is due; their daemons and timers stop."""
+        for record in list(self.rctx.records.values()):
+            if record.owner is not self:
+                continue
+            if record in self.scheduled:
+                self.scheduled.discard(record)
+                self.scheduler.cancel(record)
+            records.step(record, records.Paused())
+            if record.background is not None:
+                record.background.stop_all(DaemonStoppingReason.OPERATOR_PAUSING)
 
     # -- effects --------------------------------------------------------------------------------------
 

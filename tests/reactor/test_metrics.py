@@ -39,7 +39,6 @@ def test_off_is_a_no_op_of_every_hook() -> None:
     off.requested('GET', '2xx', 0.01)
     off.watched('kopfexamples.kopf.dev', 'connected')
     off.observe({})
-    off.paused('kopfexamples.kopf.dev', True)
     off.shards(3)
     off.lease('kopf', True)
 
@@ -115,16 +114,21 @@ def test_live_counts_are_read_at_scrape_time() -> None:
     assert value(samples(made), 'kopf_objects', resource=kex) == 0
 
 
-def test_the_peering_family_is_exposed_for_the_peering_code_to_set() -> None:
-    made = metrics.PrometheusMetrics(fake_ctx())
+def test_paused_scopes_are_read_and_the_lease_family_is_exposed_for_the_lease_code_to_set() -> None:
+    from kopf._reactor import pausing
+    ctx = fake_ctx(pausing=pausing.Pausing())
+    made = metrics.PrometheusMetrics(ctx)
     assert value(samples(made), 'kopf_peering_shards_held') == 0
-    made.paused('kopfexamples.kopf.dev', True)
-    made.paused('pods', False)
+    ctx.pausing.pause('ns1', 'peering')
+    ctx.pausing.pause(None, 'peering')
+    ctx.pausing.pause('ns2', 'peering')
+    ctx.pausing.resume('ns2', 'peering')
     made.shards(3)
     made.lease('kube-system/kopf', True)
     found = samples(made)
-    assert value(found, 'kopf_peering_paused', scope='kopfexamples.kopf.dev') == 1
-    assert value(found, 'kopf_peering_paused', scope='pods') == 0
+    assert value(found, 'kopf_peering_paused', scope='ns1') == 1
+    assert value(found, 'kopf_peering_paused', scope='*') == 1
+    assert value(found, 'kopf_peering_paused', scope='ns2') is None
     assert value(found, 'kopf_peering_shards_held') == 3
     assert value(found, 'kopf_peering_lease_held', lease='kube-system/kopf') == 1
 
