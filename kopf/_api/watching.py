@@ -99,8 +99,9 @@ async def _lines(response: transports.StreamResponse, inactivity_timeout: float 
 
 
 def _tell(client: client_.APIClient, resource: resources.Resource, what: str) -> None:
-    if client.observer is not None:  # metrics: connections and 410s per resource
-        client.observer.watched(resource.name, what)
+    observer = getattr(client, 'observer', None)  # metrics: connections and 410s per resource (None: off)
+    if observer is not None:
+        observer.watched(resource.name, what)
 
 
 async def watch_objs(
