@@ -35,6 +35,7 @@ setup(
         'fast': ['orjson>=3.13.0'],
         'dev': ['pyngrok>=9.1.0', 'cryptography>=50.0.0'],  # webhook tunnels (ngrok) and self-signed servers
         'uvloop': ['uvloop>=0.23.0'],  # `kopf run` uses it when installed (--no-uvloop: asyncio's own loop)
+        'metrics': ['prometheus-client>=0.26.0'],  # `kopf run --metrics`, `settings.metrics`
         'test': [
             'pytest>=9.2.0',
             'pytest-asyncio>=1.5.0',
@@ -49,6 +50,7 @@ setup(
             'types-PyYAML>=6.0.12',
             'uvloop>=0.23.0',
             'build>=1.3.0',  # make dist
+            'prometheus-client>=0.26.0',
         ],
     },
     entry_points={'console_scripts': ['kopf = kopf.cli:main']},

@@ -109,7 +109,8 @@ class Dispatcher:
             if self.progress is None:
                 self.progress = listings.Progress(self._describe(), started=asyncio.get_running_loop().time())
             self.progress.seen(uid)
-        self._carry_out(record, records.step(record, records.Arrived(event)))
+        arrived = records.Arrived(event, now=asyncio.get_running_loop().time())  # its convergence clock
+        self._carry_out(record, records.step(record, arrived))
 
     def nudge(self, record: records.ObjectRecord, event: RawEvent) -> None:
         """Re-run the object's newest body soon (its daemons or timers changed: the finalizer may go)."""
@@ -198,6 +199,8 @@ class Dispatcher:
                 log = record.logger or logger
                 log.error(f'Handling failed with an unexpected error ({effect.error}); retrying in {effect.delay}s.',
                           exc_info=effect.error)
+            elif isinstance(effect, records.Converged):
+                self.rctx.operator.metrics.converged(self.rctx.resource, effect.lag)
             elif isinstance(effect, records.Forget):
                 if self.progress is not None:
                     self._report(self.progress.forget(record.uid, asyncio.get_running_loop().time()))
