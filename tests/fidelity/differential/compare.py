@@ -55,7 +55,8 @@ def furniture(obj: Any) -> bool:
 def flatten(value: Any, prefix: str = '') -> dict[str, Any]:
     """{'a.b.0.c': leaf}; empty containers are leaves, so `{}` and an absent key differ."""
     if isinstance(value, dict) and value:
-        return {k: v for key, item in value.items() for k, v in flatten(item, f'{prefix}.{key}' if prefix else key).items()}
+        return {k: v for key, item in value.items()
+                for k, v in flatten(item, f'{prefix}.{key}' if prefix else key).items()}
     if isinstance(value, list) and value:
         return {k: v for i, item in enumerate(value) for k, v in flatten(item, f'{prefix}.{i}').items()}
     return {prefix: value}

@@ -111,7 +111,8 @@ DISCOVERY = [
     Step('GET', '/apis/apiextensions.k8s.io/v1', pick=resource('customresourcedefinitions'), known=P26),
     *[Step('GET', '/apis/admissionregistration.k8s.io/v1', pick=resource(name), known=P26) for name in
       ('mutatingwebhookconfigurations', 'validatingwebhookconfigurations')],
-    *[Step('GET', f'/apis/{GROUP}/v1', pick=resource(name), known=P26) for name in ('diffs', 'diffs/status', 'diffs/scale')],
+    *[Step('GET', f'/apis/{GROUP}/v1', pick=resource(name), known=P26)
+      for name in ('diffs', 'diffs/status', 'diffs/scale')],
     Step('GET', f'/apis/{GROUP}', pick=lambda b: {k: b.get(k) for k in ('name', 'versions', 'preferredVersion')}),
     Step('GET', '/apis/nonexistent.example.com/v1', known=('text-404',)),
     Step('GET', '/openapi/v2', known=P26, pick=lambda b: 'io.k8s.api.core.v1.ConfigMap' in b.get('definitions', {})),
@@ -135,7 +136,8 @@ CRUD = [
     Step('POST', core('crud', 'secrets'), {'apiVersion': 'v1', 'kind': 'Secret', 'metadata': {'name': 's1'},
                                            'stringData': {'user': 'admin'}}, known=P26),
     Step('POST', core('crud', 'secrets'), {'apiVersion': 'v1', 'kind': 'Secret', 'metadata': {'name': 's2'},
-                                           'type': 'kubernetes.io/tls', 'data': {'tls.crt': 'YQ==', 'tls.key': 'Yg=='}}),
+                                           'type': 'kubernetes.io/tls',
+                                           'data': {'tls.crt': 'YQ==', 'tls.key': 'Yg=='}}),
     Step('GET', core('crud', 'secrets', 's1'), known=P26),
     Step('POST', core('crud', 'serviceaccounts'), {'apiVersion': 'v1', 'kind': 'ServiceAccount',
                                                    'metadata': {'name': 'sa1'}}),
@@ -375,7 +377,7 @@ SELECTORS = [
     *[Step('GET', f'{SCM}?fieldSelector={query}') for query in (
         'metadata.name%3Ds1', 'metadata.name!%3Ds1', f'metadata.namespace%3D{ns("select")}',
         'metadata.name%3Ds1,metadata.name%3Ds2', 'spec.nothing%3Dx', 'metadata.name%3D%3Ds3')],
-    Step('GET', f'/api/v1/configmaps?labelSelector=color%3Dgreen'),
+    Step('GET', '/api/v1/configmaps?labelSelector=color%3Dgreen'),
     Step('GET', f'{SCM}?limit=2&labelSelector=color', save='page1'),
     Step('GET', SCM + '?limit=2&labelSelector=color&continue={page1_continue}', save='page2'),
     Step('GET', SCM + '?limit=2&labelSelector=color&continue={page2_continue}'),
@@ -421,7 +423,8 @@ TABLES = [
     Step('POST', apps('tables', 'deployments'), deployment('d'), known=P26),
     Step('GET', apps('tables', 'deployments'), accept=TABLE, known=P26),
     Step('GET', f'/api/v1/namespaces/{ns("tables")}', accept=TABLE, known=COLUMNS + TYPES),
-    Step('GET', f'/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{CRD_NAME}', accept=TABLE, known=COLUMNS + TYPES),
+    Step('GET', f'/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{CRD_NAME}', accept=TABLE,
+         known=COLUMNS + TYPES),
     Step('GET', f'/apis/coordination.k8s.io/v1/namespaces/{ns("tables")}/leases', accept=TABLE, known=COLUMNS + TYPES),
     Step('GET', TCM, accept='application/json;as=Table;v=v1beta1;g=meta.k8s.io', known=('table-versions',)),
     Step('GET', TCM, accept='application/json;as=Table;v=v9;g=meta.k8s.io', known=('table-versions',)),
