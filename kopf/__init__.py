@@ -266,3 +266,11 @@ __all__ = [
     'spawn_tasks',
     # --- end all: reactor ---
 ]
+
+# Public names show where users import them from: `<class 'kopf.Body'>`, not the private module.
+for _name in __all__:
+    _obj = globals().get(_name)  # (`__version__` is read lazily)
+    if isinstance(_obj, type) or (callable(_obj) and hasattr(_obj, '__code__')):
+        if getattr(_obj, '__module__', '').startswith('kopf._'):
+            _obj.__module__ = __name__
+del _name, _obj

@@ -98,10 +98,6 @@ def _configure_logging(verbose: bool, debug: bool, quiet: bool, log_format: str,
                       log_prefix=log_prefix, log_refkey=log_refkey)
 
 
-PEERING_IS_LATER = ('peering is not implemented in this version of kopf yet: '
-                    'operators run standalone, and there are no peering records to {what}.')
-
-
 @main.command()
 @click.argument('paths', nargs=-1)
 @click.option('-m', '--module', 'modules', multiple=True, help='A module to import (repeatable).')
@@ -112,10 +108,10 @@ PEERING_IS_LATER = ('peering is not implemented in this version of kopf yet: '
 @click.option('-L', '--liveness', 'liveness_endpoint', default=None,
               help='Serve the probe handlers\' results at this URL, e.g. http://0.0.0.0:8080/healthz.')
 @logging_options
-@click.option('--dev', is_flag=True, default=False, help='Peering priority 666 (peering is not implemented yet).')
+@click.option('--dev', is_flag=True, default=False, help='Peering priority 666 (a developer\'s operator wins).')
 @click.option('-P', '--peering', 'peering_name', envvar='KOPF_RUN_PEERING', default=None,
-              help='The peering object: peering is not implemented yet, so this is an error for now.')
-@click.option('-p', '--priority', type=int, default=None, help='Peering priority (not implemented yet).')
+              help='The peering object (mandatory peering: no handling until it exists).')
+@click.option('-p', '--priority', type=int, default=None, help='Peering priority (the highest one acts).')
 @click.option('--local-cluster', is_flag=True,
               help='Run against an in-memory local cluster (in its own thread), not a real one.')
 @click.option('--apply', 'apply', multiple=True, type=click.Path(dir_okay=False),
@@ -148,10 +144,6 @@ def run(ctx: click.Context, /, paths: tuple[str, ...], modules: tuple[str, ...],
                                    + (' (for a real cluster, set KUBECONFIG).' if option == '--kubeconfig' else '.'))
     if local_cluster and controls.vault is not None:
         raise click.UsageError('--local-cluster cannot be used with a given vault (e.g. KopfRunner(cluster=...)).')
-    if more['peering_name']:
-        click.echo(f'Error: --peering {more["peering_name"]}: ' + PEERING_IS_LATER.format(what='join')
-                   + ' Run without --peering (or with --standalone).', err=True)
-        raise SystemExit(1)
     try:
         factory = loops.loop_factory(more['uvloop'])
     except loops.LoopError as exc:
@@ -161,9 +153,7 @@ def run(ctx: click.Context, /, paths: tuple[str, ...], modules: tuple[str, ...],
                       'Use --all-namespaces to silence this warning.', FutureWarning, stacklevel=1)
     _configure_logging(more['verbose'], more['debug'], more['quiet'], more['log_format'],
                        more['log_refkey'], more['log_prefix'])
-    if more['dev'] or more['priority'] is not None:
-        running.logger.warning('Peering is not implemented in this version of kopf: the operator runs standalone; '
-                               '--dev and --priority are ignored.')
+    priority = 666 if more['dev'] else more['priority']  # `--dev`: kopf._model.peers.DEV_PRIORITY
     with contextlib.ExitStack() as stack:
         try:
             if local_cluster:
@@ -177,6 +167,7 @@ def run(ctx: click.Context, /, paths: tuple[str, ...], modules: tuple[str, ...],
             loops.run(running.operator(
                 namespaces=namespaces, clusterwide=clusterwide or not namespaces,
                 standalone=standalone, vault=vault, liveness_endpoint=liveness_endpoint,
+                priority=priority, peering_name=more['peering_name'],
                 registry=controls.registry, settings=controls.settings, memo=controls.memo,
                 stop_flag=controls.stop_flag, ready_flag=controls.ready_flag), factory)
         except (loading.LoadingError, running.OperatorError, supported.UnsupportedHandlersError) as exc:
@@ -241,10 +232,12 @@ def rbac(paths: tuple[str, ...], modules: tuple[str, ...], namespaces: tuple[str
               help='The priority of the freezer.')
 @click.option('-t', '--lifetime', type=int, required=True, help='For how long to freeze, in seconds.')
 @click.option('-m', '--message', default=None, help='A message (accepted, unused).')
-def freeze(**_: Any) -> None:
-    """Pause the operators of lower priority in the peering (peering is not implemented yet: an error)."""
-    click.echo('Error: ' + PEERING_IS_LATER.format(what='freeze'), err=True)
-    raise SystemExit(1)
+@click.pass_context
+def freeze(ctx: click.Context, /, namespaces: tuple[str, ...], clusterwide: bool, id_: str | None, dev: bool,
+           peering_name: str, priority: int, lifetime: int, **more: Any) -> None:
+    """Pause the operators of lower priorities in the peering (for --lifetime seconds, or until resumed)."""
+    _peer_command(ctx, more, 'freeze', name=peering_name, namespaces=namespaces, clusterwide=clusterwide, id_=id_,
+                  priority=666 if dev else priority, lifetime=lifetime)
 
 
 @main.command()
@@ -254,10 +247,31 @@ def freeze(**_: Any) -> None:
 @click.option('-i', '--id', 'id_', default=None, help='The identity of the freezer (default: user@host).')
 @click.option('-P', '--peering', 'peering_name', required=True, envvar='KOPF_RESUME_PEERING',
               help='The peering object.')
-def resume(**_: Any) -> None:
-    """Resume the operators paused by `kopf freeze` (peering is not implemented yet: an error)."""
-    click.echo('Error: ' + PEERING_IS_LATER.format(what='resume'), err=True)
-    raise SystemExit(1)
+@click.pass_context
+def resume(ctx: click.Context, /, namespaces: tuple[str, ...], clusterwide: bool, id_: str | None,
+           peering_name: str, **more: Any) -> None:
+    """Resume the operators paused by `kopf freeze` (the freezer's entry is removed)."""
+    _peer_command(ctx, more, 'resume', name=peering_name, namespaces=namespaces, clusterwide=clusterwide, id_=id_)
+
+
+def _peer_command(ctx: click.Context, more: dict[str, Any], command: str, *, name: str, namespaces: tuple[str, ...],
+                  clusterwide: bool, id_: str | None, **options: Any) -> None:
+    import asyncio
+
+    from kopf._reactor import peering
+
+    if clusterwide and namespaces:
+        raise click.UsageError('Either --namespace or --all-namespaces, not both.')
+    _configure_logging(more['verbose'], more['debug'], more['quiet'], more['log_format'],
+                       more['log_refkey'], more['log_prefix'])
+    controls = ctx.obj if isinstance(ctx.obj, CLIControls) else CLIControls()
+    where: list[str | None] = list(namespaces) if namespaces else [None]
+    try:
+        asyncio.run(peering.command(command, vault=controls.vault, name=name, namespaces=where,
+                                    identity=id_ or peering.freezer_identity(), **options))
+    except Exception as exc:
+        click.echo(f'Error: kopf {command}: {exc}', err=True)
+        raise SystemExit(1) from exc
 
 
 def _warn_if_nothing_registered(registry: Any, paths: tuple[str, ...], modules: tuple[str, ...]) -> None:

@@ -41,7 +41,8 @@ def test_unknown_attributes_are_still_errors() -> None:
 
 def test_every_data_file_is_in_package_data_and_the_manifest() -> None:
     setup = (ROOT / 'setup.py').read_text()
-    globs = ['kopf/' + glob for glob in ['py.typed', '_cluster/openapi/data/*.json'] if f"'{glob}'" in setup]
+    data = ['py.typed', 'peering.yaml', '_cluster/openapi/data/*.json']
+    globs = ['kopf/' + glob for glob in data if f"'{glob}'" in setup]
     manifest = (ROOT / 'MANIFEST.in').read_text()
     files = check_dist.data_files()
     assert files, 'no data files found: the check looks in the wrong place'

@@ -24,6 +24,7 @@ import json
 import logging
 import socket
 import ssl
+import typing
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
@@ -96,8 +97,8 @@ class Connection(asyncio.Protocol):
     # -- the transport's callbacks -----------------------------------------------------------------
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self.transport = transport
+        # A stream transport, though not always a subclass of asyncio's (uvloop's TCP and SSL ones are not).
+        self.transport = typing.cast(asyncio.Transport, transport)
         self.server.connections.add(self)
         self._arm(self.server.idle_timeout)
 

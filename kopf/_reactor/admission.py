@@ -128,6 +128,9 @@ class Admission:
         managed = self.ctx.settings.admission.managed
         if managed is None or self.config is None:
             return
+        if self.ctx.pausing.pauses.by:  # only an active replica manages them (peering); it does so when resumed
+            logger.debug(f'The webhook configurations {managed!r} are left to the active replica: this one is paused.')
+            return
         async with self.lock:
             for type_, plural in KINDS.items():
                 chosen = [h for h in self.ctx.registry.webhooks if h.type == type_ and (h.persistent or not exiting)]

@@ -21,6 +21,10 @@
   skipped group-version that answers again and what is served of it. Selectors that are unresolved for
   another reason (no such CRD yet) wait for CRD events, as before: no polling of the discovery.
   No task runs while nothing is skipped.
+- Pausing (`kopf._model.pausing`, by peering): a watcher whose scope is paused stops its stream (in-
+  flight cycles finish; daemons and timers stop) and waits; resuming starts a new stream, which
+  re-lists. The streams of indexed resources go on while paused (only the indices are fed) and
+  re-list when resumed.
 """
 import asyncio
 import dataclasses
@@ -206,11 +210,15 @@ class Observer:
             name = str(item['object']['metadata']['name'])
             if item.get('type') == 'DELETED':
                 self.discovered.discard(name)
+                if self.ctx.peering is not None:
+                    self.ctx.peering.forget(name)
                 for (_, namespace), task in list(self.watchers.items()):
                     if namespace == name:
                         task.cancel()
             elif name not in self.discovered and self.scope.serves(name):
                 self.discovered.add(name)
+                if self.ctx.peering is not None:
+                    self.ctx.peering.serve(name)  # its scope is paused until its peering's first look
                 for resource in list(self.served):
                     await self.serve(resource)
 
@@ -227,26 +235,67 @@ class Observer:
                                         diffbase_storage=fitted.diffbase_storage)
 
     async def watch(self, rctx: contexts.ResourceContext, namespace: str | None) -> None:
+        """Stream the objects while their scope is not paused; resuming re-lists them (a new stream)."""
+        pausing = self.ctx.pausing
+        indexed = self.ctx.indexing is not None and self.ctx.registry.has_handlers(rctx.resource,
+                                                                                   handlers.IndexingHandler)
+        where = _where(rctx.resource, namespace)
         try:
-            async with asyncio.TaskGroup() as workers:
-                dispatcher = queueing.Dispatcher(rctx, workers, key=(rctx.resource, namespace))
-                try:
-                    async for item in watching.watch_objs(self.ctx.client, rctx.resource, namespace=namespace):
-                        if item is watchstate.LISTED:
-                            dispatcher.listed()
-                            continue
-                        ns = (item['object'].get('metadata') or {}).get('namespace')
-                        if self.scope.serves(ns):
-                            dispatcher.dispatch(item)
-                finally:
-                    logger.debug(f'Stopping the watch-stream for {_where(rctx.resource, namespace)}.')
-                    await dispatcher.drain(rctx.settings.queueing.exit_timeout)  # the records stay
-                    if self.ctx.indexing is not None:
-                        self.ctx.indexing.unregister((rctx.resource, namespace))  # if it ended before listing
+            while True:
+                if not indexed and pausing.paused(namespace):
+                    await pausing.wait(namespace, paused=False)  # indexed streams go on: the indices are fed
+                    logger.debug(f'Resuming the watch-stream for {where}.')
+                if not await self.stream(rctx, namespace, indexed=indexed):
+                    return
         except* apierrors.APINotFoundError:
             logger.info(f'{rctx.resource.name} is not served anymore; stopped watching it.')
         except* apierrors.APIForbiddenError as group:
             logger.error(f'No permission to watch {rctx.resource.name} ({group.exceptions[0]}); not served.')
+
+    async def stream(self, rctx: contexts.ResourceContext, namespace: str | None, *, indexed: bool) -> bool:
+        """One watch stream until it ends (False), or until its scope is paused (True; re-listed on resuming).
+
+        An indexed stream goes on while paused (its cycles only feed the indices) and ends when resumed.
+        """
+        pausing = self.ctx.pausing
+        where = _where(rctx.resource, namespace)
+        async with asyncio.TaskGroup() as workers:
+            dispatcher = queueing.Dispatcher(rctx, workers, key=(rctx.resource, namespace))
+            reader = workers.create_task(self.read(dispatcher, rctx, namespace), name=f'kopf reader of {where}')
+
+            async def until_paused() -> None:
+                await pausing.wait(namespace, paused=True)
+                logger.debug(f'Pausing the watch-stream for {where}.')
+                if indexed:
+                    dispatcher.pause()  # the stream goes on: the indices are fed, no handler runs
+                    await pausing.wait(namespace, paused=False)
+                    logger.debug(f'Resuming the watch-stream for {where} (re-listing).')
+            pauser = workers.create_task(until_paused(), name=f'kopf pauser of {where}')
+            await asyncio.wait([reader, pauser], return_when=asyncio.FIRST_COMPLETED)
+            interrupted = pauser.done()
+            pauser.cancel()
+            if interrupted:
+                reader.cancel()  # in-flight cycles finish (`read` drains without a deadline)
+                await asyncio.wait([reader])
+                dispatcher.pause()
+        return interrupted
+
+    async def read(self, dispatcher: queueing.Dispatcher, rctx: contexts.ResourceContext,
+                   namespace: str | None) -> None:
+        try:
+            async for item in watching.watch_objs(self.ctx.client, rctx.resource, namespace=namespace):
+                if item is watchstate.LISTED:
+                    dispatcher.listed()
+                    continue
+                ns = (item['object'].get('metadata') or {}).get('namespace')
+                if self.scope.serves(ns):
+                    dispatcher.dispatch(item)
+        finally:
+            logger.debug(f'Stopping the watch-stream for {_where(rctx.resource, namespace)}.')
+            paused = self.ctx.pausing.paused(namespace)  # then its handlers finish, however long they take
+            await dispatcher.drain(None if paused else rctx.settings.queueing.exit_timeout)  # the records stay
+            if self.ctx.indexing is not None:
+                self.ctx.indexing.unregister((rctx.resource, namespace))  # if it ended before listing
 
 
 def _where(resource: resources.Resource, namespace: str | None) -> str:

@@ -9,7 +9,8 @@
 - At most `settings.queueing.worker_limit` runners (None: no limit) run cycles at once;
   a runner inside an async handler does not count (a long await must never hold others back), so
   async handlers of any number of objects run concurrently. Sync handlers are bounded by the
-  executor's threads anyway.
+  executor's threads anyway: with None, a resource with sync handlers gets 4 runners per thread
+  (at least 200), not one per object that would only wait for a thread.
 - Everything later (a handler's delay, the error throttling, the end of the wait for our own write)
   is a due time in the operator's one scheduler (`scheduling`), which queues the record when due.
 - An idle runner exits after `settings.queueing.idle_timeout`; a wake-up starts one again.
@@ -17,6 +18,9 @@
   `settings.queueing.exit_timeout` seconds to finish (None: as long as they take), then cancelled.
 - The stream's initial listing and the first cycles of its objects are counted (`kopf._model.listings`):
   progress lines at most every few seconds while that lasts, one line when all are resumed.
+- Pausing (`pause()`, when the stream's scope is paused): the records' wake-ups are cancelled, their
+  daemons and timers stopped (`OPERATOR_PAUSING`); cycles in flight finish; a cycle that begins
+  while paused only feeds the indices (`processing`).
 """
 import asyncio
 import collections
@@ -27,10 +31,15 @@ from typing import Any
 
 from kopf._model import handlers, listings, records
 from kopf._model.bodies import RawEvent
+from kopf._model.daemons import DaemonStoppingReason
 from kopf._reactor import contexts, invoking, loggers, processing
 
 logger = logging.getLogger('kopf.reactor.queueing')
 
+
+
+SYNC_RUNNERS_PER_THREAD = 4   # with `worker_limit=None`, runners per executor thread if there are sync handlers
+SYNC_RUNNERS_MIN = 200
 
 
 class _Slot(invoking.Slot):
@@ -70,6 +79,15 @@ class Dispatcher:
         self.active = 0   # runners counted against the limit
         limit = rctx.settings.queueing.worker_limit
         self.limit: float = math.inf if limit is None else limit  # None: unlimited, as upstream
+        # ... though more cycles than the executor has threads for the sync handlers (4 per thread, for the
+        # overlap with API requests) would only wait for one, holding their bodies and kwargs meanwhile
+        # (10,000 objects resumed at once: ~200 MB more): those start when a runner is free instead.
+        # Async handlers free their runner's place while they await, so they are never held back.
+        selected = rctx.registry.select(handlers.ResourceHandler, rctx.resource)
+        threads = getattr(rctx.settings.execution.executor, '_max_workers', None)
+        if limit is None and isinstance(threads, int) and any(
+                not invoking.is_async(h.fn) for h in selected if not isinstance(h, handlers.SpawningHandler)):
+            self.limit = max(SYNC_RUNNERS_MIN, SYNC_RUNNERS_PER_THREAD * threads)  # daemons, timers: own tasks
         self.runners: set[asyncio.Task[None]] = set()
         self.closed = False
         self.indexing = rctx.operator.indexing if rctx.registry.has_handlers(rctx.resource,
@@ -139,6 +157,18 @@ class Dispatcher:
             records.step(record, records.Stopped())
         self.scheduled.clear()
         self.ready.clear()
+
+    def pause(self) -> None:
+        """The stream's scope is paused: nothing of its objects is due; their daemons and timers stop."""
+        for record in list(self.rctx.records.values()):
+            if record.owner is not self:
+                continue
+            if record in self.scheduled:
+                self.scheduled.discard(record)
+                self.scheduler.cancel(record)
+            records.step(record, records.Paused())
+            if record.background is not None:
+                record.background.stop_all(DaemonStoppingReason.OPERATOR_PAUSING)
 
     # -- effects --------------------------------------------------------------------------------------
 

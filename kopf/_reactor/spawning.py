@@ -16,6 +16,8 @@ daemons and timers as `kopf._model.spawning.reconcile` decides.
   is waited for, re-checked every `cancellation_polling` seconds. A timer stops after its call.
 - While any of them runs, our finalizer stays: the object's record counts them (`spawns`), and each
   exit nudges the record, so its next cycle may release the finalizer.
+- While the object's scope is paused (peering), its daemons and timers are stopped (`OPERATOR_PAUSING`)
+  and none starts; resuming re-lists the object, whose next cycle starts them again.
 - On operator exit, all are stopped (OPERATOR_EXITING) and awaited a few seconds; leftovers are cancelled.
 """
 import asyncio
@@ -87,6 +89,10 @@ def reconcile(rctx: contexts.ResourceContext, record: records.ObjectRecord, plan
     if plan.event_type == 'DELETED':
         if background is not None:
             background.stop_all(DaemonStoppingReason.RESOURCE_DELETED)
+        return
+    if rctx.operator.pausing.paused((plan.body.get('metadata') or {}).get('namespace')):
+        if background is not None:  # a cycle in flight when its scope was paused: nothing starts
+            background.stop_all(DaemonStoppingReason.OPERATOR_PAUSING)
         return
     body = answer if answer is not None else plan.body
     loop_now = asyncio.get_running_loop().time()

@@ -63,6 +63,15 @@ def test_all_lists_only_existing_names_once() -> None:
     assert [name for name in kopf.__all__ if not hasattr(kopf, name)] == []
 
 
+@pytest.mark.parametrize('name', [name for name in kopf.__all__ if isinstance(getattr(kopf, name), type)
+                                  or hasattr(getattr(kopf, name), '__code__')])
+def test_public_names_show_kopf_in_their_reprs(name: str) -> None:
+    obj = getattr(kopf, name)
+    assert not obj.__module__.startswith('kopf._'), f'{name}: {obj!r}'
+    if isinstance(obj, type) and not issubclass(obj, enum.Enum):  # enums show `<enum 'Reason'>`
+        assert repr(obj) == f"<class '{obj.__module__}.{obj.__qualname__}'>"
+
+
 # --- DaemonStoppingReason & DaemonStopped ---
 
 def test_stopping_reasons_are_combinable_flags() -> None:
