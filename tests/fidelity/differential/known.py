@@ -62,6 +62,10 @@ KNOWN: dict[str, Known] = {
              '(a real server: a 500 from parsing it)',
         why='a 500 says the server is broken; the emulator answers what the client did wrong',
         fields=('code', 'status.*')),
+    'form-as-json': Known(
+        what='a body sent as `application/x-www-form-urlencoded` is read as JSON (a real server: 415)',
+        why="it is the default type of urllib's and `curl -d`'s requests: scripts that forget the header work",
+        fields=('*',)),
     'version': Known(
         what='`/version` says v1.31.0 (a real server: its own version, here v1.34.4)',
         why='the emulator reports the version its kinds were modelled on; pending: every built-in kind (issue 26)',

@@ -507,6 +507,7 @@ BAD_INPUT = [
     Step('PATCH', core('bad', 'configmaps', 'stale'), {'metadata': {'uid': 'other'}}, MERGE),
     Step('PATCH', core('bad', 'configmaps', 'stale'), {'metadata': {'namespace': 'other'}}, MERGE),
     Step('POST', BCM, {'x': 1}, 'text/plain'),
+    Step('POST', BCM, cm('form'), 'application/x-www-form-urlencoded', known=('form-as-json',)),
     Step('POST', BCM, cm('yamlbody'), 'application/yaml'),
     Step('GET', core('bad', 'nonexistents')),
     Step('GET', '/api/v1/namespaces/Bad_NS/configmaps'),
