@@ -133,7 +133,18 @@ def label_causes(meta: Mapping[str, Any]) -> list[dict[str, str]]:
                                              f'Invalid value: "{value}": a valid label must be an empty string or '
                                              "consist of alphanumeric characters, '-', '_' or '.', and must start "
                                              'and end with an alphanumeric character'))
+    annotations = meta.get('annotations')
+    if isinstance(annotations, Mapping) and _size(annotations) > ANNOTATIONS_LIMIT:
+        causes.append(statuses.cause('FieldValueTooLong', 'metadata.annotations',
+                                     f'Too long: may not be more than {ANNOTATIONS_LIMIT} bytes'))
     return causes
+
+
+ANNOTATIONS_LIMIT = 256 * 1024  # the total of keys and values, as a real server counts it
+
+
+def _size(annotations: Mapping[str, Any]) -> int:
+    return sum(len(str(k).encode()) + len(str(v).encode()) for k, v in annotations.items())
 
 
 _VALID_KEYS: set[str] = set()   # label/annotation keys seen valid (the same few keys come with every write)
@@ -158,4 +169,5 @@ def _check_key(field: str, key: str) -> list[dict[str, str]]:
         return []
     message = (f'Invalid value: "{key}": name part must consist of alphanumeric characters, \'-\', \'_\' or '
                "'.', and must start and end with an alphanumeric character")
-    return [statuses.cause('FieldValueInvalid', field, message)]
+    empty = [statuses.cause('FieldValueInvalid', field, f'Invalid value: "{key}": name part must be non-empty')]
+    return (empty if not name else []) + [statuses.cause('FieldValueInvalid', field, message)]

@@ -67,6 +67,10 @@ def applied(resource: Resource, obj: Obj, scale: Any) -> Obj:
         raise statuses.invalid('Scale', 'autoscaling', obj['metadata']['name'], [statuses.cause(
             'FieldValueInvalid', 'spec.replicas', 'Invalid value: must be an integer')])
     replicas = (scale.get('spec') or {}).get('replicas', 0)
+    if replicas < 0 and resource.custom:  # a real server validates the custom resource, at its replicas path
+        raise statuses.invalid(resource.kind, resource.group, obj['metadata']['name'], [statuses.cause(
+            'FieldValueInvalid', paths(resource)['specReplicasPath'],
+            f'Invalid value: {replicas}: should be a non-negative integer')])
     if replicas < 0:
         raise statuses.invalid('Scale', 'autoscaling', obj['metadata']['name'], [statuses.cause(
             'FieldValueInvalid', 'spec.replicas', f'Invalid value: {replicas}: must be greater than or equal to 0')])

@@ -100,6 +100,8 @@ def too_deep() -> str:
             f'{jsoncodec.MAX_DEPTH} levels (the limit of the local cluster)')
 
 
+OPTIONS_KINDS = {'create': 'CreateOptions', 'update': 'UpdateOptions', 'patch': 'PatchOptions',
+                 'delete': 'DeleteOptions', 'deletecollection': 'DeleteOptions'}
 _PLAIN_OPTIONS: dict[str, writing.Options] = {}   # by User-Agent: the options of writes without a query
 
 
@@ -130,6 +132,10 @@ def options(params: Mapping[str, str], body: Any = None, agent: str = '') -> wri
 def _propagation(params: Mapping[str, str], body: Mapping[str, Any]) -> str:
     """propagationPolicy from the body or the query; the deprecated orphanDependents means Orphan/Background."""
     policy = body.get('propagationPolicy') or params.get('propagationPolicy')
+    if policy and policy not in ('Foreground', 'Background', 'Orphan'):
+        raise statuses.invalid('DeleteOptions', 'meta.k8s.io', '', [statuses.cause(
+            'FieldValueNotSupported', 'propagationPolicy', f'Unsupported value: "{policy}": supported values: '
+            '"Foreground", "Background", "Orphan", "nil"')])
     if policy:
         return str(policy)
     orphan = body.get('orphanDependents', params.get('orphanDependents'))
@@ -188,6 +194,11 @@ async def _serve(backend: Backend, request: web.Request, target: Target, verb: s
         return respond(200, reading.list_objects(store, target, params))
     headers = request.headers
     raw_type = headers.get('Content-Type', '')
+    # A real server's 415; but the default of urllib and `curl -d` (form-urlencoded) is read as JSON, leniently.
+    if verb in ('create', 'update') and raw_type and not any(
+            t in raw_type for t in ('json', 'yaml', 'protobuf', 'application/x-www-form-urlencoded')):
+        raise statuses.unsupported_media(['application/json', 'application/yaml',
+                                          'application/vnd.kubernetes.protobuf'])
     body = decode(await request.read(), raw_type)
     kind = accessreviews.KINDS.get(target.resource.key)
     if kind is not None:   # create-only (the routing allows nothing else): answered, never stored
@@ -198,6 +209,9 @@ async def _serve(backend: Backend, request: web.Request, target: Target, verb: s
     agent = headers.get('User-Agent', '')
     if verb == 'patch':
         serverside.check(content_type, params.get('fieldManager') or '', parse_bool(params.get('force')))
+    if params.get('dryRun') not in (None, 'All') and verb in OPTIONS_KINDS:
+        raise statuses.invalid(OPTIONS_KINDS[verb], 'meta.k8s.io', '', [statuses.cause(
+            'FieldValueNotSupported', 'dryRun', f'Unsupported value: ["{params["dryRun"]}"]: supported values: "All"')])
     outcome: writing.Outcome
     if verb != 'deletecollection' and target.subresource != 'scale' and reviews.configured(backend.state):
         outcome = await _admitted(backend, request, target, verb, body)
@@ -245,10 +259,7 @@ def _delete_collection(backend: Backend, target: Target, params: Mapping[str, st
             outcome = writing.delete(backend.state, one, options(params, body))
             deleted.append(outcome.obj or obj)
     backend.wake_controllers()
-    resource = target.resource
-    listing = {'kind': resource.list_kind, 'apiVersion': resource.api_version,
-               'metadata': {'resourceVersion': str(backend.state.store.rv)}, 'items': deleted}
-    return jsoncodec.dumps(listing)
+    return jsoncodec.dumps(reading.listing(target.resource, deleted, {'resourceVersion': str(backend.state.store.rv)}))
 
 
 def _is_discovery(parts: list[str]) -> bool:
