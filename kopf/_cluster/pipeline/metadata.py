@@ -26,7 +26,11 @@ _LABEL_MSG = ("a lowercase RFC 1123 label must consist of lower case alphanumeri
 
 
 def name_causes(name: str, rule: str, field: str = 'metadata.name') -> list[dict[str, str]]:
-    """Validation causes for an object name under the 'subdomain' or 'label' rule (empty if valid)."""
+    """Validation causes for an object name under the 'subdomain', 'label' or 'path' rule (empty if valid)."""
+    if rule == 'path':   # RBAC objects: any path segment (`ValidatePathSegmentName`)
+        bad = [f"may not be '{name}'"] if name in ('.', '..') else []
+        bad += [f"may not contain '{char}'" for char in '/%' if char in name]
+        return [statuses.cause('FieldValueInvalid', field, f'Invalid value: "{name}": {text}') for text in bad]
     regex, limit, text = (LABEL_RE, 63, _LABEL_MSG) if rule == 'label' else (SUBDOMAIN_RE, 253, _SUBDOMAIN_MSG)
     causes = []
     if len(name) > limit:
