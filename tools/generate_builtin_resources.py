@@ -13,10 +13,11 @@ reads what that server says about itself, and writes (package data, committed):
   scope, verbs, short names, categories, subresources (their verbs and answer kinds); plus the
   columns of its `meta.k8s.io/v1 Table` answer (`columnDefinitions` of an empty list); plus, for
   the kinds with a sample in `tests/fidelity/data/builtins.yaml`, what the server does with one:
-  whether it sets `metadata.generation`, and whether DELETE answers with the object (when the object
-  is gone at once: with finalizers, every kind answers with the object marked for deletion).
+  whether it sets `metadata.generation`; and from the OpenAPI, whether DELETE answers with the object
+  (when the object is gone at once: with finalizers, every kind answers with the object marked for deletion).
 - `kopf/_cluster/openapi/data/openapi.json.xz`: `/openapi/v2` and every `/openapi/v3/...`
-  document as the server serves them (xz-compressed: ~6 MB of JSON become ~0.3 MB).
+  document as the server serves them (xz-compressed: ~8 MB of JSON become ~0.2 MB), and the
+  template of a CRD's group-version document (from two CRDs made for it, names made tokens).
 
 The version is the envtest build's (`tools/envtest/VERSION`), the same the emulator reports.
 """
@@ -26,6 +27,7 @@ import json
 import lzma
 import pathlib
 import sys
+import time
 from typing import Any
 
 import yaml
@@ -122,20 +124,73 @@ def behaviours(server: Server, resources: list[dict[str, Any]], samples: list[di
         if 'delete' not in resource['verbs']:
             continue
         resource['generation'] = 'generation' in created['metadata']
-        status, deleted = server.call('DELETE', f'{path}/{created["metadata"]["name"]}')
-        if not ((deleted or {}).get('metadata') or {}).get('deletionTimestamp'):   # gone at once (no finalizers)
-            resource['deleteReturnsObject'] = (deleted or {}).get('kind') != 'Status'
+        server.call('DELETE', f'{path}/{created["metadata"]["name"]}')
+
+
+def delete_answers(resources: list[dict[str, Any]], v2: dict[str, Any]) -> None:
+    """Whether DELETE answers with the object (not a Status) when it is gone at once, as the OpenAPI says."""
+    for resource in resources:
+        path = prefix_of(resource['group'], resource['version'])
+        path += '/namespaces/{namespace}' if resource['namespaced'] else ''
+        operation = v2['paths'].get(f'{path}/{resource["plural"]}/{{name}}', {}).get('delete')
+        if operation is not None:
+            answer = operation['responses']['200']['schema']['$ref']
+            resource['deleteReturnsObject'] = not answer.endswith('meta.v1.Status')
 
 
 def openapi(server: Server) -> dict[str, Any]:
     index = server.get('/openapi/v3')
-    documents = {name: server.get(ref['serverRelativeURL'].split('?')[0]) for name, ref in sorted(index['paths'].items())}
-    return {'v2': server.get('/openapi/v2'), 'v3': documents}
+    documents = {name: server.get(ref['serverRelativeURL'].split('?')[0])
+                 for name, ref in sorted(index['paths'].items())}
+    return {'v2': server.get('/openapi/v2'), 'v3': documents, 'crd': crd_template(server)}
+
+
+# Two CRDs of one group-version, namespaced and cluster-scoped, both with status and scale: the real
+# server's v3 document of their group-version, with their names replaced by tokens, is the template
+# of every CRD's document (`kopf._cluster.openapi.documents`).
+TEMPLATE_GROUP, TEMPLATE_VERSION = 'templates.kopf.dev', 'v1alpha7'
+TEMPLATE_KINDS = {'Namespaced': ('Widget', 'widgets'), 'Cluster': ('Gadget', 'gadgets')}
+TOKENS = [('dev.kopf.templates', '@REVERSED@'), (TEMPLATE_GROUP, '@GROUP@'), ('TemplatesKopfDev', '@GROUPCAMEL@'),
+          ('templatesKopfDev', '@GROUPLOWER@'), (TEMPLATE_VERSION, '@VERSION@'), ('V1alpha7', '@VERSIONCAMEL@')]
+
+
+def crd_template(server: Server) -> dict[str, Any]:
+    for scope, (kind, plural) in TEMPLATE_KINDS.items():
+        server.call('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', body={
+            'apiVersion': 'apiextensions.k8s.io/v1', 'kind': 'CustomResourceDefinition',
+            'metadata': {'name': f'{plural}.{TEMPLATE_GROUP}'},
+            'spec': {'group': TEMPLATE_GROUP, 'scope': scope, 'names': {'plural': plural, 'kind': kind},
+                     'versions': [{'name': TEMPLATE_VERSION, 'served': True, 'storage': True,
+                                   'subresources': {'status': {}, 'scale': {'specReplicasPath': '.spec.replicas',
+                                                                            'statusReplicasPath': '.status.replicas'}},
+                                   'schema': {'openAPIV3Schema': {'type': 'object'}}}]}})
+    path = f'/openapi/v3/apis/{TEMPLATE_GROUP}/{TEMPLATE_VERSION}'
+    for _ in range(600):   # the CRDs' documents are published a moment after they are established
+        status, document = server.call('GET', path)
+        if status == 200 and len(document['components']['schemas']) > 4:
+            break
+        time.sleep(0.1)
+    else:
+        raise RuntimeError(f'{path} did not appear')
+    text = json.dumps(document)
+    for literal, token in TOKENS:
+        text = text.replace(literal, token)
+    document = json.loads(text)
+    templates: dict[str, Any] = {'openapi': document['openapi'], 'info': document['info'], 'scopes': {}}
+    schemas = document['components']['schemas']
+    for scope, (kind, plural) in TEMPLATE_KINDS.items():
+        paths = {p: item for p, item in document['paths'].items() if f'/{plural}' in p}
+        text = json.dumps({'paths': paths, 'kind': schemas.pop(f'@REVERSED@.@VERSION@.{kind}'),
+                           'list': schemas.pop(f'@REVERSED@.@VERSION@.{kind}List')})
+        templates['scopes'][scope] = json.loads(text.replace(f'{kind}List', '@KIND@List')
+                                                .replace(plural, '@PLURAL@').replace(kind, '@KIND@'))
+    templates['components'] = schemas   # the shared ones: ObjectMeta, ListMeta, Status, Scale, ...
+    return templates
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    parser.add_argument('--assets', help='the directory of the envtest binaries (default: $KUBEBUILDER_ASSETS or the cache)')
+    parser.add_argument('--assets', help='the envtest binaries (default: $KUBEBUILDER_ASSETS or the cache)')
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT))
     from kopf._kits.envtest import EnvtestCluster
@@ -144,9 +199,10 @@ def main() -> None:
         server = Server(cluster)
         groups, resources = discover(server)
         behaviours(server, resources, samples)
+        documents = openapi(server)
+        delete_answers(resources, documents['v2'])
         data = {'source': 'kube-apiserver (envtest, no aggregated servers)', 'version': server.get('/version'),
                 'groups': groups, 'resources': resources}
-        documents = openapi(server)
     RESOURCES.parent.mkdir(exist_ok=True)
     RESOURCES.write_text(json.dumps(data, separators=(',', ':'), sort_keys=True) + '\n')
     raw = json.dumps(documents, separators=(',', ':'), sort_keys=True).encode()

@@ -94,7 +94,7 @@ OVERRIDES: dict[tuple[str, str], dict[str, Any]] = {
     ('', 'secrets'): {'fields': ('type',)},
     ('', 'events'): {'fields': EVENT_FIELDS},
     ('', 'nodes'): {'fields': ('spec.unschedulable',)},
-    ('', 'pods'): {'returns_object_on_delete': True, 'fields': ('spec.nodeName', 'spec.restartPolicy', 'spec.schedulerName', 'spec.serviceAccountName',
+    ('', 'pods'): {'fields': ('spec.nodeName', 'spec.restartPolicy', 'spec.schedulerName', 'spec.serviceAccountName',
                               'spec.hostNetwork', 'status.phase', 'status.podIP', 'status.nominatedNodeName')},
     ('', 'replicationcontrollers'): {'fields': ('status.replicas',)},
     ('apps', 'replicasets'): {'fields': ('status.replicas',)},

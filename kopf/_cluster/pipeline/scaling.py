@@ -32,7 +32,8 @@ def view(resource: Resource, obj: Obj) -> dict[str, Any]:
     meta = obj['metadata']
     selector = _read(obj, spec.get('labelSelectorPath'))
     if isinstance(selector, Mapping):   # a LabelSelector, or a plain map (ReplicationControllers)
-        labels = selector.get('matchLabels') or {} if 'matchLabels' in selector or 'matchExpressions' in selector else selector
+        structured = 'matchLabels' in selector or 'matchExpressions' in selector
+        labels = selector.get('matchLabels') or {} if structured else selector
         selector = ','.join(f'{k}={v}' for k, v in labels.items())
     status: dict[str, Any] = {'replicas': _read(obj, spec.get('statusReplicasPath')) or 0}
     if selector:

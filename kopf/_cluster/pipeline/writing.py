@@ -58,13 +58,13 @@ def create(state: State, target: Target, body: Any, options: Options) -> Outcome
     _check_namespace(state, resource, namespace, name)
     if resource.has_status:
         obj.pop('status', None)
+    for field in metadata.SERVER_FIELDS:
+        meta.pop(field, None)
+    meta.update(uid=str(uuid.uuid4()), creationTimestamp=metadata.now())
     kind_defaults.apply(resource.key, obj)
     warnings = _conform(state, obj, resource, options)
     if state.store.get(resource.key, namespace, name) is not None:
         raise statuses.already_exists(resource.qualified, resource.group, resource.plural, name)
-    for field in metadata.SERVER_FIELDS:
-        meta.pop(field, None)
-    meta.update(uid=str(uuid.uuid4()), creationTimestamp=metadata.now())
     if resource.generation:
         meta['generation'] = 1
     if options.dry_run:
@@ -146,7 +146,7 @@ def update(state: State, target: Target, current: Obj, candidate: Any, options: 
             meta[field] = old_meta[field]
     meta['resourceVersion'] = old_meta['resourceVersion']
     _check_finalizers(resource, current, candidate)
-    warnings = _conform(state, candidate, resource, options)
+    warnings = _conform(state, candidate, resource, options, current)
     if candidate == current:
         return Outcome(200, jsoncodec.dumps(current), warnings, current)
     if resource.generation and _content(candidate, resource) != _content(current, resource):
@@ -329,10 +329,13 @@ def _check_preconditions(resource: Resource, current: Obj, options: Options) -> 
         raise statuses.conflict(resource.qualified, resource.group, resource.plural, meta['name'], text)
 
 
-def _conform(state: State, obj: dict[str, Any], resource: Resource, options: Options) -> list[str]:
+def _conform(state: State, obj: dict[str, Any], resource: Resource, options: Options,
+             current: Obj | None = None) -> list[str]:
     warnings = conforming.conform(obj, resource, options.validation)
     meta = obj['metadata']
     causes = metadata.label_causes(meta) + kindrules.prepare(resource.key, obj, state.settings)
+    if current is not None:
+        causes += kindrules.on_update(resource.key, current, obj)
     if causes:
         raise statuses.invalid(resource.kind, resource.group, meta.get('name') or '', causes)
     return warnings

@@ -13,8 +13,9 @@ from multidict import CIMultiDict
 
 from kopf._cluster import jsoncodec, statuses
 from kopf._cluster.admitting import calling, reviews
-from kopf._cluster.apis import routing
+from kopf._cluster.apis import resourcetable, routing
 from kopf._cluster.apis.routing import Target
+from kopf._cluster.openapi import documents
 from kopf._cluster.patchtypes import jsonpatches
 from kopf._cluster.pipeline import scaling, serverside, writing
 from kopf._cluster.pipeline.state import State
@@ -245,5 +246,16 @@ def _discovery(backend: Backend, parts: list[str]) -> dict[str, Any]:
     return apidiscovery.resource_list(catalog, parts[1], parts[2])
 
 
-async def openapi_v2(request: web.Request) -> web.Response:
-    return web.Response(status=200, body=b'', headers={'Content-Type': 'application/octet-stream'})
+async def openapi(backend: Backend, request: web.Request) -> web.Response:
+    """`/openapi/v2` (JSON; an empty document for protobuf-only clients), the `/openapi/v3` index and documents."""
+    crds = list(backend.state.store.iterate(resourcetable.CRDS.key))
+    if request.path == '/openapi/v2':
+        accept = request.headers.get('Accept', '')
+        if accept and 'json' not in accept and '*/*' not in accept:   # protobuf only: we do not encode it
+            return web.Response(status=200, body=b'', headers={'Content-Type': 'application/octet-stream'})
+        return respond(200, jsoncodec.dumps(documents.v2_document(crds)))
+    name = request.path.removeprefix('/openapi/v3').strip('/')
+    found = documents.v3_index(crds) if not name else documents.v3_document(name, crds)
+    if found is None:
+        raise statuses.generic_not_found()
+    return respond(200, jsoncodec.dumps(found))

@@ -548,11 +548,11 @@ def _columns() -> dict[tuple[str, str], tuple[Mapping[str, Any], ...]]:
 
 
 def builtin_columns(key: tuple[str, str]) -> list[tuple[dict[str, Any], Cell]]:
-    """The real server's columns of a built-in kind (but Name, which all kinds print first), with their cells."""
+    """The real server's columns of a built-in kind (Name and Age if it has none), with their cells."""
     cells = CELLS.get(key, {})
+    definitions: tuple[Mapping[str, Any], ...] = _columns().get(key) or (NAME, AGE)
     result: list[tuple[dict[str, Any], Cell]] = []
-    for definition in _columns().get(key, ()):
-        name = definition['name']
-        if name != 'Name':
-            result.append((dict(definition), cells.get(name) or COMMON.get(name) or (lambda obj: NONE)))
+    for definition in definitions:
+        name = str(definition['name'])
+        result.append((dict(definition), cells.get(name) or COMMON.get(name) or (lambda obj: NONE)))
     return result

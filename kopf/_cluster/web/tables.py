@@ -31,6 +31,8 @@ def human_duration(seconds: float) -> str:
 
 
 def columns(resource: Resource) -> list[tuple[dict[str, Any], Cell]]:
+    if not resource.custom:
+        return printers.builtin_columns(resource.key)
     result: list[tuple[dict[str, Any], Cell]] = [(NAME, lambda obj: obj['metadata']['name'])]
     if resource.custom:
         for column in resource.printer_columns or DEFAULT_COLUMNS:
@@ -40,8 +42,7 @@ def columns(resource: Resource) -> list[tuple[dict[str, Any], Cell]]:
                           'format': column.get('format', ''), 'description': description,
                           'priority': column.get('priority', 0)}
             result.append((definition, _printer_cell(path, str(column.get('type', 'string')))))
-        return result
-    return result + printers.builtin_columns(resource.key)
+    return result
 
 
 def _printer_cell(path: str, kind: str) -> Cell:

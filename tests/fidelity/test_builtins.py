@@ -1,0 +1,185 @@
+"""Every built-in API of a real 1.34 kube-apiserver, through real clients: kubectl and the `kubernetes` client.
+
+The samples (`data/builtins.yaml`, one object of every kind that can be created and deleted) go
+through the official client's typed APIs and `utils.create_from_yaml`, and through kubectl's
+apply/get/describe/delete; `kubectl api-resources` must list what the committed resource table
+(generated from a real server: `tools/generate_builtin_resources.py`) lists — on envtest, that
+checks the table against the real server; on the emulator, the emulator against the table.
+"""
+import json
+import pathlib
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import yaml
+
+from kopf._cluster.apis import resourcetable
+from tests import backends
+from tests.backends import Cluster
+from tests.fidelity.conftest import Kubectl
+
+SAMPLES: list[dict[str, Any]] = [doc for doc in yaml.safe_load_all(
+    (pathlib.Path(__file__).parent / 'data' / 'builtins.yaml').read_text()) if doc]
+NAMESPACE = 'default'
+# The groups whose describers an older kubectl (the machine's 1.32) knows only in a pre-GA version: it
+# reads e.g. `networking.k8s.io/v1beta1 ServiceCIDR`, which a 1.34 server no longer serves (real or not).
+NEWER_THAN_KUBECTL = {'ServiceCIDR': 33, 'IPAddress': 33, 'VolumeAttributesClass': 34, 'DeviceClass': 34,
+                      'ResourceClaim': 34, 'ResourceClaimTemplate': 34, 'ResourceSlice': 34}
+
+
+def _id(sample: dict[str, Any]) -> str:
+    return f'{sample["apiVersion"]}/{sample["kind"]}'
+
+
+def _resource(sample: dict[str, Any]) -> resourcetable.Resource:
+    group, _, version = sample['apiVersion'].rpartition('/')
+    return next(r for r in resourcetable.BUILTINS if (r.group, r.version, r.kind) == (group, version, sample['kind']))
+
+
+def _typed_name(resource: resourcetable.Resource) -> str:
+    """How kubectl names objects of a kind: `deployment.apps`, `pod`."""
+    return f'{resource.kind.lower()}{"." + resource.group if resource.group else ""}'
+
+
+def _snake(kind: str) -> str:
+    return re.sub(r'(?<=[a-z0-9])([A-Z])|(?<=[A-Z])([A-Z])(?=[a-z])', r'_\1\2', kind).lower()
+
+
+def _typed_api(api_client: Any, api_version: str) -> Any:
+    import kubernetes
+    group, _, version = api_version.rpartition('/')
+    prefix = ''.join(part.capitalize() for part in group.removesuffix('.k8s.io').split('.')) or 'Core'
+    return getattr(kubernetes.client, f'{prefix}{version.capitalize()}Api')(api_client)
+
+
+def _table_rows() -> set[tuple[str, ...]]:
+    """`kubectl api-resources -o wide` as the committed table says it: the preferred version of each group."""
+    preferred = {group['name']: group['versions'][0] for group in resourcetable.data()['groups']}
+    rows = set()
+    for r in resourcetable.BUILTINS:
+        if preferred.get(r.group) == r.version:
+            rows.add((r.plural, ','.join(r.short_names), r.api_version, str(r.namespaced).lower(), r.kind,
+                      ','.join(r.verbs), ','.join(r.categories)))
+    return rows
+
+
+def _listed_rows(output: str) -> set[tuple[str, ...]]:
+    lines = output.splitlines()
+    header = lines[0]
+    starts = [match.start() for match in re.finditer(r'\S+', header)]
+    rows = set()
+    for line in lines[1:]:
+        cells = [line[start:end].strip() for start, end in zip(starts, [*starts[1:], None], strict=True)]
+        rows.add(tuple(cells))
+    return rows
+
+
+def test_api_resources_as_the_real_server(kubectl: Kubectl) -> None:
+    result = kubectl('api-resources', '-o', 'wide')
+    assert result.returncode == 0, result.stderr
+    listed = {row for row in _listed_rows(result.stdout) if not row[2].endswith('kopf.dev/v1')}   # the suite's CRDs
+    assert listed == _table_rows()
+
+
+@pytest.fixture()
+def cleanup(kubectl: Kubectl) -> Iterator[list[dict[str, Any]]]:
+    """Samples to delete after the test, whatever it did, and to wait for (finalizers may hold them a while)."""
+    made: list[dict[str, Any]] = []
+    yield made
+    if made:
+        manifest = yaml.safe_dump_all(made)
+        result = kubectl('delete', '-f', '-', '--ignore-not-found', '--wait=true', '--timeout=60s', input=manifest,
+                         timeout=90)
+        assert result.returncode == 0, result.stderr
+
+
+@pytest.mark.parametrize('sample', SAMPLES, ids=_id)
+def test_typed_api_create_read_patch_delete(api_client: Any, sample: dict[str, Any],
+                                            cleanup: list[dict[str, Any]]) -> None:
+    import kubernetes
+    resource = _resource(sample)
+    api = _typed_api(api_client, sample['apiVersion'])
+    kind, name = _snake(sample['kind']), sample['metadata']['name']
+    scope = ('namespaced_' if resource.namespaced else '')
+    where = {'namespace': NAMESPACE} if resource.namespaced else {}
+    cleanup.append(sample)
+    created = getattr(api, f'create_{scope}{kind}')(body=sample, **where)
+    assert created.metadata.name == name and created.metadata.uid
+    read = getattr(api, f'read_{scope}{kind}')(name=name, **where)
+    assert read.metadata.uid == created.metadata.uid
+    patched = getattr(api, f'patch_{scope}{kind}')(name=name, body={'metadata': {'labels': {'patched': 'yes'}}},
+                                                   **where)
+    assert patched.metadata.labels['patched'] == 'yes'
+    assert int(patched.metadata.resource_version) > int(created.metadata.resource_version)
+    listed = getattr(api, f'list_{scope}{kind}')(**where)
+    assert name in [item.metadata.name for item in listed.items]
+    getattr(api, f'delete_{scope}{kind}')(name=name, **where)
+    try:
+        after = getattr(api, f'read_{scope}{kind}')(name=name, **where)
+    except kubernetes.client.ApiException as exc:
+        assert exc.status == 404
+    else:   # kept a while by a finalizer (namespaces, CRDs, volumes) or by orphaning (Jobs)
+        assert after.metadata.deletion_timestamp is not None
+
+
+@pytest.mark.parametrize('sample', SAMPLES, ids=_id)
+def test_create_from_yaml(api_client: Any, sample: dict[str, Any], cleanup: list[dict[str, Any]]) -> None:
+    from kubernetes import utils
+    cleanup.append(sample)
+    [created] = utils.create_from_yaml(api_client, yaml_objects=[sample], namespace=NAMESPACE)
+    [obj] = created if isinstance(created, list) else [created]
+    assert obj.metadata.name == sample['metadata']['name']
+
+
+@pytest.mark.parametrize('sample', SAMPLES, ids=_id)
+def test_kubectl_apply_get_describe_delete(kubectl: Kubectl, sample: dict[str, Any],
+                                           cleanup: list[dict[str, Any]]) -> None:
+    resource = _resource(sample)
+    what = f'{resource.plural}.{resource.group}' if resource.group else resource.plural
+    name = sample['metadata']['name']
+    cleanup.append(sample)
+    applied = kubectl('apply', '-f', '-', input=json.dumps(sample))
+    assert applied.returncode == 0, applied.stderr
+    assert applied.stdout.strip() == f'{_typed_name(resource)}/{name} created'
+    again = kubectl('apply', '-f', '-', input=json.dumps({**sample, 'metadata': {**sample['metadata'],
+                                                                               'labels': {'applied': 'again'}}}))
+    assert again.returncode == 0, again.stderr
+    assert again.stdout.strip().endswith(f'/{name} configured'), again.stdout
+    got = kubectl('get', what, name)
+    assert got.returncode == 0, got.stderr
+    first = resource.table_columns[0]['name']   # Name, but for Events (Last Seen)
+    assert got.stdout.splitlines()[0].startswith(first.upper()), got.stdout
+    assert got.stdout.splitlines()[1].startswith(name) or first != 'Name', got.stdout
+    assert kubectl('get', what, name, '-o', 'wide').returncode == 0
+    if kubectl.minor() >= NEWER_THAN_KUBECTL.get(sample['kind'], 0):
+        described = kubectl('describe', what, name)
+        assert described.returncode == 0, described.stderr
+        assert name in described.stdout
+    deleted = kubectl('delete', what, name, '--wait=false')
+    assert deleted.returncode == 0, deleted.stderr
+    assert f'"{name}" deleted' in deleted.stdout
+
+
+def test_get_all_as_a_real_cluster(kubectl: Kubectl, cluster: Cluster, cleanup: list[dict[str, Any]]) -> None:
+    everything = [s for s in SAMPLES if 'all' in _resource(s).categories]
+    assert {s['kind'] for s in everything} == {'Pod', 'Service', 'ReplicationController', 'DaemonSet', 'Deployment',
+                                               'ReplicaSet', 'StatefulSet', 'HorizontalPodAutoscaler', 'CronJob', 'Job'}
+    cleanup.extend(everything)
+    cluster.apply(*everything)
+    result = kubectl('get', 'all', '-o', 'name')
+    assert result.returncode == 0, result.stderr
+    names = set(result.stdout.split())
+    for sample in everything:
+        resource = _resource(sample)
+        assert f'{_typed_name(resource)}/{sample["metadata"]["name"]}' in names
+    kinds = {name.split('/')[0] for name in names}
+    allowed = {_typed_name(r) for r in resourcetable.BUILTINS if 'all' in r.categories}
+    assert kinds <= allowed
+    if backends.is_envtest(cluster):
+        return
+    printed = kubectl('get', 'all')
+    assert printed.returncode == 0, printed.stderr
+    headers = [line for line in printed.stdout.splitlines() if line.startswith('NAME')]
+    assert len(headers) == len({s['kind'] for s in everything})
