@@ -1,8 +1,8 @@
 """Fidelity fixtures: one emulator per test module on a free loopback port, driven by real clients
 (with `--backend=envtest`: the shared real cluster instead, emptied after each module).
 
-kubectl: the machine's kubectl 1.32 (the gcloud dispatcher would pick a 1.31 binary to match the
-server's v1.31.0, so the versioned 1.32 binary is preferred when present; `$KUBECTL` overrides);
+kubectl: the machine's kubectl 1.32 (the gcloud dispatcher would pick another binary to match the
+server's version, so the versioned 1.32 binary is preferred when present; `$KUBECTL` overrides);
 with --backend=envtest, the kubectl built with the apiserver (of the same version) when present.
 """
 import functools

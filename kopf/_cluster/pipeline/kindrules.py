@@ -148,6 +148,8 @@ def update_service(current: dict[str, Any], obj: dict[str, Any]) -> list[Cause]:
     old, new = current.get('spec') or {}, obj.get('spec')
     if not isinstance(new, dict) or not old.get('clusterIP') or new.get('type') == 'ExternalName':
         return []
+    if new.get('clusterIP') and not new.get('clusterIPs'):
+        new['clusterIPs'] = [new['clusterIP']]
     for field in ('clusterIP', 'clusterIPs', 'ipFamilies', 'ipFamilyPolicy'):
         if not new.get(field) and field in old:
             new[field] = old[field]
