@@ -114,7 +114,7 @@ def test_edit_with_and_without_validation(kubectl: Kubectl, tmp_path: pathlib.Pa
         assert edited.returncode == 0, edited.stderr
         assert json.loads(kubectl('get', 'strict/strict-1', '-o', 'json').stdout)['spec']['size'] == 2
         rejected = _edit(kubectl, tmp_path, 'strict/strict-1', '"size": 2', '"size": 3, "junk": 1')
-        assert rejected.returncode != 0 and 'unknown field "spec.junk"' in rejected.stderr
+        assert rejected.returncode != 0 and 'stricts.kopf.dev "strict-1" is invalid' in rejected.stderr
         ignored = _edit(kubectl, tmp_path, 'strict/strict-1', '"size": 2', '"size": 4, "junk": 1', '--validate=false')
         assert ignored.returncode == 0, ignored.stderr
         assert json.loads(kubectl('get', 'strict/strict-1', '-o', 'json').stdout)['spec'] == {'size': 4}
@@ -165,3 +165,20 @@ def test_custom_documents_follow_their_crds(cluster: Cluster, raw: Http) -> None
     assert 'fieldValidation' in {p['name'] for p in patch['parameters']}
     status, _, swagger = raw.request('GET', '/openapi/v2', headers={'Accept': 'application/json'})
     assert status == 200 and 'io.k8s.api.core.v1.Pod' in swagger['definitions']
+
+
+@pytest.mark.parametrize('content_type, shown', [
+    ('application/merge-patch+json', '"{\\"apiVersion\\":'),
+    ('application/strategic-merge-patch+json', '"map[junk:1]"'),
+])
+def test_a_strict_patch_with_unknown_fields_is_an_invalid_patch(raw: Http, content_type: str, shown: str) -> None:
+    raw.request('POST', '/api/v1/namespaces/default/configmaps', {'metadata': {'name': 'strict-patched'}})
+    try:
+        status, _, body = raw.request('PATCH', '/api/v1/namespaces/default/configmaps/strict-patched'
+                                      '?fieldValidation=Strict', {'junk': 1}, content_type)
+        assert (status, body['reason']) == (422, 'Invalid')
+        assert body['message'].startswith(f' "" is invalid: patch: Invalid value: {shown}')
+        assert body['message'].endswith(': strict decoding error: unknown field "junk"')
+        assert [c['field'] for c in body['details']['causes']] == ['patch']
+    finally:
+        raw.request('DELETE', '/api/v1/namespaces/default/configmaps/strict-patched')

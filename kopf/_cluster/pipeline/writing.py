@@ -5,6 +5,7 @@ Pure with respect to I/O: functions take the state and decoded inputs, and retur
 Stored objects are never mutated: every write builds a fresh dict (watch history shares them).
 """
 import dataclasses
+import json
 import uuid
 from typing import Any
 
@@ -109,7 +110,32 @@ def patch(state: State, target: Target, content_type: str, body: Any, options: O
     candidate = jsonpatches.apply_patch(content_type, current, body, conforming.schema_of(resource))
     if content_type != jsonpatches.JSON:   # merges share unchanged subtrees with the stored object
         candidate = jsoncodec.clone(candidate)
-    return update(state, target, current, candidate, options)
+    if options.validation != 'Strict':
+        return update(state, target, current, candidate, options)
+    patched = {key: candidate[key] for key in sorted(candidate)} if isinstance(candidate, dict) else candidate
+    shown = _go_map(body) if content_type == jsonpatches.STRATEGIC else jsoncodec.dumps(patched).decode()
+    try:
+        return update(state, target, current, candidate, options)
+    except statuses.ApiError as exc:   # a patch with unknown fields is an invalid patch (422), not a bad body
+        if exc.code != 400 or 'strict decoding error' not in exc.message:
+            raise
+        tail = exc.message[exc.message.index('strict decoding error'):]
+        text = f'Invalid value: {json.dumps(shown)}: {tail}'
+        raise statuses.ApiError(422, 'Invalid', f' "" is invalid: patch: {text}',
+                                {'causes': [statuses.cause('FieldValueInvalid', 'patch', text)]}) from None
+
+
+def _go_map(value: Any) -> str:
+    """A patch as Go's `%v` prints a decoded JSON value (`map[a:1 b:[x y]]`), as in real strict-patch errors."""
+    if isinstance(value, dict):
+        return 'map[' + ' '.join(f'{key}:{_go_map(value[key])}' for key in sorted(value)) + ']'
+    if isinstance(value, list):
+        return '[' + ' '.join(_go_map(item) for item in value) + ']'
+    if value is None:
+        return '<nil>'
+    if isinstance(value, bool):
+        return 'true' if value else 'false'
+    return str(value)
 
 
 def scale(state: State, target: Target, content_type: str | None, body: Any, options: Options) -> Outcome:
