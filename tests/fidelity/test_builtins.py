@@ -18,7 +18,7 @@ import yaml
 from kopf._cluster.apis import resourcetable
 from tests import backends
 from tests.backends import Cluster
-from tests.fidelity.conftest import Kubectl
+from tests.fidelity.conftest import Http, Kubectl
 
 SAMPLES: list[dict[str, Any]] = [doc for doc in yaml.safe_load_all(
     (pathlib.Path(__file__).parent / 'data' / 'builtins.yaml').read_text()) if doc]
@@ -192,3 +192,44 @@ def test_the_documented_example_runs() -> None:
     page = pathlib.Path(__file__).parent.parent.parent / 'docs' / 'local-cluster.md'
     [code] = [block for block in docs_blocks.blocks(page) if 'create_from_yaml' in block]
     exec(compile(code, 'docs/local-cluster.md', 'exec'), {'__name__': '__docs__'})
+
+
+def _pod(name: str) -> dict[str, Any]:
+    return {'apiVersion': 'v1', 'kind': 'Pod', 'metadata': {'name': name},
+            'spec': {'containers': [{'name': 'main', 'image': 'busybox:1.36'}]}}
+
+
+def test_pod_binding_and_eviction(raw: Http, cluster: Cluster) -> None:
+    pods = '/api/v1/namespaces/default/pods'
+    cluster.apply(_pod('bound'), _pod('bound-too'), _pod('evicted'))
+    try:
+        binding = {'apiVersion': 'v1', 'kind': 'Binding', 'metadata': {'name': 'bound'},
+                   'target': {'kind': 'Node', 'name': 'node-1'}}
+        status, _, body = raw.request('POST', f'{pods}/bound/binding', binding)
+        assert (status, body['status'], body['code']) == (201, 'Success', 201)
+        assert raw.request('GET', f'{pods}/bound')[2]['spec']['nodeName'] == 'node-1'
+        status, _, body = raw.request('POST', f'{pods}/bound/binding', {**binding, 'target': {'name': 'node-2'}})
+        assert (status, body['reason']) == (409, 'Conflict')
+        assert body['message'] == ('Operation cannot be fulfilled on pods/binding "bound": '
+                                   'pod bound is already assigned to node "node-1"')
+        other = {**binding, 'metadata': {'name': 'bound-too'}}
+        assert raw.request('POST', '/api/v1/namespaces/default/bindings', other)[0] == 201
+        assert raw.request('GET', f'{pods}/bound-too')[2]['spec']['nodeName'] == 'node-1'
+        status, _, body = raw.request('POST', f'{pods}/evicted/binding', binding)
+        assert (status, body['message']) == (400, 'name in URL does not match name in Binding object')
+        eviction = {'apiVersion': 'policy/v1', 'kind': 'Eviction', 'metadata': {'name': 'evicted'}}
+        status, _, body = raw.request('POST', f'{pods}/evicted/eviction', eviction)
+        assert (status, body['status']) == (201, 'Success')
+        assert raw.request('GET', f'{pods}/evicted')[0] == 404   # never scheduled: gone at once
+        assert raw.request('POST', f'{pods}/nope/eviction', {**eviction, 'metadata': {'name': 'nope'}})[0] == 404
+        assert raw.request('GET', f'{pods}/evicted/eviction')[0] == 405
+    finally:
+        for name in ('bound', 'bound-too', 'evicted'):
+            raw.request('DELETE', f'{pods}/{name}?gracePeriodSeconds=0')
+
+
+def test_evicting_through_the_official_client(core: Any, cluster: Cluster) -> None:
+    cluster.apply(_pod('evicted-by-client'))
+    core.create_namespaced_pod_eviction('evicted-by-client', 'default', {
+        'apiVersion': 'policy/v1', 'kind': 'Eviction', 'metadata': {'name': 'evicted-by-client'}})
+    assert cluster.get('v1', 'Pod', 'evicted-by-client', 'default') is None

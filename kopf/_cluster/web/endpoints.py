@@ -17,7 +17,7 @@ from kopf._cluster.apis import resourcetable, routing
 from kopf._cluster.apis.routing import Target
 from kopf._cluster.openapi import documents
 from kopf._cluster.patchtypes import jsonpatches
-from kopf._cluster.pipeline import scaling, serverside, writing
+from kopf._cluster.pipeline import podactions, scaling, serverside, writing
 from kopf._cluster.pipeline.state import State
 from kopf._cluster.store import reading
 from kopf._cluster.web import accessrules, apidiscovery, protobuf, tables
@@ -176,7 +176,9 @@ async def _serve(backend: Backend, request: web.Request, target: Target, verb: s
     if verb == 'patch':
         serverside.check(content_type, params.get('fieldManager') or '', parse_bool(params.get('force')))
     outcome: writing.Outcome
-    if verb != 'deletecollection' and target.subresource != 'scale' and reviews.configured(backend.state):
+    if verb == 'create' and podactions.handles(target):
+        outcome = podactions.act(backend.state, target, body, options(params, agent=agent))
+    elif verb != 'deletecollection' and target.subresource != 'scale' and reviews.configured(backend.state):
         outcome = await _admitted(backend, request, target, verb, body)
     elif verb == 'create':
         outcome = writing.create(backend.state, target, body, options(params, agent=agent))
