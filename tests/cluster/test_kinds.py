@@ -32,7 +32,7 @@ def test_the_table_is_every_resource_of_the_real_server() -> None:
 
 
 @pytest.mark.parametrize('group, plural, namespaced, short, categories, subresources', [
-    ('', 'pods', True, ('po',), ('all',), ('status',)),
+    ('', 'pods', True, ('po',), ('all',), ('binding', 'eviction', 'status')),
     ('', 'namespaces', False, ('ns',), (), ('finalize', 'status')),
     ('', 'replicationcontrollers', True, ('rc',), ('all',), ('scale', 'status')),
     ('apps', 'statefulsets', True, ('sts',), ('all',), ('scale', 'status')),

@@ -233,3 +233,23 @@ def test_evicting_through_the_official_client(core: Any, cluster: Cluster) -> No
     core.create_namespaced_pod_eviction('evicted-by-client', 'default', {
         'apiVersion': 'policy/v1', 'kind': 'Eviction', 'metadata': {'name': 'evicted-by-client'}})
     assert cluster.get('v1', 'Pod', 'evicted-by-client', 'default') is None
+
+
+@pytest.mark.parametrize('kind, name, field_error', [
+    ('Service', '1-service', 'a DNS-1035 label must consist of lower case alphanumeric characters or \'-\''),
+    ('ConfigMap', 'Bad_Name', 'a lowercase RFC 1123 subdomain must consist of'),
+    ('Role', 'a%b', "may not contain '%'"),
+])
+def test_names_by_the_rules_of_each_kind(raw: Http, kind: str, name: str, field_error: str) -> None:
+    resource = next(r for r in resourcetable.BUILTINS if r.kind == kind and r.version == 'v1')
+    path = f'/apis/{resource.group}/v1' if resource.group else '/api/v1'
+    body: dict[str, Any] = {'metadata': {'name': name}}
+    if kind == 'Service':
+        body['spec'] = {'ports': [{'port': 80}]}
+    status, _, answer = raw.request('POST', f'{path}/namespaces/default/{resource.plural}', body)
+    assert (status, answer['reason']) == (422, 'Invalid'), answer
+    [cause] = [c for c in answer['details']['causes'] if c['field'] == 'metadata.name']
+    assert field_error in cause['message']
+    assert raw.request('POST', f'{path}/namespaces/default/{resource.plural}', {'metadata': {'name': 'system:x'}})[0] \
+        == (201 if kind == 'Role' else 422)
+    raw.request('DELETE', f'{path}/namespaces/default/{resource.plural}/system:x')

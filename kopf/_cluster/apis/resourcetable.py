@@ -52,7 +52,7 @@ class Resource:
     custom: bool = False                       # a custom resource (CRD-defined)
     generation: bool = False                   # maintains metadata.generation
     returns_object_on_delete: bool = False     # pods, services, namespaces answer DELETE with the object
-    name_rule: str = 'subdomain'               # 'subdomain', 'label' (RFC 1123) or 'path' (a path segment)
+    name_rule: str = 'subdomain'               # 'subdomain', 'label' (RFC 1123), 'dns1035' or 'path' (a segment)
     fields: tuple[str, ...] = ()               # extra field-selector labels
     schema: Mapping[str, Any] | None = dataclasses.field(default=None, compare=False, hash=False)
     printer_columns: tuple[Mapping[str, Any], ...] = dataclasses.field(default=(), compare=False, hash=False)
@@ -90,7 +90,7 @@ class Resource:
 # What discovery does not say, per (group, plural): name rules and field selectors of the real registries.
 OVERRIDES: dict[tuple[str, str], dict[str, Any]] = {
     ('', 'namespaces'): {'name_rule': 'label', 'fields': ('status.phase',), 'returns_object_on_delete': True},
-    ('', 'services'): {'name_rule': 'label'},
+    ('', 'services'): {'name_rule': 'dns1035'},
     ('', 'secrets'): {'fields': ('type',)},
     ('', 'events'): {'fields': EVENT_FIELDS},
     ('', 'nodes'): {'fields': ('spec.unschedulable',)},
