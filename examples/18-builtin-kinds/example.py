@@ -9,6 +9,8 @@ them (the generated selector) in the Job's annotations. Run it with:
     kopf run -A --local-cluster --apply examples/crd.yaml --apply examples/obj.yaml \\
         examples/18-builtin-kinds/example.py
 """
+import os
+
 import kubernetes
 
 import kopf
@@ -17,8 +19,8 @@ LABEL = 'kopf.dev/example'
 
 
 def _client() -> kubernetes.client.ApiClient:
-    kubernetes.config.load_kube_config()   # the KUBECONFIG of the operator (kopf run --local-cluster sets it)
-    return kubernetes.client.ApiClient()
+    # The operator's KUBECONFIG (`kopf run --local-cluster` sets it), read now: the client reads it only on import.
+    return kubernetes.config.new_client_from_config(config_file=os.environ.get('KUBECONFIG'))
 
 
 @kopf.on.create('kopfexamples')
