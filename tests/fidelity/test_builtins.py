@@ -281,7 +281,8 @@ def test_kubectl_create_subcommands(kubectl: Kubectl, what: str, args: list[str]
         if what.startswith('ingress'):
             assert obj['spec']['rules'][0]['http']['paths'][0]['backend']['service']['name'] == 'svc'
         if what.startswith('job'):
-            assert obj['spec']['selector']['matchLabels']['batch.kubernetes.io/controller-uid'] == obj['metadata']['uid']
+            selector = obj['spec']['selector']['matchLabels']
+            assert selector['batch.kubernetes.io/controller-uid'] == obj['metadata']['uid']
         if what.startswith('service'):
             assert 30000 <= obj['spec']['ports'][0]['nodePort'] <= 32767 and obj['spec']['clusterIP']
     finally:
