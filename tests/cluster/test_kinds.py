@@ -194,7 +194,7 @@ def test_cells_of_new_kinds() -> None:
                            'spec': {'scaleTargetRef': {'kind': 'Deployment', 'name': 'd'}, 'maxReplicas': 3}}
     kind_defaults.apply(('autoscaling', 'horizontalpodautoscalers'), hpa)
     cells = _cells(('autoscaling', 'horizontalpodautoscalers'), hpa)
-    assert (cells['Reference'], cells['Targets'], cells['MinPods']) == ('Deployment/d', 'cpu: <unknown>/80%', 1)
+    assert (cells['Reference'], cells['Targets'], cells['MinPods']) == ('Deployment/d', 'cpu: <unknown>/80%', '1')
     endpoints = {'metadata': {'name': 'e'}, 'subsets': [{'addresses': [{'ip': f'10.0.0.{i}'} for i in range(5)],
                                                          'ports': [{'port': 80}]}]}
     assert _cells(('', 'endpoints'), endpoints)['Endpoints'] == '10.0.0.0:80,10.0.0.1:80,10.0.0.2:80 + 2 more...'

@@ -287,3 +287,41 @@ def test_kubectl_create_subcommands(kubectl: Kubectl, what: str, args: list[str]
             assert 30000 <= obj['spec']['ports'][0]['nodePort'] <= 32767 and obj['spec']['clusterIP']
     finally:
         kubectl('delete', what, '--ignore-not-found', '--wait=false')
+
+
+TABLE = 'application/json;as=Table;v=v1;g=meta.k8s.io'
+
+
+@pytest.mark.parametrize('resource', [r for r in resourcetable.BUILTINS if 'list' in r.verbs],
+                         ids=lambda r: f'{r.api_version}/{r.plural}')
+def test_table_columns_as_the_real_server(raw: Http, resource: resourcetable.Resource) -> None:
+    prefix = f'/apis/{resource.group}/{resource.version}' if resource.group else f'/api/{resource.version}'
+    status, _, table = raw.request('GET', f'{prefix}/{resource.plural}', headers={'Accept': TABLE})
+    assert status == 200
+    assert table['columnDefinitions'] == list(resource.table_columns)
+
+
+@pytest.mark.parametrize('sample', SAMPLES, ids=_id)
+def test_table_cells_as_the_real_servers_printers(raw: Http, cluster: Cluster, sample: dict[str, Any],
+                                                  cleanup: list[dict[str, Any]]) -> None:
+    """On a real server: our printers' cells of the very object it stored are the cells its printers made."""
+    if not backends.is_envtest(cluster):
+        pytest.skip('compares with a real kube-apiserver (--backend=envtest)')
+    from kopf._cluster.web import printers
+    resource = _resource(sample)
+    prefix = f'/apis/{resource.group}/{resource.version}' if resource.group else f'/api/{resource.version}'
+    path = f'{prefix}{"/namespaces/" + NAMESPACE if resource.namespaced else ""}/{resource.plural}'
+    cleanup.append(sample)
+    status, _, stored = raw.request('POST', path, sample)
+    assert status == 201, stored
+    status, _, table = raw.request('GET', f'{path}/{sample["metadata"]["name"]}?includeObject=Object',
+                                   headers={'Accept': TABLE})
+    assert status == 200
+    shown = table['rows'][0]['object']   # as its controllers left it by then (volumes bound, quotas counted)
+    ours = [cell(shown) for _, cell in printers.builtin_columns(resource.key)]
+    names = [column['name'] for column in table['columnDefinitions']]
+    theirs = table['rows'][0]['cells'][:len(names)]   # IPAddresses' rows have an Age cell their columns lack
+    timed = {'Age', 'Last Seen', 'First Seen', 'Duration', 'Created At'}
+    assert len(names) == len(theirs) == len(ours), (names, theirs)
+    assert {n: c for n, c in zip(names, ours, strict=True) if n not in timed} == \
+        {n: c for n, c in zip(names, theirs, strict=True) if n not in timed}

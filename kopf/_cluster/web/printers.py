@@ -88,11 +88,13 @@ def _int(path: str) -> Cell:
     return lambda obj: int(jsonpath(obj, path) or 0)
 
 
-def _text(path: str) -> Cell:
-    """A value printed as Go's `%v` (booleans `true`/`false`, int-or-strings as they are)."""
+def _text(path: str, default: str = NONE) -> Cell:
+    """A value printed as text, as Go's `%v` or `intstr.String()` does (`true`, `1`, `25%`)."""
     def cell(obj: Mapping[str, Any]) -> Any:
         value = jsonpath(obj, path)
-        return ('true' if value else 'false') if isinstance(value, bool) else _or(value, NONE)
+        if value is None or value == '':
+            return default
+        return ('true' if value else 'false') if isinstance(value, bool) else str(value)
     return cell
 
 
@@ -295,7 +297,8 @@ def _event_count(obj: Mapping[str, Any]) -> int:
 
 EVENTS: list[tuple[str, Cell]] = [
     ('Last Seen', _event_seen(True)), ('Type', _get('.type', '')), ('Reason', _get('.reason', '')),
-    ('Object', _event_object), ('Subobject', _event('.involvedObject.fieldPath', '.regarding.fieldPath')),
+    ('Object', _event_object),
+    ('Subobject', lambda obj: _event('.involvedObject.fieldPath', '.regarding.fieldPath')(obj) or ''),
     ('Source', _event_source), ('Message', lambda obj: _event('.message', '.note')(obj) or ''),
     ('First Seen', _event_seen(False)), ('Count', _event_count),
 ]
@@ -460,11 +463,11 @@ LISTED: dict[tuple[str, str], list[tuple[str, Cell]]] = {
         *_workload('.spec.template', _selector('.spec.selector'))],
     ('autoscaling', 'horizontalpodautoscalers'): [
         ('Reference', _reference),
-        ('Targets', _hpa_targets), ('MinPods', _get('.spec.minReplicas', '<unset>')),
+        ('Targets', _hpa_targets), ('MinPods', _text('.spec.minReplicas', '<unset>')),
         ('MaxPods', _int('.spec.maxReplicas')), ('Replicas', _int('.status.currentReplicas'))],
     ('batch', 'cronjobs'): [
         ('Schedule', _get('.spec.schedule', '')), ('Timezone', _get('.spec.timeZone')),
-        ('Suspend', _bool('.spec.suspend')), ('Active', _count('.status.active')),
+        ('Suspend', lambda obj: str(bool(jsonpath(obj, '.spec.suspend')))), ('Active', _count('.status.active')),
         ('Last Schedule', _when('.status.lastScheduleTime')),
         *_workload('.spec.jobTemplate.spec.template', _selector('.spec.jobTemplate.spec.selector'))],
     ('batch', 'jobs'): [('Status', _job_status), ('Completions', _job_completions), ('Duration', _job_duration),
@@ -482,8 +485,8 @@ LISTED: dict[tuple[str, str], list[tuple[str, Cell]]] = {
     ('networking.k8s.io', 'ipaddresses'): [('ParentRef', _parent_ref)],
     ('networking.k8s.io', 'networkpolicies'): [('Pod-Selector', _selector('.spec.podSelector'))],
     ('networking.k8s.io', 'servicecidrs'): [('CIDRs', _joined('.spec.cidrs', ''))],
-    ('policy', 'poddisruptionbudgets'): [('Min Available', _get('.spec.minAvailable', 'N/A')),
-                                         ('Max Unavailable', _get('.spec.maxUnavailable', 'N/A')),
+    ('policy', 'poddisruptionbudgets'): [('Min Available', _text('.spec.minAvailable', 'N/A')),
+                                         ('Max Unavailable', _text('.spec.maxUnavailable', 'N/A')),
                                          ('Allowed Disruptions', _int('.status.disruptionsAllowed'))],
     **{('rbac.authorization.k8s.io', plural): [
         ('Role', lambda obj: f"{jsonpath(obj, '.roleRef.kind')}/{jsonpath(obj, '.roleRef.name')}"),
@@ -500,7 +503,7 @@ LISTED: dict[tuple[str, str], list[tuple[str, Cell]]] = {
     ('storage.k8s.io', 'storageclasses'): [
         ('Provisioner', _get('.provisioner', '')), ('ReclaimPolicy', _get('.reclaimPolicy', 'Delete')),
         ('VolumeBindingMode', _get('.volumeBindingMode', 'Immediate')),
-        ('AllowVolumeExpansion', lambda obj: 'true' if obj.get('allowVolumeExpansion') else 'false')],
+        ('AllowVolumeExpansion', _bool('.allowVolumeExpansion'))],
     ('storage.k8s.io', 'volumeattachments'): [
         ('Attacher', _get('.spec.attacher', '')), ('PV', _get('.spec.source.persistentVolumeName', '')),
         ('Node', _get('.spec.nodeName', '')), ('Attached', _bool('.status.attached'))],
@@ -520,7 +523,7 @@ LISTED: dict[tuple[str, str], list[tuple[str, Cell]]] = {
         ('AddressType', _get('.addressType', '')), ('Endpoints', _slice_endpoints),
         ('Ports', lambda obj: ','.join(str(p.get('port', '')) for p in obj.get('ports') or []) or '<unset>')],
     ('resource.k8s.io', 'resourceclaims'): [('State', _claim_state)],
-    ('resource.k8s.io', 'resourceslices'): [('Node', _get('.spec.nodeName')), ('Driver', _get('.spec.driver', '')),
+    ('resource.k8s.io', 'resourceslices'): [('Node', _get('.spec.nodeName', '')), ('Driver', _get('.spec.driver', '')),
                                             ('Pool', _get('.spec.pool.name', ''))],
     ('flowcontrol.apiserver.k8s.io', 'flowschemas'): [
         ('PriorityLevel', _get('.spec.priorityLevelConfiguration.name', '')),
