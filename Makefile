@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install test lint typecheck unit demo bench clean envtest test-envtest
+.PHONY: install test lint typecheck unit demo bench clean envtest test-envtest dist
 
 install: $(STAMP)
 
@@ -40,5 +40,11 @@ demo: install
 bench: install
 	$(BIN)/python bench/run.py $(if $(QUICK),--quick,)
 
+# A wheel and an sdist in dist/, checked: the emulator's data files are in both, the sdist builds.
+dist: install
+	rm -rf dist build
+	$(BIN)/python -m build --outdir dist .
+	$(BIN)/python tools/check_dist.py dist
+
 clean:
-	rm -rf $(VENV) build *.egg-info .mypy_cache .ruff_cache .pytest_cache
+	rm -rf $(VENV) build dist *.egg-info .mypy_cache .ruff_cache .pytest_cache

@@ -14,7 +14,7 @@ def read_requirements(name: str) -> list[str]:
 def read_version() -> str:
     namespace: dict[str, str] = {}
     exec((HERE / 'kopf' / '_version.py').read_text(), namespace)
-    return namespace['__version__']
+    return namespace['VERSION']
 
 
 setup(
@@ -26,7 +26,7 @@ setup(
     license='MIT',
     python_requires='>=3.11',
     packages=find_packages(include=['kopf', 'kopf.*']),
-    package_data={'kopf': ['py.typed', '_cluster/openapi/data/*.json', '_cluster/openapi/data/*.xz',
+    package_data={'kopf': ['py.typed', 'peering.yaml', '_cluster/openapi/data/*.json', '_cluster/openapi/data/*.xz',
                           '_cluster/apis/data/*.json']},
     include_package_data=True,
     install_requires=read_requirements('requirements.txt'),
@@ -34,6 +34,8 @@ setup(
         'full-auth': ['pykube-ng>=23.6.0', 'kubernetes>=37.0.0'],
         'cluster': ['cryptography>=50.0.0'],  # HTTPS mode of the local cluster (--tls)
         'fast': ['orjson>=3.13.0'],
+        'dev': ['pyngrok>=9.1.0', 'cryptography>=50.0.0'],  # webhook tunnels (ngrok) and self-signed servers
+        'uvloop': ['uvloop>=0.23.0'],  # `kopf run` uses it when installed (--no-uvloop: asyncio's own loop)
         'test': [
             'pytest>=9.2.0',
             'pytest-asyncio>=1.5.0',
@@ -46,6 +48,8 @@ setup(
             'mypy>=2.4.1',
             'ruff>=0.17.6',
             'types-PyYAML>=6.0.12',
+            'uvloop>=0.23.0',
+            'build>=1.3.0',  # make dist
         ],
     },
     entry_points={'console_scripts': ['kopf = kopf.cli:main']},

@@ -289,6 +289,7 @@ class Framework:
     name: str      # 'ours', 'upstream', 'upstream+clients'
     python: str    # the interpreter whose `kopf` is measured
     label: str     # 'ours', 'upstream' -- what the operator records as `by`
+    run_args: tuple[str, ...] = ()  # more `kopf run` options, e.g. ('--no-uvloop',)
 
 
 class Operator:
@@ -308,7 +309,7 @@ class Operator:
         env = {k: v for k, v in os.environ.items() if not k.startswith(('PYTHON', 'KOPF'))}
         env.update(KUBECONFIG=str(self.kubeconfig), BENCH_FRAMEWORK=self.framework.label)
         cmd = [self.framework.python, '-I', '-m', 'kopf', 'run', '--standalone', '-n', self.namespace,
-               *self.extra_args, str(OPERATOR)]
+               *self.framework.run_args, *self.extra_args, str(OPERATOR)]
         if self.profile is not None:
             spy = pathlib.Path(self.framework.python).parent / 'py-spy'
             cmd = [str(spy), 'record', '--format', 'raw', '--rate', '250', '--threads',

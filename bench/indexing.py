@@ -131,7 +131,8 @@ async def operator_run(fw: h.Framework, emu: h.EmulatorProcess, ns: str, configm
         watch.start()
         await client.request('POST', h.objects_path(ns), {'apiVersion': h.API_VERSION, 'kind': h.KIND,
                                                           'metadata': {'name': 'probe'}, 'spec': {'n': 0}})
-        op = h.Operator(fw, emu.kubeconfig, ns, logdir, extra_args=[str(module)] if module else [])
+        profile = args.profile / f'{ns}.txt' if args.profile and fw.name == 'ours' else None
+        op = h.Operator(fw, emu.kubeconfig, ns, logdir, extra_args=[str(module)] if module else [], profile=profile)
         op.start()
         try:
             if not await h.wait_for(lambda: 'probe' in tracker.results.get('create_fn', {}) or not op.alive(),
@@ -399,6 +400,8 @@ def main() -> int:
     parser.add_argument('--cycles', type=int, default=3, help='re-index cycles of the big object (median; 3)')
     parser.add_argument('--no-big', action='store_true', help='skip the one-object many-keys case')
     parser.add_argument('--ours-only', action='store_true')
+    parser.add_argument('--profile', type=pathlib.Path, default=None,
+                        help="run our operator under py-spy; its raw stacks go to this directory (figures are off)")
     parser.add_argument('--upstream-clients', action='store_true',
                         help='upstream in the venv with kubernetes + pykube-ng (default: the plain one)')
     parser.add_argument('--timeout', type=float, default=1200.0,
@@ -407,6 +410,9 @@ def main() -> int:
     args = parser.parse_args()
     args.objects = args.objects or (1000 if args.quick else 10000)
     args.repeats = args.repeats or (1 if args.quick else 3)
+    if args.profile:
+        args.profile.mkdir(parents=True, exist_ok=True)
+        args.no_write = True
     run.run_and_report('indexing', bench(args), table, write=not args.no_write)
     return 0
 

@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/run.py            # full: 1,000 objects, 10,000 idle/restart, median of 3
     .venv/bin/python bench/run.py --quick    # 200 objects, 1,000 idle/restart, 1 run (< 3 minutes)
+    .venv/bin/python bench/run.py --ours-only --uvloop both   # ours with uvloop vs without, side by side
 
 Upstream is installed by this script into throw-away virtualenvs under `bench/.venvs/` (git-ignored;
 never into the project's `.venv`) and only run as a black box: `python -I -m kopf run ...`.
@@ -29,9 +30,17 @@ UPSTREAM_VERSION = '1.45.2'
 RESULTS = h.HERE / 'results'
 
 
+def ours_framework(uvloop: bool = False) -> h.Framework:
+    """Ours in the project's .venv, with asyncio's own loop (as upstream's venv has it) or with uvloop."""
+    python = str(h.ROOT / '.venv' / 'bin' / 'python')
+    if uvloop:
+        return h.Framework('ours-uvloop', python, 'ours', run_args=('--uvloop',))
+    return h.Framework('ours', python, 'ours', run_args=('--no-uvloop',))
+
+
 def frameworks(*, ours_only: bool = False, upstream_clients: bool = False) -> list[h.Framework]:
     """Ours (the project's .venv), then upstream in its throw-away venv unless `ours_only`."""
-    ours = h.Framework('ours', str(h.ROOT / '.venv' / 'bin' / 'python'), 'ours')
+    ours = ours_framework()
     if ours_only:
         return [ours]
     return [ours, h.Framework('upstream', upstream_venv(upstream_clients), 'upstream')]
@@ -44,6 +53,14 @@ async def wait_resumed(op: Any, tracker: Any, count: int, within: float, what: s
     resumed = tracker.count('resume_fn', since=t0)
     if not done or resumed < count:
         raise RuntimeError(f'{what}: resumed {resumed} of {count}')
+
+
+def meta(args: Any, logdir: pathlib.Path, **figures: Any) -> dict[str, Any]:
+    """A side benchmark's `meta`: when, which mode (`args.quick`), its settings, the command, the machine, the logs."""
+    return {'date': datetime.datetime.now(datetime.UTC).isoformat(timespec='seconds'),
+            'mode': 'quick' if args.quick else 'full', 'upstream': f'kopf=={UPSTREAM_VERSION}', **figures,
+            'command': ' '.join([pathlib.Path(sys.executable).name, *sys.argv]),
+            'machine': h.machine(), 'logs': str(logdir)}
 
 
 def run_and_report(kind: str, bench: Any, table: Any, *, write: bool) -> dict[str, Any]:
@@ -405,8 +422,8 @@ def median_of(runs: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 async def bench(args: argparse.Namespace) -> dict[str, Any]:
-    ours = h.Framework('ours', str(h.ROOT / '.venv' / 'bin' / 'python'), 'ours')
-    frameworks = [ours]
+    ours = ours_framework(uvloop=args.uvloop == 'on')
+    frameworks = [ours, ours_framework(uvloop=True)] if args.uvloop == 'both' else [ours]
     clients: h.Framework | None = None
     upstream_plain: h.Framework | None = None
     if not args.ours_only:
@@ -469,18 +486,23 @@ async def bench(args: argparse.Namespace) -> dict[str, Any]:
     finally:
         emu.stop()
     if 'upstream' in report:
-        report['ratio'] = {key: report['ours'][key] / report['upstream'][key]
-                           for key in report['ours'] if key in report['upstream']
-                           and isinstance(report['ours'][key], (int, float)) and report['upstream'][key]
-                           and key != 'runs'}
+        report['ratio'] = ratios(report['ours'], report['upstream'])
+    if 'ours-uvloop' in report:
+        report['uvloop_ratio'] = ratios(report['ours-uvloop'], report['ours'])
     report['meta'] = {'date': datetime.datetime.now(datetime.UTC).isoformat(timespec='seconds'),
                       'mode': 'startup' if args.startup_only else 'quick' if args.quick else 'full',
                       'repeats': args.repeats, 'startups': args.startups,
                       'objects': args.objects, 'idle_objects': args.idle,
                       'steady': {'objects': args.steady_objects, 'rate': args.steady_rate,
                                  'seconds': args.steady_seconds},
-                      'upstream': f'kopf=={UPSTREAM_VERSION}', 'machine': h.machine(), 'logs': str(logdir)}
+                      'upstream': f'kopf=={UPSTREAM_VERSION}', 'machine': h.machine(), 'logs': str(logdir),
+                      'uvloop': args.uvloop}
     return report
+
+
+def ratios(a: dict[str, Any], b: dict[str, Any]) -> dict[str, float]:
+    return {key: a[key] / b[key] for key in a if key in b and isinstance(a[key], (int, float)) and b[key]
+            and key != 'runs'}
 
 
 ROWS = [
@@ -526,6 +548,12 @@ def table(report: dict[str, Any]) -> str:
         ratio = report.get('ratio', {}).get(key)
         lines.append(f"{title:48} {fmt.format(a):>10} {fmt.format(b) if b is not None else '-':>10} "
                      f"{f'{ratio:.2f}x' if ratio is not None else '-':>8}")
+    if 'ours-uvloop' in report:
+        lines.append(f"{'uvloop on vs off (ours)':48} {'on':>10} {'off':>10} {'on/off':>8}")
+        for key, title, fmt in ROWS:
+            if key in report['ours-uvloop'] and key in report['uvloop_ratio']:
+                a, b, ratio = report['ours-uvloop'][key], report['ours'][key], report['uvloop_ratio'][key]
+                lines.append(f"{title:48} {fmt.format(a):>10} {fmt.format(b):>10} {f'{ratio:.2f}x':>8}")
     if report['emulator']['patch_per_s'] is not None:
         lines.append(f"emulator capacity (the ceiling): {report['emulator']['patch_per_s']:,.0f} PATCH/s")
     for r in report.get('compat', []):
@@ -550,6 +578,9 @@ def main() -> int:
     parser.add_argument('--startups', type=int, default=7,
                         help='operator starts per variant for the startup figure (median; default 7)')
     parser.add_argument('--no-write', action='store_true', help='print only; do not write bench/results/')
+    parser.add_argument('--uvloop', choices=['off', 'on', 'both'], default='off',
+                        help="our operator's loop: asyncio's own (off, as upstream's venv has it), uvloop (on), "
+                             "or both: the burst, steady and restart scenarios once each way, side by side")
     args = parser.parse_args()
     args.repeats = args.repeats or (1 if args.quick else 3)
     args.objects = args.objects or (200 if args.quick else 1000)
@@ -570,7 +601,13 @@ def main() -> int:
     report['meta']['elapsed_s'] = round(time.monotonic() - started, 1)
     print(table(report))
     print(f"(took {report['meta']['elapsed_s']:.0f} s)")
-    if not args.no_write:
+    if not args.no_write and args.uvloop == 'both':  # a side figure: latest.json stays the reference run
+        RESULTS.mkdir(exist_ok=True)
+        stamp = datetime.datetime.now(datetime.UTC).strftime('%Y-%m-%dT%H%M')
+        path = RESULTS / f'uvloop-{stamp}-{report["meta"]["mode"]}.json'
+        path.write_text(json.dumps(report, indent=2) + '\n')
+        log(f'wrote {path}')
+    elif not args.no_write:
         RESULTS.mkdir(exist_ok=True)
         text = json.dumps(report, indent=2, sort_keys=False) + '\n'
         (RESULTS / 'latest.json').write_text(text)

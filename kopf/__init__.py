@@ -4,7 +4,16 @@ The facade: every public name is re-exported here, and nothing else lives here.
 Code written for upstream Kopf 1.x imports from this module unchanged.
 Each area keeps its re-exports in its own block below.
 """
-from kopf._version import __commit_id__, __version__, __version_tuple__
+from typing import TYPE_CHECKING
+
+from kopf import _version
+
+__commit_id__: str | None = None
+if TYPE_CHECKING:  # read from the package metadata when asked for: kopf._version
+    __version__: str
+    __version_tuple__: tuple[int | str, ...]
+else:
+    __getattr__ = _version.lazy
 
 # --- block: model basics ---
 from kopf._model.bodies import (
@@ -257,3 +266,11 @@ __all__ = [
     'spawn_tasks',
     # --- end all: reactor ---
 ]
+
+# Public names show where users import them from: `<class 'kopf.Body'>`, not the private module.
+for _name in __all__:
+    _obj = globals().get(_name)  # (`__version__` is read lazily)
+    if isinstance(_obj, type) or (callable(_obj) and hasattr(_obj, '__code__')):
+        if getattr(_obj, '__module__', '').startswith('kopf._'):
+            _obj.__module__ = __name__
+del _name, _obj

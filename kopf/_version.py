@@ -1,4 +1,32 @@
-"""The version of kopf: one place, read by setup.py and by the package."""
-__version__ = '0.1.0'
-__version_tuple__ = (0, 1, 0)
-__commit_id__: str | None = None
+"""The version of kopf: the installed package's metadata, read when first asked for.
+
+`VERSION` is the one place to change it: setup.py puts it into the package metadata; a source tree
+that is not installed reports it as it is. `kopf.__version__` is looked up lazily (the facade's
+`__getattr__`): importing `importlib.metadata` costs ~20% of `import kopf`.
+"""
+import functools
+
+VERSION = '0.1.0'
+
+
+@functools.cache
+def version() -> str:
+    import importlib.metadata
+    try:
+        return importlib.metadata.version('kopf')
+    except importlib.metadata.PackageNotFoundError:  # a source tree on sys.path, not installed
+        return VERSION
+
+
+def version_tuple(text: str) -> tuple[int | str, ...]:
+    """`1.2.3` -> (1, 2, 3); `1.2.3.dev4` -> (1, 2, 3, 'dev4'), as setuptools-scm's tuples are."""
+    return tuple(int(part) if part.isdigit() else part for part in text.split('.'))
+
+
+def lazy(name: str) -> object:
+    """`__version__` and `__version_tuple__` for the facade's module `__getattr__`."""
+    if name == '__version__':
+        return version()
+    if name == '__version_tuple__':
+        return version_tuple(version())
+    raise AttributeError(f"module 'kopf' has no attribute {name!r}")

@@ -5,16 +5,15 @@ The CLI only parses options and hands them to the library; it holds no logic of 
 import contextlib
 import dataclasses
 import os
+import pathlib
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import click
 
-from kopf._version import __version__
-
 
 @click.group(name='kopf', context_settings={'help_option_names': ['-h', '--help'], 'auto_envvar_prefix': 'KOPF'})
-@click.version_option(version=__version__, prog_name='kopf')
+@click.version_option(package_name='kopf', prog_name='kopf')  # the metadata is read only for --version
 def main() -> None:
     """Kubernetes operators in plain Python, with a local cluster for development and tests."""
 
@@ -99,10 +98,6 @@ def _configure_logging(verbose: bool, debug: bool, quiet: bool, log_format: str,
                       log_prefix=log_prefix, log_refkey=log_refkey)
 
 
-PEERING_IS_LATER = ('peering is not implemented in this version of kopf yet: '
-                    'operators run standalone, and there are no peering records to {what}.')
-
-
 @main.command()
 @click.argument('paths', nargs=-1)
 @click.option('-m', '--module', 'modules', multiple=True, help='A module to import (repeatable).')
@@ -113,21 +108,28 @@ PEERING_IS_LATER = ('peering is not implemented in this version of kopf yet: '
 @click.option('-L', '--liveness', 'liveness_endpoint', default=None,
               help='Serve the probe handlers\' results at this URL, e.g. http://0.0.0.0:8080/healthz.')
 @logging_options
-@click.option('--dev', is_flag=True, default=False, help='Peering priority 666 (peering is not implemented yet).')
+@click.option('--dev', is_flag=True, default=False, help='Peering priority 666 (a developer\'s operator wins).')
 @click.option('-P', '--peering', 'peering_name', envvar='KOPF_RUN_PEERING', default=None,
-              help='The peering object: peering is not implemented yet, so this is an error for now.')
-@click.option('-p', '--priority', type=int, default=None, help='Peering priority (not implemented yet).')
+              help='The peering object (mandatory peering: no handling until it exists).')
+@click.option('-p', '--priority', type=int, default=None, help='Peering priority (the highest one acts).')
 @click.option('--local-cluster', is_flag=True,
               help='Run against an in-memory local cluster (in its own thread), not a real one.')
 @click.option('--apply', 'apply', multiple=True, type=click.Path(dir_okay=False),
               help='A YAML manifest to apply to the local cluster at start (repeatable; needs --local-cluster).')
+@click.option('--state', 'state', default=None, type=click.Path(dir_okay=False),
+              help='Keep the local cluster\'s objects in this file across restarts (needs --local-cluster).')
+@click.option('--kubeconfig', 'kubeconfig', default=None, type=click.Path(dir_okay=False),
+              help='Write the local cluster\'s kubeconfig to this path (needs --local-cluster).')
+@click.option('--uvloop/--no-uvloop', 'uvloop', default=None,
+              help='Use uvloop (default: if installed, e.g. by pip install kopf[uvloop]) or asyncio\'s own loop.')
 @click.pass_context
 def run(ctx: click.Context, /, paths: tuple[str, ...], modules: tuple[str, ...], namespaces: tuple[str, ...],
         clusterwide: bool, standalone: bool | None, liveness_endpoint: str | None, local_cluster: bool,
-        apply: tuple[str, ...], **more: Any) -> None:
+        apply: tuple[str, ...], state: str | None, kubeconfig: str | None, **more: Any) -> None:
     """Run an operator: load the handlers from the files and modules, then serve the cluster."""
     import warnings
 
+    from kopf._kits import loops
     from kopf._reactor import loading, running, supported
 
     controls = ctx.obj if isinstance(ctx.obj, CLIControls) else CLIControls()
@@ -136,37 +138,86 @@ def run(ctx: click.Context, /, paths: tuple[str, ...], modules: tuple[str, ...],
         namespaces = (*namespaces, legacy_namespace)
     if clusterwide and namespaces:
         raise click.UsageError('Either --namespace or --all-namespaces, not both.')
-    if apply and not local_cluster:
-        raise click.UsageError('--apply works only with --local-cluster.')
+    for given, option in ((apply, '--apply'), (state, '--state'), (kubeconfig, '--kubeconfig')):
+        if given and not local_cluster:
+            raise click.UsageError(f'{option} works only with --local-cluster'
+                                   + (' (for a real cluster, set KUBECONFIG).' if option == '--kubeconfig' else '.'))
     if local_cluster and controls.vault is not None:
         raise click.UsageError('--local-cluster cannot be used with a given vault (e.g. KopfRunner(cluster=...)).')
-    if more['peering_name']:
-        click.echo(f'Error: --peering {more["peering_name"]}: ' + PEERING_IS_LATER.format(what='join')
-                   + ' Run without --peering (or with --standalone).', err=True)
-        raise SystemExit(1)
+    try:
+        factory = loops.loop_factory(more['uvloop'])
+    except loops.LoopError as exc:
+        raise click.UsageError(str(exc)) from None
     if not clusterwide and not namespaces:
         warnings.warn('Neither --namespace nor --all-namespaces is given; serving the whole cluster. '
                       'Use --all-namespaces to silence this warning.', FutureWarning, stacklevel=1)
     _configure_logging(more['verbose'], more['debug'], more['quiet'], more['log_format'],
                        more['log_refkey'], more['log_prefix'])
-    if more['dev'] or more['priority'] is not None:
-        running.logger.warning('Peering is not implemented in this version of kopf: the operator runs standalone; '
-                               '--dev and --priority are ignored.')
+    priority = 666 if more['dev'] else more['priority']  # `--dev`: kopf._model.peers.DEV_PRIORITY
     with contextlib.ExitStack() as stack:
         try:
-            vault = stack.enter_context(_local_cluster(apply)) if local_cluster else controls.vault
+            if local_cluster:
+                vault = stack.enter_context(_local_cluster(apply, state=state, kubeconfig=kubeconfig))
+            else:
+                vault = controls.vault
             if controls.registry is not None:  # the loaded files' decorators register into it
                 stack.enter_context(_default_registry(controls.registry))
             loading.load(paths, modules)  # after KUBECONFIG is set: clients read it at import time
-            running.run(namespaces=namespaces, clusterwide=clusterwide or not namespaces,
-                        standalone=standalone, vault=vault, liveness_endpoint=liveness_endpoint,
-                        registry=controls.registry, settings=controls.settings, memo=controls.memo,
-                        stop_flag=controls.stop_flag, ready_flag=controls.ready_flag)
+            _warn_if_nothing_registered(controls.registry, paths, modules)
+            loops.run(running.operator(
+                namespaces=namespaces, clusterwide=clusterwide or not namespaces,
+                standalone=standalone, vault=vault, liveness_endpoint=liveness_endpoint,
+                priority=priority, peering_name=more['peering_name'],
+                registry=controls.registry, settings=controls.settings, memo=controls.memo,
+                stop_flag=controls.stop_flag, ready_flag=controls.ready_flag), factory)
         except (loading.LoadingError, running.OperatorError, supported.UnsupportedHandlersError) as exc:
+            if isinstance(exc, loading.LoadingError) and exc.details:
+                click.echo(exc.details, err=True)  # the user's frames: the file and line of the mistake
             click.echo(f'Error: {exc}', err=True)
             raise SystemExit(1) from exc  # the cause: for embedders (KopfRunner re-raises it); no traceback shown
         except KeyboardInterrupt:
             pass
+
+
+@main.command()
+@click.argument('paths', nargs=-1)
+@click.option('-m', '--module', 'modules', multiple=True, help='A module to import (repeatable).')
+@click.option('-n', '--namespace', 'namespaces', multiple=True,
+              help='The namespaces the operator will serve (as for kopf run): exact names get Roles.')
+@click.option('-A', '--all-namespaces', 'clusterwide', is_flag=True, help='A cluster-wide operator (a ClusterRole).')
+@click.option('--peering', 'peering_name', default=None, help='The peering object the operator will use.')
+@click.option('--lease', 'lease_name', default=None, help='The lease ([NAMESPACE/]NAME) the operator will hold.')
+@click.option('--extra', multiple=True, type=click.Path(dir_okay=False),
+              help='A YAML file of more rules (a list of rules, or a Role/ClusterRole), e.g. what handlers call.')
+@click.option('--crd', 'crds', multiple=True, type=click.Path(dir_okay=False),
+              help='A manifest with the CRDs of the handled resources (their groups, scopes, subresources).')
+@click.option('--name', default='kopf', show_default=True, help='The name of the (Cluster)Role(Binding)s.')
+@click.option('--service-account', 'service_accounts', multiple=True,
+              help='Bind to this NAMESPACE/NAME (repeatable; default: default/kopf unless --user).')
+@click.option('--user', 'users', multiple=True, help='Bind to this user (repeatable), e.g. of a client certificate.')
+def rbac(paths: tuple[str, ...], modules: tuple[str, ...], namespaces: tuple[str, ...], clusterwide: bool,
+         peering_name: str | None, lease_name: str | None, extra: tuple[str, ...], crds: tuple[str, ...],
+         name: str, service_accounts: tuple[str, ...], users: tuple[str, ...]) -> None:
+    """Print the RBAC YAML for the framework's own requests that the handlers imply."""
+    from kopf._kits import rbac as rbac_
+    from kopf._model import registries
+    from kopf._reactor import loading
+
+    if clusterwide and namespaces:
+        raise click.UsageError('Either --namespace or --all-namespaces, not both.')
+    registry = registries.OperatorRegistry()
+    try:
+        with _default_registry(registry):
+            loading.load(paths, modules)
+        options = rbac_.options_for(namespaces, peering=peering_name, lease=lease_name, name=name,
+                                    service_accounts=service_accounts, users=users)
+        generated = rbac_.generate(registry, options, crds=crds, extra=extra)
+    except (loading.LoadingError, ValueError) as exc:
+        click.echo(f'Error: {exc}', err=True)
+        raise SystemExit(1) from None
+    for warning in generated.warnings:
+        click.echo(f'Warning: {warning}', err=True)
+    click.echo(generated.dump(), nl=False)
 
 
 @main.command()
@@ -181,10 +232,12 @@ def run(ctx: click.Context, /, paths: tuple[str, ...], modules: tuple[str, ...],
               help='The priority of the freezer.')
 @click.option('-t', '--lifetime', type=int, required=True, help='For how long to freeze, in seconds.')
 @click.option('-m', '--message', default=None, help='A message (accepted, unused).')
-def freeze(**_: Any) -> None:
-    """Pause the operators of lower priority in the peering (peering is not implemented yet: an error)."""
-    click.echo('Error: ' + PEERING_IS_LATER.format(what='freeze'), err=True)
-    raise SystemExit(1)
+@click.pass_context
+def freeze(ctx: click.Context, /, namespaces: tuple[str, ...], clusterwide: bool, id_: str | None, dev: bool,
+           peering_name: str, priority: int, lifetime: int, **more: Any) -> None:
+    """Pause the operators of lower priorities in the peering (for --lifetime seconds, or until resumed)."""
+    _peer_command(ctx, more, 'freeze', name=peering_name, namespaces=namespaces, clusterwide=clusterwide, id_=id_,
+                  priority=666 if dev else priority, lifetime=lifetime)
 
 
 @main.command()
@@ -194,10 +247,39 @@ def freeze(**_: Any) -> None:
 @click.option('-i', '--id', 'id_', default=None, help='The identity of the freezer (default: user@host).')
 @click.option('-P', '--peering', 'peering_name', required=True, envvar='KOPF_RESUME_PEERING',
               help='The peering object.')
-def resume(**_: Any) -> None:
-    """Resume the operators paused by `kopf freeze` (peering is not implemented yet: an error)."""
-    click.echo('Error: ' + PEERING_IS_LATER.format(what='resume'), err=True)
-    raise SystemExit(1)
+@click.pass_context
+def resume(ctx: click.Context, /, namespaces: tuple[str, ...], clusterwide: bool, id_: str | None,
+           peering_name: str, **more: Any) -> None:
+    """Resume the operators paused by `kopf freeze` (the freezer's entry is removed)."""
+    _peer_command(ctx, more, 'resume', name=peering_name, namespaces=namespaces, clusterwide=clusterwide, id_=id_)
+
+
+def _peer_command(ctx: click.Context, more: dict[str, Any], command: str, *, name: str, namespaces: tuple[str, ...],
+                  clusterwide: bool, id_: str | None, **options: Any) -> None:
+    import asyncio
+
+    from kopf._reactor import peering
+
+    if clusterwide and namespaces:
+        raise click.UsageError('Either --namespace or --all-namespaces, not both.')
+    _configure_logging(more['verbose'], more['debug'], more['quiet'], more['log_format'],
+                       more['log_refkey'], more['log_prefix'])
+    controls = ctx.obj if isinstance(ctx.obj, CLIControls) else CLIControls()
+    where: list[str | None] = list(namespaces) if namespaces else [None]
+    try:
+        asyncio.run(peering.command(command, vault=controls.vault, name=name, namespaces=where,
+                                    identity=id_ or peering.freezer_identity(), **options))
+    except Exception as exc:
+        click.echo(f'Error: kopf {command}: {exc}', err=True)
+        raise SystemExit(1) from exc
+
+
+def _warn_if_nothing_registered(registry: Any, paths: tuple[str, ...], modules: tuple[str, ...]) -> None:
+    from kopf._model import registries
+    from kopf._reactor import loading, running
+    warning = loading.nothing_registered(registry or registries.get_default_registry(), paths, modules)
+    if warning is not None:
+        running.logger.warning(warning)
 
 
 @contextlib.contextmanager
@@ -212,21 +294,33 @@ def _default_registry(registry: Any) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def _local_cluster(manifests: tuple[str, ...]) -> Iterator[Any]:
+def _local_cluster(manifests: tuple[str, ...], *, state: str | None = None,
+                   kubeconfig: str | None = None) -> Iterator[Any]:
     """A local cluster in its own thread and loop, the manifests applied; yields a vault pointing at it.
 
+    With `state`, its objects are resumed from that file (if it exists) and saved there on exit, as by
+    `kopf cluster --state`; with `kubeconfig`, the kubeconfig goes to that path (rewritten at each start)
+    instead of a temporary directory, so `kubectl --kubeconfig PATH` keeps working across restarts.
     `KUBECONFIG` of this process points to it too: the handlers' own clients (pykube-ng, kubernetes)
     then talk to the local cluster, never to a real one by accident.
     """
     from kopf._api import credentials
     from kopf._cluster.control.local import LocalCluster
 
-    with LocalCluster() as cluster:
+    with contextlib.ExitStack() as stack:
         try:
-            cluster.apply(*manifests)
+            cluster = stack.enter_context(LocalCluster(kubeconfig=kubeconfig, state_file=state))
+        except OSError as exc:
+            what = f'write the kubeconfig {kubeconfig}' if kubeconfig else 'start the local cluster'
+            raise click.ClickException(f'Cannot {what}: {exc.strerror or exc}') from None
+        except (ValueError, KeyError, TypeError) as exc:
+            raise click.ClickException(f'Cannot resume from the state file {state}: {exc!r}') from None
+        try:
+            cluster.apply(*(pathlib.Path(path) for path in manifests))  # paths, never YAML text
         except Exception as exc:
             raise click.ClickException(f'Cannot apply the manifests: {exc}') from None
-        click.echo(f'The local cluster serves at {cluster.url}; kubeconfig: {cluster.kubeconfig}', err=True)
+        resumed = f'; state: {state}' if state else ''
+        click.echo(f'The local cluster serves at {cluster.url}; kubeconfig: {cluster.kubeconfig}{resumed}', err=True)
         os.environ['KUBECONFIG'] = str(cluster.kubeconfig)  # so that the handlers' own clients use it too
         vault = credentials.Vault()
         vault.populate([credentials.ConnectionInfo(server=cluster.url, default_namespace='default')])

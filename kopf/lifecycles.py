@@ -3,19 +3,16 @@
 `asap` (the default: one per cycle, the fewest retries first), `one_by_one`, `all_at_once`,
 `randomized`, `shuffled`; or your own `fn(handlers, *, state, **kwargs) -> handlers`.
 """
-from kopf._model.progress import Lifecycle, all_at_once, asap, one_by_one, randomized, shuffled
+from kopf._model.progress import (
+                                  Lifecycle,
+                                  all_at_once,
+                                  asap,
+                                  get_default_lifecycle,
+                                  one_by_one,
+                                  randomized,
+                                  set_default_lifecycle,
+                                  shuffled,
+)
 
 __all__ = ['Lifecycle', 'all_at_once', 'asap', 'get_default_lifecycle', 'one_by_one', 'randomized',
            'set_default_lifecycle', 'shuffled']
-
-_default_lifecycle: Lifecycle = asap
-
-
-def get_default_lifecycle() -> Lifecycle:
-    return _default_lifecycle
-
-
-def set_default_lifecycle(lifecycle: Lifecycle | None) -> None:
-    """Set the lifecycle used when `kopf.run(lifecycle=...)` is not given (None: back to `asap`)."""
-    global _default_lifecycle
-    _default_lifecycle = lifecycle if lifecycle is not None else asap

@@ -1,5 +1,6 @@
 """The architecture's rules that a test can check: the pure layers stay pure, `import kopf` stays light,
-the emulator and the runtime never import each other (the emulator may use `kopf._model`)."""
+the emulator and the runtime never import each other (the emulator may use `kopf._model`), and the runtime's
+imports point down its layers (`_kits` → `_reactor` → `_api` | `_storage` → `_model`), with named exceptions."""
 import ast
 import pathlib
 import subprocess
@@ -82,3 +83,30 @@ RUNTIME_PACKAGES = ['_model', '_storage', '_api', '_reactor']   # the operator's
 def test_the_runtime_never_imports_the_emulator(path: pathlib.Path) -> None:
     for line, name in _kopf_imports(path):
         assert not name.startswith('kopf._cluster'), f'{path}:{line}: the runtime imports {name}'
+
+
+# The import direction of the runtime: `on`/`cli`/`testing` → `_kits` → `_reactor` → (`_api` | `_storage`)
+# → `_model`. A layer imports only itself and the layers below it; `_api` and `_storage` not each other.
+LAYERS = {'_model': 0, '_storage': 1, '_api': 1, '_reactor': 2, '_kits': 3}
+LEAVES = {'kopf._version'}   # a constant, importable from everywhere
+UPWARD_ALLOWED = {
+    # The settings' defaults are storage instances (`settings.persistence.progress_storage`, as upstream's).
+    ('_model/settings.py', 'kopf._storage'),
+    # `KopfRunner` runs the `kopf run` command itself: the CLI is what it drives.
+    ('_kits/runner.py', 'kopf.cli'),
+}
+
+
+@pytest.mark.parametrize('path', sorted(p for pkg in LAYERS for p in (ROOT / pkg).rglob('*.py')),
+                         ids=lambda p: str(p.relative_to(ROOT)))
+def test_imports_point_down_the_layers(path: pathlib.Path) -> None:
+    relative = path.relative_to(ROOT)
+    own = relative.parts[0]
+    for line, name in _kopf_imports(path):
+        if name in LEAVES or name.startswith('kopf._cluster'):   # the emulator: checked above
+            continue
+        target = name.split('.')[1] if name.count('.') else ''
+        allowed = target == own or (target in LAYERS and LAYERS[target] < LAYERS[own])
+        excepted = any(str(relative) == where and (name == what or name.startswith(what + '.'))
+                       for where, what in UPWARD_ALLOWED)
+        assert allowed or excepted, f'{path}:{line}: {own} imports {name} (against the layers\' direction)'

@@ -5,13 +5,17 @@ import time
 from typing import Any
 
 
-async def eventually(check: Any, within: float = 60, step: float = 0.05) -> None:
-    """Poll in short fake-time steps; the deadline is real time (looptime's fake time can race ahead of the I/O)."""
+async def eventually(check: Any, *, within: float = 60, interval: float = 0.05) -> Any:
+    """Poll until `check()` is truthy and return it, in short steps (fake-time ones under looptime);
+    the deadline is real time (looptime's fake time can race ahead of the I/O)."""
     deadline = time.monotonic() + within
-    while not check():
+    while True:
+        result = check()
+        if result:
+            return result
         if time.monotonic() > deadline:
             raise AssertionError(f'Timed out waiting for {check}')
-        await asyncio.sleep(step)
+        await asyncio.sleep(interval)
 
 
 def wait_for(check: Any, *, within: float = 20.0, interval: float = 0.02) -> Any:

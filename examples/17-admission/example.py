@@ -19,6 +19,13 @@ import kopf
 @kopf.on.startup()
 def configure(settings: kopf.OperatorSettings, **_):
     settings.admission.server = kopf.WebhookServer(addr='127.0.0.1', host='127.0.0.1')
+    # For other clusters, instead (see docs/admission.md, "Which server"):
+    # settings.admission.server = kopf.WebhookK3dServer(port=54321)            # k3d/k3s
+    # settings.admission.server = kopf.WebhookMinikubeServer(port=54321)       # minikube
+    # settings.admission.server = kopf.WebhookDockerDesktopServer(port=54321)  # Docker Desktop
+    # settings.admission.server = kopf.WebhookAutoServer(port=54321)           # any of these three, detected
+    # settings.admission.server = kopf.WebhookNgrokTunnel()                    # anywhere; pip install "kopf[dev]"
+    # settings.admission.server = kopf.WebhookAutoTunnel()                     # detected, else ngrok
     settings.admission.managed = 'auto.kopf.dev'
 
 

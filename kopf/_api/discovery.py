@@ -14,7 +14,9 @@ Rules:
 - The cache is refreshed when asked (e.g. when a CRD appears) or when a selector finds nothing.
 - A selector naming its group (and not a callable) needs only that group: before (or without) a full
   scan, `select()` reads just `/apis/<group>` and its versions (core: `/api`, `/api/<version>`), in
-  one round trip when the version is given; a full scan serves all groups from then on.
+  one round trip when the version is given; a full scan serves all groups from then on. If the
+  group's list (`/apis/<group>`) fails or is not found but the selector's group-version answers
+  (seen on proxies and minimal API servers), that group-version's resources are served.
 - CRD schemas (`openAPIV3Schema` of the served version) are fetched on demand and cached.
 """
 import asyncio
@@ -110,6 +112,9 @@ class Discovery:
         path = f'/apis/{group}' if group else '/api'
         guessed = [self._get_group_version(group, version)] if version else []
         answers = await asyncio.gather(self._client.request('GET', path), *guessed, return_exceptions=True)
+        if version and isinstance(answers[0], apierrors.APIError) and isinstance(answers[1], Mapping) and answers[1]:
+            # Proxies and minimal API servers: the group does not answer, its group-version does.
+            return parse_resource_list(answers[1], group, version, preferred=True)
         for answer in answers:
             if isinstance(answer, BaseException) and not isinstance(answer, apierrors.APINotFoundError):
                 raise answer

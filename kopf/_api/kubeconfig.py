@@ -58,6 +58,19 @@ def config_paths(environ: Mapping[str, str] | None = None) -> list[pathlib.Path]
     return [path for path in paths if path.is_file()]
 
 
+def missing(environ: Mapping[str, str] | None = None) -> str | None:
+    """What is wrong when `$KUBECONFIG` is set but none of its files exists (kubectl fails then too), else None."""
+    environ = os.environ if environ is None else environ
+    value = environ.get('KUBECONFIG')
+    if not value or config_paths(environ):
+        return None
+    return f'KUBECONFIG={value}: no such file' if os.pathsep not in value else f'KUBECONFIG={value}: no such files'
+
+
+def _undefined(path: pathlib.Path, what: str) -> apierrors.LoginError:
+    return apierrors.LoginError(f'{what} is not defined in {path}')
+
+
 def _fail(path: pathlib.Path, field: str, problem: str) -> apierrors.LoginError:
     return apierrors.LoginError(f'Malformed kubeconfig {str(path)!r} at {field!r}: {problem}')
 
@@ -233,16 +246,16 @@ def load(paths: Sequence[pathlib.Path], *, context: str | None = None,
     if not name:
         raise _fail(first, 'current-context', 'no current context is set (and none was requested)')
     if name not in merged.contexts:
-        raise _fail(merged.current_context_path or first, 'current-context', f'context {name!r} is not defined')
+        raise _undefined(merged.current_context_path or first, f'context {name!r}')
     ctx = merged.contexts[name]
     cluster_name = ctx.value.get('cluster')
     if not isinstance(cluster_name, str) or cluster_name not in merged.clusters:
-        raise _fail(ctx.path, f'{ctx.field}.cluster', f'cluster {cluster_name!r} is not defined')
+        raise _undefined(ctx.path, f'cluster {cluster_name!r} (of context {name!r})')
     cluster = merged.clusters[cluster_name]
     user_name = ctx.value.get('user')
     user = merged.users.get(user_name) if isinstance(user_name, str) else None
     if user_name and user is None:
-        raise _fail(ctx.path, f'{ctx.field}.user', f'user {user_name!r} is not defined')
+        raise _undefined(ctx.path, f'user {user_name!r} (of context {name!r})')
     namespace = ctx.value.get('namespace')
     if namespace is not None and not isinstance(namespace, str):
         raise _fail(ctx.path, f'{ctx.field}.namespace', 'must be a string')

@@ -184,26 +184,47 @@ async def login_by_defaults() -> list[credentials.ConnectionInfo]:
     (which the `kubernetes` client can refresh): so an installed client costs no import (~0.17 s for
     `kubernetes`) at every start when kopf can log in by itself. Upstream logs in through the installed
     clients first; the resulting credentials are the same.
-    A source that fails is logged and skipped (errors of the built-ins are ignored, as upstream's are).
+    A client library that fails is logged and skipped. What is wrong with the kubeconfig is reported
+    once, as the one error (the clients are not asked to read the same files): `$KUBECONFIG` set to
+    files that do not exist, or a kubeconfig that cannot be used (`context 'x' is not defined in f`);
+    unless its user has an `auth-provider` (the `kubernetes` client may still log in with it).
     """
     import importlib.util
 
     found, failed = await _login_with([login_with_service_account])
     if found:
         return found
-    found, failed = await _login_with([login_with_kubeconfig])
+    problem = kubeconfig.missing()
+    if problem is not None:
+        raise apierrors.LoginError(problem)  # once, and no client libraries asked to read the same nothing
+    broken: apierrors.LoginError | None = None
+    try:
+        found, failed = await _login_with([login_with_kubeconfig], reraise=True)
+    except apierrors.LoginError as exc:
+        broken, failed = exc, True
     fns: list[Any] = []
     if importlib.util.find_spec('pykube') is not None:
         fns.append(login_via_pykube)
     if importlib.util.find_spec('kubernetes') is not None:
         fns.append(login_via_client)
-    if not fns:
+    paths = kubeconfig.config_paths()
+    if not fns or not paths:  # the clients read the same files (and service account): nothing more to find
+        if broken is not None:
+            raise broken
+        return found or _nothing()
+    if found and not failed and not _uses_auth_provider(paths):
         return found
-    paths = kubeconfig.config_paths()  # read again only with a client to fall back to
-    if found and not failed and not (paths and _uses_auth_provider(paths)):
-        return found
-    via_clients, _ = await _login_with(fns)
-    return via_clients or found
+    via_clients, _ = await _login_with(fns, quiet=broken is not None)
+    if broken is not None:
+        if not via_clients:
+            raise broken  # what is wrong with the kubeconfig, once: not the clients' words for it too
+        logger.warning(f'Login via login_with_kubeconfig failed: {broken}')
+    return via_clients or found or _nothing()
+
+
+def _nothing() -> list[credentials.ConnectionInfo]:
+    raise apierrors.LoginError(f'no credentials found: no $KUBECONFIG, no {kubeconfig.DEFAULT_PATH}, '
+                               'no service account (not in a cluster), and no @kopf.on.login() handlers')
 
 
 def _uses_auth_provider(paths: list[pathlib.Path]) -> bool:
@@ -213,17 +234,36 @@ def _uses_auth_provider(paths: list[pathlib.Path]) -> bool:
         return False  # already reported by the kubeconfig login
 
 
-async def _login_with(fns: list[Any]) -> tuple[list[credentials.ConnectionInfo], bool]:
-    """The credentials the login functions find, and whether any of them failed (logged as a warning)."""
+async def _login_with(fns: list[Any], *, reraise: bool = False,
+                      quiet: bool = False) -> tuple[list[credentials.ConnectionInfo], bool]:
+    """The credentials the login functions find, and whether any of them failed (logged as a warning).
+
+    `reraise`: a `LoginError` propagates instead (the caller reports it, once); `quiet`: failures are
+    not logged (the caller reports its own). Any other error of a login function (e.g. a client
+    library's KeyError on a file it cannot parse) is a failed login too.
+    """
     found: list[credentials.ConnectionInfo] = []
     failed = False
     for fn in fns:
         try:
             info = await asyncio.to_thread(fn)
         except apierrors.LoginError as exc:
-            logger.warning(f'Login via {fn.__name__} failed: {exc}')
+            if reraise:
+                raise
+            if not quiet:
+                logger.warning(f'Login via {fn.__name__} failed: {exc}')
+            failed = True
+            continue
+        except Exception as exc:
+            if not quiet:
+                logger.warning(f'Login via {fn.__name__} failed: {type(exc).__name__}: {exc}')
             failed = True
             continue
         if info is not None:
             found.append(info)
+            _ACTIVITY_LOGGER.debug(f"Activity '{fn.__name__}' is invoked.")  # as upstream's built-in login handlers
+            _ACTIVITY_LOGGER.info(f"Activity '{fn.__name__}' succeeded.")
     return found, failed
+
+
+_ACTIVITY_LOGGER = logging.getLogger('kopf.activities.authentication')

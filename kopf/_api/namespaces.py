@@ -47,3 +47,10 @@ def exact_names(patterns: Iterable[str]) -> frozenset[str] | None:
                 return None
             names.add(glob)
     return frozenset(names)
+
+
+def plain_names(patterns: Iterable[str]) -> frozenset[str]:
+    """The namespaces that the patterns include by their plain names (not globs, not exclusions)."""
+    names = {glob for pattern in patterns for glob in _globs(pattern)
+             if not glob.startswith('!') and not _GLOB_CHARS.search(glob)}
+    return frozenset(name for name in names if match_any(name, patterns))

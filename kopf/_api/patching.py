@@ -87,7 +87,7 @@ async def patch_obj(
     dropped: list[fields.FieldPath] = []
     try:
         if isinstance(patch, patches.Patch) and patch.fns:
-            outcome = await _json_patch(client, resource, namespace, name, patch, body)
+            outcome = await _json_patch(client, resource, namespace, name, patch, body, log)
             if outcome is None:
                 log.debug(f'{ref} changed since the patch was computed (the resourceVersion test failed); '
                           f'it will be patched in the next cycle.')
@@ -97,6 +97,8 @@ async def patch_obj(
         for subresource, part in [('status', status), (None, main)]:  # status first: see the module doc
             if part:
                 url = resource.get_url(namespace=namespace, name=name, subresource=subresource)
+                if log.isEnabledFor(logging.DEBUG):  # as upstream words it; the repr only if logged
+                    log.debug(f'Merge-patching the {subresource or "resource"} with: {part!r}')
                 result = await client.request('PATCH', url, payload=part, content_type=client_.MERGE_PATCH_CT)
                 dropped.extend(find_dropped(part, result))
     except apierrors.APINotFoundError:
@@ -122,7 +124,8 @@ class _Stale(Exception):
 
 
 async def _json_patch(client: client_.APIClient, resource: resources.Resource, namespace: str | None,
-                      name: str, patch: patches.Patch, body: Mapping[str, Any] | None) -> dict[str, Any] | None:
+                      name: str, patch: patches.Patch, body: Mapping[str, Any] | None,
+                      log: logging.Logger | logging.LoggerAdapter[logging.Logger]) -> dict[str, Any] | None:
     """Apply the patch's callables as guarded JSON-patches; None if the object kept changing under us.
 
     The callables are transformations of whatever body they get (add or release a finalizer, merge
@@ -136,7 +139,7 @@ async def _json_patch(client: client_.APIClient, resource: resources.Resource, n
         raise ValueError('A patch with callables (a JSON-patch) needs the body it applies to.')
     for _ in range(CONFLICT_ATTEMPTS):
         try:
-            return await _json_patch_once(client, resource, namespace, name, patch, body)
+            return await _json_patch_once(client, resource, namespace, name, patch, body, log)
         except _Stale as stale:
             body = await client.request('GET', resource.get_url(namespace=namespace, name=name))  # 404: gone
             if (body.get('metadata') or {}).get('resourceVersion') == stale.tested:
@@ -145,7 +148,8 @@ async def _json_patch(client: client_.APIClient, resource: resources.Resource, n
 
 
 async def _json_patch_once(client: client_.APIClient, resource: resources.Resource, namespace: str | None,
-                           name: str, patch: patches.Patch, body: Mapping[str, Any]) -> dict[str, Any]:
+                           name: str, patch: patches.Patch, body: Mapping[str, Any],
+                           log: logging.Logger | logging.LoggerAdapter[logging.Logger]) -> dict[str, Any]:
     """One guarded attempt on the given body; `_Stale` on a 422 (a conflict or a rejection)."""
     ops = patch.as_json_patch(body)
     rv = (body.get('metadata') or {}).get('resourceVersion')
@@ -155,6 +159,8 @@ async def _json_patch_once(client: client_.APIClient, resource: resources.Resour
     for subresource, part in [('status', status), (None, main)]:  # status first: see the module doc
         if part:
             url = resource.get_url(namespace=namespace, name=name, subresource=subresource)
+            if log.isEnabledFor(logging.DEBUG):
+                log.debug(f'JSON-patching the {subresource or "resource"} with: {test + part!r}')
             try:
                 result = await client.request('PATCH', url, payload=test + part, content_type=client_.JSON_PATCH_CT)
             except apierrors.APIUnprocessableEntityError as exc:

@@ -21,12 +21,12 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from kopf._api import apierrors, credentials, encoding, http
-from kopf._version import __version__
+from kopf._version import VERSION
 
 if TYPE_CHECKING:
     import aiohttp
 
-USER_AGENT: Final = f'kopf/{__version__}'
+USER_AGENT: Final = f'kopf/{VERSION}'  # the source's version: the metadata is read lazily
 
 
 class StreamResponse(Protocol):

@@ -1,6 +1,9 @@
 """JSON encoding for the emulator's hot paths: `orjson` when installed, the standard library otherwise.
 
 Everything the server sends is compact JSON with no embedded newlines (watch framing relies on it).
+Nesting is bounded: `MAX_DEPTH` levels per object, so that every object the server keeps can also be
+sent inside its wrappers (watch events, lists, Tables, admission reviews, state snapshots), which
+orjson's encoder allows up to 254 levels in all.
 """
 import json
 from typing import Any
@@ -9,6 +12,11 @@ try:
     import orjson
 except ImportError:  # pragma: no cover - orjson is an optional extra
     orjson = None  # type: ignore[assignment]
+
+FAST = orjson is not None   # orjson parses: it also rejects strings that are not UTF-8 (lone surrogates)
+
+
+MAX_DEPTH = 200   # levels of nesting of one object (a real API server parses up to 10000)
 
 
 def dumps(obj: Any) -> bytes:
@@ -22,7 +30,46 @@ def loads(data: bytes | str) -> Any:
     """Parse JSON bytes or text; raises ValueError on malformed input."""
     if orjson is not None:
         return orjson.loads(data)
-    return json.loads(data)
+    try:
+        return json.loads(data)
+    except RecursionError:
+        raise ValueError('exceeded max depth') from None
+
+
+class TooDeep(ValueError):
+    """An object nests deeper than `MAX_DEPTH` levels."""
+
+
+def dumps_kept(obj: Any) -> bytes:
+    """`dumps()` of an object about to be stored; raises `TooDeep` instead of keeping what cannot be sent."""
+    try:
+        data = dumps(obj)
+    except (TypeError, RecursionError, ValueError):   # "Recursion limit reached" (else bad strings: re-raised)
+        if nests_deeper(obj):
+            raise TooDeep() from None
+        raise
+    if may_nest_deeper(data) and nests_deeper(obj):
+        raise TooDeep()
+    return data
+
+
+def may_nest_deeper(data: bytes) -> bool:
+    """A quick bound (at C speed): JSON with fewer brackets than `MAX_DEPTH` cannot nest deeper than that."""
+    return data.count(b'{') + data.count(b'[') > MAX_DEPTH
+
+
+def nests_deeper(value: Any, limit: int = MAX_DEPTH) -> bool:
+    """Whether a JSON-like value nests deeper than `limit` levels (`{"a": 1}` is one level); not recursive."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else None
+        if children is None:
+            continue
+        if level > limit:
+            return True
+        stack.extend((child, level + 1) for child in children if isinstance(child, (dict, list)))
+    return False
 
 
 def clone(obj: Any) -> Any:

@@ -15,6 +15,8 @@ The binaries come from `$KUBEBUILDER_ASSETS` (the directory `setup-envtest use -
 Everything runs on free loopback ports with a temporary data directory (etcd without fsync); the
 admin is a client certificate in `system:masters`, signed by a CA generated per cluster. Both the
 processes and the directory are gone after the `with` block, also when it fails.
+`user_kubeconfig(user, groups)` makes a non-admin identity (a client certificate signed by the same
+CA): RBAC is enforced, so it can do only what is bound to it.
 
 Not imported by `import kopf`: only by `kopf.testing`, and `cryptography` is imported on start.
 """
@@ -279,10 +281,11 @@ class EnvtestCluster:
         return f'https://127.0.0.1:{self._port}'
 
     @property
-    def kubeconfig(self) -> pathlib.Path:
+    def kubeconfig(self) -> str:
+        """The path of the written kubeconfig, as a `str` (ready for `KUBECONFIG`, subprocess arguments, open())."""
         if self._kubeconfig is None:
             raise RuntimeError('The envtest cluster is not started yet.')
-        return self._kubeconfig
+        return str(self._kubeconfig)
 
     @property
     def pki(self) -> pathlib.Path:
@@ -305,16 +308,36 @@ class EnvtestCluster:
                               certificate_path=str(self.pki / 'admin.crt'),
                               private_key_path=str(self.pki / 'admin.key'), **kwargs)
 
-    def _write_kubeconfig(self, path: pathlib.Path) -> pathlib.Path:
+    def user_kubeconfig(self, user: str, groups: Sequence[str] = ()) -> pathlib.Path:
+        """A kubeconfig of a non-admin identity: a client certificate for `user` (CN) in `groups` (O).
+
+        Signed by the cluster's client CA, so the API server authenticates it as that user (plus
+        `system:authenticated`); RBAC then allows it only what is bound to it (e.g. by `kopf rbac`).
+        The files are in the data directory (`pki/user-<user>.*`, `user-<user>.kubeconfig`).
+        """
+        from kopf._model import certificates
+        if self.dir is None:
+            raise RuntimeError('The envtest cluster is not started yet.')
+        if not user or '/' in user or 'system:masters' in groups:
+            raise ValueError(f'Not a non-admin user name and groups: {user!r}, {list(groups)!r}.')
+        authority = certificates.Certificates(ca_pem=(self.pki / 'ca.crt').read_bytes(), cert_pem=b'', key_pem=b'',
+                                              ca_key_pem=(self.pki / 'ca.key').read_bytes())
+        cert, key = authority.client(user, tuple(groups))
+        (self.pki / f'user-{user}.crt').write_bytes(cert)
+        (self.pki / f'user-{user}.key').write_bytes(key)
+        return self._write_kubeconfig(self.dir / f'user-{user}.kubeconfig', user=user, cert=f'user-{user}.crt',
+                                      key=f'user-{user}.key')
+
+    def _write_kubeconfig(self, path: pathlib.Path, *, user: str = ADMIN_USER, cert: str = 'admin.crt',
+                          key: str = 'admin.key') -> pathlib.Path:
         def b64(name: str) -> str:
             return base64.b64encode((self.pki / name).read_bytes()).decode()
         config = {
             'apiVersion': 'v1', 'kind': 'Config', 'current-context': 'envtest', 'preferences': {},
             'clusters': [{'name': 'envtest', 'cluster': {'server': self.url,
                                                         'certificate-authority-data': b64('ca.crt')}}],
-            'users': [{'name': ADMIN_USER, 'user': {'client-certificate-data': b64('admin.crt'),
-                                                    'client-key-data': b64('admin.key')}}],
-            'contexts': [{'name': 'envtest', 'context': {'cluster': 'envtest', 'user': ADMIN_USER,
+            'users': [{'name': user, 'user': {'client-certificate-data': b64(cert), 'client-key-data': b64(key)}}],
+            'contexts': [{'name': 'envtest', 'context': {'cluster': 'envtest', 'user': user,
                                                          'namespace': 'default'}}],
         }
         path = pathlib.Path(path)

@@ -17,6 +17,7 @@ without `KUBECONFIG` or any other environment variable; `registry=` gets the han
 loaded files (instead of the default registry); `settings=` and `memo=` are the operator's.
 """
 import concurrent.futures
+import pathlib
 import threading
 import time
 import types
@@ -62,7 +63,7 @@ class KopfRunner:
         self._thread: threading.Thread | None = None
 
     def __enter__(self) -> 'KopfRunner':
-        from kopf import cli
+        import kopf.cli as cli  # the CLI is what it drives
         vault = self.vault if self.cluster is None else cluster_vault(self.cluster)
         controls = cli.CLIControls(registry=self.registry, settings=self.settings, memo=self.memo, vault=vault,
                                    stop_flag=self.stop_flag, ready_flag=self.ready_flag)
@@ -85,7 +86,7 @@ class KopfRunner:
                 raise error
 
     def _target(self, controls: Any) -> None:
-        from kopf import cli
+        import kopf.cli as cli
         from kopf._reactor import loggers
         try:
             result = click.testing.CliRunner().invoke(cli.main, self.args, obj=controls, **self.click_kwargs)
@@ -155,7 +156,7 @@ def cluster_vault(cluster: 'LocalCluster | EnvtestCluster') -> 'credentials.Vaul
     import dataclasses
 
     from kopf._api import credentials, kubeconfig
-    info = kubeconfig.load([cluster.kubeconfig])
+    info = kubeconfig.load([pathlib.Path(cluster.kubeconfig)])
     if info.default_namespace is None:
         info = dataclasses.replace(info, default_namespace='default')
     vault = credentials.Vault()

@@ -1,11 +1,13 @@
-"""Admission webhook servers (and, later, tunnels) for `settings.admission.server`.
+"""Admission webhook servers and tunnels for `settings.admission.server`.
 
-`WebhookServer` serves HTTPS with aiohttp's web server (imported only when it starts): with the
+`WebhookServer` serves HTTPS with `kopf._kits.httpserving` (a small HTTP/1.1 server, loaded when it starts): with the
 given certificate, or a self-signed CA and certificate made with `cryptography` (SANs for the host,
 the address and `extra_sans`; the CA goes into the client config's `caBundle`, and to `cadump`).
 `WebhookK3dServer`, `WebhookMinikubeServer`, `WebhookDockerDesktopServer` differ in the host that
-the cluster reaches the operator at; `WebhookAutoServer` is the plain server. The ngrok tunnels
-are placeholders that refuse to be made (their runtime comes later).
+the cluster reaches the operator at; `WebhookAutoServer` picks that host by what the operator's API
+client learns of the cluster (its version, its certificate's names), else serves as the plain one.
+`WebhookNgrokTunnel` serves plain HTTP locally behind an ngrok HTTPS URL (`pyngrok`, imported only
+when it starts); `WebhookAutoTunnel` is the auto server for a detected local cluster, else the tunnel.
 """
 import asyncio
 import base64
@@ -13,30 +15,19 @@ import functools
 import logging
 import os
 import pathlib
+import socket
 import ssl
 import tempfile
-from collections.abc import AsyncIterator, Iterable
-from typing import Any, ClassVar, NoReturn
+from collections.abc import AsyncIterator, Iterable, Mapping
+from typing import Any, ClassVar
 
-from kopf._model.admission import WebhookClientConfig, WebhookFn
+from kopf._model import admission
+from kopf._model.admission import WebhookClientConfig, WebhookFn, WebhookServerProtocol
 
 PathLike = str | os.PathLike[str]
 
 
 logger = logging.getLogger('kopf.webhooks')
-
-
-def _refuse(obj: object) -> NoReturn:
-    raise NotImplementedError(
-        f'kopf.{type(obj).__name__}: tunnels are not implemented yet in this version of kopf; '
-        'use kopf.WebhookServer (or its K3d/Minikube/DockerDesktop variants) instead.')
-
-
-class _Placeholder:
-    """The common part: satisfies `WebhookServerProtocol` in types, refuses to exist at runtime."""
-
-    def __call__(self, fn: WebhookFn) -> AsyncIterator[WebhookClientConfig]:
-        _refuse(self)
 
 
 class WebhookServer:
@@ -49,6 +40,8 @@ class WebhookServer:
 
     DEFAULT_HOST: ClassVar[str | None] = None
     MAX_BODY = 16 * 1024 * 1024  # an UPDATE review carries the object and the old object
+    REQUEST_TIMEOUT = 30.0  # for a request to arrive whole (the API server waits 30 s at most anyway)
+    IDLE_TIMEOUT = 75.0     # for the next request on a keep-alive connection
 
     def __init__(
             self,
@@ -79,8 +72,14 @@ class WebhookServer:
         self.verify_mode, self.verify_cafile = verify_mode, verify_cafile
         self.verify_capath, self.verify_cadata = verify_capath, verify_cadata
         self.file_check_interval = file_check_interval
-        self._runner: Any = None
+        self._server: Any = None  # `httpserving.Server` while serving
         self._context: ssl.SSLContext | None = None
+        self._host: str | None = None  # the URL host chosen when the server starts
+        self.bound_port: int | None = None  # the port it listens on, once started
+
+    async def _guess_host(self) -> str | None:
+        """The URL host when none is given: the class's (`DEFAULT_HOST`), or (in `WebhookAutoServer`) a detected one."""
+        return self.DEFAULT_HOST
 
     async def __call__(self, fn: WebhookFn) -> AsyncIterator[WebhookClientConfig]:
         config = await self._start(fn)
@@ -116,23 +115,20 @@ class WebhookServer:
         await self._stop()
 
     async def _start(self, fn: WebhookFn) -> WebhookClientConfig:
-        from aiohttp import web  # lazily: only operators with admission webhooks serve them
+        from kopf._kits import httpserving  # lazily: only operators with admission webhooks serve them
 
-        app = web.Application(client_max_size=self.MAX_BODY)
+        self._host = self.host or await self._guess_host()
         prefix = '/' + (self.path or '').strip('/')
-        handler = functools.partial(_serve_review, fn)
-        app.router.add_post(prefix.rstrip('/') + '/{webhook:.*}', handler)
-        if prefix != '/':
-            app.router.add_post(prefix, handler)
         context, ca_pem = self._tls()
         self._context = context
-        self._runner = web.AppRunner(app, access_log=None, handle_signals=False)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, self.addr, self.port or 0, ssl_context=context)
-        await site.start()
-        port = self.port or _bound_port(site)
+        self._server = httpserving.Server(functools.partial(_serve_review, fn, prefix.rstrip('/')),
+                                          max_body=self.MAX_BODY, request_timeout=self.REQUEST_TIMEOUT,
+                                          idle_timeout=self.IDLE_TIMEOUT)
+        sock = _listen(self.addr, self.port or 0)
+        await self._server.start(sock, context)
+        port = self.bound_port = int(sock.getsockname()[1])
         listening = self.addr if self.addr not in (None, '', '0.0.0.0', '::') else 'localhost'
-        host = self.host or self.DEFAULT_HOST or listening
+        host = self._host or listening
         url = f'{"http" if self.insecure else "https"}://{host}:{port}{prefix.rstrip("/")}'
         config: WebhookClientConfig = {'url': url}
         if ca_pem is not None:
@@ -141,9 +137,9 @@ class WebhookServer:
         return config
 
     async def _stop(self) -> None:
-        if self._runner is not None:
-            runner, self._runner = self._runner, None
-            await runner.cleanup()
+        if self._server is not None:
+            server, self._server = self._server, None
+            await server.close()
 
     def _tls(self) -> tuple[ssl.SSLContext | None, bytes | None]:
         """The server's TLS context (TLS 1.2+), and the CA to put into the client config (if known)."""
@@ -158,7 +154,7 @@ class WebhookServer:
                 context.load_cert_chain(self.certfile, self.pkeyfile, password=self.password)
             else:
                 from kopf._model import certificates  # lazily: needs `cryptography`
-                host = self.host or self.DEFAULT_HOST or 'localhost'
+                host = self._host or 'localhost'
                 made = certificates.make(host, *([self.addr] if self.addr else []), *self.extra_sans)
                 ca_pem = made.ca_pem
                 with tempfile.TemporaryDirectory() as tmp:
@@ -184,60 +180,129 @@ def _mtime(path: pathlib.Path) -> float | None:
         return None
 
 
-def _bound_port(site: Any) -> int:
-    server = getattr(site, '_server', None)
-    sockets = getattr(server, 'sockets', None) or []
-    return int(sockets[0].getsockname()[1]) if sockets else 0
+def _listen(addr: str | None, port: int) -> socket.socket:
+    """One listening socket, so that a random port is the same on all interfaces (IPv4 and IPv6 when dual-stack)."""
+    if addr in (None, '', '::') and socket.has_dualstack_ipv6():
+        return socket.create_server(('::', port), family=socket.AF_INET6, dualstack_ipv6=True, reuse_port=False)
+    host = '0.0.0.0' if addr in (None, '') else addr
+    family = socket.AF_INET6 if ':' in str(host) else socket.AF_INET
+    return socket.create_server((host, port), family=family)
 
 
-async def _serve_review(fn: WebhookFn, request: Any) -> Any:
-    """One admission request: 400 for what is not an AdmissionReview, 500 (logged) for our own failure."""
-    from aiohttp import web
+async def _serve_review(fn: WebhookFn, prefix: str, request: Any) -> tuple[int, bytes]:
+    """One request: POST `<prefix>[/<webhook id>]` with an AdmissionReview; 400 for what is not one, 500 for our
+    own failure (logged), 404/405 for other paths and methods."""
+    import urllib.parse
 
-    from kopf._model import admission
+    from kopf._api import encoding
 
-    webhook = request.match_info.get('webhook') or None
+    path: str = request.path
+    if path != prefix and not path.startswith(prefix + '/'):
+        return 404, b'{"error":"Not found."}'
+    if request.method != 'POST':
+        return 405, b'{"error":"Only POST is served."}'
+    webhook = urllib.parse.unquote(path[len(prefix) + 1:]) or None
     try:
-        payload = await request.json()
-    except Exception as exc:  # malformed JSON, a wrong charset, an oversized body
-        logger.warning(f'A malformed admission request to {request.path!r}: {exc!r}')
-        return web.json_response({'error': 'The body is not JSON.'}, status=400)
-    peer = request.transport.get_extra_info('peercert') if request.transport is not None else None
+        payload = encoding.loads(request.body)
+    except (ValueError, UnicodeDecodeError) as exc:  # malformed JSON, a wrong charset
+        logger.warning(f'A malformed admission request to {path!r}: {exc!r}')
+        return 400, b'{"error":"The body is not JSON."}'
     try:
-        answer = await fn(payload, webhook=webhook, headers=dict(request.headers), sslpeer=peer or {})
+        answer = await fn(payload, webhook=webhook, headers=dict(request.headers), sslpeer=request.peercert)
     except admission.BadReview as exc:
-        logger.warning(f'A bad admission request to {request.path!r}: {exc}')
-        return web.json_response({'error': str(exc)}, status=400)
+        logger.warning(f'A bad admission request to {path!r}: {exc}')
+        return 400, encoding.dumps({'error': str(exc)})
     except Exception as exc:
-        logger.exception(f'An admission request to {request.path!r} failed: {exc!r}')
-        return web.json_response({'error': 'The request failed.'}, status=500)
-    return web.json_response(answer)
+        logger.exception(f'An admission request to {path!r} failed: {exc!r}')
+        return 500, b'{"error":"The request failed."}'
+    return 200, encoding.dumps(answer)
 
 
 class WebhookK3dServer(WebhookServer):
     """A local server reachable from a K3d cluster."""
 
-    DEFAULT_HOST = 'host.k3d.internal'
+    DEFAULT_HOST = admission.K3D_HOST
 
 
 class WebhookMinikubeServer(WebhookServer):
     """A local server reachable from a Minikube cluster."""
 
-    DEFAULT_HOST = 'host.minikube.internal'
+    DEFAULT_HOST = admission.MINIKUBE_HOST
 
 
 class WebhookDockerDesktopServer(WebhookServer):
     """A local server reachable from a Docker Desktop cluster."""
 
-    DEFAULT_HOST = 'host.docker.internal'
+    DEFAULT_HOST = admission.DOCKER_DESKTOP_HOST
 
 
 class WebhookAutoServer(WebhookServer):
-    """A local server for the detected local cluster (K3d/K3s, Minikube, Docker Desktop), else plain."""
+    """A local server for the detected local cluster (K3d/K3s, Minikube, Docker Desktop), else plain.
+
+    The cluster is recognised by what the operator's API client knows of it: the server's `/version`
+    (`+k3s` in `gitVersion`) and the names in the API server's certificate. Never a tunnel.
+    """
+
+    async def _guess_host(self) -> str | None:
+        host = await guess_host()
+        logger.debug(f'The webhook server guessed its host: {host or "none, a plain server"}')
+        return host
 
 
-class WebhookNgrokTunnel(_Placeholder):
-    """A local HTTP server exposed to the cluster via an ngrok HTTPS tunnel."""
+async def guess_host() -> str | None:
+    """The host for webhooks of the operator's cluster, if it is a known local one (`kopf._model.admission`)."""
+    from kopf._reactor.admission import client_var
+
+    client = client_var.get(None)
+    if client is None:  # a server started outside of an operator: nothing to ask
+        return None
+    version: str | None = None
+    try:
+        info = await client.request('GET', '/version')
+        version = str(info.get('gitVersion')) if isinstance(info, Mapping) else None
+    except Exception as exc:  # e.g. forbidden: the certificate may still say it
+        logger.debug(f'The webhook server could not read the API server version: {exc!r}')
+    try:
+        names = await _server_certificate_names(client)
+    except Exception as exc:  # e.g. no credentials: a guess is not worth failing the operator for
+        logger.debug(f'The webhook server could not read the API server certificate: {exc!r}')
+        names = []
+    return admission.guess_host(version, names)
+
+
+async def _server_certificate_names(client: Any) -> list[str]:
+    """The names in the API server's TLS certificate, reached as the client reaches it (none for plain HTTP)."""
+    import urllib.parse
+
+    from kopf._api import credentials
+
+    creds = (await client.vault.select()).credentials
+    parsed = urllib.parse.urlsplit(creds.server)
+    if not isinstance(creds, credentials.ConnectionInfo) or parsed.scheme != 'https' or not parsed.hostname:
+        return []
+    try:
+        context = creds.as_ssl_context()
+        async with asyncio.timeout(client.settings.networking.connect_timeout or 10):
+            _, writer = await asyncio.open_connection(parsed.hostname, parsed.port or 443, ssl=context,
+                                                      server_hostname=parsed.hostname)
+        try:
+            tls = writer.get_extra_info('ssl_object')
+            peercert = tls.getpeercert() if tls is not None else None
+        finally:
+            writer.close()
+    except (OSError, TimeoutError, ssl.SSLError, ValueError) as exc:
+        logger.debug(f'The webhook server could not read the API server certificate: {exc!r}')
+        return []
+    return admission.certificate_names(peercert or {})  # empty when unverified (`insecure`): the version decides
+
+
+class WebhookNgrokTunnel:
+    """A local HTTP server exposed to the cluster via an ngrok HTTPS tunnel (needs `pyngrok`: `kopf[dev]`).
+
+    The ngrok process (downloaded by pyngrok on first use, or `binary`) terminates TLS with a publicly
+    trusted certificate, so the client config has a URL and no `caBundle`. `token` is the ngrok
+    authtoken, `region` its region (e.g. `eu`); `addr`, `port`, `path` are those of the local server.
+    """
 
     def __init__(
             self,
@@ -249,11 +314,48 @@ class WebhookNgrokTunnel(_Placeholder):
             region: str | None = None,
             binary: PathLike | None = None,
     ) -> None:
-        _refuse(self)
+        self.addr, self.port, self.path = addr, port, path
+        self.token, self.region, self.binary = token, region, binary
+
+    async def __call__(self, fn: WebhookFn) -> AsyncIterator[WebhookClientConfig]:
+        ngrok, config = _pyngrok(self)
+        server = WebhookServer(addr=self.addr or '127.0.0.1', port=self.port, path=self.path, insecure=True)
+        local = await server._start(fn)
+        try:
+            tunnel = await asyncio.to_thread(ngrok.connect, server.bound_port, proto='http', bind_tls=True,
+                                             pyngrok_config=config)
+            public = str(tunnel.public_url)
+            try:
+                url = (public.rstrip('/') + '/' + (self.path or '').strip('/')).rstrip('/')  # https: bind_tls
+                logger.info(f'The webhook tunnel is open: {url} -> {local["url"]}')
+                yield {'url': url}
+                await asyncio.Event().wait()  # serve until cancelled
+            finally:
+                await asyncio.shield(asyncio.to_thread(ngrok.disconnect, public, pyngrok_config=config))
+        finally:
+            await server._stop()
 
 
-class WebhookAutoTunnel(_Placeholder):
-    """The auto server for a detected local cluster, else an ngrok tunnel."""
+def _pyngrok(tunnel: WebhookNgrokTunnel) -> tuple[Any, Any]:
+    """pyngrok's `ngrok` module and a config for this tunnel; a clear error if pyngrok is not installed."""
+    try:
+        from pyngrok import conf, ngrok
+    except ImportError:
+        raise ImportError(
+            f'kopf.{type(tunnel).__name__} needs pyngrok: pip install "kopf[dev]" (or pip install pyngrok).'
+        ) from None
+    options: dict[str, Any] = {}
+    if tunnel.token is not None:
+        options['auth_token'] = tunnel.token
+    if tunnel.region is not None:
+        options['region'] = tunnel.region
+    if tunnel.binary is not None:
+        options['ngrok_path'] = str(tunnel.binary)
+    return ngrok, conf.PyngrokConfig(**options)
+
+
+class WebhookAutoTunnel:
+    """The auto server for a detected local cluster (K3d/K3s, Minikube, Docker Desktop), else an ngrok tunnel."""
 
     def __init__(
             self,
@@ -262,4 +364,15 @@ class WebhookAutoTunnel(_Placeholder):
             port: int | None = None,
             path: str | None = None,
     ) -> None:
-        _refuse(self)
+        self.addr, self.port, self.path = addr, port, path
+
+    async def __call__(self, fn: WebhookFn) -> AsyncIterator[WebhookClientConfig]:
+        host = await guess_host()
+        server: WebhookServerProtocol
+        if host is not None:
+            server = WebhookServer(addr=self.addr, port=self.port, path=self.path, host=host)
+        else:
+            server = WebhookNgrokTunnel(addr=self.addr, port=self.port, path=self.path)
+        logger.debug(f'The webhook auto-tunnel chose {type(server).__name__} (host: {host or "none detected"})')
+        async for config in server(fn):
+            yield config

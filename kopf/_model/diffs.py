@@ -23,6 +23,11 @@ class DiffOperation(enum.StrEnum):
 
 
 class DiffItem(NamedTuple):
+    """One change: a 4-tuple `(op, field, old, new)` that unpacks, compares and prints as a plain tuple.
+
+    As upstream users see it: `('change', ('spec', 'size'), 3, 5)`; the names (`.operation`/`.op`,
+    `.field`, `.old`, `.new`) are for our own code and for readability.
+    """
     operation: DiffOperation
     field: fields.FieldPath
     old: Any
@@ -31,6 +36,9 @@ class DiffItem(NamedTuple):
     @property
     def op(self) -> DiffOperation:
         return self.operation
+
+    def __repr__(self) -> str:
+        return repr((str(self.operation), self.field, self.old, self.new))
 
 
 class Diff(Sequence[DiffItem]):

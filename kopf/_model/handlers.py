@@ -28,6 +28,7 @@ class WebhookType(enum.StrEnum):
 class BaseHandler:
     """The options every handler has: the function, its id, and how its errors are retried."""
     title: ClassVar[str] = 'Handler'  # for logs: "Handler 'id' succeeded."
+    stores_result: ClassVar[bool] = False  # its return value goes to `status.<id>`: it must be JSON
 
     fn: Callable[..., Any]
     id: HandlerId
@@ -62,6 +63,7 @@ class ResourceHandler(BaseHandler):
 @dataclasses.dataclass(frozen=True, eq=False, kw_only=True)
 class ChangingHandler(ResourceHandler):
     """A create/update/delete/resume/field handler: runs once per change, until it succeeds."""
+    stores_result: ClassVar[bool] = True
     reason: Reason | None = None             # None: any cause (field handlers, resume handlers)
     initial: bool | None = None              # True: resume handlers (objects seen in the initial listing)
     deleted: bool | None = None              # resume handlers: also for objects being deleted
@@ -74,6 +76,7 @@ class ChangingHandler(ResourceHandler):
 @dataclasses.dataclass(frozen=True, eq=False, kw_only=True)
 class WatchingHandler(ResourceHandler):
     """An `@kopf.on.event` handler: called for every watch event, errors only logged."""
+    stores_result: ClassVar[bool] = True
     errors: ErrorsMode = ErrorsMode.IGNORED
 
 
@@ -87,6 +90,7 @@ class IndexingHandler(ResourceHandler):
 @dataclasses.dataclass(frozen=True, eq=False, kw_only=True)
 class SpawningHandler(ResourceHandler):
     """A daemon or timer: runs in the background for the object's life (holds its finalizer)."""
+    stores_result: ClassVar[bool] = True
     initial_delay: float | Callable[..., float] | None = None
     requires_finalizer: bool = dataclasses.field(default=True, init=False)
 

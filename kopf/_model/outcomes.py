@@ -6,6 +6,7 @@ whether a retry is due and when, and when retries or the timeout are exhausted.
 """
 import dataclasses
 import enum
+import json
 import logging
 from collections.abc import Mapping
 from typing import Any, Protocol
@@ -38,6 +39,37 @@ class Outcome:
         return None if self.exception is None else (str(self.exception) or repr(self.exception))
 
 
+def stored(outcome: Outcome) -> Outcome:
+    """A success whose result cannot be stored as JSON (in `status.<id>`) is a permanent failure.
+
+    Whatever the handler's `errors` mode (SPEC "Our decisions" 11): a retry cannot change it, and
+    a retry loop would repeat the handler's side effects.
+    """
+    if outcome.kind is not OutcomeKind.SUCCESS or outcome.result is None:
+        return outcome
+    culprit = unstorable(outcome.result)
+    if culprit is None:
+        return outcome
+    exc = errors.PermanentError(f'its result cannot be stored: {culprit}')
+    return Outcome(kind=OutcomeKind.FAILURE, exception=exc, subrefs=outcome.subrefs)
+
+
+def unstorable(value: Any) -> str | None:
+    """What in `value` JSON cannot hold (the name of the first such type), or None if it can be stored."""
+    found: list[str] = []
+
+    def refuse(obj: Any) -> Any:
+        found.append(type(obj).__qualname__)
+        raise TypeError(found[-1])
+    try:
+        json.dumps(value, default=refuse)
+    except TypeError as exc:  # e.g. a dict with tuple keys: no `default` call
+        return found[0] if found else str(exc)
+    except ValueError as exc:  # a circular reference
+        return str(exc)
+    return None
+
+
 @dataclasses.dataclass(frozen=True)
 class LogEntry:
     """A log line decided in the pure layer, logged by the reactor on the object's logger."""
@@ -58,24 +90,63 @@ class LogEntry:
 class _Handler(Protocol):
     @property
     def id(self) -> str: ...
+    @property
+    def retries(self) -> int | None: ...
+    @property
+    def timeout(self) -> float | None: ...
 
 
-def describe(handler: _Handler, outcome: Outcome) -> LogEntry:
-    """The log line of one attempt's outcome, as upstream words it (e.g. "Handler 'x' succeeded.")."""
-    exc = outcome.exception
+class _Judged(Protocol):
+    """The state machine's verdict on an attempt (`kopf._model.progress.HandlerState`)."""
+    @property
+    def failure(self) -> bool: ...
+    @property
+    def retries(self) -> int: ...
+
+
+def describe(handler: _Handler, outcome: Outcome, judged: _Judged | None = None) -> LogEntry:
+    """The log line of one attempt's outcome, word for word as upstream's (tests/model/test_log_lines.py).
+
+    `judged`: the handler's state after the attempt, if a state machine judged it: a RETRY that it
+    turned into a failure (out of retries or out of time) is logged as the final stop it is.
+    """
+    exc, message = outcome.exception, outcome.message
     extra = {'kopf_handler_id': handler.id}  # for JSON logs
-    if outcome.kind is OutcomeKind.RETRY and isinstance(exc, errors.HandlerChildrenRetry):
-        return LogEntry(logging.DEBUG, f'{handler} has unfinished sub-handlers. Will retry in {exc.delay} seconds.',
-                        extra=extra)
-    if outcome.kind is OutcomeKind.SUCCESS:
+    if outcome.kind is OutcomeKind.SUCCESS and exc is None:
         return LogEntry(logging.INFO, f'{handler} succeeded.', extra=extra)
+    if outcome.kind is OutcomeKind.SUCCESS:  # an arbitrary error in IGNORED mode
+        text = f'{handler} failed with an exception and will ignore it: {message}'
+        return LogEntry(logging.ERROR, text, exc_info=exc, extra=extra)
     if outcome.kind is OutcomeKind.TIMEOUT:
-        return LogEntry(logging.ERROR, str(outcome.message), extra=extra)
+        return LogEntry(logging.ERROR, str(message), extra=extra)
+    stopped = outcome.kind is OutcomeKind.RETRY and judged is not None and judged.failure
+    out_of_retries = stopped and judged is not None and handler.retries is not None and \
+        judged.retries >= handler.retries
+    if outcome.kind is OutcomeKind.RETRY and isinstance(exc, errors.HandlerChildrenRetry) and not stopped:
+        return LogEntry(logging.DEBUG, f'{handler} has unfinished sub-handlers. Will retry soon.', extra=extra)
     if isinstance(exc, errors.TemporaryError):
-        return LogEntry(logging.ERROR, f'{handler} failed temporarily: {outcome.message}', extra=extra)
+        if out_of_retries:
+            return LogEntry(logging.ERROR, f'{handler} failed temporarily but will exceed {handler.retries} '
+                                           f'retries: {message}', extra=extra)
+        if stopped:
+            return LogEntry(logging.ERROR, f'{handler} failed temporarily but will time out after '
+                                           f'{handler.timeout} seconds: {message}', extra=extra)
+        return LogEntry(logging.ERROR, f'{handler} failed temporarily: {message}', extra=extra)
     if isinstance(exc, errors.PermanentError):
-        return LogEntry(logging.ERROR, f'{handler} failed permanently: {outcome.message}', extra=extra)
-    if outcome.kind is OutcomeKind.RETRY:
-        message = f'{handler} failed with an exception. Will try again in {outcome.delay} seconds.'
-        return LogEntry(logging.ERROR, message, exc_info=exc, extra=extra)
-    return LogEntry(logging.ERROR, f'{handler} failed with an exception. Will stop.', exc_info=exc, extra=extra)
+        return LogEntry(logging.ERROR, f'{handler} failed permanently: {message}', extra=extra)
+    if out_of_retries:
+        text = (f'{handler} failed with an exception and will stop now '
+                f'(it would exceed {handler.retries} retries on the next attempt): {message}')
+    elif stopped:
+        text = (f'{handler} failed with an exception and will stop now '
+                f'(it would time out in {handler.timeout} seconds on the next attempt): {message}')
+    elif outcome.kind is OutcomeKind.RETRY:
+        text = f'{handler} failed with an exception and will try again in {outcome.delay} seconds: {message}'
+    else:
+        text = f'{handler} failed with an exception and will stop now: {message}'
+    return LogEntry(logging.ERROR, text, exc_info=exc, extra=extra)
+
+
+def invoked(handler: _Handler) -> LogEntry:
+    """The line before each attempt: "Handler 'x' is invoked." (debug)."""
+    return LogEntry(logging.DEBUG, f'{handler} is invoked.', extra={'kopf_handler_id': handler.id})

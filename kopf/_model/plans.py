@@ -278,8 +278,8 @@ def _progress_logs(handling: Handling, cause: ChangingCause, body: Mapping[str, 
                                            f'{c.failure} failed; {c.running} left to the moment.'))
     if handling.handlers and logger.isEnabledFor(logging.DEBUG):  # the body's repr is costly: only if logged
         logs.append(LogEntry(logging.DEBUG, f'{title} is in progress: {dict(body)!r}'))
-        if cause.diff:
-            logs.append(LogEntry(logging.DEBUG, f'{title} diff: {list(cause.diff)!r}'))
+        if cause.diff and cause.old is not None and cause.new is not None:  # as upstream: not on creation
+            logs.append(LogEntry(logging.DEBUG, f'{title} diff: {cause.diff!r}'))
     return tuple(logs)
 
 
@@ -332,12 +332,16 @@ def _release(plan: Plan, patch: patches.Patch) -> tuple[LogEntry, ...]:
     return (LogEntry(logging.DEBUG, 'Removing the finalizer, thus allowing the actual deletion.'),)
 
 
+_NOT_INTERESTED = LogEntry(logging.DEBUG, 'Something has changed, but we are not interested (the essence is the same).')
+_FINISHED = LogEntry(logging.DEBUG, 'Handling cycle is finished, waiting for new changes.')
+
+
 def _settle_noop(plan: Plan, patch: patches.Patch) -> Settlement:
     """Nothing changed: purge the records of a cause that is gone (e.g. a reverted change)."""
-    logs: tuple[LogEntry, ...] = ()
+    logs: tuple[LogEntry, ...] = (_NOT_INTERESTED, _FINISHED)
     if plan.stale:
         ids = ', '.join(sorted(plan.stale))
-        logs = (LogEntry(logging.DEBUG, f'Purging the progress of a cause that is gone: {ids}.'),)
+        logs += (LogEntry(logging.DEBUG, f'Purging the progress of a cause that is gone: {ids}.'),)
         purge(plan.stale, (), body=plan.body, patch=patch, storage=plan.progress_storage)
     return Settlement(patch=patch, logs=logs, settled=plan.essence if not patch.fns else None)
 
@@ -353,17 +357,8 @@ def merge_outcomes(handling: Handling, outcomes: Mapping[str, Outcome], *, patch
     logs: list[LogEntry] = []
     for handler in handling.selected:
         if handler.id in attempted:
-            logs.extend(judged_logs(handler, attempted[handler.id], merged[handler.id]))
+            logs.append(describe(handler, attempted[handler.id], merged[handler.id]))
     return merged, logs
-
-
-def judged_logs(handler: ChangingHandler, outcome: Outcome, judged: progress.HandlerState) -> list[LogEntry]:
-    """An attempt's log lines once the state machine has judged it: a retry out of retries or time is final."""
-    if outcome.kind is OutcomeKind.RETRY and judged.failure:
-        extra = {'kopf_handler_id': handler.id}
-        final = describe(handler, Outcome(kind=OutcomeKind.FAILURE, exception=outcome.exception))
-        return [final, LogEntry(logging.ERROR, judged.message or f'{handler} has given up.', extra=extra)]
-    return [describe(handler, outcome)]
 
 
 def deliver_result(patch: patches.Patch, handler_id: str, result: Any) -> None:

@@ -24,8 +24,9 @@ Merging an outcome (`State.with_outcomes`); every attempt counts: `retries += 1`
 - RETRY → the delay: a TemporaryError's own `delay` (None = at once); an arbitrary error's
   `handler.backoff`, else `settings.execution.default_backoff`; no exception: the outcome's `delay`.
   Then the look-ahead: if `retries_so_far + 1 >= handler.retries`, or the next attempt (at
-  `now + delay`) would be at or past `started + handler.timeout`, it is a final failure now
-  (HandlerRetriesError / HandlerTimeoutError); otherwise `delayed = now + delay` and `message`.
+  `now + delay`) would be at or past `started + handler.timeout`, it is a final failure now, its
+  `message` the line logged for it (as upstream stores it: "Handler 'x' failed temporarily but will
+  exceed 3 retries: ..."); otherwise `delayed = now + delay` and `message`.
 - `subrefs` reported by the attempt are merged into the recorded ones.
 
 Purposes and superseding (`State.with_purpose`)
@@ -45,7 +46,7 @@ import datetime
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, MutableMapping, Sequence
 from typing import Any, Protocol, TypeVar
 
-from kopf._model import errors
+from kopf._model import errors, outcomes
 from kopf._model.bodies import parse_timestamp
 from kopf._model.outcomes import Outcome, OutcomeKind
 
@@ -203,11 +204,11 @@ class HandlerState:
             return base._failed(now, message)
 
         delay = retry_delay(outcome, handler=handler, default_backoff=default_backoff)
-        if handler.retries is not None and self.retries + 1 >= handler.retries:
-            return base._failed(now, _retries_message(handler))
         wakeup = now + datetime.timedelta(seconds=delay or 0)
-        if handler.timeout is not None and (wakeup - started).total_seconds() >= handler.timeout:
-            return base._failed(now, _timeout_message(handler))
+        if (handler.retries is not None and self.retries + 1 >= handler.retries) or \
+                (handler.timeout is not None and (wakeup - started).total_seconds() >= handler.timeout):
+            failed = base._failed(now, None)  # the message is the line logged for it, as upstream stores it
+            return _replace(failed, message=outcomes.describe(handler, outcome, failed).message)
         delayed = None if delay is None else wakeup
         return _replace(base, delayed=delayed, message=outcome.message)
 
@@ -432,3 +433,15 @@ def asap(handlers: Sequence[H], *, state: Mapping[str, HandlerState] | None = No
 
 
 LIFECYCLES: Collection[Lifecycle] = (all_at_once, one_by_one, randomized, shuffled, asap)
+
+_default_lifecycle: Lifecycle = asap   # process-wide, as upstream's `kopf.set_default_lifecycle()`
+
+
+def get_default_lifecycle() -> Lifecycle:
+    return _default_lifecycle
+
+
+def set_default_lifecycle(lifecycle: Lifecycle | None) -> None:
+    """Set the lifecycle used when `kopf.run(lifecycle=...)` is not given (None: back to `asap`)."""
+    global _default_lifecycle
+    _default_lifecycle = lifecycle if lifecycle is not None else asap

@@ -26,6 +26,11 @@ Signals and what they do:
   queued or running is re-run after that cycle, on the cycle's answer (or its event), never on
   the body the nudge carried, which may be older.
 - `Stopped()`: its watch stream is over: it idles (a new stream's listing brings it back).
+- `Paused()`: its scope is paused (`kopf._model.pausing`): no wake-up is due any more (a handler's
+  delay, the error throttling, the wait for our own write); our last patch's answer is forgotten,
+  so that the listing that resumes the scope re-runs it (its daemons and timers start again). A
+  queued or running record stays so (a paused cycle only feeds the indices). A cycle that ends
+  paused (`Done.paused`) is treated the same: its answer is not continued on, its delay is dropped.
 - `Done(...)`: the cycle ended (see `Done`). DELETED → GONE. An unexpected error → the next
   `error_delays` step, for the event and for any newer ones. Else, the server's answer to our
   patch is taken as the newest body when nobody needs to see every event (`on.event` handlers) and
@@ -124,9 +129,15 @@ class Done:
     finalizer: str = ''
     error: BaseException | None = None      # the cycle failed with an unexpected error
     error_delays: Sequence[float] = (1.0,)
+    paused: bool = False                    # its scope was paused when the cycle ended
 
 
-Signal = Arrived | Taken | Due | Nudged | Stopped | Done
+@dataclasses.dataclass(frozen=True)
+class Paused:
+    """Its scope is paused: nothing of it is due until a listing resumes it."""
+
+
+Signal = Arrived | Taken | Due | Nudged | Stopped | Paused | Done
 
 
 # -- effects ------------------------------------------------------------------------------------------
@@ -199,7 +210,17 @@ def step(record: ObjectRecord, signal: Signal) -> list[Effect]:
     if isinstance(signal, Stopped):
         record.phase, record.due_at, record.logger = Phase.IDLE, None, None
         return []  # a new stream lists it again; its first event queues it
+    if isinstance(signal, Paused):
+        _forget_waits(record)
+        if record.phase is Phase.WAITING:
+            record.phase, record.due_at = Phase.IDLE, None
+        return []
     return _done(record, signal)
+
+
+def _forget_waits(record: ObjectRecord) -> None:
+    record.wakeup_at = record.throttled_until = record.deadline = None
+    record.expected_rv = record.applied_rv = None
 
 
 def _arrived(record: ObjectRecord, event: RawEvent) -> list[Effect]:
@@ -265,6 +286,10 @@ def _done(record: ObjectRecord, done: Done) -> list[Effect]:
     if done.event.get('type') == 'DELETED':
         record.phase = Phase.GONE
         return [Forget()]
+    if done.paused:
+        record.errors, record.nudged = 0, False
+        _forget_waits(record)
+        return _rest(record)
     if done.error is not None:
         delays = done.error_delays or (1.0,)
         delay = delays[min(record.errors, len(delays) - 1)]  # then the last one, forever

@@ -71,6 +71,16 @@ class Selector:
         return '.'.join(part for part in (name_str, self.version, self.group) if part)
 
     @property
+    def title(self) -> str:
+        """How upstream's log lines name a selector: `Selector(any_name='widgets')`."""
+        return f'Selector({self._describe()})'
+
+    def ambiguous(self, selected: Iterable[Resource]) -> bool:
+        """A name without a group that several non-core groups serve (`select` prefers the core group):
+        not served, as upstream (which of them was meant cannot be told)."""
+        return self.is_specific and self.group is None and len({resource.group for resource in selected}) > 1
+
+    @property
     def is_specific(self) -> bool:
         """Selects (at most) one kind of resource by its name, not a class of them."""
         return self.callable is None and self.category is None and self.any_name is not EVERYTHING

@@ -1,12 +1,10 @@
 """Daemons and timers as values: which to start or stop for an object, and when a timer is due. Pure.
 
-Log lines (upstream's words, for switching frameworks without surprises; `attempt_logs`, `exit_log`):
-- Each attempt: "Daemon 'x' is invoked." (debug), then "... succeeded.", "... failed temporarily: ...",
-  "... failed permanently: ...", or for other errors "... failed with an exception and will try
-  again in N seconds: ..." / "... and will stop now (it would exceed N retries on the next attempt): ...".
+Log lines (upstream's words, for switching frameworks without surprises): each attempt as any
+handler's (`kopf._model.outcomes.invoked` and `describe`); and `exit_log`:
 - The end of a daemon: "... has exited on its own and will not be retried or restarted." (it returned
   or failed for good), "... has exited on request and will not be retried or restarted." (after a
-  stop), "... has exited gracefully." (at the operator's exit).
+  stop), and then "... has exited gracefully." if the operator exits (a timer logs only this one).
 
 Which run (`reconcile`):
 - A daemon or timer runs while the object matches its filters, holds our finalizer (so that its
@@ -29,10 +27,9 @@ import dataclasses
 import logging
 from collections.abc import Collection, Iterable
 
-from kopf._model import errors, progress
 from kopf._model.daemons import DaemonStoppingReason
 from kopf._model.handlers import SpawningHandler, TimerHandler
-from kopf._model.outcomes import LogEntry, Outcome, OutcomeKind, describe
+from kopf._model.outcomes import LogEntry
 
 
 @dataclasses.dataclass(frozen=True)
@@ -101,33 +98,17 @@ def on_change(handler: TimerHandler, due: float | None, *, now: float, waiting: 
     return max(due, now + handler.idle)
 
 
-def invoked_log(handler: SpawningHandler) -> LogEntry:
-    return LogEntry(logging.DEBUG, f'{handler} is invoked.', extra={'kopf_handler_id': handler.id})
-
-
-def attempt_logs(handler: SpawningHandler, outcome: Outcome, judged: progress.HandlerState) -> list[LogEntry]:
-    """An attempt's log lines once the state machine has judged it (retries and timeout looked ahead)."""
-    exc = outcome.exception
+def exit_logs(handler: SpawningHandler, reason: DaemonStoppingReason | None) -> list[LogEntry]:
+    """How a daemon's end is logged: on its own, or on request (a stop), and then gracefully if the operator exits."""
     extra = {'kopf_handler_id': handler.id}
-    if outcome.kind is not OutcomeKind.RETRY or isinstance(exc, errors.TemporaryError) or exc is None:
-        return [describe(handler, outcome)]
-    if not judged.failure:
-        message = f'{handler} failed with an exception and will try again in {outcome.delay} seconds: {outcome.message}'
-        return [LogEntry(logging.ERROR, message, exc_info=exc, extra=extra)]
-    if handler.retries is not None and judged.retries >= handler.retries:
-        why = f'it would exceed {handler.retries} retries on the next attempt'
-    else:
-        why = f'it would time out in {handler.timeout} seconds on the next attempt'
-    message = f'{handler} failed with an exception and will stop now ({why}): {outcome.message}'
-    return [LogEntry(logging.ERROR, message, exc_info=exc, extra=extra)]
-
-
-def exit_log(handler: SpawningHandler, reason: DaemonStoppingReason | None) -> LogEntry:
-    """How a daemon's end is logged: on its own, on request (a stop), or gracefully (the operator exits)."""
     if reason is None:
-        text = 'has exited on its own and will not be retried or restarted.'
-    elif reason & DaemonStoppingReason.OPERATOR_EXITING:
-        text = 'has exited gracefully.'
-    else:
-        text = 'has exited on request and will not be retried or restarted.'
-    return LogEntry(logging.DEBUG, f'{handler} {text}', extra={'kopf_handler_id': handler.id})
+        return [LogEntry(logging.DEBUG, f'{handler} has exited on its own and will not be retried or restarted.',
+                         extra=extra)]
+    on_request = LogEntry(logging.DEBUG, f'{handler} has exited on request and will not be retried or restarted.',
+                          extra=extra)
+    return [on_request, graceful_log(handler)] if reason & DaemonStoppingReason.OPERATOR_EXITING else [on_request]
+
+
+def graceful_log(handler: SpawningHandler) -> LogEntry:
+    """A daemon or timer stopped because the operator exits (a timer logs only this line)."""
+    return LogEntry(logging.DEBUG, f'{handler} has exited gracefully.', extra={'kopf_handler_id': handler.id})

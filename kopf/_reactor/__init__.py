@@ -25,6 +25,8 @@ Modules:
 - `changing`    invoking a plan's handlers: on.event, optional delete, change handlers, sub-handlers
 - `spawning`    daemons and timers of each object: started/stopped after its cycles, the stop sequence
 - `indexing`    the in-memory indices (`@kopf.index`) and the start gate until they are complete
+- `peering`     the peering objects: keep-alives, who pauses whom (`_model.peers`), `kopf freeze/resume`
+- `pausing`     the paused scopes (`_model.pausing`) and waits for their changes: watchers, cycles, daemons
 - `admission`   admission reviews for `@kopf.on.validate/mutate`, the managed webhook configurations
 - `invoking`    one attempt of one handler (sync in the executor, async in the loop) → an Outcome
 - `applying`    the cycle's patch, once per endpoint

@@ -14,7 +14,7 @@ from kopf._api import credentials, loginning
 from kopf._model import handlers, progress
 from kopf._model.causes import Activity
 from kopf._model.kwargs import ActivityCause, handler_kwargs
-from kopf._model.outcomes import Outcome, OutcomeKind
+from kopf._model.outcomes import Outcome, OutcomeKind, describe
 from kopf._reactor import contexts, invoking
 
 
@@ -36,11 +36,13 @@ async def run_activity(ctx: contexts.OperatorContext, activity: Activity) -> dic
     results: dict[str, Any] = {}
     while not state.done:
         now = _now()
-        due = state.due(found, now=now)
-        outcomes: dict[str, Outcome] = {h.id: await _attempt(ctx, h, cause, state, now) for h in due}
-        results.update({key: o.result for key, o in outcomes.items() if o.kind is OutcomeKind.SUCCESS})
-        state = state.with_outcomes(outcomes, found, now=_now(),
-                                    default_backoff=ctx.settings.execution.default_backoff)
+        for handler in state.due(found, now=now):
+            outcome = await _attempt(ctx, handler, cause, state, now)
+            if outcome.kind is OutcomeKind.SUCCESS:
+                results[handler.id] = outcome.result
+            state = state.with_outcomes({handler.id: outcome}, found, now=_now(),
+                                        default_backoff=ctx.settings.execution.default_backoff)
+            describe(handler, outcome, state[handler.id]).emit(logger)
         delay = state.delay(now=_now())
         if delay:
             await asyncio.sleep(delay)
@@ -63,18 +65,35 @@ async def _attempt(ctx: contexts.OperatorContext, handler: handlers.ActivityHand
     return await invoking.invoke_handler(handler, kwargs=kwargs, executor=ctx.settings.execution.executor,
                                          remaining=state.remaining(handler, now=now),
                                          default_backoff=ctx.settings.execution.default_backoff,
-                                         logger=cause.logger)
+                                         logger=cause.logger, log_outcome=False)
 
 
 def make_login(ctx: contexts.OperatorContext) -> credentials.LoginFn:
-    """The vault's login: the `@kopf.on.login()` handlers if any, else the built-in fallbacks."""
-    if not any(True for _ in ctx.registry.iter_activity_handlers(Activity.AUTHENTICATION)):
-        return loginning.login_by_defaults
+    """The vault's login: the `@kopf.on.login()` handlers if any, else the built-in fallbacks.
+
+    The first login is logged as upstream logs it: "Initial authentication has been initiated." and
+    "... has finished." (INFO), around the handlers' lines (or the built-in source's, e.g.
+    "Activity 'login_with_kubeconfig' succeeded.").
+    """
+    logged = False
+    defaults = not any(True for _ in ctx.registry.iter_activity_handlers(Activity.AUTHENTICATION))
 
     async def login() -> list[Any]:
-        results = await run_activity(ctx, Activity.AUTHENTICATION)
-        return list(_flatten(results.values()))
+        nonlocal logged
+        initial, logged = not logged, True
+        if initial:
+            _LOGIN_LOGGER.info('Initial authentication has been initiated.')
+        if defaults:
+            found = await loginning.login_by_defaults()
+        else:
+            found = list(_flatten((await run_activity(ctx, Activity.AUTHENTICATION)).values()))
+        if initial:
+            _LOGIN_LOGGER.info('Initial authentication has finished.')
+        return found
     return login
+
+
+_LOGIN_LOGGER = logging.getLogger('kopf.activities.authentication')
 
 
 def _flatten(values: Iterable[Any]) -> Iterable[Any]:

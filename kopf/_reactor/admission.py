@@ -15,11 +15,13 @@
   server yields its client config and when resources appear; on exit, all but `persistent` ones go.
 """
 import asyncio
+import contextvars
 import logging
 from collections.abc import Mapping
 from typing import Any
 
 from kopf._api import apierrors
+from kopf._api import client as client_
 from kopf._model import admission, diffs, handlers, memos, patches
 from kopf._model.bodies import Body
 from kopf._model.kwargs import WebhookCause, handler_kwargs
@@ -31,6 +33,10 @@ logger = logging.getLogger('kopf.reactor.admission')
 KINDS = {handlers.WebhookType.VALIDATING: 'validatingwebhookconfigurations',
          handlers.WebhookType.MUTATING: 'mutatingwebhookconfigurations'}
 URL = '/apis/admissionregistration.k8s.io/v1/'
+
+# The operator's API client while its webhook server runs: servers that look at the cluster (`WebhookAutoServer`)
+# ask it what it knows (the server's version and certificate) instead of logging in on their own.
+client_var: contextvars.ContextVar[client_.APIClient] = contextvars.ContextVar('kopf_admission_client')
 
 
 class Admission:
@@ -102,6 +108,7 @@ class Admission:
         managed = self.ctx.settings.admission.managed
         if managed is not None:
             admission.validate_managed(managed)
+        client_var.set(self.ctx.client)  # this task's own context: seen by the server's generator only
         try:
             async for config in server(self.review):
                 self.config = config
@@ -120,6 +127,9 @@ class Admission:
     async def configure(self, *, exiting: bool = False) -> None:
         managed = self.ctx.settings.admission.managed
         if managed is None or self.config is None:
+            return
+        if self.ctx.pausing.pauses.by:  # only an active replica manages them (peering); it does so when resumed
+            logger.debug(f'The webhook configurations {managed!r} are left to the active replica: this one is paused.')
             return
         async with self.lock:
             for type_, plural in KINDS.items():

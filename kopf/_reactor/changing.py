@@ -64,7 +64,7 @@ async def attempt(rctx: contexts.ResourceContext, plan: plans.Plan, handling: pl
     outcome = await invoking.invoke_handler(
         handler, kwargs=kwargs, executor=rctx.settings.execution.executor,
         remaining=handling.state.remaining(handler, now=moment), default_backoff=rctx.default_backoff,
-        subhandling=sub)
+        subhandling=sub, logger=plan.logger, log_outcome=False)  # logged once judged: plans.merge_outcomes
     if outcome.kind is OutcomeKind.SUCCESS and sub.registry.handlers and not sub.executed:
         try:
             await run_children(rctx, plan, sub)

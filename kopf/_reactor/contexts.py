@@ -2,7 +2,7 @@
 
 Functions take these objects instead of wide parameter lists (ARCHITECTURE "state in two objects"):
 - `OperatorContext`: settings, registry, API client, the operator's memo, the lifecycle, indices,
-  and the one scheduler of everything that happens later.
+  the one scheduler of everything that happens later, and the paused scopes (`pausing`).
 - `ResourceContext`: the served resource, the storages fitted to its schema, and the records of
   its objects (by uid).
 - `ObjectRecord` (`kopf._model.records`): the one record of each object while the process lives:
@@ -17,6 +17,7 @@ from kopf._api import client as client_
 from kopf._model import memos, progress, registries, resources
 from kopf._model import records as records_
 from kopf._model import settings as settings_
+from kopf._reactor import pausing as pausing_
 from kopf._reactor import scheduling
 from kopf._storage import diffbase
 from kopf._storage import progress as progress_storages
@@ -32,10 +33,12 @@ class OperatorContext:
     lifecycle: progress.Lifecycle
     indices: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     scheduler: scheduling.Scheduler = dataclasses.field(default_factory=scheduling.Scheduler)
+    pausing: pausing_.Pausing = dataclasses.field(default_factory=pausing_.Pausing)  # paused scopes (peering)
     spawns: set[Any] = dataclasses.field(default_factory=set)  # all daemons and timers running (`spawning`)
     exiting: bool = False  # the operator is stopping: no daemon or timer starts any more
     indexing: Any = None   # the in-memory indices and the gate of the start (`indexing.Indexing`)
     admission: Any = None  # the admission webhooks' side, if any handlers (`admission.Admission`)
+    peering: Any = None    # the peerings, unless standalone (`peering.Peerings`)
 
 
 @dataclasses.dataclass

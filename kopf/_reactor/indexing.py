@@ -55,7 +55,7 @@ class Indexing:
             self.watchers.add(watcher)
             self.waiting.setdefault(watcher, set())
 
-    def expect(self, watcher: Any, uid: str, *, limit: int) -> None:
+    def expect(self, watcher: Any, uid: str, *, limit: float) -> None:
         """An object of the initial listing: to be indexed before the handlers start."""
         if watcher in self.watchers:
             waiting = self.waiting[watcher]
@@ -153,6 +153,7 @@ class Indexing:
                                                 default_backoff=settings.execution.default_backoff)
         index = self.indices[handler.id]
         if outcome.kind is OutcomeKind.SUCCESS:
+            describe(handler, outcome).emit(logger)  # as upstream: "Indexer 'x' succeeded." (or "... will ignore it")
             self.states.pop((handler.id, key), None)
             try:
                 indices.replace(index, key, outcome.result)
@@ -163,9 +164,7 @@ class Indexing:
             return
         backoff = settings.execution.default_backoff
         judged = state.with_outcome(outcome, handler=handler, now=changing.now(), default_backoff=backoff)
-        describe(handler, outcome).emit(logger)
-        if judged.failure and judged.message and outcome.kind is not OutcomeKind.FAILURE:
-            logger.error(judged.message, extra={'kopf_handler_id': handler.id})
+        describe(handler, outcome, judged).emit(logger)
         self.states[(handler.id, key)] = judged
         indices.discard(index, key)
 

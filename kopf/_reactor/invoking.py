@@ -8,11 +8,13 @@ handler cannot be interrupted, so it runs to its end and is judged by what it re
 
 Per SPEC §5.3, one attempt's outcome is:
     returned                                    → SUCCESS (with the result)
+    returned what cannot be stored as JSON      → FAILURE, if the result goes to `status.<id>`
+                                                  (SPEC "Our decisions" 11; whatever the errors mode)
     TemporaryError(delay=...)                   → RETRY after its delay (None: at once)
     PermanentError & subclasses                 → FAILURE
     another exception, errors=TEMPORARY         → RETRY after the handler's backoff (else the default)
     another exception, errors=PERMANENT         → FAILURE
-    another exception, errors=IGNORED           → SUCCESS, with no result and no exception
+    another exception, errors=IGNORED           → SUCCESS, with no result (the exception kept for the log)
     the time budget ran out (async only)        → TIMEOUT (with a HandlerTimeoutError)
     asyncio.CancelledError                      → propagates
 """
@@ -164,17 +166,22 @@ async def invoke_handler(
         default_backoff: float = DEFAULT_BACKOFF,
         subhandling: registries.SubhandlingContext | None = None,
         logger: logging.Logger | logging.LoggerAdapter[Any] | None = None,
+        log_outcome: bool = True,
 ) -> Outcome:
     """One attempt of one handler, turned into an outcome.
 
     `remaining`: the seconds left of the handler's `timeout=` (None: unlimited; ≤0: not invoked).
     `subhandling`: for change handlers, where `kopf.subhandler`/`kopf.register`/`kopf.execute` put
     the sub-handlers; their ids are reported in `Outcome.subrefs`.
-    `logger`: if given, the attempt is logged as in SPEC §5.3 (e.g. "Handler 'x' succeeded.").
+    `logger`: if given, the attempt is logged as upstream does: "Handler 'x' is invoked." before it,
+    and (unless `log_outcome` is false: the caller logs it once a state machine has judged it) its
+    outcome after it, e.g. "Handler 'x' succeeded." (`kopf._model.outcomes.describe`).
     """
     if remaining is not None and remaining <= 0:
         outcome = _timed_out(handler)
     else:
+        if logger is not None:
+            outcomes.invoked(handler).emit(logger)
         handler_token = registries.current_handler.set(handler)
         owner_token = registries.current_owner.set(kwargs['body']) if 'body' in kwargs else None
         subhandling_token = registries.subhandling.set(subhandling) if subhandling is not None else None
@@ -192,8 +199,8 @@ async def invoke_handler(
             registries.current_handler.reset(handler_token)
     if subhandling is not None and subhandling.registry.handlers:
         outcome = dataclasses.replace(outcome, subrefs=tuple(h.id for h in subhandling.registry.handlers))
-    if logger is not None:
-        log_outcome(logger, handler, outcome)
+    if logger is not None and log_outcome:
+        outcomes.describe(handler, outcome).emit(logger)
     return outcome
 
 
@@ -218,7 +225,8 @@ async def _attempt(
         return judge(handler, exc, default_backoff=default_backoff)
     except Exception as exc:
         return judge(handler, exc, default_backoff=default_backoff)
-    return Outcome(kind=OutcomeKind.SUCCESS, result=result)
+    outcome = Outcome(kind=OutcomeKind.SUCCESS, result=result)
+    return outcomes.stored(outcome) if handler.stores_result else outcome
 
 
 def _timed_out(handler: handlers.BaseHandler) -> Outcome:
@@ -232,18 +240,12 @@ def judge(handler: handlers.BaseHandler, exc: Exception, *, default_backoff: flo
         return Outcome(kind=OutcomeKind.RETRY, exception=exc, delay=exc.delay)
     if isinstance(exc, errors.PermanentError):
         return Outcome(kind=OutcomeKind.FAILURE, exception=exc)
-    if handler.errors == errors.ErrorsMode.IGNORED:
-        return Outcome(kind=OutcomeKind.SUCCESS, result=None, exception=None)
+    if handler.errors == errors.ErrorsMode.IGNORED:  # done, but the error is still logged
+        return Outcome(kind=OutcomeKind.SUCCESS, result=None, exception=exc)
     if handler.errors == errors.ErrorsMode.PERMANENT:
         return Outcome(kind=OutcomeKind.FAILURE, exception=exc)
     delay = handler.backoff if handler.backoff is not None else default_backoff
     return Outcome(kind=OutcomeKind.RETRY, exception=exc, delay=delay)
-
-
-def log_outcome(logger: logging.Logger | logging.LoggerAdapter[Any], handler: handlers.BaseHandler,
-                outcome: Outcome) -> None:
-    """Log one attempt's outcome the way upstream does (see `kopf._model.outcomes.describe`)."""
-    outcomes.describe(handler, outcome).emit(logger)
 
 
 async def execute(

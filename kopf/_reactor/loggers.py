@@ -4,8 +4,9 @@
 (reason `Logging`; type Normal/Warning/Error by level) when `settings.posting.loggers` is on and
 posting is enabled. `LocalObjectLogger` never posts (used for `on.event` handlers).
 
-JSON lines (`--log-format json`) carry the object's reference under `--log-refkey` (default
-`object`) and the id of the handler being invoked (or reported on) under `handler`.
+JSON lines (`--log-format json`) are field for field as upstream 1.45.2's: `message`, the `extra=`
+fields, `exc_info`, `timestamp`, the object's reference under `--log-refkey` (default `object`),
+`severity` (debug/info/warn/error/fatal).
 """
 import enum
 import logging
@@ -14,7 +15,6 @@ from collections.abc import Mapping, MutableMapping
 from typing import Any
 
 from kopf._api import events
-from kopf._model import registries
 from kopf._model import settings as settings_
 
 objects_logger = logging.getLogger('kopf.objects')
@@ -77,27 +77,48 @@ class LogFormat(enum.Enum):
     JSON = '-json-'
 
 
-class _JsonFormatter(logging.Formatter):
-    def __init__(self, refkey: str | None = None) -> None:
-        super().__init__()
-        self.refkey = refkey or 'object'
+SEVERITIES = ((logging.DEBUG, 'debug'), (logging.INFO, 'info'), (logging.WARNING, 'warn'), (logging.ERROR, 'error'))
+INTERNAL_EXTRAS = ('k8s_ref', 'kopf_handler_id')  # ours, not the user's `extra=`: not fields of their own
 
-    def format(self, record: logging.LogRecord) -> str:
-        import json
-        payload: dict[str, Any] = {'message': record.getMessage(), 'severity': record.levelname.lower(),
-                   'timestamp': self.formatTime(record), 'logger': record.name}
-        ref = getattr(record, 'k8s_ref', None)
-        if ref:
-            payload[self.refkey] = {k: v for k, v in ref.items() if v is not None}
-        handler_id = getattr(record, 'kopf_handler_id', None)
-        if handler_id is None:  # logged inside a handler (contextvars reach its thread too)
-            handler = registries.current_handler.get(None)
-            handler_id = handler.id if handler is not None else None
-        if handler_id is not None:
-            payload['handler'] = handler_id
-        if record.exc_info:
-            payload['exc_info'] = self.formatException(record.exc_info)
-        return json.dumps(payload)
+
+def severity(level: int) -> str:
+    """The JSON `severity` of a level, as upstream: up to DEBUG `debug`, INFO `info`, WARNING `warn`,
+    ERROR `error`, above `fatal` (custom levels go to the next one up)."""
+    return next((name for bound, name in SEVERITIES if level <= bound), 'fatal')
+
+
+def json_formatter(refkey: str | None = None) -> logging.Formatter:
+    """python-json-logger's formatter with upstream's fields: `message`, the `extra=` fields, `exc_info`,
+    `timestamp` (ISO-8601 in UTC), the object's reference under `refkey` (default `object`), `severity`."""
+    from pythonjsonlogger import json as jsonlogger  # lazily: only JSON logs need it
+
+    key = refkey or 'object'
+
+    class JsonFormatter(jsonlogger.JsonFormatter):
+        def add_fields(self, log_data: dict[str, Any], record: logging.LogRecord,
+                       message_dict: dict[str, Any]) -> None:
+            super().add_fields(log_data, record, message_dict)
+            for name in INTERNAL_EXTRAS:
+                log_data.pop(name, None)
+            ref = getattr(record, 'k8s_ref', None)
+            if ref:
+                log_data[key] = ref
+            log_data['severity'] = severity(record.levelno)
+
+    formatter: logging.Formatter = JsonFormatter(timestamp=True)
+    return formatter
+
+
+def make_formatter(log_format: LogFormat | str, log_refkey: str | None = None) -> logging.Formatter:
+    """A `LogFormat`, or a string as a %-style format of `logging.Formatter` (as upstream treats strings:
+    an invalid one is a ValueError); anything else is a ValueError naming it."""
+    if log_format is LogFormat.JSON:
+        return json_formatter(log_refkey)
+    if isinstance(log_format, LogFormat):
+        return logging.Formatter(log_format.value)
+    if isinstance(log_format, str):
+        return logging.Formatter(log_format)
+    raise ValueError(f'Unsupported log format: {log_format!r}')
 
 
 _handler: logging.Handler | None = None
@@ -105,19 +126,19 @@ _prefixing = True  # `[namespace/name] ` before per-object messages (off for JSO
 
 
 def configure(debug: bool | None = None, verbose: bool | None = None, quiet: bool | None = None,
-              log_format: LogFormat = LogFormat.FULL, log_prefix: bool | None = None,
+              log_format: LogFormat | str = LogFormat.FULL, log_prefix: bool | None = False,
               log_refkey: str | None = None) -> None:
     """One stream handler on the root logger (replacing ours from before); asyncio's logs only if debug.
 
-    `log_prefix`: `[namespace/name]` before per-object messages; None: on for text, off for JSON
-    (which carries the object's reference under `log_refkey`, default `object`).
+    `log_format`: a `kopf.LogFormat`, or a %-style format string (as upstream 1.45.2 takes strings).
+    `log_prefix`: `[namespace/name]` before per-object messages; off by default (as upstream); None:
+    on for text, off for JSON (which carries the object's reference under `log_refkey`, default `object`).
     """
     global _handler, _prefixing
+    fmt = make_formatter(log_format, log_refkey)  # first: a bad format changes nothing
     _prefixing = log_prefix if log_prefix is not None else log_format is not LogFormat.JSON
     level = logging.DEBUG if debug or verbose else logging.WARNING if quiet else logging.INFO
     handler = logging.StreamHandler(sys.stderr)
-    json_format = log_format is LogFormat.JSON
-    fmt = _JsonFormatter(log_refkey) if json_format else logging.Formatter(log_format.value)
     handler.setFormatter(fmt)
     root = logging.getLogger()
     if _handler is not None:

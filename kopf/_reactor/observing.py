@@ -1,8 +1,10 @@
 """Which resources and namespaces are served, found at runtime; one watcher per (resource, namespace).
 
-- Every resource selector of the registry is resolved through discovery; one that resolves to
-  nothing gets one warning naming it, and is served as soon as its CRD appears (the CRDs are
-  watched unless `settings.scanning.disabled`).
+- Every resource selector of the registry is resolved through discovery; a name without a group
+  that several non-core groups serve is not served (one warning naming them all, as upstream); one
+  that resolves to nothing gets one warning naming it, and is served as soon as its CRD appears (the CRDs are
+  watched unless `settings.scanning.disabled`). With `settings.scanning.disabled`, the namespaces
+  are not watched either: of globbed patterns, only the plain names in them are served (one warning).
 - Before the first watch of a resource, its schema decides where progress and the diff-base are
   kept (`kopf._storage.fitting`: one warning per pruned status field, naming the resource).
 - Namespaces: cluster-wide (`-A`, or none given, or a cluster-scoped resource); else one watcher per
@@ -19,6 +21,10 @@
   skipped group-version that answers again and what is served of it. Selectors that are unresolved for
   another reason (no such CRD yet) wait for CRD events, as before: no polling of the discovery.
   No task runs while nothing is skipped.
+- Pausing (`kopf._model.pausing`, by peering): a watcher whose scope is paused stops its stream (in-
+  flight cycles finish; daemons and timers stop) and waits; resuming starts a new stream, which
+  re-lists. The streams of indexed resources go on while paused (only the indices are fed) and
+  re-list when resumed.
 """
 import asyncio
 import dataclasses
@@ -82,21 +88,28 @@ class Observer:
         self.served: dict[resources.Resource, contexts.ResourceContext] = {}
         self.watchers: dict[tuple[resources.Resource, str | None], asyncio.Task[None]] = {}
         self.warned: set[selectors.Selector] = set()
+        self.ambiguous: set[selectors.Selector] = set()  # warned about, not served
         self.unresolved: set[selectors.Selector] = set()
         self.discovered: set[str] = set()
         self.rechecking: asyncio.Task[None] | None = None
         self._refreshing = asyncio.Lock()  # the CRD events' refreshes and the re-checks' ones, one at a time
 
     async def run(self) -> None:
-        if self.ctx.indexing is not None and self.scope.discovering:
+        scanning = not self.ctx.settings.scanning.disabled
+        if self.scope.discovering and not scanning:  # no listing of namespaces: only plain names are served
+            self.discovered.update(namespaces.plain_names(self.scope.patterns))
+            logger.warning(f'settings.scanning.disabled: the namespaces matching {list(self.scope.patterns)} are '
+                           f'not looked for; served are only those named exactly: {sorted(self.discovered)}.')
+        if self.ctx.indexing is not None and self.scope.discovering and scanning:
             self.ctx.indexing.parts.add('namespaces')  # the start waits for the namespaces' listing too
-        if self.scope.discovering:
+        if self.scope.discovering and scanning:
             self.tg.create_task(self.watch_namespaces(), name='kopf namespaces watcher')
         await self.refresh()
         if self.ctx.indexing is not None:
             self.ctx.indexing.serving_started('resources')  # the indexed resources found now are being listed
         if self.ctx.settings.scanning.disabled:
             return
+        logger.debug(f'Starting the watch-stream for {_where(CRDS, None)}.')
         try:
             async for item in watching.watch_objs(self.ctx.client, CRDS):
                 if item is not watchstate.LISTED and item.get('type') is not None:
@@ -104,6 +117,8 @@ class Observer:
                     await self.refresh()
         except (apierrors.APIForbiddenError, apierrors.APINotFoundError) as exc:
             logger.warning(f'Cannot watch the CRDs ({exc}); resources appearing later will not be served.')
+        finally:
+            logger.debug(f'Stopping the watch-stream for {_where(CRDS, None)}.')
 
     async def rediscover(self, crd: Any) -> None:
         """Refresh discovery after a CRD event: the named groups that the CRD may change, or everything."""
@@ -128,13 +143,22 @@ class Observer:
         async with self._refreshing:
             for selector in sorted(self.ctx.registry.selectors, key=str):
                 found = await self.discovery.select(selector, rescan=rescan)
+                if selector.ambiguous(found):
+                    if selector not in self.ambiguous:
+                        self.ambiguous.add(selector)
+                        listed = ', '.join(sorted(str(resource) for resource in found))
+                        logger.warning(f'Ambiguous resources will not be served (try specifying API groups): '
+                                       f'{selector.title} => {{{listed}}}')
+                    continue
+                self.ambiguous.discard(selector)
                 if found:
                     self.unresolved.discard(selector)
                 else:
                     self.unresolved.add(selector)
                     if selector not in self.warned:
                         self.warned.add(selector)
-                        logger.warning(f'Unresolved resources cannot be served (try creating their CRDs): {selector}')
+                        logger.warning(f'Unresolved resources cannot be served (try creating their CRDs): '
+                                       f'{selector.title}')
                 for resource in sorted(found, key=str):
                     await self.serve(resource)
             for group, version in self.discovery.take_recovered():
@@ -169,7 +193,7 @@ class Observer:
         for namespace in self.scope.watch_namespaces(resource, self.discovered):
             task = self.watchers.get((resource, namespace))
             if task is None or task.done():
-                where = f'{resource.name} in {namespace}' if namespace else f'{resource.name} cluster-wide'
+                where = _where(resource, namespace)
                 logger.debug(f'Starting the watch-stream for {where}.')
                 if self.ctx.indexing is not None and self.ctx.registry.has_handlers(resource, handlers.IndexingHandler):
                     self.ctx.indexing.register((resource, namespace))  # the start waits for its listing
@@ -186,11 +210,15 @@ class Observer:
             name = str(item['object']['metadata']['name'])
             if item.get('type') == 'DELETED':
                 self.discovered.discard(name)
+                if self.ctx.peering is not None:
+                    self.ctx.peering.forget(name)
                 for (_, namespace), task in list(self.watchers.items()):
                     if namespace == name:
                         task.cancel()
             elif name not in self.discovered and self.scope.serves(name):
                 self.discovered.add(name)
+                if self.ctx.peering is not None:
+                    self.ctx.peering.serve(name)  # its scope is paused until its peering's first look
                 for resource in list(self.served):
                     await self.serve(resource)
 
@@ -207,22 +235,69 @@ class Observer:
                                         diffbase_storage=fitted.diffbase_storage)
 
     async def watch(self, rctx: contexts.ResourceContext, namespace: str | None) -> None:
+        """Stream the objects while their scope is not paused; resuming re-lists them (a new stream)."""
+        pausing = self.ctx.pausing
+        indexed = self.ctx.indexing is not None and self.ctx.registry.has_handlers(rctx.resource,
+                                                                                   handlers.IndexingHandler)
+        where = _where(rctx.resource, namespace)
         try:
-            async with asyncio.TaskGroup() as workers:
-                dispatcher = queueing.Dispatcher(rctx, workers, key=(rctx.resource, namespace))
-                try:
-                    async for item in watching.watch_objs(self.ctx.client, rctx.resource, namespace=namespace):
-                        if item is watchstate.LISTED:
-                            dispatcher.listed()
-                            continue
-                        ns = (item['object'].get('metadata') or {}).get('namespace')
-                        if self.scope.serves(ns):
-                            dispatcher.dispatch(item)
-                finally:
-                    dispatcher.close()  # no more wake-ups of its objects (their records stay)
-                    if self.ctx.indexing is not None:
-                        self.ctx.indexing.unregister((rctx.resource, namespace))  # if it ended before listing
+            while True:
+                if not indexed and pausing.paused(namespace):
+                    await pausing.wait(namespace, paused=False)  # indexed streams go on: the indices are fed
+                    logger.debug(f'Resuming the watch-stream for {where}.')
+                if not await self.stream(rctx, namespace, indexed=indexed):
+                    return
         except* apierrors.APINotFoundError:
             logger.info(f'{rctx.resource.name} is not served anymore; stopped watching it.')
         except* apierrors.APIForbiddenError as group:
             logger.error(f'No permission to watch {rctx.resource.name} ({group.exceptions[0]}); not served.')
+
+    async def stream(self, rctx: contexts.ResourceContext, namespace: str | None, *, indexed: bool) -> bool:
+        """One watch stream until it ends (False), or until its scope is paused (True; re-listed on resuming).
+
+        An indexed stream goes on while paused (its cycles only feed the indices) and ends when resumed.
+        """
+        pausing = self.ctx.pausing
+        where = _where(rctx.resource, namespace)
+        async with asyncio.TaskGroup() as workers:
+            dispatcher = queueing.Dispatcher(rctx, workers, key=(rctx.resource, namespace))
+            reader = workers.create_task(self.read(dispatcher, rctx, namespace), name=f'kopf reader of {where}')
+
+            async def until_paused() -> None:
+                await pausing.wait(namespace, paused=True)
+                logger.debug(f'Pausing the watch-stream for {where}.')
+                if indexed:
+                    dispatcher.pause()  # the stream goes on: the indices are fed, no handler runs
+                    await pausing.wait(namespace, paused=False)
+                    logger.debug(f'Resuming the watch-stream for {where} (re-listing).')
+            pauser = workers.create_task(until_paused(), name=f'kopf pauser of {where}')
+            await asyncio.wait([reader, pauser], return_when=asyncio.FIRST_COMPLETED)
+            interrupted = pauser.done()
+            pauser.cancel()
+            if interrupted:
+                reader.cancel()  # in-flight cycles finish (`read` drains without a deadline)
+                await asyncio.wait([reader])
+                dispatcher.pause()
+        return interrupted
+
+    async def read(self, dispatcher: queueing.Dispatcher, rctx: contexts.ResourceContext,
+                   namespace: str | None) -> None:
+        try:
+            async for item in watching.watch_objs(self.ctx.client, rctx.resource, namespace=namespace):
+                if item is watchstate.LISTED:
+                    dispatcher.listed()
+                    continue
+                ns = (item['object'].get('metadata') or {}).get('namespace')
+                if self.scope.serves(ns):
+                    dispatcher.dispatch(item)
+        finally:
+            logger.debug(f'Stopping the watch-stream for {_where(rctx.resource, namespace)}.')
+            paused = self.ctx.pausing.paused(namespace)  # then its handlers finish, however long they take
+            await dispatcher.drain(None if paused else rctx.settings.queueing.exit_timeout)  # the records stay
+            if self.ctx.indexing is not None:
+                self.ctx.indexing.unregister((rctx.resource, namespace))  # if it ended before listing
+
+
+def _where(resource: resources.Resource, namespace: str | None) -> str:
+    """As upstream's watch-stream lines: `kopfexamples.v1.kopf.dev in ns1` or `... cluster-wide`."""
+    return f'{resource} in {namespace}' if namespace else f'{resource} cluster-wide'

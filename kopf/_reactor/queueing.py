@@ -6,27 +6,35 @@
 - Only keys go through the queue (controller-runtime style): records with something to do wait in a
   FIFO; a pool of runner tasks takes them one by one. An object with nothing to do costs no task and
   no timer, only its record in the resource context (until it is deleted).
-- At most `settings.queueing.worker_limit` runners (default `DEFAULT_WORKER_LIMIT`) run cycles at once;
+- At most `settings.queueing.worker_limit` runners (None: no limit) run cycles at once;
   a runner inside an async handler does not count (a long await must never hold others back), so
   async handlers of any number of objects run concurrently. Sync handlers are bounded by the
   executor's threads anyway.
 - Everything later (a handler's delay, the error throttling, the end of the wait for our own write)
   is a due time in the operator's one scheduler (`scheduling`), which queues the record when due.
 - An idle runner exits after `settings.queueing.idle_timeout`; a wake-up starts one again.
+- When the stream ends (`drain`), idle runners exit at once; the cycles running are given
+  `settings.queueing.exit_timeout` seconds to finish (None: as long as they take), then cancelled.
+- The stream's initial listing and the first cycles of its objects are counted (`kopf._model.listings`):
+  progress lines at most every few seconds while that lasts, one line when all are resumed.
+- Pausing (`pause()`, when the stream's scope is paused): the records' wake-ups are cancelled, their
+  daemons and timers stopped (`OPERATOR_PAUSING`); cycles in flight finish; a cycle that begins
+  while paused only feeds the indices (`processing`).
 """
 import asyncio
 import collections
 import functools
 import logging
+import math
 from typing import Any
 
-from kopf._model import handlers, records
+from kopf._model import handlers, listings, records
 from kopf._model.bodies import RawEvent
+from kopf._model.daemons import DaemonStoppingReason
 from kopf._reactor import contexts, invoking, loggers, processing
 
 logger = logging.getLogger('kopf.reactor.queueing')
 
-DEFAULT_WORKER_LIMIT = 200  # cycles at once per watcher, when `settings.queueing.worker_limit` is None
 
 
 class _Slot(invoking.Slot):
@@ -64,11 +72,15 @@ class Dispatcher:
         self.scheduled: set[records.ObjectRecord] = set()  # with a due time in the scheduler
         self.running: set[records.ObjectRecord] = set()
         self.active = 0   # runners counted against the limit
-        self.limit = rctx.settings.queueing.worker_limit or DEFAULT_WORKER_LIMIT
+        limit = rctx.settings.queueing.worker_limit
+        self.limit: float = math.inf if limit is None else limit  # None: unlimited, as upstream
+        self.runners: set[asyncio.Task[None]] = set()
         self.closed = False
         self.indexing = rctx.operator.indexing if rctx.registry.has_handlers(rctx.resource,
                                                                             handlers.IndexingHandler) else None
         self.key = key if key is not None else self  # the stream: (resource, namespace)
+        self.progress: listings.Progress | None = None  # of the initial listing, until all its objects are resumed
+        self.resuming = True
         if self.indexing is not None:
             self.indexing.register(self.key)
 
@@ -79,6 +91,10 @@ class Dispatcher:
         record.owner = self
         if self.indexing is not None and event.get('type') is None:
             self.indexing.expect(self.key, uid, limit=self.limit)
+        if self.resuming and event.get('type') is None:
+            if self.progress is None:
+                self.progress = listings.Progress(self._describe(), started=asyncio.get_running_loop().time())
+            self.progress.seen(uid)
         self._carry_out(record, records.step(record, records.Arrived(event)))
 
     def nudge(self, record: records.ObjectRecord, event: RawEvent) -> None:
@@ -91,6 +107,32 @@ class Dispatcher:
         """The initial listing of the stream is over (its objects may still be in the queue)."""
         if self.indexing is not None:
             self.indexing.listed(self.key)
+        if self.resuming:
+            self.resuming = False  # later re-lists (after a 410) are not counted
+            if self.progress is not None:
+                self._report(self.progress.listing_over(asyncio.get_running_loop().time()))
+
+    def _describe(self) -> str:
+        namespace = self.key[1] if isinstance(self.key, tuple) and len(self.key) == 2 else None
+        return f'{self.rctx.resource.name} in {namespace}' if namespace else f'{self.rctx.resource.name}'
+
+    def _report(self, report: listings.Report | None) -> None:
+        if report is not None:
+            logger.log(report.level, report.message)
+        if self.progress is not None and self.progress.finished:
+            self.progress = None
+
+    async def drain(self, grace: float | None) -> None:
+        """The stream is over: close; idle runners exit now; running cycles get `grace` seconds, then are cancelled."""
+        self.close()
+        for waiter in self.waiters:
+            if not waiter.done():
+                waiter.set_result(None)
+        busy = [task for task in self.runners if not task.done()]
+        if busy:
+            _, late = await asyncio.wait(busy, timeout=grace)
+            for task in late:
+                task.cancel()
 
     def close(self) -> None:
         """The stream is over: no more wake-ups of its records."""
@@ -101,6 +143,18 @@ class Dispatcher:
             records.step(record, records.Stopped())
         self.scheduled.clear()
         self.ready.clear()
+
+    def pause(self) -> None:
+        """The stream's scope is paused: nothing of its objects is due; their daemons and timers stop."""
+        for record in list(self.rctx.records.values()):
+            if record.owner is not self:
+                continue
+            if record in self.scheduled:
+                self.scheduled.discard(record)
+                self.scheduler.cancel(record)
+            records.step(record, records.Paused())
+            if record.background is not None:
+                record.background.stop_all(DaemonStoppingReason.OPERATOR_PAUSING)
 
     # -- effects --------------------------------------------------------------------------------------
 
@@ -131,6 +185,8 @@ class Dispatcher:
                 log.error(f'Handling failed with an unexpected error ({effect.error}); retrying in {effect.delay}s.',
                           exc_info=effect.error)
             elif isinstance(effect, records.Forget):
+                if self.progress is not None:
+                    self._report(self.progress.forget(record.uid, asyncio.get_running_loop().time()))
                 self.rctx.forget(record.uid)
                 if record in self.scheduled:
                     self.scheduled.discard(record)
@@ -155,7 +211,9 @@ class Dispatcher:
                 return
         if self.active < self.limit:
             self.active += 1
-            self.tg.create_task(self._runner(), name=f'kopf runner of {self.rctx.resource.name}')
+            task = self.tg.create_task(self._runner(), name=f'kopf runner of {self.rctx.resource.name}')
+            self.runners.add(task)
+            task.add_done_callback(self.runners.discard)
 
     async def _runner(self) -> None:
         slot = _Slot(self)
@@ -163,6 +221,8 @@ class Dispatcher:
         loop = asyncio.get_running_loop()
         try:
             while True:
+                if not self.ready and self.closed:
+                    return
                 if not self.ready:
                     waiter = loop.create_future()
                     self.waiters.append(waiter)
@@ -204,4 +264,6 @@ class Dispatcher:
                                 error_delays=self.rctx.error_delays)
         finally:
             self.running.discard(record)
+        if self.progress is not None:
+            self._report(self.progress.handled(record.uid, asyncio.get_running_loop().time()))
         self._carry_out(record, records.step(record, done))

@@ -1,8 +1,9 @@
 """Running an operator: `kopf.run()`, `kopf.operator()`, `kopf.spawn_tasks()`, `kopf.run_tasks()`.
 
 Order: refuse handler kinds whose runtime is not here yet → startup activities (with retries; they
-may tune `settings`) → check that the cluster answers → `ready_flag` → one TaskGroup (the event
-poster, the observer with its watchers and workers, the stopper) → cleanup activities last.
+may tune `settings`) → check that the cluster answers → `ready_flag` → the peerings (unless
+standalone; their scopes paused until their first look) → one TaskGroup (the event poster, the
+peerings, the observer with its watchers and workers, the stopper) → cleanup activities last.
 SIGINT/SIGTERM (main thread only) or the `stop_flag` stop it gracefully.
 """
 import asyncio
@@ -14,9 +15,9 @@ import warnings
 from collections.abc import Collection, Coroutine
 from typing import Any
 
-from kopf._api import apierrors, credentials, events
+from kopf._api import apierrors, credentials, events, namespaces
 from kopf._api import client as client_
-from kopf._model import memos, registries
+from kopf._model import memos, progress, registries
 from kopf._model import settings as settings_
 from kopf._model.causes import Activity
 from kopf._model.daemons import DaemonStoppingReason
@@ -26,10 +27,8 @@ from kopf._reactor.flags import Flag
 logger = logging.getLogger('kopf.reactor.running')
 
 
-# Upstream's options for features that come later (peering, indices): accepted, unused — except a
-# `peering_name` without `standalone=True`: mandatory peering is refused with an OperatorError.
-LATER_OPTIONS = frozenset({'priority', 'peering_name', 'indexers', 'memories',
-                           'insights', 'identity', '_command'})
+# Upstream's options for internals (indices, insights): accepted, unused.
+LATER_OPTIONS = frozenset({'indexers', 'memories', 'insights', 'identity', '_command'})
 
 
 class OperatorError(Exception):
@@ -68,6 +67,8 @@ async def spawn_tasks(
         ready_flag: Flag | None = None,
         vault: credentials.Vault | None = None,
         standalone: bool | None = None,
+        priority: int | None = None,
+        peering_name: str | None = None,
         liveness_endpoint: str | None = None,
         **later: Any,
 ) -> list[asyncio.Task[None]]:
@@ -75,9 +76,6 @@ async def spawn_tasks(
     unknown = set(later) - LATER_OPTIONS
     if unknown:
         raise TypeError(f'Unknown options of the operator: {", ".join(sorted(unknown))}')
-    if later.get('peering_name') is not None and not standalone:  # mandatory peering: cannot be honoured
-        raise OperatorError(f'peering_name={later["peering_name"]!r}: peering is not implemented in this version '
-                            'of kopf yet; run standalone (without peering_name=, or with standalone=True).')
     if liveness_endpoint is not None:
         from kopf._reactor import probing  # lazily: only with a liveness endpoint (~0.6 ms)
         try:
@@ -91,10 +89,11 @@ async def spawn_tasks(
         clusterwide = True
     registry = registry if registry is not None else registries.get_default_registry()
     settings = settings if settings is not None else settings_.OperatorSettings()
-    from kopf import lifecycles  # the public module keeps the default lifecycle
+    _peering_options(settings, standalone=standalone, priority=priority, peering_name=peering_name,
+                     clusterwide=clusterwide)
     ctx = contexts.OperatorContext(
         settings=settings, registry=registry, client=None,  # type: ignore[arg-type]  # set below
-        memo=memo if memo is not None else memos.Memo(), lifecycle=lifecycle or lifecycles.get_default_lifecycle())
+        memo=memo if memo is not None else memos.Memo(), lifecycle=lifecycle or progress.get_default_lifecycle())
     ctx.indexing = indexing.Indexing(registry)
     ctx.indices = ctx.indexing.indices
     vault = vault if vault is not None else credentials.Vault(activities.make_login(ctx))
@@ -102,6 +101,19 @@ async def spawn_tasks(
     scope = observing.Scope(clusterwide=clusterwide, patterns=tuple(namespaces))
     coro = _orchestrate(ctx, scope, stop_flag=stop_flag, ready_flag=ready_flag, liveness=liveness_endpoint)
     return [asyncio.create_task(coro, name='kopf operator')]
+
+
+def _peering_options(settings: settings_.OperatorSettings, *, standalone: bool | None, priority: int | None,
+                     peering_name: str | None, clusterwide: bool) -> None:
+    """The options of `run()` into `settings.peering` (startup handlers may change them further), as upstream."""
+    peering = settings.peering
+    peering.standalone = bool(standalone) or peering.standalone
+    peering.clusterwide = clusterwide
+    if priority is not None:
+        peering.priority = priority
+    if peering_name is not None:
+        peering.name = peering_name
+        peering.mandatory = True
 
 
 async def run_tasks(tasks: Collection[asyncio.Task[Any]], *, ignored: Collection[asyncio.Task[Any]] = ()) -> None:
@@ -127,7 +139,13 @@ async def _orchestrate(ctx: contexts.OperatorContext, scope: observing.Scope, *,
             return
         try:
             flags.raise_flag(ready_flag)
+            if not ctx.settings.peering.standalone:  # its scopes are paused before any watcher starts
+                from kopf._reactor import peering
+                ctx.peering = peering.Peerings(ctx, clusterwide=ctx.settings.peering.clusterwide or scope.clusterwide,
+                                               namespaces=namespaces.exact_names(scope.patterns) or ())
             async with asyncio.TaskGroup() as tg:
+                if ctx.peering is not None:
+                    ctx.peering.start(tg)
                 tg.create_task(poster.run(), name='kopf event poster')
                 tg.create_task(observing.Observer(ctx, scope, tg).run(), name='kopf observer')
                 tg.create_task(_until(ctx, stopper), name='kopf stopper')

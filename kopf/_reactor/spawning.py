@@ -16,6 +16,8 @@ daemons and timers as `kopf._model.spawning.reconcile` decides.
   is waited for, re-checked every `cancellation_polling` seconds. A timer stops after its call.
 - While any of them runs, our finalizer stays: the object's record counts them (`spawns`), and each
   exit nudges the record, so its next cycle may release the finalizer.
+- While the object's scope is paused (peering), its daemons and timers are stopped (`OPERATOR_PAUSING`)
+  and none starts; resuming re-lists the object, whose next cycle starts them again.
 - On operator exit, all are stopped (OPERATOR_EXITING) and awaited a few seconds; leftovers are cancelled.
 """
 import asyncio
@@ -27,7 +29,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from kopf._api import apierrors
-from kopf._model import finalizers, handlers, patches, plans, progress, records
+from kopf._model import finalizers, handlers, outcomes, patches, plans, progress, records
 from kopf._model import spawning as model
 from kopf._model.bodies import Body
 from kopf._model.daemons import DaemonStoppingReason
@@ -87,6 +89,10 @@ def reconcile(rctx: contexts.ResourceContext, record: records.ObjectRecord, plan
     if plan.event_type == 'DELETED':
         if background is not None:
             background.stop_all(DaemonStoppingReason.RESOURCE_DELETED)
+        return
+    if rctx.operator.pausing.paused((plan.body.get('metadata') or {}).get('namespace')):
+        if background is not None:  # a cycle in flight when its scope was paused: nothing starts
+            background.stop_all(DaemonStoppingReason.OPERATOR_PAUSING)
         return
     body = answer if answer is not None else plan.body
     loop_now = asyncio.get_running_loop().time()
@@ -271,7 +277,7 @@ class Spawn:
         moment = changing.now()
         kwargs = handler_kwargs(handler, background.cause(patch), retry=self.state.retries,
                                 started=self.state.started, runtime=self.state.runtime(moment), stopped=self.flag)
-        model.invoked_log(handler).emit(self.logger)
+        outcomes.invoked(handler).emit(self.logger)
         settings = background.rctx.settings
         executor = settings.execution.executor if self.is_async or isinstance(handler, handlers.TimerHandler) else \
             _ThreadPerCall(f'kopf daemon {handler.id!r} of {background.logger.prefix}')
@@ -286,8 +292,7 @@ class Spawn:
         """The attempt merged into the in-memory state (retries, timeout, delays); logged as judged."""
         backoff = self.background.rctx.settings.execution.default_backoff
         judged = self.state.with_outcome(outcome, handler=self.handler, now=changing.now(), default_backoff=backoff)
-        for entry in model.attempt_logs(self.handler, outcome, judged):
-            entry.emit(self.logger)
+        outcomes.describe(self.handler, outcome, judged).emit(self.logger)
         return judged
 
 
@@ -330,7 +335,8 @@ class Daemon(Spawn):
             self.logger.exception(f'{handler} failed unexpectedly: {exc!r}')
         finally:
             self._finished = finished
-            model.exit_log(handler, None if finished else self.flag.reason).emit(self.logger)
+            for entry in model.exit_logs(handler, None if finished else self.flag.reason):
+                entry.emit(self.logger)
 
     async def _sleep(self, delay: float) -> bool:
         """Sleep unless stopped; True if stopped (before or during the sleep)."""
@@ -465,5 +471,5 @@ class Timer(Spawn):
 
     def _stopped(self) -> None:
         if self.flag.reason is not None and self.flag.reason & DaemonStoppingReason.OPERATOR_EXITING:
-            model.exit_log(self.handler, self.flag.reason).emit(self.logger)  # only then, as upstream
+            model.graceful_log(self.handler).emit(self.logger)  # only then, as upstream
         self._exit(finished=False)

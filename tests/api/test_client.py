@@ -106,6 +106,19 @@ async def test_plain_429_retry_after_is_honoured(client: client_.APIClient, clus
 
 
 @pytest.mark.looptime
+@pytest.mark.parametrize('enforce, waited', [(True, 2), (False, 10)])
+async def test_enforce_retry_after_waits_as_the_server_says_even_if_the_own_backoff_is_longer(
+        client: client_.APIClient, cluster: Any, settings: OperatorSettings, enforce: bool, waited: float) -> None:
+    settings.networking.enforce_retry_after = enforce
+    settings.networking.error_backoffs = (10,)
+    cluster.fail('GET', CM_PATH, 503, count=1, retry_after=2)
+    loop = asyncio.get_running_loop()
+    start = loop.time()
+    await client.request('GET', CM_PATH)
+    assert loop.time() - start == pytest.approx(waited, abs=0.2)
+
+
+@pytest.mark.looptime
 async def test_status_429_retry_after_seconds_is_honoured(client: client_.APIClient, cluster: Any) -> None:
     cluster.fail('GET', CM_PATH, 429, count=1, retry_after=4)
     loop = asyncio.get_running_loop()

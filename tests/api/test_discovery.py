@@ -285,3 +285,20 @@ async def test_a_failing_group_version_no_longer_listed_is_forgotten(
     await disco.scan_group('kopf.dev', refresh=True)  # the group is not served anymore
     assert disco.failing == set()
     assert disco.take_recovered() == []  # gone is not recovered
+
+
+@pytest.mark.looptime
+@pytest.mark.parametrize('status', [404, 503])
+async def test_a_group_version_that_answers_is_served_when_its_group_does_not(
+        client: client_.APIClient, cluster: Any, crd: resources.Resource, status: int) -> None:
+    cluster.fail('GET', '/apis/kopf.dev', status, count=None)  # seen on proxies and minimal API servers
+    [found] = await discovery.Discovery(client).select(parse_selector('kopf.dev', 'v1', 'kopfexamples'))
+    assert found == crd
+    assert (found.kind, found.namespaced, found.subresources) == ('KopfExample', True, {'status'})
+
+
+async def test_a_group_that_does_not_answer_and_no_version_is_still_not_found(
+        client: client_.APIClient, cluster: Any, crd: resources.Resource) -> None:
+    cluster.fail('GET', '/apis/kopf.dev', 404, count=None)
+    cluster.fail('GET', KOPF_V1, 404, count=None)
+    assert await discovery.Discovery(client).select(parse_selector('kopf.dev', 'v1', 'kopfexamples')) == set()

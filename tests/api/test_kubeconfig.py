@@ -145,7 +145,6 @@ def test_login_with_kubeconfig_without_files(tmp_path: pathlib.Path, monkeypatch
     ({'users': [{'user': {}}]}, 'users[0].name'),
     ({'clusters': [{'name': 'c', 'cluster': 'str'}]}, 'clusters[0].cluster'),
     ({}, 'current-context'),
-    ({'current-context': 'zzz'}, 'current-context'),
     (config(cluster={'certificate-authority-data': '%%%'}), 'clusters[0].cluster.certificate-authority-data'),
     (config(cluster={'certificate-authority': 'missing.crt'}), 'clusters[0].cluster.certificate-authority'),
     (config(server=''), 'clusters[0].cluster.server'),
@@ -165,8 +164,28 @@ def test_undefined_cluster_of_context(tmp_path: pathlib.Path) -> None:
     doc = config()
     doc['clusters'] = []
     path = write(tmp_path / 'cfg', doc)
-    with pytest.raises(apierrors.LoginError, match=r"contexts\[0\]\.context\.cluster"):
+    with pytest.raises(apierrors.LoginError) as info:
         kubeconfig.load([path])
+    assert str(info.value) == f"cluster 'c' (of context 'c') is not defined in {path}"
+
+
+def test_undefined_context_says_so_in_one_line(tmp_path: pathlib.Path) -> None:
+    path = write(tmp_path / 'empty.kc', {'current-context': 'nothing'})
+    with pytest.raises(apierrors.LoginError) as info:
+        kubeconfig.load([path])
+    assert str(info.value) == f"context 'nothing' is not defined in {path}"
+
+
+@pytest.mark.parametrize('value, expected', [
+    ('{tmp}/missing', 'KUBECONFIG={tmp}/missing: no such file'),
+    ('{tmp}/a:{tmp}/b', 'KUBECONFIG={tmp}/a:{tmp}/b: no such files'),
+    ('{tmp}/missing:{tmp}/cfg', None),  # kubectl skips the missing ones of a list
+    ('', None),
+])
+def test_kubeconfig_set_to_files_that_do_not_exist(tmp_path: pathlib.Path, value: str, expected: str | None) -> None:
+    write(tmp_path / 'cfg', config())
+    environ = {'KUBECONFIG': value.format(tmp=tmp_path)}
+    assert kubeconfig.missing(environ) == (None if expected is None else expected.format(tmp=tmp_path))
 
 
 def _plugin(tmp_path: pathlib.Path, status: dict[str, Any], exit_code: int = 0) -> pathlib.Path:
@@ -363,13 +382,34 @@ async def test_login_by_defaults_falls_back_to_the_clients_when_its_own_login_fa
     assert any('failed: cannot read it' in r.getMessage() for r in caplog.records)
 
 
-async def test_login_by_defaults_skips_failures(tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch,
-                                                caplog: pytest.LogCaptureFixture) -> None:
+async def test_login_by_defaults_names_a_missing_kubeconfig_once(
+        tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
     monkeypatch.setenv('KUBECONFIG', str(tmp_path / 'missing'))
     monkeypatch.setenv('HOME', str(tmp_path))
     monkeypatch.delenv('KUBERNETES_SERVICE_HOST', raising=False)
-    assert await loginning.login_by_defaults() == []
-    assert any('failed' in record.getMessage() for record in caplog.records)
+    with pytest.raises(apierrors.LoginError) as info:
+        await loginning.login_by_defaults()
+    assert str(info.value) == f'KUBECONFIG={tmp_path / "missing"}: no such file'
+    assert not caplog.records  # no client library is asked to find the same nothing
+
+
+async def test_login_by_defaults_reports_a_broken_kubeconfig_once(
+        tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    path = write(tmp_path / 'empty.kc', {'current-context': 'nothing'})
+    monkeypatch.setenv('KUBECONFIG', str(path))
+    monkeypatch.delenv('KUBERNETES_SERVICE_HOST', raising=False)
+    with pytest.raises(apierrors.LoginError) as info:
+        await loginning.login_by_defaults()
+    assert str(info.value) == f"context 'nothing' is not defined in {path}"
+    assert not caplog.records  # the client libraries fail on it too, but their words are not repeated
+
+
+async def test_login_by_defaults_without_any_source(tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv('KUBECONFIG', raising=False)
+    monkeypatch.setenv('HOME', str(tmp_path))
+    monkeypatch.delenv('KUBERNETES_SERVICE_HOST', raising=False)
+    with pytest.raises(apierrors.LoginError, match=r'^no credentials found: no \$KUBECONFIG, no ~/.kube/config'):
+        await loginning.login_by_defaults()
 
 
 # -- the plain-YAML reader (the fast path) and PyYAML agree ------------------------------------------

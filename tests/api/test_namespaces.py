@@ -35,3 +35,14 @@ def test_exact_names() -> None:
     assert namespaces.exact_names(['a', 'b,c']) == frozenset({'a', 'b', 'c'})
     assert namespaces.exact_names(['a', 'team-*']) is None
     assert namespaces.exact_names(['!kube-system']) is None
+
+
+@pytest.mark.parametrize('patterns, names', [
+    (['team-*', 'default'], {'default'}),
+    (['a,b', 'c*'], {'a', 'b'}),
+    (['a,!a'], set()),
+    (['!x'], set()),
+    (['*'], set()),
+])
+def test_plain_names(patterns: list[str], names: set[str]) -> None:
+    assert namespaces.plain_names(patterns) == names

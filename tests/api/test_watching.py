@@ -369,3 +369,24 @@ async def test_an_os_error_in_the_stream_reconnects(settings: OperatorSettings, 
         await task
     assert items == [watchstate.LISTED, ('ADDED', 'a')]
     assert [s['resourceVersion'] for s in fake.streams] == ['1', '2']  # reconnected from the last seen RV
+
+
+@pytest.mark.looptime
+@pytest.mark.parametrize('backoff, streams', [(1.0, 2), (20.0, 1)])
+async def test_reconnect_backoff_is_the_pause_before_a_watch_reconnects(
+        settings: OperatorSettings, backoff: float, streams: int) -> None:
+    from kopf._api import watching
+    settings.watching.reconnect_backoff = backoff
+    fake = _FailingStream(settings, ConnectionResetError('reset'))
+
+    async def consume() -> None:
+        async for _ in watching.watch_objs(fake, KEX, namespace='default'):  # type: ignore[arg-type]
+            pass
+
+    task = asyncio.create_task(consume())
+    await asyncio.sleep(10)
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+    assert len(fake.streams) == streams  # the broken stream, and its reconnect only after the backoff
+

@@ -1,6 +1,7 @@
 """The emulator's side of auth: bearer tokens rotated or revoked through the control API (Python and HTTP)."""
 import asyncio
 import json
+import pathlib
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -33,7 +34,7 @@ async def _control(cluster: LocalCluster, body: Any) -> tuple[int, Any]:
 
 
 def _kubeconfig_token(cluster: LocalCluster) -> str | None:
-    config = yaml.safe_load(cluster.kubeconfig.read_text())
+    config = yaml.safe_load(pathlib.Path(cluster.kubeconfig).read_text())
     token = config['users'][0]['user'].get('token')
     return str(token) if token is not None else None
 

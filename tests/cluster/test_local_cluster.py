@@ -42,7 +42,8 @@ async def test_async_mode_runs_in_the_current_loop(local_cluster: LocalCluster) 
     local_cluster.apply(CM)
     status, _, body = await asyncio.to_thread(_get, f'{local_cluster.url}/api/v1/namespaces/default/configmaps/cm1')
     assert status == 200 and json.loads(body)['data'] == {'a': 'b'}
-    assert local_cluster.kubeconfig.exists()
+    assert isinstance(local_cluster.kubeconfig, str)   # ready for KUBECONFIG as it is
+    assert pathlib.Path(local_cluster.kubeconfig).exists()  # noqa: ASYNC240
 
 
 def test_sync_mode_and_manifest_sources(tmp_path: pathlib.Path) -> None:

@@ -11,7 +11,7 @@ import kopf
 
 @kopf.on.startup()
 def configure(settings: kopf.OperatorSettings, **_: Any) -> None:
-    if settings.admission.managed == 'auto':  # never true in the tests: the servers are not implemented yet
+    if settings.admission.managed == 'auto':  # upstream-style: choose the server by a setting
         settings.admission.server = kopf.WebhookAutoTunnel(port=9443)
 
 

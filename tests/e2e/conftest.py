@@ -1,6 +1,7 @@
 """End-to-end fixtures: the cluster (the emulator in the test's loop, or the shared envtest cluster with
 `--backend=envtest`: tests/backends.py), and an operator task against it."""
 import asyncio
+import functools
 import logging
 import pathlib
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -12,7 +13,7 @@ import kopf
 from kopf._api import credentials
 from kopf.testing import LocalCluster, cluster_vault
 
-from .. import backends
+from .. import backends, waiting
 from ..backends import Cluster
 
 ROOT = pathlib.Path(__file__).parent.parent.parent
@@ -44,14 +45,8 @@ def vault_for(cluster: Cluster) -> credentials.Vault:
     return vault
 
 
-async def eventually(check: Callable[[], Any], *, within: float = 20.0, interval: float = 0.02) -> Any:
-    """Poll until `check()` is truthy (returning it) or fail after the timeout."""
-    async with asyncio.timeout(within):
-        while True:
-            result = check()
-            if result:
-                return result
-            await asyncio.sleep(interval)
+# The one `eventually()` (tests/waiting.py), polling more often: these tests wait on real I/O, in real time.
+eventually = functools.partial(waiting.eventually, interval=0.02)
 
 
 @pytest.fixture

@@ -18,14 +18,18 @@ def configs(cluster: LocalCluster, kind: str) -> list[Any]:
     return list((obj or {}).get('webhooks') or [])
 
 
-@pytest.fixture
-def webhooks(registry: kopf.OperatorRegistry) -> list[Any]:
-    calls: list[Any] = []
-
+def serve_webhooks(registry: kopf.OperatorRegistry) -> None:
+    """A startup handler: a local HTTPS server and the managed configurations."""
     @kopf.on.startup(registry=registry)
     def configure(settings: kopf.OperatorSettings, **_: Any) -> None:
         settings.admission.server = kopf.WebhookServer(addr='127.0.0.1', host='127.0.0.1')
         settings.admission.managed = MANAGED
+
+
+@pytest.fixture
+def webhooks(registry: kopf.OperatorRegistry) -> list[Any]:
+    calls: list[Any] = []
+    serve_webhooks(registry)
 
     @kopf.on.validate('kopfexamples', id='check', registry=registry)
     def check(spec: Any, operation: str, dryrun: bool, warnings: list[str], **_: Any) -> None:
@@ -203,3 +207,100 @@ async def test_a_thousand_random_and_malformed_bodies_are_all_answered(
     assert len(statuses) == 1000 and set(statuses) <= {200, 400}, sorted(set(statuses))
     await kube.create(example(name='after-fuzz'))
     await eventually(lambda: 'after-fuzz' in handled)  # the operator still handles objects
+
+
+LATER_CRD = {
+    'apiVersion': 'apiextensions.k8s.io/v1', 'kind': 'CustomResourceDefinition',
+    'metadata': {'name': 'kopflaters.kopf.dev'},
+    'spec': {'group': 'kopf.dev', 'scope': 'Namespaced',
+             'names': {'plural': 'kopflaters', 'singular': 'kopflater', 'kind': 'KopfLater'},
+             'versions': [{'name': 'v1', 'served': True, 'storage': True, 'schema': {'openAPIV3Schema': {
+                 'type': 'object', 'x-kubernetes-preserve-unknown-fields': True}}}]},
+}
+
+
+async def test_managed_configs_get_the_rules_of_a_crd_that_appears_later(
+        cluster: LocalCluster, registry: kopf.OperatorRegistry, start_operator: Any, kube: Any) -> None:
+    import kubernetes
+    serve_webhooks(registry)
+
+    @kopf.on.validate('kopf.dev', 'v1', 'kopflaters', id='later', registry=registry)
+    def later(spec: Any, **_: Any) -> None:
+        if spec.get('field') == 'wrong':
+            raise kopf.AdmissionError('Wrong, later.', code=422)
+
+    await start_operator()
+    await eventually(lambda: configs(cluster, 'ValidatingWebhookConfiguration'))
+    assert not configs(cluster, 'ValidatingWebhookConfiguration')[0].get('rules')  # nothing served yet
+    cluster.apply(LATER_CRD)
+    await eventually(lambda: [w for w in configs(cluster, 'ValidatingWebhookConfiguration') if w.get('rules')],
+                     within=60)
+    assert configs(cluster, 'ValidatingWebhookConfiguration')[0]['rules'][0]['resources'] == ['kopflaters']
+    obj = {'apiVersion': 'kopf.dev/v1', 'kind': 'KopfLater', 'metadata': {'name': 'x'}, 'spec': {'field': 'wrong'}}
+
+    def create() -> None:
+        kube.custom.create_namespaced_custom_object('kopf.dev', 'v1', 'default', 'kopflaters', obj)
+
+    async def denied() -> bool:  # the API server may take a moment to serve the new CRD
+        try:
+            await asyncio.to_thread(create)
+        except kubernetes.client.ApiException as exc:
+            if exc.status == 404:
+                return False
+            assert exc.status == 422 and 'Wrong, later.' in str(exc.body)
+            return True
+        raise AssertionError('a wrong object was stored')
+
+    async with asyncio.timeout(60):
+        while True:
+            if await denied():
+                break
+            await asyncio.sleep(0.1)
+
+
+async def test_failure_policies_apply_while_the_operator_is_down(
+        cluster: LocalCluster, registry: kopf.OperatorRegistry, start_operator: Any, kube: Any) -> None:
+    """Persistent webhooks outlive the operator: `ignore_failures=True` lets writes in, the default blocks them."""
+    import kubernetes
+    serve_webhooks(registry)
+
+    @kopf.on.validate('kopfexamples', id='lenient', labels={'policy': 'lenient'}, ignore_failures=True,
+                      persistent=True, registry=registry)
+    def lenient(**_: Any) -> None:
+        pass
+
+    @kopf.on.validate('kopfexamples', id='strict', labels={'policy': 'strict'}, persistent=True, registry=registry)
+    def strict(**_: Any) -> None:
+        pass
+
+    def labelled(name: str, policy: str) -> Any:
+        obj = example(name=name)
+        obj['metadata']['labels']['policy'] = policy
+        return obj
+
+    admission = kubernetes.client.AdmissionregistrationV1Api(kube.api)
+    stop = asyncio.Event()
+    task = await start_operator(stop_flag=stop)
+    try:
+        await eventually(lambda: len([w for w in configs(cluster, 'ValidatingWebhookConfiguration')
+                                      if w.get('rules')]) == 2)
+        await kube.create(labelled('strict-up', 'strict'))  # served while the operator is up
+        stop.set()
+        await asyncio.wait_for(task, timeout=10)
+        policies = {w['name']: w['failurePolicy'] for w in configs(cluster, 'ValidatingWebhookConfiguration')}
+        assert policies == {f'lenient.{MANAGED}': 'Ignore', f'strict.{MANAGED}': 'Fail'}
+
+        await kube.create(labelled('lenient-down', 'lenient'))  # nobody answers: ignored
+        assert get_example(cluster, 'lenient-down') is not None
+        with pytest.raises(kubernetes.client.ApiException) as err:
+            await kube.create(labelled('strict-down', 'strict'))  # nobody answers: rejected
+        assert err.value.status == 500 and f'failed calling webhook \\"strict.{MANAGED}\\"' in str(err.value.body)
+        assert get_example(cluster, 'strict-down') is None
+    finally:
+        for kind in ('validating', 'mutating'):  # no webhook may outlive the test (a shared envtest cluster)
+            delete = getattr(admission, f'delete_{kind}_webhook_configuration')
+            try:
+                await asyncio.to_thread(delete, MANAGED)
+            except kubernetes.client.ApiException as exc:
+                if exc.status != 404:
+                    raise

@@ -1,4 +1,4 @@
-"""`kopf run/freeze/resume` options of SPEC §7: peering is a clear error until it arrives; env vars; logging."""
+"""`kopf run/freeze/resume` options of SPEC §7: the peering options, env vars, logging."""
 import pathlib
 import time
 from typing import Any
@@ -12,21 +12,27 @@ from kopf.testing import KopfRunner
 
 from .. import backends
 from ..backends import Cluster
-from .conftest import CRD
+from .conftest import CRD, ROOT, vault_for
+
+PEERING_CRDS = ROOT / 'kopf' / 'peering.yaml'
 
 kopf_local_cluster = backends.kopf_local_cluster  # kopf.testing's, or the envtest cluster
 
 
-@pytest.mark.parametrize('args, env', [
-    (['run', '-A', '--peering', 'example'], {}),
-    (['run', '-A', '-P', 'example', '--dev'], {}),
-    (['run', '-A'], {'KOPF_RUN_PEERING': 'example'}),
+@pytest.mark.parametrize('args, env, name, priority', [
+    (['-A', '--peering', 'example'], {}, 'example', 0),
+    (['-A', '-P', 'example', '--dev'], {}, 'example', 666),
+    (['-A', '-p', '7'], {'KOPF_RUN_PEERING': 'example'}, 'example', 7),
 ])
-def test_run_with_peering_is_a_clear_error(args: list[str], env: dict[str, str]) -> None:
-    result = CliRunner().invoke(cli.main, args, env=env)
-    assert result.exit_code == 1
-    assert 'Error: --peering example: peering is not implemented in this version of kopf yet' in result.output
-    assert 'Traceback' not in result.output
+def test_run_peering_options_go_to_the_settings(kopf_local_cluster: Cluster, tmp_path: pathlib.Path,
+                                                args: list[str], env: dict[str, str], name: str, priority: int) -> None:
+    path = tmp_path / 'handlers.py'
+    path.write_text(HANDLERS)
+    settings = kopf.OperatorSettings()
+    runner = _run_briefly(kopf_local_cluster, args, path, settings=settings, env=env)
+    assert runner.exit_code == 0, runner.output
+    assert (settings.peering.name, settings.peering.priority, settings.peering.mandatory) == (name, priority, True)
+    assert settings.peering.clusterwide and not settings.peering.standalone
 
 
 @pytest.mark.parametrize('args, env', [
@@ -36,11 +42,31 @@ def test_run_with_peering_is_a_clear_error(args: list[str], env: dict[str, str])
     (['resume', '-P', 'example'], {}),
     (['resume', '-A', '-i', 'me', '--log-format', 'json'], {'KOPF_RESUME_PEERING': 'example'}),
 ])
-def test_freeze_and_resume_exist_and_fail_clearly(args: list[str], env: dict[str, str]) -> None:
-    result = CliRunner().invoke(cli.main, args, env=env)
+def test_freeze_and_resume_without_the_peering_object_fail_clearly(
+        kopf_local_cluster: Cluster, args: list[str], env: dict[str, str]) -> None:
+    controls = cli.CLIControls(vault=vault_for(kopf_local_cluster))
+    result = CliRunner().invoke(cli.main, args, env=env, obj=controls)
     assert result.exit_code == 1, result.output
-    assert 'peering is not implemented in this version of kopf yet' in result.output
+    assert "The peering object 'example' (" in result.output and 'is not found' in result.output
     assert 'Traceback' not in result.output
+
+
+def test_freeze_writes_an_entry_and_resume_removes_it(kopf_local_cluster: Cluster) -> None:
+    kopf_local_cluster.apply(str(PEERING_CRDS))
+    kopf_local_cluster.apply({'apiVersion': 'kopf.dev/v1', 'kind': 'KopfPeering',
+                              'metadata': {'name': 'example', 'namespace': 'default'}})
+    controls = cli.CLIControls(vault=vault_for(kopf_local_cluster))
+    result = CliRunner().invoke(cli.main, ['freeze', '-n', 'default', '-P', 'example', '-t', '30', '--dev',
+                                           '-i', 'me', '-m', 'a message'], obj=controls)
+    assert result.exit_code == 0, result.output
+    status = (kopf_local_cluster.get('kopf.dev/v1', 'KopfPeering', 'example', 'default') or {}).get('status')
+    assert status is not None and set(status) == {'me'}
+    assert status['me']['priority'] == 666 and status['me']['lifetime'] == 30 and 'lastseen' in status['me']
+    controls = cli.CLIControls(vault=vault_for(kopf_local_cluster))  # a vault is closed with its command's client
+    result = CliRunner().invoke(cli.main, ['resume', '-n', 'default', '-P', 'example', '-i', 'me'], obj=controls)
+    assert result.exit_code == 0, result.output
+    status = (kopf_local_cluster.get('kopf.dev/v1', 'KopfPeering', 'example', 'default') or {}).get('status')
+    assert not status
 
 
 @pytest.mark.parametrize('args', [['freeze', '-P', 'x'], ['freeze', '-t', '1'], ['resume']])
@@ -76,12 +102,12 @@ def _run_briefly(cluster: Cluster, args: list[str], path: pathlib.Path, **kwargs
     return runner
 
 
-def test_dev_and_priority_warn_and_run_standalone(kopf_local_cluster: Cluster, tmp_path: pathlib.Path) -> None:
+def test_standalone_has_no_peering_whatever_the_priority(kopf_local_cluster: Cluster, tmp_path: pathlib.Path) -> None:
     path = tmp_path / 'handlers.py'
     path.write_text(HANDLERS)
-    runner = _run_briefly(kopf_local_cluster, ['-A', '--dev', '-p', '100', '--standalone'], path)
+    runner = _run_briefly(kopf_local_cluster, ['-A', '--dev', '-p', '100', '--standalone', '--verbose'], path)
     assert runner.exit_code == 0
-    assert 'Peering is not implemented in this version of kopf' in runner.output
+    assert 'peering' not in runner.output.lower()
 
 
 def test_options_from_automatic_env_vars(kopf_local_cluster: Cluster, tmp_path: pathlib.Path) -> None:
@@ -104,7 +130,7 @@ def test_options_from_automatic_env_vars(kopf_local_cluster: Cluster, tmp_path: 
     assert runner.exit_code == 0, runner.output
     assert _status(kopf_local_cluster, 'ns1') == {'create_fn': {'ok': True}}    # KOPF_RUN_NAMESPACES
     assert _status(kopf_local_cluster, 'other') == {}
-    assert 'Peering is not implemented' in runner.output                       # KOPF_RUN_PRIORITY
+    assert 'Default peering object is not found' in runner.output             # not KOPF_RUN_STANDALONE (debug)
     assert 'Starting the watch-stream' in runner.output                        # KOPF_RUN_VERBOSE: debug
     assert '[DEBUG' not in runner.output and '[INFO' not in runner.output       # KOPF_RUN_LOG_FORMAT=plain
 
@@ -117,6 +143,6 @@ def test_quiet_hides_info(kopf_local_cluster: Cluster, tmp_path: pathlib.Path) -
     kopf_local_cluster.apply(str(CRD))
     path = tmp_path / 'handlers.py'
     path.write_text(HANDLERS)
-    runner = _run_briefly(kopf_local_cluster, ['-A', '--quiet', '-p', '1'], path)
-    assert 'Peering is not implemented' in runner.output  # a warning: shown
+    runner = _run_briefly(kopf_local_cluster, ['-A', '--quiet', '-P', 'absent'], path)
+    assert "The peering object 'absent' cluster-wide is not found" in runner.output  # a warning: shown
     assert 'Stop-flag is raised' not in runner.output      # an info: hidden

@@ -91,6 +91,8 @@ def test_kopf_run_local_cluster_handles_the_example_and_exits_zero_on_sigterm() 
     (['-A', '/nonexistent/handlers.py'], 'No such file: /nonexistent/handlers.py'),
     (['-A', '-m', 'no_such_module_here'], "Cannot import the module 'no_such_module_here'"),
     (['--apply', 'x.yaml'], '--apply works only with --local-cluster'),
+    (['--state', 'x.json'], '--state works only with --local-cluster'),
+    (['--kubeconfig', 'kc'], '--kubeconfig works only with --local-cluster (for a real cluster, set KUBECONFIG)'),
     (['-A', '-n', 'ns'], 'Either --namespace or --all-namespaces'),
 ])
 def test_kopf_run_refuses_clearly(args: list[str], message: str) -> None:
@@ -98,6 +100,35 @@ def test_kopf_run_refuses_clearly(args: list[str], message: str) -> None:
     assert result.exit_code != 0
     assert message in result.output
     assert 'Traceback' not in result.output
+
+
+@pytest.mark.parametrize('content, message', [
+    ('{garbage', 'Error: Cannot resume from the state file state.json: JSONDecodeError('),
+    ('{"objects": 5}', 'Error: Cannot resume from the state file state.json: '),
+])
+def test_kopf_run_local_cluster_with_a_broken_state_file(tmp_path: pathlib.Path, content: str, message: str) -> None:
+    (tmp_path / 'state.json').write_text(content)
+    (tmp_path / 'handlers.py').write_text(HANDLERS)
+    result = subprocess.run([sys.executable, '-m', 'kopf', 'run', '-A', '--local-cluster', '--state', 'state.json',
+                             'handlers.py'], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 1
+    assert result.stderr.startswith(message) and len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert (tmp_path / 'state.json').read_text() == content   # not overwritten by an empty cluster
+
+
+def test_kopf_run_local_cluster_state_in_a_new_directory(tmp_path: pathlib.Path) -> None:
+    """The state file's directory is created on save, as the kubeconfig's is."""
+    (tmp_path / 'handlers.py').write_text(HANDLERS)
+    operator = subprocess.Popen([sys.executable, '-m', 'kopf', 'run', '-A', '--local-cluster', '--state',
+                                 'new/dir/state.json', '--kubeconfig', 'other/kc', 'handlers.py'], cwd=tmp_path,
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        wait_for(lambda: (tmp_path / 'other' / 'kc').exists())
+    finally:
+        operator.send_signal(signal.SIGINT)
+        output, _ = operator.communicate(timeout=30)
+    assert operator.returncode == 0, output
+    assert '"resourceVersion"' in (tmp_path / 'new' / 'dir' / 'state.json').read_text()
 
 
 def test_kopf_run_refuses_unsupported_handler_kinds(tmp_path: pathlib.Path) -> None:

@@ -5,9 +5,11 @@ import threading
 import time
 from typing import Any
 
+import pytest
+
 import kopf
 
-from .conftest import eventually, example, get_example
+from .conftest import eventually, example, fast_settings, get_example
 
 
 async def test_a_daemon_sees_the_body_live_and_the_memo_of_the_handlers(
@@ -100,13 +102,19 @@ async def test_an_async_daemon_ignoring_its_flag_is_cancelled(
     await eventually(lambda: cancelled.is_set() and get_example(cluster) is None)
 
 
+@pytest.mark.parametrize('option, setting, polling', [
+    (0.2, 60, 0.2),    # the daemon's own cancellation_polling=
+    (None, 0.3, 0.3),  # else settings.background.cancellation_polling
+])
 async def test_a_daemon_ignoring_its_flag_without_a_timeout_keeps_the_object_and_is_reported(
         cluster: Any, registry: kopf.OperatorRegistry, start_operator: Any, kube: Any,
-        caplog: Any) -> None:
+        caplog: Any, option: float | None, setting: float, polling: float) -> None:
     release = asyncio.Event()
     running = asyncio.Event()
+    settings = fast_settings()
+    settings.background.cancellation_polling = setting
 
-    @kopf.daemon('kopfexamples', cancellation_backoff=0.1, cancellation_polling=0.2, registry=registry)
+    @kopf.daemon('kopfexamples', cancellation_backoff=0.1, cancellation_polling=option, registry=registry)
     async def immortal(**_: Any) -> None:
         running.set()
         while not release.is_set():
@@ -115,11 +123,11 @@ async def test_a_daemon_ignoring_its_flag_without_a_timeout_keeps_the_object_and
             except asyncio.CancelledError:
                 pass  # ignores even the cancellation
 
-    await start_operator()
+    await start_operator(settings=settings)
     await kube.create(example())
     await eventually(running.is_set)
     await kube.delete('kopf-example-1')
-    await eventually(lambda: 'is still exiting. The next check is in 0.2 seconds.' in caplog.text)  # reported
+    await eventually(lambda: f'is still exiting. The next check is in {polling} seconds.' in caplog.text)  # reported
     obj = get_example(cluster)
     assert obj is not None and obj['metadata'].get('deletionTimestamp')
     assert 'kopf.zalando.org/KopfFinalizerMarker' in obj['metadata']['finalizers']

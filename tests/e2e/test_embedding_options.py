@@ -1,5 +1,6 @@
 """Embedding options: `kopf.run(memo=, priority=, standalone=, namespaces=<globs, exclusions>)` in a
 thread beside other code, and two operators in one process isolated by their own registries."""
+import asyncio
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -108,7 +109,12 @@ def test_two_operators_in_one_process_are_isolated_by_registries(cluster: Cluste
         h.id not in {'by_a', 'by_b'} for h in kopf.get_default_registry().handlers)
 
 
-async def test_mandatory_peering_is_refused_clearly() -> None:
-    from kopf._reactor import running
-    with pytest.raises(running.OperatorError, match='peering is not implemented'):
-        await kopf.spawn_tasks(registry=kopf.OperatorRegistry(), peering_name='example')
+async def test_the_peering_options_go_to_the_settings() -> None:
+    settings = kopf.OperatorSettings()
+    tasks = await kopf.spawn_tasks(registry=kopf.OperatorRegistry(), settings=settings, peering_name='example',
+                                   priority=5, namespaces=['ns1'])
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+    assert (settings.peering.name, settings.peering.priority, settings.peering.mandatory) == ('example', 5, True)
+    assert not settings.peering.clusterwide and not settings.peering.standalone

@@ -27,14 +27,26 @@ def test_version_is_stamped(envtest: EnvtestCluster) -> None:
     assert version['major'] == '1'
 
 
-def test_kubectl_of_the_same_version_works_with_the_kubeconfig(envtest: EnvtestCluster) -> None:
+def whoami(envtest: EnvtestCluster, kubeconfig: pathlib.Path) -> str:
+    """`kubectl auth whoami` of the kubeconfig's identity (with the envtest binaries' kubectl)."""
     kubectl = envtest.assets / 'kubectl'
     if not kubectl.exists():
         pytest.skip('no kubectl among the envtest binaries')
-    result = subprocess.run([str(kubectl), f'--kubeconfig={envtest.kubeconfig}', 'auth', 'whoami', '-o', 'json'],
+    result = subprocess.run([str(kubectl), f'--kubeconfig={kubeconfig}', 'auth', 'whoami', '-o', 'json'],
                             capture_output=True, text=True, timeout=30)
     assert result.returncode == 0, result.stderr
-    assert 'system:masters' in result.stdout
+    return result.stdout
+
+
+def test_kubectl_of_the_same_version_works_with_the_kubeconfig(envtest: EnvtestCluster) -> None:
+    assert 'system:masters' in whoami(envtest, envtest.kubeconfig)
+
+
+def test_a_user_kubeconfig_is_not_an_admin(envtest: EnvtestCluster) -> None:
+    identity = whoami(envtest, envtest.user_kubeconfig('kopf-test-user', ['kopf-testers']))
+    assert 'kopf-test-user' in identity and 'kopf-testers' in identity and 'system:masters' not in identity
+    with pytest.raises(ValueError):
+        envtest.user_kubeconfig('root', ['system:masters'])
 
 
 def test_rbac_is_on(envtest: EnvtestCluster) -> None:

@@ -5,6 +5,7 @@ thread) by `cluster=`, or via the embedding API; objects are made and checked wi
 control API and the official `kubernetes` client.
 """
 import json
+import logging
 import pathlib
 import runpy
 import subprocess
@@ -15,14 +16,17 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 
 import kopf
+from kopf import cli
 from kopf.testing import KopfRunner
 
 from .. import backends
 from ..backends import Cluster
 from ..waiting import wait_for
-from .conftest import CRD, ROOT, fast_settings
+from . import test_peering
+from .conftest import CRD, ROOT, fast_settings, vault_for
 
 EXAMPLES = ROOT / 'examples'
 Obj = dict[str, Any]
@@ -133,13 +137,14 @@ def test_03_exceptions(cluster: Cluster) -> None:
     output = operator.output
     assert 'Creation is processed: 1 succeeded; 3 failed.' in output
     assert "Handler 'fail_permanently' failed permanently: The spec can never be satisfied." in output
-    assert "Handler 'fail_at_once_on_any_error' failed with an exception. Will stop." in output
+    assert ("Handler 'fail_at_once_on_any_error' failed with an exception and will stop now: "
+            "An unexpected value, and no retries for it.") in output
     assert 'The sensor is still not ready (attempt 3).' in output  # retries=3: three attempts in all
     assert 'The sensor is still not ready (attempt 4).' not in output
-    tries = output.count("Handler 'fail_after_three_tries' failed with an exception. Will try again in 1")
+    tries = output.count("Handler 'fail_after_three_tries' failed with an exception and will try again in 1")
     assert tries == 2  # the third and last failure is final, and says so:
-    assert "Handler 'fail_after_three_tries' failed with an exception. Will stop." in output
-    assert "Handler 'fail_after_three_tries' has exceeded 3 retries." in output
+    assert ("Handler 'fail_after_three_tries' failed with an exception and will stop now "
+            "(it would exceed 3 retries on the next attempt): The sensor is still not ready (attempt 3).") in output
     assert 'Succeeded after 3 retries.' in output
     assert output.count('Traceback (most recent call last)') >= 4
     assert status(cluster) == {'succeed_on_the_fourth_try': {'retries': 3}}
@@ -191,6 +196,46 @@ def test_05_handlers(cluster: Cluster) -> None:
     assert 'resume_fn: the operator has restarted' in operator2.output
     assert 'delete_fn_1: kopf-example-1' in operator2.output
     assert 'delete_fn_2: kopf-example-1' in operator2.output
+
+
+class _Lines(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__()
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(record.getMessage())
+
+
+def test_06_peering(cluster: Cluster) -> None:
+    cluster.apply(test_peering.peering_crds())
+    wait_for(lambda: test_peering.applied(cluster, str(EXAMPLES / '06-peering' / 'peering.yaml')))
+    lines = _Lines()
+    logging.getLogger('kopf.reactor.peering').addHandler(lines)
+
+    def freezer(*args: str) -> None:
+        controls = cli.CLIControls(vault=vault_for(cluster))
+        result = CliRunner().invoke(cli.main, [*args, '-A', '--peering', 'example', '-i', 'freezer'], obj=controls)
+        assert result.exit_code == 0, result.output
+
+    def paused() -> bool:
+        return any(line.startswith('Pausing operations in favour of [<Peer freezer') for line in lines.lines)
+    try:
+        with runner('06-peering', cluster, '--peering', 'example', '--priority', '100') as operator:
+            assert operator.wait_ready(20)
+            wait_for(lambda: (cluster.get('kopf.dev/v1', 'ClusterKopfPeering', 'example') or {}).get('status'))
+            freezer('freeze', '--lifetime', '60', '--priority', '1000')
+            wait_for(paused)
+            cluster.apply(OBJ)
+            assert not status(cluster)
+            freezer('resume')
+            assert wait_for(lambda: status(cluster)) == {
+                'create_fn': {'message': 'kopf-example-1 is handled by the acting replica'}}
+    finally:
+        logging.getLogger('kopf.reactor.peering').removeHandler(lines)
+    entries = (cluster.get('kopf.dev/v1', 'ClusterKopfPeering', 'example') or {}).get('status')
+    assert not entries  # ours removed on exit, the freezer's on resume
+    assert 'Resuming operations after the pause.' in operator.output
 
 
 def test_07_subhandlers(cluster: Cluster) -> None:

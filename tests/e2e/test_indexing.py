@@ -112,7 +112,8 @@ async def test_index_errors_by_mode(cluster: LocalCluster, registry: kopf.Operat
 
     fail.update(ignored=True, permanent=True, temporary=True)
     await relabel(kube, 'p1', {'v': '1'})
-    await eventually(lambda: all(calls[m] >= 2 for m in calls))
+    await eventually(lambda: all(calls[m] >= 2 for m in calls)
+                     and not snapshot(indices['permanent']) and not snapshot(indices['temporary']))  # after the calls
     assert snapshot(indices['ignored']) == {'v': [None]}  # IGNORED keeps the stale values
     assert snapshot(indices['permanent']) == {}           # PERMANENT drops them
     assert snapshot(indices['temporary']) == {}           # TEMPORARY drops them, until the delay passes

@@ -307,7 +307,7 @@ def test_table_cells_as_the_real_servers_printers(raw: Http, cluster: Cluster, s
     """On a real server: our printers' cells of the very object it stored are the cells its printers made."""
     if not backends.is_envtest(cluster):
         pytest.skip('compares with a real kube-apiserver (--backend=envtest)')
-    from kopf._cluster.web import printers
+    from kopf._cluster.web import tables
     resource = _resource(sample)
     prefix = f'/apis/{resource.group}/{resource.version}' if resource.group else f'/api/{resource.version}'
     path = f'{prefix}{"/namespaces/" + NAMESPACE if resource.namespaced else ""}/{resource.plural}'
@@ -318,7 +318,7 @@ def test_table_cells_as_the_real_servers_printers(raw: Http, cluster: Cluster, s
                                    headers={'Accept': TABLE})
     assert status == 200
     shown = table['rows'][0]['object']   # as its controllers left it by then (volumes bound, quotas counted)
-    ours = [cell(shown) for _, cell in printers.builtin_columns(resource.key)]
+    ours = [cell(shown) for _, cell in tables.columns(resource)]
     names = [column['name'] for column in table['columnDefinitions']]
     theirs = table['rows'][0]['cells'][:len(names)]   # IPAddresses' rows have an Age cell their columns lack
     timed = {'Age', 'Last Seen', 'First Seen', 'Duration', 'Created At'}

@@ -50,7 +50,7 @@ def test_python_client_over_https_with_tokens(secure: LocalCluster, tmp_path: pa
         assert 'kube-system' in names
     finally:
         client.close()
-    config = yaml.safe_load(secure.kubeconfig.read_text())
+    config = yaml.safe_load(pathlib.Path(secure.kubeconfig).read_text())
     config['users'][0]['user']['token'] = 'wrong'
     (tmp_path / 'wrong').write_text(yaml.safe_dump(config))
     client = kubernetes.config.new_client_from_config(config_file=str(tmp_path / 'wrong'))
@@ -80,7 +80,7 @@ def test_unauthenticated_requests_get_a_401_status(secure: LocalCluster) -> None
 def test_client_certificates(tmp_path_factory: pytest.TempPathFactory) -> None:
     binary = kubectl_binary()
     with LocalCluster(client_certs=True) as mutual:
-        assert 'client-certificate-data' in mutual.kubeconfig.read_text()
+        assert 'client-certificate-data' in pathlib.Path(mutual.kubeconfig).read_text()
         mutual.forbid('list', 'secrets', user='kubernetes-admin')
         if binary is not None:
             kubectl = Kubectl(binary, mutual.kubeconfig, tmp_path_factory.mktemp('kubectl-cache'))

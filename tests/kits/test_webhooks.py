@@ -109,3 +109,45 @@ async def test_given_certificate_files_are_re_read_when_they_change(tmp_path: pa
     finally:
         serving.cancel()
         await asyncio.gather(serving, return_exceptions=True)
+
+
+async def test_other_paths_and_methods_and_oversized_bodies_are_refused() -> None:
+    class Small(kopf.WebhookServer):
+        MAX_BODY = 1000
+
+    configs = Small(addr='127.0.0.1', path='/hooks', insecure=True)(answer)
+    config = await configs.__anext__()
+    try:
+        base = str(config['url'])
+        assert base.endswith('/hooks')
+        status, body = await post(base + '/some%2Fid', None, json.dumps(REVIEW).encode())
+        assert status == 200 and body['response']['allowed'] is True
+        status, _ = await post(base.removesuffix('/hooks') + '/elsewhere', None, json.dumps(REVIEW).encode())
+        assert status == 404
+        status, _ = await post(base + '/id', None, b'x' * 1001)
+        assert status == 413
+        host, port = base.split('://', 1)[1].split('/', 1)[0].rsplit(':', 1)
+        reader, writer = await asyncio.open_connection(host, int(port))
+        writer.write(b'GET /hooks/id HTTP/1.1\r\nConnection: close\r\n\r\n')
+        assert (await reader.read()).startswith(b'HTTP/1.1 405 ')
+        writer.close()
+    finally:
+        await configs.aclose()
+
+
+async def test_the_webhook_id_comes_unquoted_from_the_path() -> None:
+    seen: list[Any] = []
+
+    async def remember(payload: Any, /, **kwargs: Any) -> dict[str, Any]:
+        seen.append(kwargs['webhook'])
+        return await answer(payload)
+
+    configs = kopf.WebhookServer(addr='127.0.0.1', insecure=True)(remember)
+    config = await configs.__anext__()
+    try:
+        for path in ('/create_fn%2Fitem1', '', '/'):
+            status, _ = await post(str(config['url']) + path, None, json.dumps(REVIEW).encode())
+            assert status == 200
+        assert seen == ['create_fn/item1', None, None]
+    finally:
+        await configs.aclose()

@@ -72,3 +72,15 @@ def test_narrow() -> None:
     assert narrow({'spec': {'x': 1}}, {'spec': {'x': 2}}, 'spec.x') == (1, 2)
     assert narrow(None, {'spec': {'x': 2}}, 'spec.x') == (None, 2)
     assert narrow({'spec': {}}, {'spec': {'x': 2}}, ('spec', 'x')) == (None, 2)
+
+
+def test_diff_items_print_unpack_and_compare_as_upstream_tuples() -> None:
+    d = diff({'spec': {'size': 3}}, {'spec': {'size': 5}})
+    assert repr(d) == "(('change', ('spec', 'size'), 3, 5),)"
+    assert repr(d[0]) == str(d[0]) == "('change', ('spec', 'size'), 3, 5)"
+    assert f'{list(d)}' == "[('change', ('spec', 'size'), 3, 5)]"
+    op, field, old, new = d[0]
+    assert (op, field, old, new) == ('change', ('spec', 'size'), 3, 5)
+    assert d[0] == ('change', ('spec', 'size'), 3, 5) and d == (('change', ('spec', 'size'), 3, 5),)
+    assert (d[0].operation, d[0].op, d[0].field, d[0].old, d[0].new) == (DiffOperation.CHANGE, 'change',
+                                                                           ('spec', 'size'), 3, 5)

@@ -137,7 +137,7 @@ def test_enforced_timeout_is_final() -> None:
 def test_retries_exhausted_by_look_ahead() -> None:
     states = run(Handler('fn', retries=3), [(0, temporary(1)), (1, temporary(1)), (2, temporary(1))])
     assert [(s.retries, s.finished) for s in states] == [(1, False), (2, False), (3, True)]
-    assert states[-1].failure and "exceeded 3 retries" in (states[-1].message or '')
+    assert states[-1].failure and "failed temporarily but will exceed 3 retries: " in (states[-1].message or '')
 
 
 def test_retries_one_means_no_retry() -> None:
@@ -148,7 +148,7 @@ def test_retries_one_means_no_retry() -> None:
 def test_timeout_by_look_ahead() -> None:
     states = run(Handler('fn', timeout=60, backoff=30), [(0, arbitrary()), (30, arbitrary())])
     assert not states[0].finished and states[0].delayed == at(30)
-    assert states[1].failure and 'timed out' in (states[1].message or '')
+    assert states[1].failure and '(it would time out in 60 seconds on the next attempt)' in (states[1].message or '')
 
 
 def test_timeout_by_the_pre_check_counts_from_started_across_restarts() -> None:
@@ -314,4 +314,5 @@ def test_with_the_real_handler_classes() -> None:
     assert state.select([handler], lifecycle=progress.all_at_once, now=T0) == [handler]
     state = state.with_outcomes({handler.id: arbitrary()}, [handler], now=T0)
     assert state[handler.id].failure
-    assert state[handler.id].message == "Activity 'startup_fn' has exceeded 1 retries."
+    assert state[handler.id].message == ("Activity 'startup_fn' failed with an exception and will stop now "
+                                         "(it would exceed 1 retries on the next attempt): Oops.")  # as logged

@@ -289,3 +289,38 @@ def test_a_nudge_during_a_cycle_awaiting_our_write_waits_for_the_watch() -> None
     step(record, records.Nudged(event=ev(0), now=100))
     effects = step(record, Done(event=ev(1), now=110, answer=ANSWER, watched=True, finalizer=F))
     assert effects == [] and record.last is None  # the echo of our patch comes through the watch anyway
+
+
+# -- pausing ------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize('phase, after', [
+    (Phase.IDLE, Phase.IDLE), (Phase.WAITING, Phase.IDLE), (Phase.QUEUED, Phase.QUEUED), (Phase.RUNNING, Phase.RUNNING),
+])
+def test_a_paused_scope_forgets_the_waits_and_our_answer_but_keeps_the_queue(phase: Phase, after: Phase) -> None:
+    record = rec(phase=phase, pending=ev(3), wakeup_at=5.0, throttled_until=4.0, deadline=6.0, expected_rv='2',
+                 applied_rv='2', due_at=4.0)
+    assert step(record, records.Paused()) == []
+    assert record.phase is after
+    assert (record.wakeup_at, record.throttled_until, record.deadline) == (None, None, None)
+    assert (record.expected_rv, record.applied_rv) == (None, None)
+    assert record.pending == ev(3)  # a queued one runs: its paused cycle feeds the indices
+
+
+def test_the_listing_after_a_pause_reruns_an_object_not_newer_than_our_answer() -> None:
+    record = rec(applied_rv='7')
+    assert step(record, Arrived(ev(7, type_=None))) == []  # skipped while not paused: decided on already
+    step(record, records.Paused())
+    assert step(record, Arrived(ev(7, type_=None))) == [Enqueue()]  # its daemons and timers start again
+
+
+def test_a_cycle_that_ends_paused_neither_continues_on_its_answer_nor_schedules_its_delay() -> None:
+    record = rec(phase=Phase.RUNNING)
+    done = Done(event=ev(3), now=1.0, wakeup=10.0, answer=ev(4)['object'], paused=True)
+    assert step(record, done) == []
+    assert record.phase is Phase.IDLE
+    assert (record.pending, record.wakeup_at, record.applied_rv, record.expected_rv) == (None, None, None, None)
+
+
+def test_a_cycle_that_ends_paused_with_a_newer_event_queues_it() -> None:
+    record = rec(phase=Phase.RUNNING, pending=ev(5))
+    assert step(record, Done(event=ev(3), now=1.0, paused=True)) == [Enqueue()]

@@ -1,5 +1,8 @@
 import concurrent.futures
+import dataclasses
 import logging
+import pathlib
+import re
 import warnings
 from typing import Any
 
@@ -141,3 +144,29 @@ def test_sections_are_independent_between_instances() -> None:
     a.watching.label_selectors['pods'] = 'x'
     a.posting.enabled = False
     assert b.watching.label_selectors == {} and b.posting.enabled is True
+
+
+def _fields_of_the_settings() -> list[str]:
+    settings = kopf.OperatorSettings()
+    return [f'{section.name}.{field.name.lstrip("_")}'
+            for section in dataclasses.fields(settings)
+            for field in dataclasses.fields(getattr(settings, section.name))]
+
+
+def test_every_field_is_in_the_docs_table() -> None:
+    """docs/settings.md maps every field to the test proving its effect, or says why it has none."""
+    root = pathlib.Path(__file__).parent.parent.parent
+    sections = {field.name for field in dataclasses.fields(kopf.OperatorSettings())}
+    rows = {}
+    for line in (root / 'docs' / 'settings.md').read_text().splitlines():
+        match = re.match(r'\| `([a-z_]+)\.([a-z_]+)` \|.*\| ([^|]+) \|$', line)
+        if match and match.group(1) in sections:
+            rows[f'{match.group(1)}.{match.group(2)}'] = match.group(3).strip()
+    missing = [name for name in _fields_of_the_settings() if name not in rows]
+    assert not missing, f'docs/settings.md has no row for: {missing}'
+    for name, proof in rows.items():
+        refs = re.findall(r'`(tests/[^`:]+)::(test_\w+)`', proof)
+        assert refs or proof.startswith(('no effect', 'no separate effect')), f'{name}: no test named: {proof}'
+        for path, test in refs:
+            text = (root / path).read_text()
+            assert re.search(rf'^(async )?def {test}\(', text, re.MULTILINE), f'{name}: {path}::{test} does not exist'

@@ -137,7 +137,8 @@ async def test_outcomes_of_errors(flavour: str, exc: Exception, errors: kopf.Err
 async def test_ignored_errors_are_success_with_nothing(flavour: str) -> None:
     fn = raiser(ValueError('boo'))[flavour == 'async']
     outcome = await invoking.invoke_handler(make(fn, errors=kopf.ErrorsMode.IGNORED), kwargs={})
-    assert outcome == Outcome(kind=OutcomeKind.SUCCESS, result=None, exception=None)
+    assert (outcome.kind, outcome.result, outcome.final) == (OutcomeKind.SUCCESS, None, True)
+    assert isinstance(outcome.exception, ValueError)  # kept for the log line: "... and will ignore it: boo"
 
 
 async def test_default_backoff_from_the_caller() -> None:
@@ -366,11 +367,13 @@ async def test_execute_errors() -> None:
     (kopf.TemporaryError('later', delay=5), {}, logging.ERROR, "Handler 'h' failed temporarily: later"),
     (kopf.PermanentError('never'), {}, logging.ERROR, "Handler 'h' failed permanently: never"),
     (ValueError('boo'), {'backoff': 2}, logging.ERROR,
-     "Handler 'h' failed with an exception. Will try again in 2 seconds."),
+     "Handler 'h' failed with an exception and will try again in 2 seconds: boo"),
     (ValueError('boo'), {'errors': kopf.ErrorsMode.PERMANENT}, logging.ERROR,
-     "Handler 'h' failed with an exception. Will stop."),
-    (ValueError('boo'), {'errors': kopf.ErrorsMode.IGNORED}, logging.INFO, "Handler 'h' succeeded."),
-    (invoking.errors.HandlerChildrenRetry(delay=1), {}, logging.DEBUG, "Handler 'h' has unfinished sub-handlers."),
+     "Handler 'h' failed with an exception and will stop now: boo"),
+    (ValueError('boo'), {'errors': kopf.ErrorsMode.IGNORED}, logging.ERROR,
+     "Handler 'h' failed with an exception and will ignore it: boo"),
+    (invoking.errors.HandlerChildrenRetry(delay=1), {}, logging.DEBUG,
+     "Handler 'h' has unfinished sub-handlers. Will retry soon."),
 ])
 async def test_logging(caplog: pytest.LogCaptureFixture, exc: Exception | None, options: dict[str, Any],
                        level: int, message: str) -> None:
@@ -381,7 +384,8 @@ async def test_logging(caplog: pytest.LogCaptureFixture, exc: Exception | None, 
             raise exc
     logger = logging.getLogger('kopf.objects')
     await invoking.invoke_handler(make(fn, id='h', **options), kwargs={}, logger=logger)
-    assert [(r.levelno, r.getMessage()[:len(message)]) for r in caplog.records] == [(level, message)]
+    assert [(r.levelno, r.getMessage()) for r in caplog.records] == [
+        (logging.DEBUG, "Handler 'h' is invoked."), (level, message)]
 
 
 @pytest.mark.looptime

@@ -29,7 +29,7 @@ EXAMPLE = {'apiVersion': 'kopf.dev/v1', 'kind': 'KopfExample',
 DISCOVERY_PATH = re.compile(r'/apis?|/api/[^/?]+|/apis/[^/?]+(/[^/?]+)?')  # not the resources' own paths
 
 
-Operate = Callable[[kopf.OperatorRegistry], Any]
+Operate = Callable[..., Any]  # (registry, **options of kopf.operator)
 
 
 @pytest.fixture
@@ -38,12 +38,13 @@ async def operate(local_cluster: LocalCluster) -> AsyncIterator[Operate]:
     stop = asyncio.Event()
     tasks: list[asyncio.Task[None]] = []
 
-    async def start(registry: kopf.OperatorRegistry) -> None:
+    async def start(registry: kopf.OperatorRegistry, **options: Any) -> None:
         vault = credentials.Vault()
         vault.populate([kopf.ConnectionInfo(server=local_cluster.url, default_namespace='default')])
         ready = asyncio.Event()
-        tasks.append(asyncio.create_task(kopf.operator(registry=registry, vault=vault, clusterwide=True,
-                                                       stop_flag=stop, ready_flag=ready)))
+        options.setdefault('clusterwide', not options.get('namespaces'))
+        tasks.append(asyncio.create_task(kopf.operator(registry=registry, vault=vault,
+                                                       stop_flag=stop, ready_flag=ready, **options)))
         await ready.wait()
 
     yield start
@@ -187,17 +188,7 @@ async def test_with_scanning_disabled_only_skipped_group_versions_are_rechecked(
     if failing:  # the CRD exists, its group-version fails at startup: re-checked, then served
         local_cluster.apply(str(CRD))
         local_cluster.fail('GET', KOPF_V1, 503, count=2)
-    registry = kopf.OperatorRegistry()
-    seen = asyncio.Event()
-
-    @kopf.on.startup(registry=registry)
-    async def startup(settings: kopf.OperatorSettings, **_: Any) -> None:
-        settings.scanning.disabled = True
-
-    @kopf.on.event('kopf.dev', 'v1', 'kopfexamples', registry=registry)
-    async def fn(**_: Any) -> None:
-        seen.set()
-
+    registry, seen = _with_scanning_disabled()
     await operate(registry)
     if failing:
         await eventually(lambda: _failed_gets(local_cluster) >= 2)
@@ -229,3 +220,69 @@ async def test_an_unresolved_selector_is_not_polled_but_served_on_its_crd_event(
     local_cluster.apply(str(CRD))
     local_cluster.apply(EXAMPLE)
     await eventually(seen.is_set)
+
+
+def _with_scanning_disabled() -> tuple[kopf.OperatorRegistry, asyncio.Event]:
+    """A registry whose startup disables scanning, and an event set when a kopfexample is seen."""
+    registry = kopf.OperatorRegistry()
+    seen = asyncio.Event()
+
+    @kopf.on.startup(registry=registry)
+    async def startup(settings: kopf.OperatorSettings, **_: Any) -> None:
+        settings.scanning.disabled = True
+
+    @kopf.on.event('kopf.dev', 'v1', 'kopfexamples', registry=registry)
+    async def fn(**_: Any) -> None:
+        seen.set()
+    return registry, seen
+
+
+async def test_with_scanning_disabled_the_namespaces_are_not_watched_for_glob_patterns(
+        local_cluster: LocalCluster, operate: Operate, caplog: pytest.LogCaptureFixture) -> None:
+    local_cluster.apply(str(CRD))
+    registry, seen = _with_scanning_disabled()
+    await operate(registry, namespaces=['team-*', 'default'])
+    local_cluster.apply(EXAMPLE)  # in `default`: named exactly, so served
+    await eventually(seen.is_set)
+    assert not [r for r in local_cluster.request_log() if r['path'] == '/api/v1/namespaces']  # not listed, not watched
+    warnings = [r.getMessage() for r in caplog.records if 'settings.scanning.disabled' in r.getMessage()]
+    assert warnings == ["settings.scanning.disabled: the namespaces matching ['team-*', 'default'] are not looked "
+                        "for; served are only those named exactly: ['default']."]
+
+
+def widgets_crd(group: str) -> dict[str, Any]:
+    return {'apiVersion': 'apiextensions.k8s.io/v1', 'kind': 'CustomResourceDefinition',
+            'metadata': {'name': f'widgets.{group}'},
+            'spec': {'group': group, 'scope': 'Namespaced',
+                     'names': {'plural': 'widgets', 'singular': 'widget', 'kind': 'Widget'},
+                     'versions': [{'name': 'v1', 'served': True, 'storage': True,
+                                   'schema': {'openAPIV3Schema': {'type': 'object',
+                                                                  'x-kubernetes-preserve-unknown-fields': True}}}]}}
+
+
+async def test_an_ambiguous_name_of_two_groups_is_not_served_and_warned_once(
+        local_cluster: LocalCluster, operate: Operate, caplog: pytest.LogCaptureFixture) -> None:
+    local_cluster.apply(widgets_crd('alpha.example.com'), widgets_crd('beta.example.com'))
+    registry = kopf.OperatorRegistry()
+
+    @kopf.on.event('widgets', registry=registry)
+    async def fn(**_: Any) -> None:
+        pass
+
+    @kopf.on.event('kopf.dev', 'v1', 'kopfexamples', registry=registry)  # to know when the serving has begun
+    async def other(**_: Any) -> None:
+        pass
+
+    local_cluster.apply(str(CRD))
+    with caplog.at_level(logging.WARNING, logger='kopf'):
+        await operate(registry)
+        await eventually(lambda: any(r['path'].startswith(f'{KOPF_V1}/kopfexamples')
+                                     for r in local_cluster.request_log()))
+        local_cluster.apply(OTHER_CRD)  # a CRD event: the selectors are resolved again, no second warning
+        await eventually(lambda: any(r['path'] == '/apis/other.dev' or r['path'] == '/apis'
+                                     for r in local_cluster.request_log()[-50:]))
+    warnings = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert warnings == ["Ambiguous resources will not be served (try specifying API groups): "
+                        "Selector(any_name='widgets') => "
+                        "{widgets.v1.alpha.example.com, widgets.v1.beta.example.com}"]
+    assert not [r for r in local_cluster.request_log() if '/widgets' in r['path']]  # neither is watched

@@ -84,9 +84,8 @@ async def test_waits_for_our_own_patch_to_come_back(
     async with asyncio.TaskGroup() as tg:
         dispatcher = Dispatcher(rctx, tg)
         dispatcher.dispatch(event(9))   # stale: older than our patch
-        await asyncio.sleep(0.1)
+        await eventually(lambda: rctx.records['u1'].phase is records.Phase.WAITING)  # taken, and not run
         assert seen == []
-        assert rctx.records['u1'].phase is records.Phase.WAITING
         dispatcher.dispatch(event(10))  # ours: consistent
     assert seen == ['10']
 
@@ -219,3 +218,83 @@ async def test_a_settled_answer_is_not_rechecked(
         await asyncio.sleep(0.1)
         dispatcher.dispatch(event(5))  # the echo of our own patch: skipped
     assert seen == expected
+
+
+# -- settings.queueing: worker_limit, exit_timeout ----------------------------------------------------
+
+def many_events(count: int) -> list[dict[str, Any]]:
+    return [{'type': None, 'object': {'metadata': {'uid': f'u{i}', 'name': f'n{i}', 'namespace': 'ns',
+                                                   'resourceVersion': '1'}}} for i in range(count)]
+
+
+@pytest.mark.parametrize('limit, expected', [(None, 300), (7, 7)])
+async def test_worker_limit_none_means_unlimited(rctx: contexts.ResourceContext,
+                                                 limit: int | None, expected: int) -> None:
+    rctx.settings.queueing.worker_limit = limit
+    running: list[str] = []
+    release = asyncio.Event()
+
+    async def process(rctx: Any, record: records.ObjectRecord, ev: Any, **_: Any) -> records.Done:
+        running.append(record.uid)
+        await release.wait()  # a cycle that holds its place (not an async handler: those free it)
+        return done(ev)
+
+    async with asyncio.TaskGroup() as tg:
+        dispatcher = dispatcher_with(process)(rctx, tg)
+        for ev in many_events(300):
+            dispatcher.dispatch(ev)
+        await eventually(lambda: len(running) >= expected)
+        for _ in range(10):
+            await asyncio.sleep(0)  # no more than the limit start, however long we wait
+        assert len(running) == expected
+        release.set()
+    assert len(running) == 300
+
+
+@pytest.mark.looptime
+@pytest.mark.parametrize('exit_timeout', [3.0, 7.5])
+async def test_exit_timeout_bounds_the_running_cycles_when_the_stream_ends(
+        rctx: contexts.ResourceContext, exit_timeout: float) -> None:
+    rctx.settings.queueing.exit_timeout = exit_timeout
+    rctx.settings.queueing.idle_timeout = 60  # idle runners exit at once anyway when the stream ends
+    cancelled: list[float] = []
+    finished: list[str] = []
+
+    async def process(rctx: Any, record: records.ObjectRecord, ev: Any, **_: Any) -> records.Done:
+        try:
+            await asyncio.sleep(5 if record.uid == 'u0' else 100)
+        except asyncio.CancelledError:
+            cancelled.append(asyncio.get_running_loop().time())
+            raise
+        finished.append(record.uid)
+        return done(ev)
+
+    loop = asyncio.get_running_loop()
+    async with asyncio.TaskGroup() as tg:
+        dispatcher = dispatcher_with(process)(rctx, tg)
+        for ev in many_events(2):
+            dispatcher.dispatch(ev)
+        await asyncio.sleep(1)
+        start = loop.time()
+        await dispatcher.drain(rctx.settings.queueing.exit_timeout)
+        assert loop.time() - start == pytest.approx(exit_timeout)
+    assert finished == (['u0'] if exit_timeout > 4 else [])  # the 5-second cycle fits into 7.5 s only
+    assert len(cancelled) == (1 if exit_timeout > 4 else 2)
+    assert loop.time() - start == pytest.approx(exit_timeout)  # nothing else waited: not the idle timeout
+
+
+@pytest.mark.looptime
+@pytest.mark.parametrize('idle_timeout', [2.0, 30.0])
+async def test_idle_timeout_ends_idle_runners(rctx: contexts.ResourceContext, idle_timeout: float) -> None:
+    rctx.settings.queueing.idle_timeout = idle_timeout
+
+    async def process(rctx: Any, record: records.ObjectRecord, ev: Any, **_: Any) -> records.Done:
+        return done(ev)
+
+    async with asyncio.TaskGroup() as tg:
+        dispatcher = dispatcher_with(process)(rctx, tg)
+        dispatcher.dispatch(event(1, None))
+        await asyncio.sleep(idle_timeout - 0.5)
+        assert len(dispatcher.runners) == 1  # idle, waiting for more work
+        await asyncio.sleep(1)
+        assert len(dispatcher.runners) == 0

@@ -122,12 +122,78 @@ def test_configure_json_without_prefix(capsys: pytest.CaptureFixture[str]) -> No
         record = json.loads(line)
         assert record['message'] == 'hello'
         assert record['k8s'] == {'apiVersion': 'v1', 'kind': 'ConfigMap', 'name': 'n', 'namespace': 'ns', 'uid': 'u'}
-        loggers.configure(log_format=kopf.LogFormat.PLAIN)
+        loggers.configure(log_format=kopf.LogFormat.PLAIN, log_prefix=None)  # None: on for text
         kopf.LocalObjectLogger(body=body, settings=kopf.OperatorSettings()).info('hello')
         assert capsys.readouterr().err.strip().splitlines()[-1] == '[ns/n] hello'
+        loggers.configure(log_format=kopf.LogFormat.PLAIN)  # off by default, as upstream's configure()
+        kopf.LocalObjectLogger(body=body, settings=kopf.OperatorSettings()).info('hello')
+        assert capsys.readouterr().err.strip().splitlines()[-1] == 'hello'
     finally:
         if loggers._handler is not None:
             root.removeHandler(loggers._handler)
             loggers._handler = None
+        root.setLevel(level)
+        root.handlers[:] = handlers
+
+
+@pytest.mark.parametrize('with_handler', [False, True])
+async def test_the_first_login_is_logged_as_upstream(monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture,
+                                                     with_handler: bool) -> None:
+    from kopf._api import loginning
+    from kopf._reactor import activities, contexts
+
+    info = kopf.ConnectionInfo(server='https://localhost')
+
+    def login_with_kubeconfig(**_: Any) -> kopf.ConnectionInfo:
+        return info
+
+    monkeypatch.setattr(loginning, 'login_with_service_account', lambda **_: None)
+    monkeypatch.setattr(loginning, 'login_with_kubeconfig', login_with_kubeconfig)
+    monkeypatch.setattr(loginning.kubeconfig, 'missing', lambda: None)
+    monkeypatch.setattr(loginning.kubeconfig, 'config_paths', lambda: [])
+    registry = kopf.OperatorRegistry()
+    if with_handler:
+        @kopf.on.login(registry=registry, id='my_login')
+        def my_login(**_: Any) -> kopf.ConnectionInfo:
+            return info
+    ctx = contexts.OperatorContext(settings=kopf.OperatorSettings(), registry=registry, client=None,  # type: ignore[arg-type]
+                                   memo=kopf.Memo(), lifecycle=kopf.lifecycles.asap)
+    login = activities.make_login(ctx)
+    with caplog.at_level(logging.INFO, logger='kopf'):
+        assert list(await login()) == [info]  # type: ignore[arg-type]
+        assert list(await login()) == [info]  # type: ignore[arg-type]  # a re-login: not "initial"
+    source = 'my_login' if with_handler else 'login_with_kubeconfig'
+    assert [r.getMessage() for r in caplog.records] == [
+        'Initial authentication has been initiated.', f"Activity '{source}' succeeded.",
+        'Initial authentication has finished.', f"Activity '{source}' succeeded."]
+
+
+@pytest.mark.parametrize('level, severity', [
+    (1, 'debug'), (10, 'debug'), (11, 'info'), (20, 'info'), (21, 'warn'), (30, 'warn'), (31, 'error'),
+    (40, 'error'), (41, 'fatal'), (50, 'fatal'),  # as upstream 1.45.2 names them (run as a black box)
+])
+def test_json_severities(level: int, severity: str) -> None:
+    assert loggers.severity(level) == severity
+
+
+def test_log_formats_as_upstream_takes_them(capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+    root = logging.getLogger()
+    level, handlers = root.level, list(root.handlers)
+    node = {'apiVersion': 'v1', 'kind': 'Node', 'metadata': {'name': 'n', 'uid': 'u'}}
+    try:
+        loggers.configure(log_format='%(levelname)s:%(message)s')  # a string is a %-style format
+        logging.getLogger('x').warning('hello %s', 'w')
+        assert capsys.readouterr().err.splitlines()[-1] == 'WARNING:hello w'
+        for bad in ['json', '-json-', None, 5]:
+            with pytest.raises(ValueError):
+                loggers.configure(log_format=bad)  # type: ignore[arg-type]
+        loggers.configure(log_format=kopf.LogFormat.JSON)
+        kopf.LocalObjectLogger(body=node, settings=kopf.OperatorSettings()).info('cluster')
+        record = json.loads(capsys.readouterr().err.splitlines()[-1])
+        assert list(record) == ['message', 'timestamp', 'object', 'severity']
+        assert record['object'] == {'apiVersion': 'v1', 'kind': 'Node', 'name': 'n', 'uid': 'u', 'namespace': None}
+    finally:
+        loggers.deconfigure()
         root.setLevel(level)
         root.handlers[:] = handlers

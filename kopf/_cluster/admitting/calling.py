@@ -5,6 +5,8 @@ then the pipeline again on the mutated object (prune, default, validate), then v
 webhooks (concurrently; any denial wins), then the real write. Writes that raced with the
 webhook calls are retried from a fresh read, as the real server's update loop does.
 Requests go out as raw HTTP/1.1 over asyncio streams (no client library in the server).
+The host names of k3d, minikube and Docker Desktop for the host machine (`host.k3d.internal`, ...)
+connect to loopback: the local cluster runs where the operator does (`HOST_ALIASES`).
 """
 import asyncio
 import base64
@@ -22,10 +24,14 @@ from kopf._cluster.openapi import conforming
 from kopf._cluster.patchtypes import jsonpatches
 from kopf._cluster.pipeline import serverside, writing
 from kopf._cluster.pipeline.state import State
+from kopf._model import admission
 
 Obj = dict[str, Any]
 SERVER_FIELDS = ('uid', 'creationTimestamp', 'generation', 'resourceVersion')
 RETRIES = 5
+# The names by which local clusters' nodes reach the developer's machine (where the operator runs): the local
+# cluster runs on that machine itself, so it connects to loopback for them (TLS still verifies the name).
+HOST_ALIASES = dict.fromkeys([admission.K3D_HOST, admission.MINIKUBE_HOST, admission.DOCKER_DESKTOP_HOST], '127.0.0.1')
 
 
 class Admitter:
@@ -204,7 +210,7 @@ async def post(url: str, body: bytes, ca_pem: bytes | None, seconds: float) -> A
     target = parsed.path or '/'
     target += f'?{parsed.query}' if parsed.query else ''
     async with asyncio.timeout(seconds):
-        reader, writer = await asyncio.open_connection(host, port, ssl=context,
+        reader, writer = await asyncio.open_connection(HOST_ALIASES.get(host.lower(), host), port, ssl=context,
                                                        server_hostname=host if secure else None)
         try:
             writer.write((f'POST {target} HTTP/1.1\r\nHost: {parsed.netloc}\r\nContent-Type: application/json\r\n'

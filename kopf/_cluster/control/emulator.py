@@ -10,7 +10,7 @@ import functools
 import os
 import pathlib
 import socket
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Concatenate, ParamSpec, TypeVar
 
 from aiohttp import web
@@ -41,8 +41,9 @@ class Emulator(Controls):
                  allow_http_webhooks: bool = False, state_file: str | os.PathLike[str] | None = None,
                  tls: bool = False, tokens: Mapping[str, str] | None = None,
                  webhook_services: Mapping[str, str] | None = None, event_ttl: float = 3600.0,
-                 client_certs: bool = False) -> None:
+                 client_certs: bool = False, tls_sans: Iterable[str] = ()) -> None:
         self.host = host
+        self.tls_sans = tuple(tls_sans)  # more names/addresses in the serving certificate (e.g. "k3s", "minikube")
         self.port = port
         self.tls = tls or client_certs
         self.kubeconfig_path: pathlib.Path | None = None   # the last kubeconfig written (rewritten on rotation)
@@ -113,7 +114,7 @@ class Emulator(Controls):
         self.port = sock.getsockname()[1]
         self.backend.address = self.address
         if self.tls and self.certificates is None:
-            self.certificates = tlsmode.make(self.host)
+            self.certificates = tlsmode.make(self.host, *self.tls_sans)
         context = None
         if self.tls and self.certificates is not None:
             context = tlsmode.server_context(self.certificates, verify_clients=self.access.client_certs)
@@ -136,6 +137,7 @@ class Emulator(Controls):
     def save_state(self, path: str | os.PathLike[str]) -> None:
         """Write the objects and the RV counter (atomically) so that a later start resumes from them."""
         target = pathlib.Path(path)
+        target.parent.mkdir(parents=True, exist_ok=True)   # as for the kubeconfig
         temporary = target.with_name(f'.{target.name}.tmp')
         temporary.write_bytes(jsoncodec.dumps(self.state.snapshot()))
         os.replace(temporary, target)

@@ -23,12 +23,16 @@ async def _body(request: web.Request) -> dict[str, Any]:
     if not raw:
         return {}
     data = jsoncodec.loads(raw)
-    return data if isinstance(data, dict) else {}
+    if not isinstance(data, dict):
+        raise operations.BadBody('the body must be a JSON object')
+    return data
 
 
 async def serve(emu: operations.Controlled, request: web.Request) -> web.Response:
     try:
         body = await _body(request)
+    except operations.BadBody as exc:
+        return _json({'error': str(exc)}, 400)
     except ValueError:
         return _json({'error': 'malformed JSON body'}, 400)
     operation = operations.find(request.method, request.path.rstrip('/').removeprefix(PREFIX))

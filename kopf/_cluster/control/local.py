@@ -59,7 +59,11 @@ class LocalCluster(Controls):
         if self._kubeconfig_path is None:
             self._tmpdir = tempfile.mkdtemp(prefix='kopf-cluster-')
             self._kubeconfig_path = pathlib.Path(self._tmpdir) / 'kubeconfig'
-        self._kubeconfig = self.emulator.write_kubeconfig(self._kubeconfig_path)
+        try:
+            self._kubeconfig = self.emulator.write_kubeconfig(self._kubeconfig_path)
+        except OSError:   # e.g. the given kubeconfig's directory does not exist: no server left behind
+            await self.stop()
+            raise
         for manifest in self._manifests:
             self._apply_now(manifest)
         return self
@@ -127,10 +131,11 @@ class LocalCluster(Controls):
         return self.emulator.url
 
     @property
-    def kubeconfig(self) -> pathlib.Path:
+    def kubeconfig(self) -> str:
+        """The path of the written kubeconfig, as a `str` (ready for `KUBECONFIG`, subprocess arguments, open())."""
         if self._kubeconfig is None:
             raise RuntimeError('The local cluster is not started yet.')
-        return self._kubeconfig
+        return str(self._kubeconfig)
 
     # -- objects ---------------------------------------------------------------------------------
 

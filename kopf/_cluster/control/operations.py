@@ -120,10 +120,37 @@ def clear_faults(emu: Controlled) -> None:
 
 
 def _fault_args(body: Body) -> dict[str, Any]:
-    return {'method': body.get('method', '*'), 'path': body.get('path', '*'), 'status': body.get('status', 500),
-            'count': body.get('count', 1), 'retry_after': body.get('retryAfter'), 'text': bool(body.get('text', False)),
-            'message': body.get('message'), 'latency': float(body.get('latency', 0.0)),
-            'drop': bool(body.get('drop', False))}
+    return {'method': arg(body, 'method', str, '*'), 'path': arg(body, 'path', str, '*'),
+            'status': arg(body, 'status', int, 500, low=100, high=599, nullable=True),
+            'count': arg(body, 'count', int, 1, low=1, nullable=True),
+            'retry_after': arg(body, 'retryAfter', int, None, low=0, nullable=True),
+            'text': arg(body, 'text', bool, False), 'message': arg(body, 'message', str, None, nullable=True),
+            'latency': arg(body, 'latency', float, 0.0, low=0), 'drop': arg(body, 'drop', bool, False)}
+
+
+_TYPE_NAMES = {str: 'a string', int: 'an integer', float: 'a number', bool: 'true or false'}
+
+
+def arg(body: Body, key: str, kind: type, default: Any, *, low: float | None = None, high: float | None = None,
+        nullable: bool = False, required: bool = False) -> Any:
+    """One field of a control request's JSON body, checked: a `BadBody` (400) names the field and what it must be."""
+    if key not in body:
+        if required:
+            raise BadBody(f'"{key}" is required')
+        return default
+    value = body[key]
+    if value is None and nullable:
+        return None
+    number = kind in (int, float) and isinstance(value, int | float) and not isinstance(value, bool)
+    fits = number and (kind is float or float(value).is_integer()) if kind in (int, float) else \
+        isinstance(value, kind)
+    bounded = fits and (low is None or value >= low) and (high is None or value <= high)
+    if not bounded:
+        limits = f' from {low}' if low is not None else ''
+        limits += f' to {high}' if high is not None else ''
+        raise BadBody(f'"{key}" must be {_TYPE_NAMES[kind]}{limits}{" or null" if nullable else ""}, '
+                      f'not {value!r}'[:300])
+    return kind(value)
 
 
 # -- access ---------------------------------------------------------------------------------------
@@ -230,16 +257,17 @@ class Controls:
     allow_all = Operation(allow_all)
     rotate_token = Operation(rotate_token, Route(('POST',), '/tokens', '{"old": "t1", "new": "t2"}', _token_args))
     close_watches = Operation(close_watches, Route(('POST',), '/watches/close', '{"abort": false}',
-                                                   lambda body: {'abort': bool(body.get('abort', False))},
+                                                   lambda body: {'abort': arg(body, 'abort', bool, False)},
                                                    _answer('closed')))
     fail_watches = Operation(fail_watches, Route(('POST',), '/watches/fail', '{"code": 410}',
-                                                 lambda body: {'code': int(body.get('code', 410))},
+                                                 lambda body: {'code': arg(body, 'code', int, 410, low=400, high=599)},
                                                  _answer('failed')))
     compact_history = Operation(compact_history, Route(('POST',), '/history/compact', '{"keep": 0}',
-                                                       lambda body: {'keep': int(body.get('keep', 0))}))
+                                                       lambda body: {'keep': arg(body, 'keep', int, 0, low=0)}))
     set_bookmark_interval = Operation(set_bookmark_interval,
                                       Route(('PUT', 'POST'), '/bookmark-interval', '{"seconds": 0.5}',
-                                            lambda body: {'seconds': float(body['seconds'])}))
+                                            lambda body: {'seconds': arg(body, 'seconds', float, None, low=0.001,
+                                                                         required=True)}))
     counters = Operation(counters, Route(('GET',), '/counters', answer=_as_is))
     reset_counters = Operation(reset_counters, Route(('DELETE',), '/counters'))
     event_log = Operation(event_log, Route(('GET',), '/events',

@@ -76,6 +76,37 @@ def canonical_time(value: Any, micro: bool = False) -> Any:
     return render(moment, micro)
 
 
+_META_TYPES: dict[str, tuple[type, ...]] = {   # ObjectMeta's fields that the pipeline reads before the schema
+    'name': (str,), 'generateName': (str,), 'namespace': (str,), 'resourceVersion': (str,), 'uid': (str,),
+    'labels': (dict,), 'annotations': (dict,), 'finalizers': (list,), 'ownerReferences': (list,),
+}
+_GO_TYPES = {'labels': 'map[string]string', 'annotations': 'map[string]string', 'finalizers': '[]string',
+             'ownerReferences': '[]v1.OwnerReference'}
+
+
+def type_error(meta: Mapping[str, Any], kind: str, version: str, custom: bool) -> statuses.ApiError | None:
+    """A value of the wrong JSON type in ObjectMeta, as Go's decoding reports it (a 400), or None.
+
+    Built-ins name the field from the object's root (`ObjectMeta.metadata.name`), custom resources
+    from ObjectMeta's (`ObjectMeta.name`), as a real server does."""
+    for field, types in _META_TYPES.items():
+        value = meta.get(field)
+        inner = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
+        wrong = value is not None and not isinstance(value, types)
+        bad_item = field in ('labels', 'annotations', 'finalizers') and not wrong and any(
+            not isinstance(item, str) for item in inner)
+        if wrong or bad_item:
+            shown = next((i for i in inner if not isinstance(i, str)), None) if bad_item else value
+            actual = ('bool' if isinstance(shown, bool) else 'number' if isinstance(shown, (int, float))
+                      else 'string' if isinstance(shown, str) else 'array' if isinstance(shown, list)
+                      else 'object' if isinstance(shown, dict) else 'null')
+            expected = 'string' if bad_item or types == (str,) else _GO_TYPES[field]
+            path = f'ObjectMeta.{field}' if custom else f'ObjectMeta.metadata.{field}'
+            return statuses.bad_request(f'{kind} in version "{version}" cannot be handled as a {kind}: json: '
+                                        f'cannot unmarshal {actual} into Go struct field {path} of type {expected}')
+    return None
+
+
 def normalise(meta: Mapping[str, Any]) -> dict[str, Any]:
     """Drop nulls and empty collections; unknown keys stay for the schema layer to report and prune."""
     clean = {key: value for key, value in meta.items() if value is not None}

@@ -57,6 +57,14 @@ def patched_view(resource: Resource, obj: Obj, content_type: str, patch: Any) ->
 
 def applied(resource: Resource, obj: Obj, scale: Any) -> Obj:
     """The object with the Scale's spec.replicas written to its spec replicas path (and nothing else)."""
+    for field in ('spec', 'metadata'):   # as Go's decoding into the Scale struct reports them
+        value = scale.get(field) if isinstance(scale, Mapping) else None
+        if value is not None and not isinstance(value, Mapping):
+            kind = 'array' if isinstance(value, list) else 'string' if isinstance(value, str) else \
+                'bool' if isinstance(value, bool) else 'number'
+            go_type = 'v1.ScaleSpec' if field == 'spec' else 'v1.ObjectMeta'
+            raise statuses.bad_request(f'Scale in version "v1" cannot be handled as a Scale: json: cannot unmarshal '
+                                       f'{kind} into Go struct field Scale.{field} of type {go_type}')
     if not isinstance(scale, Mapping) or not isinstance((scale.get('spec') or {}).get('replicas', 0), int):
         raise statuses.invalid('Scale', 'autoscaling', obj['metadata']['name'], [statuses.cause(
             'FieldValueInvalid', 'spec.replicas', 'Invalid value: must be an integer')])

@@ -274,6 +274,9 @@ def _check_type(obj: dict[str, Any], resource: Resource, current: Obj | None = N
     if obj['kind'] != resource.kind:
         raise statuses.bad_request(f'the kind in the data ({obj["kind"]}) does not match '
                                    f'the expected kind ({resource.kind})')
+    error = metadata.type_error(obj.get('metadata') or {}, resource.kind, resource.version, resource.custom)
+    if error is not None:
+        raise error
 
 
 def _scope(meta: dict[str, Any], target: Target) -> str:

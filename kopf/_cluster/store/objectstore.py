@@ -11,7 +11,7 @@ import collections
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from kopf._cluster import jsoncodec
+from kopf._cluster import jsoncodec, statuses
 
 Key = tuple[str, str]           # (group, plural)
 ObjKey = tuple[str, str]        # (namespace or '', name)
@@ -90,10 +90,18 @@ class Store:
 
     def save(self, key: Key, obj: Obj, old: Obj | None) -> Change:
         """Persist a created or modified object with a fresh RV; returns the change (already published)."""
-        rv = self.next_rv()
+        rv = self.rv + 1
         obj['metadata']['resourceVersion'] = str(rv)
+        try:
+            data = jsoncodec.dumps_kept(obj)   # first: what cannot be sent is never stored
+        except jsoncodec.TooDeep:   # e.g. after a JSON patch's `add` deep inside
+            qualified = f'{key[1]}.{key[0]}' if key[0] else key[1]
+            raise statuses.bad_request(f'{qualified} "{obj["metadata"].get("name")}": the object would be nested '
+                                       f'deeper than {jsoncodec.MAX_DEPTH} levels (the limit of the local cluster)'
+                                       ) from None
+        self.rv = rv
         self.put(key, obj)
-        return self._record(Change(rv, key, 'ADDED' if old is None else 'MODIFIED', obj, old, jsoncodec.dumps(obj)))
+        return self._record(Change(rv, key, 'ADDED' if old is None else 'MODIFIED', obj, old, data))
 
     def delete(self, key: Key, obj: Obj) -> Change:
         """Remove an object; the DELETED change carries its last state with the deletion's RV."""

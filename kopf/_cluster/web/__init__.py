@@ -5,11 +5,12 @@
                    interface handlers get (state, watch streams, counters, access rules, controllers' wake-up)
     watchstreams   one watch request: the starting point, live lines, bookmarks, timeouts
     apidiscovery   /version, /api, /apis and the APIResourceLists
-    tables         kubectl's `Table` answers (typed CRD printer columns)
+    tables         kubectl's `Table` answers (typed CRD printer columns, events, `includeObject`)
     printers       the columns of built-in kinds, and relative ages
     protobuf       decoding kubectl's protobuf bodies of built-in kinds (by the field tables in `protos`)
     protos         the generated protobuf field tables of the built-in kinds
     accessrules    users by bearer token or client certificate (401), and the `forbid()` rules (403)
+    accessreviews  the access reviews (`kubectl auth can-i`, `auth whoami`): answered from the access rules
     faults         injected failures, per-verb counters, the request log
     tlsmode        HTTPS mode: the TLS context from a throw-away CA's certificates (kopf._model.certificates)
     kubeconfigs    kubeconfig files pointing at the emulator

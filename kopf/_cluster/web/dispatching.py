@@ -118,6 +118,9 @@ class Dispatcher:
             return await self._route(request, path)
         except statuses.ApiError as exc:
             return endpoints.respond_error(exc)
+        except web.HTTPRequestEntityTooLarge:   # aiohttp's, when reading a body over the limit: a Status, as real
+            return endpoints.respond_error(statuses.ApiError(
+                413, 'RequestEntityTooLarge', f'Request entity too large: limit is {CLIENT_MAX_SIZE}', {}))
         except (asyncio.CancelledError, ConnectionError):
             raise
         except Exception as exc:   # a bug of ours: still answer as a real server would, with a Status

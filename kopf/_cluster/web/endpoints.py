@@ -20,7 +20,7 @@ from kopf._cluster.patchtypes import jsonpatches
 from kopf._cluster.pipeline import podactions, scaling, serverside, writing
 from kopf._cluster.pipeline.state import State
 from kopf._cluster.store import reading
-from kopf._cluster.web import accessrules, apidiscovery, protobuf, tables
+from kopf._cluster.web import accessreviews, accessrules, apidiscovery, protobuf, tables
 from kopf._cluster.web.faults import Faults
 from kopf._cluster.web.watchstreams import Streams
 
@@ -71,16 +71,34 @@ def respond_error(error: statuses.ApiError) -> web.Response:
 
 
 def decode(raw: bytes, content_type: str) -> Any:
+    """The request body as JSON-like values; malformed or too deeply nested bodies are a 400."""
     if not raw:
         return None
     if 'protobuf' in content_type:
-        return protobuf.decode(raw)
-    try:
-        if 'yaml' in content_type:
-            return yaml.safe_load(raw)
-        return jsoncodec.loads(raw)
-    except (ValueError, yaml.YAMLError) as exc:
+        body = protobuf.decode(raw)
+    else:
+        try:
+            body = yaml.safe_load(raw) if 'yaml' in content_type else jsoncodec.loads(raw)
+        except (ValueError, yaml.YAMLError) as exc:
+            raise statuses.bad_request(f'error decoding request body: {exc}') from None
+        except RecursionError:   # the YAML parser recurses per level
+            raise statuses.bad_request(too_deep()) from None
+    if jsoncodec.FAST and 'yaml' not in content_type and 'protobuf' not in content_type:
+        if jsoncodec.may_nest_deeper(raw) and jsoncodec.nests_deeper(body):   # orjson checked the strings
+            raise statuses.bad_request(too_deep())
+        return body
+    try:   # YAML, protobuf, the standard library's JSON: can it be sent back at all?
+        jsoncodec.dumps_kept(body)
+    except jsoncodec.TooDeep:
+        raise statuses.bad_request(too_deep()) from None
+    except (TypeError, ValueError) as exc:   # e.g. a lone surrogate (`"\ud83d"` in YAML): not UTF-8
         raise statuses.bad_request(f'error decoding request body: {exc}') from None
+    return body
+
+
+def too_deep() -> str:
+    return (f'error decoding request body: exceeded max depth: the object is nested deeper than '
+            f'{jsoncodec.MAX_DEPTH} levels (the limit of the local cluster)')
 
 
 _PLAIN_OPTIONS: dict[str, writing.Options] = {}   # by User-Agent: the options of writes without a query
@@ -157,20 +175,26 @@ async def _serve(backend: Backend, request: web.Request, target: Target, verb: s
     table = tables.wants_table(request.headers.get('Accept', '')) and target.subresource is None
     if verb == 'list' and params.get('resourceVersionMatch') != 'Exact':
         await backend.streams.wait_for_rv(params.get('resourceVersion') or '')
+    include = tables.include_object(params) if table else ''
     if verb == 'get' and table:
         obj = reading.get_object(store, target)
         meta = {'resourceVersion': obj['metadata']['resourceVersion']}
-        return respond(200, jsoncodec.dumps(tables.table(target.resource, [obj], meta)))
+        return respond(200, jsoncodec.dumps(tables.table(target.resource, [obj], meta, include=include)))
     if verb == 'get':
         return respond(200, jsoncodec.dumps(reading.get_object(store, target)))
     if verb == 'list' and table:
         items, meta = reading.select(store, target, params)
-        return respond(200, jsoncodec.dumps(tables.table(target.resource, items, meta)))
+        return respond(200, jsoncodec.dumps(tables.table(target.resource, items, meta, include=include)))
     if verb == 'list':
         return respond(200, reading.list_objects(store, target, params))
     headers = request.headers
     raw_type = headers.get('Content-Type', '')
     body = decode(await request.read(), raw_type)
+    kind = accessreviews.KINDS.get(target.resource.key)
+    if kind is not None:   # create-only (the routing allows nothing else): answered, never stored
+        answered = accessreviews.review(kind, body, backend.access.subject_of(request), backend.access,
+                                        target.namespace)
+        return respond(201, jsoncodec.dumps(answered))
     content_type = raw_type.split(';')[0].strip()
     agent = headers.get('User-Agent', '')
     if verb == 'patch':

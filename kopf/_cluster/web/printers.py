@@ -264,46 +264,6 @@ def _external_ip(obj: Mapping[str, Any]) -> str:
     return ','.join(external) or NONE
 
 
-def _event(core: str, events: str) -> Cell:
-    """A field of a core/v1 Event, or its events.k8s.io/v1 name (the server prints both alike)."""
-    return lambda obj: jsonpath(obj, core) if jsonpath(obj, core) is not None else jsonpath(obj, events)
-
-
-def _event_seen(last: bool) -> Cell:
-    def cell(obj: Mapping[str, Any]) -> str:
-        series = _event('.series.lastObservedTime', '.series.lastObservedTime')(obj) if last else None
-        stamp = _event('.lastTimestamp' if last else '.firstTimestamp',
-                       '.deprecatedLastTimestamp' if last else '.deprecatedFirstTimestamp')(obj)
-        return age(series or stamp or obj.get('eventTime'))
-    return cell
-
-
-def _event_object(obj: Mapping[str, Any]) -> str:
-    involved = _event('.involvedObject', '.regarding')(obj) or {}
-    return f'{str(involved.get("kind", "")).lower()}/{involved.get("name", "")}'
-
-
-def _event_source(obj: Mapping[str, Any]) -> str:
-    source = _event('.source', '.deprecatedSource')(obj) or {}
-    component = source.get('component') or obj.get('reportingController') or obj.get('reportingComponent') or ''
-    host = source.get('host') or obj.get('reportingInstance') or ''
-    return f'{component}, {host}' if host else str(component)
-
-
-def _event_count(obj: Mapping[str, Any]) -> int:
-    series = jsonpath(obj, '.series.count')
-    return int(series if series is not None else _event('.count', '.deprecatedCount')(obj) or 1)
-
-
-EVENTS: list[tuple[str, Cell]] = [
-    ('Last Seen', _event_seen(True)), ('Type', _get('.type', '')), ('Reason', _get('.reason', '')),
-    ('Object', _event_object),
-    ('Subobject', lambda obj: _event('.involvedObject.fieldPath', '.regarding.fieldPath')(obj) or ''),
-    ('Source', _event_source), ('Message', lambda obj: _event('.message', '.note')(obj) or ''),
-    ('First Seen', _event_seen(False)), ('Count', _event_count),
-]
-
-
 def _controller(obj: Mapping[str, Any]) -> str:
     ref = next((r for r in obj['metadata'].get('ownerReferences') or [] if r.get('controller')), None)
     if ref is None:
@@ -406,14 +366,13 @@ RS_LIKE: list[tuple[str, Cell]] = [
 
 # The cells of each built-in's columns by column name (the columns themselves come from the real server's
 # Tables: `Resource.table_columns`); Name and Age are common. A column without a cell prints `<none>`.
+# Events compute their cells together (`tables.event_cells`).
 LISTED: dict[tuple[str, str], list[tuple[str, Cell]]] = {
     ('', 'componentstatuses'): [('Status', lambda obj: 'Healthy' if _has(obj, 'Healthy') else 'Unhealthy'),
                                 ('Message', lambda obj: str((_condition(obj, 'Healthy') or {}).get('message', ''))),
                                 ('Error', lambda obj: str((_condition(obj, 'Healthy') or {}).get('error', '')))],
     ('', 'configmaps'): [('Data', lambda obj: len(obj.get('data') or {}) + len(obj.get('binaryData') or {}))],
     ('', 'endpoints'): [('Endpoints', _endpoints)],
-    ('', 'events'): EVENTS,
-    ('events.k8s.io', 'events'): EVENTS,
     ('', 'namespaces'): [('Status', _get('.status.phase', ''))],
     ('', 'nodes'): [('Status', _node_status), ('Roles', _node_roles),
                     ('Version', _get('.status.nodeInfo.kubeletVersion', '')),

@@ -5,19 +5,26 @@ then, as the real apiextensions server does), with cells typed as upstream's tab
 types them: `string` columns print any value (maps and lists as compact JSON), `integer`,
 `number`, `boolean` pass only values of that type (others become `<none>`), `date` columns
 render timestamps as relative ages (`5m`, `3h20m`, `<invalid>`). `priority > 0` columns are sent
-too; kubectl shows them only with `-o wide`. Built-ins get their usual columns (`printers.py`).
+too; kubectl shows them only with `-o wide`. Built-ins get their usual columns (`printers.py`);
+events (both groups) get the real server's: Last Seen, Type, Reason, Object, Message, and wide ones.
+
+Each row carries its object as `?includeObject=` asks: `Metadata` (the default: a
+PartialObjectMetadata), `Object` (the whole object: what `kubectl get --sort-by` sorts by), `None`.
 """
 import datetime
+import functools
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from kopf._cluster import statuses
 from kopf._cluster.apis.resourcetable import Resource
 from kopf._cluster.web import printers
 from kopf._cluster.web.printers import AGE, NAME, Cell, age, jsonpath
 
-__all__ = ['wants_table', 'columns', 'table', 'partial', 'age', 'human_duration', 'jsonpath']
+__all__ = ['wants_table', 'include_object', 'columns', 'table', 'partial', 'age', 'human_duration', 'jsonpath']
+INCLUDE_OBJECT = ('Metadata', 'Object', 'None')
 DEFAULT_COLUMNS = [{'name': 'Age', 'type': 'date', 'jsonPath': '.metadata.creationTimestamp',
                     'description': AGE['description']}]
 
@@ -26,23 +33,84 @@ def wants_table(accept: str) -> bool:
     return 'as=Table' in accept
 
 
+def include_object(params: Mapping[str, str]) -> str:
+    """`?includeObject=`: what each row carries (`Metadata` by default); another value is the real server's 400."""
+    value = params.get('includeObject') or 'Metadata'
+    if value not in INCLUDE_OBJECT:
+        raise statuses.bad_request(f'Unable to convert to Table as requested: includeObject: Invalid value: '
+                                   f'"{value}": must be \'Metadata\', \'Object\', \'None\', or empty')
+    return value
+
+
 def human_duration(seconds: float) -> str:
     return printers.human_duration(seconds)
 
 
 def columns(resource: Resource) -> list[tuple[dict[str, Any], Cell]]:
+    if _is_event(resource):
+        return _event_columns(resource.group)
     if not resource.custom:
         return printers.builtin_columns(resource.key)
     result: list[tuple[dict[str, Any], Cell]] = [(NAME, lambda obj: obj['metadata']['name'])]
-    if resource.custom:
-        for column in resource.printer_columns or DEFAULT_COLUMNS:
-            path = str(column.get('jsonPath', ''))
-            description = column.get('description') or f'Custom resource definition column (in JSONPath format): {path}'
-            definition = {'name': column.get('name', ''), 'type': column.get('type', 'string'),
-                          'format': column.get('format', ''), 'description': description,
-                          'priority': column.get('priority', 0)}
-            result.append((definition, _printer_cell(path, str(column.get('type', 'string')))))
+    for column in resource.printer_columns or DEFAULT_COLUMNS:
+        path = str(column.get('jsonPath', ''))
+        description = column.get('description') or f'Custom resource definition column (in JSONPath format): {path}'
+        definition = {'name': column.get('name', ''), 'type': column.get('type', 'string'),
+                      'format': column.get('format', ''), 'description': description,
+                      'priority': column.get('priority', 0)}
+        result.append((definition, _printer_cell(path, str(column.get('type', 'string')))))
     return result
+
+
+def _event_columns(group: str) -> list[tuple[dict[str, Any], Cell]]:
+    """The real server's event columns (the same for both groups; from the generated table), with `event_cells`."""
+    definitions = printers.builtin_columns((group, 'events'))
+    return [(definition, _event_cell(group, index)) for index, (definition, _) in enumerate(definitions)]
+
+
+def _event_cell(group: str, index: int) -> Cell:
+    return lambda obj: event_cells(obj, group)[index]
+
+
+def _is_event(resource: Resource) -> bool:
+    return resource.plural == 'events' and resource.group in ('', 'events.k8s.io') and not resource.custom
+
+
+def row_cells(resource: Resource) -> Callable[[Mapping[str, Any]], list[Any]]:
+    """All cells of a row at once (events compute theirs together)."""
+    if _is_event(resource):
+        return functools.partial(event_cells, group=resource.group)
+    cells = [cell for _, cell in columns(resource)]
+    return lambda obj: [cell(obj) for cell in cells]
+
+
+def event_cells(obj: Mapping[str, Any], group: str = '') -> list[Any]:
+    """A row of an event as the real server prints it; events.k8s.io events are read by their own field names."""
+    def get(core: str, new: str) -> Any:
+        return jsonpath(obj, new if group else core)
+
+    first = _event_age(get('.firstTimestamp', '.deprecatedFirstTimestamp')) or _event_age(obj.get('eventTime'))
+    last = _event_age(get('.lastTimestamp', '.deprecatedLastTimestamp')) or first
+    count = get('.count', '.deprecatedCount') or 1
+    series = obj.get('series')
+    if isinstance(series, Mapping):
+        last, count = _event_age(series.get('lastObservedTime')) or '<unknown>', series.get('count') or count
+    involved = get('.involvedObject', '.regarding') or {}
+    involved = involved if isinstance(involved, Mapping) else {}
+    kind, name = str(involved.get('kind') or '').lower(), involved.get('name')
+    source = get('.source', '.deprecatedSource') or {}
+    source = source if isinstance(source, Mapping) else {}
+    component = source.get('component') or obj.get('reportingController' if group else 'reportingComponent') or ''
+    host = source.get('host') or obj.get('reportingInstance') or ''
+    message = get('.message', '.note')
+    return [last or '<unknown>', obj.get('type') or '', obj.get('reason') or '', f'{kind}/{name}' if name else kind,
+            involved.get('fieldPath') or '', ', '.join(part for part in (component, host) if part),
+            message.strip() if isinstance(message, str) else '', first or '<unknown>',
+            count if isinstance(count, int) else 1, obj['metadata'].get('name', '')]
+
+
+def _event_age(timestamp: Any) -> str:
+    return age(timestamp) if isinstance(timestamp, str) and timestamp else ''
 
 
 def _printer_cell(path: str, kind: str) -> Cell:
@@ -78,9 +146,10 @@ def typed_cell(kind: str, value: Any) -> Any:
 
 
 def table(resource: Resource, objects: Iterable[Mapping[str, Any]], list_meta: Mapping[str, Any],
-          headers: bool = True) -> dict[str, Any]:
+          headers: bool = True, include: str = 'Metadata') -> dict[str, Any]:
     cols = columns(resource)
-    rows = [{'cells': [cell(obj) for _, cell in cols], 'object': partial(obj)} for obj in objects]
+    cells = row_cells(resource)
+    rows = [{'cells': cells(obj), 'object': _row_object(resource, obj, include)} for obj in objects]
     body: dict[str, Any] = {'kind': 'Table', 'apiVersion': 'meta.k8s.io/v1', 'metadata': dict(list_meta)}
     if headers:
         body['columnDefinitions'] = [definition for definition, _ in cols]
@@ -90,3 +159,9 @@ def table(resource: Resource, objects: Iterable[Mapping[str, Any]], list_meta: M
 
 def partial(obj: Mapping[str, Any]) -> dict[str, Any]:
     return {'kind': 'PartialObjectMetadata', 'apiVersion': 'meta.k8s.io/v1', 'metadata': obj['metadata']}
+
+
+def _row_object(resource: Resource, obj: Mapping[str, Any], include: str) -> dict[str, Any] | None:
+    if include == 'Object':   # stored built-ins may lack their kind and apiVersion: a real server sends them
+        return {'kind': resource.kind, 'apiVersion': resource.api_version, **obj}
+    return partial(obj) if include == 'Metadata' else None

@@ -38,13 +38,14 @@ class Streams:
         if initial and (params.get('resourceVersionMatch') != 'NotOlderThan' or not bookmarks):
             raise _initial_events_invalid(params)
         match = reading.object_matcher(target, params)
+        seconds = _timeout(params.get('timeoutSeconds'), self.max_timeout)   # a bad value: a 400 before streaming
         await self.wait_for_rv(params.get('resourceVersion') or '')
         selective = bool(params.get('labelSelector') or params.get('fieldSelector') or target.name)
         response = web.StreamResponse(status=200, headers={'Content-Type': 'application/json'})
         response.enable_chunked_encoding()
         watcher = self.hub.subscribe(target.resource.key, target.namespace, match, selective)
         if tables.wants_table(request.headers.get('Accept', '')):
-            watcher.render = TableLines(target.resource)
+            watcher.render = TableLines(target.resource, tables.include_object(params))
         try:
             first = self._start(target, watcher, params.get('resourceVersion') or '', initial)
             await response.prepare(request)
@@ -52,7 +53,7 @@ class Streams:
                 await response.write(first)
             else:
                 self._go_live(request, watcher)
-                await self._pump(watcher, target, params, bookmarks)
+                await self._pump(watcher, target, seconds, bookmarks)
             await response.write_eof()
         except (ConnectionResetError, ConnectionError):
             pass
@@ -112,10 +113,10 @@ class Streams:
             watcher.offer(change)
         return None
 
-    async def _pump(self, watcher: Watcher, target: Target, params: Mapping[str, str], bookmarks: bool) -> None:
+    async def _pump(self, watcher: Watcher, target: Target, seconds: float, bookmarks: bool) -> None:
         """Live lines bypass this loop (see `Watcher.sink`); it only keeps time: bookmarks and the deadline."""
         loop = asyncio.get_running_loop()
-        deadline = loop.time() + _timeout(params.get('timeoutSeconds'), self.max_timeout)
+        deadline = loop.time() + seconds
         last_bookmark = loop.time()
         resource = target.resource
         while not watcher.closed:
@@ -141,8 +142,9 @@ class Streams:
 class TableLines:
     """Watch lines whose objects are one-row Tables (kubectl `get -w`); column definitions only at first."""
 
-    def __init__(self, resource: Resource) -> None:
+    def __init__(self, resource: Resource, include: str = 'Metadata') -> None:
         self.resource = resource
+        self.include = include   # ?includeObject=
         self.headers = True
 
     def __call__(self, type: str | None = None, *, change: Change) -> bytes:
@@ -156,7 +158,7 @@ class TableLines:
 
     def _line(self, type: str, obj: Mapping[str, Any]) -> bytes:
         meta = {'resourceVersion': obj['metadata'].get('resourceVersion', '')}
-        body = tables.table(self.resource, [obj], meta, headers=self.headers)
+        body = tables.table(self.resource, [obj], meta, headers=self.headers, include=self.include)
         self.headers = False
         return b'{"type":"' + type.encode() + b'","object":' + jsoncodec.dumps(body) + b'}\n'
 

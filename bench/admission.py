@@ -1,0 +1,342 @@
+"""Admission webhooks side by side: review latency and reviews/s of a trivial validating handler, ours vs upstream.
+
+    .venv/bin/python bench/admission.py --quick     # 500 sequential reviews, 4 s concurrent (~30 s)
+    .venv/bin/python bench/admission.py             # 3,000 sequential reviews, 10 s concurrent, median of 3 runs
+
+Per framework: one operator process (`python -I -m kopf run --standalone -n NS bench/operator.py` plus
+`WEBHOOK_MODULE` below, written to a temp dir) against our local cluster process (which the operator
+needs for its discovery; the reviews do not go through it). The module serves its webhooks with the
+framework's own `kopf.WebhookServer` on a fixed loopback port, both with the same certificate and key
+(an EC P-256 certificate from `kopf._model.certificates`: upstream's self-signing needs packages that its
+throw-away venv does not have), and one sync validating handler for `kopfbenches` that denies
+`spec.field == "wrong"` and allows everything else.
+
+The harness loads the webhook endpoint directly over HTTPS (TLS verified against that CA; keep-alive
+connections; raw HTTP/1.1 over asyncio streams, no client library), as the API server would call it,
+with CREATE AdmissionReviews of a ~1 KB object, each with its own uid:
+
+1. ready: reviews of a "wrong" object until one is denied (the handler runs: the resource is served);
+2. warm-up: 200 reviews;
+3. sequential: N reviews one after another on one connection: p50/p99/mean latency and reviews/s;
+4. concurrent: C connections (default 8), each sending its next review when the previous one was
+   answered, for S seconds: reviews/s, p50/p99 latency, operator CPU per 1,000 reviews.
+
+Every answer is checked (HTTP 200, the review's uid, allowed). Latency = request written → answer read
+(the harness's own TLS and parsing included, equally for both). Figures are printed and written to
+bench/results/admission-<timestamp>-<mode>.json, never asserted; the target (p99 ≤ ½ of upstream's)
+is reported as met or not. Upstream Kopf 1.45.2 runs from its throw-away venv (`run.upstream_venv()`),
+as a black box.
+"""
+import argparse
+import asyncio
+import json
+import os
+import pathlib
+import socket
+import ssl
+import statistics
+import sys
+import tempfile
+import time
+from typing import Any
+
+import harness as h
+import run
+from harness import log
+
+from kopf._model import certificates  # the harness runs in the project's .venv
+
+WEBHOOK_MODULE = '''\
+"""Served by both frameworks: a trivial sync validating handler on a fixed port with a given certificate."""
+import os
+
+import kopf
+
+
+@kopf.on.startup()
+def configure(settings, **_):
+    settings.admission.server = kopf.WebhookServer(
+        addr='127.0.0.1', host='127.0.0.1', port=int(os.environ['BENCH_WEBHOOK_PORT']),
+        certfile=os.environ['BENCH_WEBHOOK_CERT'], pkeyfile=os.environ['BENCH_WEBHOOK_KEY'])
+
+
+@kopf.on.validate('kopf.dev', 'v1', 'kopfbenches')
+def check(spec, **_):
+    if spec.get('field') == 'wrong':
+        raise kopf.AdmissionError('spec.field must not be "wrong".', code=422)
+
+
+@kopf.on.validate('kopf.dev', 'v1', 'kopfbenches')
+async def check_async(spec, **_):
+    if spec.get('field') == 'wrong':
+        raise kopf.AdmissionError('spec.field must not be "wrong".', code=422)
+'''
+HANDLERS = {'sync': 'check', 'async': 'check_async'}  # the webhook ids, i.e. the URL paths
+
+
+def review(uid: str, field: str = 'value', webhook: str = HANDLERS['sync']) -> bytes:
+    """A CREATE review as the API server sends it, with a ~1 KB object."""
+    obj = {'apiVersion': h.API_VERSION, 'kind': 'KopfBench',
+           'metadata': {'name': f'bench-{uid}', 'namespace': 'default', 'uid': uid, 'generation': 1,
+                        'creationTimestamp': '2026-01-01T00:00:00Z',
+                        'labels': {'app': 'bench', 'tier': 'backend', 'release': 'stable'},
+                        'annotations': {'example.com/owner': 'bench', 'example.com/note': 'x' * 200}},
+           'spec': {'field': field, 'items': [f'item{i}' for i in range(20)], 'replicas': 3,
+                    'template': {'image': 'example.com/app:1.2.3', 'args': ['--flag', '--other', '--more']}}}
+    kind = {'group': h.GROUP, 'version': h.VERSION, 'kind': 'KopfBench'}
+    gvr = {'group': h.GROUP, 'version': h.VERSION, 'resource': h.PLURAL}
+    body = {'apiVersion': 'admission.k8s.io/v1', 'kind': 'AdmissionReview', 'request': {
+        'uid': uid, 'kind': kind, 'resource': gvr, 'requestKind': kind, 'requestResource': gvr,
+        'name': obj['metadata']['name'], 'namespace': 'default', 'operation': 'CREATE',
+        'userInfo': {'username': 'kubernetes-admin', 'groups': ['system:masters', 'system:authenticated']},
+        'object': obj, 'oldObject': None, 'dryRun': False,
+        'options': {'apiVersion': 'meta.k8s.io/v1', 'kind': 'CreateOptions'}}}
+    data = json.dumps(body, separators=(',', ':')).encode()
+    return (f'POST /{webhook}?timeout=10s HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n'
+            f'Accept: application/json, */*\r\nContent-Length: {len(data)}\r\n\r\n').encode() + data
+
+
+class Reviewer:
+    """One keep-alive HTTPS connection to the webhook server; `send()` returns the latency in seconds."""
+
+    def __init__(self, port: int, context: ssl.SSLContext) -> None:
+        self.port, self.context = port, context
+        self.conn: h.Connection | None = None
+        self.sent = 0
+
+    async def open(self) -> 'Reviewer':
+        reader, writer = await asyncio.open_connection('127.0.0.1', self.port, ssl=self.context,
+                                                       server_hostname='127.0.0.1', limit=2**24)
+        self.conn = h.Connection(reader, writer)
+        return self
+
+    async def send(self, uid: str, field: str = 'value',
+                   webhook: str = HANDLERS['sync']) -> tuple[float, dict[str, Any]]:
+        assert self.conn is not None
+        data = review(uid, field, webhook)
+        t0 = time.perf_counter()
+        self.conn.writer.write(data)
+        status, body = await self.conn.response()
+        dt = time.perf_counter() - t0
+        self.sent += 1
+        if status != 200:
+            raise RuntimeError(f'review {uid}: HTTP {status}: {body[:200]!r}')
+        answer = json.loads(body)['response']
+        if answer.get('uid') != uid:
+            raise RuntimeError(f'review {uid}: answered for {answer.get("uid")!r}')
+        return dt, answer
+
+    def close(self) -> None:
+        if self.conn is not None:
+            self.conn.close()
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(('127.0.0.1', 0))
+        return int(sock.getsockname()[1])
+
+
+def summary(latencies: list[float], wall: float) -> dict[str, Any]:
+    ms = [x * 1000 for x in latencies]
+    return {'reviews': len(ms), 'reviews_per_s': len(ms) / wall if wall else None,
+            'p50_ms': h.percentile(ms, 50), 'p99_ms': h.percentile(ms, 99),
+            'mean_ms': statistics.fmean(ms) if ms else None, 'max_ms': max(ms) if ms else None}
+
+
+async def one_run(fw: h.Framework, emu: h.EmulatorProcess, args: argparse.Namespace, rep: int,
+                  logdir: pathlib.Path, module: pathlib.Path, tls: dict[str, str]) -> dict[str, Any]:
+    port = free_port()
+    ns = f'admission-{fw.name}-{rep}'
+    os.environ.update(BENCH_WEBHOOK_PORT=str(port), BENCH_WEBHOOK_CERT=tls['cert'], BENCH_WEBHOOK_KEY=tls['key'])
+    context = ssl.create_default_context(cafile=tls['ca'])
+    op = h.Operator(fw, emu.kubeconfig, ns, logdir, extra_args=[str(module)])
+    op.start()
+    reviewers: list[Reviewer] = []
+    try:
+        first = Reviewer(port, context)
+        reviewers.append(first)
+
+        async def ready() -> bool:  # the server listens and the handler runs (the resource is served)
+            try:
+                if first.conn is None:
+                    await first.open()
+                _, answer = await first.send(f'ready-{time.monotonic_ns()}', field='wrong')
+                return answer.get('allowed') is False
+            except (OSError, ssl.SSLError, asyncio.IncompleteReadError):
+                first.close()
+                first.conn = None
+                return False
+
+        deadline = time.monotonic() + args.timeout
+        while not await ready():
+            if not op.alive() or time.monotonic() > deadline:
+                raise RuntimeError(f'{fw.name}: the webhook did not deny a wrong object in {args.timeout:.0f} s')
+            await asyncio.sleep(0.1)
+        log(f'{fw.name}: the webhook answers ({time.time() - op.spawned_at:.1f} s after the spawn)')
+        reviewers += [await Reviewer(port, context).open() for _ in range(args.connections - 1)]
+        out: dict[str, Any] = {}
+        for kind, webhook in HANDLERS.items():
+            suffix = '' if kind == 'sync' else f'_{kind}'
+            out[f'sequential{suffix}'], out[f'concurrent{suffix}'] = await phases(op, reviewers, webhook, args, rep)
+            log(f'{fw.name} run {rep}, {kind} handler: '
+                + describe(out[f'sequential{suffix}'], out[f'concurrent{suffix}']))
+        return out
+    except Exception:
+        log(f'{fw.name}: the operator log ends with:\n{op.tail()}')
+        raise
+    finally:
+        for reviewer in reviewers:
+            reviewer.close()
+        op.stop()
+
+
+async def phases(op: h.Operator, reviewers: list[Reviewer], webhook: str, args: argparse.Namespace,
+                 rep: int) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Warm-up, then the sequential phase on the first connection, then the concurrent one on all."""
+    first = reviewers[0]
+    for i in range(args.warmup):
+        await first.send(f'warm-{webhook}-{rep}-{i}', webhook=webhook)
+    latencies = []
+    t0 = time.perf_counter()
+    for i in range(args.sequential):
+        dt, answer = await first.send(f'seq-{webhook}-{rep}-{i}', webhook=webhook)
+        if not answer.get('allowed'):
+            raise RuntimeError(f'review seq-{i} was denied: {answer}')
+        latencies.append(dt)
+    sequential = summary(latencies, time.perf_counter() - t0)
+
+    per_conn: list[list[float]] = [[] for _ in reviewers]
+    stop_at = time.perf_counter() + args.seconds
+
+    async def loop(index: int) -> None:
+        reviewer, n = reviewers[index], 0
+        while time.perf_counter() < stop_at:
+            dt, answer = await reviewer.send(f'con-{webhook}-{rep}-{index}-{n}', webhook=webhook)
+            if not answer.get('allowed'):
+                raise RuntimeError(f'a concurrent review was denied: {answer}')
+            per_conn[index].append(dt)
+            n += 1
+
+    cpu0, t0 = op.cpu(), time.perf_counter()
+    await asyncio.gather(*(loop(i) for i in range(len(reviewers))))
+    wall, cpu = time.perf_counter() - t0, op.cpu() - cpu0
+    concurrent = summary([x for xs in per_conn for x in xs], wall)
+    concurrent['cpu_s_per_1000'] = 1000 * cpu / concurrent['reviews'] if concurrent['reviews'] else None
+    concurrent['rss_mb'] = op.memory()['VmRSS']
+    return sequential, concurrent
+
+
+def describe(sequential: dict[str, Any], concurrent: dict[str, Any]) -> str:
+    return (f'sequential p50 {sequential["p50_ms"]:.2f} ms, p99 {sequential["p99_ms"]:.2f} ms, '
+            f'{sequential["reviews_per_s"]:.0f}/s; concurrent {concurrent["reviews_per_s"]:.0f}/s, '
+            f'p50 {concurrent["p50_ms"]:.2f} ms, p99 {concurrent["p99_ms"]:.2f} ms')
+
+
+def median_run(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """Per phase and figure, the median over the runs."""
+    out: dict[str, Any] = {}
+    for phase in runs[0]:
+        out[phase] = {key: statistics.median(r[phase][key] for r in runs)
+                      for key in runs[0][phase] if all(r[phase].get(key) is not None for r in runs)}
+    return out
+
+
+def write_tls(logdir: pathlib.Path) -> dict[str, str]:
+    """One CA and a certificate for 127.0.0.1, as files: the same for both frameworks' servers."""
+    made = certificates.make('127.0.0.1')
+    tls = {'ca': str(logdir / 'ca.pem'), 'cert': str(logdir / 'cert.pem'), 'key': str(logdir / 'key.pem')}
+    for name, data in (('ca', made.ca_pem), ('cert', made.cert_pem), ('key', made.key_pem)):
+        pathlib.Path(tls[name]).write_bytes(data)
+    return tls
+
+
+async def bench(args: argparse.Namespace) -> dict[str, Any]:
+    frameworks = run.frameworks(ours_only=args.ours_only)
+    logdir = pathlib.Path(tempfile.mkdtemp(prefix='kopf-bench-admission-'))
+    log(f'logs in {logdir}')
+    module = logdir / 'bench_webhook_module.py'
+    module.write_text(WEBHOOK_MODULE)
+    tls = write_tls(logdir)
+    emu = h.EmulatorProcess(frameworks[0].python, logdir)
+    emu.start()
+    runs: dict[str, list[dict[str, Any]]] = {fw.name: [] for fw in frameworks}
+    try:
+        async with h.Client(emu.port, connections=1) as client:
+            status, _ = await client.request('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', h.CRD)
+            assert status in (201, 409), status
+        for rep in range(args.repeats):
+            for fw in frameworks:  # alternating, so that a noisy neighbour hurts both alike
+                runs[fw.name].append(await one_run(fw, emu, args, rep, logdir, module, tls))
+    finally:
+        emu.stop()
+    report: dict[str, Any] = {name: median_run(rs) for name, rs in runs.items()}
+    report['runs'] = runs
+    if 'upstream' in report:
+        report['ratio'] = {phase: {key: report['ours'][phase][key] / report['upstream'][phase][key]
+                                   for key in report['ours'][phase] if report['upstream'][phase].get(key)}
+                           for phase in report['ours']}
+    report['meta'] = run.meta(args, logdir, repeats=args.repeats, sequential=args.sequential,
+                              connections=args.connections, seconds=args.seconds, warmup=args.warmup,
+                              handlers=HANDLERS, loadavg=list(os.getloadavg()))
+    return report
+
+
+ROWS = [
+    ('sequential', 'p50_ms', 'sequential: latency p50, ms', '{:.2f}'),
+    ('sequential', 'p99_ms', 'sequential: latency p99, ms', '{:.2f}'),
+    ('sequential', 'mean_ms', 'sequential: latency mean, ms', '{:.2f}'),
+    ('sequential', 'reviews_per_s', 'sequential: reviews/s', '{:.0f}'),
+    ('concurrent', 'reviews_per_s', 'concurrent: reviews/s', '{:.0f}'),
+    ('concurrent', 'p50_ms', 'concurrent: latency p50, ms', '{:.2f}'),
+    ('concurrent', 'p99_ms', 'concurrent: latency p99, ms', '{:.2f}'),
+    ('concurrent', 'cpu_s_per_1000', 'concurrent: operator CPU s per 1,000', '{:.2f}'),
+    ('concurrent', 'rss_mb', 'concurrent: operator RSS, MB', '{:.1f}'),
+]
+PHASES = ('sequential', 'concurrent')
+
+
+def table(report: dict[str, Any]) -> str:
+    meta = report['meta']
+    up = report.get('upstream')
+    lines = [f"kopf bench admission ({meta['mode']}: median of {meta['repeats']}; {meta['sequential']} sequential "
+             f"reviews, then {meta['connections']} connections for {meta['seconds']:.0f} s; trivial validating "
+             f"handlers; HTTPS direct) on {meta['machine']['cores']} cores, load {meta['loadavg'][0]:.2f}"]
+    for kind in HANDLERS:
+        suffix = '' if kind == 'sync' else f'_{kind}'
+        lines.append(f"{f'{kind} handler':44} {'ours':>10} {'upstream':>10} {'ours/up':>8}")
+        for phase, key, title, fmt in ROWS:
+            a = report['ours'][phase + suffix].get(key)
+            b = up[phase + suffix].get(key) if up else None
+            ratio = f'{a / b:.2f}x' if a is not None and b else '-'
+            shown = ['-' if v is None else fmt.format(v) for v in (a, b)]
+            lines.append(f'{title:44} {shown[0]:>10} {shown[1]:>10} {ratio:>8}')
+        if up:
+            met = {phase: report['ours'][phase + suffix]['p99_ms'] <= up[phase + suffix]['p99_ms'] / 2
+                   for phase in PHASES}
+            marks = [f"{phase} p99 ≤ ½ of upstream's: {'met' if ok else 'not met'}" for phase, ok in met.items()]
+            lines.append(f'target, {kind} (informative, not asserted): ' + '; '.join(marks))
+    return '\n'.join(lines)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument('--quick', action='store_true', help='500 sequential reviews, 4 s concurrent, 1 run')
+    parser.add_argument('--repeats', type=int, default=None, help='runs per framework (default 3; quick 1)')
+    parser.add_argument('--sequential', type=int, default=None, help='sequential reviews (default 3000; quick 500)')
+    parser.add_argument('--connections', type=int, default=8, help='concurrent connections (default 8)')
+    parser.add_argument('--seconds', type=float, default=None, help='the concurrent phase, s (default 10; quick 4)')
+    parser.add_argument('--warmup', type=int, default=200, help='reviews before measuring (default 200)')
+    parser.add_argument('--timeout', type=float, default=60.0, help='for the webhook to answer after the spawn, s')
+    parser.add_argument('--ours-only', action='store_true')
+    parser.add_argument('--no-write', action='store_true', help='print only; do not write bench/results/')
+    args = parser.parse_args()
+    args.repeats = args.repeats or (1 if args.quick else 3)
+    args.sequential = args.sequential or (500 if args.quick else 3000)
+    args.seconds = args.seconds or (4.0 if args.quick else 10.0)
+    run.run_and_report('admission', bench(args), table, write=not args.no_write)
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,54 @@
+"""Which scopes of the operator are paused, and by whom: the one answer to "may this act now?". Pure.
+
+A scope is a namespace (a namespaced peering), or `WHOLE` (the cluster-wide peering; the Lease
+leader election will pause the whole operator the same way). A scope is paused while anyone
+pauses it; an object may act unless the whole operator or its namespace is paused.
+
+What a paused scope means for the reactor (`kopf._reactor.observing`, `queueing`, `spawning`):
+its watch streams stop (the streams of indexed resources go on feeding the indices only), no
+cycle runs handlers, its daemons stop with `OPERATOR_PAUSING` and its timers stop; cycles that are
+in flight finish. Resuming re-lists its streams: the objects' cycles, daemons and timers start again.
+"""
+import dataclasses
+from collections.abc import Hashable
+
+WHOLE = None  # the scope of the whole operator (cluster-wide peering)
+Scope = str | None
+
+
+@dataclasses.dataclass
+class Pauses:
+    """The pausers of each paused scope; changes count up `version`."""
+
+    by: dict[Scope, set[Hashable]] = dataclasses.field(default_factory=dict)
+    version: int = 0
+
+    def pause(self, scope: Scope, pauser: Hashable) -> bool:
+        """Pause the scope for this pauser; True if the scope was not paused before."""
+        pausers = self.by.setdefault(scope, set())
+        was = bool(pausers)
+        if pauser not in pausers:
+            pausers.add(pauser)
+            self.version += 1
+        return not was
+
+    def resume(self, scope: Scope, pauser: Hashable) -> bool:
+        """This pauser no longer pauses the scope; True if the scope is not paused any more."""
+        pausers = self.by.get(scope)
+        if not pausers or pauser not in pausers:
+            return False
+        pausers.discard(pauser)
+        self.version += 1
+        if not pausers:
+            del self.by[scope]
+            return True
+        return False
+
+    def scope_paused(self, scope: Scope) -> bool:
+        return bool(self.by.get(scope))
+
+    def paused(self, namespace: str | None) -> bool:
+        """Whether an object of this namespace (None: cluster-scoped) may not act now."""
+        if not self.by:
+            return False
+        return self.scope_paused(WHOLE) or (namespace is not None and self.scope_paused(namespace))

@@ -1,0 +1,48 @@
+"""The operator's paused scopes (`kopf._model.pausing`), with waits for their changes.
+
+Peering pauses and resumes scopes here; the watchers wait here for their scope to be paused or
+resumed, and the cycles and daemons ask `paused()` before they act.
+"""
+import asyncio
+from collections.abc import Callable, Hashable
+
+from kopf._model import pausing
+
+
+class Pausing:
+    """Who pauses which scope; awaitable changes."""
+
+    def __init__(self) -> None:
+        self.pauses = pausing.Pauses()
+        self._changed: asyncio.Event | None = None
+
+    def paused(self, namespace: str | None) -> bool:
+        return self.pauses.paused(namespace)
+
+    def pause(self, scope: pausing.Scope, pauser: Hashable) -> bool:
+        """Pause the scope for this pauser; True if it was not paused before."""
+        return self._change(self.pauses.pause, scope, pauser)
+
+    def resume(self, scope: pausing.Scope, pauser: Hashable) -> bool:
+        """This pauser no longer pauses the scope; True if it is not paused any more."""
+        return self._change(self.pauses.resume, scope, pauser)
+
+    def _change(self, change: Callable[[pausing.Scope, Hashable], bool], scope: pausing.Scope,
+                pauser: Hashable) -> bool:
+        version = self.pauses.version
+        result = change(scope, pauser)
+        if self.pauses.version != version:
+            self._notify()
+        return result
+
+    async def wait(self, namespace: str | None, *, paused: bool) -> None:
+        """Until objects of this namespace are paused (or resumed, with `paused=False`)."""
+        while self.paused(namespace) != paused:
+            if self._changed is None:
+                self._changed = asyncio.Event()
+            await self._changed.wait()
+
+    def _notify(self) -> None:
+        if self._changed is not None:
+            self._changed.set()
+            self._changed = None  # the waiters re-check; later waits get a new event

@@ -1,0 +1,378 @@
+"""Peering (SPEC §8.8): several operators on one peering object; the one of the highest priority acts.
+
+The decisions are pure (`kopf._model.peers`); this module talks and waits:
+- One `Peering` per peering scope: the cluster-wide `ClusterKopfPeering` (with `-A`), or one
+  `KopfPeering` in each served namespace (with `-n`, including namespaces found through globs).
+- Its scope (`kopf._model.pausing`) is paused from the start until the first look at the peering
+  object (as upstream: "Resuming operations after the pause." once nobody blocks us).
+- The peering object is looked up in `kopf.dev/v1`, then in the legacy `zalando.org/v1`. Absent:
+  in auto mode (no `--peering`), the operator runs standalone (a debug line only: upstream says
+  nothing then); in mandatory mode (`--peering NAME`), a warning
+  every `ABSENT_RECHECK` seconds and no handling until it exists.
+- Its object is watched (by name); every event is decided on: dead entries of others are nulled,
+  a live peer of a higher priority (or of the same priority, unless sharded) pauses the scope; the
+  decision is made again when the earliest blocking entry expires (a due time in the operator's
+  one scheduler, `kopf._reactor.scheduling`).
+- Keep-alives: our entry is merge-patched every `lifetime - rand(5..10)` s (also a due time in the
+  scheduler), and nulled on exit. Malformed entries get one warning each, and are ignored.
+- `freeze()`/`resume()`: the `kopf freeze`/`kopf resume` commands: one entry written or nulled.
+"""
+import asyncio
+import datetime
+import getpass
+import logging
+import os
+import random
+import socket
+import string
+from collections.abc import Collection, Coroutine, Mapping
+from typing import Any
+
+from kopf._api import apierrors, watching, watchstate
+from kopf._api import client as client_
+from kopf._model import peers, resources
+from kopf._reactor import contexts
+
+logger = logging.getLogger('kopf.reactor.peering')
+
+ABSENT_RECHECK = 10.0  # seconds between the looks for an absent mandatory peering object
+FIND_BACKOFFS = (0.5, 1.0, 2.0)  # retries of the look-up (5xx, 403): mandatory peering looks again later anyway
+PAUSER = 'peering'
+
+CLUSTER_PEERINGS = (
+    resources.Resource('kopf.dev', 'v1', 'clusterkopfpeerings', kind='ClusterKopfPeering', namespaced=False),
+    resources.Resource('zalando.org', 'v1', 'clusterkopfpeerings', kind='ClusterKopfPeering', namespaced=False),
+)
+NAMESPACED_PEERINGS = (
+    resources.Resource('kopf.dev', 'v1', 'kopfpeerings', kind='KopfPeering', namespaced=True),
+    resources.Resource('zalando.org', 'v1', 'kopfpeerings', kind='KopfPeering', namespaced=True),
+)
+
+
+def make_identity() -> str:
+    """This process's identity: `$POD_ID`, else `user@host/<timestamp>/<3 random characters>`."""
+    suffix = ''.join(random.choices(string.ascii_lowercase, k=3))
+    return peers.make_identity(pod_id=os.environ.get('POD_ID'), user=_user(), host=socket.gethostname(),
+                               now=datetime.datetime.now(datetime.UTC), suffix=suffix)
+
+
+def freezer_identity() -> str:
+    """The default identity of `kopf freeze` / `kopf resume`: `user@host`."""
+    return f'{_user()}@{socket.gethostname()}'
+
+
+def _user() -> str:
+    try:
+        return getpass.getuser()
+    except Exception:  # no user name in this environment (e.g. a container without a passwd entry)
+        return 'unknown'
+
+
+async def find(client: client_.APIClient, name: str, namespace: str | None) -> tuple[resources.Resource | None,
+                                                                                         dict[str, Any] | None]:
+    """The peering resource and object of this name: kopf.dev first, then the legacy zalando.org."""
+    candidates = CLUSTER_PEERINGS if namespace is None else NAMESPACED_PEERINGS
+    for resource in candidates:
+        try:
+            body = await client.request('GET', resource.get_url(namespace=namespace, name=name),
+                                        backoffs=FIND_BACKOFFS)
+        except apierrors.APINotFoundError:
+            continue
+        return resource, body
+    return None, None
+
+
+async def write(client: client_.APIClient, resource: resources.Resource, name: str, namespace: str | None,
+                patch: Mapping[str, Any]) -> Any:
+    """A merge-patch of the peering object (as upstream sends it); the server's answer."""
+    return await client.request('PATCH', resource.get_url(namespace=namespace, name=name), payload=patch,
+                                content_type=client_.MERGE_PATCH_CT)
+
+
+class Peering:
+    """One peering object that the operator takes part in, and the scope it pauses."""
+
+    def __init__(self, ctx: contexts.OperatorContext, namespace: str | None, identity: str) -> None:
+        self.ctx = ctx
+        self.namespace = namespace
+        self.identity = identity
+        self.settings = ctx.settings.peering
+        self.where = peers.describe_scope(self.settings.name, namespace)
+        self.resource: resources.Resource | None = None
+        self.last: Mapping[str, Any] | None = None
+        self.warned: set[str] = set()
+        self.touched = False
+        self.announced: tuple[str, frozenset[str]] | None = None  # what was logged last: why, and who
+        self.writes: set[asyncio.Task[Any]] = set()
+        ctx.pausing.pause(namespace, PAUSER)  # until the first look at the peering object
+
+    @property
+    def priority(self) -> int:
+        return self.settings.priority
+
+    @property
+    def sharded(self) -> bool:
+        return bool(self.ctx.settings.watching.shard_selectors)
+
+    async def run(self) -> None:
+        """Take part in the peering until the operator exits (or, in auto mode, run standalone)."""
+        try:
+            while True:
+                try:
+                    if await self.serve():
+                        return
+                except* apierrors.APIError as group:  # e.g. no permission, the CRD deleted: paused, retried
+                    logger.warning(f'The peering {self.where} failed: {group.exceptions[0]}; the operator does not '
+                                   f'handle anything there until it works. Retrying in {ABSENT_RECHECK:g} s.')
+                    self._set_paused(True, quiet=True)
+                await self._sleep(ABSENT_RECHECK)
+        finally:
+            self.ctx.scheduler.cancel((self, 'recheck'))
+            if self.touched and self.resource is not None:
+                await asyncio.shield(self._untouch())
+
+    async def serve(self) -> bool:
+        """Keep alive and watch the peering object; True if there is none in auto mode (then: standalone)."""
+        try:
+            self.resource, body = await find(self.ctx.client, self.settings.name, self.namespace)
+        except apierrors.APIForbiddenError as exc:
+            if self.settings.mandatory:
+                raise
+            logger.warning(f'The peering objects cannot be read ({exc}); falling back to the standalone mode.')
+            self._set_paused(False, quiet=True)
+            return True
+        if self.resource is None or body is None:
+            if not self.settings.mandatory:
+                logger.debug('Default peering object is not found, falling back to the standalone mode.')  # silent
+                self._set_paused(False, quiet=True)
+                return True
+            logger.warning(f'The peering object {self.where} is not found (neither KopfPeering nor the legacy '
+                           f'zalando.org kind); the operator does not handle anything until it exists. '
+                           f'Checking again in {ABSENT_RECHECK:g} s.')
+            return False
+        self.react(body)  # the first look: before any watch event
+        async with asyncio.TaskGroup() as tg:
+            tg.create_task(self.keep_alive(), name=f'kopf peering keep-alives of {self.where}')
+            await self.watch()
+        return False
+
+    async def watch(self) -> None:
+        assert self.resource is not None
+        selector = f'metadata.name={self.settings.name}'
+        async for item in watching.watch_objs(self.ctx.client, self.resource, namespace=self.namespace,
+                                              field_selector=selector):
+            if item is watchstate.LISTED:
+                continue
+            body = item.get('object') or {}
+            if (body.get('metadata') or {}).get('name') != self.settings.name:
+                continue
+            if item.get('type') == 'DELETED':
+                if self.settings.mandatory:
+                    logger.warning(f'The peering object {self.where} is deleted; the operator pauses until it exists.')
+                    self._set_paused(True, quiet=True)
+                else:
+                    logger.warning(f'The peering object {self.where} is deleted; the operator runs standalone.')
+                    self._set_paused(False, quiet=True)
+                self.last = None
+                continue
+            self.react(body)
+
+    def react(self, body: Mapping[str, Any]) -> None:
+        """Decide on the peering object's current entries: pause or resume; clean the dead entries."""
+        self.last = body
+        found, problems = peers.parse(body.get('status'))
+        for problem in problems:
+            if problem not in self.warned:
+                self.warned.add(problem)
+                logger.warning(f'The peering object {self.where}: {problem}')
+        now = datetime.datetime.now(datetime.UTC)
+        verdict = peers.decide(found, identity=self.identity, priority=self.priority, now=now, sharded=self.sharded)
+        if verdict.dead:
+            self._write(peers.clean_patch(verdict.dead))
+        self._set_paused(verdict.paused)
+        self._announce(verdict)
+        if verdict.recheck_at is not None:  # when the earliest blocker expires: decide again
+            loop = asyncio.get_running_loop()
+            at = loop.time() + max(0.0, (verdict.recheck_at - now).total_seconds()) + 0.01
+            self.ctx.scheduler.at((self, 'recheck'), at, self._recheck, replace=True)
+        else:
+            self.ctx.scheduler.cancel((self, 'recheck'))
+
+    def _announce(self, verdict: peers.Verdict) -> None:
+        """Log why we pause (or share the work) when that, or who causes it, changes (not on every keep-alive)."""
+        if verdict.blockers:
+            why, who = 'blockers', verdict.blockers
+        elif verdict.same:
+            why, who = ('same' if verdict.paused else 'shared'), verdict.same
+        else:
+            self.announced = None
+            return
+        announced = (why, frozenset(peer.identity for peer in who))
+        if announced == self.announced:
+            return
+        self.announced = announced
+        if why == 'blockers':
+            logger.info(f'Pausing operations in favour of {list(who)}.')
+        elif why == 'same':
+            logger.warning(f'Possibly conflicting operators with the same priority: {list(who)}.')
+        else:
+            logger.info(f'Operators with the same priority share the work (shard selectors are configured): '
+                        f'{list(who)}.')
+
+    def _recheck(self) -> None:
+        if self.last is not None:
+            self.react(self.last)
+
+    def _set_paused(self, paused: bool, *, quiet: bool = False) -> bool:
+        """Pause or resume our scope; True if that changed it (then logged, unless quiet)."""
+        if paused:
+            return self.ctx.pausing.pause(self.namespace, PAUSER)
+        changed = self.ctx.pausing.resume(self.namespace, PAUSER)
+        if changed and not quiet:
+            logger.info('Resuming operations after the pause. Conflicting operators with the same priority are gone.')
+        if changed and self.ctx.admission is not None:  # an active replica manages the webhook configurations
+            self._spawn(self.ctx.admission.configure(), 'kopf admission configuration after resuming')
+        return changed
+
+    async def keep_alive(self) -> None:
+        """Our entry, renewed `lifetime - rand(5..10)` s before it expires, for as long as we run."""
+        assert self.resource is not None
+        lifetime = self.settings.lifetime
+        while True:
+            now = datetime.datetime.now(datetime.UTC)
+            patch = peers.touch_patch(self.identity, priority=self.priority, lifetime=lifetime, now=now)
+            try:
+                answer = await write(self.ctx.client, self.resource, self.settings.name, self.namespace, patch)
+                self.touched = True
+                if not self.settings.stealth:
+                    logger.debug(f'Keep-alive in {self.where}: ok.')
+                if isinstance(answer, Mapping):
+                    self.react(answer)
+            except apierrors.APINotFoundError:
+                logger.warning(f'Keep-alive in {self.where}: the peering object is gone.')
+            except apierrors.APIError as exc:
+                logger.warning(f'Keep-alive in {self.where} failed: {exc}')
+            await self._sleep(peers.keepalive_delay(lifetime, random.uniform(*peers.KEEPALIVE_JITTER)))
+
+    async def _sleep(self, delay: float) -> None:
+        """A wait as a due time in the operator's one scheduler."""
+        loop = asyncio.get_running_loop()
+        woken = loop.create_future()
+        key = (self, 'sleep')
+
+        def wake() -> None:
+            if not woken.done():
+                woken.set_result(None)
+        self.ctx.scheduler.at(key, loop.time() + delay, wake, replace=True)
+        try:
+            await woken
+        finally:
+            self.ctx.scheduler.cancel(key)
+
+    def _write(self, patch: Mapping[str, Any]) -> None:
+        self._spawn(self._send(patch), f'kopf peering write to {self.where}')
+
+    def _spawn(self, coro: Coroutine[Any, Any, Any], name: str) -> None:
+        task = asyncio.create_task(coro, name=name)
+        self.writes.add(task)
+        task.add_done_callback(self.writes.discard)
+
+    async def _send(self, patch: Mapping[str, Any]) -> None:
+        assert self.resource is not None
+        try:
+            await write(self.ctx.client, self.resource, self.settings.name, self.namespace, patch)
+        except apierrors.APIError as exc:
+            logger.warning(f'Cleaning the dead peers in {self.where} failed: {exc}')
+
+    async def _untouch(self) -> None:
+        assert self.resource is not None
+        try:
+            await write(self.ctx.client, self.resource, self.settings.name, self.namespace,
+                        peers.clean_patch([self.identity]))
+        except Exception as exc:  # the exit goes on: the entry expires by itself
+            logger.warning(f'Our entry in {self.where} could not be removed on exit ({exc!r}); it expires by itself.')
+
+
+class Peerings:
+    """The operator's peerings: one cluster-wide, or one per served namespace (made as they are served)."""
+
+    def __init__(self, ctx: contexts.OperatorContext, *, clusterwide: bool, namespaces: Collection[str] = ()) -> None:
+        self.ctx = ctx
+        self.identity = make_identity()
+        self.clusterwide = clusterwide
+        self.tg: asyncio.TaskGroup | None = None
+        self.peerings: dict[str | None, tuple[Peering, asyncio.Task[None] | None]] = {}
+        for namespace in ([None] if clusterwide else namespaces):
+            self.peerings[namespace] = (Peering(ctx, namespace, self.identity), None)
+
+    def start(self, tg: asyncio.TaskGroup) -> None:
+        self.tg = tg
+        for namespace, (peering, task) in list(self.peerings.items()):
+            if task is None:
+                task = tg.create_task(peering.run(), name=f'kopf peering {peering.where}')
+                self.peerings[namespace] = (peering, task)
+
+    def serve(self, namespace: str) -> None:
+        """A namespace is served (found through globs): its peering starts (paused until its first look)."""
+        if self.clusterwide or namespace in self.peerings:
+            return
+        self.peerings[namespace] = (Peering(self.ctx, namespace, self.identity), None)
+        if self.tg is not None:
+            self.start(self.tg)
+
+    def forget(self, namespace: str) -> None:
+        """A served namespace is deleted: its peering stops."""
+        peering, task = self.peerings.pop(namespace, (None, None))
+        if task is not None:
+            task.cancel()
+        if peering is not None:
+            self.ctx.pausing.resume(namespace, PAUSER)
+
+
+async def freeze(client: client_.APIClient, *, name: str, namespaces: Collection[str | None], identity: str,
+                 priority: int, lifetime: int) -> None:
+    """`kopf freeze`: our entry in each peering object, so that operators of lower priorities pause."""
+    now = datetime.datetime.now(datetime.UTC)
+    for namespace in namespaces:
+        resource = await _found(client, name, namespace)
+        await write(client, resource, name, namespace,
+                    peers.touch_patch(identity, priority=priority, lifetime=lifetime, now=now))
+
+
+async def resume(client: client_.APIClient, *, name: str, namespaces: Collection[str | None], identity: str) -> None:
+    """`kopf resume`: our entry removed from each peering object."""
+    for namespace in namespaces:
+        resource = await _found(client, name, namespace)
+        await write(client, resource, name, namespace, peers.clean_patch([identity]))
+
+
+class PeeringNotFound(Exception):
+    pass
+
+
+async def _found(client: client_.APIClient, name: str, namespace: str | None) -> resources.Resource:
+    resource, _ = await find(client, name, namespace)
+    if resource is None:
+        kind = 'ClusterKopfPeering' if namespace is None else f'KopfPeering in the namespace {namespace!r}'
+        raise PeeringNotFound(f'The peering object {name!r} ({kind}) is not found.')
+    return resource
+
+
+async def command(command: str, *, vault: Any, name: str, namespaces: Collection[str | None], identity: str,
+                  **options: Any) -> None:
+    """`kopf freeze` / `kopf resume` with their own API client (the given vault, or kubeconfig & co)."""
+    from kopf._api import credentials, loginning
+    from kopf._model import settings as settings_
+
+    vault = vault if vault is not None else credentials.Vault(loginning.login_by_defaults)
+    client = client_.APIClient(vault, settings_.OperatorSettings())
+    try:
+        if command == 'freeze':
+            await freeze(client, name=name, namespaces=namespaces, identity=identity, **options)
+        else:
+            await resume(client, name=name, namespaces=namespaces, identity=identity)
+    finally:
+        await client.close()
+    where = ', '.join(peers.describe_scope(name, namespace) for namespace in namespaces)
+    done = 'frozen' if command == 'freeze' else 'resumed'
+    logger.info(f'The peering {where} is {done} by {identity!r}.')

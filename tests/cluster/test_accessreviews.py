@@ -1,0 +1,81 @@
+"""The access reviews as pure functions: a review body, the requester, the rules -> the answered review."""
+from typing import Any
+
+import pytest
+
+from kopf._cluster import statuses
+from kopf._cluster.web import accessreviews
+from kopf._cluster.web.accessrules import ADMIN_GROUPS, Access, Denial, Subject
+
+ADMIN = Subject('kubernetes-admin', ADMIN_GROUPS)
+ALICE = Subject('alice')
+RULES = Access(tokens={'t1': 'alice'}, denials=[Denial(verb='delete', resource='configmaps', namespace='prod'),
+                                                  Denial(resource='secrets', user='alice')])
+
+
+def _attrs(verb: str, resource: str, namespace: str = '', **more: str) -> dict[str, Any]:
+    return {'spec': {'resourceAttributes': {'verb': verb, 'resource': resource, 'namespace': namespace, **more}}}
+
+
+@pytest.mark.parametrize('subject, body, allowed', [
+    (ADMIN, _attrs('delete', 'configmaps', 'prod'), False),
+    (ADMIN, _attrs('delete', 'configmaps', 'dev'), True),
+    (ADMIN, _attrs('get', 'configmaps', 'prod'), True),
+    (ADMIN, _attrs('get', 'secrets'), True),
+    (ALICE, _attrs('get', 'secrets'), False),
+    (ALICE, _attrs('get', 'pods', subresource='log'), True),
+    (ALICE, {'spec': {'nonResourceAttributes': {'path': '/healthz', 'verb': 'get'}}}, True),
+])
+def test_self_subject_access_review(subject: Subject, body: dict[str, Any], allowed: bool) -> None:
+    review = accessreviews.review('SelfSubjectAccessReview', body, subject, RULES)
+    assert review['kind'] == 'SelfSubjectAccessReview' and review['apiVersion'] == 'authorization.k8s.io/v1'
+    assert review['spec'] == body['spec'] and review['status']['allowed'] is allowed
+    assert review['status'].get('denied', False) is not allowed
+
+
+def test_subject_access_review_is_about_the_named_user() -> None:
+    body = {'spec': {'user': 'alice', **_attrs('list', 'secrets', 'default')['spec']}}
+    assert accessreviews.review('SubjectAccessReview', body, ADMIN, RULES)['status']['allowed'] is False
+    body['spec']['user'] = 'bob'
+    assert accessreviews.review('SubjectAccessReview', body, ADMIN, RULES)['status']['allowed'] is True
+
+
+def test_local_subject_access_review_in_its_namespace() -> None:
+    body = {'spec': {'user': 'bob', **_attrs('delete', 'configmaps', 'prod')['spec']}}
+    assert accessreviews.review('LocalSubjectAccessReview', body, ADMIN, RULES, 'prod')['status']['allowed'] is False
+    with pytest.raises(statuses.ApiError) as error:
+        accessreviews.review('LocalSubjectAccessReview', body, ADMIN, RULES, 'dev')
+    assert error.value.code == 422 and 'must match metadata.namespace' in error.value.message
+
+
+def test_rules_review_is_incomplete_when_rules_deny() -> None:
+    plain = accessreviews.review('SelfSubjectRulesReview', {'spec': {}}, ADMIN, Access())['status']
+    assert plain['incomplete'] is False and {'verbs': ['*'], 'apiGroups': ['*'], 'resources': ['*']} in \
+        plain['resourceRules']
+    denied = accessreviews.review('SelfSubjectRulesReview', {'spec': {}}, ALICE, RULES)['status']
+    assert denied['incomplete'] is True and 'resource=secrets' in denied['evaluationError']
+
+
+def test_token_review_and_self_subject_review() -> None:
+    known = accessreviews.review('TokenReview', {'spec': {'token': 't1'}}, ADMIN, RULES)['status']
+    assert known == {'authenticated': True, 'user': {'username': 'alice', 'groups': ['system:authenticated']}}
+    unknown = accessreviews.review('TokenReview', {'spec': {'token': 'zz'}}, ADMIN, RULES)['status']
+    assert unknown == {'user': {}, 'error': 'invalid bearer token'}
+    me = accessreviews.review('SelfSubjectReview', None, ADMIN, RULES)
+    assert me['status']['userInfo'] == {'username': 'kubernetes-admin', 'groups': list(ADMIN_GROUPS)}
+    assert me['metadata']['creationTimestamp']
+
+
+@pytest.mark.parametrize('kind, body, code', [
+    ('SelfSubjectAccessReview', [1], 400),
+    ('SelfSubjectAccessReview', {'kind': 'Pod', 'spec': {}}, 400),
+    ('SelfSubjectAccessReview', {'spec': {}}, 422),
+    ('SelfSubjectAccessReview', {'spec': {'resourceAttributes': 'x'}}, 400),
+    ('SubjectAccessReview', _attrs('get', 'pods'), 422),
+    ('LocalSubjectAccessReview', {'spec': {'user': 'u', 'nonResourceAttributes': {'path': '/'}}}, 422),
+    ('TokenReview', {'spec': {}}, 400),
+])
+def test_invalid_reviews(kind: str, body: Any, code: int) -> None:
+    with pytest.raises(statuses.ApiError) as error:
+        accessreviews.review(kind, body, ADMIN, RULES, 'default')
+    assert error.value.code == code

@@ -1,0 +1,104 @@
+"""A paused operator (by a `kopf freeze` entry in its peering) in the test's loop: the indices are fed,
+no handler runs, daemons and timers stop; resuming runs what was missed and restarts them."""
+import asyncio
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+import kopf
+from kopf import cli
+
+from ..backends import Cluster
+from . import test_peering
+from .conftest import Starter, eventually, example, vault_for
+
+
+async def freezer(cluster: Cluster, *args: str) -> None:
+    controls = cli.CLIControls(vault=vault_for(cluster))
+    result = await asyncio.to_thread(CliRunner().invoke, cli.main, [*args, '-A', '-P', 'e2e', '-i', 'freezer'],
+                                     obj=controls)
+    assert result.exit_code == 0, result.output
+
+
+async def peering_ready(cluster: Cluster) -> None:
+    cluster.apply(test_peering.peering_crds())
+    peering = {'apiVersion': 'kopf.dev/v1', 'kind': 'ClusterKopfPeering', 'metadata': {'name': 'e2e'}}
+    await eventually(lambda: test_peering.applied(cluster, peering))
+
+
+async def test_a_paused_operator_feeds_its_indices_only_and_catches_up_when_resumed(
+        cluster: Cluster, registry: kopf.OperatorRegistry, start_operator: Starter,
+        caplog: pytest.LogCaptureFixture) -> None:
+    await peering_ready(cluster)
+    indexed: list[str] = []
+    created: list[str] = []
+    timed: list[str] = []
+
+    @kopf.index('kopfexamples', registry=registry)
+    def by_name(name: str, **_: Any) -> dict[str, None]:
+        indexed.append(name)
+        return {name: None}
+
+    @kopf.on.create('kopfexamples', registry=registry)
+    def create_fn(name: str, **_: Any) -> None:
+        created.append(name)
+
+    reasons: list[Any] = []
+    started: list[str] = []
+
+    @kopf.daemon('kopfexamples', registry=registry)
+    async def watcher(name: str, stopped: kopf.DaemonStopped, **_: Any) -> None:
+        started.append(name)
+        await stopped.wait()
+        reasons.append((name, stopped.reason))
+
+    @kopf.timer('kopfexamples', interval=0.05, registry=registry)
+    def tick(name: str, **_: Any) -> None:
+        timed.append(name)
+
+    await start_operator(peering_name='e2e')
+    cluster.apply(example('kex-0'))
+    await eventually(lambda: created == ['kex-0'] and 'kex-0' in timed)
+
+    await freezer(cluster, 'freeze', '--lifetime', '60', '--priority', '1000')
+    await eventually(lambda: any(m.startswith('Pausing operations in favour of') for m in caplog.messages))
+    await eventually(lambda: any(m.startswith('Pausing the watch-stream') for m in caplog.messages))
+    await eventually(lambda: reasons == [('kex-0', kopf.DaemonStoppingReason.OPERATOR_PAUSING)])
+    ticks = len(timed)
+    cluster.apply(example('kex-1'))
+    await eventually(lambda: 'kex-1' in indexed)  # the indices are fed while paused
+    assert created == ['kex-0']                   # ... but no handler runs
+    assert len(timed) <= ticks + 1                # ... and no timer (but the call in flight, if any)
+
+    await freezer(cluster, 'resume')
+    await eventually(lambda: created == ['kex-0', 'kex-1'])  # what was missed
+    await eventually(lambda: len(timed) > ticks and 'kex-1' in timed)  # the timers again
+    await eventually(lambda: started.count('kex-0') == 2)  # the daemons again
+    assert indexed.count('kex-0') >= 1
+
+
+async def test_only_an_active_replica_manages_the_webhook_configurations(
+        cluster: Cluster, registry: kopf.OperatorRegistry, start_operator: Starter,
+        caplog: pytest.LogCaptureFixture) -> None:
+    await peering_ready(cluster)
+    await freezer(cluster, 'freeze', '--lifetime', '60', '--priority', '1000')  # paused from the start
+
+    @kopf.on.startup(registry=registry)
+    def configure(settings: kopf.OperatorSettings, **_: Any) -> None:
+        settings.admission.server = kopf.WebhookServer(addr='127.0.0.1', host='127.0.0.1')
+        settings.admission.managed = 'auto.kopf.dev'
+
+    @kopf.on.validate('kopfexamples', id='check', registry=registry)
+    def check(**_: Any) -> None:
+        pass
+
+    def configs() -> Any:
+        obj = cluster.get('admissionregistration.k8s.io/v1', 'ValidatingWebhookConfiguration', 'auto.kopf.dev')
+        return (obj or {}).get('webhooks')
+
+    await start_operator(peering_name='e2e')
+    await eventually(lambda: any('are left to the active replica' in m for m in caplog.messages))
+    assert not configs()
+    await freezer(cluster, 'resume')
+    await eventually(configs)

@@ -1,0 +1,145 @@
+"""`kopf rbac` on a real kube-apiserver (RBAC enforced; only with `--backend=envtest`).
+
+An operator whose identity (a client certificate of a non-admin user) is bound only to the
+generated rules runs an example's framework traffic without a 403; with one generated rule
+deleted, the request that needed it fails with a 403 that the log names.
+"""
+import dataclasses
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+import yaml
+
+import kopf
+from kopf._api import credentials, kubeconfig
+from kopf.testing import EnvtestCluster, KopfRunner
+
+from .. import backends
+from ..waiting import wait_for
+from .conftest import CRD, ROOT, fast_settings
+
+EXAMPLES = ROOT / 'examples'
+USER = 'kopf-rbac-operator'
+LAST_HANDLED = 'kopf.zalando.org/last-handled-configuration'
+MANAGED = 'auto.kopf.dev'  # the webhook configurations of 17-admission
+Obj = dict[str, Any]
+
+
+@pytest.fixture
+def envtest(request: pytest.FixtureRequest) -> Iterator[EnvtestCluster]:
+    if backends.backend(request.config) != 'envtest':
+        pytest.skip('needs --backend=envtest (a real kube-apiserver with RBAC: make envtest)')
+    shared: EnvtestCluster = request.getfixturevalue('envtest_cluster')
+    with backends.cluster_cleaned(shared):
+        shared.apply(str(CRD))
+        yield shared
+        for kind in ('ClusterRoleBinding', 'ClusterRole'):
+            shared.delete('rbac.authorization.k8s.io/v1', kind, USER)
+        for kind in ('RoleBinding', 'Role'):
+            shared.delete('rbac.authorization.k8s.io/v1', kind, USER, 'default')
+        for kind in ('ValidatingWebhookConfiguration', 'MutatingWebhookConfiguration'):
+            shared.delete('admissionregistration.k8s.io/v1', kind, MANAGED)
+
+
+def generated(*args: str) -> list[Obj]:
+    result = subprocess.run([sys.executable, '-m', 'kopf', 'rbac', '--name', USER, '--user', USER,
+                             '--crd', str(CRD), *args], capture_output=True, text=True, timeout=60, check=True)
+    return [doc for doc in yaml.safe_load_all(result.stdout) if doc]
+
+
+def allowed(cluster: EnvtestCluster, verb: str, resource: str, group: str = '', namespace: str = 'default') -> bool:
+    review = {'apiVersion': 'authorization.k8s.io/v1', 'kind': 'SubjectAccessReview',
+              'spec': {'user': USER, 'groups': ['system:authenticated'], 'resourceAttributes': {
+                  'verb': verb, 'resource': resource, 'group': group, 'namespace': namespace}}}
+    _, answer = cluster.request('POST', '/apis/authorization.k8s.io/v1/subjectaccessreviews', review)
+    return bool(answer['status']['allowed'])
+
+
+def bind(cluster: EnvtestCluster, docs: list[Obj]) -> None:
+    """Apply the roles and bindings; wait until the authorizer knows them (its cache follows a watch)."""
+    cluster.apply(*docs)
+    wait_for(lambda: allowed(cluster, 'list', 'kopfexamples', 'kopf.dev'), within=30)
+
+
+def operator(cluster: EnvtestCluster, example: str, *args: str) -> KopfRunner:
+    info = kubeconfig.load([cluster.user_kubeconfig(USER)])
+    vault = credentials.Vault()
+    vault.populate([dataclasses.replace(info, default_namespace='default')])
+    return KopfRunner(['run', '--verbose', *args, str(EXAMPLES / example / 'example.py')], vault=vault,
+                      registry=kopf.OperatorRegistry(), settings=fast_settings(), timeout=60)
+
+
+def webhooks(cluster: EnvtestCluster, kind: str) -> list[Obj]:
+    found = cluster.get('admissionregistration.k8s.io/v1', kind, MANAGED) or {}
+    return [webhook for webhook in found.get('webhooks') or [] if webhook.get('rules')]
+
+
+def kex(cluster: EnvtestCluster) -> Obj:
+    return cluster.get('kopf.dev/v1', 'KopfExample', 'kopf-example-1', 'default') or {}
+
+
+def forbidden(caplog: pytest.LogCaptureFixture) -> list[str]:
+    """The log lines of the operator (in a thread of this process) about a 403."""
+    lines = [record.getMessage() for record in caplog.records]
+    return [line for line in lines if '403' in line or 'orbidden' in line]
+
+
+Check = Callable[[EnvtestCluster], Any]
+EXAMPLE_RUNS: list[tuple[str, Check]] = [
+    ('01-minimal', lambda c: (kex(c).get('status') or {}).get('create_fn')),
+    ('04-events', lambda c: [e for e in c.list('v1', 'Event', 'default') if e.get('reason') == 'Greeting']),
+    ('05-handlers', lambda c: (kex(c).get('status') or {}).get('create_fn_2')),
+    ('07-subhandlers', lambda c: (kex(c).get('status') or {}).get('create_fn/item2')),
+    ('11-filtering-handlers', lambda c: (kex(c).get('metadata') or {}).get('annotations', {}).get(LAST_HANDLED)),
+    ('14-daemons', lambda c: (kex(c).get('status') or {}).get('accompany')),
+    ('15-timers', lambda c: (kex(c).get('status') or {}).get('tick')),
+    ('17-admission', lambda c: len(webhooks(c, 'ValidatingWebhookConfiguration')) == 2 and kex(c)),
+]
+
+
+@pytest.mark.parametrize('example, check', EXAMPLE_RUNS, ids=[name for name, _ in EXAMPLE_RUNS])
+@pytest.mark.parametrize('scope', [('-A',), ('-n', 'default')], ids=['clusterwide', 'namespaced'])
+def test_the_generated_rules_are_enough(envtest: EnvtestCluster, example: str, check: Check,
+                                        scope: tuple[str, ...], caplog: pytest.LogCaptureFixture) -> None:
+    bind(envtest, generated(str(EXAMPLES / example / 'example.py'), *scope))
+    assert not allowed(envtest, 'list', 'secrets')  # a non-admin: only what is bound
+    with operator(envtest, example, *scope) as running:
+        assert running.wait_ready(30)
+        envtest.apply(str(EXAMPLES / 'obj.yaml'))
+        wait_for(lambda: check(envtest), within=30)
+        envtest.delete('kopf.dev/v1', 'KopfExample', 'kopf-example-1', 'default')
+        wait_for(lambda: not kex(envtest), within=30)  # the finalizer (if any) is released
+    assert not forbidden(caplog), running.output
+
+
+def without(docs: list[Obj], group: str, resource: str) -> list[Obj]:
+    """The manifests with one resource (and its verbs) taken out of the rules."""
+    result = []
+    for doc in docs:
+        if 'rules' in doc:
+            rules = [{**rule, 'resources': [r for r in rule['resources'] if r != resource]}
+                     if rule['apiGroups'] == [group] else rule for rule in doc['rules']]
+            doc = {**doc, 'rules': [rule for rule in rules if rule['resources']]}
+        result.append(doc)
+    return result
+
+
+@pytest.mark.parametrize('example, group, resource, named', [
+    ('01-minimal', 'kopf.dev', 'kopfexamples/status',
+     'PATCH /apis/kopf.dev/v1/namespaces/default/kopfexamples/kopf-example-1/status'),
+    ('01-minimal', 'apiextensions.k8s.io', 'customresourcedefinitions',
+     'GET /apis/apiextensions.k8s.io/v1/customresourcedefinitions'),
+    ('04-events', '', 'events', 'POST /api/v1/namespaces/default/events'),
+], ids=['status', 'crds', 'events'])
+def test_a_deleted_rule_fails_a_named_request_with_403(envtest: EnvtestCluster, example: str, group: str,
+                                                        resource: str, named: str,
+                                                        caplog: pytest.LogCaptureFixture) -> None:
+    docs = generated(str(EXAMPLES / example / 'example.py'), '-A')
+    bind(envtest, without(docs, group, resource))
+    with operator(envtest, example, '-A'):
+        envtest.apply(str(EXAMPLES / 'obj.yaml'))
+        wait_for(lambda: [line for line in forbidden(caplog) if named in line], within=30)
+

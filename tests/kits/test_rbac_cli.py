@@ -1,0 +1,75 @@
+"""`kopf rbac`: the command of docs/rbac.md prints what the page shows; bad input is a clear error."""
+import pathlib
+import re
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from kopf import cli
+
+ROOT = pathlib.Path(__file__).parent.parent.parent
+PAGE = ROOT / 'docs' / 'rbac.md'
+
+
+def rbac(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli.main, ['rbac', *args], catch_exceptions=False)
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_the_documented_command_prints_the_documented_yaml(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)
+    text = PAGE.read_text()
+    command = re.search(r'```sh\n(kopf rbac examples/01-minimal/[^\n]+)\n```', text)
+    shown = re.search(r'```yaml\n(# RBAC for.*?)```', text, re.DOTALL)
+    assert command and shown
+    code, out, err = rbac(*command.group(1).split()[2:])
+    assert (code, err) == (0, '')
+    assert out == shown.group(1)
+
+
+def test_a_namespaced_operator_with_extra_rules(tmp_path: pathlib.Path) -> None:
+    extra = tmp_path / 'children.yaml'
+    extra.write_text("- apiGroups: ['']\n  resources: [pods]\n  verbs: [create]\n")
+    code, out, _ = rbac(str(ROOT / 'examples/02-children/example.py'), '--crd', str(ROOT / 'examples/crd.yaml'),
+                        '-n', 'ns1', '--extra', str(extra), '--user', 'me', '--name', 'op')
+    assert code == 0
+    docs = [doc for doc in yaml.safe_load_all(out) if doc]
+    assert [(d['kind'], d['metadata']) for d in docs] == [
+        ('ClusterRole', {'name': 'op'}), ('ClusterRoleBinding', {'name': 'op'}),
+        ('Role', {'name': 'op', 'namespace': 'ns1'}), ('RoleBinding', {'name': 'op', 'namespace': 'ns1'})]
+    assert {'apiGroups': [''], 'resources': ['pods'], 'verbs': ['create']} in docs[2]['rules']
+    assert docs[3]['subjects'] == [{'kind': 'User', 'apiGroup': 'rbac.authorization.k8s.io', 'name': 'me'}]
+
+
+def test_an_unknown_resource_is_granted_as_written_with_a_warning(tmp_path: pathlib.Path) -> None:
+    path = tmp_path / 'handlers.py'
+    path.write_text("import kopf\n\n@kopf.on.create('widgets')\ndef fn(**_): pass\n")
+    code, out, err = rbac(str(path), '-A')
+    assert code == 0
+    assert 'Warning: The resource widgets is not among the known resources' in err
+    assert "- apiGroups: ['*']\n  resources: [widgets]\n" in out
+
+
+@pytest.mark.parametrize('args, message', [
+    (['nonexistent.py'], 'Error: No such file: nonexistent.py'),
+    (['-A', '--extra', 'nonexistent.yaml'], 'Error: Cannot read nonexistent.yaml'),
+    (['-A', '--crd', 'nonexistent.yaml'], 'Error: Cannot read nonexistent.yaml'),
+    (['-A', '--service-account', 'kopf'], "Error: A service account is NAMESPACE/NAME, not 'kopf'."),
+])
+def test_bad_input_is_a_clear_error(args: list[str], message: str) -> None:
+    code, out, err = rbac(*args)
+    assert code == 1 and not out
+    assert err.startswith(message), err
+
+
+def test_bad_extra_rules_name_the_file(tmp_path: pathlib.Path) -> None:
+    extra = tmp_path / 'bad.yaml'
+    extra.write_text('kind: Pod\n')
+    code, _, err = rbac('-A', '--extra', str(extra))
+    assert code == 1 and f'{extra}: expected a list of RBAC rules' in err
+
+
+def test_namespaces_and_all_namespaces_exclude_each_other() -> None:
+    code, _, err = rbac('-A', '-n', 'ns1')
+    assert code == 2 and 'Either --namespace or --all-namespaces, not both.' in err

@@ -1,0 +1,41 @@
+"""The paused scopes: who pauses which, and whether an object of a namespace may act. No loop."""
+import pytest
+
+from kopf._model import pausing
+
+
+@pytest.mark.parametrize('paused, namespace, result', [
+    ([], None, False),
+    ([], 'ns1', False),
+    ([pausing.WHOLE], None, True),
+    ([pausing.WHOLE], 'ns1', True),
+    (['ns1'], 'ns1', True),
+    (['ns1'], 'ns2', False),
+    (['ns1'], None, False),  # cluster-scoped objects: only the whole operator's pause stops them
+])
+def test_what_is_paused(paused: list[str | None], namespace: str | None, result: bool) -> None:
+    pauses = pausing.Pauses()
+    for scope in paused:
+        pauses.pause(scope, 'peering')
+    assert pauses.paused(namespace) is result
+
+
+def test_a_scope_is_paused_while_anyone_pauses_it() -> None:
+    pauses = pausing.Pauses()
+    assert pauses.pause('ns1', 'peering') is True     # newly paused
+    assert pauses.pause('ns1', 'lease') is False      # paused already
+    assert pauses.resume('ns1', 'peering') is False   # still paused by the other
+    assert pauses.paused('ns1')
+    assert pauses.resume('ns1', 'lease') is True      # resumed now
+    assert not pauses.paused('ns1')
+    assert pauses.by == {}
+
+
+def test_the_version_counts_the_changes_only() -> None:
+    pauses = pausing.Pauses()
+    pauses.pause(None, 'peering')
+    pauses.pause(None, 'peering')  # no change
+    pauses.resume('ns1', 'peering')  # no change: never paused
+    assert pauses.version == 1
+    pauses.resume(None, 'peering')
+    assert pauses.version == 2
