@@ -573,6 +573,26 @@ def test_18_metrics(cluster: Cluster) -> None:
     lag = found[('kopf_convergence_lag_seconds_sum', frozenset({('resource', kex_)}))]
     assert lag >= 0.5  # the retry's delay is part of the lag
     assert 'Serving the metrics at http://127.0.0.1:' in operator.output
+def test_19_builtin_kinds(cluster: Cluster, kubeconfig: pathlib.Path) -> None:
+    with runner('19-builtin-kinds', cluster) as operator:
+        assert operator.wait_ready(20)
+        cluster.apply(OBJ)
+        job = wait_for(lambda: (annotations(cluster.get('batch/v1', 'Job', 'kopf-example-1-job', 'default'))
+                                .get('kopf.dev/selector') and cluster.get('batch/v1', 'Job', 'kopf-example-1-job',
+                                                                          'default')), within=30)
+        uid = job['metadata']['uid']
+        assert annotations(job)['kopf.dev/selector'] == f'batch.kubernetes.io/controller-uid={uid}'
+        owner = kex(cluster)
+        assert owner is not None and job['metadata']['ownerReferences'][0]['uid'] == owner['metadata']['uid']
+        for api_version, kind, name in [('v1', 'ServiceAccount', 'kopf-example-1-runner'),
+                                        ('rbac.authorization.k8s.io/v1', 'Role', 'kopf-example-1-reader'),
+                                        ('rbac.authorization.k8s.io/v1', 'RoleBinding', 'kopf-example-1-reader')]:
+            child = cluster.get(api_version, kind, name, 'default')
+            assert child is not None and child['metadata']['ownerReferences'][0]['name'] == 'kopf-example-1'
+        wait_for(lambda: status(cluster).get('create_children'), within=30)
+        assert status(cluster)['create_children'] == {'children': ['ServiceAccount', 'Role', 'RoleBinding', 'Job']}
+    assert 'Created a service account, a role, a role binding and a job for kopf-example-1.' in operator.output
+    assert "The server selects the job's pods by batch.kubernetes.io/controller-uid=" in operator.output
 
 
 def test_99_all_at_once(cluster: Cluster, kubeconfig: pathlib.Path) -> None:

@@ -31,8 +31,10 @@ def view(resource: Resource, obj: Obj) -> dict[str, Any]:
     spec = paths(resource)
     meta = obj['metadata']
     selector = _read(obj, spec.get('labelSelectorPath'))
-    if isinstance(selector, Mapping):
-        selector = ','.join(f'{k}={v}' for k, v in (selector.get('matchLabels') or {}).items())
+    if isinstance(selector, Mapping):   # a LabelSelector, or a plain map (ReplicationControllers)
+        structured = 'matchLabels' in selector or 'matchExpressions' in selector
+        labels = selector.get('matchLabels') or {} if structured else selector
+        selector = ','.join(f'{k}={v}' for k, v in labels.items())
     status: dict[str, Any] = {'replicas': _read(obj, spec.get('statusReplicasPath')) or 0}
     if selector:
         status['selector'] = selector

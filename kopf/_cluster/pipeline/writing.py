@@ -5,6 +5,7 @@ Pure with respect to I/O: functions take the state and decoded inputs, and retur
 Stored objects are never mutated: every write builds a fresh dict (watch history shares them).
 """
 import dataclasses
+import json
 import uuid
 from typing import Any
 
@@ -59,13 +60,13 @@ def create(state: State, target: Target, body: Any, options: Options) -> Outcome
     _check_namespace(state, resource, namespace, name, str(meta['generateName']) if generated else '')
     if resource.has_status:
         obj.pop('status', None)
+    for field in metadata.SERVER_FIELDS:
+        meta.pop(field, None)
+    meta.update(uid=str(uuid.uuid4()), creationTimestamp=metadata.now())
     kind_defaults.apply(resource.key, obj)
     warnings = _conform(state, obj, resource, options)
     if state.store.get(resource.key, namespace, name) is not None:
         raise statuses.already_exists(resource.qualified, resource.group, resource.plural, name)
-    for field in metadata.SERVER_FIELDS:
-        meta.pop(field, None)
-    meta.update(uid=str(uuid.uuid4()), creationTimestamp=metadata.now())
     if resource.generation:
         meta['generation'] = 1
     if options.dry_run:
@@ -111,7 +112,32 @@ def patch(state: State, target: Target, content_type: str, body: Any, options: O
     candidate = jsonpatches.apply_patch(content_type, current, body, conforming.schema_of(resource))
     if content_type != jsonpatches.JSON:   # merges share unchanged subtrees with the stored object
         candidate = jsoncodec.clone(candidate)
-    return update(state, target, current, candidate, options)
+    if options.validation != 'Strict':
+        return update(state, target, current, candidate, options)
+    patched = {key: candidate[key] for key in sorted(candidate)} if isinstance(candidate, dict) else candidate
+    shown = _go_map(body) if content_type == jsonpatches.STRATEGIC else jsoncodec.dumps(patched).decode()
+    try:
+        return update(state, target, current, candidate, options)
+    except statuses.ApiError as exc:   # a patch with unknown fields is an invalid patch (422), not a bad body
+        if exc.code != 400 or 'strict decoding error' not in exc.message:
+            raise
+        tail = exc.message[exc.message.index('strict decoding error'):]
+        text = f'Invalid value: {json.dumps(shown)}: {tail}'
+        raise statuses.ApiError(422, 'Invalid', f' "" is invalid: patch: {text}',
+                                {'causes': [statuses.cause('FieldValueInvalid', 'patch', text)]}) from None
+
+
+def _go_map(value: Any) -> str:
+    """A patch as Go's `%v` prints a decoded JSON value (`map[a:1 b:[x y]]`), as in real strict-patch errors."""
+    if isinstance(value, dict):
+        return 'map[' + ' '.join(f'{key}:{_go_map(value[key])}' for key in sorted(value)) + ']'
+    if isinstance(value, list):
+        return '[' + ' '.join(_go_map(item) for item in value) + ']'
+    if value is None:
+        return '<nil>'
+    if isinstance(value, bool):
+        return 'true' if value else 'false'
+    return str(value)
 
 
 def scale(state: State, target: Target, content_type: str | None, body: Any, options: Options) -> Outcome:
@@ -151,7 +177,7 @@ def update(state: State, target: Target, current: Obj, candidate: Any, options: 
             meta[field] = old_meta[field]
     meta['resourceVersion'] = old_meta['resourceVersion']
     _check_finalizers(resource, current, candidate)
-    warnings = _conform(state, candidate, resource, options)
+    warnings = _conform(state, candidate, resource, options, current)
     if candidate == current:
         return Outcome(200, jsoncodec.dumps(current), warnings, current)
     if resource.generation and _content(candidate, resource) != _content(current, resource):
@@ -348,10 +374,13 @@ def _check_preconditions(resource: Resource, current: Obj, options: Options) -> 
         raise statuses.conflict(resource.qualified, resource.group, resource.kind, meta['name'], text)
 
 
-def _conform(state: State, obj: dict[str, Any], resource: Resource, options: Options) -> list[str]:
+def _conform(state: State, obj: dict[str, Any], resource: Resource, options: Options,
+             current: Obj | None = None) -> list[str]:
     warnings = conforming.conform(obj, resource, options.validation)
     meta = obj['metadata']
     causes = metadata.label_causes(meta) + kindrules.prepare(resource.key, obj, state.settings)
+    if current is not None:
+        causes += kindrules.on_update(resource.key, current, obj)
     if causes:
         raise statuses.invalid(resource.kind, resource.group, meta.get('name') or '', causes)
     return warnings

@@ -13,10 +13,11 @@ from multidict import CIMultiDict
 
 from kopf._cluster import jsoncodec, statuses
 from kopf._cluster.admitting import calling, reviews
-from kopf._cluster.apis import routing
+from kopf._cluster.apis import resourcetable, routing
 from kopf._cluster.apis.routing import Target
+from kopf._cluster.openapi import documents
 from kopf._cluster.patchtypes import jsonpatches
-from kopf._cluster.pipeline import scaling, serverside, writing
+from kopf._cluster.pipeline import podactions, scaling, serverside, writing
 from kopf._cluster.pipeline.state import State
 from kopf._cluster.store import reading
 from kopf._cluster.web import accessreviews, accessrules, apidiscovery, protobuf, tables
@@ -213,7 +214,9 @@ async def _serve(backend: Backend, request: web.Request, target: Target, verb: s
         raise statuses.invalid(OPTIONS_KINDS[verb], 'meta.k8s.io', '', [statuses.cause(
             'FieldValueNotSupported', 'dryRun', f'Unsupported value: ["{params["dryRun"]}"]: supported values: "All"')])
     outcome: writing.Outcome
-    if verb != 'deletecollection' and target.subresource != 'scale' and reviews.configured(backend.state):
+    if verb == 'create' and podactions.handles(target):
+        outcome = podactions.act(backend.state, target, body, options(params, agent=agent))
+    elif verb != 'deletecollection' and target.subresource != 'scale' and reviews.configured(backend.state):
         outcome = await _admitted(backend, request, target, verb, body)
     elif verb == 'create':
         outcome = writing.create(backend.state, target, body, options(params, agent=agent))
@@ -280,5 +283,16 @@ def _discovery(backend: Backend, parts: list[str]) -> dict[str, Any]:
     return apidiscovery.resource_list(catalog, parts[1], parts[2])
 
 
-async def openapi_v2(request: web.Request) -> web.Response:
-    return web.Response(status=200, body=b'', headers={'Content-Type': 'application/octet-stream'})
+async def openapi(backend: Backend, request: web.Request) -> web.Response:
+    """`/openapi/v2` (JSON; an empty document for protobuf-only clients), the `/openapi/v3` index and documents."""
+    crds = list(backend.state.store.iterate(resourcetable.CRDS.key))
+    if request.path == '/openapi/v2':
+        accept = request.headers.get('Accept', '')
+        if accept and 'json' not in accept and '*/*' not in accept:   # protobuf only: we do not encode it
+            return web.Response(status=200, body=b'', headers={'Content-Type': 'application/octet-stream'})
+        return respond(200, jsoncodec.dumps(documents.v2_document(crds)))
+    name = request.path.removeprefix('/openapi/v3').strip('/')
+    found = documents.v3_index(crds) if not name else documents.v3_document(name, crds)
+    if found is None:
+        raise statuses.generic_not_found()
+    return respond(200, jsoncodec.dumps(found))
