@@ -188,7 +188,9 @@ def run(ctx: click.Context, /, paths: tuple[str, ...], modules: tuple[str, ...],
 @click.option('-n', '--namespace', 'namespaces', multiple=True,
               help='The namespaces the operator will serve (as for kopf run): exact names get Roles.')
 @click.option('-A', '--all-namespaces', 'clusterwide', is_flag=True, help='A cluster-wide operator (a ClusterRole).')
-@click.option('--peering', 'peering_name', default=None, help='The peering object the operator will use.')
+@click.option('--peering', 'peering_name', default=None,
+              help='The peering object the operator will use (default: "default", as kopf run\'s auto mode).')
+@click.option('--standalone', is_flag=True, help='The operator runs with --standalone: no peering rules.')
 @click.option('--lease', 'lease_name', default=None, help='The lease ([NAMESPACE/]NAME) the operator will hold.')
 @click.option('--extra', multiple=True, type=click.Path(dir_okay=False),
               help='A YAML file of more rules (a list of rules, or a Role/ClusterRole), e.g. what handlers call.')
@@ -199,8 +201,8 @@ def run(ctx: click.Context, /, paths: tuple[str, ...], modules: tuple[str, ...],
               help='Bind to this NAMESPACE/NAME (repeatable; default: default/kopf unless --user).')
 @click.option('--user', 'users', multiple=True, help='Bind to this user (repeatable), e.g. of a client certificate.')
 def rbac(paths: tuple[str, ...], modules: tuple[str, ...], namespaces: tuple[str, ...], clusterwide: bool,
-         peering_name: str | None, lease_name: str | None, extra: tuple[str, ...], crds: tuple[str, ...],
-         name: str, service_accounts: tuple[str, ...], users: tuple[str, ...]) -> None:
+         peering_name: str | None, standalone: bool, lease_name: str | None, extra: tuple[str, ...],
+         crds: tuple[str, ...], name: str, service_accounts: tuple[str, ...], users: tuple[str, ...]) -> None:
     """Print the RBAC YAML for the framework's own requests that the handlers imply."""
     from kopf._kits import rbac as rbac_
     from kopf._model import registries
@@ -208,6 +210,11 @@ def rbac(paths: tuple[str, ...], modules: tuple[str, ...], namespaces: tuple[str
 
     if clusterwide and namespaces:
         raise click.UsageError('Either --namespace or --all-namespaces, not both.')
+    if standalone and peering_name:
+        raise click.UsageError('Either --peering or --standalone, not both.')
+    # Without either, `kopf run` is in the auto mode: it reads the `default` peering (and joins it if it
+    # exists), so it needs the peering rules too, or it warns of a 403 and runs standalone.
+    peering_name = None if standalone else peering_name or 'default'
     registry = registries.OperatorRegistry()
     try:
         with _default_registry(registry):

@@ -39,7 +39,7 @@ from kopf._model import handlers as handlers_
 from kopf._model import registries, resources, selectors
 
 RBAC_API = 'rbac.authorization.k8s.io'
-PEERING_GROUP = 'kopf.dev'
+PEERING_GROUPS = ('kopf.dev', 'zalando.org')  # the legacy group: looked up when kopf.dev has no such peering
 READ = frozenset({'list', 'watch'})
 WRITE = frozenset({'get', 'patch'})
 PEERING_VERBS = frozenset({'get', 'list', 'watch', 'patch'})
@@ -160,7 +160,8 @@ def _framework_grants(registry: registries.OperatorRegistry, options: Options,
         cluster = not options.namespaces and not options.globs
         plural = 'clusterkopfpeerings' if cluster else 'kopfpeerings'
         for place in places(options, False if cluster else True):
-            result.append(Grant(PEERING_GROUP, plural, PEERING_VERBS, place, f'the peering {options.peering!r}'))
+            for group in PEERING_GROUPS:
+                result.append(Grant(group, plural, PEERING_VERBS, place, f'the peering {options.peering!r}'))
     if options.lease:
         namespace, _, name = options.lease.rpartition('/')
         lease_places: list[str | None] = [namespace] if namespace else places(options, True)

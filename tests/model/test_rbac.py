@@ -85,11 +85,16 @@ def test_globs_need_the_namespaces_and_cluster_wide_rules() -> None:
 LEASE = ('coordination.k8s.io', 'leases', 'create,get,update,watch')
 
 
+def peerings(place: str | None, plural: str) -> set[tuple[Any, ...]]:
+    """Both groups: the legacy zalando.org one is looked up when kopf.dev has no such peering."""
+    return {(place, group, plural, 'get,list,patch,watch') for group in ('kopf.dev', 'zalando.org')}
+
+
 @pytest.mark.parametrize('options, expected', [
-    (rbac.Options(peering='main'), {(None, 'kopf.dev', 'clusterkopfpeerings', 'get,list,patch,watch')}),
-    (rbac.Options(peering='main', namespaces=('ns1',)), {('ns1', 'kopf.dev', 'kopfpeerings', 'get,list,patch,watch')}),
-    (rbac.Options(peering='main', globs=('ns*',)), {(None, 'kopf.dev', 'kopfpeerings', 'get,list,patch,watch'),
-                                                    (None, '', 'namespaces', 'list,watch')}),
+    (rbac.Options(peering='main'), peerings(None, 'clusterkopfpeerings')),
+    (rbac.Options(peering='main', namespaces=('ns1',)), peerings('ns1', 'kopfpeerings')),
+    (rbac.Options(peering='main', globs=('ns*',)),
+     peerings(None, 'kopfpeerings') | {(None, '', 'namespaces', 'list,watch')}),
     (rbac.Options(lease='op'), {(None, *LEASE)}),
     (rbac.Options(lease='kube-system/op'), {('kube-system', *LEASE)}),
     (rbac.Options(lease='op', namespaces=('ns1',)), {('ns1', *LEASE)}),
