@@ -5,7 +5,6 @@ lazily, for proxies and login handlers' aiohttp sessions). Upper layers catch it
 
 Modules (pure ones marked so: no I/O, tested with dict literals):
 - `apierrors`    the APIError hierarchy, `map_error()`, the retry policy `decide_retry()`, backoffs (pure)
-- `encoding`     JSON on the wire: orjson if installed, else the standard library (pure)
 - `credentials`  `ConnectionInfo`, `AiohttpSession`, and the `Vault` (re-login once per exhaustion)
 - `kubeconfig`   kubeconfig files merged as kubectl does, exec credential plugins
 - `loginning`    `login_with_kubeconfig/_service_account`, `login_via_pykube/_client/_async_client`

@@ -25,7 +25,8 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from typing import Any, Final, Protocol, TypeVar
 
-from kopf._api import apierrors, credentials, encoding, transports
+from kopf._api import apierrors, credentials, transports
+from kopf._model import encoding
 from kopf._model import settings as settings_
 
 logger = logging.getLogger('kopf._api')

@@ -20,7 +20,8 @@ import asyncio
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
-from kopf._api import apierrors, credentials, encoding, http
+from kopf._api import apierrors, credentials, http
+from kopf._model import encoding
 from kopf._version import VERSION
 
 if TYPE_CHECKING:

@@ -19,9 +19,9 @@ import logging
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
-from kopf._api import apierrors, encoding, transports, watchstate
+from kopf._api import apierrors, transports, watchstate
 from kopf._api import client as client_
-from kopf._model import resources, selectors
+from kopf._model import encoding, resources, selectors
 from kopf._model import settings as settings_
 
 logger = logging.getLogger('kopf._api.watching')

@@ -7,7 +7,7 @@ path (only by `kopf.testing`, `kopf run --local-cluster` and the `kopf cluster` 
 Its packages, each importing only those listed before it (no import cycles: `tests/test_emulator_layout.py`):
 
     statuses     Kubernetes `Status` error bodies, exactly as a real API server renders them
-    jsoncodec    JSON for the hot paths: `orjson` when installed, the standard library otherwise
+    jsoncodec    JSON: the runtime's codec (`kopf._model.encoding`), with the emulator's nesting bounds
     apis         what is served and how a URL addresses it: the resource table, the catalog, routing
     openapi      schemas and validation: defaulting, pruning, validation, structural checks, built-in schemas
     patchtypes   merge, JSON and strategic-merge patches; field ownership for server-side apply

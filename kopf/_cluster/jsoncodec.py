@@ -1,39 +1,14 @@
-"""JSON encoding for the emulator's hot paths: `orjson` when installed, the standard library otherwise.
+"""The emulator's JSON: the runtime's one codec (`kopf._model.encoding`: orjson when installed), bounded.
 
-Everything the server sends is compact JSON with no embedded newlines (watch framing relies on it).
 Nesting is bounded: `MAX_DEPTH` levels per object, so that every object the server keeps can also be
 sent inside its wrappers (watch events, lists, Tables, admission reviews, state snapshots), which
 orjson's encoder allows up to 254 levels in all.
 """
-import json
 from typing import Any
 
-try:
-    import orjson
-except ImportError:  # pragma: no cover - orjson is an optional extra
-    orjson = None  # type: ignore[assignment]
-
-FAST = orjson is not None   # orjson parses: it also rejects strings that are not UTF-8 (lone surrogates)
-
+from kopf._model.encoding import dumps, fast, loads
 
 MAX_DEPTH = 200   # levels of nesting of one object (a real API server parses up to 10000)
-
-
-def dumps(obj: Any) -> bytes:
-    """Compact JSON bytes of an object."""
-    if orjson is not None:
-        return orjson.dumps(obj)
-    return json.dumps(obj, separators=(',', ':'), ensure_ascii=False).encode('utf-8')
-
-
-def loads(data: bytes | str) -> Any:
-    """Parse JSON bytes or text; raises ValueError on malformed input."""
-    if orjson is not None:
-        return orjson.loads(data)
-    try:
-        return json.loads(data)
-    except RecursionError:
-        raise ValueError('exceeded max depth') from None
 
 
 class TooDeep(ValueError):
@@ -70,6 +45,10 @@ def nests_deeper(value: Any, limit: int = MAX_DEPTH) -> bool:
             return True
         stack.extend((child, level + 1) for child in children if isinstance(child, (dict, list)))
     return False
+
+
+__all__ = ['MAX_DEPTH', 'TooDeep', 'clone', 'dumps', 'dumps_kept', 'fast', 'loads', 'may_nest_deeper',
+           'nests_deeper']
 
 
 def clone(obj: Any) -> Any:

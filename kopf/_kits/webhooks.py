@@ -194,7 +194,7 @@ async def _serve_review(fn: WebhookFn, prefix: str, request: Any) -> tuple[int, 
     own failure (logged), 404/405 for other paths and methods."""
     import urllib.parse
 
-    from kopf._api import encoding
+    from kopf._model import encoding
 
     path: str = request.path
     if path != prefix and not path.startswith(prefix + '/'):

@@ -83,7 +83,7 @@ def decode(raw: bytes, content_type: str) -> Any:
             raise statuses.bad_request(f'error decoding request body: {exc}') from None
         except RecursionError:   # the YAML parser recurses per level
             raise statuses.bad_request(too_deep()) from None
-    if jsoncodec.FAST and 'yaml' not in content_type and 'protobuf' not in content_type:
+    if jsoncodec.fast() and 'yaml' not in content_type and 'protobuf' not in content_type:
         if jsoncodec.may_nest_deeper(raw) and jsoncodec.nests_deeper(body):   # orjson checked the strings
             raise statuses.bad_request(too_deep())
         return body
