@@ -7,7 +7,7 @@ import dataclasses
 import os
 import pathlib
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, TypeVar
 
 import click
 
@@ -98,12 +98,22 @@ def _configure_logging(verbose: bool, debug: bool, quiet: bool, log_format: str,
                       log_prefix=log_prefix, log_refkey=log_refkey)
 
 
+F = TypeVar('F', bound=Callable[..., Any])
+
+
+def _operator_sources(namespaces_help: str, clusterwide_help: str) -> Callable[[F], F]:
+    """The options of `kopf run` and `kopf rbac` that say which handlers and which namespaces."""
+    def decorate(fn: F) -> F:
+        fn = click.option('-A', '--all-namespaces', 'clusterwide', is_flag=True, help=clusterwide_help)(fn)
+        fn = click.option('-n', '--namespace', 'namespaces', multiple=True, help=namespaces_help)(fn)
+        fn = click.option('-m', '--module', 'modules', multiple=True, help='A module to import (repeatable).')(fn)
+        return click.argument('paths', nargs=-1)(fn)
+    return decorate
+
+
 @main.command()
-@click.argument('paths', nargs=-1)
-@click.option('-m', '--module', 'modules', multiple=True, help='A module to import (repeatable).')
-@click.option('-n', '--namespace', 'namespaces', multiple=True,
-              help='Namespaces to serve: names or globs, comma-separated, "!" to exclude (repeatable).')
-@click.option('-A', '--all-namespaces', 'clusterwide', is_flag=True, help='Serve the whole cluster.')
+@_operator_sources('Namespaces to serve: names or globs, comma-separated, "!" to exclude (repeatable).',
+                   'Serve the whole cluster.')
 @click.option('--standalone', is_flag=True, default=None, help='No peering with other operators.')
 @click.option('-L', '--liveness', 'liveness_endpoint', default=None,
               help='Serve the probe handlers\' results at this URL, e.g. http://0.0.0.0:8080/healthz.')
@@ -183,11 +193,8 @@ def run(ctx: click.Context, /, paths: tuple[str, ...], modules: tuple[str, ...],
 
 
 @main.command()
-@click.argument('paths', nargs=-1)
-@click.option('-m', '--module', 'modules', multiple=True, help='A module to import (repeatable).')
-@click.option('-n', '--namespace', 'namespaces', multiple=True,
-              help='The namespaces the operator will serve (as for kopf run): exact names get Roles.')
-@click.option('-A', '--all-namespaces', 'clusterwide', is_flag=True, help='A cluster-wide operator (a ClusterRole).')
+@_operator_sources('The namespaces the operator will serve (as for kopf run): exact names get Roles.',
+                   'A cluster-wide operator (a ClusterRole).')
 @click.option('--peering', 'peering_name', default=None,
               help='The peering object the operator will use (default: "default", as kopf run\'s auto mode).')
 @click.option('--standalone', is_flag=True, help='The operator runs with --standalone: no peering rules.')
