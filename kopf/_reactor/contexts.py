@@ -39,6 +39,8 @@ class OperatorContext:
     indexing: Any = None   # the in-memory indices and the gate of the start (`indexing.Indexing`)
     admission: Any = None  # the admission webhooks' side, if any handlers (`admission.Admission`)
     peering: Any = None    # the peerings, unless standalone (`peering.Peerings`)
+    leasing: Any = None    # the Leases of the leader election, if any (`leasing.Leasing`)
+    identity: str | None = None  # this operator's identity in peerings and Leases (also in its User-Agent)
 
 
 @dataclasses.dataclass
