@@ -16,12 +16,13 @@ import asyncio
 import datetime
 import logging
 import os
+import signal
 from collections.abc import Mapping
 from typing import Any
 
 from kopf._api import apierrors, encoding, watching
 from kopf._model import leases, pausing
-from kopf._reactor import contexts
+from kopf._reactor import contexts, invoking
 
 logger = logging.getLogger('kopf.reactor.leasing')
 
@@ -45,12 +46,13 @@ class Elector:
         self.lease: leases.Observed | None = None
         self.observed_at = 0.0
         self.renewed_at: float | None = None
+        self.valid_until: float | None = None  # our last renewal's expiry, by our clock
         self.acquire_time: str | None = None
         self.write_due = 0.0
         self.leading = False
         self.warned: set[str] = set()
         self.changed = asyncio.Event()
-        ctx.pausing.pause(scope, self.pauser)
+        ctx.pausing.pause(scope, self.pauser)  # nothing is in flight yet
 
     @property
     def where(self) -> str:
@@ -70,6 +72,7 @@ class Elector:
                 await self.elect()
         finally:
             self.ctx.scheduler.cancel((self, 'deadline'))
+            self.ctx.scheduler.cancel((self, 'expiry'))
 
     async def elect(self) -> None:
         loop = asyncio.get_running_loop()
@@ -146,6 +149,7 @@ class Elector:
             logger.info(f'The lease {self.where} is acquired by {self.identity!r}.')
         self.observe(answer)
         self.renewed_at = started
+        self.valid_until = started + self.durations.lease_duration
         self.ctx.scheduler.at((self, 'deadline'), started + self.durations.renew_deadline, self.lapse, replace=True)
 
     def lapse(self) -> None:
@@ -153,20 +157,34 @@ class Elector:
         loop = asyncio.get_running_loop()
         if not self.decide(loop.time()).leading:
             self.set_leading(False)
+            if self.valid_until is not None:
+                self.ctx.scheduler.at((self, 'expiry'), self.valid_until, self.expire, replace=True)
         self.changed.set()
+
+    def expire(self) -> None:
+        """Our lease expires (others may acquire it now): a sync handler still running would overlap; exit.
+
+        A thread cannot be interrupted; the async handlers were cancelled at the renew deadline.
+        """
+        if self.leading or not invoking.threads_busy():
+            return
+        logger.error(f'The lease {self.where} expires while {invoking.threads_busy()} sync handler(s) still run; '
+                     f'exiting, so that no two replicas act at once (the handlers run again on the next holder).')
+        os.kill(os.getpid(), signal.SIGKILL)
 
     def set_leading(self, leading: bool, why: str = 'it could not be renewed in time') -> None:
         if leading == self.leading:
             return
         self.leading = leading
         if leading:
+            self.ctx.scheduler.cancel((self, 'expiry'))
             self.ctx.pausing.resume(self.scope, self.pauser)
             logger.info(f'Resuming operations: the lease {self.where} is ours.')
             if self.ctx.admission is not None:  # an active replica manages the webhook configurations
                 task = asyncio.create_task(self.ctx.admission.configure())
                 task.add_done_callback(lambda t: t.cancelled() or t.exception())
         else:
-            self.ctx.pausing.pause(self.scope, self.pauser)
+            self.ctx.pausing.pause(self.scope, self.pauser, cancelling=True)  # async handlers in flight: cancelled
             logger.warning(f'Pausing operations: the lease {self.where} is not ours ({why}).')
 
     async def watch(self) -> None:

@@ -176,3 +176,28 @@ def test_a_replica_whose_lease_requests_fail_pauses_before_its_lease_expires(
     wait_for(lambda: created_by(tmp_path, 'kex-3'))
     assert_no_overlap(tmp_path)
     assert created_by(tmp_path, 'kex-1') == [first.pid]
+
+
+def started_by(tmp_path: pathlib.Path, name: str) -> list[str]:
+    return [pid for n, pid, _, _ in calls(tmp_path) if n == name]
+
+
+@pytest.mark.emulator_only(reason='injects faults into one replica\'s requests')
+def test_a_lost_lease_cancels_async_handlers_and_exits_with_a_sync_one_still_running(
+        cluster: Cluster, tmp_path: pathlib.Path, replicas: list[Replica]) -> None:
+    first = acting(replicas, cluster)
+    wait_for(lambda: 'Resuming operations: the lease' in first.text())
+    cluster.apply(example('async-slow-1'))
+    cluster.apply(example('sync-slow-1'))
+    wait_for(lambda: started_by(tmp_path, 'async-slow-1') and started_by(tmp_path, 'sync-slow-1'))
+
+    cluster.fail('*', '/apis/coordination.k8s.io/*', 500, count=None, agent=f'kopf/* ({first.tag})')
+    wait_for(lambda: created_by(tmp_path, 'async-slow-1'))  # cancelled at the renew deadline
+    wait_for(lambda: first.proc.poll() is not None)  # the sync one cannot be: the process exits at the expiry
+    assert 'still run; exiting, so that no two replicas act at once' in first.text()
+    cluster.clear_faults()
+    wait_for(lambda: len(started_by(tmp_path, 'async-slow-1')) == 2 and len(started_by(tmp_path, 'sync-slow-1')) == 2)
+    assert started_by(tmp_path, 'async-slow-1')[0] == first.pid and started_by(tmp_path, 'sync-slow-1')[0] == first.pid
+    [cancelled] = [call for call in calls(tmp_path) if call[0] == 'async-slow-1' and call[1] == first.pid]
+    [rerun] = [call for call in calls(tmp_path) if call[0] == 'async-slow-1' and call[1] != first.pid]
+    assert cancelled[3] <= rerun[2]  # the cancelled call ended before the next holder's began
