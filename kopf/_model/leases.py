@@ -19,6 +19,8 @@ import enum
 from collections.abc import Mapping
 from typing import Any
 
+from kopf._model import settings as settings_
+
 
 class Action(enum.Enum):
     ACQUIRE = 'acquire'  # create the Lease, or take it over (an update with its resourceVersion)
@@ -55,6 +57,10 @@ class Decision:
     leading: bool          # we may act now
     next_at: float         # when to decide again (monotonic), at the latest
     expires_at: float | None = None  # when the current holder's lease expires (ours or theirs), by our clock
+
+
+def durations_of(settings: settings_.LeaseSettings) -> Durations:
+    return Durations(settings.lease_duration, settings.renew_deadline, settings.retry_period)
 
 
 def check(durations: Durations) -> str | None:

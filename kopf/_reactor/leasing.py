@@ -41,8 +41,7 @@ class Elector:
         self.identity = identity
         self.scope = scope
         self.pauser = ('lease', name)
-        settings = ctx.settings.peering.lease
-        self.durations = leases.Durations(settings.lease_duration, settings.renew_deadline, settings.retry_period)
+        self.durations = leases.durations_of(ctx.settings.peering.lease)
         self.lease: leases.Observed | None = None
         self.observed_at = 0.0
         self.renewed_at: float | None = None
@@ -253,11 +252,7 @@ class Leasing:
     def __init__(self, ctx: contexts.OperatorContext) -> None:
         settings = ctx.settings.peering.lease
         identity = ctx.identity or ''
-        assert settings.name is not None
-        problem = leases.check(leases.Durations(settings.lease_duration, settings.renew_deadline,
-                                                settings.retry_period))
-        if problem:
-            raise ValueError(f'The lease {settings.name!r}: {problem}')
+        assert settings.name is not None  # its durations are checked at the start (`running`)
         namespace, name = leases.split_name(settings.name)
         self.electors = [Elector(ctx, name, namespace or settings.namespace, identity)]
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from kopf._api import apierrors, credentials, events, namespaces
 from kopf._api import client as client_
-from kopf._model import memos, progress, registries
+from kopf._model import leases, memos, progress, registries
 from kopf._model import settings as settings_
 from kopf._model.causes import Activity
 from kopf._model.daemons import DaemonStoppingReason
@@ -156,10 +156,7 @@ async def _orchestrate(ctx: contexts.OperatorContext, scope: observing.Scope, *,
             flags.raise_flag(ready_flag)
             if ctx.settings.peering.lease.name:  # paused before any watcher starts, until the Lease is ours
                 from kopf._reactor import leasing
-                try:
-                    ctx.leasing = leasing.Leasing(ctx)
-                except ValueError as problem:
-                    raise OperatorError(str(problem)) from None
+                ctx.leasing = leasing.Leasing(ctx)
             if _peers(ctx.settings):  # its scopes are paused before any watcher starts
                 from kopf._reactor import peering
                 ctx.peering = peering.Peerings(ctx, clusterwide=ctx.settings.peering.clusterwide or scope.clusterwide,
@@ -226,6 +223,10 @@ async def _start(ctx: contexts.OperatorContext) -> None:
         supported.check(ctx.registry, ctx.settings)  # e.g. settings.admission.server, set by startup handlers
     except supported.UnsupportedHandlersError as exc:
         raise OperatorError(str(exc)) from None
+    lease = ctx.settings.peering.lease
+    problem = leases.check(leases.durations_of(lease)) if lease.name else None
+    if problem:
+        raise OperatorError(f'The lease {lease.name!r}: {problem}')
     try:
         await ctx.client.request('GET', '/api', backoffs=(0.5, 1, 2))
     except apierrors.LoginError as exc:
