@@ -192,7 +192,8 @@ class Peering:
         if verdict.dead:
             self._write(peers.clean_patch(verdict.dead))
         self._set_paused(verdict.paused)
-        self._announce(verdict)
+        if not self.advisory:  # with a Lease, the peers' priorities pause nobody: nothing to announce
+            self._announce(verdict)
         if verdict.recheck_at is not None:  # when the earliest blocker expires: decide again
             loop = asyncio.get_running_loop()
             at = loop.time() + max(0.0, (verdict.recheck_at - now).total_seconds()) + 0.01

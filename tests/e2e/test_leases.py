@@ -39,7 +39,7 @@ def cluster(request: pytest.FixtureRequest) -> Iterator[Cluster]:
 class Replica:
     """One `kopf run --lease` process with its own output file and identity (`$POD_ID`)."""
 
-    def __init__(self, cluster: Cluster, tmp_path: pathlib.Path, tag: str) -> None:
+    def __init__(self, cluster: Cluster, tmp_path: pathlib.Path, tag: str, *extra: str) -> None:
         self.tag = tag
         self.output = tmp_path / f'{tag}.out'
         env = {**os.environ, 'KUBECONFIG': str(cluster.kubeconfig), 'E2E_LOG': str(tmp_path / 'log'),
@@ -47,7 +47,7 @@ class Replica:
         with self.output.open('w') as out:
             self.proc = subprocess.Popen(
                 [sys.executable, '-m', 'kopf', 'run', '-A', '--verbose', '--lease', LEASE,
-                 '--lease-namespace', 'default', str(OPERATOR)],
+                 '--lease-namespace', 'default', *extra, str(OPERATOR)],
                 env=env, stdout=out, stderr=subprocess.STDOUT, text=True)
         self.pid = str(self.proc.pid)
 
@@ -65,13 +65,20 @@ class Replica:
 
 
 @pytest.fixture
-def replicas(cluster: Cluster, tmp_path: pathlib.Path) -> Iterator[list[Replica]]:
-    started = [Replica(cluster, tmp_path, tag) for tag in ('r1', 'r2', 'r3')]
-    yield started
-    for replica in started:
+def started() -> Iterator[list[Replica]]:
+    """The replicas started by a test: killed at its end if still running."""
+    replicas: list[Replica] = []
+    yield replicas
+    for replica in replicas:
         if replica.proc.poll() is None:
             replica.proc.kill()
             replica.proc.wait(timeout=30)
+
+
+@pytest.fixture
+def replicas(cluster: Cluster, tmp_path: pathlib.Path, started: list[Replica]) -> list[Replica]:
+    started.extend(Replica(cluster, tmp_path, tag) for tag in ('r1', 'r2', 'r3'))
+    return started
 
 
 def holder(cluster: Cluster) -> str | None:
@@ -201,3 +208,63 @@ def test_a_lost_lease_cancels_async_handlers_and_exits_with_a_sync_one_still_run
     [cancelled] = [call for call in calls(tmp_path) if call[0] == 'async-slow-1' and call[1] == first.pid]
     [rerun] = [call for call in calls(tmp_path) if call[0] == 'async-slow-1' and call[1] != first.pid]
     assert cancelled[3] <= rerun[2]  # the cancelled call ended before the next holder's began
+
+
+def test_a_hand_edited_lease_of_a_foreign_holder_is_respected_until_it_expires_by_our_clock(
+        cluster: Cluster, tmp_path: pathlib.Path, started: list[Replica]) -> None:
+    cluster.apply({'apiVersion': 'coordination.k8s.io/v1', 'kind': 'Lease',
+                   'metadata': {'name': LEASE, 'namespace': 'default'}, 'spec': {'holderIdentity': 'someone'}})
+    cluster.apply(example('kex-1'))
+    begun = time.monotonic()
+    started.append(Replica(cluster, tmp_path, 'r1'))
+    wait_for(lambda: created_by(tmp_path, 'kex-1'))
+    assert holder(cluster) == 'r1'
+    [(_, _, start, _)] = calls(tmp_path)
+    assert start - begun >= DURATION  # not before the foreign one's expiry by our clock (our duration)
+    text = started[0].text()
+    assert text.count("The lease default/e2e-lease: it is held by 'someone' without renewTime and "
+                      "leaseDurationSeconds; it is treated as held until it expires by our clock.") == 1
+
+
+def peers(cluster: Cluster) -> dict[str, Any]:
+    return dict((cluster.get('kopf.dev/v1', 'ClusterKopfPeering', 'default') or {}).get('status') or {})
+
+
+def test_with_a_lease_the_peering_only_keeps_alive_and_does_not_pause_us(
+        cluster: Cluster, tmp_path: pathlib.Path, started: list[Replica]) -> None:
+    from . import test_peering
+    cluster.apply(test_peering.peering_crds())
+    peering = {'apiVersion': 'kopf.dev/v1', 'kind': 'ClusterKopfPeering', 'metadata': {'name': 'default'}}
+    wait_for(lambda: test_peering.applied(cluster, peering))
+    freeze = test_peering.kopf_cli(cluster, 'freeze', '-A', '-P', 'default', '-t', '600', '-p', '1000')
+    assert freeze.returncode == 0
+    started.append(Replica(cluster, tmp_path, 'r1', '--peering', 'default', '--priority', '100'))
+    cluster.apply(example('kex-1'))
+    wait_for(lambda: created_by(tmp_path, 'kex-1'))  # the freezer of a higher priority does not pause us
+    entries = wait_for(lambda: peers(cluster).get('r1'))  # our keep-alive, for upstream's replicas
+    assert entries['priority'] == 100
+    assert 'Pausing operations in favour of' not in started[0].text()
+    assert started[0].stop() == 0
+    assert 'r1' not in peers(cluster)
+
+
+def test_switching_from_upstream_peering_the_upstream_replica_pauses_in_favour_of_ours(
+        cluster: Cluster, tmp_path: pathlib.Path, started: list[Replica]) -> None:
+    from . import test_peering
+    if not test_peering.UPSTREAM.exists():
+        pytest.skip('upstream kopf is not installed in bench/.venvs')
+    cluster.apply(test_peering.peering_crds())
+    wait_for(lambda: test_peering.applied(cluster, {'apiVersion': 'kopf.dev/v1', 'kind': 'ClusterKopfPeering',
+                                                    'metadata': {'name': test_peering.NAME}}))
+    old = test_peering.Operator(cluster, tmp_path, '--peering', test_peering.NAME, '--priority', '0', tag='upstream',
+                                kopf=test_peering.UPSTREAM, E2E_LOG=str(tmp_path / 'upstream.log'))
+    try:
+        wait_for(lambda: test_peering.priorities(cluster) == [0])
+        started.append(Replica(cluster, tmp_path, 'r1', '--peering', test_peering.NAME, '--priority', '100'))
+        wait_for(lambda: old.says('Pausing operations in favour of [<Peer r1: priority=100'))
+        cluster.apply(example('kex-1'))
+        wait_for(lambda: created_by(tmp_path, 'kex-1'))
+        assert created_by(tmp_path, 'kex-1') == [started[0].pid]
+        assert not (tmp_path / 'upstream.log').exists()  # the upstream replica handled nothing
+    finally:
+        old.stop()
