@@ -18,6 +18,7 @@ import pytest
 
 from .. import backends, waiting
 from ..backends import Cluster
+from . import test_peering
 from .conftest import CRD, example
 
 OPERATOR = pathlib.Path(__file__).parent / 'operators' / 'leases.py'
@@ -36,7 +37,7 @@ def cluster(request: pytest.FixtureRequest) -> Iterator[Cluster]:
         yield local
 
 
-class Replica:
+class Replica(test_peering.Operator):
     """One `kopf run --lease` process with its own output file and identity (`$POD_ID`)."""
 
     def __init__(self, cluster: Cluster, tmp_path: pathlib.Path, tag: str, *extra: str) -> None:
@@ -51,29 +52,8 @@ class Replica:
                 env=env, stdout=out, stderr=subprocess.STDOUT, text=True)
         self.pid = str(self.proc.pid)
 
-    def text(self) -> str:
-        return self.output.read_text() if self.output.exists() else ''
 
-    def stop(self, signum: int = signal.SIGTERM) -> int:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signum)
-        try:
-            return self.proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            raise
-
-
-@pytest.fixture
-def started() -> Iterator[list[Replica]]:
-    """The replicas started by a test: killed at its end if still running."""
-    replicas: list[Replica] = []
-    yield replicas
-    for replica in replicas:
-        if replica.proc.poll() is None:
-            replica.proc.kill()
-            replica.proc.wait(timeout=30)
-
+started = pytest.fixture(test_peering.operators.__wrapped__, name='started')  # peering's: killed at the end
 
 @pytest.fixture
 def replicas(cluster: Cluster, tmp_path: pathlib.Path, started: list[Replica]) -> list[Replica]:
@@ -123,10 +103,16 @@ def acting(replicas: list[Replica], cluster: Cluster) -> Replica:
     return next(replica for replica in replicas if replica.tag == tag)
 
 
-def test_one_acts_a_sigkill_and_a_clean_exit_hand_over(
-        cluster: Cluster, tmp_path: pathlib.Path, replicas: list[Replica]) -> None:
+def leader(replicas: list[Replica], cluster: Cluster) -> Replica:
+    """The replica that holds the Lease, once it acts."""
     first = acting(replicas, cluster)
     wait_for(lambda: 'Resuming operations: the lease' in first.text())
+    return first
+
+
+def test_one_acts_a_sigkill_and_a_clean_exit_hand_over(
+        cluster: Cluster, tmp_path: pathlib.Path, replicas: list[Replica]) -> None:
+    first = leader(replicas, cluster)
     for i in range(3):
         cluster.apply(example(f'kex-a{i}'))
     wait_for(lambda: all(handled(cluster, f'kex-a{i}') for i in range(3)))
@@ -164,8 +150,7 @@ def test_one_acts_a_sigkill_and_a_clean_exit_hand_over(
 @pytest.mark.emulator_only(reason='injects faults into one replica\'s requests')
 def test_a_replica_whose_lease_requests_fail_pauses_before_its_lease_expires(
         cluster: Cluster, tmp_path: pathlib.Path, replicas: list[Replica]) -> None:
-    first = acting(replicas, cluster)
-    wait_for(lambda: 'Resuming operations: the lease' in first.text())
+    first = leader(replicas, cluster)
     cluster.apply(example('kex-1'))
     wait_for(lambda: handled(cluster, 'kex-1'))
 
@@ -192,8 +177,7 @@ def started_by(tmp_path: pathlib.Path, name: str) -> list[str]:
 @pytest.mark.emulator_only(reason='injects faults into one replica\'s requests')
 def test_a_lost_lease_cancels_async_handlers_and_exits_with_a_sync_one_still_running(
         cluster: Cluster, tmp_path: pathlib.Path, replicas: list[Replica]) -> None:
-    first = acting(replicas, cluster)
-    wait_for(lambda: 'Resuming operations: the lease' in first.text())
+    first = leader(replicas, cluster)
     cluster.apply(example('async-slow-1'))
     cluster.apply(example('sync-slow-1'))
     wait_for(lambda: started_by(tmp_path, 'async-slow-1') and started_by(tmp_path, 'sync-slow-1'))
@@ -232,7 +216,6 @@ def peers(cluster: Cluster) -> dict[str, Any]:
 
 def test_with_a_lease_the_peering_only_keeps_alive_and_does_not_pause_us(
         cluster: Cluster, tmp_path: pathlib.Path, started: list[Replica]) -> None:
-    from . import test_peering
     cluster.apply(test_peering.peering_crds())
     peering = {'apiVersion': 'kopf.dev/v1', 'kind': 'ClusterKopfPeering', 'metadata': {'name': 'default'}}
     wait_for(lambda: test_peering.applied(cluster, peering))
@@ -250,7 +233,6 @@ def test_with_a_lease_the_peering_only_keeps_alive_and_does_not_pause_us(
 
 def test_switching_from_upstream_peering_the_upstream_replica_pauses_in_favour_of_ours(
         cluster: Cluster, tmp_path: pathlib.Path, started: list[Replica]) -> None:
-    from . import test_peering
     if not test_peering.UPSTREAM.exists():
         pytest.skip('upstream kopf is not installed in bench/.venvs')
     cluster.apply(test_peering.peering_crds())
