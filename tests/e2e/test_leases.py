@@ -11,30 +11,21 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from .. import backends, waiting
 from ..backends import Cluster
 from . import test_peering
-from .conftest import CRD, example
+from .conftest import example
 
 OPERATOR = pathlib.Path(__file__).parent / 'operators' / 'leases.py'
 LEASE = 'e2e-lease'
 DURATION, DEADLINE, RETRY = 3.0, 2.0, 0.5
 
 
-def wait_for(check: Any, within: float = 40.0) -> Any:
-    return waiting.wait_for(check, within=within, interval=0.02)
-
-
-@pytest.fixture
-def cluster(request: pytest.FixtureRequest) -> Iterator[Cluster]:
-    with backends.cluster(request) as local:
-        local.apply(str(CRD))
-        yield local
+wait_for = test_peering.wait_for
+cluster = pytest.fixture(test_peering.cluster.__wrapped__, name='cluster')  # with the peering CRDs (and 'e2e')
 
 
 class Replica(test_peering.Operator):
@@ -216,7 +207,6 @@ def peers(cluster: Cluster) -> dict[str, Any]:
 
 def test_with_a_lease_the_peering_only_keeps_alive_and_does_not_pause_us(
         cluster: Cluster, tmp_path: pathlib.Path, started: list[Replica]) -> None:
-    cluster.apply(test_peering.peering_crds())
     peering = {'apiVersion': 'kopf.dev/v1', 'kind': 'ClusterKopfPeering', 'metadata': {'name': 'default'}}
     wait_for(lambda: test_peering.applied(cluster, peering))
     freeze = test_peering.kopf_cli(cluster, 'freeze', '-A', '-P', 'default', '-t', '600', '-p', '1000')
@@ -235,9 +225,6 @@ def test_switching_from_upstream_peering_the_upstream_replica_pauses_in_favour_o
         cluster: Cluster, tmp_path: pathlib.Path, started: list[Replica]) -> None:
     if not test_peering.UPSTREAM.exists():
         pytest.skip('upstream kopf is not installed in bench/.venvs')
-    cluster.apply(test_peering.peering_crds())
-    wait_for(lambda: test_peering.applied(cluster, {'apiVersion': 'kopf.dev/v1', 'kind': 'ClusterKopfPeering',
-                                                    'metadata': {'name': test_peering.NAME}}))
     old = test_peering.Operator(cluster, tmp_path, '--peering', test_peering.NAME, '--priority', '0', tag='upstream',
                                 kopf=test_peering.UPSTREAM, E2E_LOG=str(tmp_path / 'upstream.log'))
     try:
