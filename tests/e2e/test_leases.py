@@ -84,9 +84,14 @@ def created_by(tmp_path: pathlib.Path, name: str) -> list[str]:
 
 
 def handled(cluster: Cluster, name: str) -> bool:
-    """The handler's completion is stored in the object (its result in the status): it never runs again."""
+    """The handling is stored in the object (the result in the status, then the diff-base): it never runs again.
+
+    A handler whose result is stored but not yet the diff-base runs again after a SIGKILL (at least once).
+    """
     obj = cluster.get('kopf.dev/v1', 'KopfExample', name, namespace='default') or {}
-    return bool((obj.get('status') or {}).get('create_fn'))
+    annotations = (obj.get('metadata') or {}).get('annotations') or {}
+    return bool((obj.get('status') or {}).get('create_fn')) and \
+        'kopf.zalando.org/last-handled-configuration' in annotations
 
 
 def acting(replicas: list[Replica], cluster: Cluster) -> Replica:
