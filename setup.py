@@ -26,7 +26,8 @@ setup(
     license='MIT',
     python_requires='>=3.11',
     packages=find_packages(include=['kopf', 'kopf.*']),
-    package_data={'kopf': ['py.typed', 'peering.yaml', '_cluster/openapi/data/*.json']},
+    package_data={'kopf': ['py.typed', 'peering.yaml', '_cluster/openapi/data/*.json', '_cluster/openapi/data/*.xz',
+                          '_cluster/apis/data/*.json']},
     include_package_data=True,
     install_requires=read_requirements('requirements.txt'),
     extras_require={
@@ -35,6 +36,7 @@ setup(
         'fast': ['orjson>=3.13.0'],
         'dev': ['pyngrok>=9.1.0', 'cryptography>=50.0.0'],  # webhook tunnels (ngrok) and self-signed servers
         'uvloop': ['uvloop>=0.23.0'],  # `kopf run` uses it when installed (--no-uvloop: asyncio's own loop)
+        'metrics': ['prometheus-client>=0.26.0'],  # `kopf run --metrics`, `settings.metrics`
         'test': [
             'pytest>=9.2.0',
             'pytest-asyncio>=1.5.0',
@@ -49,6 +51,7 @@ setup(
             'types-PyYAML>=6.0.12',
             'uvloop>=0.23.0',
             'build>=1.3.0',  # make dist
+            'prometheus-client>=0.26.0',
         ],
     },
     entry_points={'console_scripts': ['kopf = kopf.cli:main']},

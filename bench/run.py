@@ -3,6 +3,7 @@
     .venv/bin/python bench/run.py            # full: 1,000 objects, 10,000 idle/restart, median of 3
     .venv/bin/python bench/run.py --quick    # 200 objects, 1,000 idle/restart, 1 run (< 3 minutes)
     .venv/bin/python bench/run.py --ours-only --uvloop both   # ours with uvloop vs without, side by side
+    .venv/bin/python bench/run.py --ours-only --metrics both  # ours with `--metrics` vs without, side by side
 
 Upstream is installed by this script into throw-away virtualenvs under `bench/.venvs/` (git-ignored;
 never into the project's `.venv`) and only run as a black box: `python -I -m kopf run ...`.
@@ -30,12 +31,14 @@ UPSTREAM_VERSION = '1.45.2'
 RESULTS = h.HERE / 'results'
 
 
-def ours_framework(uvloop: bool = False) -> h.Framework:
-    """Ours in the project's .venv, with asyncio's own loop (as upstream's venv has it) or with uvloop."""
+def ours_framework(uvloop: bool = False, metrics: bool = False) -> h.Framework:
+    """Ours in the project's .venv, with asyncio's own loop (as upstream's venv has it) or with uvloop;
+    with Prometheus metrics on (`--metrics`, on a free port; not scraped: a scrape costs per scrape, not per event)."""
     python = str(h.ROOT / '.venv' / 'bin' / 'python')
+    extra = ('--metrics', '127.0.0.1:0') if metrics else ()
     if uvloop:
-        return h.Framework('ours-uvloop', python, 'ours', run_args=('--uvloop',))
-    return h.Framework('ours', python, 'ours', run_args=('--no-uvloop',))
+        return h.Framework('ours-uvloop' + '-metrics' * metrics, python, 'ours', run_args=('--uvloop', *extra))
+    return h.Framework('ours' + '-metrics' * metrics, python, 'ours', run_args=('--no-uvloop', *extra))
 
 
 def frameworks(*, ours_only: bool = False, upstream_clients: bool = False) -> list[h.Framework]:
@@ -422,8 +425,10 @@ def median_of(runs: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 async def bench(args: argparse.Namespace) -> dict[str, Any]:
-    ours = ours_framework(uvloop=args.uvloop == 'on')
+    ours = ours_framework(uvloop=args.uvloop == 'on', metrics=args.metrics == 'on')
     frameworks = [ours, ours_framework(uvloop=True)] if args.uvloop == 'both' else [ours]
+    if args.metrics == 'both':
+        frameworks.append(ours_framework(uvloop=args.uvloop == 'on', metrics=True))
     clients: h.Framework | None = None
     upstream_plain: h.Framework | None = None
     if not args.ours_only:
@@ -489,6 +494,8 @@ async def bench(args: argparse.Namespace) -> dict[str, Any]:
         report['ratio'] = ratios(report['ours'], report['upstream'])
     if 'ours-uvloop' in report:
         report['uvloop_ratio'] = ratios(report['ours-uvloop'], report['ours'])
+    if args.metrics == 'both':
+        report['metrics_ratio'] = ratios(report[frameworks[-1].name], report[ours.name])
     report['meta'] = {'date': datetime.datetime.now(datetime.UTC).isoformat(timespec='seconds'),
                       'mode': 'startup' if args.startup_only else 'quick' if args.quick else 'full',
                       'repeats': args.repeats, 'startups': args.startups,
@@ -496,7 +503,7 @@ async def bench(args: argparse.Namespace) -> dict[str, Any]:
                       'steady': {'objects': args.steady_objects, 'rate': args.steady_rate,
                                  'seconds': args.steady_seconds},
                       'upstream': f'kopf=={UPSTREAM_VERSION}', 'machine': h.machine(), 'logs': str(logdir),
-                      'uvloop': args.uvloop}
+                      'uvloop': args.uvloop, 'metrics': args.metrics}
     return report
 
 
@@ -548,11 +555,16 @@ def table(report: dict[str, Any]) -> str:
         ratio = report.get('ratio', {}).get(key)
         lines.append(f"{title:48} {fmt.format(a):>10} {fmt.format(b) if b is not None else '-':>10} "
                      f"{f'{ratio:.2f}x' if ratio is not None else '-':>8}")
-    if 'ours-uvloop' in report:
-        lines.append(f"{'uvloop on vs off (ours)':48} {'on':>10} {'off':>10} {'on/off':>8}")
+    metrics_on = next((name for name in report if name.endswith('-metrics')), None)
+    for on, off, key_of_ratio, what in (('ours-uvloop', 'ours', 'uvloop_ratio', 'uvloop'),
+                                        (metrics_on, metrics_on and metrics_on.removesuffix('-metrics'),
+                                         'metrics_ratio', 'metrics')):
+        if on is None or off is None or key_of_ratio not in report:
+            continue
+        lines.append(f"{f'{what} on vs off ({off})':48} {'on':>10} {'off':>10} {'on/off':>8}")
         for key, title, fmt in ROWS:
-            if key in report['ours-uvloop'] and key in report['uvloop_ratio']:
-                a, b, ratio = report['ours-uvloop'][key], report['ours'][key], report['uvloop_ratio'][key]
+            if key in report[on] and key in report[key_of_ratio]:
+                a, b, ratio = report[on][key], report[off][key], report[key_of_ratio][key]
                 lines.append(f"{title:48} {fmt.format(a):>10} {fmt.format(b):>10} {f'{ratio:.2f}x':>8}")
     if report['emulator']['patch_per_s'] is not None:
         lines.append(f"emulator capacity (the ceiling): {report['emulator']['patch_per_s']:,.0f} PATCH/s")
@@ -581,6 +593,9 @@ def main() -> int:
     parser.add_argument('--uvloop', choices=['off', 'on', 'both'], default='off',
                         help="our operator's loop: asyncio's own (off, as upstream's venv has it), uvloop (on), "
                              "or both: the burst, steady and restart scenarios once each way, side by side")
+    parser.add_argument('--metrics', choices=['off', 'on', 'both'], default='off',
+                        help="our operator with Prometheus metrics off, on (`--metrics`), or both: the burst, "
+                             "steady and restart scenarios once each way, side by side (the `metrics_ratio`)")
     args = parser.parse_args()
     args.repeats = args.repeats or (1 if args.quick else 3)
     args.objects = args.objects or (200 if args.quick else 1000)
@@ -601,10 +616,11 @@ def main() -> int:
     report['meta']['elapsed_s'] = round(time.monotonic() - started, 1)
     print(table(report))
     print(f"(took {report['meta']['elapsed_s']:.0f} s)")
-    if not args.no_write and args.uvloop == 'both':  # a side figure: latest.json stays the reference run
+    side = 'uvloop' if args.uvloop == 'both' else 'metrics' if args.metrics != 'off' else None
+    if not args.no_write and side is not None:  # a side figure: latest.json stays the reference run
         RESULTS.mkdir(exist_ok=True)
         stamp = datetime.datetime.now(datetime.UTC).strftime('%Y-%m-%dT%H%M')
-        path = RESULTS / f'uvloop-{stamp}-{report["meta"]["mode"]}.json'
+        path = RESULTS / f'{side}-{stamp}-{report["meta"]["mode"]}.json'
         path.write_text(json.dumps(report, indent=2) + '\n')
         log(f'wrote {path}')
     elif not args.no_write:

@@ -107,6 +107,8 @@ def _configure_logging(verbose: bool, debug: bool, quiet: bool, log_format: str,
 @click.option('--standalone', is_flag=True, default=None, help='No peering with other operators.')
 @click.option('-L', '--liveness', 'liveness_endpoint', default=None,
               help='Serve the probe handlers\' results at this URL, e.g. http://0.0.0.0:8080/healthz.')
+@click.option('--metrics', 'metrics_endpoint', default=None, metavar='[HOST:]PORT',
+              help='Serve Prometheus metrics at /metrics (localhost unless a host is given; needs kopf[metrics]).')
 @logging_options
 @click.option('--dev', is_flag=True, default=False, help='Peering priority 666 (a developer\'s operator wins).')
 @click.option('-P', '--peering', 'peering_name', envvar='KOPF_RUN_PEERING', default=None,
@@ -171,6 +173,7 @@ def run(ctx: click.Context, /, paths: tuple[str, ...], modules: tuple[str, ...],
             loops.run(running.operator(
                 namespaces=namespaces, clusterwide=clusterwide or not namespaces,
                 standalone=standalone, vault=vault, liveness_endpoint=liveness_endpoint,
+                metrics_endpoint=more['metrics_endpoint'],
                 priority=priority, peering_name=more['peering_name'],
                 lease_name=more['lease_name'], lease_namespace=more['lease_namespace'],
                 registry=controls.registry, settings=controls.settings, memo=controls.memo,

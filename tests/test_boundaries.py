@@ -13,7 +13,7 @@ import pytest
 
 ROOT = pathlib.Path(__file__).parent.parent / 'kopf'
 CLIENT_ALLOWED = ['_api/*']
-SERVER_ALLOWED = ['_cluster/*', '_reactor/probing.py', '_kits/webhooks.py']
+SERVER_ALLOWED = ['_cluster/*', '_reactor/probing.py', '_reactor/metrics.py', '_kits/webhooks.py']
 _DOTTED = re.compile(r'\baiohttp((?:\.\w+)*)')
 
 

@@ -41,7 +41,8 @@ def test_unknown_attributes_are_still_errors() -> None:
 
 def test_every_data_file_is_in_package_data_and_the_manifest() -> None:
     setup = (ROOT / 'setup.py').read_text()
-    data = ['py.typed', 'peering.yaml', '_cluster/openapi/data/*.json']
+    data = ['py.typed', 'peering.yaml', '_cluster/openapi/data/*.json', '_cluster/openapi/data/*.xz',
+            '_cluster/apis/data/*.json']
     globs = ['kopf/' + glob for glob in data if f"'{glob}'" in setup]
     manifest = (ROOT / 'MANIFEST.in').read_text()
     files = check_dist.data_files()
@@ -49,4 +50,5 @@ def test_every_data_file_is_in_package_data_and_the_manifest() -> None:
     for name in files:
         assert any(fnmatch.fnmatch(name, glob) for glob in globs), f'{name} is not in setup.py package_data'
         directory, _, base = name.rpartition('/')
-        assert name in manifest or (directory in manifest and base.endswith('.json')), f'{name} not in MANIFEST.in'
+        assert name in manifest or (directory in manifest and base.endswith(('.json', '.xz'))), \
+            f'{name} not in MANIFEST.in'

@@ -3,7 +3,7 @@
 Run (needs network access to PyPI once, or a local copy of the schemas; nothing is installed)::
 
     python tools/generate_builtin_schemas.py                 # downloads kubernetes-validate into a temp dir
-    python tools/generate_builtin_schemas.py --source DIR    # DIR = …/kubernetes-json-schema/v1.31.0-local
+    python tools/generate_builtin_schemas.py --source DIR    # DIR = …/kubernetes-json-schema/v1.34.0-local
 
 It writes `kopf/_cluster/openapi/data/builtin_schemas.json` (package data, committed).
 
@@ -12,7 +12,8 @@ _definitions.json`, a JSON-Schema rendering of the upstream OpenAPI definitions)
 official `kubernetes` client's models because it carries what the models lose: `required`, enums,
 `x-kubernetes-list-type`/`-list-map-keys`, and `x-kubernetes-patch-strategy`/`-patch-merge-key`
 (needed for strategic-merge patches), and it names the kinds by group/version/kind explicitly.
-The Kubernetes version matches the one the emulator reports (v1.31.0).
+The Kubernetes version matches the one the emulator reports (1.34); the kinds are those of
+`kopf/_cluster/apis/data/builtin_resources.json` (`tools/generate_builtin_resources.py`).
 
 Compaction rules (the output is read by `kopf._cluster.openapi.kindschemas` and pruned by `kopf._model.schemas`):
 - descriptions, `x-kubernetes-group-version-kind` and unions are dropped; `type: [T, "null"]`
@@ -39,27 +40,20 @@ from collections.abc import Iterable
 from typing import Any
 
 PACKAGE = 'kubernetes-validate==1.37.0'
-K8S_VERSION = 'v1.31.0'
+K8S_VERSION = 'v1.34.0'
 OUTPUT = pathlib.Path(__file__).parent.parent / 'kopf' / '_cluster' / 'openapi' / 'data' / 'builtin_schemas.json'
 
-# (group, version, kind) of every built-in the emulator serves (`resourcetable.BUILTINS`), plus Scale.
-KINDS: list[tuple[str, str, str]] = [
-    ('', 'v1', 'Namespace'),
-    ('', 'v1', 'ConfigMap'),
-    ('', 'v1', 'Secret'),
-    ('', 'v1', 'Pod'),
-    ('', 'v1', 'Service'),
-    ('', 'v1', 'ServiceAccount'),
-    ('', 'v1', 'Event'),
-    ('coordination.k8s.io', 'v1', 'Lease'),
-    ('apiextensions.k8s.io', 'v1', 'CustomResourceDefinition'),
-    ('apps', 'v1', 'Deployment'),
-    ('apps', 'v1', 'ReplicaSet'),
-    ('admissionregistration.k8s.io', 'v1', 'ValidatingWebhookConfiguration'),
-    ('admissionregistration.k8s.io', 'v1', 'MutatingWebhookConfiguration'),
-    ('events.k8s.io', 'v1', 'Event'),
-    ('autoscaling', 'v1', 'Scale'),
-]
+RESOURCES = pathlib.Path(__file__).parent.parent / 'kopf' / '_cluster' / 'apis' / 'data' / 'builtin_resources.json'
+
+
+def served_kinds() -> list[tuple[str, str, str]]:
+    """(group, version, kind) of every built-in the emulator serves (from the generated resource table), plus Scale."""
+    entries = json.loads(RESOURCES.read_text())['resources']
+    kinds = {(entry['group'], entry['version'], entry['kind']) for entry in entries}
+    return sorted(kinds | {('autoscaling', 'v1', 'Scale')})
+
+
+KINDS: list[tuple[str, str, str]] = served_kinds()
 
 META = 'io.k8s.apimachinery.pkg.apis.meta.v1.'
 EXT = 'io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.'

@@ -12,6 +12,8 @@ Rules:
   transport) and retried per `apierrors.decide_retry` with `settings.networking.error_backoffs` (or the
   backoffs of the call). A 401 invalidates the credentials and retries with fresh ones from the vault
   (re-login), without consuming a backoff. A stream is retried only until its answer's headers arrive.
+- Every attempt is reported to the `observer` if there is one (metrics: verb, code, seconds; `WATCH` for
+  a stream's opening; code `2xx` for a success, the status of an error, `error` when nothing answered).
 - Requests and watches borrow their credentials (`VaultItem.borrowed()`): the vault learns which were
   accepted, and closes the transport of rejected ones only once nothing uses it.
 """
@@ -19,8 +21,9 @@ import asyncio
 import contextlib
 import logging
 import os
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
-from typing import Any, Final, TypeVar
+from typing import Any, Final, Protocol, TypeVar
 
 from kopf._api import apierrors, credentials, encoding, transports
 from kopf._model import settings as settings_
@@ -47,6 +50,14 @@ DEFAULT: Final[Any] = _Default()  # "the settings' backoffs", as distinct from N
 MAX_CONCURRENT_REQUESTS: Final = 64
 
 
+class Observer(Protocol):
+    """Who hears of every attempt and watch (the reactor's metrics): `_api` imports no reactor."""
+
+    def requested(self, verb: str, code: str, seconds: float) -> None: ...
+
+    def watched(self, resource: str, what: str) -> None: ...
+
+
 class APIClient:
     """The one way to talk to the API: `request()` for answers, `stream()` for watches."""
 
@@ -56,6 +67,7 @@ class APIClient:
         self.settings = settings
         self.agent = transports.user_agent(identity)
         self._slots: asyncio.Semaphore | None = None  # of the aiohttp transports; made in the loop, on first use
+        self.observer: Observer | None = None  # told of every attempt (metrics), if any
 
     async def close(self) -> None:
         await self.vault.close()
@@ -103,14 +115,19 @@ class APIClient:
         while True:
             item = await self.vault.select()
             transport = self._transport(item)  # unusable credentials (a `LoginError`) are not retried
+            begun = time.perf_counter()
             try:
                 async with item.borrowed():
-                    return item, await send(transport)
+                    result = await send(transport)
+                self._observe(method, '2xx', begun)
+                return item, result
             except apierrors.APIUnauthorizedError:
+                self._observe(method, '401', begun)
                 logger.info(f'Unauthorized (401) for {_what(method, path)}; the credentials are invalidated; '
                             f're-logging in.')
                 self.vault.invalidate(item)
             except Exception as exc:
+                self._observe(method, str(exc.status) if isinstance(exc, apierrors.APIError) else 'error', begun)
                 net = self.settings.networking
                 if delays is None:
                     delays = apierrors.iter_backoffs(net.error_backoffs if backoffs is DEFAULT else backoffs)
@@ -121,6 +138,10 @@ class APIClient:
                 logger.warning(f'{what[:1].upper()}{what[1:]} failed ({_describe(exc)}); '
                                f'retrying in {decision.delay:g}s.')
                 await asyncio.sleep(decision.delay)
+
+    def _observe(self, method: str | None, code: str, begun: float) -> None:
+        if self.observer is not None:
+            self.observer.requested(method or 'WATCH', code, time.perf_counter() - begun)
 
     async def request(
             self,

@@ -98,6 +98,12 @@ async def _lines(response: transports.StreamResponse, inactivity_timeout: float 
                     yield line
 
 
+def _tell(client: client_.APIClient, resource: resources.Resource, what: str) -> None:
+    observer = getattr(client, 'observer', None)  # metrics: connections and 410s per resource (None: off)
+    if observer is not None:
+        observer.watched(resource.name, what)
+
+
 async def watch_objs(
         client: client_.APIClient,
         resource: resources.Resource,
@@ -129,6 +135,7 @@ async def watch_objs(
                 if exc.status != 410:
                     raise
                 logger.info(f'The listing of {where} expired midway; listing again.')
+                _tell(client, resource, 'expired')
                 state.restart_listing()
                 continue
         params = {'watch': 'true', 'allowWatchBookmarks': 'true', **query}
@@ -141,17 +148,20 @@ async def watch_objs(
         try:
             backoffs = apierrors.endless_backoffs(client.settings.networking.error_backoffs)
             async with client.stream(path, params=params, backoffs=backoffs) as response:
+                _tell(client, resource, 'connected')
                 async for line in _lines(response, watching.inactivity_timeout):
                     for item in watchstate.step(state, encoding.loads(line)):
                         yield item
                     if state.needs_listing and not state.streaming:
                         logger.info(f'The watch of {where} is too old (410 Expired); re-listing.')
+                        _tell(client, resource, 'expired')
                         break
         except apierrors.APIClientError as exc:
             if exc.status != 410:
                 raise
             state.resource_version = None
             logger.info(f'The watch of {where} is too old (410 Expired); re-listing.')
+            _tell(client, resource, 'expired')
         except apierrors.APIServerError as exc:  # an ERROR event in the stream: resume from the last RV
             logger.warning(f'The watch of {where} reported a server error ({exc}); reconnecting.')
         except TimeoutError:

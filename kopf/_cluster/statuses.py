@@ -40,7 +40,7 @@ class ApiError(Exception):
 
 def _details(name: str | None, group: str, kind: str, **extra: Any) -> dict[str, Any]:
     details: dict[str, Any] = {}
-    if name is not None:
+    if name:  # a real server omits an empty name (`ConfigMap "" is invalid`: no details.name)
         details['name'] = name
     if group:
         details['group'] = group
@@ -70,7 +70,9 @@ def conflict(qualified: str, group: str, plural: str, name: str, text: str = MOD
 
 def invalid(kind: str, group: str, name: str, causes: Sequence[Cause]) -> ApiError:
     """422 Invalid with field causes; `kind` is the Kind (not the plural) as in real validation errors."""
-    texts = [f"{c['field']}: {c['message']}" if c.get('field') else str(c['message']) for c in causes]
+    # One text per distinct error, as a real server's aggregate has it; the causes keep the repeats.
+    texts = list(dict.fromkeys(f"{c['field']}: {c['message']}" if c.get('field') else str(c['message'])
+                               for c in causes))
     joined = texts[0] if len(texts) == 1 else '[' + ', '.join(texts) + ']'
     qualified = f'{kind}.{group}' if group else kind
     message = f'{qualified} "{name}" is invalid: {joined}'

@@ -13,9 +13,10 @@ Phases:
     GONE     its DELETED event is handled: the record is forgotten
 
 Signals and what they do:
-- `Arrived(event)`: the newest event replaces any unprocessed one (older ones are superseded); IDLE
+- `Arrived(event, now)`: the newest event replaces any unprocessed one (older ones are superseded); IDLE
   and WAITING records are queued; an event not newer than the answer to our own patch (which was
-  decided on already) is skipped, unless it is DELETED.
+  decided on already) is skipped, unless it is DELETED. The first one accepted since the record
+  last converged starts its convergence clock (`arrived_at`).
 - `Taken(now)`: a runner took the record. It runs a cycle on the pending event, or on the last
   one if its wake-up is due (not "fresh": `on.event` handlers saw it already). It waits instead:
   until the error throttling is over (the newest event is kept), or until the watch brings a body
@@ -41,6 +42,9 @@ Signals and what they do:
   dropped: it still shows the finalizer and the records just purged. A requested delay schedules
   a wake-up (re-running the answer, or the event). Work begun is finished before new work is
   begun: a record continuing on the answer goes to the queue's front.
+  A cycle's end that leaves nothing to do (IDLE, or GONE) while the convergence clock runs reports
+  `Converged(lag)`: from the first event accepted to the end of the handling it caused (retries,
+  delays and the cycles on our own answers included); the clock stops.
 """
 import dataclasses
 import enum
@@ -84,6 +88,7 @@ class ObjectRecord:
     background: Any = None             # the reactor's runtime of its daemons and timers (if any)
     owner: Any = None                  # the reactor's queue that serves it (to be nudged by its daemons)
     nudged: bool = False               # nudged while queued or running: re-run its newest body after that
+    arrived_at: float | None = None    # the first event accepted since it last converged (its convergence clock)
 
 
 # -- signals ------------------------------------------------------------------------------------------
@@ -91,6 +96,7 @@ class ObjectRecord:
 @dataclasses.dataclass(frozen=True)
 class Arrived:
     event: RawEvent
+    now: float | None = None  # when it arrived (None: no convergence clock)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -170,7 +176,13 @@ class Forget:
     pass
 
 
-Effect = Enqueue | Schedule | Run | Retry | Forget
+@dataclasses.dataclass(frozen=True)
+class Converged:
+    """The handling of its events is complete, `lag` seconds after the first of them arrived (metrics)."""
+    lag: float
+
+
+Effect = Enqueue | Schedule | Run | Retry | Forget | Converged
 
 
 # -- the transition function --------------------------------------------------------------------------
@@ -194,7 +206,7 @@ def step(record: ObjectRecord, signal: Signal) -> list[Effect]:
     if record.phase is Phase.GONE:
         return []
     if isinstance(signal, Arrived):
-        return _arrived(record, signal.event)
+        return _arrived(record, signal.event, signal.now)
     if isinstance(signal, Taken):
         return _taken(record, signal)
     if isinstance(signal, Due):
@@ -208,12 +220,12 @@ def step(record: ObjectRecord, signal: Signal) -> list[Effect]:
         record.last, record.wakeup_at = signal.event, signal.now
         return _queue(record)
     if isinstance(signal, Stopped):
-        record.phase, record.due_at, record.logger = Phase.IDLE, None, None
+        record.phase, record.due_at, record.logger, record.arrived_at = Phase.IDLE, None, None, None
         return []  # a new stream lists it again; its first event queues it
     if isinstance(signal, Paused):
         _forget_waits(record)
         if record.phase is Phase.WAITING:
-            record.phase, record.due_at = Phase.IDLE, None
+            record.phase, record.due_at, record.arrived_at = Phase.IDLE, None, None  # no lag measured while paused
         return []
     return _done(record, signal)
 
@@ -223,12 +235,14 @@ def _forget_waits(record: ObjectRecord) -> None:
     record.expected_rv = record.applied_rv = None
 
 
-def _arrived(record: ObjectRecord, event: RawEvent) -> list[Effect]:
+def _arrived(record: ObjectRecord, event: RawEvent, now: float | None) -> list[Effect]:
     if record.applied_rv is not None and event.get('type') != 'DELETED':
         rv = rv_of(event)
         if rv is not None and is_consistent(record.applied_rv, rv):
             return []  # not newer than our patch's answer, which is decided on already
     record.pending = event
+    if record.arrived_at is None:
+        record.arrived_at = now
     if record.phase in (Phase.QUEUED, Phase.RUNNING):
         return []  # a running record looks at its pending event when its cycle ends
     return _queue(record)
@@ -283,11 +297,19 @@ def _rest(record: ObjectRecord, *, first: bool = False) -> list[Effect]:
 
 
 def _done(record: ObjectRecord, done: Done) -> list[Effect]:
+    effects = _settle(record, done)
+    if record.arrived_at is not None and record.phase in (Phase.IDLE, Phase.GONE):
+        effects.append(Converged(lag=max(0.0, done.now - record.arrived_at)))
+        record.arrived_at = None
+    return effects
+
+
+def _settle(record: ObjectRecord, done: Done) -> list[Effect]:
     if done.event.get('type') == 'DELETED':
         record.phase = Phase.GONE
         return [Forget()]
     if done.paused:
-        record.errors, record.nudged = 0, False
+        record.errors, record.nudged, record.arrived_at = 0, False, None  # not handled: no lag measured
         _forget_waits(record)
         return _rest(record)
     if done.error is not None:

@@ -185,6 +185,13 @@ class BackgroundSettings:
 
 
 @dataclasses.dataclass
+class MetricsSettings:
+    """`settings.metrics`: Prometheus metrics (`pip install "kopf[metrics]"`; docs/metrics.md)."""
+    endpoint: str | int | None = None  # [HOST:]PORT of /metrics (`kopf run --metrics`); localhost unless a host
+    enabled: bool = False  # collected without an endpoint of its own too: served on the liveness endpoint
+
+
+@dataclasses.dataclass
 class OperatorSettings:
     """All settings of one operator (`kopf.OperatorSettings`), tuned in startup handlers."""
     process: ProcessSettings = dataclasses.field(default_factory=ProcessSettings)
@@ -198,6 +205,7 @@ class OperatorSettings:
     networking: NetworkingSettings = dataclasses.field(default_factory=NetworkingSettings)
     persistence: PersistenceSettings = dataclasses.field(default_factory=PersistenceSettings)
     background: BackgroundSettings = dataclasses.field(default_factory=BackgroundSettings)
+    metrics: MetricsSettings = dataclasses.field(default_factory=MetricsSettings)
 
     @property
     def batching(self) -> QueueingSettings:

@@ -32,13 +32,17 @@ def fold(patch: patches.Patch) -> patches.Patch:
 async def apply(rctx: contexts.ResourceContext, body: Mapping[str, Any], patch: patches.Patch,
                 logger: Logger) -> dict[str, Any] | None:
     """Send a patch of this body; the server's answer (the newest body), or None if nothing was sent or accepted."""
+    metrics = rctx.operator.metrics
     if not patch:
+        metrics.patched(rctx.resource, 'skipped')
         return None
     try:
         budgets.check_annotations(body, patch)
     except budgets.AnnotationsBudgetError as exc:
         logger.error(str(exc))
+        metrics.patched(rctx.resource, 'refused')
         return None
+    metrics.patched(rctx.resource, 'sent')
     meta: Mapping[str, Any] = body.get('metadata') or {}
     result = await patching.patch_obj(rctx.operator.client, rctx.resource, namespace=meta.get('namespace'),
                                       name=str(meta.get('name')), patch=fold(patch), body=body, log=logger)

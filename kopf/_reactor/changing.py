@@ -13,6 +13,7 @@ handlers, one at a time, in the plan's order, and returns their outcomes for `se
 """
 import datetime
 import functools
+import time
 
 from kopf._model import errors, handlers, plans, progress, registries
 from kopf._model.kwargs import ChangingCause, handler_kwargs
@@ -32,8 +33,11 @@ async def invoke(rctx: contexts.ResourceContext, plan: plans.Plan) -> plans.Outc
         cause = plan.watching_cause
         for handler in plan.watching:
             kwargs = handler_kwargs(handler, cause, started=now(), runtime=datetime.timedelta(0))
-            watching[handler.id] = await invoking.invoke_handler(handler, kwargs=kwargs, logger=cause.logger,
-                                                                 executor=executor, default_backoff=backoff)
+            begun = time.perf_counter()
+            watching[handler.id] = outcome = await invoking.invoke_handler(
+                handler, kwargs=kwargs, logger=cause.logger, executor=executor, default_backoff=backoff)
+            rctx.operator.metrics.handled(rctx.resource, handler.id, outcome.kind.value, time.perf_counter() - begun,
+                                          retry=False)
     if plan.unguarded and plan.cause is not None:
         for deleter in plan.unguarded:
             kwargs = handler_kwargs(deleter, plan.cause, started=now(), runtime=datetime.timedelta(0))
@@ -61,6 +65,7 @@ async def attempt(rctx: contexts.ResourceContext, plan: plans.Plan, handling: pl
     state = handling.state.get(handler.id) or progress.HandlerState.from_scratch(now=moment, purpose=cause.reason)
     sub = registries.SubhandlingContext(parent=handler, cause=cause, runner=functools.partial(run_children, rctx, plan))
     kwargs = handler_kwargs(handler, cause, retry=state.retries, started=state.started, runtime=state.runtime(moment))
+    begun = time.perf_counter()
     outcome = await invoking.invoke_handler(
         handler, kwargs=kwargs, executor=rctx.settings.execution.executor,
         remaining=handling.state.remaining(handler, now=moment), default_backoff=rctx.default_backoff,
@@ -70,6 +75,9 @@ async def attempt(rctx: contexts.ResourceContext, plan: plans.Plan, handling: pl
             await run_children(rctx, plan, sub)
         except errors.HandlerChildrenRetry as exc:
             outcome = Outcome(kind=OutcomeKind.RETRY, exception=exc, delay=exc.delay, subrefs=outcome.subrefs)
+    if handling is plan.handling:  # top-level (sub-handler ids come from user data): its children's time included
+        rctx.operator.metrics.handled(rctx.resource, handler.id, outcome.kind.value, time.perf_counter() - begun,
+                                      retry=state.retries > 0)
     return outcome
 
 

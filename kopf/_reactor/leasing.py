@@ -65,6 +65,7 @@ class Elector:
         if self.namespace is None:
             self.namespace = await resolve_namespace(self.ctx)
         logger.info(f'Leader election on the lease {self.where} as {self.identity!r}.')
+        self.ctx.metrics.lease(self.name, False)
         try:
             async with asyncio.TaskGroup() as tg:
                 tg.create_task(self.watch(), name=f'kopf watch of the lease {self.where}')
@@ -175,6 +176,7 @@ class Elector:
         if leading == self.leading:
             return
         self.leading = leading
+        self.ctx.metrics.lease(self.name, leading)  # `kopf_peering_lease_held`
         if leading:
             self.ctx.scheduler.cancel((self, 'expiry'))
             self.ctx.pausing.resume(self.scope, self.pauser)

@@ -86,6 +86,7 @@ class Observer:
         self.tg = tg
         self.discovery = discovery.Discovery(ctx.client)
         self.served: dict[resources.Resource, contexts.ResourceContext] = {}
+        ctx.metrics.observe(self.served)  # its objects are counted at scrape time
         self.watchers: dict[tuple[resources.Resource, str | None], asyncio.Task[None]] = {}
         self.warned: set[selectors.Selector] = set()
         self.ambiguous: set[selectors.Selector] = set()  # warned about, not served

@@ -3,7 +3,8 @@
 A GET on the path answers JSON `{probe handler id: result}` (results that are not None), from the
 `@kopf.on.probe()` handlers; they run at most once per `PROBE_CACHE_TIME` seconds (under a lock, so
 concurrent requests share one run). A probe handler's final failure answers HTTP 500.
-Only `http://` endpoints; the host defaults to `localhost`, the port to 80.
+Only `http://` endpoints; the host defaults to `localhost`, the port to 80. With metrics on, the same
+server answers `GET /metrics` too (`kopf._reactor.metrics`).
 aiohttp's server side (`aiohttp.web`, ~17 ms to import) is imported only when an endpoint is served.
 """
 import asyncio
@@ -66,6 +67,9 @@ async def serve(ctx: contexts.OperatorContext, url: str) -> None:
     endpoint = Endpoint.parse(url)
     app = web.Application()
     app.router.add_get(endpoint.path, Prober(ctx).handle)
+    if ctx.metrics.enabled and endpoint.path != '/metrics':
+        from kopf._reactor import metrics
+        metrics.route(app, ctx.metrics)  # `/metrics` on the liveness server too
     runner = web.AppRunner(app, access_log=None)
     await runner.setup()
     try:

@@ -21,7 +21,7 @@ from kopf._model import leases, memos, progress, registries
 from kopf._model import settings as settings_
 from kopf._model.causes import Activity
 from kopf._model.daemons import DaemonStoppingReason
-from kopf._reactor import activities, contexts, flags, indexing, observing, spawning, supported
+from kopf._reactor import activities, contexts, flags, indexing, metrics, observing, spawning, supported
 from kopf._reactor.flags import Flag
 
 logger = logging.getLogger('kopf.reactor.running')
@@ -72,6 +72,7 @@ async def spawn_tasks(
         lease_name: str | None = None,
         lease_namespace: str | None = None,
         liveness_endpoint: str | None = None,
+        metrics_endpoint: str | int | None = None,
         **later: Any,
 ) -> list[asyncio.Task[None]]:
     """The operator's root task(s), created in the current loop; await them with `run_tasks()`."""
@@ -93,6 +94,12 @@ async def spawn_tasks(
     settings = settings if settings is not None else settings_.OperatorSettings()
     _peering_options(settings, standalone=standalone, priority=priority, peering_name=peering_name,
                      clusterwide=clusterwide)
+    if metrics_endpoint is not None:  # `kopf run --metrics`: checked now, for a clear error before anything starts
+        try:
+            metrics.check(metrics_endpoint)
+        except metrics.MetricsError as exc:
+            raise OperatorError(str(exc)) from None
+        settings.metrics.endpoint = metrics_endpoint
     if lease_name is not None:
         settings.peering.lease.name = lease_name
     if lease_namespace is not None:
@@ -173,6 +180,8 @@ async def _orchestrate(ctx: contexts.OperatorContext, scope: observing.Scope, *,
                     from kopf._reactor import admission
                     ctx.admission = admission.Admission(ctx)
                     tg.create_task(ctx.admission.serve(), name='kopf admission webhooks')
+                if ctx.metrics.address is not None:
+                    tg.create_task(metrics.serve(ctx), name='kopf metrics endpoint')
                 if liveness is not None:
                     from kopf._reactor import probing
                     tg.create_task(probing.serve(ctx, liveness), name='kopf liveness endpoint')
@@ -227,6 +236,10 @@ async def _start(ctx: contexts.OperatorContext) -> None:
     problem = leases.check(leases.durations_of(lease)) if lease.name else None
     if problem:
         raise OperatorError(f'The lease {lease.name!r}: {problem}')
+    try:
+        metrics.enable(ctx)  # after the startup handlers: they may set `settings.metrics`
+    except metrics.MetricsError as exc:
+        raise OperatorError(str(exc)) from None
     try:
         await ctx.client.request('GET', '/api', backoffs=(0.5, 1, 2))
     except apierrors.LoginError as exc:

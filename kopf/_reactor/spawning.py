@@ -24,6 +24,7 @@ import asyncio
 import concurrent.futures
 import logging
 import threading
+import time
 import warnings
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
@@ -281,8 +282,11 @@ class Spawn:
         settings = background.rctx.settings
         executor = settings.execution.executor if self.is_async or isinstance(handler, handlers.TimerHandler) else \
             _ThreadPerCall(f'kopf daemon {handler.id!r} of {background.logger.prefix}')
+        begun = time.perf_counter()
         outcome = await invoking.invoke_handler(handler, kwargs=kwargs, executor=executor,
                                                 default_backoff=settings.execution.default_backoff)
+        background.rctx.operator.metrics.handled(background.rctx.resource, handler.id, outcome.kind.value,
+                                                 time.perf_counter() - begun, retry=self.state.retries > 0)
         if outcome.kind is OutcomeKind.SUCCESS and outcome.result is not None:
             plans.deliver_result(patch, handler.id, outcome.result)
         await background.apply(patch)
@@ -423,6 +427,9 @@ class Timer(Spawn):
             self.scheduler.at(self, at, self._fire, replace=True)
 
     def _fire(self) -> None:
+        rctx = self.background.rctx
+        if self.due is not None:
+            rctx.operator.metrics.timer_fired(rctx.resource, asyncio.get_running_loop().time() - self.due)
         self.due = None
         if not self.flag and not self.gone:
             self.changed_since = False

@@ -99,3 +99,11 @@ def test_apply_of_a_missing_path_says_so(tmp_path: pathlib.Path) -> None:
     assert result.returncode == 1
     assert result.stderr.rstrip('\n').splitlines()[-1] == \
         'Error: Cannot apply the manifests: cannot read missing.yaml: No such file or directory'
+
+
+def test_a_bad_metrics_address_is_one_clear_line(tmp_path: pathlib.Path) -> None:
+    (tmp_path / 'handlers.py').write_text(HANDLERS)
+    result = kopf_run(tmp_path, '--local-cluster', '--metrics', 'localhost:nine', 'handlers.py')
+    assert result.returncode == 1, result.stderr
+    assert result.stderr.strip().splitlines()[-1] == (
+        "Error: The metrics address must be [HOST:]PORT (e.g. 9090 or 0.0.0.0:9090): 'localhost:nine'")

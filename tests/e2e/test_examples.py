@@ -543,6 +543,58 @@ def test_17_admission(cluster: Cluster) -> None:
     assert webhooks('MutatingWebhookConfiguration') == []
 
 
+def test_18_metrics(cluster: Cluster) -> None:
+    from prometheus_client.parser import text_string_to_metric_families
+    url = f'http://127.0.0.1:{free_port()}/metrics'
+    kex_ = 'kopfexamples.kopf.dev'
+
+    def scraped() -> dict[tuple[str, frozenset[tuple[str, str]]], float] | None:
+        try:  # the metrics server may not listen yet
+            with urllib.request.urlopen(url, timeout=5) as response:
+                text = response.read().decode()
+        except OSError:
+            return None
+        found = {(s.name, frozenset(s.labels.items())): s.value
+                 for family in text_string_to_metric_families(text) for s in family.samples}
+        return found if found.get(('kopf_convergence_lag_seconds_count', frozenset({('resource', kex_)}))) else None
+
+    with runner('18-metrics', cluster, '--metrics', url.removeprefix('http://').removesuffix('/metrics')) as operator:
+        assert operator.wait_ready(20)
+        cluster.apply(OBJ)
+        assert wait_for(lambda: status(cluster).get('flaky')) == {'attempts': 2}
+        found = wait_for(scraped, interval=0.1)
+
+    def calls(handler: str, outcome: str) -> float | None:
+        labels = frozenset({('resource', kex_), ('handler', handler), ('outcome', outcome)})
+        return found.get(('kopf_handler_calls_total', labels))
+    assert calls('create_fn', 'success') == 1
+    assert calls('flaky', 'retry') == 1 and calls('flaky', 'success') == 1
+    assert found[('kopf_handler_retries_total', frozenset({('resource', kex_), ('handler', 'flaky')}))] == 1
+    lag = found[('kopf_convergence_lag_seconds_sum', frozenset({('resource', kex_)}))]
+    assert lag >= 0.5  # the retry's delay is part of the lag
+    assert 'Serving the metrics at http://127.0.0.1:' in operator.output
+def test_19_builtin_kinds(cluster: Cluster, kubeconfig: pathlib.Path) -> None:
+    with runner('19-builtin-kinds', cluster) as operator:
+        assert operator.wait_ready(20)
+        cluster.apply(OBJ)
+        job = wait_for(lambda: (annotations(cluster.get('batch/v1', 'Job', 'kopf-example-1-job', 'default'))
+                                .get('kopf.dev/selector') and cluster.get('batch/v1', 'Job', 'kopf-example-1-job',
+                                                                          'default')), within=30)
+        uid = job['metadata']['uid']
+        assert annotations(job)['kopf.dev/selector'] == f'batch.kubernetes.io/controller-uid={uid}'
+        owner = kex(cluster)
+        assert owner is not None and job['metadata']['ownerReferences'][0]['uid'] == owner['metadata']['uid']
+        for api_version, kind, name in [('v1', 'ServiceAccount', 'kopf-example-1-runner'),
+                                        ('rbac.authorization.k8s.io/v1', 'Role', 'kopf-example-1-reader'),
+                                        ('rbac.authorization.k8s.io/v1', 'RoleBinding', 'kopf-example-1-reader')]:
+            child = cluster.get(api_version, kind, name, 'default')
+            assert child is not None and child['metadata']['ownerReferences'][0]['name'] == 'kopf-example-1'
+        wait_for(lambda: status(cluster).get('create_children'), within=30)
+        assert status(cluster)['create_children'] == {'children': ['ServiceAccount', 'Role', 'RoleBinding', 'Job']}
+    assert 'Created a service account, a role, a role binding and a job for kopf-example-1.' in operator.output
+    assert "The server selects the job's pods by batch.kubernetes.io/controller-uid=" in operator.output
+
+
 def test_99_all_at_once(cluster: Cluster, kubeconfig: pathlib.Path) -> None:
     with runner('99-all-at-once', cluster) as operator:
         assert operator.wait_ready(20)
@@ -579,8 +631,8 @@ def test_99_all_at_once(cluster: Cluster, kubeconfig: pathlib.Path) -> None:
     assert 'The operator is exiting; it has created 1 object(s).' in output
 
 
-def test_18_leases(cluster: Cluster) -> None:
-    with runner('18-leases', cluster, '--lease', 'example-operator', '--lease-namespace', 'default') as operator:
+def test_20_leases(cluster: Cluster) -> None:
+    with runner('20-leases', cluster, '--lease', 'example-operator', '--lease-namespace', 'default') as operator:
         assert operator.wait_ready(20)
         lease = wait_for(lambda: cluster.get('coordination.k8s.io/v1', 'Lease', 'example-operator', 'default'))
         assert lease['spec']['leaseDurationSeconds'] == 6

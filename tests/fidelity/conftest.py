@@ -1,10 +1,11 @@
 """Fidelity fixtures: one emulator per test module on a free loopback port, driven by real clients
 (with `--backend=envtest`: the shared real cluster instead, emptied after each module).
 
-kubectl: the machine's kubectl 1.32 (the gcloud dispatcher would pick a 1.31 binary to match the
-server's v1.31.0, so the versioned 1.32 binary is preferred when present; `$KUBECTL` overrides);
+kubectl: the machine's kubectl 1.32 (the gcloud dispatcher would pick another binary to match the
+server's version, so the versioned 1.32 binary is preferred when present; `$KUBECTL` overrides);
 with --backend=envtest, the kubectl built with the apiserver (of the same version) when present.
 """
+import functools
 import http.client
 import json
 import os
@@ -74,9 +75,19 @@ def kubectl_binary(cluster: Cluster | None = None) -> str | None:
     return str(versioned) if versioned.exists() else found
 
 
+@functools.cache
+def _client_minor(binary: tuple[str, ...]) -> int:
+    result = subprocess.run([*binary, 'version', '--client', '-o', 'json'], capture_output=True, text=True, timeout=30)
+    return int(json.loads(result.stdout)['clientVersion']['minor'].rstrip('+'))
+
+
 class Kubectl:
     def __init__(self, binary: str, kubeconfig: pathlib.Path, cache: pathlib.Path) -> None:
         self.base = [binary, f'--kubeconfig={kubeconfig}', f'--cache-dir={cache}']
+
+    def minor(self) -> int:
+        """The client's minor version (32 for kubectl 1.32)."""
+        return _client_minor(tuple(self.base[:1]))
 
     def __call__(self, *args: str, input: str | None = None, timeout: float = 30) -> subprocess.CompletedProcess[str]:
         return subprocess.run([*self.base, *args], input=input, capture_output=True, text=True, timeout=timeout)

@@ -324,3 +324,62 @@ def test_a_cycle_that_ends_paused_neither_continues_on_its_answer_nor_schedules_
 def test_a_cycle_that_ends_paused_with_a_newer_event_queues_it() -> None:
     record = rec(phase=Phase.RUNNING, pending=ev(5))
     assert step(record, Done(event=ev(3), now=1.0, paused=True)) == [Enqueue()]
+
+
+# -- Converged (the convergence lag of the metrics) ---------------------------------------------------
+
+def converged(effects: list[Any]) -> list[float]:
+    return [effect.lag for effect in effects if isinstance(effect, records.Converged)]
+
+
+def test_the_convergence_clock_starts_at_the_first_event_accepted_and_stops_when_nothing_is_left() -> None:
+    record = rec()
+    step(record, Arrived(ev(1), now=10.0))
+    step(record, Arrived(ev(2), now=11.0))  # superseded: the clock keeps the first one's time
+    assert record.arrived_at == 10.0
+    assert step(record, Taken(now=12.0)) == [Run(event=ev(2), fresh=True)]
+    assert converged(step(record, Done(event=ev(2), now=13.5))) == [3.5]
+    assert record.phase is Phase.IDLE and record.arrived_at is None
+
+
+def test_no_convergence_while_a_retry_or_a_delay_is_due_then_the_lag_counts_all_of_it() -> None:
+    record = rec()
+    step(record, Arrived(ev(1), now=10.0))
+    step(record, Taken(now=10.0))
+    assert converged(step(record, Done(event=ev(1), now=11.0, error=ValueError('boom'), error_delays=(2.0,)))) == []
+    step(record, Due())
+    step(record, Taken(now=13.0))
+    assert converged(step(record, Done(event=ev(1), now=13.0, wakeup=5.0))) == []  # a handler's delay
+    assert record.phase is Phase.WAITING
+    step(record, Due())
+    step(record, Taken(now=18.0))
+    assert converged(step(record, Done(event=ev(1), now=18.5))) == [8.5]
+
+
+def test_a_cycle_continuing_on_our_own_answer_converges_after_that_cycle() -> None:
+    record = rec()
+    step(record, Arrived(ev(1), now=1.0))
+    step(record, Taken(now=1.0))
+    answer = ev(2)['object']
+    assert converged(step(record, Done(event=ev(1), now=2.0, answer=answer))) == []  # decided on at once
+    step(record, Taken(now=2.0))
+    assert converged(step(record, Done(event=ev(2), now=3.0, answer=ev(3)['object'], settled=True))) == [2.0]
+
+
+def test_a_deleted_object_converges_when_gone_and_stale_or_clockless_events_start_no_clock() -> None:
+    record = rec(applied_rv='5')
+    assert step(record, Arrived(ev(5), now=1.0)) == [] and record.arrived_at is None  # skipped: stale
+    step(record, Arrived(ev(6, 'DELETED'), now=2.0))
+    step(record, Taken(now=2.0))
+    assert step(record, Done(event=ev(6, 'DELETED'), now=2.25)) == [Forget(), records.Converged(lag=0.25)]
+    clockless = rec()
+    step(clockless, Arrived(ev(1)))  # no `now`: no clock, no Converged
+    step(clockless, Taken(now=1.0))
+    assert step(clockless, Done(event=ev(1), now=2.0)) == []
+
+
+def test_a_stopped_stream_stops_the_clock() -> None:
+    record = rec()
+    step(record, Arrived(ev(1), now=1.0))
+    step(record, Stopped())
+    assert record.arrived_at is None

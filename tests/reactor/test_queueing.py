@@ -4,6 +4,7 @@ The record's transitions are table-tested in tests/model/test_records.py; here t
 them out over real tasks, with cycles of the test's own (`Dispatcher.process`, the seam).
 """
 import asyncio
+import math
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -249,6 +250,31 @@ async def test_worker_limit_none_means_unlimited(rctx: contexts.ResourceContext,
         assert len(running) == expected
         release.set()
     assert len(running) == 300
+
+
+@pytest.mark.parametrize('threads, asynchronous, limit, expected', [
+    (6, False, None, 200),      # sync handlers, the default executor's size: 200 at most
+    (100, False, None, 400),    # a bigger executor: 4 cycles per thread
+    (6, True, None, math.inf),  # async handlers free their place while they await: no limit
+    (6, False, 7, 7),           # a limit given is the limit
+])
+def test_worker_limit_none_with_sync_handlers_follows_the_executor(
+        rctx: contexts.ResourceContext, threads: int, asynchronous: bool, limit: int | None, expected: float) -> None:
+    rctx.settings.queueing.worker_limit = limit
+    rctx.settings.execution.max_workers = threads
+    registry = rctx.registry
+
+    if asynchronous:
+        @kopf.on.create('g', 'v', 'p', registry=registry)
+        async def fn_async(**_: Any) -> None: ...
+    else:
+        @kopf.on.create('g', 'v', 'p', registry=registry)
+        def fn_sync(**_: Any) -> None: ...
+
+    @kopf.timer('g', 'v', 'p', interval=1, registry=registry)
+    def tick(**_: Any) -> None: ...  # a sync timer runs in a task of its own: it does not count
+
+    assert queueing.Dispatcher(rctx, asyncio.TaskGroup()).limit == expected
 
 
 @pytest.mark.looptime

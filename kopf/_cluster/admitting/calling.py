@@ -45,10 +45,13 @@ class Admitter:
     async def create(self, target: Target, body: Any, options: writing.Options) -> writing.Outcome:
         dry = dryly(options)
         draft = writing.create(self.state, target, jsoncodec.clone(body), dry).obj or {}
+        if isinstance(body, dict) and not (body.get('metadata') or {}).get('name'):
+            draft['metadata'].pop('name', None)  # generated after mutation (validation sees it), as a real server does
         request = self._request('CREATE', target, draft, None, options)
         draft = await self.mutate(request)
         final = writing.create(self.state, target, _fresh(draft), dry).obj or {}
-        await self.validate(dataclasses_replace(request, obj=final))
+        named = final.get('metadata', {}).get('name') or request.name
+        await self.validate(dataclasses_replace(request, obj=final, name=named))
         outcome = writing.create(self.state, target, _fresh(final), options)
         outcome.warnings.extend(self.warnings)
         return outcome

@@ -114,6 +114,8 @@ def review(hook: Mapping[str, Any], request: Request) -> tuple[str, Obj]:
         'object': request.obj, 'oldObject': request.old, 'dryRun': request.dry_run,
         'options': {'apiVersion': 'meta.k8s.io/v1', 'kind': OPTION_KINDS[request.operation]},
     }
+    if not request.name:  # a name to be generated: not yet there for mutating webhooks (Go's omitempty)
+        del body['name']
     if request.resource.namespaced:
         body['namespace'] = request.namespace
     if request.subresource:
@@ -141,10 +143,10 @@ def denial(hook: Mapping[str, Any], response: Mapping[str, Any]) -> statuses.Api
     status: Mapping[str, Any] = response['status'] if isinstance(response.get('status'), Mapping) else {}
     code = int(status.get('code') or 400)
     code = code if code >= 400 else 400
-    text = status.get('message')
+    reason = str(status.get('reason') or '')  # as the webhook said it: a real server adds none
+    text = status.get('message') or reason
     message = (f'admission webhook "{hook.get("name")}" denied the request: {text}' if text
                else f'admission webhook "{hook.get("name")}" denied the request without explanation')
-    reason = status.get('reason') or REASONS.get(code, 'BadRequest')
     return statuses.ApiError(code, reason, message, dict(status.get('details') or {}) or None)
 
 

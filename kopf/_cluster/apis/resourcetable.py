@@ -1,9 +1,14 @@
 """What the emulator serves: one `Resource` per group-version-plural, and the table of built-in kinds.
 
 Built-ins are described by data (plural, kind, scope, subresources, short names, verbs), not by code:
-the store and the write pipeline treat every kind alike, reading only these flags.
+the store and the write pipeline treat every kind alike, reading only these flags. The data is
+`data/builtin_resources.json`, generated from a real kube-apiserver's discovery by
+`tools/generate_builtin_resources.py`; `OVERRIDES` adds what discovery does not tell.
 """
 import dataclasses
+import functools
+import importlib.resources
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -17,6 +22,17 @@ EVENT_FIELDS = (
     'involvedObject.apiVersion', 'involvedObject.resourceVersion', 'involvedObject.fieldPath',
     'reason', 'reportingComponent', 'source', 'type',
 )
+
+
+@dataclasses.dataclass(frozen=True)
+class Subresource:
+    """A subresource as discovery lists it: its verbs and the kind of its answers (e.g. `autoscaling/v1 Scale`)."""
+
+    name: str
+    verbs: tuple[str, ...]
+    group: str
+    version: str
+    kind: str
 
 
 @dataclasses.dataclass(frozen=True)
@@ -36,11 +52,13 @@ class Resource:
     custom: bool = False                       # a custom resource (CRD-defined)
     generation: bool = False                   # maintains metadata.generation
     returns_object_on_delete: bool = False     # pods, services, namespaces answer DELETE with the object
-    name_rule: str = 'subdomain'               # 'subdomain' or 'label' (RFC 1123)
+    name_rule: str = 'subdomain'               # 'subdomain', 'label' (RFC 1123), 'dns1035' or 'path' (a segment)
     fields: tuple[str, ...] = ()               # extra field-selector labels
     schema: Mapping[str, Any] | None = dataclasses.field(default=None, compare=False, hash=False)
     printer_columns: tuple[Mapping[str, Any], ...] = dataclasses.field(default=(), compare=False, hash=False)
     scale: Mapping[str, str] | None = dataclasses.field(default=None, compare=False, hash=False)  # CRD scale paths
+    listed_subresources: tuple[Subresource, ...] = dataclasses.field(default=(), compare=False, hash=False)
+    table_columns: tuple[Mapping[str, Any], ...] = dataclasses.field(default=(), compare=False, hash=False)
 
     @property
     def api_version(self) -> str:
@@ -69,46 +87,52 @@ class Resource:
         return scope + self.fields
 
 
-def _builtin(group: str, version: str, plural: str, kind: str, namespaced: bool = True, **kw: Any) -> Resource:
-    return Resource(group=group, version=version, plural=plural, kind=kind, namespaced=namespaced, **kw)
+# What discovery does not say, per (group, plural): name rules and field selectors of the real registries.
+OVERRIDES: dict[tuple[str, str], dict[str, Any]] = {
+    ('', 'namespaces'): {'name_rule': 'label', 'fields': ('status.phase',), 'returns_object_on_delete': True},
+    ('', 'services'): {'name_rule': 'dns1035'},
+    ('', 'secrets'): {'fields': ('type',)},
+    ('', 'events'): {'fields': EVENT_FIELDS},
+    ('', 'nodes'): {'fields': ('spec.unschedulable',)},
+    ('', 'pods'): {'fields': ('spec.nodeName', 'spec.restartPolicy', 'spec.schedulerName', 'spec.serviceAccountName',
+                              'spec.hostNetwork', 'status.phase', 'status.podIP', 'status.nominatedNodeName')},
+    ('', 'replicationcontrollers'): {'fields': ('status.replicas',)},
+    ('apps', 'replicasets'): {'fields': ('status.replicas',)},
+    ('batch', 'jobs'): {'fields': ('status.successful',)},
+    ('certificates.k8s.io', 'certificatesigningrequests'): {'fields': ('spec.signerName',)},
+    **{('rbac.authorization.k8s.io', plural): {'name_rule': 'path'}
+       for plural in ('roles', 'rolebindings', 'clusterroles', 'clusterrolebindings')},
+}
+# The subresources the write pipeline implements; discovery lists all of the real server's.
+SERVED_SUBRESOURCES = ('status', 'scale', 'finalize', 'binding', 'eviction')
+DATA_FILE = 'builtin_resources.json'
 
 
-BUILTINS: tuple[Resource, ...] = (
-    _builtin('', 'v1', 'namespaces', 'Namespace', False, short_names=('ns',), subresources=('status', 'finalize'),
-             verbs=NO_COLLECTION_DELETE, returns_object_on_delete=True, name_rule='label',
-             fields=('status.phase',)),
-    _builtin('', 'v1', 'configmaps', 'ConfigMap', short_names=('cm',)),
-    _builtin('', 'v1', 'secrets', 'Secret', fields=('type',)),
-    _builtin('', 'v1', 'pods', 'Pod', short_names=('po',), categories=('all',), subresources=('status',),
-             returns_object_on_delete=True, fields=('spec.nodeName', 'spec.restartPolicy', 'status.phase')),
-    _builtin('', 'v1', 'services', 'Service', short_names=('svc',), categories=('all',), subresources=('status',),
-             returns_object_on_delete=True, name_rule='label'),
-    _builtin('', 'v1', 'serviceaccounts', 'ServiceAccount', short_names=('sa',)),
-    _builtin('', 'v1', 'events', 'Event', short_names=('ev',), fields=EVENT_FIELDS),
-    _builtin('events.k8s.io', 'v1', 'events', 'Event', short_names=('ev',)),
-    _builtin('coordination.k8s.io', 'v1', 'leases', 'Lease'),
-    _builtin('apps', 'v1', 'deployments', 'Deployment', short_names=('deploy',), categories=('all',),
-             subresources=('status', 'scale'), generation=True),
-    _builtin('apps', 'v1', 'replicasets', 'ReplicaSet', short_names=('rs',), categories=('all',),
-             subresources=('status', 'scale'), generation=True),
-    _builtin('apiextensions.k8s.io', 'v1', 'customresourcedefinitions', 'CustomResourceDefinition', False,
-             short_names=('crd', 'crds'), categories=('api-extensions',), subresources=('status',), generation=True),
-    _builtin('admissionregistration.k8s.io', 'v1', 'validatingwebhookconfigurations',
-             'ValidatingWebhookConfiguration', False, categories=('api-extensions',), generation=True),
-    _builtin('admissionregistration.k8s.io', 'v1', 'mutatingwebhookconfigurations',
-             'MutatingWebhookConfiguration', False, categories=('api-extensions',), generation=True),
-    # The access reviews: create-only, answered by `web.accessreviews` from the access rules, never stored.
-    _builtin('authentication.k8s.io', 'v1', 'selfsubjectreviews', 'SelfSubjectReview', False, verbs=('create',)),
-    _builtin('authentication.k8s.io', 'v1', 'tokenreviews', 'TokenReview', False, verbs=('create',)),
-    _builtin('authorization.k8s.io', 'v1', 'localsubjectaccessreviews', 'LocalSubjectAccessReview',
-             verbs=('create',)),
-    _builtin('authorization.k8s.io', 'v1', 'selfsubjectaccessreviews', 'SelfSubjectAccessReview', False,
-             verbs=('create',)),
-    _builtin('authorization.k8s.io', 'v1', 'selfsubjectrulesreviews', 'SelfSubjectRulesReview', False,
-             verbs=('create',)),
-    _builtin('authorization.k8s.io', 'v1', 'subjectaccessreviews', 'SubjectAccessReview', False, verbs=('create',)),
-)
+@functools.cache
+def data() -> Mapping[str, Any]:
+    """The generated table (`tools/generate_builtin_resources.py`): what a real kube-apiserver serves."""
+    raw = importlib.resources.files('kopf._cluster.apis.data').joinpath(DATA_FILE).read_bytes()
+    loaded: Mapping[str, Any] = json.loads(raw)
+    return loaded
 
-NAMESPACES = BUILTINS[0]
+
+def _from_data(entry: Mapping[str, Any]) -> Resource:
+    listed = tuple(Subresource(sub['name'], tuple(sub['verbs']), sub['kind']['group'], sub['kind']['version'],
+                               sub['kind']['kind']) for sub in entry['subresources'])
+    flags: dict[str, Any] = {'generation': bool(entry.get('generation'))}
+    if entry.get('deleteReturnsObject') is not None:
+        flags['returns_object_on_delete'] = bool(entry['deleteReturnsObject'])
+    flags.update(OVERRIDES.get((entry['group'], entry['plural']), {}))
+    return Resource(
+        group=entry['group'], version=entry['version'], plural=entry['plural'], kind=entry['kind'],
+        namespaced=entry['namespaced'], singular=entry['singular'], short_names=tuple(entry['shortNames']),
+        categories=tuple(entry['categories']), verbs=tuple(entry['verbs']),
+        subresources=tuple(sub.name for sub in listed if sub.name in SERVED_SUBRESOURCES),
+        listed_subresources=listed, table_columns=tuple(entry.get('columns') or ()), **flags)
+
+
+BUILTINS: tuple[Resource, ...] = tuple(_from_data(entry) for entry in data()['resources'])
+
+NAMESPACES = next(r for r in BUILTINS if (r.group, r.plural) == ('', 'namespaces'))
 CRDS = next(r for r in BUILTINS if r.plural == 'customresourcedefinitions')
 INITIAL_NAMESPACES = ('default', 'kube-system', 'kube-public', 'kube-node-lease')

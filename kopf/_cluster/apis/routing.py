@@ -79,7 +79,8 @@ def verb_of(method: str, target: Target, watch: bool) -> str:
 def check_allowed(method: str, target: Target, verb: str) -> None:
     resource = target.resource
     if target.subresource is not None:
-        allowed = verb in ('get', 'update', 'patch')
+        listed = {sub.name: sub.verbs for sub in resource.listed_subresources}
+        allowed = verb in listed.get(target.subresource, ('get', 'update', 'patch'))
     elif target.is_collection:
         allowed = verb in resource.verbs and verb in ('list', 'watch', 'create', 'deletecollection')
         allowed = allowed and not (verb == 'create' and resource.namespaced and target.namespace is None)

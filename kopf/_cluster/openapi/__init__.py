@@ -7,8 +7,9 @@
     embedded       objects inside custom resources marked `x-kubernetes-embedded-resource`
     fielderrors    field errors (`StatusCause`s) with the real server's reasons and texts
     kindschemas    the schemas of the built-in kinds (from `data/`), and their strategic-merge metadata
+    documents      the served OpenAPI documents (/openapi/v2, /openapi/v3): the real server's, and the CRDs'
     gotypes        built-ins' JSON types checked as Go decodes them (a 400, not a 422)
-    data           the generated schema file of the built-in kinds (package data)
+    data           the generated schema file of the built-in kinds and the OpenAPI documents (package data)
 
 Synchronous functions over dicts; no I/O (but reading the package data once).
 """

@@ -6,10 +6,11 @@
                     preconditions, no-op writes
     serverside      server-side apply (`application/apply-patch+yaml`) as a write: create or merge, conflicts, force
     scaling         the `scale` subresource: an `autoscaling/v1 Scale` view of an object's replica counts
+    podactions      `pods/binding` (and `bindings`), `pods/eviction`: what they do to the stored Pod
     metadata        server-side metadata rules: names, generated names, timestamps, the ObjectMeta field set
     crds            CRD acceptance, defaults, status conditions, and the resources a CRD serves
     kindrules       the few per-kind rules on top of the generic pipeline (events, namespaces, leases, ...)
-    kind_defaults   the commonest server-side defaults of pods, services and workloads
+    kind_defaults   the server-side defaults of built-in kinds that clients read back (Jobs, Services, ...)
     webhookconfigs  validation and defaults of admission webhook configurations (a per-kind rule)
 
 Synchronous and free of I/O: functions take the state and decoded inputs and return an `Outcome`;

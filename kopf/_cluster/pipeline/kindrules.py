@@ -2,8 +2,11 @@
 
 Each hook takes the object about to be stored (already pruned), may normalise it in place,
 and returns validation causes (empty when valid). Kinds without an entry have no extra rules.
+`UPDATES` are the same for updates, given the stored object too: the immutable fields users trip over.
 """
+import base64
 import dataclasses
+import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -78,7 +81,12 @@ def prepare_lease(obj: dict[str, Any], settings: Settings) -> list[Cause]:
 
 
 def prepare_secret(obj: dict[str, Any], settings: Settings) -> list[Cause]:
+    """`stringData` is write-only: merged into `data` (base64), never stored, as the real server does."""
     obj['type'] = obj.get('type') or 'Opaque'
+    strings = obj.pop('stringData', None)
+    if isinstance(strings, dict) and strings:
+        data = obj['data'] = dict(obj.get('data') or {})
+        data.update({key: base64.b64encode(str(value).encode()).decode() for key, value in strings.items()})
     return []
 
 
@@ -111,3 +119,53 @@ HOOKS: dict[tuple[str, str], Hook] = {
 def prepare(key: tuple[str, str], obj: dict[str, Any], settings: Settings) -> list[Cause]:
     hook = HOOKS.get(key)
     return hook(obj, settings) if hook is not None else []
+
+
+def _immutable(path: str, old: Any, new: Any) -> list[Cause]:
+    if old == new:
+        return []
+    shown = json.dumps(new, separators=(',', ':'), sort_keys=True) if isinstance(new, (dict, list)) else f'"{new}"'
+    return [statuses.cause('FieldValueInvalid', path, f'Invalid value: {shown}: field is immutable')]
+
+
+def update_job(current: dict[str, Any], obj: dict[str, Any]) -> list[Cause]:
+    """A Job's selector is immutable; its pod template too, but for a suspended Job's scheduling directives."""
+    old, new = current.get('spec') or {}, obj.get('spec') or {}
+    causes = _immutable('spec.selector', old.get('selector'), new.get('selector'))
+    old_template, new_template = old.get('template') or {}, new.get('template') or {}
+    if old.get('suspend') and new.get('suspend'):   # labels, annotations, node selector, tolerations may change
+        mutable = ('nodeSelector', 'tolerations', 'schedulingGates', 'affinity')
+        old_template = {'spec': {k: v for k, v in (old_template.get('spec') or {}).items() if k not in mutable}}
+        new_template = {'spec': {k: v for k, v in (new_template.get('spec') or {}).items() if k not in mutable}}
+    causes += _immutable('spec.template', old_template, new_template)
+    if old.get('completions') != new.get('completions') and new.get('completionMode') != 'Indexed':
+        causes += _immutable('spec.completions', old.get('completions'), new.get('completions'))
+    return causes
+
+
+def update_service(current: dict[str, Any], obj: dict[str, Any]) -> list[Cause]:
+    """A Service's clusterIP stays: omitted in an update, the allocated one is kept; a different one is an error."""
+    old, new = current.get('spec') or {}, obj.get('spec')
+    if not isinstance(new, dict) or not old.get('clusterIP') or new.get('type') == 'ExternalName':
+        return []
+    if new.get('clusterIP') and not new.get('clusterIPs'):
+        new['clusterIPs'] = [new['clusterIP']]
+    for field in ('clusterIP', 'clusterIPs', 'ipFamilies', 'ipFamilyPolicy'):
+        if not new.get(field) and field in old:
+            new[field] = old[field]
+    if new.get('clusterIP') != old['clusterIP'] or (new.get('clusterIPs') or [])[:1] != [old['clusterIP']]:
+        shown = '[]string{' + ', '.join(f'"{ip}"' for ip in new.get('clusterIPs') or [new.get('clusterIP')]) + '}'
+        message = f'Invalid value: {shown}: may not change once set'
+        return [statuses.cause('FieldValueInvalid', 'spec.clusterIPs[0]', message)]
+    return []
+
+
+UPDATES: dict[tuple[str, str], Callable[[dict[str, Any], dict[str, Any]], list[Cause]]] = {
+    ('batch', 'jobs'): update_job,
+    ('', 'services'): update_service,
+}
+
+
+def on_update(key: tuple[str, str], current: dict[str, Any], obj: dict[str, Any]) -> list[Cause]:
+    hook = UPDATES.get(key)
+    return hook(current, obj) if hook is not None else []

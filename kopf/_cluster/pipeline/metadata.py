@@ -9,6 +9,7 @@ from kopf._cluster import statuses
 
 SUBDOMAIN_RE = r'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*'
 LABEL_RE = r'[a-z0-9]([-a-z0-9]*[a-z0-9])?'
+DNS1035_RE = r'[a-z]([-a-z0-9]*[a-z0-9])?'   # Services: a label that starts with a letter
 GENERATED_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789'
 OBJECT_META_FIELDS = frozenset({
     'name', 'generateName', 'namespace', 'selfLink', 'uid', 'resourceVersion', 'generation',
@@ -20,14 +21,22 @@ SERVER_FIELDS = ('uid', 'creationTimestamp', 'deletionTimestamp', 'deletionGrace
 _SUBDOMAIN_MSG = ("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', "
                   "and must start and end with an alphanumeric character (e.g. 'example.com', "
                   f"regex used for validation is '{SUBDOMAIN_RE}')")
+_DNS1035_MSG = ("a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an "
+                "alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', "
+                f"regex used for validation is '{DNS1035_RE}')")
 _LABEL_MSG = ("a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', "
               "and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', "
               f"regex used for validation is '{LABEL_RE}')")
 
 
 def name_causes(name: str, rule: str, field: str = 'metadata.name') -> list[dict[str, str]]:
-    """Validation causes for an object name under the 'subdomain' or 'label' rule (empty if valid)."""
-    regex, limit, text = (LABEL_RE, 63, _LABEL_MSG) if rule == 'label' else (SUBDOMAIN_RE, 253, _SUBDOMAIN_MSG)
+    """Validation causes for a name under the 'subdomain', 'label', 'dns1035' or 'path' rule (empty if valid)."""
+    if rule == 'path':   # RBAC objects: any path segment (`ValidatePathSegmentName`)
+        bad = [f"may not be '{name}'"] if name in ('.', '..') else []
+        bad += [f"may not contain '{char}'" for char in '/%' if char in name]
+        return [statuses.cause('FieldValueInvalid', field, f'Invalid value: "{name}": {text}') for text in bad]
+    regex, limit, text = {'label': (LABEL_RE, 63, _LABEL_MSG), 'dns1035': (DNS1035_RE, 63, _DNS1035_MSG)}.get(
+        rule, (SUBDOMAIN_RE, 253, _SUBDOMAIN_MSG))
     causes = []
     if len(name) > limit:
         causes.append(statuses.cause('FieldValueInvalid', field,
@@ -133,7 +142,18 @@ def label_causes(meta: Mapping[str, Any]) -> list[dict[str, str]]:
                                              f'Invalid value: "{value}": a valid label must be an empty string or '
                                              "consist of alphanumeric characters, '-', '_' or '.', and must start "
                                              'and end with an alphanumeric character'))
+    annotations = meta.get('annotations')
+    if isinstance(annotations, Mapping) and _size(annotations) > ANNOTATIONS_LIMIT:
+        causes.append(statuses.cause('FieldValueTooLong', 'metadata.annotations',
+                                     f'Too long: may not be more than {ANNOTATIONS_LIMIT} bytes'))
     return causes
+
+
+ANNOTATIONS_LIMIT = 256 * 1024  # the total of keys and values, as a real server counts it
+
+
+def _size(annotations: Mapping[str, Any]) -> int:
+    return sum(len(str(k).encode()) + len(str(v).encode()) for k, v in annotations.items())
 
 
 _VALID_KEYS: set[str] = set()   # label/annotation keys seen valid (the same few keys come with every write)
@@ -158,4 +178,5 @@ def _check_key(field: str, key: str) -> list[dict[str, str]]:
         return []
     message = (f'Invalid value: "{key}": name part must consist of alphanumeric characters, \'-\', \'_\' or '
                "'.', and must start and end with an alphanumeric character")
-    return [statuses.cause('FieldValueInvalid', field, message)]
+    empty = [statuses.cause('FieldValueInvalid', field, f'Invalid value: "{key}": name part must be non-empty')]
+    return (empty if not name else []) + [statuses.cause('FieldValueInvalid', field, message)]

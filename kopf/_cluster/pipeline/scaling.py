@@ -31,8 +31,10 @@ def view(resource: Resource, obj: Obj) -> dict[str, Any]:
     spec = paths(resource)
     meta = obj['metadata']
     selector = _read(obj, spec.get('labelSelectorPath'))
-    if isinstance(selector, Mapping):
-        selector = ','.join(f'{k}={v}' for k, v in (selector.get('matchLabels') or {}).items())
+    if isinstance(selector, Mapping):   # a LabelSelector, or a plain map (ReplicationControllers)
+        structured = 'matchLabels' in selector or 'matchExpressions' in selector
+        labels = selector.get('matchLabels') or {} if structured else selector
+        selector = ','.join(f'{k}={v}' for k, v in labels.items())
     status: dict[str, Any] = {'replicas': _read(obj, spec.get('statusReplicasPath')) or 0}
     if selector:
         status['selector'] = selector
@@ -67,6 +69,10 @@ def applied(resource: Resource, obj: Obj, scale: Any) -> Obj:
         raise statuses.invalid('Scale', 'autoscaling', obj['metadata']['name'], [statuses.cause(
             'FieldValueInvalid', 'spec.replicas', 'Invalid value: must be an integer')])
     replicas = (scale.get('spec') or {}).get('replicas', 0)
+    if replicas < 0 and resource.custom:  # a real server validates the custom resource, at its replicas path
+        raise statuses.invalid(resource.kind, resource.group, obj['metadata']['name'], [statuses.cause(
+            'FieldValueInvalid', paths(resource)['specReplicasPath'],
+            f'Invalid value: {replicas}: should be a non-negative integer')])
     if replicas < 0:
         raise statuses.invalid('Scale', 'autoscaling', obj['metadata']['name'], [statuses.cause(
             'FieldValueInvalid', 'spec.replicas', f'Invalid value: {replicas}: must be greater than or equal to 0')])

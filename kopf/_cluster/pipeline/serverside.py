@@ -81,8 +81,18 @@ def create(state: State, target: Target, body: Any, options: writing.Options) ->
     return outcome
 
 
-def creation_body(target: Target, body: Any) -> dict[str, Any]:
+def configuration(body: Any) -> dict[str, Any]:
+    """An apply's configuration: an object that names its apiVersion and kind (a real server: 400 if not)."""
     config = writing.as_object(body)
+    api_version, kind = str(config.get('apiVersion') or ''), str(config.get('kind') or '')
+    if not api_version or not kind:
+        group, _, version = api_version.rpartition('/')
+        raise statuses.bad_request(f'invalid object type: {group}/{version}, Kind={kind}')
+    return config
+
+
+def creation_body(target: Target, body: Any) -> dict[str, Any]:
+    config = configuration(body)
     config.setdefault('metadata', {}).setdefault('name', target.name)
     return config
 
@@ -97,7 +107,7 @@ def own_created(state: State, target: Target, config: Any, options: writing.Opti
 def plan(state: State, target: Target, current: Obj, body: Any, options: writing.Options) -> Plan:
     """Merge the configuration into the live object; 409 on others' fields with other values (unless forced)."""
     resource = target.resource
-    config = writing.as_object(body)
+    config = configuration(body)
     identity = fieldowners.identity_of(options.manager, 'Apply', resource.api_version, target.subresource)
     with_status = target.subresource == 'status' or not resource.has_status
     managers = state.managers.setdefault(current['metadata'].get('uid', ''), Managers())

@@ -5,6 +5,7 @@ Pure with respect to I/O: functions take the state and decoded inputs, and retur
 Stored objects are never mutated: every write builds a fresh dict (watch history shares them).
 """
 import dataclasses
+import json
 import uuid
 from typing import Any
 
@@ -50,21 +51,22 @@ def create(state: State, target: Target, body: Any, options: Options) -> Outcome
         raise statuses.bad_request('resourceVersion should not be set on objects to be created')
     namespace = _scope(meta, target)
     name = meta.get('name') or ''
-    if not name and meta.get('generateName'):
+    generated = not name and meta.get('generateName')
+    if generated:
         name = meta['name'] = metadata.generate_name(str(meta['generateName']))
     if not name:
         raise statuses.invalid(resource.kind, resource.group, '', [statuses.cause(
             'FieldValueRequired', 'metadata.name', 'Required value: name or generateName is required')])
-    _check_namespace(state, resource, namespace, name)
+    _check_namespace(state, resource, namespace, name, str(meta['generateName']) if generated else '')
     if resource.has_status:
         obj.pop('status', None)
+    for field in metadata.SERVER_FIELDS:
+        meta.pop(field, None)
+    meta.update(uid=str(uuid.uuid4()), creationTimestamp=metadata.now())
     kind_defaults.apply(resource.key, obj)
     warnings = _conform(state, obj, resource, options)
     if state.store.get(resource.key, namespace, name) is not None:
         raise statuses.already_exists(resource.qualified, resource.group, resource.plural, name)
-    for field in metadata.SERVER_FIELDS:
-        meta.pop(field, None)
-    meta.update(uid=str(uuid.uuid4()), creationTimestamp=metadata.now())
     if resource.generation:
         meta['generation'] = 1
     if options.dry_run:
@@ -87,11 +89,12 @@ def replace(state: State, target: Target, body: Any, options: Options) -> Outcom
 
 
 def require_rv(target: Target, candidate: dict[str, Any]) -> None:
-    """Custom resources cannot be updated unconditionally (PUT without a resourceVersion)."""
+    """Custom resources (and their status) cannot be updated unconditionally (PUT without a resourceVersion)."""
     rv = (candidate.get('metadata') or {}).get('resourceVersion')
-    if not rv and target.resource.custom and target.subresource is None:
-        raise statuses.invalid(target.resource.kind, target.resource.group, target.name or '', [statuses.cause(
-            'FieldValueInvalid', 'metadata.resourceVersion', 'Invalid value: 0x0: must be specified for an update')])
+    if not rv and target.resource.custom and target.subresource in (None, 'status'):
+        # A real server names the resource here (`diffs.kopf.dev`), not the Kind as in schema errors.
+        raise statuses.invalid(target.resource.plural, target.resource.group, target.name or '', [statuses.cause(
+            'FieldValueInvalid', 'metadata.resourceVersion', 'Invalid value: 0: must be specified for an update')])
 
 
 def patch(state: State, target: Target, content_type: str, body: Any, options: Options) -> Outcome:
@@ -109,7 +112,32 @@ def patch(state: State, target: Target, content_type: str, body: Any, options: O
     candidate = jsonpatches.apply_patch(content_type, current, body, conforming.schema_of(resource))
     if content_type != jsonpatches.JSON:   # merges share unchanged subtrees with the stored object
         candidate = jsoncodec.clone(candidate)
-    return update(state, target, current, candidate, options)
+    if options.validation != 'Strict':
+        return update(state, target, current, candidate, options)
+    patched = {key: candidate[key] for key in sorted(candidate)} if isinstance(candidate, dict) else candidate
+    shown = _go_map(body) if content_type == jsonpatches.STRATEGIC else jsoncodec.dumps(patched).decode()
+    try:
+        return update(state, target, current, candidate, options)
+    except statuses.ApiError as exc:   # a patch with unknown fields is an invalid patch (422), not a bad body
+        if exc.code != 400 or 'strict decoding error' not in exc.message:
+            raise
+        tail = exc.message[exc.message.index('strict decoding error'):]
+        text = f'Invalid value: {json.dumps(shown)}: {tail}'
+        raise statuses.ApiError(422, 'Invalid', f' "" is invalid: patch: {text}',
+                                {'causes': [statuses.cause('FieldValueInvalid', 'patch', text)]}) from None
+
+
+def _go_map(value: Any) -> str:
+    """A patch as Go's `%v` prints a decoded JSON value (`map[a:1 b:[x y]]`), as in real strict-patch errors."""
+    if isinstance(value, dict):
+        return 'map[' + ' '.join(f'{key}:{_go_map(value[key])}' for key in sorted(value)) + ']'
+    if isinstance(value, list):
+        return '[' + ' '.join(_go_map(item) for item in value) + ']'
+    if value is None:
+        return '<nil>'
+    if isinstance(value, bool):
+        return 'true' if value else 'false'
+    return str(value)
 
 
 def scale(state: State, target: Target, content_type: str | None, body: Any, options: Options) -> Outcome:
@@ -136,6 +164,9 @@ def update(state: State, target: Target, current: Obj, candidate: Any, options: 
     _check_identity(meta, target)
     rv = meta.get('resourceVersion')
     old_meta = current['metadata']
+    if meta.get('uid') and meta['uid'] != old_meta.get('uid'):  # twice, as a real server reports it
+        raise statuses.invalid(resource.kind, resource.group, target.name or '', [statuses.cause(
+            'FieldValueInvalid', 'metadata.uid', f'Invalid value: "{meta["uid"]}": field is immutable')] * 2)
     if rv and rv != old_meta['resourceVersion']:
         raise statuses.conflict(resource.qualified, resource.group, resource.plural, target.name or '')
     candidate = _split_subresource(target, current, candidate)
@@ -146,7 +177,7 @@ def update(state: State, target: Target, current: Obj, candidate: Any, options: 
             meta[field] = old_meta[field]
     meta['resourceVersion'] = old_meta['resourceVersion']
     _check_finalizers(resource, current, candidate)
-    warnings = _conform(state, candidate, resource, options)
+    warnings = _conform(state, candidate, resource, options, current)
     if candidate == current:
         return Outcome(200, jsoncodec.dumps(current), warnings, current)
     if resource.generation and _content(candidate, resource) != _content(current, resource):
@@ -168,9 +199,12 @@ def delete(state: State, target: Target, options: Options) -> Outcome:
     current = existing(state, target)
     _check_preconditions(resource, current, options)
     meta = current['metadata']
-    if options.dry_run:
-        return Outcome(200, jsoncodec.dumps(current), [], current)
     marker = PROPAGATION_FINALIZERS.get(options.propagation)
+    if options.dry_run:
+        if meta.get('finalizers') or _holds(current, resource) or marker or resource.returns_object_on_delete:
+            return Outcome(200, jsoncodec.dumps(current), [], current)
+        body = statuses.success(meta['name'], resource.group, resource.plural, meta.get('uid', ''))
+        return Outcome(200, jsoncodec.dumps(body), [], None)  # as the real delete answers
     if meta.get('finalizers') or _holds(current, resource) or marker:
         if meta.get('deletionTimestamp'):
             return Outcome(200, jsoncodec.dumps(current), [], current)
@@ -245,6 +279,10 @@ def _check_type(obj: dict[str, Any], resource: Resource, current: Obj | None = N
     if obj['apiVersion'] != resource.api_version:
         raise statuses.bad_request(f'the API version in the data ({obj["apiVersion"]}) does not match '
                                    f'the expected API version ({resource.api_version})')
+    if obj['kind'] != resource.kind and resource.custom:  # a schema error there, named by the wrong kind
+        raise statuses.invalid(str(obj['kind']), resource.group, str((obj.get('metadata') or {}).get('name') or ''),
+                               [statuses.cause('FieldValueInvalid', 'kind',
+                                               f'Invalid value: "{obj["kind"]}": must be {resource.kind}')])
     if obj['kind'] != resource.kind:
         raise statuses.bad_request(f'the kind in the data ({obj["kind"]}) does not match '
                                    f'the expected kind ({resource.kind})')
@@ -274,8 +312,11 @@ def _check_identity(meta: dict[str, Any], target: Target) -> None:
     _scope(meta, target)
 
 
-def _check_namespace(state: State, resource: Resource, namespace: str, name: str) -> None:
-    causes = metadata.name_causes(name, resource.name_rule)
+def _check_namespace(state: State, resource: Resource, namespace: str, name: str, prefix: str = '') -> None:
+    # A generateName is checked as a name (its trailing dash aside), before the name generated from it.
+    causes = metadata.name_causes(prefix[:-1] if prefix.endswith('-') else prefix, resource.name_rule,
+                                  'metadata.generateName') if prefix else []
+    causes += metadata.name_causes(name, resource.name_rule)
     if causes:
         raise statuses.invalid(resource.kind, resource.group, name, causes)
     if not resource.namespaced:
@@ -317,8 +358,9 @@ def _check_finalizers(resource: Resource, current: Obj, candidate: Obj) -> None:
         listed = ', '.join(f'"{f}"' for f in new)
         message = ('Forbidden: no new finalizers can be added if the object is being deleted, '
                    f'found new finalizers []string{{{listed}}}')
+        # Twice, as a real server reports it (its metadata and its finalizer checks both see it).
         raise statuses.invalid(resource.kind, resource.group, current['metadata']['name'],
-                               [statuses.cause('FieldValueForbidden', 'metadata.finalizers', message)])
+                               [statuses.cause('FieldValueForbidden', 'metadata.finalizers', message)] * 2)
 
 
 def _check_preconditions(resource: Resource, current: Obj, options: Options) -> None:
@@ -329,13 +371,16 @@ def _check_preconditions(resource: Resource, current: Obj, options: Options) -> 
         field = 'UID' if pre.get('uid') and pre['uid'] != meta.get('uid') else 'ResourceVersion'
         text = (f'Precondition failed: {field} in precondition: {pre.get(field[0].lower() + field[1:])}, '
                 f'{field} in object meta: {meta.get(field[0].lower() + field[1:])}')
-        raise statuses.conflict(resource.qualified, resource.group, resource.plural, meta['name'], text)
+        raise statuses.conflict(resource.qualified, resource.group, resource.kind, meta['name'], text)
 
 
-def _conform(state: State, obj: dict[str, Any], resource: Resource, options: Options) -> list[str]:
+def _conform(state: State, obj: dict[str, Any], resource: Resource, options: Options,
+             current: Obj | None = None) -> list[str]:
     warnings = conforming.conform(obj, resource, options.validation)
     meta = obj['metadata']
     causes = metadata.label_causes(meta) + kindrules.prepare(resource.key, obj, state.settings)
+    if current is not None:
+        causes += kindrules.on_update(resource.key, current, obj)
     if causes:
         raise statuses.invalid(resource.kind, resource.group, meta.get('name') or '', causes)
     return warnings

@@ -4,6 +4,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kopf._cluster import jsoncodec, statuses
+from kopf._cluster.apis.resourcetable import Resource
 from kopf._cluster.apis.routing import Target
 from kopf._cluster.store import selection
 from kopf._cluster.store.objectstore import Obj, Store
@@ -40,10 +41,16 @@ def object_matcher(target: Target, params: Mapping[str, str]) -> Any:
 def list_objects(store: Store, target: Target, params: Mapping[str, str]) -> bytes:
     resource = target.resource
     items, list_meta = select(store, target, params)
+    if resource.custom:
+        list_meta.setdefault('continue', '')  # as a real server's lists of custom resources have it
+    return jsoncodec.dumps(listing(resource, items, list_meta))
+
+
+def listing(resource: Resource, items: list[Obj], list_meta: dict[str, Any]) -> dict[str, Any]:
+    """A list's body: built-ins' items without their apiVersion and kind, as a real server lists them."""
     if not resource.custom:
         items = [{k: v for k, v in item.items() if k != 'kind' and k != 'apiVersion'} for item in items]
-    body = {'kind': resource.list_kind, 'apiVersion': resource.api_version, 'metadata': list_meta, 'items': items}
-    return jsoncodec.dumps(body)
+    return {'kind': resource.list_kind, 'apiVersion': resource.api_version, 'metadata': list_meta, 'items': items}
 
 
 def select(store: Store, target: Target, params: Mapping[str, str]) -> tuple[list[Obj], dict[str, Any]]:
@@ -57,37 +64,50 @@ def select(store: Store, target: Target, params: Mapping[str, str]) -> tuple[lis
     _check_exact(store, params)
     items: list[Obj] = []
     token = ''
-    remaining = 0
+    following = 0  # objects after a full page, matching or not: a real server's etcd paging sees them all
     for obj in store.iterate(resource.key, target.namespace):
         meta = obj['metadata']
         if start is not None and (meta.get('namespace') or '', meta['name']) <= start:
             continue
-        if not match(obj):
-            continue
         if limit and len(items) >= limit:
-            remaining += 1
+            following += 1
+            continue
+        if not match(obj):
             continue
         items.append(as_version(obj, resource.api_version))
     list_rv = list_rv or store.rv
-    if remaining:
+    if following:
         last = items[-1]['metadata']
         token = _encode_continue(list_rv, (last.get('namespace') or '', last['name']))
     list_meta: dict[str, Any] = {'resourceVersion': str(list_rv)}
     if token:
         list_meta['continue'] = token
-        list_meta['remainingItemCount'] = remaining
+        if not (params.get('labelSelector') or params.get('fieldSelector') or target.name is not None):
+            list_meta['remainingItemCount'] = following  # a real server counts only unfiltered lists
     return items, list_meta
 
 
 def _check_exact(store: Store, params: Mapping[str, str]) -> None:
-    """`resourceVersionMatch=Exact`: only the current state is kept, older snapshots are 410 Expired."""
-    if params.get('resourceVersionMatch') != 'Exact':
+    """A list's resourceVersion options; `Exact`: only the current state is kept, older ones are 410 Expired."""
+    match, rv = params.get('resourceVersionMatch'), params.get('resourceVersion') or ''
+    if rv and not rv.isdigit():
+        raise statuses.bad_request(f'invalid resource version: resourceVersion: Invalid value: "{rv}": '
+                                   f'strconv.ParseUint: parsing "{rv}": invalid syntax')
+    if match and not rv:
+        raise list_options_invalid('resourceVersionMatch is forbidden unless resourceVersion is provided')
+    if match != 'Exact':
         return
-    rv = params.get('resourceVersion') or ''
-    if not rv.isdigit() or rv == '0':
+    if rv == '0':
+        raise list_options_invalid('resourceVersionMatch "exact" is forbidden for resourceVersion "0"')
+    if not rv.isdigit():
         raise statuses.bad_request('resourceVersionMatch=Exact requires a non-zero resourceVersion')
     if int(rv) != store.rv:
         raise statuses.expired(f'too old resource version: {rv} ({store.rv})')
+
+
+def list_options_invalid(text: str, field: str = 'resourceVersionMatch') -> statuses.ApiError:
+    return statuses.invalid('ListOptions', 'meta.k8s.io', '', [statuses.cause('FieldValueForbidden', field,
+                                                                               f'Forbidden: {text}')])
 
 
 def _int(value: str | None, name: str) -> int:

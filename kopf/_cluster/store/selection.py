@@ -53,16 +53,35 @@ def _parse_label_term(term: str) -> Requirement:
     cmp = _CMP.match(term)
     if cmp:
         key, op, value = cmp.group(1), cmp.group(3), cmp.group(4)
+        _check_key(key)
         return Requirement(key, '!=' if op == '!=' else '=', (value,))
     match = _SET.match(term)
     if not match:
         raise statuses.bad_request(f'unable to parse requirement: found {term.strip()!r}, expected: identifier')
     bang, key, op, values = match.group(1), match.group(2), match.group(4), match.group(5)
+    _check_key(key)
     if op:
         if bang:
             raise statuses.bad_request(f'unable to parse requirement: found {term.strip()!r}')
         return Requirement(key, op, tuple(v.strip() for v in values.split(',') if v.strip()))
     return Requirement(key, '!' if bang else 'exists')
+
+
+_NAME = re.compile(r'([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')
+_PREFIX = re.compile(r'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')
+
+
+def _check_key(key: str) -> None:
+    """A label key in a selector is a qualified name, as in objects (a real server: 400 if not)."""
+    prefix, slash, name = key.strip().rpartition('/')
+    if '/' in prefix or not _NAME.fullmatch(name) or len(name) > 63 or (
+            slash and (not _PREFIX.fullmatch(prefix) or len(prefix) > 253)):
+        raise statuses.bad_request(
+            f'unable to parse requirement: <nil>: Invalid value: "{key.strip()}": a qualified name must consist of '
+            "alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character "
+            "(e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is "
+            "'([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS subdomain prefix and '/' "
+            "(e.g. 'example.com/MyName')")
 
 
 def parse_fields(text: str | None, allowed: Sequence[str]) -> list[Requirement]:

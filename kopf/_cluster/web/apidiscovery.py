@@ -4,19 +4,23 @@ import hashlib
 from typing import Any
 
 from kopf._cluster import statuses
+from kopf._cluster.apis import resourcetable
 from kopf._cluster.apis.catalog import Catalog
 from kopf._cluster.apis.resourcetable import SUBRESOURCE_VERBS, Resource
 
-DEFAULT_VERSION = 'v1.31.0'
+DEFAULT_VERSION = resourcetable.data()['version']['gitVersion']   # the real server's the table is from
 
 
 def version_info(git_version: str = DEFAULT_VERSION) -> dict[str, str]:
+    """The real server's `/version` (see `resourcetable.data`), with the version numbers of `git_version`."""
     numbers = git_version.lstrip('v').split('+')[0].split('.')
-    return {
-        'major': numbers[0], 'minor': numbers[1] if len(numbers) > 1 else '0', 'gitVersion': git_version,
-        'gitCommit': '9edcffcde5595e8a5b1a35f88c421764e575afce', 'gitTreeState': 'clean',
-        'buildDate': '2024-08-13T07:28:49Z', 'goVersion': 'go1.22.5', 'compiler': 'gc', 'platform': 'linux/amd64',
-    }
+    major, minor = numbers[0], numbers[1] if len(numbers) > 1 else '0'
+    info: dict[str, str] = dict(resourcetable.data()['version'])
+    info.update(major=major, minor=minor, gitVersion=git_version)
+    if 'emulationMajor' in info:
+        info.update(emulationMajor=major, emulationMinor=minor, minCompatibilityMajor=major,
+                    minCompatibilityMinor=str(max(int(minor) - 1, 0)) if minor.isdigit() else minor)
+    return info
 
 
 def core_versions(server_address: str) -> dict[str, Any]:
@@ -48,7 +52,10 @@ def resource_list(catalog: Catalog, group: str, version: str) -> dict[str, Any]:
     entries: list[dict[str, Any]] = []
     for resource in served:
         entries.append(_entry(resource))
-        entries.extend(_sub_entry(resource, sub) for sub in resource.subresources)
+        if resource.listed_subresources:
+            entries.extend(_listed_entry(resource, sub) for sub in resource.listed_subresources)
+        else:
+            entries.extend(_sub_entry(resource, sub) for sub in resource.subresources)
     group_version = f'{group}/{version}' if group else version
     return {'kind': 'APIResourceList', 'apiVersion': 'v1', 'groupVersion': group_version, 'resources': entries}
 
@@ -74,4 +81,13 @@ def _sub_entry(resource: Resource, sub: str) -> dict[str, Any]:
         entry.update(group='autoscaling', version='v1', kind='Scale')
     if sub == 'finalize':
         entry['verbs'] = ['update']
+    return entry
+
+
+def _listed_entry(resource: Resource, sub: resourcetable.Subresource) -> dict[str, Any]:
+    """A built-in's subresource as the real server lists it (`group`/`version` only for another group's kind)."""
+    entry: dict[str, Any] = {'name': f'{resource.plural}/{sub.name}', 'singularName': '',
+                             'namespaced': resource.namespaced, 'kind': sub.kind, 'verbs': list(sub.verbs)}
+    if (sub.group, sub.version) != (resource.group, resource.version):
+        entry.update(group=sub.group, version=sub.version)
     return entry

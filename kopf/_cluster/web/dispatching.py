@@ -135,9 +135,9 @@ class Dispatcher:
         if path in ('/version', '/version/'):
             faults.count('get', 'version')
             return endpoints.respond(200, jsoncodec.dumps(apidiscovery.version_info(self.git_version)))
-        if path == '/openapi/v2':
+        if path == '/openapi/v2' or path == '/openapi/v3' or path.startswith('/openapi/v3/'):
             faults.count('get', 'openapi')
-            return await endpoints.openapi_v2(request)
+            return await endpoints.openapi(self.backend, request)
         if path.startswith('/api/') or path.startswith('/apis/') or path in ('/api', '/apis'):
             accept = request.headers.get('Accept', '')
             if accept and 'protobuf' in accept and 'json' not in accept and '*/*' not in accept:

@@ -13,10 +13,11 @@ from multidict import CIMultiDict
 
 from kopf._cluster import jsoncodec, statuses
 from kopf._cluster.admitting import calling, reviews
-from kopf._cluster.apis import routing
+from kopf._cluster.apis import resourcetable, routing
 from kopf._cluster.apis.routing import Target
+from kopf._cluster.openapi import documents
 from kopf._cluster.patchtypes import jsonpatches
-from kopf._cluster.pipeline import scaling, serverside, writing
+from kopf._cluster.pipeline import podactions, scaling, serverside, writing
 from kopf._cluster.pipeline.state import State
 from kopf._cluster.store import reading
 from kopf._cluster.web import accessreviews, accessrules, apidiscovery, protobuf, tables
@@ -100,6 +101,8 @@ def too_deep() -> str:
             f'{jsoncodec.MAX_DEPTH} levels (the limit of the local cluster)')
 
 
+OPTIONS_KINDS = {'create': 'CreateOptions', 'update': 'UpdateOptions', 'patch': 'PatchOptions',
+                 'delete': 'DeleteOptions', 'deletecollection': 'DeleteOptions'}
 _PLAIN_OPTIONS: dict[str, writing.Options] = {}   # by User-Agent: the options of writes without a query
 
 
@@ -130,6 +133,10 @@ def options(params: Mapping[str, str], body: Any = None, agent: str = '') -> wri
 def _propagation(params: Mapping[str, str], body: Mapping[str, Any]) -> str:
     """propagationPolicy from the body or the query; the deprecated orphanDependents means Orphan/Background."""
     policy = body.get('propagationPolicy') or params.get('propagationPolicy')
+    if policy and policy not in ('Foreground', 'Background', 'Orphan'):
+        raise statuses.invalid('DeleteOptions', 'meta.k8s.io', '', [statuses.cause(
+            'FieldValueNotSupported', 'propagationPolicy', f'Unsupported value: "{policy}": supported values: '
+            '"Foreground", "Background", "Orphan", "nil"')])
     if policy:
         return str(policy)
     orphan = body.get('orphanDependents', params.get('orphanDependents'))
@@ -188,6 +195,11 @@ async def _serve(backend: Backend, request: web.Request, target: Target, verb: s
         return respond(200, reading.list_objects(store, target, params))
     headers = request.headers
     raw_type = headers.get('Content-Type', '')
+    # A real server's 415; but the default of urllib and `curl -d` (form-urlencoded) is read as JSON, leniently.
+    if verb in ('create', 'update') and raw_type and not any(
+            t in raw_type for t in ('json', 'yaml', 'protobuf', 'application/x-www-form-urlencoded')):
+        raise statuses.unsupported_media(['application/json', 'application/yaml',
+                                          'application/vnd.kubernetes.protobuf'])
     body = decode(await request.read(), raw_type)
     kind = accessreviews.KINDS.get(target.resource.key)
     if kind is not None:   # create-only (the routing allows nothing else): answered, never stored
@@ -198,8 +210,13 @@ async def _serve(backend: Backend, request: web.Request, target: Target, verb: s
     agent = headers.get('User-Agent', '')
     if verb == 'patch':
         serverside.check(content_type, params.get('fieldManager') or '', parse_bool(params.get('force')))
+    if params.get('dryRun') not in (None, 'All') and verb in OPTIONS_KINDS:
+        raise statuses.invalid(OPTIONS_KINDS[verb], 'meta.k8s.io', '', [statuses.cause(
+            'FieldValueNotSupported', 'dryRun', f'Unsupported value: ["{params["dryRun"]}"]: supported values: "All"')])
     outcome: writing.Outcome
-    if verb != 'deletecollection' and target.subresource != 'scale' and reviews.configured(backend.state):
+    if verb == 'create' and podactions.handles(target):
+        outcome = podactions.act(backend.state, target, body, options(params, agent=agent))
+    elif verb != 'deletecollection' and target.subresource != 'scale' and reviews.configured(backend.state):
         outcome = await _admitted(backend, request, target, verb, body)
     elif verb == 'create':
         outcome = writing.create(backend.state, target, body, options(params, agent=agent))
@@ -245,10 +262,7 @@ def _delete_collection(backend: Backend, target: Target, params: Mapping[str, st
             outcome = writing.delete(backend.state, one, options(params, body))
             deleted.append(outcome.obj or obj)
     backend.wake_controllers()
-    resource = target.resource
-    listing = {'kind': resource.list_kind, 'apiVersion': resource.api_version,
-               'metadata': {'resourceVersion': str(backend.state.store.rv)}, 'items': deleted}
-    return jsoncodec.dumps(listing)
+    return jsoncodec.dumps(reading.listing(target.resource, deleted, {'resourceVersion': str(backend.state.store.rv)}))
 
 
 def _is_discovery(parts: list[str]) -> bool:
@@ -269,5 +283,16 @@ def _discovery(backend: Backend, parts: list[str]) -> dict[str, Any]:
     return apidiscovery.resource_list(catalog, parts[1], parts[2])
 
 
-async def openapi_v2(request: web.Request) -> web.Response:
-    return web.Response(status=200, body=b'', headers={'Content-Type': 'application/octet-stream'})
+async def openapi(backend: Backend, request: web.Request) -> web.Response:
+    """`/openapi/v2` (JSON; an empty document for protobuf-only clients), the `/openapi/v3` index and documents."""
+    crds = list(backend.state.store.iterate(resourcetable.CRDS.key))
+    if request.path == '/openapi/v2':
+        accept = request.headers.get('Accept', '')
+        if accept and 'json' not in accept and '*/*' not in accept:   # protobuf only: we do not encode it
+            return web.Response(status=200, body=b'', headers={'Content-Type': 'application/octet-stream'})
+        return respond(200, jsoncodec.dumps(documents.v2_document(crds)))
+    name = request.path.removeprefix('/openapi/v3').strip('/')
+    found = documents.v3_index(crds) if not name else documents.v3_document(name, crds)
+    if found is None:
+        raise statuses.generic_not_found()
+    return respond(200, jsoncodec.dumps(found))

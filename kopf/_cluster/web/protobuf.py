@@ -96,7 +96,9 @@ def message(data: bytes, name: str, table: dict[str, list[list[Any]]]) -> Any:
         if field is None:
             continue
         _, key, kind, type_name, repeated = field
-        if kind == 'map':
+        if kind == 'inline':   # a Go struct embedded with `json:",inline"`: its fields are the parent's
+            out.update(message(raw, type_name, table))
+        elif kind == 'map':
             entry = dict(iterate(raw))
             key_kind, value_kind, value_type = type_name
             mapped = _value(key_kind, '', entry.get(1, b'' if key_kind in ('string', 'bytes') else 0), table)

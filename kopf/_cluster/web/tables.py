@@ -47,47 +47,25 @@ def human_duration(seconds: float) -> str:
 
 
 def columns(resource: Resource) -> list[tuple[dict[str, Any], Cell]]:
-    result: list[tuple[dict[str, Any], Cell]] = [(NAME, lambda obj: obj['metadata']['name'])]
-    if resource.custom:
-        for column in resource.printer_columns or DEFAULT_COLUMNS:
-            path = str(column.get('jsonPath', ''))
-            description = column.get('description') or f'Custom resource definition column (in JSONPath format): {path}'
-            definition = {'name': column.get('name', ''), 'type': column.get('type', 'string'),
-                          'format': column.get('format', ''), 'description': description,
-                          'priority': column.get('priority', 0)}
-            result.append((definition, _printer_cell(path, str(column.get('type', 'string')))))
-        return result
     if _is_event(resource):
         return _event_columns(resource.group)
-    return result + printers.builtin_columns(resource.key)
-
-
-# The real server's event columns (its internal printer: the same for both groups), with its descriptions.
-_EVENT_COLUMNS = [
-    ('Last Seen', 0, '', 'The time at which the most recent occurrence of this event was recorded.'),
-    ('Type', 0, '', 'Type of this event (Normal, Warning), new types could be added in the future'),
-    ('Reason', 0, '', 'This should be a short, machine understandable string that gives the reason for the '
-                      "transition into the object's current status."),
-    ('Object', 0, '', 'The object that this event is about.'),
-    ('Subobject', 1, '', 'If referring to a piece of an object instead of an entire object, this string should '
-                         'contain a valid JSON/Go field access statement, such as '
-                         'desiredState.manifest.containers[2]. For example, if the object reference is to a '
-                         'container within a pod, this would take on a value like: "spec.containers{name}" (where '
-                         '"name" refers to the name of the container that triggered the event) or if no container '
-                         'name is specified "spec.containers[2]" (container with index 2 in this pod). This syntax '
-                         'is chosen only to have some well-defined way of referencing a part of an object.'),
-    ('Source', 1, '', 'The component reporting this event. Should be a short machine understandable string.'),
-    ('Message', 0, '', 'A human-readable description of the status of this operation.'),
-    ('First Seen', 1, '', 'The time at which the event was first recorded. (Time of server receipt is in TypeMeta.)'),
-    ('Count', 1, '', 'The number of times this event has occurred.'),
-    ('Name', 1, 'name', NAME['description']),
-]
+    if not resource.custom:
+        return printers.builtin_columns(resource.key)
+    result: list[tuple[dict[str, Any], Cell]] = [(NAME, lambda obj: obj['metadata']['name'])]
+    for column in resource.printer_columns or DEFAULT_COLUMNS:
+        path = str(column.get('jsonPath', ''))
+        description = column.get('description') or f'Custom resource definition column (in JSONPath format): {path}'
+        definition = {'name': column.get('name', ''), 'type': column.get('type', 'string'),
+                      'format': column.get('format', ''), 'description': description,
+                      'priority': column.get('priority', 0)}
+        result.append((definition, _printer_cell(path, str(column.get('type', 'string')))))
+    return result
 
 
 def _event_columns(group: str) -> list[tuple[dict[str, Any], Cell]]:
-    definitions = [{'name': name, 'type': 'string', 'format': fmt, 'description': text, 'priority': priority}
-                   for name, priority, fmt, text in _EVENT_COLUMNS]
-    return [(definition, _event_cell(group, index)) for index, definition in enumerate(definitions)]
+    """The real server's event columns (the same for both groups; from the generated table), with `event_cells`."""
+    definitions = printers.builtin_columns((group, 'events'))
+    return [(definition, _event_cell(group, index)) for index, (definition, _) in enumerate(definitions)]
 
 
 def _event_cell(group: str, index: int) -> Cell:

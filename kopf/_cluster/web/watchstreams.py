@@ -35,8 +35,8 @@ class Streams:
     async def serve(self, request: web.Request, target: Target, params: Mapping[str, str]) -> web.StreamResponse:
         initial = params.get('sendInitialEvents') in TRUE
         bookmarks = params.get('allowWatchBookmarks') in TRUE
-        if initial and (params.get('resourceVersionMatch') != 'NotOlderThan' or not bookmarks):
-            raise _initial_events_invalid(params)
+        if 'sendInitialEvents' in params or 'resourceVersionMatch' in params:
+            _check_initial_events(params)
         match = reading.object_matcher(target, params)
         seconds = _timeout(params.get('timeoutSeconds'), self.max_timeout)   # a bad value: a 400 before streaming
         await self.wait_for_rv(params.get('resourceVersion') or '')
@@ -172,14 +172,19 @@ def _timeout(value: str | None, maximum: float) -> float:
     return maximum * (1 + random.random())
 
 
-def _initial_events_invalid(params: Mapping[str, str]) -> statuses.ApiError:
-    causes = []
-    if params.get('resourceVersionMatch') != 'NotOlderThan':
-        causes.append(statuses.cause('FieldValueForbidden', 'sendInitialEvents',
-                                     "Forbidden: sendInitialEvents is forbidden for watch unless the "
-                                     "WatchList feature gate is enabled and resourceVersionMatch is set to "
-                                     "NotOlderThan"))
-    if params.get('allowWatchBookmarks') not in TRUE:
-        causes.append(statuses.cause('FieldValueForbidden', 'allowWatchBookmarks',
-                                     'Forbidden: allowWatchBookmarks must be true when sendInitialEvents is set'))
-    return statuses.invalid('ListOptions', 'meta.k8s.io', '', causes)
+def _check_initial_events(params: Mapping[str, str]) -> None:
+    """The watch's `sendInitialEvents` and `resourceVersionMatch`, validated as a real server does."""
+    match, causes = params.get('resourceVersionMatch'), []
+    if 'sendInitialEvents' in params and match != 'NotOlderThan':
+        causes.append(statuses.cause('FieldValueForbidden', 'resourceVersionMatch',
+                                     'Forbidden: sendInitialEvents requires setting resourceVersionMatch to '
+                                     'NotOlderThan'))
+    if match and 'sendInitialEvents' not in params:
+        causes.append(statuses.cause('FieldValueForbidden', 'resourceVersionMatch',
+                                     'Forbidden: resourceVersionMatch is forbidden for watch unless '
+                                     'sendInitialEvents is provided'))
+    if match and match != 'NotOlderThan':
+        causes.append(statuses.cause('FieldValueNotSupported', 'resourceVersionMatch',
+                                     f'Unsupported value: "{match}": supported values: "NotOlderThan"'))
+    if causes:
+        raise statuses.invalid('ListOptions', 'meta.k8s.io', '', causes)

@@ -1,7 +1,7 @@
 """Replicas of one operator with leader election on a Lease: only the Lease's holder handles objects.
 
-    kopf run -A --lease example-operator examples/18-leases/example.py   # acquires the Lease, acts
-    kopf run -A --lease example-operator examples/18-leases/example.py   # waits: it takes over when
+    kopf run -A --lease example-operator examples/20-leases/example.py   # acquires the Lease, acts
+    kopf run -A --lease example-operator examples/20-leases/example.py   # waits: it takes over when
                                                                          # the first one exits or dies
 
 A clean exit releases the Lease (the next replica acquires it at once); a killed replica is

@@ -1,0 +1,110 @@
+"""Both backends at once: one LocalCluster of the suite's own and the run's shared EnvtestCluster.
+
+Without `--backend=envtest` the whole directory is skipped (one line): it needs the real server.
+"""
+import json
+import os
+import pathlib
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from kopf._kits.envtest import free_port
+from kopf.testing import EnvtestCluster, LocalCluster
+
+from ... import backends
+from ...backends import Cluster
+from ..conftest import Http
+from . import steps
+from .harness import Backend, Tally
+from .webhook import NAMESPACE, Webhook
+
+TALLIES: dict[str, Tally] = {}
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    if not TALLIES:
+        return
+    write = terminalreporter.write_line
+    write('differential fidelity: category  compared  exact  known  failures  (messages differing)')
+    for name, t in TALLIES.items():
+        write(f'  {name:<14} {t.compared:>8} {t.exact:>6} {t.known:>6} {len(t.failures):>9}  ({len(t.messages)})')
+    total = [sum(getattr(t, k) for t in TALLIES.values()) for k in ('compared', 'exact', 'known')]
+    failures = sum(len(t.failures) for t in TALLIES.values())
+    messages = sum(len(t.messages) for t in TALLIES.values())
+    write(f'  {"total":<14} {total[0]:>8} {total[1]:>6} {total[2]:>6} {failures:>9}  ({messages})')
+    for name, t in TALLIES.items():
+        for line in t.messages:
+            write(f'  message differs [{name}] {line}')
+    if os.environ.get('KOPF_DIFFERENTIAL_DETAILS'):  # both answers of every failure, for a closer look
+        details = {name: t.details for name, t in TALLIES.items() if t.details}
+        pathlib.Path(os.environ['KOPF_DIFFERENTIAL_DETAILS']).write_text(json.dumps(details, indent=1))
+
+
+@pytest.fixture(scope='module')
+def emulator() -> Iterator[LocalCluster]:
+    with LocalCluster() as local:
+        local.apply(steps.CRD)
+        yield local
+
+
+@pytest.fixture(scope='module')
+def envtest(envtest_cluster: Cluster) -> Iterator[Cluster]:
+    with backends.cluster_cleaned(envtest_cluster) as shared:  # type: ignore[arg-type]
+        shared.apply(steps.CRD)
+        yield shared
+
+
+@pytest.fixture(scope='module')
+def pair(emulator: LocalCluster, envtest: Cluster) -> tuple[Backend, Backend]:
+    local = Backend('emulator', Http(emulator.url), {})
+    real = Backend('envtest', Http(envtest.url, envtest.ssl_context), {})  # type: ignore[union-attr]
+    return local, real
+
+
+@pytest.fixture(scope='module')
+def expiring(emulator: LocalCluster, envtest: Cluster) -> Iterator[tuple[Backend, Backend]]:
+    """The emulator and a kube-apiserver without its watch cache: a compaction of etcd is seen by watches."""
+    with EnvtestCluster(controller_manager=False, apiserver_flags=['--watch-cache=false']) as nocache:
+        local = Http(emulator.url)
+        real = Http(nocache.url, nocache.ssl_context)
+        yield (Backend('emulator', local, {'compact': lambda saved: local.request(
+                   'POST', '/_emulator/history/compact', {'keep': 0})[0]}),
+               Backend('envtest', real, {'compact': lambda saved: compact_etcd(nocache, saved['new'])}))
+
+
+@pytest.fixture(scope='module')
+def admitting(emulator: LocalCluster, envtest: Cluster) -> Iterator[tuple[Backend, Backend]]:
+    """Both backends with the same webhooks configured (each calling its own path), once they call them."""
+    with Webhook() as hook:
+        pair = []
+        for name, cluster in (('emulator', emulator), ('envtest', envtest)):
+            http = Http(cluster.url, cluster.ssl_context if backends.is_envtest(cluster) else None)
+            cluster.apply(*hook.configurations(name, free_port()), {
+                'apiVersion': 'v1', 'kind': 'Namespace', 'metadata': {'name': NAMESPACE, 'labels': {'admit': 'yes'}}})
+            probe = {'apiVersion': 'v1', 'kind': 'ConfigMap', 'metadata': {'name': 'probe'}}
+            path = f'/api/v1/namespaces/{NAMESPACE}/configmaps?dryRun=All'
+            deadline = time.monotonic() + 60  # a real server takes its webhook configurations in a while
+            while 'mutated' not in ((http.request('POST', path, probe)[2] or {}).get('metadata') or {}).get(
+                    'labels', {}):
+                assert time.monotonic() < deadline, f'{name}: the webhooks are not called in 60 s'
+                time.sleep(0.2)
+            hook.take(name)
+            pair.append(Backend(name, http, {'reviews': lambda saved, name=name: hook.take(name)}))
+        yield pair[0], pair[1]
+        for side in pair:
+            for kind, name in (('mutating', 'diff-mutate'), ('validating', 'diff-validate')):
+                side.http.request('DELETE', f'/apis/admissionregistration.k8s.io/v1/{kind}webhookconfigurations/{name}')
+
+
+def compact_etcd(cluster: EnvtestCluster, revision: str) -> int:
+    """Compact etcd through its own API (the v3 JSON gateway) up to a revision (a resourceVersion)."""
+    args = cluster._processes['etcd'].args
+    assert isinstance(args, list)
+    etcd = next(str(a).split('=', 1)[1] for a in args if str(a).startswith('--listen-client-urls='))
+    return Http(etcd).request('POST', '/v3/kv/compaction', {'revision': revision, 'physical': True})[0]
+
+
+def tally(name: str) -> Tally:
+    return TALLIES.setdefault(name, Tally())

@@ -1,0 +1,131 @@
+"""Steps as data and the one loop that sends each step to both backends and compares the answers."""
+import dataclasses
+import json
+import re
+import time
+import urllib.parse
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from ..conftest import Http
+from . import compare
+from .known import KNOWN
+
+JSON, MERGE, PATCH, SMP, APPLY = ('application/json', 'application/merge-patch+json', 'application/json-patch+json',
+                                  'application/strategic-merge-patch+json', 'application/apply-patch+yaml')
+TABLE = 'application/json;as=Table;v=v1;g=meta.k8s.io,application/json'
+
+
+@dataclasses.dataclass(frozen=True)
+class Step:
+    method: str
+    path: str  # may use {saved} values of earlier steps (per backend: resourceVersions differ)
+    body: Any = None
+    ctype: str = JSON
+    accept: str = 'application/json'
+    known: tuple[str, ...] = ()  # ids in known.KNOWN: the fields allowed to differ in this answer
+    save: str | None = None  # remember this answer's metadata.resourceVersion under this name
+    events: int = 0  # a watch: read up to this many events (the stream ends by its timeoutSeconds)
+    pick: Callable[[Any], Any] | None = None  # compare only this part of the body (discovery)
+    until_gone: bool = False  # poll this GET until 404 (garbage collection, finalizers), then compare
+    action: str | None = None  # 'compact' | 'reviews': not a request, an effect or an observation
+
+
+class Backend:
+    """One side: raw HTTP, the values saved by steps, and what an action means there."""
+
+    def __init__(self, name: str, http: Http, actions: Mapping[str, Callable[[dict[str, str]], Any]]) -> None:
+        self.name, self.http, self.actions, self.saved = name, http, actions, dict[str, str]()
+
+    def send(self, step: Step) -> tuple[int, Any]:
+        if step.action:
+            return 200, {'observed': self.actions[step.action](self.saved)}
+        path = step.path.format(**self.saved)
+        headers = {'Accept': step.accept}
+        if step.events:
+            return 200, self.watch(path, step.events)
+        body = step.body.encode() if isinstance(step.body, str) else self.fill(step.body)
+        deadline = time.monotonic() + 60
+        while True:
+            code, _, answer = self.http.request(step.method, path, body, step.ctype, headers)
+            if not step.until_gone or code == 404 or time.monotonic() > deadline:
+                break
+            time.sleep(0.1)
+        if step.save and isinstance(answer, dict):
+            meta = answer.get('metadata') or {}
+            self.saved.update({step.save: meta.get('resourceVersion', ''), f'{step.save}_uid': meta.get('uid', ''),
+                               f'{step.save}_continue': urllib.parse.quote(meta.get('continue', ''))})
+        return code, answer
+
+    def fill(self, body: Any) -> Any:
+        """The body with `'{saved}'` strings replaced by this backend's saved values (uids differ)."""
+        if isinstance(body, dict):
+            return {key: self.fill(value) for key, value in body.items()}
+        if isinstance(body, list):
+            return [self.fill(value) for value in body]
+        if isinstance(body, str) and (found := re.fullmatch(r'\{(\w+)\}', body)):
+            return self.saved[found.group(1)]
+        return body
+
+    def watch(self, path: str, count: int) -> list[Any]:
+        conn = self.http.connection(timeout=15)
+        conn.request('GET', path, headers={'Accept': 'application/json'})
+        response = conn.getresponse()
+        events: list[Any] = [response.status]
+        try:
+            while len(events) <= count and (line := response.readline()):
+                if line.strip() and not compare.furniture((event := json.loads(line)).get('object')):
+                    events.append(event)
+        except TimeoutError:
+            events.append('<no more events in 15 s>')
+        finally:
+            conn.close()
+        return events
+
+
+@dataclasses.dataclass
+class Tally:
+    compared: int = 0
+    exact: int = 0
+    known: int = 0
+    failures: list[str] = dataclasses.field(default_factory=list)
+    messages: list[str] = dataclasses.field(default_factory=list)
+    used: set[str] = dataclasses.field(default_factory=set)
+    details: list[tuple[str, Any, Any]] = dataclasses.field(default_factory=list)  # the failures' answers
+
+
+def run(steps: list[Step], emulator: Backend, envtest: Backend, tally: Tally) -> None:
+    for number, step in enumerate(steps):
+        left, right = (_view(side.send(step), step.pick) for side in (emulator, envtest))
+        if _generates(step.body):  # the names a server generated are its own
+            for answer in (left, right):
+                if 'status' in answer and 'name' in answer['status']['details']:
+                    answer['status']['details']['name'] = '<generated>'
+        strict, loose = compare.differences(left, right)
+        where = f'#{number} {step.action or step.method} {urllib.parse.unquote(step.path)}'
+        tally.compared += 1
+        if loose:
+            tally.messages.append(f'{where}: {compare.sample(left, right, loose, 1)}')
+        if not strict:
+            tally.exact += 1
+        elif step.known and compare.covered(strict, compare.known_patterns(step.known, KNOWN)):
+            tally.known += 1
+            tally.used.update(step.known)
+        else:
+            tally.failures.append(f'{where}: {compare.sample(left, right, strict)}')
+            tally.details.append((where, left, right))
+
+
+def _generates(body: Any) -> bool:
+    meta = body.get('metadata') if isinstance(body, dict) else None
+    return isinstance(meta, dict) and bool(meta.get('generateName')) and not meta.get('name')
+
+
+def _view(answer: tuple[int, Any], pick: Callable[[Any], Any] | None) -> Any:
+    code, body = answer
+    if pick is not None and 200 <= code < 300 and isinstance(body, dict):
+        body = pick(body)
+    if isinstance(body, list):  # a watch: the status line, then the events
+        return [body[0], *[compare.view(0, e.get('object')) | {'type': e.get('type')} if isinstance(e, dict) else e
+                           for e in body[1:]]]
+    return compare.view(code, body)

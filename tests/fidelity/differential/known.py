@@ -1,0 +1,90 @@
+"""The known differences of the local cluster from kube-apiserver 1.34: what, why, since when.
+
+Each entry names the answer fields (flattened paths, shell patterns) that may differ in the steps
+that cite it; docs/local-cluster.md's table is generated from this list (`render()`), and a test
+fails if the two drift apart or if an entry is cited by no step that differs.
+"""
+import dataclasses
+
+BEGIN = '<!-- known-differences: generated from tests/fidelity/differential/known.py; do not edit -->'
+END = '<!-- /known-differences -->'
+
+
+FIRST = 'the first emulator (found by the suite, issue 23)'
+
+
+@dataclasses.dataclass(frozen=True)
+class Known:
+    what: str
+    why: str
+    fields: tuple[str, ...]
+    since: str = FIRST
+
+
+ALWAYS = Known(
+    what='`metadata.managedFields` is not shown',
+    why='ownership is kept aside for server-side apply; no client of an operator reads it',
+    fields=())
+
+FURNITURE = Known(
+    what='no `kube-root-ca.crt` ConfigMap in every namespace (the suite leaves it out of lists and watches)',
+    why='no kube-controller-manager: no namespace furniture (see "What is not emulated")',
+    fields=())
+#: Normalized away in every answer (compare.py), listed in the table all the same.
+EVERYWHERE = [ALWAYS, FURNITURE]
+
+KNOWN: dict[str, Known] = {
+    'pending-builtins': Known(
+        what='built-in kinds: defaults, OpenAPI documents and discovery details of a real server',
+        why='pending: every built-in kind (issue 26)', fields=('*',)),
+    'column-descriptions': Known(
+        what="Tables' column descriptions are one sentence (a real server: the field's whole OpenAPI description)",
+        why='pending: every built-in kind (issue 26)',
+        fields=('body.columnDefinitions.*.description',)),
+    'column-types': Known(
+        what="a ConfigMap Table's `Data` column is an integer (a real server: a string)",
+        why='pending: every built-in kind (issue 26)',
+        fields=('body.columnDefinitions.*.type',)),
+    'table-versions': Known(
+        what='a Table is always `meta.k8s.io/v1`: also when only `v1beta1` (or an unknown version) is accepted',
+        why='clients ask for v1 first (kubectl: v1, then v1beta1, then plain JSON); v1beta1 is deprecated',
+        fields=('*',)),
+    'subresource-404': Known(
+        what="an unknown subresource is a 404 without `details` (a real server names the object's resource)",
+        why='pending: every built-in kind (issue 26): the routing table lives in kopf/_cluster/apis',
+        fields=('status.details.*', 'status.details')),
+    'no-controllers': Known(
+        what='workload controllers do not run: a Deployment\'s `status.replicas` stays 0',
+        why='no kube-controller-manager (see "What is not emulated")',
+        fields=('body.status.replicas',)),
+    'status-500': Known(
+        what='a resourceVersion that is not a number, or an undecodable DeleteOptions body, is a 400 or 409 '
+             '(a real server: a 500 from parsing it)',
+        why='a 500 says the server is broken; the emulator answers what the client did wrong',
+        fields=('code', 'status.*')),
+    'form-as-json': Known(
+        what='a body sent as `application/x-www-form-urlencoded` is read as JSON (a real server: 415)',
+        why="it is the default type of urllib's and `curl -d`'s requests: scripts that forget the header work",
+        fields=('*',)),
+    'version': Known(
+        what='`/version` says v1.31.0 (a real server: its own version, here v1.34.4)',
+        why='the emulator reports the version its kinds were modelled on; pending: every built-in kind (issue 26)',
+        fields=('body.gitVersion', 'body.minor')),
+    'text-404': Known(
+        what='an unknown group or version is a JSON `Status` 404 (a real server: a text/plain `404 page not found`)',
+        why='clients treat both as 404; a Status names the path in its message, which helps more',
+        fields=('*',)),
+}
+
+
+def render() -> str:
+    rows = [f'| {k.what} | {k.why} | {k.since} |' for k in [*EVERYWHERE, *KNOWN.values()]]
+    return '\n'.join([BEGIN, '| What | Why | Since |', '|---|---|---|', *rows, END])
+
+
+if __name__ == '__main__':  # rewrite docs/local-cluster.md's table from this list
+    import pathlib
+    docs = pathlib.Path(__file__).parents[3] / 'docs' / 'local-cluster.md'
+    text = docs.read_text()
+    start, end = text.index(BEGIN), text.index(END) + len(END)
+    docs.write_text(text[:start] + render() + text[end:])
