@@ -124,6 +124,10 @@ def _operator_sources(namespaces_help: str, clusterwide_help: str) -> Callable[[
 @click.option('-P', '--peering', 'peering_name', envvar='KOPF_RUN_PEERING', default=None,
               help='The peering object (mandatory peering: no handling until it exists).')
 @click.option('-p', '--priority', type=int, default=None, help='Peering priority (the highest one acts).')
+@click.option('--lease', 'lease_name', envvar='KOPF_RUN_LEASE', default=None,
+              help='Leader election on this coordination.k8s.io Lease ([NAMESPACE/]NAME): only its holder acts.')
+@click.option('--lease-namespace', 'lease_namespace', envvar='KOPF_RUN_LEASE_NAMESPACE', default=None,
+              help='The Lease\'s namespace (default: $POD_NAMESPACE, else the context\'s, else "default").')
 @click.option('--local-cluster', is_flag=True,
               help='Run against an in-memory local cluster (in its own thread), not a real one.')
 @click.option('--apply', 'apply', multiple=True, type=click.Path(dir_okay=False),
@@ -181,6 +185,7 @@ def run(ctx: click.Context, /, paths: tuple[str, ...], modules: tuple[str, ...],
                 standalone=standalone, vault=vault, liveness_endpoint=liveness_endpoint,
                 metrics_endpoint=more['metrics_endpoint'],
                 priority=priority, peering_name=more['peering_name'],
+                lease_name=more['lease_name'], lease_namespace=more['lease_namespace'],
                 registry=controls.registry, settings=controls.settings, memo=controls.memo,
                 stop_flag=controls.stop_flag, ready_flag=controls.ready_flag), factory)
         except (loading.LoadingError, running.OperatorError, supported.UnsupportedHandlersError) as exc:

@@ -5,7 +5,7 @@ Rules:
   HTTP/1.1 client for direct connections; aiohttp's for proxies (`proxy_url`, or `trust_env` with proxy
   variables set) and for the ready aiohttp sessions of login handlers (`AiohttpSession`).
   TLS verification is on unless the credentials say `insecure`; every request carries
-  `User-Agent: kopf/<version>`.
+  `User-Agent: kopf/<version>` (with the operator's identity: `kopf/<version> (<identity>)`).
 - Non-watch requests time out per `settings.networking` (request/connect timeouts); streams per
   `settings.watching` (client/connect timeouts; the inactivity timeout is the watcher's).
 - `request()` and `stream()` share one loop of attempts (`_attempt`): errors are mapped once (by the
@@ -62,9 +62,11 @@ class Observer(Protocol):
 class APIClient:
     """The one way to talk to the API: `request()` for answers, `stream()` for watches."""
 
-    def __init__(self, vault: credentials.Vault, settings: settings_.OperatorSettings) -> None:
+    def __init__(self, vault: credentials.Vault, settings: settings_.OperatorSettings, *,
+                 identity: str | None = None) -> None:
         self.vault = vault
         self.settings = settings
+        self.agent = transports.user_agent(identity)
         self._slots: asyncio.Semaphore | None = None  # of the aiohttp transports; made in the loop, on first use
         self.observer: Observer | None = None  # told of every attempt (metrics), if any
 
@@ -87,8 +89,9 @@ class APIClient:
                                                slots=self._aiohttp_slots(), owned=False)
         if self._proxied(creds):
             trust_env = creds.trust_env or self.settings.networking.trust_env
-            return transports.AiohttpTransport.proxied(creds, trust_env=trust_env, slots=self._aiohttp_slots())
-        return transports.DirectTransport(creds, limit=MAX_CONCURRENT_REQUESTS)
+            return transports.AiohttpTransport.proxied(creds, trust_env=trust_env, slots=self._aiohttp_slots(),
+                                                       agent=self.agent)
+        return transports.DirectTransport(creds, limit=MAX_CONCURRENT_REQUESTS, agent=self.agent)
 
     def _aiohttp_slots(self) -> asyncio.Semaphore:
         if self._slots is None:

@@ -11,7 +11,8 @@ Rules:
   (`credentials.AiohttpSession`). aiohttp is imported only when such a transport is made or used,
   never by `import kopf`. Its requests in flight are bounded by the semaphore they are given (the
   client gives all of its aiohttp transports one); its stream errors become `http.TransportError`s.
-  A request carries `User-Agent: kopf/<version>` unless the session has its own.
+  A request carries `User-Agent: kopf/<version>` unless the session has its own; an operator's client
+  adds its identity: `kopf/<version> (<identity>)`, so that the server side can tell replicas apart.
 - `close()` closes what the transport made itself; a login handler's session is the handler's to close.
 - Credentials whose headers would have CR, LF or NUL (header injection) make no transport: a `LoginError`
   names the header, never its value, before anything is sent.
@@ -56,9 +57,16 @@ class Transport(Protocol):
     async def close(self) -> None: ...
 
 
-def headers(creds: credentials.ConnectionInfo) -> dict[str, str]:
+def user_agent(identity: str | None) -> str:
+    """`kopf/<version>`, with the operator's identity as a comment if it has one (parentheses dropped from it)."""
+    if not identity:
+        return USER_AGENT
+    return f'{USER_AGENT} ({identity.replace("(", "").replace(")", "")})'
+
+
+def headers(creds: credentials.ConnectionInfo, agent: str = USER_AGENT) -> dict[str, str]:
     """The headers of every request with these credentials; CR/LF/NUL in them (header injection) is a `LoginError`."""
-    found = {'User-Agent': USER_AGENT, **creds.as_basic_auth_header(), **creds.as_http_headers()}
+    found = {'User-Agent': agent, **creds.as_basic_auth_header(), **creds.as_http_headers()}
     try:
         http.check_headers(found)
     except http.InvalidHeaderError as exc:
@@ -82,9 +90,9 @@ class DirectTransport:
 
     __slots__ = ('session',)
 
-    def __init__(self, creds: credentials.ConnectionInfo, *, limit: int) -> None:
+    def __init__(self, creds: credentials.ConnectionInfo, *, limit: int, agent: str = USER_AGENT) -> None:
         https = creds.server.lower().startswith('https:')
-        self.session = http.Session(creds.server, headers=headers(creds),
+        self.session = http.Session(creds.server, headers=headers(creds, agent),
                                     ssl_context=creds.as_ssl_context() if https else None, limit=limit)
 
     async def request(self, method: str, path: str, *, params: Mapping[str, str] | None, body: bytes | None,
@@ -123,12 +131,12 @@ class AiohttpTransport:
 
     @classmethod
     def proxied(cls, creds: credentials.ConnectionInfo, *, trust_env: bool,
-                slots: asyncio.Semaphore) -> 'AiohttpTransport':
+                slots: asyncio.Semaphore, agent: str = USER_AGENT) -> 'AiohttpTransport':
         """A session of our own, through `creds.proxy_url` or (with `trust_env`) the environment's proxy."""
         import aiohttp
 
         connector = aiohttp.TCPConnector(ssl=creds.as_ssl_context(), limit=0)
-        session = aiohttp.ClientSession(headers=headers(creds), connector=connector, trust_env=trust_env)
+        session = aiohttp.ClientSession(headers=headers(creds, agent), connector=connector, trust_env=trust_env)
         return cls(session, server=creds.server, proxy=creds.proxy_url, slots=slots, owned=True)
 
     def _kwargs(self, total: float | None, connect: float | None) -> dict[str, Any]:

@@ -7,7 +7,9 @@ pauses it; an object may act unless the whole operator or its namespace is pause
 What a paused scope means for the reactor (`kopf._reactor.observing`, `queueing`, `spawning`):
 its watch streams stop (the streams of indexed resources go on feeding the indices only), no
 cycle runs handlers, its daemons stop with `OPERATOR_PAUSING` and its timers stop; cycles that are
-in flight finish. Resuming re-lists its streams: the objects' cycles, daemons and timers start again.
+in flight finish, unless a pauser cancels them (`cancelling=True`: a Lease lost, whose holder must
+stop acting before anyone else may acquire it). Resuming re-lists its streams: the objects'
+cycles, daemons and timers start again.
 """
 import dataclasses
 from collections.abc import Hashable
@@ -21,15 +23,20 @@ class Pauses:
     """The pausers of each paused scope; changes count up `version`."""
 
     by: dict[Scope, set[Hashable]] = dataclasses.field(default_factory=dict)
+    cancelling: set[tuple[Scope, Hashable]] = dataclasses.field(default_factory=set)  # they cancel cycles in flight
     version: int = 0
 
-    def pause(self, scope: Scope, pauser: Hashable) -> bool:
+    def pause(self, scope: Scope, pauser: Hashable, *, cancelling: bool = False) -> bool:
         """Pause the scope for this pauser; True if the scope was not paused before."""
         pausers = self.by.setdefault(scope, set())
         was = bool(pausers)
         if pauser not in pausers:
             pausers.add(pauser)
             self.version += 1
+        if cancelling:
+            self.cancelling.add((scope, pauser))
+        else:
+            self.cancelling.discard((scope, pauser))
         return not was
 
     def resume(self, scope: Scope, pauser: Hashable) -> bool:
@@ -38,11 +45,17 @@ class Pauses:
         if not pausers or pauser not in pausers:
             return False
         pausers.discard(pauser)
+        self.cancelling.discard((scope, pauser))
         self.version += 1
         if not pausers:
             del self.by[scope]
             return True
         return False
+
+    def cancels(self, namespace: str | None) -> bool:
+        """Whether the cycles in flight of this namespace's objects are to be cancelled (not finished)."""
+        scopes = [WHOLE] if namespace is None else [WHOLE, namespace]
+        return any((scope, pauser) in self.cancelling for scope in scopes for pauser in self.by.get(scope, ()))
 
     def scope_paused(self, scope: Scope) -> bool:
         return bool(self.by.get(scope))

@@ -41,6 +41,20 @@ class PostingSettings:
 
 
 @dataclasses.dataclass
+class LeaseSettings:
+    """`settings.peering.lease`: leader election on a `coordination.k8s.io/v1` Lease (`kopf run --lease`).
+
+    Off unless `name` is set. The namespace: this, else `$POD_NAMESPACE`, else the credentials'
+    context's, else `default`. The durations (seconds) are client-go's defaults.
+    """
+    name: str | None = None
+    namespace: str | None = None
+    lease_duration: float = 15.0
+    renew_deadline: float = 10.0
+    retry_period: float = 2.0
+
+
+@dataclasses.dataclass
 class PeeringSettings:
     """`settings.peering`: operator peering, so only one operator handles the objects."""
     name: str = 'default'
@@ -50,6 +64,7 @@ class PeeringSettings:
     standalone: bool = False
     stealth: bool = False
     clusterwide: bool = False
+    lease: LeaseSettings = dataclasses.field(default_factory=LeaseSettings)
 
     @property
     def namespaced(self) -> bool:

@@ -41,6 +41,8 @@ class OperatorContext:
     admission: Any = None  # the admission webhooks' side, if any handlers (`admission.Admission`)
     metrics: metrics_.Metrics = dataclasses.field(default_factory=metrics_.Metrics)  # a no-op unless on
     peering: Any = None    # the peerings, unless standalone (`peering.Peerings`)
+    leasing: Any = None    # the Leases of the leader election, if any (`leasing.Leasing`)
+    identity: str | None = None  # this operator's identity in peerings and Leases (also in its User-Agent)
 
 
 @dataclasses.dataclass

@@ -50,6 +50,18 @@ class Slot:
 
 slot: contextvars.ContextVar[Slot | None] = contextvars.ContextVar('kopf_cycle_slot', default=None)
 
+_threads_busy = 0  # sync functions of this process running in executors (they cannot be interrupted)
+
+
+def threads_busy() -> int:
+    """How many sync handlers (or daemons, activities) of this process are running now: a lost Lease asks."""
+    return _threads_busy
+
+
+def _thread_done(_: Any) -> None:
+    global _threads_busy
+    _threads_busy -= 1
+
 
 def is_async(fn: Callable[..., Any]) -> bool:
     """Whether calling `fn` gives a coroutine (async functions, their partials, async __call__)."""
@@ -90,6 +102,9 @@ async def invoke(
     loop = asyncio.get_running_loop()
     job = functools.partial(context.run, fn, **kwargs)
     future = loop.run_in_executor(None, job) if executor is None else _submit(loop, executor, job)
+    global _threads_busy
+    _threads_busy += 1
+    future.add_done_callback(_thread_done)
     try:
         return await asyncio.shield(future)
     except asyncio.CancelledError:

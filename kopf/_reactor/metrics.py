@@ -11,9 +11,8 @@
 - What is a count of live things is read at scrape time, at no cost in between: objects queued and
   running per resource (the records' phases), daemons and timers running, index sizes, and the
   scopes paused by peering (`ctx.pausing`).
-- The Lease leader election and shards (a later issue) set `kopf_peering_shards_held` and
-  `kopf_peering_lease_held` through `shards()` and `lease()`: defined and exposed here already,
-  set by nobody yet.
+- The Lease leader election (`leasing`) sets `kopf_peering_lease_held` through `lease()`; the
+  shards (a later issue) will set `kopf_peering_shards_held` through `shards()`: exposed already.
 - `/metrics` answers GET only (other methods: 405); other paths 404. It is served on the metrics
   address, and on the liveness endpoint's server when that is on too (`route()`).
 """
@@ -63,7 +62,7 @@ class Metrics:
     def observe(self, served: Mapping[Resource, Any]) -> None:
         """The resources served (their contexts: records by uid), read at scrape time."""
 
-    # -- set by the Lease leader election and its shards (a later issue): exposed already ------------
+    # -- set by the Lease leader election (`leasing`) and its shards (a later issue) ------------------
 
     def shards(self, held: int) -> None:
         """How many shards this replica holds."""

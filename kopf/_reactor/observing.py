@@ -293,8 +293,10 @@ class Observer:
                     dispatcher.dispatch(item)
         finally:
             logger.debug(f'Stopping the watch-stream for {_where(rctx.resource, namespace)}.')
-            paused = self.ctx.pausing.paused(namespace)  # then its handlers finish, however long they take
-            await dispatcher.drain(None if paused else rctx.settings.queueing.exit_timeout)  # the records stay
+            pausing = self.ctx.pausing  # paused: its handlers finish, however long they take (a lost Lease: cancelled)
+            grace = (0.0 if pausing.cancels(namespace) else None) if pausing.paused(namespace) else \
+                rctx.settings.queueing.exit_timeout
+            await dispatcher.drain(grace)  # the records stay
             if self.ctx.indexing is not None:
                 self.ctx.indexing.unregister((rctx.resource, namespace))  # if it ended before listing
 

@@ -4,6 +4,7 @@ Peering pauses and resumes scopes here; the watchers wait here for their scope t
 resumed, and the cycles and daemons ask `paused()` before they act.
 """
 import asyncio
+import functools
 from collections.abc import Callable, Hashable
 
 from kopf._model import pausing
@@ -19,9 +20,12 @@ class Pausing:
     def paused(self, namespace: str | None) -> bool:
         return self.pauses.paused(namespace)
 
-    def pause(self, scope: pausing.Scope, pauser: Hashable) -> bool:
-        """Pause the scope for this pauser; True if it was not paused before."""
-        return self._change(self.pauses.pause, scope, pauser)
+    def pause(self, scope: pausing.Scope, pauser: Hashable, *, cancelling: bool = False) -> bool:
+        """Pause the scope for this pauser (cancelling the cycles in flight, if asked); True if it was not paused."""
+        return self._change(functools.partial(self.pauses.pause, cancelling=cancelling), scope, pauser)
+
+    def cancels(self, namespace: str | None) -> bool:
+        return self.pauses.cancels(namespace)
 
     def resume(self, scope: pausing.Scope, pauser: Hashable) -> bool:
         """This pauser no longer pauses the scope; True if it is not paused any more."""

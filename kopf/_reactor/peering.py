@@ -104,7 +104,9 @@ class Peering:
         self.touched = False
         self.announced: tuple[str, frozenset[str]] | None = None  # what was logged last: why, and who
         self.writes: set[asyncio.Task[Any]] = set()
-        ctx.pausing.pause(namespace, PAUSER)  # until the first look at the peering object
+        self.advisory = bool(self.settings.lease.name)  # with a Lease: keep-alives only, the Lease decides
+        if not self.advisory:
+            ctx.pausing.pause(namespace, PAUSER)  # until the first look at the peering object
 
     @property
     def priority(self) -> int:
@@ -190,7 +192,8 @@ class Peering:
         if verdict.dead:
             self._write(peers.clean_patch(verdict.dead))
         self._set_paused(verdict.paused)
-        self._announce(verdict)
+        if not self.advisory:  # with a Lease, the peers' priorities pause nobody: nothing to announce
+            self._announce(verdict)
         if verdict.recheck_at is not None:  # when the earliest blocker expires: decide again
             loop = asyncio.get_running_loop()
             at = loop.time() + max(0.0, (verdict.recheck_at - now).total_seconds()) + 0.01
@@ -225,6 +228,8 @@ class Peering:
 
     def _set_paused(self, paused: bool, *, quiet: bool = False) -> bool:
         """Pause or resume our scope; True if that changed it (then logged, unless quiet)."""
+        if self.advisory:  # with a Lease, the Lease pauses us; our entry only tells the peers we are here
+            return False
         if paused:
             return self.ctx.pausing.pause(self.namespace, PAUSER)
         changed = self.ctx.pausing.resume(self.namespace, PAUSER)
@@ -298,7 +303,7 @@ class Peerings:
 
     def __init__(self, ctx: contexts.OperatorContext, *, clusterwide: bool, namespaces: Collection[str] = ()) -> None:
         self.ctx = ctx
-        self.identity = make_identity()
+        self.identity = ctx.identity or make_identity()
         self.clusterwide = clusterwide
         self.tg: asyncio.TaskGroup | None = None
         self.peerings: dict[str | None, tuple[Peering, asyncio.Task[None] | None]] = {}

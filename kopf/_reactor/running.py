@@ -17,7 +17,7 @@ from typing import Any
 
 from kopf._api import apierrors, credentials, events, namespaces
 from kopf._api import client as client_
-from kopf._model import memos, progress, registries
+from kopf._model import leases, memos, progress, registries
 from kopf._model import settings as settings_
 from kopf._model.causes import Activity
 from kopf._model.daemons import DaemonStoppingReason
@@ -69,6 +69,8 @@ async def spawn_tasks(
         standalone: bool | None = None,
         priority: int | None = None,
         peering_name: str | None = None,
+        lease_name: str | None = None,
+        lease_namespace: str | None = None,
         liveness_endpoint: str | None = None,
         metrics_endpoint: str | int | None = None,
         **later: Any,
@@ -98,13 +100,20 @@ async def spawn_tasks(
         except metrics.MetricsError as exc:
             raise OperatorError(str(exc)) from None
         settings.metrics.endpoint = metrics_endpoint
+    if lease_name is not None:
+        settings.peering.lease.name = lease_name
+    if lease_namespace is not None:
+        settings.peering.lease.namespace = lease_namespace
+    from kopf._reactor import peering  # lazily: the identity only (the module is needed by peering anyway)
+    identity = peering.make_identity()
     ctx = contexts.OperatorContext(
         settings=settings, registry=registry, client=None,  # type: ignore[arg-type]  # set below
         memo=memo if memo is not None else memos.Memo(), lifecycle=lifecycle or progress.get_default_lifecycle())
     ctx.indexing = indexing.Indexing(registry)
     ctx.indices = ctx.indexing.indices
     vault = vault if vault is not None else credentials.Vault(activities.make_login(ctx))
-    ctx.client = client_.APIClient(vault, settings)
+    ctx.identity = identity
+    ctx.client = client_.APIClient(vault, settings, identity=identity)
     scope = observing.Scope(clusterwide=clusterwide, patterns=tuple(namespaces))
     coro = _orchestrate(ctx, scope, stop_flag=stop_flag, ready_flag=ready_flag, liveness=liveness_endpoint)
     return [asyncio.create_task(coro, name='kopf operator')]
@@ -121,6 +130,12 @@ def _peering_options(settings: settings_.OperatorSettings, *, standalone: bool |
     if peering_name is not None:
         peering.name = peering_name
         peering.mandatory = True
+
+
+def _peers(settings: settings_.OperatorSettings) -> bool:
+    """Whether the operator takes part in a peering: not standalone; with a Lease, only a `--peering` given."""
+    peering = settings.peering
+    return not peering.standalone and (not peering.lease.name or peering.mandatory)
 
 
 async def run_tasks(tasks: Collection[asyncio.Task[Any]], *, ignored: Collection[asyncio.Task[Any]] = ()) -> None:
@@ -146,13 +161,18 @@ async def _orchestrate(ctx: contexts.OperatorContext, scope: observing.Scope, *,
             return
         try:
             flags.raise_flag(ready_flag)
-            if not ctx.settings.peering.standalone:  # its scopes are paused before any watcher starts
+            if ctx.settings.peering.lease.name:  # paused before any watcher starts, until the Lease is ours
+                from kopf._reactor import leasing
+                ctx.leasing = leasing.Leasing(ctx)
+            if _peers(ctx.settings):  # its scopes are paused before any watcher starts
                 from kopf._reactor import peering
                 ctx.peering = peering.Peerings(ctx, clusterwide=ctx.settings.peering.clusterwide or scope.clusterwide,
                                                namespaces=namespaces.exact_names(scope.patterns) or ())
             async with asyncio.TaskGroup() as tg:
                 if ctx.peering is not None:
                     ctx.peering.start(tg)
+                if ctx.leasing is not None:
+                    ctx.leasing.start(tg)
                 tg.create_task(poster.run(), name='kopf event poster')
                 tg.create_task(observing.Observer(ctx, scope, tg).run(), name='kopf observer')
                 tg.create_task(_until(ctx, stopper), name='kopf stopper')
@@ -172,6 +192,8 @@ async def _orchestrate(ctx: contexts.OperatorContext, scope: observing.Scope, *,
                 logger.error('The operator has failed.', exc_info=exc)
             raise OperatorError(f'The operator has failed: {group.exceptions[0]!r}') from None
         finally:
+            if ctx.leasing is not None:  # after the handlers stopped: the next replica acquires it at once
+                await asyncio.shield(ctx.leasing.release())
             await asyncio.shield(activities.run_activity(ctx, Activity.CLEANUP))
     finally:
         stopper.cancel()
@@ -210,6 +232,10 @@ async def _start(ctx: contexts.OperatorContext) -> None:
         supported.check(ctx.registry, ctx.settings)  # e.g. settings.admission.server, set by startup handlers
     except supported.UnsupportedHandlersError as exc:
         raise OperatorError(str(exc)) from None
+    lease = ctx.settings.peering.lease
+    problem = leases.check(leases.durations_of(lease)) if lease.name else None
+    if problem:
+        raise OperatorError(f'The lease {lease.name!r}: {problem}')
     try:
         metrics.enable(ctx)  # after the startup handlers: they may set `settings.metrics`
     except metrics.MetricsError as exc:

@@ -31,6 +31,27 @@ async def test_user_agent(client: client_.APIClient, cluster: Any) -> None:
     assert item.transport.session.headers['User-Agent'].startswith('kopf/')
 
 
+async def test_the_user_agent_names_the_operators_identity_and_faults_can_target_it(
+        cluster: Any, settings: OperatorSettings) -> None:
+    clients = []
+    for identity in ['replica-1', 'replica-(2)']:
+        vault = credentials.Vault()
+        vault.populate([credentials.ConnectionInfo(server=cluster.url, default_namespace='default')])
+        clients.append(client_.APIClient(vault, settings, identity=identity))
+    try:
+        cluster.fail('GET', '/api', 503, count=None, agent='kopf/* (replica-1)')
+        with pytest.raises(apierrors.APIServerError):
+            await clients[0].request('GET', '/api', backoffs=None)
+        assert (await clients[1].request('GET', '/api', backoffs=None))['kind'] == 'APIVersions'  # not targeted
+        item = await clients[1].vault.select()
+        assert isinstance(item.transport, transports.DirectTransport)
+        assert item.transport.session.headers['User-Agent'].endswith(' (replica-2)')  # no parentheses inside
+    finally:
+        cluster.clear_faults()
+        for client in clients:
+            await client.close()
+
+
 async def test_create_and_get(client: client_.APIClient) -> None:
     created = await client.request('POST', CM_PATH, payload={'metadata': {'name': 'x'}, 'data': {'a': 'b'}})
     assert created['metadata']['uid']

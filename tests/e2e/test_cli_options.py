@@ -10,7 +10,7 @@ import kopf
 from kopf import cli
 from kopf.testing import KopfRunner
 
-from .. import backends
+from .. import backends, waiting
 from ..backends import Cluster
 from .conftest import CRD, ROOT, vault_for
 
@@ -146,3 +146,45 @@ def test_quiet_hides_info(kopf_local_cluster: Cluster, tmp_path: pathlib.Path) -
     runner = _run_briefly(kopf_local_cluster, ['-A', '--quiet', '-P', 'absent'], path)
     assert "The peering object 'absent' cluster-wide is not found" in runner.output  # a warning: shown
     assert 'Stop-flag is raised' not in runner.output      # an info: hidden
+
+
+@pytest.mark.parametrize('args, env, name, namespace', [
+    (['-A', '--lease', 'my-lease'], {}, 'my-lease', None),
+    (['-A', '--lease', 'ns1/my-lease'], {}, 'ns1/my-lease', None),
+    (['-A', '--lease-namespace', 'ns1'], {'KOPF_RUN_LEASE': 'my-lease'}, 'my-lease', 'ns1'),
+])
+def test_run_lease_options_go_to_the_settings(kopf_local_cluster: Cluster, tmp_path: pathlib.Path, args: list[str],
+                                              env: dict[str, str], name: str, namespace: str | None) -> None:
+    path = tmp_path / 'handlers.py'
+    path.write_text(HANDLERS)
+    settings = kopf.OperatorSettings()
+    runner = _run_briefly(kopf_local_cluster, args, path, settings=settings, env=env)
+    assert runner.exit_code == 0, runner.output
+    assert (settings.peering.lease.name, settings.peering.lease.namespace) == (name, namespace)
+
+
+def test_the_lease_namespace_is_pod_namespace_and_the_lease_is_released_on_exit(
+        kopf_local_cluster: Cluster, tmp_path: pathlib.Path) -> None:
+    kopf_local_cluster.apply({'apiVersion': 'v1', 'kind': 'Namespace', 'metadata': {'name': 'ns1'}})
+    path = tmp_path / 'handlers.py'
+    path.write_text(HANDLERS)
+    with KopfRunner(['run', '-A', '--lease', 'my-lease', str(path)], cluster=kopf_local_cluster, timeout=20,
+                    registry=kopf.OperatorRegistry(), env={'POD_NAMESPACE': 'ns1', 'POD_ID': 'pod-1'}):
+        lease = waiting.wait_for(lambda: kopf_local_cluster.get('coordination.k8s.io/v1', 'Lease', 'my-lease', 'ns1'))
+        assert lease['spec']['holderIdentity'] == 'pod-1'
+        assert lease['spec']['leaseDurationSeconds'] == 15
+    lease = kopf_local_cluster.get('coordination.k8s.io/v1', 'Lease', 'my-lease', 'ns1') or {}
+    assert lease['spec']['holderIdentity'] == ''
+
+
+def test_lease_durations_out_of_order_fail_clearly(kopf_local_cluster: Cluster, tmp_path: pathlib.Path) -> None:
+    path = tmp_path / 'handlers.py'
+    path.write_text(HANDLERS)
+    settings = kopf.OperatorSettings()
+    settings.peering.lease.renew_deadline = 20  # longer than the lease_duration (15)
+    with KopfRunner(['run', '-A', '--lease', 'my-lease', str(path)], cluster=kopf_local_cluster, timeout=20,
+                    registry=kopf.OperatorRegistry(), settings=settings, reraise=False) as runner:
+        pass
+    assert runner.exit_code == 1
+    assert "Error: The lease 'my-lease': the durations must be 0 < retry_period (2 s) < renew_deadline (20 s) " \
+           "< lease_duration (15 s)" in runner.output

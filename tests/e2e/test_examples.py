@@ -629,3 +629,16 @@ def test_99_all_at_once(cluster: Cluster, kubeconfig: pathlib.Path) -> None:
     assert 'Deleting kopf-example-1' in output
     assert f'A labelled pod {child}: ' in output
     assert 'The operator is exiting; it has created 1 object(s).' in output
+
+
+def test_20_leases(cluster: Cluster) -> None:
+    with runner('20-leases', cluster, '--lease', 'example-operator', '--lease-namespace', 'default') as operator:
+        assert operator.wait_ready(20)
+        lease = wait_for(lambda: cluster.get('coordination.k8s.io/v1', 'Lease', 'example-operator', 'default'))
+        assert lease['spec']['leaseDurationSeconds'] == 6
+        cluster.apply(OBJ)
+        assert wait_for(lambda: status(cluster)) == {
+            'create_fn': {'message': 'kopf-example-1 is handled by the Lease holder'}}
+    lease = cluster.get('coordination.k8s.io/v1', 'Lease', 'example-operator', 'default') or {}
+    assert not lease['spec'].get('holderIdentity')  # released on exit
+    assert 'The lease default/example-operator is released.' in operator.output

@@ -39,3 +39,15 @@ def test_the_version_counts_the_changes_only() -> None:
     assert pauses.version == 1
     pauses.resume(None, 'peering')
     assert pauses.version == 2
+
+
+def test_a_cancelling_pauser_cancels_the_cycles_in_flight_of_its_scopes() -> None:
+    pauses = pausing.Pauses()
+    pauses.pause('ns1', 'peering')
+    assert not pauses.cancels('ns1')
+    pauses.pause(pausing.WHOLE, 'lease', cancelling=True)
+    assert pauses.cancels('ns1') and pauses.cancels(None) and pauses.cancels('ns2')
+    pauses.resume(pausing.WHOLE, 'lease')
+    assert not pauses.cancels('ns1') and not pauses.cancels(None)
+    pauses.pause(pausing.WHOLE, 'lease')  # paused again, but finishing what is in flight
+    assert not pauses.cancels('ns1')

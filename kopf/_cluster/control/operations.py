@@ -87,14 +87,16 @@ class Operation(Generic[P, R]):
 
 def fail(emu: Controlled, method: str = '*', path: str = '*', status: int | None = 500, *, count: int | None = 1,
          retry_after: int | None = None, text: bool = False, message: str | None = None,
-         latency: float = 0.0, drop: bool = False) -> Rule:
+         latency: float = 0.0, drop: bool = False, agent: str = '*') -> Rule:
     """Fail the next `count` requests matching method and path (glob, or `re:` regex) with `status`.
 
+    `agent`: a glob of the User-Agent of the requests to fail (`'*'`: any client).
     `status=None` only delays them (by `latency` seconds); `drop=True` resets their connections instead
     of answering; `count=None` applies to every matching request until `clear_faults()`.
     """
     return emu.faults.add(Rule(method=method, path=path, status=None if drop else status, count=count,
-                               retry_after=retry_after, text=text, message=message, latency=latency, drop=drop))
+                               retry_after=retry_after, text=text, message=message, latency=latency, drop=drop,
+                               agent=agent))
 
 
 def drop(emu: Controlled, method: str = '*', path: str = '*', *, count: int | None = 1) -> Rule:
@@ -125,7 +127,8 @@ def _fault_args(body: Body) -> dict[str, Any]:
             'count': arg(body, 'count', int, 1, low=1, nullable=True),
             'retry_after': arg(body, 'retryAfter', int, None, low=0, nullable=True),
             'text': arg(body, 'text', bool, False), 'message': arg(body, 'message', str, None, nullable=True),
-            'latency': arg(body, 'latency', float, 0.0, low=0), 'drop': arg(body, 'drop', bool, False)}
+            'latency': arg(body, 'latency', float, 0.0, low=0), 'drop': arg(body, 'drop', bool, False),
+            'agent': arg(body, 'agent', str, '*')}
 
 
 _TYPE_NAMES = {str: 'a string', int: 'an integer', float: 'a number', bool: 'true or false'}
@@ -247,7 +250,7 @@ class Controls:
     """The table: every control operation, as a method of the emulator and of `LocalCluster`."""
 
     fail = Operation(fail, Route(('POST',), '/faults', '{"method", "path", "status", "count", "retryAfter", '
-                                                       '"text", "message", "latency", "drop"}',
+                                                       '"text", "message", "latency", "drop", "agent"}',
                                  _fault_args, lambda rule: (201, {'ok': True})))
     drop = Operation(drop)
     throttle = Operation(throttle)

@@ -24,6 +24,8 @@ class Rule:
     searched in the path. `count=None` means every matching request, until cleared.
     `text=True` with 429 gives the plain-text throttling answer; otherwise a Status body.
     `drop=True` resets the connection instead of answering (a connection error for the client).
+    `agent` is a glob of the client's User-Agent (kopf sends `kopf/<version> (<identity>)`), so that
+    only one client's requests fail (e.g. one replica's lease requests).
     """
 
     method: str = '*'
@@ -35,10 +37,13 @@ class Rule:
     text: bool = False
     message: str | None = None
     drop: bool = False
+    agent: str = '*'
     hits: int = 0
 
-    def matches(self, method: str, path: str) -> bool:
+    def matches(self, method: str, path: str, agent: str = '') -> bool:
         if self.count is not None and self.count <= 0:
+            return False
+        if self.agent != '*' and not fnmatch.fnmatchcase(agent, self.agent):
             return False
         if self.method != '*' and self.method.upper() != method.upper():
             return False
@@ -82,9 +87,9 @@ class Faults:
     def clear(self) -> None:
         self.rules.clear()
 
-    def find(self, method: str, path: str) -> Rule | None:
+    def find(self, method: str, path: str, agent: str = '') -> Rule | None:
         for rule in self.rules:
-            if rule.matches(method, path):
+            if rule.matches(method, path, agent):
                 rule.consume()
                 return rule
         return None
