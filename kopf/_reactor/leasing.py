@@ -20,8 +20,8 @@ import signal
 from collections.abc import Mapping
 from typing import Any
 
-from kopf._api import apierrors, encoding, watching
-from kopf._model import leases, pausing
+from kopf._api import apierrors, watching
+from kopf._model import encoding, leases, pausing
 from kopf._reactor import contexts, invoking
 
 logger = logging.getLogger('kopf.reactor.leasing')
