@@ -21,6 +21,9 @@ def _path(text: str) -> tuple[str, ...]:
 
 
 def _read(obj: Mapping[str, Any], text: str | None) -> Any:
+    """The value at a JSON path such as `.spec.replicas`; None where there is no path (e.g. no labelSelectorPath)."""
+    if not _path(text or ''):
+        return None
     current: Any = obj
     for part in _path(text or ''):
         current = current.get(part) if isinstance(current, Mapping) else None
