@@ -130,8 +130,8 @@ def test_the_higher_priority_acts_and_the_lower_one_takes_over_after_a_sigkill(
     wait_for(lambda: priorities(cluster) == [100])
     low = Operator(cluster, tmp_path, '--peering', NAME, '--priority', '0', tag='low')
     operators.append(low)
-    wait_for(lambda: low.says('Pausing operations in favour of [<Peer '))
-    assert priorities(cluster) == [0, 100]
+    wait_for(lambda: low.says('Pausing operations in favour of [<Peer '))  # from its first look, maybe before
+    wait_for(lambda: priorities(cluster) == [0, 100])                       # its own entry is written
 
     cluster.apply(example('kex-1'))
     wait_for(lambda: calls(tmp_path, 'create kex-1') and calls(tmp_path, 'daemon kex-1'))
