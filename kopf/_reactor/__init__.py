@@ -28,6 +28,8 @@ Modules:
 - `peering`     the peering objects: keep-alives, who pauses whom (`_model.peers`), `kopf freeze/resume`
 - `pausing`     the paused scopes (`_model.pausing`) and waits for their changes: watchers, cycles, daemons
 - `admission`   admission reviews for `@kopf.on.validate/mutate`, the managed webhook configurations
+- `leasing`     leader election on Leases (`--lease`): acquire, renew, release; pauses the operator
+- `metrics`     the Prometheus metrics of one operator (`--metrics`) and their hooks
 - `invoking`    one attempt of one handler (sync in the executor, async in the loop) → an Outcome
 - `applying`    the cycle's patch, once per endpoint
 - `contexts`    the operator/resource contexts (settings, registry, client, storages, records)

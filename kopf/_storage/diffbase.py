@@ -1,4 +1,4 @@
-"""Diff-base storages: where the last handled essence of an object lives (SPEC §4.2).
+"""Diff-base storages: where the last handled essence of an object lives.
 
 `build()` computes the essence of a body (see `kopf._model.essences`); subclasses extend it via `super()`.
 Storages read from a body and write only into a patch; arguments after `self` are keyword-only

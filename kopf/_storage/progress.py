@@ -1,4 +1,4 @@
-"""Progress storages: where each handler's state (`ProgressRecord`) lives between cycles (SPEC §4.1).
+"""Progress storages: where each handler's state (`ProgressRecord`) lives between cycles.
 
 Storages read from a body and write only into a patch. Every method argument after `self` is
 keyword-only, and the framework always passes them by name, so user subclasses plug in unchanged.
