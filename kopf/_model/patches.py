@@ -84,12 +84,16 @@ class Patch(dict[str, Any]):
     def status(self) -> PatchView:
         return PatchView(self, ('status',))
 
-    def as_json_patch(self, body: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
-        """The JSON-patch that turns `body` into the result of applying the `.fns` to it."""
+    def as_json_patch(self, body: Mapping[str, Any] | None = None, *, merged: bool = False) -> list[dict[str, Any]]:
+        """The JSON-patch that turns `body` into the result of applying the `.fns` to it.
+
+        With `merged`, the merge-patch's own fields are applied first (an admission answer is one JSON-patch);
+        without, they are not (the API client sends them as a merge-patch of their own).
+        """
         source = body if body is not None else self._body
         if source is None:
             raise ValueError('A JSON-patch needs the body it applies to.')
-        if len(self.fns) == 1:  # a callable that knows its own ops (e.g. a finalizer edit): no copy, no diff
+        if len(self.fns) == 1 and not (merged and self):  # a callable that knows its own ops: no copy, no diff
             known = getattr(self.fns[0], 'json_ops', None)
             ops_or_none: list[dict[str, Any]] | None = known(source) if known is not None else None
             if ops_or_none is not None:
@@ -97,6 +101,8 @@ class Patch(dict[str, Any]):
         import jsonpatch  # lazily, only for the generic diff (~1.2 ms): finalizer edits know their ops
 
         target = copying.deepcopy(dict(source))
+        if merged and self:
+            target = merge(target, self)
         for fn in self.fns:
             fn(target)
         ops: list[dict[str, Any]] = jsonpatch.make_patch(dict(source), target).patch
