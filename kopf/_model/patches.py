@@ -111,15 +111,24 @@ class Patch(dict[str, Any]):
 
 def merge(body: Mapping[str, Any], patch: Mapping[str, Any]) -> dict[str, Any]:
     """Apply a merge-patch (RFC 7386) to a body, returning a new dict; the inputs are not modified."""
-    result = dict(body)
+    result: dict[str, Any] = merge_value(body, patch)
+    return result
+
+
+def merge_value(target: Any, patch: Any) -> Any:
+    """A merge-patch (RFC 7386) on any JSON value: a mapping merges into a mapping, anything else replaces.
+
+    `None` in the patch removes the key; the result shares nothing with the patch, and the target's
+    untouched values are shared, not copied (neither input is modified).
+    """
+    if not isinstance(patch, Mapping):
+        return patch if isinstance(patch, (str, int, float, bool)) else copying.deepcopy(patch)
+    result = dict(target) if isinstance(target, Mapping) else {}
     for key, value in patch.items():
         if value is None:
             result.pop(key, None)
-        elif isinstance(value, Mapping):
-            base = result.get(key)
-            result[key] = merge(base if isinstance(base, Mapping) else {}, value)
         else:
-            result[key] = copying.deepcopy(value)
+            result[key] = merge_value(result.get(key), value)
     return result
 
 
