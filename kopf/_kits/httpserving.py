@@ -131,9 +131,13 @@ class Connection(asyncio.Protocol):
     def eof_received(self) -> bool:
         """The client sent all it will (a half-close, plain HTTP only): answer what came whole, then close."""
         self.eof = self.closing = True
+        if self.task is None and not any(connection is self for connection, *_ in self.server.outbox):
+            self.close()
+            return False
         if self.task is None:
             self.server.post(self, None)  # closed after the answers posted already
-        return True  # keep the transport open for the answers
+        tls = self.transport is not None and self.transport.get_extra_info('sslcontext') is not None
+        return not tls  # keep the transport open for the answers (asyncio's TLS transport cannot, and warns)
 
     def data_received(self, data: bytes) -> None:
         if self.closing:
