@@ -10,6 +10,8 @@ import pytest
 
 from kopf._kits import httpserving
 
+from ..waiting import eventually
+
 
 async def echo(request: httpserving.Request) -> tuple[int, bytes]:
     if request.path == '/fail':
@@ -186,9 +188,7 @@ async def test_tls_clients_get_their_answers_and_close_without_warnings(
             writer.close()
             await writer.wait_closed()
             assert [(status, body['path']) for status, _, body in answers(got)] == [(200, '/a'), (200, '/b')]
-        async with asyncio.timeout(10):
-            while server.connections:
-                await asyncio.sleep(0.01)
+        await eventually(lambda: not server.connections, within=10)  # the server saw them close
     finally:
         await server.close()
     assert 'eof_received' not in caplog.text
