@@ -77,8 +77,8 @@ async def spawn_tasks(
 ) -> list[asyncio.Task[None]]:
     """The operator's root task(s), created in the current loop; await them with `run_tasks()`."""
     if logger.isEnabledFor(logging.DEBUG):  # the version's metadata is read only if logged (~2 ms)
-        from kopf import _version
-        logger.debug(f'Starting Kopf {_version.version()}.')
+        import kopf._version
+        logger.debug(f'Starting Kopf {kopf._version.version()}.')
     unknown = set(later) - LATER_OPTIONS
     if unknown:
         raise TypeError(f'Unknown options of the operator: {", ".join(sorted(unknown))}')
