@@ -30,6 +30,16 @@ class _ClusterCommand(click.Command):
         super().format_epilog(ctx, formatter)
 
 
+def posing_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """The local cluster's options to pose as another flavour (k3s, minikube, Docker Desktop), e.g. for
+    `WebhookAutoServer`'s detection: `kopf cluster` and `kopf run --local-cluster` share them."""
+    fn = click.option('--tls-san', 'tls_sans', multiple=True, metavar='NAME',
+                      help='An extra name in the serving certificate (repeatable; implies TLS), '
+                           'e.g. k3s, minikubeCA, docker-for-desktop.')(fn)
+    return click.option('--git-version', 'git_version', default=None, metavar='VERSION',
+                        help='The gitVersion that /version reports, e.g. v1.31.0+k3s1 (to pose as k3s).')(fn)
+
+
 @main.command(cls=_ClusterCommand)
 @click.option('--host', default='127.0.0.1', show_default=True, help='The address to listen on.')
 @click.option('--port', type=int, default=0, show_default=True, help='The port to listen on; 0 picks a free one.')
@@ -41,17 +51,19 @@ class _ClusterCommand(click.Command):
               help='Resume the objects from this file if it exists, and save them there on exit.')
 @click.option('--tls', is_flag=True, default=False, help='Serve HTTPS with a throw-away CA (put into the kubeconfig).')
 @click.option('--token', default=None, help='Require this bearer token (put into the kubeconfig).')
+@posing_options
 @click.option('-v', '--verbose', is_flag=True, default=False,
               help='Print a line per request to stderr: method, path, status, milliseconds.')
 def cluster(host: str, port: int, config_path: str, apply: tuple[str, ...], state: str | None,
-            tls: bool, token: str | None, verbose: bool) -> None:
+            tls: bool, token: str | None, git_version: str | None, tls_sans: tuple[str, ...], verbose: bool) -> None:
     """Serve a local Kubernetes API (in memory) until interrupted."""
     import asyncio
 
     from kopf._cluster.control import command
 
     try:
-        asyncio.run(command.serve(host, port, config_path, apply, state, tls, token, verbose))
+        asyncio.run(command.serve(host, port, config_path, apply, state, tls or bool(tls_sans), token, verbose,
+                                  git_version=git_version, tls_sans=tls_sans))
     except command.StartupError as exc:
         click.echo(f'Error: {exc}', err=True)
         raise SystemExit(1) from None
@@ -136,6 +148,7 @@ def _operator_sources(namespaces_help: str, clusterwide_help: str) -> Callable[[
               help='Keep the local cluster\'s objects in this file across restarts (needs --local-cluster).')
 @click.option('--kubeconfig', 'kubeconfig', default=None, type=click.Path(dir_okay=False),
               help='Write the local cluster\'s kubeconfig to this path (needs --local-cluster).')
+@posing_options
 @click.option('--uvloop/--no-uvloop', 'uvloop', default=None,
               help='Use uvloop (default: if installed, e.g. by pip install kopf[uvloop]) or asyncio\'s own loop.')
 @click.pass_context
@@ -154,7 +167,9 @@ def run(ctx: click.Context, /, paths: tuple[str, ...], modules: tuple[str, ...],
         namespaces = (*namespaces, legacy_namespace)
     if clusterwide and namespaces:
         raise click.UsageError('Either --namespace or --all-namespaces, not both.')
-    for given, option in ((apply, '--apply'), (state, '--state'), (kubeconfig, '--kubeconfig')):
+    posing = {'git_version': more.pop('git_version'), 'tls_sans': more.pop('tls_sans')}
+    for given, option in ((apply, '--apply'), (state, '--state'), (kubeconfig, '--kubeconfig'),
+                          (posing['git_version'], '--git-version'), (posing['tls_sans'], '--tls-san')):
         if given and not local_cluster:
             raise click.UsageError(f'{option} works only with --local-cluster'
                                    + (' (for a real cluster, set KUBECONFIG).' if option == '--kubeconfig' else '.'))
@@ -173,7 +188,7 @@ def run(ctx: click.Context, /, paths: tuple[str, ...], modules: tuple[str, ...],
     with contextlib.ExitStack() as stack:
         try:
             if local_cluster:
-                vault = stack.enter_context(_local_cluster(apply, state=state, kubeconfig=kubeconfig))
+                vault = stack.enter_context(_local_cluster(apply, state=state, kubeconfig=kubeconfig, **posing))
             else:
                 vault = controls.vault
             if controls.registry is not None:  # the loaded files' decorators register into it
@@ -316,22 +331,26 @@ def _default_registry(registry: Any) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def _local_cluster(manifests: tuple[str, ...], *, state: str | None = None,
-                   kubeconfig: str | None = None) -> Iterator[Any]:
+def _local_cluster(manifests: tuple[str, ...], *, state: str | None = None, kubeconfig: str | None = None,
+                   git_version: str | None = None, tls_sans: tuple[str, ...] = ()) -> Iterator[Any]:
     """A local cluster in its own thread and loop, the manifests applied; yields a vault pointing at it.
 
     With `state`, its objects are resumed from that file (if it exists) and saved there on exit, as by
     `kopf cluster --state`; with `kubeconfig`, the kubeconfig goes to that path (rewritten at each start)
     instead of a temporary directory, so `kubectl --kubeconfig PATH` keeps working across restarts.
     `KUBECONFIG` of this process points to it too: the handlers' own clients (pykube-ng, kubernetes)
-    then talk to the local cluster, never to a real one by accident.
+    then talk to the local cluster, never to a real one by accident. With `git_version` and `tls_sans`
+    (which makes it serve HTTPS with a throw-away CA), it poses as another flavour of cluster.
     """
     from kopf._api import credentials
     from kopf._cluster.control.local import LocalCluster
 
     with contextlib.ExitStack() as stack:
         try:
-            cluster = stack.enter_context(LocalCluster(kubeconfig=kubeconfig, state_file=state))
+            posing: dict[str, Any] = {'tls': True, 'tls_sans': tls_sans} if tls_sans else {}
+            if git_version is not None:
+                posing['git_version'] = git_version
+            cluster = stack.enter_context(LocalCluster(kubeconfig=kubeconfig, state_file=state, **posing))
         except OSError as exc:
             what = f'write the kubeconfig {kubeconfig}' if kubeconfig else 'start the local cluster'
             raise click.ClickException(f'Cannot {what}: {exc.strerror or exc}') from None
@@ -345,5 +364,7 @@ def _local_cluster(manifests: tuple[str, ...], *, state: str | None = None,
         click.echo(f'The local cluster serves at {cluster.url}; kubeconfig: {cluster.kubeconfig}{resumed}', err=True)
         os.environ['KUBECONFIG'] = str(cluster.kubeconfig)  # so that the handlers' own clients use it too
         vault = credentials.Vault()
-        vault.populate([credentials.ConnectionInfo(server=cluster.url, default_namespace='default')])
+        certificates = cluster.emulator.certificates  # with --tls-san: the throw-away CA to trust
+        vault.populate([credentials.ConnectionInfo(server=cluster.url, default_namespace='default',
+                                                   ca_data=certificates.ca_pem if certificates is not None else None)])
         yield vault

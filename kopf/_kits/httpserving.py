@@ -16,6 +16,10 @@ Rules:
 - Nothing hangs: a request must arrive whole within `request_timeout` seconds of its first byte
   (else 408); an idle keep-alive connection is closed after `idle_timeout` seconds.
 - `handler(request)` returns `(status, JSON bytes)`; if it raises, the answer is a 500.
+- Answers are sent at the end of the loop's cycle, all that are ready together (`Server.flush`): with
+  async handlers, each answer sent at once woke its client mid-cycle, and on a busy machine the client
+  then took the CPU from the server before it had sent the others (bench/admission.py: 8 connections).
+  Per connection, the order of answers (and of the close after the last one) is kept.
 """
 import asyncio
 import collections
@@ -65,6 +69,21 @@ class Server:
         self.max_body, self.request_timeout, self.idle_timeout = max_body, request_timeout, idle_timeout
         self.connections: set[Connection] = set()
         self._server: asyncio.Server | None = None
+        self.outbox: list[tuple[Connection, int | None, bytes, bool]] = []  # (.., status or None: only close, ..)
+
+    def post(self, connection: 'Connection', status: int | None, body: bytes = b'', *, close: bool = False) -> None:
+        """Send an answer (or close) once the loop has run all that is ready now: all answers go out together."""
+        if not self.outbox:
+            asyncio.get_running_loop().call_soon(self.flush)
+        self.outbox.append((connection, status, body, close))
+
+    def flush(self) -> None:
+        outbox, self.outbox = self.outbox, []
+        for connection, status, body, close in outbox:
+            if status is None:
+                connection.close()
+            else:
+                connection._write(status, body, close=close)
 
     async def start(self, sock: socket.socket, context: ssl.SSLContext | None) -> None:
         loop = asyncio.get_running_loop()
@@ -112,10 +131,13 @@ class Connection(asyncio.Protocol):
     def eof_received(self) -> bool:
         """The client sent all it will (a half-close, plain HTTP only): answer what came whole, then close."""
         self.eof = self.closing = True
-        if self.task is None:
+        if self.task is None and not any(connection is self for connection, *_ in self.server.outbox):
             self.close()
             return False
-        return True  # keep the transport open for the answers
+        if self.task is None:
+            self.server.post(self, None)  # closed after the answers posted already
+        tls = self.transport is not None and self.transport.get_extra_info('sslcontext') is not None
+        return not tls  # keep the transport open for the answers (asyncio's TLS transport cannot, and warns)
 
     def data_received(self, data: bytes) -> None:
         if self.closing:
@@ -242,13 +264,13 @@ class Connection(asyncio.Protocol):
                 except Exception as exc:
                     logger.exception(f'The webhook server failed on {request.method} {request.path!r}: {exc!r}')
                     status, body = 500, b'{"error":"The request failed."}'
-                self._write(status, body, close=not request.keep_alive)
+                self.server.post(self, status, body, close=not request.keep_alive)
                 if not request.keep_alive:
                     return
         finally:
             self.task = None
         if self.eof:
-            self.close()
+            self.server.post(self, None)  # closed after its answers
         elif not self.closing and not self.buffer and self.head is None:
             self._arm(self.server.idle_timeout)
 
@@ -268,9 +290,9 @@ class Connection(asyncio.Protocol):
         self.buffer.clear()
         body = json.dumps({'error': message}).encode()
         if self.task is None:
-            self._write(status, body, close=True)
+            self.server.post(self, status, body, close=True)  # after the answers posted before it
         else:
-            self.task.add_done_callback(lambda _: self._write(status, body, close=True))
+            self.task.add_done_callback(lambda _: self.server.post(self, status, body, close=True))
 
     def _timeout(self) -> None:
         if self.buffer or self.head is not None:  # a request has started, but not arrived whole

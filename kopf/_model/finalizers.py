@@ -93,14 +93,22 @@ class RemoveFinalizer:
         return hash(('remove', self.finalizer))
 
     def __call__(self, body: dict[str, Any]) -> None:
-        meta = body.setdefault('metadata', {})
-        meta['finalizers'] = [f for f in meta.get('finalizers') or () if f != self.finalizer]
+        meta = body.get('metadata')
+        if not isinstance(meta, dict) or 'finalizers' not in meta:
+            return
+        remaining = [f for f in meta['finalizers'] or () if f != self.finalizer]
+        if remaining:
+            meta['finalizers'] = remaining
+        else:  # the whole list goes, as upstream 1.45.2 sends it: `remove /metadata/finalizers`
+            del meta['finalizers']
 
     def json_ops(self, body: Mapping[str, Any]) -> list[dict[str, Any]] | None:
         meta = body.get('metadata')
         current = meta.get('finalizers') if isinstance(meta, Mapping) else None
         if not isinstance(current, list) or current.count(self.finalizer) != 1:
             return None  # rare shapes: the generic diff decides
+        if len(current) == 1:  # the last one: the list goes (upstream 1.45.2's wire format)
+            return [{'op': 'remove', 'path': '/metadata/finalizers'}]
         if current[-1] == self.finalizer:
             return [{'op': 'remove', 'path': f'/metadata/finalizers/{len(current) - 1}'}]
         if len(current) == 2:  # [ours, other]: what the generic list diff makes of it

@@ -307,7 +307,12 @@ def settle(plan: Plan, outcomes: Outcomes, *, now: datetime.datetime) -> Settlem
     state, logs = merge_outcomes(handling, outcomes.changing, patch=patch, now=now)
     if not state.done:
         state.store(body=plan.body, patch=patch, storage=plan.progress_storage)
-        return Settlement(patch=patch, wakeup=state.delay(now=now), logs=tuple(logs))
+        wakeup = state.delay(now=now)
+        if wakeup:  # as upstream 1.45.2 words it (its sleep is our in-memory wake-up; a patch's echo comes first)
+            seconds = round(wakeup, 6)
+            logs.append(LogEntry(logging.DEBUG, f'Sleeping was skipped because of the patch, {seconds} seconds left.'
+                                 if patch else f'Sleeping for {seconds} seconds for the delayed handlers.'))
+        return Settlement(patch=patch, wakeup=wakeup, logs=tuple(logs))
     if handling.handlers:
         title = causes.TITLES.get(plan.cause.reason, str(plan.cause.reason).capitalize())
         c = state.counts

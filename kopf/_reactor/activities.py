@@ -71,9 +71,10 @@ async def _attempt(ctx: contexts.OperatorContext, handler: handlers.ActivityHand
 def make_login(ctx: contexts.OperatorContext) -> credentials.LoginFn:
     """The vault's login: the `@kopf.on.login()` handlers if any, else the built-in fallbacks.
 
-    The first login is logged as upstream logs it: "Initial authentication has been initiated." and
-    "... has finished." (INFO), around the handlers' lines (or the built-in source's, e.g.
-    "Activity 'login_with_kubeconfig' succeeded.").
+    Logged as upstream 1.45.2 logs it (run side by side): "Initial authentication has been initiated."
+    and "... has finished." (INFO) around the first login's lines (the handlers', or the built-in
+    source's, e.g. "Activity 'login_with_kubeconfig' succeeded."), "Re-authentication has been
+    initiated." and "... has finished." around every later one (after a 401).
     """
     logged = False
     defaults = not any(True for _ in ctx.registry.iter_activity_handlers(Activity.AUTHENTICATION))
@@ -81,14 +82,13 @@ def make_login(ctx: contexts.OperatorContext) -> credentials.LoginFn:
     async def login() -> list[Any]:
         nonlocal logged
         initial, logged = not logged, True
-        if initial:
-            _LOGIN_LOGGER.info('Initial authentication has been initiated.')
+        which = 'Initial authentication' if initial else 'Re-authentication'
+        _LOGIN_LOGGER.info(f'{which} has been initiated.')
         if defaults:
             found = await loginning.login_by_defaults()
         else:
             found = list(_flatten((await run_activity(ctx, Activity.AUTHENTICATION)).values()))
-        if initial:
-            _LOGIN_LOGGER.info('Initial authentication has finished.')
+        _LOGIN_LOGGER.info(f'{which} has finished.')
         return found
     return login
 

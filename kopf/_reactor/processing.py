@@ -33,6 +33,8 @@ async def process(rctx: contexts.ResourceContext, record: records.ObjectRecord, 
         await indexing.wait()  # no handler sees a half-filled index
     plan = plans.decide(rctx, record, event, now=changing.now(), fresh=fresh, logger=logger,
                         event_logger=lambda: loggers.LocalObjectLogger(body=event['object'], settings=rctx.settings))
+    if record.background is not None:
+        spawning.stop_if_deleted(record, plan)  # as upstream: daemons and timers stop before the delete handlers
     emit(plan.logs, logger)
     outcomes = await changing.invoke(rctx, plan)
     settlement = plans.settle(plan, outcomes, now=changing.now())

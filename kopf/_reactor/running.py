@@ -76,6 +76,9 @@ async def spawn_tasks(
         **later: Any,
 ) -> list[asyncio.Task[None]]:
     """The operator's root task(s), created in the current loop; await them with `run_tasks()`."""
+    if logger.isEnabledFor(logging.DEBUG):  # the version's metadata is read only if logged (~2 ms)
+        import kopf._version
+        logger.debug(f'Starting Kopf {kopf._version.version()}.')
     unknown = set(later) - LATER_OPTIONS
     if unknown:
         raise TypeError(f'Unknown options of the operator: {", ".join(sorted(unknown))}')
@@ -173,20 +176,23 @@ async def _orchestrate(ctx: contexts.OperatorContext, scope: observing.Scope, *,
                     ctx.peering.start(tg)
                 if ctx.leasing is not None:
                     ctx.leasing.start(tg)
-                tg.create_task(poster.run(), name='kopf event poster')
-                tg.create_task(observing.Observer(ctx, scope, tg).run(), name='kopf observer')
+                tg.create_task(_logged('Poster of events', poster.run()), name='kopf event poster')
+                tg.create_task(_logged('Resource observer', observing.Observer(ctx, scope, tg).run()),
+                               name='kopf observer')
                 tg.create_task(_until(ctx, stopper), name='kopf stopper')
                 if ctx.registry.webhooks:
                     from kopf._reactor import admission
                     ctx.admission = admission.Admission(ctx)
-                    tg.create_task(ctx.admission.serve(), name='kopf admission webhooks')
+                    tg.create_task(_logged('Admission webhook server', ctx.admission.serve()),
+                                   name='kopf admission webhooks')
                 if ctx.metrics.address is not None:
                     tg.create_task(metrics.serve(ctx), name='kopf metrics endpoint')
                 if liveness is not None:
                     from kopf._reactor import probing
                     tg.create_task(probing.serve(ctx, liveness), name='kopf liveness endpoint')
         except* _Stopped:
-            pass
+            logger.debug('Root tasks are stopped: finishing normally; tasks left: set()')  # as upstream 1.45.2
+            logger.debug('Hung tasks stopping is skipped: no tasks given.')  # none is left behind here
         except* Exception as group:
             for exc in group.exceptions:
                 logger.error('The operator has failed.', exc_info=exc)
@@ -202,6 +208,15 @@ async def _orchestrate(ctx: contexts.OperatorContext, scope: observing.Scope, *,
         restore()
         events.poster_var.reset(token)
         await ctx.client.close()
+
+
+async def _logged(label: str, coro: Coroutine[Any, Any, None]) -> None:
+    """A root task that says when it is cancelled at the exit, as upstream 1.45.2's are named there."""
+    try:
+        await coro
+    except asyncio.CancelledError:
+        logger.debug(f'{label} is cancelled.')
+        raise
 
 
 async def _start_or_stop(ctx: contexts.OperatorContext, stopper: 'asyncio.Future[None]') -> bool:

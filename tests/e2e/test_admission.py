@@ -78,6 +78,48 @@ async def test_validation_mutation_warnings_dryrun_and_delete(
     await eventually(lambda: ('DELETE', False) in webhooks)  # validating handlers see DELETE too
 
 
+async def test_kubectl_shows_the_denials_warnings_and_mutations_of_the_handlers(
+        cluster: LocalCluster, registry: kopf.OperatorRegistry, start_operator: Any,
+        webhooks: list[Any], tmp_path: Any) -> None:
+    """Issue 17's done-when through kubectl (a client we did not write): its lines as users see them."""
+    import yaml
+
+    from tests.fidelity.conftest import Kubectl, kubectl_binary
+    binary = kubectl_binary(cluster)
+    if binary is None:
+        pytest.skip('kubectl is not installed on this machine')
+    kubectl = Kubectl(binary, cluster.kubeconfig, tmp_path / 'cache')
+    await start_operator()
+    await eventually(lambda: [w for w in configs(cluster, 'ValidatingWebhookConfiguration') if w.get('rules')]
+                     and [w for w in configs(cluster, 'MutatingWebhookConfiguration') if w.get('rules')])
+
+    def run(*args: str, obj: Any = None) -> Any:
+        return asyncio.to_thread(kubectl, *args, input=None if obj is None else yaml.safe_dump(obj))
+
+    denied = await run('apply', '-f', '-', obj=example(name='bad', field='wrong'))
+    assert denied.returncode == 1
+    assert denied.stderr == ('Error from server: error when creating "STDIN": admission webhook '
+                             '"check.auto.kopf.dev" denied the request: The field is wrong.\n')
+    assert get_example(cluster, 'bad') is None
+
+    doubtful = example(name='good', field='doubtful')
+    doubtful['metadata']['labels']['inject'] = 'yes'
+    created = await run('apply', '-f', '-', obj=doubtful)
+    assert created.returncode == 0, created.stderr
+    assert created.stdout.strip() == 'kopfexample.kopf.dev/good created'
+    assert 'Warning: The field is doubtful.' in created.stderr  # the handler's `warnings`, printed by kubectl
+    injected = await run('get', 'kopfexample', 'good', '-o', 'jsonpath={.spec.injected}')
+    assert injected.stdout == '123'  # the mutation is in the stored object
+
+    dry = await run('apply', '--dry-run=server', '-f', '-', obj=example(name='dry'))
+    assert dry.returncode == 0 and 'created (server dry run)' in dry.stdout, dry.stderr
+    assert ('CREATE', True) in webhooks and get_example(cluster, 'dry') is None  # `dryrun` passed; not stored
+
+    deleted = await run('delete', 'kopfexample', 'good', '--wait=false')
+    assert deleted.returncode == 0, deleted.stderr
+    await eventually(lambda: ('DELETE', False) in webhooks)  # validating handlers see DELETE too
+
+
 async def test_unknown_webhook_ids_are_allowed_and_bad_bodies_are_400(
         cluster: LocalCluster, registry: kopf.OperatorRegistry, start_operator: Any, webhooks: list[Any],
         caplog: Any) -> None:

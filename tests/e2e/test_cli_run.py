@@ -93,6 +93,8 @@ def test_kopf_run_local_cluster_handles_the_example_and_exits_zero_on_sigterm() 
     (['--apply', 'x.yaml'], '--apply works only with --local-cluster'),
     (['--state', 'x.json'], '--state works only with --local-cluster'),
     (['--kubeconfig', 'kc'], '--kubeconfig works only with --local-cluster (for a real cluster, set KUBECONFIG)'),
+    (['--git-version', 'v1.31.0+k3s1'], '--git-version works only with --local-cluster'),
+    (['--tls-san', 'k3s'], '--tls-san works only with --local-cluster'),
     (['-A', '-n', 'ns'], 'Either --namespace or --all-namespaces'),
 ])
 def test_kopf_run_refuses_clearly(args: list[str], message: str) -> None:

@@ -61,6 +61,32 @@ async def test_deletion_waits_for_the_daemon_to_exit(
     assert moments['reason'] == kopf.DaemonStoppingReason.RESOURCE_DELETED  # type: ignore[comparison-overlap]
 
 
+async def test_the_daemon_is_stopped_before_the_delete_handler_runs(
+        cluster: Any, registry: kopf.OperatorRegistry, start_operator: Any, kube: Any, caplog: Any) -> None:
+    # as upstream 1.45.2: the daemon's `stopped` is set (and "still exiting" reported) before the delete
+    # handler is invoked; the finalizer goes once both are done
+    flags: list[kopf.DaemonStopped] = []
+    seen: dict[str, Any] = {}
+
+    @kopf.daemon('kopfexamples', id='dmn', registry=registry)
+    async def dmn(stopped: kopf.DaemonStopped, **_: Any) -> None:
+        flags.append(stopped)
+        await stopped.wait()
+
+    @kopf.on.delete('kopfexamples', registry=registry)
+    def delete_fn(**_: Any) -> None:
+        seen['stopped'] = bool(flags[0])
+        seen['reason'] = flags[0].reason
+        seen['logged'] = "Daemon 'dmn' is still exiting." in caplog.text
+
+    await start_operator()
+    await kube.create(example())
+    await eventually(lambda: flags)
+    await kube.delete('kopf-example-1')
+    await eventually(lambda: get_example(cluster) is None)
+    assert seen == {'stopped': True, 'reason': kopf.DaemonStoppingReason.RESOURCE_DELETED, 'logged': True}
+
+
 async def test_a_sync_daemon_polling_its_flag_exits_on_deletion(
         cluster: Any, registry: kopf.OperatorRegistry, start_operator: Any, kube: Any) -> None:
     threads: list[str] = []

@@ -7,11 +7,14 @@ tests/model/test_log_lines.py.
 """
 import pathlib
 import queue
+import re
 import signal
 import subprocess
 import sys
 import threading
 import time
+
+import kopf
 
 from .conftest import CRD, ROOT
 
@@ -99,6 +102,14 @@ AT_EXIT = [
     OBJ + "Daemon 'dmn' has exited on request and will not be retried or restarted.",
     OBJ + "Daemon 'dmn' succeeded.",
     OBJ + "Timer 'tmr' has exited gracefully.",
+    'Poster of events is cancelled.',  # the shutdown's debug lines (as upstream 1.45.2 names these tasks)
+    'Resource observer is cancelled.',
+    'Root tasks are stopped: finishing normally; tasks left: set()',
+    'Hung tasks stopping is skipped: no tasks given.',
+]
+SLEEPING = [  # the values vary: as upstream prints them (seconds to the next due handler, to the microsecond)
+    re.compile(re.escape(OBJ) + r'Sleeping was skipped because of the patch, \d+\.\d+ seconds left\.'),
+    re.compile(re.escape(OBJ) + r'Sleeping for \d+\.\d+ seconds for the delayed handlers\.'),
 ]
 OURS = [  # upstream: "Handler 'c_unstorable' succeeded." and a retry every second (docs/design/decisions.md #11)
     OBJ + "Handler 'c_unstorable' failed permanently: its result cannot be stored: set",
@@ -142,5 +153,7 @@ def test_every_outcome_line_reads_as_upstream() -> None:
             operator.kill()
     missing = [line for line in BEFORE_EXIT + AT_EXIT + OURS if line not in seen]
     assert not missing, '\n'.join(seen)
+    assert f'Starting Kopf {kopf.__version__}.' in seen[:3]  # first, after --local-cluster's line (upstream: 1.45.2)
+    assert all(any(pattern.fullmatch(line) for line in seen) for pattern in SLEEPING), '\n'.join(seen)
     # never re-run in a loop: one attempt, however long the operator runs
     assert seen.count(OBJ + "Handler 'c_unstorable' is invoked.") == 1

@@ -9,6 +9,7 @@
 """
 import asyncio
 import contextlib
+import signal
 import socket
 import socketserver
 import sys
@@ -109,6 +110,98 @@ async def test_auto_server_picks_the_host_of_the_detected_cluster(
         async with run_operator(cluster, kopf.WebhookAutoServer()) as url:
             assert url.startswith(f'https://{host}:')
             await assert_called(cluster)
+
+
+# -- the CLI's flags to pose as a flavour: kopf run --local-cluster and kopf cluster --------------------
+
+AUTO_HANDLERS = f"""
+import kopf
+
+@kopf.on.startup()
+def configure(settings, **_):
+    settings.admission.server = kopf.WebhookAutoServer()
+    settings.admission.managed = {MANAGED!r}
+
+@kopf.on.validate('kopfexamples', id='check')
+def check(spec, **_):
+    if spec.get('field') == 'wrong':
+        raise kopf.AdmissionError('The field is wrong.', code=422)
+"""
+
+
+@pytest.mark.parametrize('flags, host', [
+    (['--git-version', 'v1.31.0+k3s1'], 'host.k3d.internal'),   # k3s by its version (plain HTTP)
+    (['--tls-san', 'minikubeCA', '--tls-san', 'control-plane.minikube.internal'], 'host.minikube.internal'),
+    (['--tls-san', 'docker-for-desktop'], 'host.docker.internal'),  # by the certificate (HTTPS)
+], ids=['k3s', 'minikube', 'docker-desktop'])
+def test_kopf_run_local_cluster_poses_as_a_flavour_for_the_auto_server(
+        tmp_path: Any, flags: list[str], host: str) -> None:
+    import subprocess
+    import time
+
+    import kubernetes
+    (tmp_path / 'handlers.py').write_text(AUTO_HANDLERS)
+    kubeconfig = tmp_path / 'kc'
+    operator = subprocess.Popen([sys.executable, '-m', 'kopf', 'run', '-A', '--standalone', '--local-cluster',
+                                 '--kubeconfig', str(kubeconfig), '--apply', str(CRD), *flags, 'handlers.py'],
+                                cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        deadline = time.monotonic() + 60  # a bound for a broken operator only
+        url = None
+        while url is None and time.monotonic() < deadline and operator.poll() is None:
+            if kubeconfig.exists():
+                api = kubernetes.client.AdmissionregistrationV1Api(
+                    kubernetes.config.new_client_from_config(config_file=str(kubeconfig)))
+                try:
+                    obj = api.read_validating_webhook_configuration(MANAGED)
+                    url = next((hook.client_config.url for hook in obj.webhooks or [] if hook.rules), None)
+                except kubernetes.client.ApiException:
+                    pass
+            if url is None:
+                time.sleep(0.1)
+        assert url is not None and url.startswith(f'https://{host}:'), url
+        client = kubernetes.config.new_client_from_config(config_file=str(kubeconfig))
+        custom = kubernetes.client.CustomObjectsApi(client)
+        with pytest.raises(kubernetes.client.ApiException) as err:  # the local cluster calls it at that host
+            custom.create_namespaced_custom_object('kopf.dev', 'v1', 'default', 'kopfexamples',
+                                                   example(name='bad', field='wrong'))
+        assert err.value.status == 422 and 'The field is wrong.' in str(err.value.body)
+    finally:
+        operator.send_signal(signal.SIGINT)
+        output, _ = operator.communicate(timeout=30)
+    assert operator.returncode == 0, output
+
+
+def test_kopf_cluster_reports_the_given_version_and_certificate_names(tmp_path: Any) -> None:
+    import ssl
+    import subprocess
+    import time
+    import urllib.parse
+
+    import kubernetes
+
+    from kopf._model import admission
+    kubeconfig = tmp_path / 'kc'
+    server = subprocess.Popen([sys.executable, '-m', 'kopf', 'cluster', '--kubeconfig', str(kubeconfig),
+                               '--git-version', 'v1.31.0+k3s1', '--tls-san', 'k3s', '--tls-san', 'k3d-dev-server-0'],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not kubeconfig.exists() and time.monotonic() < deadline and server.poll() is None:
+            time.sleep(0.05)
+        client = kubernetes.config.new_client_from_config(config_file=str(kubeconfig))
+        assert kubernetes.client.VersionApi(client).get_code().git_version == 'v1.31.0+k3s1'
+        parsed = urllib.parse.urlsplit(client.configuration.host)
+        assert parsed.scheme == 'https'  # --tls-san implies --tls
+        context = ssl.create_default_context(cafile=client.configuration.ssl_ca_cert)
+        with socket.create_connection((parsed.hostname, parsed.port)) as raw, \
+                context.wrap_socket(raw, server_hostname=parsed.hostname) as tls:
+            names = admission.certificate_names(tls.getpeercert() or {})
+        assert {'k3s', 'k3d-dev-server-0'} <= set(names)
+    finally:
+        server.send_signal(signal.SIGINT)
+        _, errors = server.communicate(timeout=30)
+    assert server.returncode == 0, errors
 
 
 # -- ngrok, with a stand-in ---------------------------------------------------------------------------

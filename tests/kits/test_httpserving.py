@@ -10,6 +10,8 @@ import pytest
 
 from kopf._kits import httpserving
 
+from ..waiting import eventually
+
 
 async def echo(request: httpserving.Request) -> tuple[int, bytes]:
     if request.path == '/fail':
@@ -158,3 +160,35 @@ async def test_closing_the_server_closes_its_connections() -> None:
         await asyncio.wait_for(reader.read(), 10)  # the rest of the answer, then EOF
     finally:
         writer.close()
+
+
+async def test_tls_clients_get_their_answers_and_close_without_warnings(
+        tmp_path: Any, caplog: pytest.LogCaptureFixture) -> None:
+    import ssl
+
+    from kopf._model import certificates
+    made = certificates.make('127.0.0.1')
+    (tmp_path / 'cert.pem').write_bytes(made.cert_pem)
+    (tmp_path / 'key.pem').write_bytes(made.key_pem)
+    server_context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    server_context.load_cert_chain(tmp_path / 'cert.pem', tmp_path / 'key.pem')
+    server = httpserving.Server(echo, max_body=1000, request_timeout=30, idle_timeout=30)
+    sock = socket.create_server(('127.0.0.1', 0))
+    await server.start(sock, server_context)
+    try:
+        context = ssl.create_default_context(cadata=made.ca_pem.decode())
+        for _ in range(2):  # answered in the cycle's batch; then the client closes (TLS: no half-close)
+            reader, writer = await asyncio.open_connection('127.0.0.1', sock.getsockname()[1], ssl=context,
+                                                           server_hostname='127.0.0.1')
+            writer.write(post('/a', b'{}') + post('/b', b'{}'))
+            got = b''
+            async with asyncio.timeout(10):
+                while len(answers(got)) < 2:
+                    got += await reader.read(65536)
+            writer.close()
+            await writer.wait_closed()
+            assert [(status, body['path']) for status, _, body in answers(got)] == [(200, '/a'), (200, '/b')]
+        await eventually(lambda: not server.connections, within=10)  # the server saw them close
+    finally:
+        await server.close()
+    assert 'eof_received' not in caplog.text

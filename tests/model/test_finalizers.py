@@ -86,12 +86,13 @@ APPEND: dict[str, tuple[dict[str, Any], dict[str, Any], list[dict[str, Any]] | N
 
 # name → (the body before, after removing ours, the exact ops or None for the generic diff)
 REMOVE: dict[str, tuple[dict[str, Any], dict[str, Any], list[dict[str, Any]] | None]] = {
-    'no metadata': ({}, {'metadata': {'finalizers': []}}, None),
-    'no finalizers key': ({'metadata': {}}, {'metadata': {'finalizers': []}}, None),
-    'empty list': ({'metadata': {'finalizers': []}}, {'metadata': {'finalizers': []}}, None),
+    'no metadata': ({}, {}, None),
+    'no finalizers key': ({'metadata': {}}, {'metadata': {}}, None),
+    'empty list': ({'metadata': {'finalizers': []}}, {'metadata': {}}, None),
     'other only': ({'metadata': {'finalizers': [O]}}, {'metadata': {'finalizers': [O]}}, None),
-    'ours only': ({'metadata': {'finalizers': [F]}}, {'metadata': {'finalizers': []}},
-                  [{'op': 'remove', 'path': '/metadata/finalizers/0'}]),
+    # the last finalizer: the list goes, as upstream 1.45.2 sends it (seen on the wire)
+    'ours only': ({'metadata': {'finalizers': [F]}}, {'metadata': {}},
+                  [{'op': 'remove', 'path': '/metadata/finalizers'}]),
     'ours + other': ({'metadata': {'finalizers': [F, O]}}, {'metadata': {'finalizers': [O]}},
                      [{'op': 'remove', 'path': '/metadata/finalizers/0'}]),
     'other + ours': ({'metadata': {'finalizers': [O, F]}}, {'metadata': {'finalizers': [O]}},
@@ -100,9 +101,9 @@ REMOVE: dict[str, tuple[dict[str, Any], dict[str, Any], list[dict[str, Any]] | N
                           [{'op': 'remove', 'path': '/metadata/finalizers/2'}]),
     'ours in the middle': ({'metadata': {'finalizers': [O, F, P]}}, {'metadata': {'finalizers': [O, P]}}, None),
     'ours first of three': ({'metadata': {'finalizers': [F, O, P]}}, {'metadata': {'finalizers': [O, P]}}, None),
-    'ours twice': ({'metadata': {'finalizers': [F, F]}}, {'metadata': {'finalizers': []}}, None),
+    'ours twice': ({'metadata': {'finalizers': [F, F]}}, {'metadata': {}}, None),
     'ours twice + other': ({'metadata': {'finalizers': [F, O, F]}}, {'metadata': {'finalizers': [O]}}, None),
-    'null value': ({'metadata': {'finalizers': None}}, {'metadata': {'finalizers': []}}, None),
+    'null value': ({'metadata': {'finalizers': None}}, {'metadata': {}}, None),
 }
 
 

@@ -620,7 +620,10 @@ def test_retry_stores_the_progress_and_wakes_up(name: str) -> None:
     assert progress.parse_time(record.get('delayed')) == case['delayed']
     assert record.get('message') == case['message']
     assert not record.get('success') and not record.get('failure')
-    assert len(settlement.logs) == 1 and settlement.logs[0].level == logging.ERROR
+    assert settlement.logs[0].level == logging.ERROR
+    sleeping = [f'Sleeping was skipped because of the patch, {float(case["wakeup"])} seconds left.'] \
+        if case['wakeup'] else []  # the progress is stored: the patch's echo comes first, as upstream 1.45.2
+    assert [entry.message for entry in settlement.logs[1:]] == sleeping
 
     # the next cycle, on the body with the stored record: the handler is due when the wake-up says
     stored = patches.merge(body, dict(settlement.patch))
@@ -628,6 +631,10 @@ def test_retry_stores_the_progress_and_wakes_up(name: str) -> None:
     assert next_plan.handling is not None
     assert ids(next_plan.handling.selected) == ([] if case['wakeup'] else ['c'])
     assert next_plan.handling.state['c'].retries == 1
+    if case['wakeup']:  # nothing to write: that cycle sleeps, as upstream 1.45.2 says it
+        waiting = settle(next_plan, changing={})
+        assert not waiting.patch
+        assert messages(waiting.logs) == [f'Sleeping for {float(case["wakeup"])} seconds for the delayed handlers.']
 
 
 JUDGEMENTS: dict[str, dict[str, Any]] = {
@@ -792,7 +799,8 @@ DELETIONS: dict[str, dict[str, Any]] = {
                  'Removing the finalizer, thus allowing the actual deletion.']},
     'a required delete handler: to retry': {
         'handlers': [CREATE, DELETE], 'outcome': retry(10), 'done': False,
-        'logs': ["Handler 'd' failed with an exception and will try again in 10 seconds: None"]},
+        'logs': ["Handler 'd' failed with an exception and will try again in 10 seconds: None",
+                 'Sleeping was skipped because of the patch, 10.0 seconds left.']},
     'an optional delete handler: done': {
         'handlers': [CREATE, OPTIONAL_DELETE], 'outcome': success(), 'done': True,
         'logs': ["Handler 'd' succeeded.", 'Deletion is processed: 1 succeeded; 0 failed.',

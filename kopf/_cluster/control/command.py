@@ -17,9 +17,11 @@ class StartupError(Exception):
 
 
 async def serve(host: str, port: int, config_path: str, apply: Sequence[str], state: str | None = None,
-                tls: bool = False, token: str | None = None, verbose: bool = False) -> None:
+                tls: bool = False, token: str | None = None, verbose: bool = False, *,
+                git_version: str | None = None, tls_sans: Sequence[str] = ()) -> None:
     tokens = {token: 'admin'} if token else None
-    emulator = Emulator(host=host, port=port, state_file=state, tls=tls, tokens=tokens)
+    posing: dict[str, Any] = {'git_version': git_version} if git_version is not None else {}
+    emulator = Emulator(host=host, port=port, state_file=state, tls=tls, tokens=tokens, tls_sans=tls_sans, **posing)
     if verbose:   # one line per request on stderr: method, path and query, status, milliseconds
         emulator.dispatcher.print_request = lambda line: print(line, file=sys.stderr, flush=True)
     objects = [(path, obj) for path in apply for obj in _load(path)]
