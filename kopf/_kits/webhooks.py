@@ -17,7 +17,6 @@ import os
 import pathlib
 import socket
 import ssl
-import tempfile
 from collections.abc import AsyncIterator, Iterable, Mapping
 from typing import Any, ClassVar
 
@@ -157,6 +156,7 @@ class WebhookServer:
                 host = self._host or 'localhost'
                 made = certificates.make(host, *([self.addr] if self.addr else []), *self.extra_sans)
                 ca_pem = made.ca_pem
+                import tempfile  # lazily: it brings shutil, bz2, lzma, random (~4 MB of RSS) into every operator
                 with tempfile.TemporaryDirectory() as tmp:
                     cert, key = pathlib.Path(tmp) / 'cert.pem', pathlib.Path(tmp) / 'key.pem'
                     cert.write_bytes(made.cert_pem)

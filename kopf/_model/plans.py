@@ -163,45 +163,47 @@ def decide(ctx: Context, record: ObjectRecord, event: RawEvent, *, now: datetime
     handlers are called. `event_logger` makes the logger of `on.event` handlers (only if any exist).
     """
     body: Mapping[str, Any] = event['object']
+    registry, finalizer = ctx.registry, ctx.finalizer  # properties: read once per cycle
     patch = patches.Patch(body=body)
-    base = _new_plan(body=body, event_type=event.get('type'), patch=patch, logger=logger, finalizer=ctx.finalizer,
+    base = _new_plan(body=body, event_type=event.get('type'), patch=patch, logger=logger, finalizer=finalizer,
                      progress_storage=ctx.progress_storage, diffbase_storage=ctx.diffbase_storage)
     plan = _with_watching(ctx, record, event, base, event_logger) if fresh else base
     if plan.event_type == 'DELETED':
         return _unguarded(ctx, record, plan, Skip.GONE, ('Deleted, really deleted, and we are notified.',))
     change, essence = detect(ctx, record, body)
     cause = make_cause(ctx, record, body, patch, logger, change)
-    has, deleting = finalizers.present(body, ctx.finalizer), finalizers.deleting(body)
-    requires = ctx.registry.requires_finalizer(cause, excluding=record.finished)
-    plan = _replace(plan, cause=cause, essence=essence, has_finalizer=has, deleting=deleting,
-                               busy=record.spawns > 0)
-    if not ctx.registry.prematch(cause):  # stealth: only our finalizer is edited (for daemons and timers)
+    has, deleting = finalizers.present(body, finalizer), finalizers.deleting(body)
+    requires = registry.requires_finalizer(cause, excluding=record.finished)
+    # The fields of every plan from here on: each return below copies the plan once, with them.
+    known = {'cause': cause, 'essence': essence, 'has_finalizer': has, 'deleting': deleting,
+             'busy': record.spawns > 0}
+    if not registry.prematch(cause):  # stealth: only our finalizer is edited (for daemons and timers)
         if deleting and has and requires:
-            return _replace(plan, skip=Skip.RELEASING)  # once its daemons and timers have exited
+            return _replace(plan, **known, skip=Skip.RELEASING)  # once its daemons and timers have exited
         edit = finalizers.Edit.REMOVE if has and not requires else finalizers.Edit.KEEP
         if requires and not has and not deleting:
             edit = finalizers.Edit.ADD  # no change handlers, but daemons or timers: their deletion waits for them
-        return _replace(plan, skip=Skip.STEALTH, edit=edit)
+        return _replace(plan, **known, skip=Skip.STEALTH, edit=edit)
     if change.reason == Reason.FREE:
-        return _unguarded(ctx, record, plan, Skip.FREE, ())
+        return _unguarded(ctx, record, _replace(plan, **known), Skip.FREE, ())
     if change.reason == Reason.DELETE and record.deletion_handled:
-        return _replace(plan, skip=Skip.RELEASING)  # the handlers are done: not again
+        return _replace(plan, **known, skip=Skip.RELEASING)  # the handlers are done: not again
     edit = finalizers.edit(has=has, requires=requires, deleting=deleting)
     if edit is finalizers.Edit.ADD:
-        return _replace(plan, skip=Skip.FINALIZER, edit=edit, logs=plan.logs + (
+        return _replace(plan, **known, skip=Skip.FINALIZER, edit=edit, logs=plan.logs + (
             LogEntry(logging.DEBUG, 'Adding the finalizer, thus preventing the actual deletion.'),))
     logs = plan.logs
     if edit is finalizers.Edit.REMOVE:
         logs += (LogEntry(logging.DEBUG, 'Removing the finalizer, as there are no handlers requiring it.'),)
-    records = ctx.progress_storage.fetch_all(keys=ctx.registry.get_changing_ids(ctx.resource), body=body)
+    records = ctx.progress_storage.fetch_all(keys=registry.get_changing_ids(ctx.resource), body=body)
     if change.reason == Reason.NOOP:
         stale = progress.State.from_records(records)
-        return _replace(plan, skip=Skip.NOOP, edit=edit, logs=logs, stale=stale or None)
-    found = tuple(ctx.registry.iter_changing_handlers(cause))
+        return _replace(plan, **known, skip=Skip.NOOP, edit=edit, logs=logs, stale=stale or None)
+    found = tuple(registry.iter_changing_handlers(cause))
     handling = plan_handlers(records, found, purpose=cause.reason, lifecycle=ctx.lifecycle, now=now,
                              default_backoff=ctx.default_backoff)
     logs += _progress_logs(handling, cause, body, logger)
-    return _replace(plan, edit=edit, logs=logs, handling=handling)
+    return _replace(plan, **known, edit=edit, logs=logs, handling=handling)
 
 
 def _new_plan(**fields: Any) -> Plan:

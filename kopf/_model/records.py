@@ -209,6 +209,8 @@ def step(record: ObjectRecord, signal: Signal) -> list[Effect]:
         return _arrived(record, signal.event, signal.now)
     if isinstance(signal, Taken):
         return _taken(record, signal)
+    if isinstance(signal, Done):  # one per cycle: before the rarer signals
+        return _done(record, signal)
     if isinstance(signal, Due):
         if record.phase is not Phase.WAITING:
             return []  # queued or running already (a fresh event came first), or idle
@@ -227,7 +229,7 @@ def step(record: ObjectRecord, signal: Signal) -> list[Effect]:
         if record.phase is Phase.WAITING:
             record.phase, record.due_at, record.arrived_at = Phase.IDLE, None, None  # no lag measured while paused
         return []
-    return _done(record, signal)
+    raise TypeError(f'Not a signal of an object record: {signal!r}')
 
 
 def _forget_waits(record: ObjectRecord) -> None:
@@ -248,10 +250,13 @@ def _arrived(record: ObjectRecord, event: RawEvent, now: float | None) -> list[E
     return _queue(record)
 
 
+_ENQUEUE, _ENQUEUE_FIRST, _FORGET = Enqueue(), Enqueue(first=True), Forget()  # frozen: shared by all steps
+
+
 def _queue(record: ObjectRecord, *, first: bool = False) -> list[Effect]:
     record.phase = Phase.QUEUED
     record.due_at = None
-    return [Enqueue(first=first)]
+    return [_ENQUEUE_FIRST if first else _ENQUEUE]
 
 
 def _wait(record: ObjectRecord, at: float) -> list[Effect]:
@@ -307,7 +312,7 @@ def _done(record: ObjectRecord, done: Done) -> list[Effect]:
 def _settle(record: ObjectRecord, done: Done) -> list[Effect]:
     if done.event.get('type') == 'DELETED':
         record.phase = Phase.GONE
-        return [Forget()]
+        return [_FORGET]
     if done.paused:
         record.errors, record.nudged, record.arrived_at = 0, False, None  # not handled: no lag measured
         _forget_waits(record)

@@ -53,6 +53,7 @@ class ResourceContext:
     progress_storage: progress_storages.ProgressStorage
     diffbase_storage: diffbase.DiffBaseStorage
     records: dict[str, records_.ObjectRecord] = dataclasses.field(default_factory=dict)
+    _delays: tuple[Any, tuple[float, ...]] | None = dataclasses.field(default=None, init=False, repr=False)
 
     @property
     def settings(self) -> settings_.OperatorSettings:
@@ -80,8 +81,16 @@ class ResourceContext:
 
     @property
     def error_delays(self) -> tuple[float, ...]:
+        # Asked at every cycle's end: converted once per value of the setting (kept with it, by identity;
+        # only immutable values: a list may be changed in place).
         delays = self.operator.settings.queueing.error_delays
-        return (float(delays),) if isinstance(delays, (int, float)) else tuple(float(d) for d in delays)
+        cached = self._delays
+        if cached is not None and cached[0] is delays:
+            return cached[1]
+        converted = (float(delays),) if isinstance(delays, (int, float)) else tuple(float(d) for d in delays)
+        if isinstance(delays, (int, float, tuple)):
+            self._delays = (delays, converted)
+        return converted
 
     def remember(self, uid: str) -> records_.ObjectRecord:
         """The object's record; made at first sight with a shallow copy of the operator's memo."""

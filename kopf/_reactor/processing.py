@@ -12,15 +12,16 @@ from kopf._model import handlers, plans, records
 from kopf._model.bodies import RawEvent
 from kopf._model.kwargs import Logger
 from kopf._model.outcomes import LogEntry
-from kopf._reactor import applying, changing, contexts, loggers, spawning
+from kopf._reactor import applying, changing, contexts, loggers
 
 
 async def process(rctx: contexts.ResourceContext, record: records.ObjectRecord, event: RawEvent, *,
                   fresh: bool, logger: Logger) -> records.Done:
     """Decide and invoke everything for this event, send the one patch; what the cycle came to."""
+    registry, resource = rctx.registry, rctx.resource
     indexing = rctx.operator.indexing
     if indexing is not None:
-        if rctx.registry.has_handlers(rctx.resource, handlers.IndexingHandler):
+        if registry.has_handlers(resource, handlers.IndexingHandler):
             stream = record.owner.key if record.owner is not None else None
             if fresh or indexing.awaits(stream, record.uid):  # first: every fresh event, whatever else
                 try:
@@ -33,22 +34,28 @@ async def process(rctx: contexts.ResourceContext, record: records.ObjectRecord, 
         await indexing.wait()  # no handler sees a half-filled index
     plan = plans.decide(rctx, record, event, now=changing.now(), fresh=fresh, logger=logger,
                         event_logger=lambda: loggers.LocalObjectLogger(body=event['object'], settings=rctx.settings))
-    if record.background is not None:
-        spawning.stop_if_deleted(record, plan)  # as upstream: daemons and timers stop before the delete handlers
-    emit(plan.logs, logger)
+    if record.background is not None:  # as upstream: daemons and timers stop before the delete handlers
+        from kopf._reactor import spawning  # lazily: operators without daemons and timers never load it
+        spawning.stop_if_deleted(record, plan)
+    if plan.logs:
+        emit(plan.logs, logger)
     outcomes = await changing.invoke(rctx, plan)
     settlement = plans.settle(plan, outcomes, now=changing.now())
-    emit(settlement.logs, logger)
-    answer = None if plan.event_type == 'DELETED' else await applying.apply(rctx, plan.body, settlement.patch, logger)
-    if answer is not None or not settlement.patch or plan.event_type == 'DELETED':
+    if settlement.logs:
+        emit(settlement.logs, logger)
+    deleted = plan.event_type == 'DELETED'
+    answer = None if deleted else await applying.apply(rctx, plan.body, settlement.patch, logger)
+    if answer is not None or deleted or not settlement.patch:
         remember(record, settlement)  # only what is written (a refused patch re-runs its handlers)
-    if rctx.registry.has_handlers(rctx.resource, handlers.SpawningHandler):
+    if registry.has_handlers(resource, handlers.SpawningHandler):
+        from kopf._reactor import spawning  # lazily: operators without daemons and timers never load it
         spawning.reconcile(rctx, record, plan, answer)  # daemons and timers see the newest body
     return records.Done(
         event=event, now=asyncio.get_running_loop().time(), wakeup=settlement.wakeup, answer=answer,
         settled=answer is not None and not plans.needs_recheck(rctx, plan, settlement, answer),
-        watched=rctx.registry.has_handlers(rctx.resource, handlers.WatchingHandler),
+        watched=registry.has_handlers(resource, handlers.WatchingHandler),
         finalizer=rctx.finalizer, error_delays=rctx.error_delays, paused=paused(rctx, event))
+
 
 
 def paused(rctx: contexts.ResourceContext, event: RawEvent) -> bool:

@@ -21,7 +21,7 @@ from kopf._model import leases, memos, progress, registries
 from kopf._model import settings as settings_
 from kopf._model.causes import Activity
 from kopf._model.daemons import DaemonStoppingReason
-from kopf._reactor import activities, contexts, flags, indexing, metrics, observing, spawning, supported
+from kopf._reactor import activities, contexts, flags, indexing, metrics, observing, supported
 from kopf._reactor.flags import Flag
 
 logger = logging.getLogger('kopf.reactor.running')
@@ -235,6 +235,7 @@ async def _until(ctx: contexts.OperatorContext, stopper: 'asyncio.Future[None]')
     try:
         await stopper  # raises _Stopped when the stop comes
     finally:
+        from kopf._reactor import spawning  # lazily: loaded by the first daemon or timer, else only now
         await spawning.stop_all(ctx, DaemonStoppingReason.OPERATOR_EXITING)  # before the watchers go
 
 
