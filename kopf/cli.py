@@ -218,7 +218,8 @@ def run(ctx: click.Context, /, paths: tuple[str, ...], modules: tuple[str, ...],
 @click.option('--user', 'users', multiple=True, help='Bind to this user (repeatable), e.g. of a client certificate.')
 def rbac(paths: tuple[str, ...], modules: tuple[str, ...], namespaces: tuple[str, ...], clusterwide: bool,
          peering_name: str | None, standalone: bool, lease_name: str | None, shards: int | None,
-         extra: tuple[str, ...], crds: tuple[str, ...], name: str, service_accounts: tuple[str, ...], users: tuple[str, ...]) -> None:
+         extra: tuple[str, ...], crds: tuple[str, ...], name: str, service_accounts: tuple[str, ...],
+         users: tuple[str, ...]) -> None:
     """Print the RBAC YAML for the framework's own requests that the handlers imply."""
     from kopf._kits import rbac as rbac_
     from kopf._model import registries

@@ -47,6 +47,7 @@ class Elector:
         self.labels = labels
         self.wanted = wanted          # to be acquired when free (a shard: when the fair share says so)
         self.on_change = on_change
+        self.releasing = False        # a release is being written: no renewal may count any more
         self.pauser = ('lease', name)
         self.durations = leases.durations_of(ctx.settings.peering.lease)
         self.lease: leases.Observed | None = None
@@ -88,8 +89,8 @@ class Elector:
         while True:
             now = loop.time()
             decision = self.decide(now)
-            writing = decision.action is leases.Action.RENEW or (
-                decision.action is leases.Action.ACQUIRE and self.wanted)
+            writing = not self.releasing and (decision.action is leases.Action.RENEW or (
+                decision.action is leases.Action.ACQUIRE and self.wanted))
             if writing and now >= self.write_due:
                 self.write_due = now + self.durations.retry_period
                 await self.write()
@@ -155,6 +156,9 @@ class Elector:
             return
         except (apierrors.APIError, OSError, TimeoutError) as exc:
             logger.warning(f'Writing the lease {self.where} failed: {_describe(exc)}')
+            return
+        if self.releasing:  # a renewal that was in flight when the release began: it does not make us hold it
+            self.observe(answer)
             return
         if lease is None or lease.holder != self.identity:
             self.acquire_time = spec['acquireTime']
@@ -231,6 +235,13 @@ class Elector:
         """
         if self.renewed_at is None:
             return
+        self.releasing = True
+        try:
+            await self._release(why)
+        finally:
+            self.releasing = False
+
+    async def _release(self, why: str) -> None:
         self.set_leading(False, why=why)
         self.ctx.scheduler.cancel((self, 'deadline'))
         self.ctx.scheduler.cancel((self, 'expiry'))

@@ -48,6 +48,7 @@ class Sharding:
         self.releasing: set[int] = set()
         self.seen: dict[str, tuple[Any, float, float]] = {}  # membership lease → (key, observed_at, duration)
         self.members: set[str] = set()
+        self.exiting = False
         self.electors = [leasing.Elector(ctx, f'{self.name}-{i}', self.namespace, self.identity, pausing.Shard(i),
                                          configures=(i == 0), wanted=False, on_change=self.changed.set)
                          for i in range(self.total)]
@@ -161,11 +162,12 @@ class Sharding:
                 else:
                     owner.take_over(record)
         self.ctx.metrics.shards(len(self.held))
-        what = ('lost' if cancelling else 'released') if paused else 'taken over'
+        what = ('released' if self.exiting or not cancelling else 'lost') if paused else 'taken over'
         logger.info(f'The shard {self.electors[index].name} is {what} by {self.identity!r}; '
                     f'the shards held: {shards.describe(self.held)} of {self.total}.')
 
     async def release(self) -> None:
+        self.exiting = True
         await asyncio.gather(*(elector.release() for elector in [*self.electors, self.membership]),
                              return_exceptions=True)
 
