@@ -113,6 +113,7 @@ class Elector:
     def observe(self, body: Mapping[str, Any] | None) -> None:
         """A look at the Lease (a read, a watch event, our write's answer): changes restart the expiry."""
         lease = leases.parse(body)
+        holder_changed = (lease.holder if lease else None) != (self.lease.holder if self.lease else None)
         if (lease.key if lease else None) != (self.lease.key if self.lease else None):
             self.observed_at = asyncio.get_running_loop().time()
             self.write_due = 0.0  # decide at once (e.g. a release is seen: acquire now)
@@ -124,7 +125,7 @@ class Elector:
             self.warned.add(problem)
             logger.warning(f'The lease {self.where}: {problem}.')
         self.changed.set()
-        if self.on_change is not None:
+        if self.on_change is not None and holder_changed:  # not on every renewal
             self.on_change()
 
     async def read(self) -> None:

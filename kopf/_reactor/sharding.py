@@ -71,12 +71,15 @@ class Sharding:
         for elector in self.electors:
             tg.create_task(elector.run(), name=f'kopf lease {elector.name}')
         loop = asyncio.get_running_loop()
+        listed_at = -float('inf')
         while True:
             self.changed.clear()
-            await self.look_at_members()
-            self.rebalance(tg, loop.time())
+            if loop.time() >= listed_at + self.durations.retry_period:  # the members: once per retry period
+                listed_at = loop.time()
+                await self.look_at_members()
+            self.rebalance(tg, loop.time())  # and on every change of a Lease's holder
             try:
-                async with asyncio.timeout(self.durations.retry_period):
+                async with asyncio.timeout_at(listed_at + self.durations.retry_period):
                     await self.changed.wait()
             except TimeoutError:
                 pass
