@@ -119,6 +119,7 @@ def handled(cluster: Cluster, names: set[str]) -> dict[str, str]:
     return done
 
 
+@pytest.mark.timeout(300)  # 600 objects, four processes, two rebalances: ~25 s alone, more under load
 def test_shards_shared_rebalanced_on_join_and_taken_over_after_a_sigkill(
         cluster: Cluster, tmp_path: pathlib.Path, started: list[Replica]) -> None:
     started.extend(Replica(cluster, tmp_path, tag) for tag in ('r1', 'r2', 'r3'))
