@@ -13,8 +13,6 @@ import collections
 import os
 import pathlib
 import signal
-import subprocess
-import sys
 import time
 from typing import Any
 
@@ -23,7 +21,7 @@ import pytest
 from kopf._model import shards
 
 from ..backends import Cluster
-from . import test_peering
+from . import test_leases, test_peering
 from .conftest import example
 
 OPERATOR = pathlib.Path(__file__).parent / 'operators' / 'shards.py'
@@ -41,20 +39,12 @@ def wait_for(check: Any, within: float = 120.0) -> Any:
     return test_peering.wait_for(check, within=within)
 
 
-class Replica(test_peering.Operator):
-    """One `kopf run --lease --shards` process with its own output file and identity (`$POD_ID`)."""
+class Replica(test_leases.Replica):
+    """One `kopf run --lease --shards 6` process with its own output file and identity (`$POD_ID`)."""
+    operator, lease, durations, options = OPERATOR, LEASE, (DURATION, DEADLINE, RETRY), ()
 
     def __init__(self, cluster: Cluster, tmp_path: pathlib.Path, tag: str) -> None:
-        self.tag = tag
-        self.output = tmp_path / f'{tag}.out'
-        env = {**os.environ, 'KUBECONFIG': str(cluster.kubeconfig), 'E2E_LOG': str(tmp_path / 'log'),
-               'E2E_DURATIONS': f'{DURATION},{DEADLINE},{RETRY}', 'POD_ID': tag}
-        with self.output.open('w') as out:
-            self.proc = subprocess.Popen(
-                [sys.executable, '-m', 'kopf', 'run', '-A', '--lease', LEASE, '--lease-namespace', 'default',
-                 '--shards', str(SHARDS), str(OPERATOR)],
-                env=env, stdout=out, stderr=subprocess.STDOUT, text=True)
-        self.pid = str(self.proc.pid)
+        super().__init__(cluster, tmp_path, tag, '--shards', str(SHARDS))
 
 
 def holders(cluster: Cluster) -> dict[int, str | None]:

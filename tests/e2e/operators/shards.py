@@ -31,29 +31,25 @@ def configure(settings: kopf.OperatorSettings, **_: Any) -> None:
     settings.posting.enabled = False  # fewer requests: 4 processes share 2 cores
 
 
+async def recorded(kind: str, name: str, seconds: float) -> None:
+    note('start', kind, name)
+    try:
+        await asyncio.sleep(seconds)
+    finally:
+        note('end', kind, name)  # also when cancelled (its shard's Lease lost)
+
+
 @kopf.on.create('kopfexamples')
 async def create_fn(name: str, **_: Any) -> dict[str, Any]:
-    note('start', 'create', name)
-    try:
-        await asyncio.sleep(0.05)
-    finally:
-        note('end', 'create', name)  # also when cancelled (its shard's Lease lost)
+    await recorded('create', name, 0.05)
     return {'by': TAG}
 
 
 @kopf.on.resume('kopfexamples')
 async def resume_fn(name: str, **_: Any) -> None:
-    note('start', 'resume', name)
-    try:
-        await asyncio.sleep(0.01)
-    finally:
-        note('end', 'resume', name)
+    await recorded('resume', name, 0.01)
 
 
 @kopf.timer('kopfexamples', interval=0.5, when=lambda name, **_: name.endswith('-t'))
 async def timer_fn(name: str, **_: Any) -> None:
-    note('start', 'timer', name)
-    try:
-        await asyncio.sleep(0.02)
-    finally:
-        note('end', 'timer', name)
+    await recorded('timer', name, 0.02)
