@@ -1,4 +1,4 @@
-"""`kopf.lifecycles`: which of the due change handlers run in one cycle (SPEC §5.4).
+"""`kopf.lifecycles`: which of the due change handlers run in one cycle.
 
 `asap` (the default: one per cycle, the fewest retries first), `one_by_one`, `all_at_once`,
 `randomized`, `shuffled`; or your own `fn(handlers, *, state, **kwargs) -> handlers`.

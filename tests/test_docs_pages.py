@@ -47,7 +47,7 @@ def test_install_page_lists_the_extras_as_they_are() -> None:
 
 def test_local_cluster_page_refers_only_to_the_repository() -> None:
     text = (DOCS / 'local-cluster.md').read_text()
-    assert 'EMULATOR' not in text and '§' not in text
+    assert 'EMULATOR' not in text and '\N{SECTION SIGN}' not in text
     for path in re.findall(r'`((?:kopf|tests|examples|docs|bench|tools)/[\w./-]+)`', text):
         assert (ROOT / path.rstrip('/')).exists(), path
     for link in re.findall(r'\]\(([^)#:]+)(?:#[^)]*)?\)', text):

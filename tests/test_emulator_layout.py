@@ -143,7 +143,7 @@ def test_no_citations_of_documents_outside_the_repository() -> None:
     """Comments state the rule they rely on, not a section number of a spec the repository does not hold."""
     tests = pathlib.Path(__file__).parent
     paths = [*ROOT.rglob('*.py'), *(tests / 'cluster').rglob('*.py'), *(tests / 'fidelity').rglob('*.py')]
-    cited = re.compile(r'§|EMULATOR\.md|SPEC\.md')
+    cited = re.compile('\N{SECTION SIGN}|EMULATOR[.]md|SPEC[.]md')
     found = [f'{path}:{number}' for path in paths
              for number, line in enumerate(path.read_text().splitlines(), 1) if cited.search(line)]
     assert found == []

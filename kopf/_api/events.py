@@ -1,4 +1,4 @@
-"""Kubernetes Events about objects (SPEC §8.1): `kopf.event/info/warn/exception` and the background poster.
+"""Kubernetes Events about objects: `kopf.event/info/warn/exception` and the background poster.
 
 Rules:
 - The public functions never block and never fail a handler: they queue the events to the poster of
@@ -102,7 +102,7 @@ async def post_event(client: client_.APIClient, ref: Mapping[str, Any], *, type:
 
 
 def _is_event(ref: Mapping[str, Any]) -> bool:
-    """An event about an Event: dropped, never posted (SPEC §8.1)."""
+    """An event about an Event: dropped, never posted."""
     return ref.get('apiVersion') == 'v1' and ref.get('kind') == 'Event'
 
 

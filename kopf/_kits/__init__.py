@@ -1,2 +1,13 @@
-"""Optional helpers for operator authors: hierarchies (owner references, labels), webhook servers and
-tunnels (and their small HTTP/1.1 server)."""
+"""Optional helpers for operator authors and their tests.
+
+Modules:
+- `hierarchies`  owner references, labels, names and namespaces of children (`kopf.adopt()` & co.)
+- `objects`      uniform access to an object in any shape authors build it in (dicts, clients' models)
+- `webhooks`     admission webhook servers and tunnels for `settings.admission.server`
+- `httpserving`  the small HTTP/1.1 server of the webhook servers
+- `loops`        the event loop of `kopf run` (uvloop when installed, unless turned off)
+- `runner`       `KopfRunner`: the `kopf` CLI in a thread, as a context manager
+- `fixtures`     pytest fixtures (re-exported by `kopf.testing`)
+- `envtest`      `EnvtestCluster`: a real etcd + kube-apiserver as a test backend
+- `rbac`         `kopf rbac`: the handlers' resources resolved offline, the RBAC YAML
+"""

@@ -1,4 +1,4 @@
-"""Parent-child hierarchies: owner references, labels, names and namespaces of the children (SPEC §8.2).
+"""Parent-child hierarchies: owner references, labels, names and namespaces of the children.
 
 Every function mutates the given objects in place and returns None. `objs` is one object or
 (nested) iterables of them; an object is a mutable dict, a pykube-ng object, or a model of the

@@ -1,4 +1,4 @@
-"""`KopfRunner`: the `kopf` CLI in a thread with its own event loop, as a context manager (SPEC §8.4).
+"""`KopfRunner`: the `kopf` CLI in a thread with its own event loop, as a context manager.
 
     with KopfRunner(['run', '-A', 'handlers.py'], cluster=cluster, timeout=30) as runner:
         runner.wait_ready()                  # optional: startup done, the cluster answered

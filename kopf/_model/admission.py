@@ -1,4 +1,4 @@
-"""The typing side of admission webhooks (SPEC §8.5): client configs, the request callback, servers.
+"""The typing side of admission webhooks: client configs, the request callback, servers.
 
 A webhook server (or tunnel) is a callable that gets the framework's request callback (`WebhookFn`)
 and yields `WebhookClientConfig` dicts (how the API server reaches it) whenever that changes.

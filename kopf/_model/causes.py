@@ -37,7 +37,7 @@ TITLES: dict[str, str] = {
 }
 
 
-# Cause detection (SPEC §5.1): the first matching row wins.
+# Cause detection: the first matching row wins.
 #
 # | # | condition                                                  | reason  |
 # |---|------------------------------------------------------------|---------|

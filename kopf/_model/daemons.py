@@ -1,4 +1,4 @@
-"""`kopf.DaemonStopped` and `kopf.DaemonStoppingReason` (SPEC §5.10, §8.7): the `stopped` kwarg of daemons/timers.
+"""`kopf.DaemonStopped` and `kopf.DaemonStoppingReason`: the `stopped` kwarg of daemons/timers.
 
 The flag is pure here: it is truthy once set, `.is_set()`, `.reason` (the union of all reasons it
 was set with, or None while it is not set). Waiting needs I/O, so the waiting variants live in

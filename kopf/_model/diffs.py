@@ -1,6 +1,6 @@
 """Diffs: what changed between two essences, as `(op, field, old, new)` items; narrowing to a field.
 
-Rules (SPEC §5.7):
+Rules:
 - Mappings are recursed; lists and scalars are compared as whole values; equal values give nothing.
 - At each level: added keys first, then removed keys, then the common keys (recursed), each group in
   the order of the dicts' keys.

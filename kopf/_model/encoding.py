@@ -6,6 +6,8 @@
   values that orjson refuses (integers beyond 64 bits, non-string keys) are encoded by the standard
   library instead, so the choice never changes what can be sent.
 - `loads()` accepts bytes or text; malformed input (or nesting too deep to parse) is a ValueError.
+- `compact()` gives the text of annotation values as upstream writes them (Python's compact `json.dumps`:
+  ASCII, non-ASCII escaped), so an object's annotations read the same whichever framework wrote them.
 """
 import json
 from types import ModuleType
@@ -41,6 +43,9 @@ def dumps(obj: Any) -> bytes:
         except TypeError:
             pass  # e.g. an int over 64 bits, a non-string key: the standard library (or its usual error)
     return json.dumps(obj, separators=(',', ':'), ensure_ascii=False).encode('utf-8')
+
+
+compact = json.JSONEncoder(separators=(',', ':')).encode  # = json.dumps(..., separators=...), made once
 
 
 def loads(data: bytes | str) -> Any:

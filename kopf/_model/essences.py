@@ -1,4 +1,4 @@
-"""The essence of an object: the part whose changes are worth handling (SPEC §4.2), compared to the diff-base.
+"""The essence of an object: the part whose changes are worth handling, compared to the diff-base.
 
 Building it from a body:
 1. deep-copy; drop `apiVersion`, `kind`, the whole `metadata` and `status`;

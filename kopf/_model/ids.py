@@ -1,4 +1,4 @@
-"""Handler ids (SPEC §1.4): the persistent key of a handler in progress storages, status and indices.
+"""Handler ids: the persistent key of a handler in progress storages, status and indices.
 
 - plain function or method: its `__qualname__` (`fn`, `Cls.method`, `outer.<locals>.inner`);
 - `functools.partial` and `functools.wraps` wrappers: the id of the wrapped function;

@@ -1,4 +1,4 @@
-"""`kopf.Index` and `kopf.Store` (SPEC §5.11): what `@kopf.index` handlers build and other handlers read.
+"""`kopf.Index` and `kopf.Store`: what `@kopf.index` handlers build and other handlers read.
 
 An index is a read-only mapping of keys to stores; a store is a read-only collection of the values
 that objects contributed under that key (one value per object per key). Empty stores are removed.

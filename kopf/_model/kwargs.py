@@ -1,4 +1,4 @@
-"""The keyword arguments of handlers and filter callbacks (SPEC §2), built from a cause, purely.
+"""The keyword arguments of handlers and filter callbacks, built from a cause, purely.
 
 A cause is a small frozen value the reactor builds once per event (what happened to which object);
 the per-attempt values (`retry`, `started`, `runtime`, `stopped`) are added by `handler_kwargs()`.
@@ -43,7 +43,7 @@ class ActivityCause(BaseCause):
     settings: Any
 
     def _kwargs(self) -> dict[str, Any]:
-        # `config` is the old name of `settings` (SPEC "Our decisions" 2).
+        # `config` is the old name of `settings` (docs/design/decisions.md #2: old spellings keep working).
         return super()._kwargs() | dict(activity=self.activity, settings=self.settings, config=self.settings)
 
 

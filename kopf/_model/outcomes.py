@@ -42,7 +42,7 @@ class Outcome:
 def stored(outcome: Outcome) -> Outcome:
     """A success whose result cannot be stored as JSON (in `status.<id>`) is a permanent failure.
 
-    Whatever the handler's `errors` mode (SPEC "Our decisions" 11): a retry cannot change it, and
+    Whatever the handler's `errors` mode (docs/design/decisions.md #11): a retry cannot change it, and
     a retry loop would repeat the handler's side effects.
     """
     if outcome.kind is not OutcomeKind.SUCCESS or outcome.result is None:

@@ -84,12 +84,16 @@ class Patch(dict[str, Any]):
     def status(self) -> PatchView:
         return PatchView(self, ('status',))
 
-    def as_json_patch(self, body: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
-        """The JSON-patch that turns `body` into the result of applying the `.fns` to it."""
+    def as_json_patch(self, body: Mapping[str, Any] | None = None, *, merged: bool = False) -> list[dict[str, Any]]:
+        """The JSON-patch that turns `body` into the result of applying the `.fns` to it.
+
+        With `merged`, the merge-patch's own fields are applied first (an admission answer is one JSON-patch);
+        without, they are not (the API client sends them as a merge-patch of their own).
+        """
         source = body if body is not None else self._body
         if source is None:
             raise ValueError('A JSON-patch needs the body it applies to.')
-        if len(self.fns) == 1:  # a callable that knows its own ops (e.g. a finalizer edit): no copy, no diff
+        if len(self.fns) == 1 and not (merged and self):  # a callable that knows its own ops: no copy, no diff
             known = getattr(self.fns[0], 'json_ops', None)
             ops_or_none: list[dict[str, Any]] | None = known(source) if known is not None else None
             if ops_or_none is not None:
@@ -97,6 +101,8 @@ class Patch(dict[str, Any]):
         import jsonpatch  # lazily, only for the generic diff (~1.2 ms): finalizer edits know their ops
 
         target = copying.deepcopy(dict(source))
+        if merged and self:
+            target = merge(target, self)
         for fn in self.fns:
             fn(target)
         ops: list[dict[str, Any]] = jsonpatch.make_patch(dict(source), target).patch
@@ -105,15 +111,24 @@ class Patch(dict[str, Any]):
 
 def merge(body: Mapping[str, Any], patch: Mapping[str, Any]) -> dict[str, Any]:
     """Apply a merge-patch (RFC 7386) to a body, returning a new dict; the inputs are not modified."""
-    result = dict(body)
+    result: dict[str, Any] = merge_value(body, patch)
+    return result
+
+
+def merge_value(target: Any, patch: Any) -> Any:
+    """A merge-patch (RFC 7386) on any JSON value: a mapping merges into a mapping, anything else replaces.
+
+    `None` in the patch removes the key; the result shares nothing with the patch, and the target's
+    untouched values are shared, not copied (neither input is modified).
+    """
+    if not isinstance(patch, Mapping):
+        return patch if isinstance(patch, (str, int, float, bool)) else copying.deepcopy(patch)
+    result = dict(target) if isinstance(target, Mapping) else {}
     for key, value in patch.items():
         if value is None:
             result.pop(key, None)
-        elif isinstance(value, Mapping):
-            base = result.get(key)
-            result[key] = merge(base if isinstance(base, Mapping) else {}, value)
         else:
-            result[key] = copying.deepcopy(value)
+            result[key] = merge_value(result.get(key), value)
     return result
 
 

@@ -1,4 +1,4 @@
-"""Peering as values (SPEC §8.8): who is alive, who pauses whom, when to keep alive. Pure.
+"""Peering as values: who is alive, who pauses whom, when to keep alive. Pure.
 
 The peering object (`KopfPeering` in a namespace, `ClusterKopfPeering` for the cluster, of
 `kopf.dev/v1`, or the legacy `zalando.org/v1`) keeps one entry per operator in its status:

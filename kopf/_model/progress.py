@@ -1,6 +1,6 @@
 """The per-handler state machine of change handling: pure, over records, outcomes and `now`.
 
-Rules (SPEC §4.1, §5.3-5.5; "Our decisions" 5, 6):
+Rules (delays and timeouts: docs/design/decisions.md #5, #6):
 
 States and records
 - Each handler of a cause has a `HandlerState`, persisted as a `ProgressRecord` under its id:

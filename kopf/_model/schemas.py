@@ -1,4 +1,4 @@
-"""Structural pruning of objects by OpenAPI v3 schemas, as kube-apiserver does it (EMULATOR.md §5.2).
+"""Structural pruning of objects by OpenAPI v3 schemas, as kube-apiserver does it.
 
 Pure: dicts in, dicts out; no I/O. Shared by the emulator (which prunes what it stores) and by the
 operator (which predicts what a write would lose before making it).

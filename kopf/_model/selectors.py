@@ -1,6 +1,6 @@
 """Resource selectors: what the decorators' positional and keyword arguments say about resources.
 
-Forms accepted (SPEC §1.1): `'plural'`, `'plural.group'`, `'plural.vN.group'` (kubectl style),
+Forms accepted: `'plural'`, `'plural.group'`, `'plural.vN.group'` (kubectl style),
 `'group', 'plural'`, `'group/version', 'plural'`, `'v1', 'pods'` (the core group),
 `'group', 'version', 'plural'`, `kopf.EVERYTHING` (alone or as the last positional), a callable
 `fn(resource) -> bool`, and the keywords `group`, `version`, `kind`, `plural`, `singular`,
@@ -128,7 +128,7 @@ def parse_selector(
         shortcut: str | None = None,
         category: str | None = None,
 ) -> Selector:
-    """Build a selector from the decorators' positional and keyword arguments (SPEC §1.1)."""
+    """Build a selector from the decorators' positional and keyword arguments."""
     args = [arg1, arg2, arg3]
     keywords = dict(group=group, version=version, kind=kind, plural=plural, singular=singular,
                     shortcut=shortcut, category=category)

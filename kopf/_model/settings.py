@@ -1,6 +1,6 @@
 """`kopf.OperatorSettings` (alias `kopf.OperatorConfig`): one per operator, tuned in startup handlers.
 
-Every section and default of SPEC §3, and the old spellings that keep working with a DeprecationWarning:
+Every section and default of upstream 1.45, and the old spellings that keep working with a DeprecationWarning:
 `settings.batching` (= `settings.queueing`), `BatchingSettings` (= `QueueingSettings`),
 `settings.queueing.batch_window` (a no-op), `settings.execution.max_workers` (resizes the executor).
 """

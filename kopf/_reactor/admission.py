@@ -83,7 +83,7 @@ class Admission:
         ops: list[dict[str, Any]] = []
         mutating = any(h.type == handlers.WebhookType.MUTATING for h in found)
         if not failures and mutating and patch:
-            ops = _json_patch(body, patch)
+            ops = patch.as_json_patch(body, merged=True)
         return admission.respond(payload, errors=failures, warnings=warnings, patch_ops=ops)
 
     def _resource(self, request: Mapping[str, Any]) -> Resource | None:
@@ -160,14 +160,3 @@ class Admission:
 
 def _selects(handler: handlers.WebhookHandler, resource: Resource) -> bool:
     return handler.selector is None or handler.selector.check(resource)
-
-
-def _json_patch(body: Mapping[str, Any], patch: patches.Patch) -> list[dict[str, Any]]:
-    import copy
-
-    import jsonpatch  # lazily: only mutating webhooks need it
-    target = patches.merge(body, dict(patch))
-    for fn in patch.fns:
-        fn(target)
-    ops: list[dict[str, Any]] = jsonpatch.make_patch(copy.deepcopy(dict(body)), target).patch
-    return ops

@@ -2,14 +2,14 @@
 
 Invocation decides nothing over time: no retry counting, no "retries exhausted", no timeout
 arithmetic across attempts — that is the progress state machine's (kopf._model.progress).
-It only enforces the time budget it is given (`remaining`, SPEC "Our decisions" 6): an async
+It only enforces the time budget it is given (`remaining`, docs/design/decisions.md #6): an async
 handler still running when the budget runs out is cancelled and the outcome is TIMEOUT; a sync
 handler cannot be interrupted, so it runs to its end and is judged by what it returned or raised.
 
-Per SPEC §5.3, one attempt's outcome is:
+One attempt's outcome is:
     returned                                    → SUCCESS (with the result)
     returned what cannot be stored as JSON      → FAILURE, if the result goes to `status.<id>`
-                                                  (SPEC "Our decisions" 11; whatever the errors mode)
+                                                  (decisions.md #11; whatever the errors mode)
     TemporaryError(delay=...)                   → RETRY after its delay (None: at once)
     PermanentError & subclasses                 → FAILURE
     another exception, errors=TEMPORARY         → RETRY after the handler's backoff (else the default)

@@ -1,4 +1,4 @@
-"""Peering (SPEC §8.8): several operators on one peering object; the one of the highest priority acts.
+"""Peering: several operators on one peering object; the one of the highest priority acts.
 
 The decisions are pure (`kopf._model.peers`); this module talks and waits:
 - One `Peering` per peering scope: the cluster-wide `ClusterKopfPeering` (with `-A`), or one

@@ -1,4 +1,4 @@
-"""The waiting variants of `kopf.DaemonStopped` (SPEC §2 `stopped`, §8.7), given to daemons and timers.
+"""The waiting variants of `kopf.DaemonStopped`, given to daemons and timers.
 
 Sync daemons run in threads: `SyncDaemonStopped.wait(timeout)` blocks the thread.
 Async daemons run in the loop: `await AsyncDaemonStopped.wait(timeout)`.

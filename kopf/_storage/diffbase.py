@@ -1,4 +1,4 @@
-"""Diff-base storages: where the last handled essence of an object lives (SPEC §4.2).
+"""Diff-base storages: where the last handled essence of an object lives.
 
 `build()` computes the essence of a body (see `kopf._model.essences`); subclasses extend it via `super()`.
 Storages read from a body and write only into a patch; arguments after `self` are keyword-only
@@ -9,13 +9,12 @@ import json
 from collections.abc import Collection, Iterable, Mapping, MutableMapping
 from typing import Any
 
-from kopf._model import essences, fields
+from kopf._model import encoding, essences, fields
 from kopf._storage import keys as keying
 
 Body = Mapping[str, Any]
 Patch = MutableMapping[str, Any]
 Essence = dict[str, Any]
-_compact = json.JSONEncoder(separators=(',', ':')).encode  # = json.dumps(..., separators=...), made once
 
 
 class DiffBaseStorage(metaclass=abc.ABCMeta):
@@ -77,7 +76,7 @@ class AnnotationsDiffBaseStorage(DiffBaseStorage):
         return essence
 
     def store(self, *, body: Body, patch: Patch, essence: Essence) -> None:
-        value = _compact(essence) + '\n'
+        value = encoding.compact(essence) + '\n'
         keying.write(body, patch, self.make_keys(self.key, body=body), value, prefix=self.prefix)
 
 
@@ -124,7 +123,7 @@ class StatusDiffBaseStorage(DiffBaseStorage):
         return dict(value) if isinstance(value, Mapping) else None
 
     def store(self, *, body: Body, patch: Patch, essence: Essence) -> None:
-        fields.ensure(patch, self.field, _compact(essence))
+        fields.ensure(patch, self.field, encoding.compact(essence))
 
 
     def writes_only_own_fields(self) -> bool:

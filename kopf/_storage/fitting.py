@@ -1,4 +1,4 @@
-"""Schema-aware persistence ("Our decisions" 8): keep progress and diff-base where they survive.
+"""Schema-aware persistence (docs/design/decisions.md #8): keep progress and diff-base where they survive.
 
 Given a CRD version's structural schema, predict whether the status fields that the configured
 storages write would be pruned by the API server (`kopf._model.schemas.survives`). If they would,

@@ -1,4 +1,4 @@
-"""Annotation key forming (SPEC §4.3), shared by the progress, diff-base and touch annotations.
+"""Annotation key forming, shared by the progress, diff-base and touch annotations.
 
 - Safe characters: in the name part, `/` becomes `.`, and `<`, `>` become `_`.
 - V2 key (always): the name part (after `prefix/`) is at most 63 characters.

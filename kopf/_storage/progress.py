@@ -1,4 +1,4 @@
-"""Progress storages: where each handler's state (`ProgressRecord`) lives between cycles (SPEC §4.1).
+"""Progress storages: where each handler's state (`ProgressRecord`) lives between cycles.
 
 Storages read from a body and write only into a patch. Every method argument after `self` is
 keyword-only, and the framework always passes them by name, so user subclasses plug in unchanged.
@@ -9,7 +9,7 @@ import json
 from collections.abc import Collection, Mapping, MutableMapping
 from typing import Any, TypedDict
 
-from kopf._model import essences, fields
+from kopf._model import encoding, essences, fields
 from kopf._storage import keys as keying
 
 
@@ -30,7 +30,6 @@ class ProgressRecord(TypedDict, total=False):
 Body = Mapping[str, Any]
 Patch = MutableMapping[str, Any]
 Essence = dict[str, Any]
-_compact = json.JSONEncoder(separators=(',', ':')).encode  # = json.dumps(..., separators=...), made once
 
 
 class ProgressStorage(metaclass=abc.ABCMeta):
@@ -117,7 +116,7 @@ class AnnotationsProgressStorage(ProgressStorage):
 
     def store(self, *, key: str, record: ProgressRecord, body: Body, patch: Patch) -> None:
         data = {k: v for k, v in record.items() if self.verbose or v is not None}
-        value = _compact(data)
+        value = encoding.compact(data)
         keying.write(body, patch, self.make_keys(key, body=body), value, prefix=self.prefix)
 
     def purge(self, *, key: str, body: Body, patch: Patch) -> None:

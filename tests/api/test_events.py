@@ -1,4 +1,4 @@
-"""Kubernetes Events: the body as SPEC §8.1 describes, the background poster, the public functions."""
+"""Kubernetes Events: the body as upstream posts it, the background poster, the public functions."""
 import asyncio
 import contextlib
 import datetime

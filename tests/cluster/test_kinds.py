@@ -244,3 +244,18 @@ def test_the_index_hashes_follow_the_documents() -> None:
     swagger = documents.v2_document([_crd()])
     assert swagger['definitions']['com.example.v1.Thing']['properties']['metadata']['allOf'] == [
         {'$ref': '#/definitions/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta'}]
+
+
+@pytest.mark.parametrize('key, valid', [
+    ('a', True), ('a.b-c_D9', True), ('.hidden', True), ('a b', False), ('a/b', False), ('.', False),
+    ('..', False), ('..x', False), ('x' * 253, True), ('x' * 254, False), ('ключ', False),
+])
+def test_configmap_and_secret_keys_are_config_keys(key: str, valid: bool) -> None:
+    settings = kindrules.Settings()
+    for field in ('data', 'binaryData'):
+        causes = kindrules.prepare(('', 'configmaps'), {'metadata': {'name': 'x'}, field: {key: 'dg=='}}, settings)
+        assert (causes == []) is valid, (field, causes)
+        assert all(cause['field'] == f'{field}[{key}]' for cause in causes)
+    for field in ('data', 'stringData'):
+        causes = kindrules.prepare(('', 'secrets'), {'metadata': {'name': 'x'}, field: {key: 'dg=='}}, settings)
+        assert (causes == []) is valid, (field, causes)

@@ -29,7 +29,7 @@ DECORATORS = {
     'kopf.on.timer', 'kopf.on.validate', 'kopf.on.mutate', 'kopf.daemon', 'kopf.timer', 'kopf.index',
     'kopf.subhandler', 'kopf.register', 'kopf.execute', 'kopf.on.this',
 }
-OPTIONS = {  # SPEC §1.3, the §1.1 selector keywords, `registry`, and the old `cooldown`
+OPTIONS = {  # every decorator option of upstream, the selector keywords, `registry`, and the old `cooldown`
     'id', 'param', 'errors', 'timeout', 'retries', 'backoff', 'labels', 'annotations', 'when', 'field', 'value',
     'old', 'new', 'deleted', 'optional', 'initial_delay', 'cancellation_backoff', 'cancellation_timeout',
     'cancellation_polling', 'interval', 'sharp', 'idle', 'operations', 'operation', 'subresource', 'persistent',

@@ -1,6 +1,6 @@
 """An operator written the way upstream Kopf 1.45 users write them (our own code, not upstream's).
 
-It uses every decorator and every decorator option of SPEC §1.3 at least once, plus the old
+It uses every decorator and every decorator option of upstream 1.45 at least once, plus the old
 spellings (`cooldown=`, `kopf.on.this`, `HandlerRetryError`/`HandlerFatalError`).
 `test_upstream_style.py` imports it unchanged and walks its AST to prove the coverage.
 """

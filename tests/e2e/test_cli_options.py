@@ -1,4 +1,4 @@
-"""`kopf run/freeze/resume` options of SPEC §7: the peering options, env vars, logging."""
+"""`kopf run/freeze/resume` options as upstream: the peering options, env vars, logging."""
 import pathlib
 import time
 from typing import Any

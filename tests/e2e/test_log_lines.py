@@ -100,7 +100,7 @@ AT_EXIT = [
     OBJ + "Daemon 'dmn' succeeded.",
     OBJ + "Timer 'tmr' has exited gracefully.",
 ]
-OURS = [  # upstream: "Handler 'c_unstorable' succeeded." and a retry every second (SPEC "Our decisions" 11)
+OURS = [  # upstream: "Handler 'c_unstorable' succeeded." and a retry every second (docs/design/decisions.md #11)
     OBJ + "Handler 'c_unstorable' failed permanently: its result cannot be stored: set",
     OBJ + 'Creation is processed: 4 succeeded; 7 failed.',
 ]

@@ -159,6 +159,26 @@ async def test_the_shards_held_are_set(registry: kopf.OperatorRegistry, start_op
     assert not summed(found, 'kopf_peering_paused')  # shards not held are not paused scopes
 
 
+async def test_the_lease_held_is_a_gauge(registry: kopf.OperatorRegistry, start_operator: Starter) -> None:
+    kopf.on.create('kopfexamples', registry=registry)(lambda **_: None)
+    settings = fast_settings()
+    port = free_port()
+    settings.metrics.endpoint = f'127.0.0.1:{port}'
+    settings.peering.lease.name = 'metrics-lease'
+    settings.peering.lease.namespace = 'default'
+    await start_operator(settings=settings)
+
+    async def held() -> bool:
+        found = await scrape(f'http://127.0.0.1:{port}/metrics')
+        return value(found, 'kopf_peering_lease_held', lease='metrics-lease') == 1
+    for _ in range(500):  # acquired soon after the start: the Lease is free
+        if await held():
+            break
+        await asyncio.sleep(0.02)
+    else:
+        raise AssertionError('kopf_peering_lease_held never became 1')
+
+
 async def test_a_bad_address_fails_the_start_clearly(registry: kopf.OperatorRegistry, start_operator: Starter) -> None:
     with pytest.raises(running.OperatorError, match="'nowhere'"):
         await start_operator(metrics_endpoint='nowhere')

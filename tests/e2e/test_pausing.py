@@ -102,3 +102,30 @@ async def test_only_an_active_replica_manages_the_webhook_configurations(
     assert not configs()
     await freezer(cluster, 'resume')
     await eventually(configs)
+
+
+@pytest.mark.parametrize('stealth', [False, True])
+async def test_stealth_peering_keeps_alive_without_logging_it(
+        cluster: Cluster, registry: kopf.OperatorRegistry, start_operator: Starter,
+        caplog: pytest.LogCaptureFixture, stealth: bool) -> None:
+    await peering_ready(cluster)
+    created: list[str] = []
+
+    @kopf.on.create('kopfexamples', registry=registry)
+    def create_fn(name: str, **_: Any) -> None:
+        created.append(name)
+
+    @kopf.on.startup(registry=registry)
+    def configure(settings: kopf.OperatorSettings, **_: Any) -> None:
+        settings.peering.stealth = stealth
+
+    def entries() -> dict[str, Any]:
+        obj = cluster.get('kopf.dev/v1', 'ClusterKopfPeering', 'e2e') or {}
+        return dict(obj.get('status') or {})
+
+    await start_operator(peering_name='e2e')
+    await eventually(lambda: len(entries()) == 1)  # our keep-alive is written either way
+    cluster.apply(example('kex-0'))
+    await eventually(lambda: created == ['kex-0'])  # later than the keep-alive's answer was taken
+    kept_alive = [m for m in caplog.messages if 'Keep-alive in' in m]
+    assert kept_alive == ([] if stealth else ["Keep-alive in 'e2e' cluster-wide: ok."])

@@ -1,4 +1,4 @@
-"""kopf.adopt() & co. (SPEC §8.2): the same tables run over dicts, pykube objects and client models."""
+"""kopf.adopt() & co.: the same tables run over dicts, pykube objects and client models."""
 from collections.abc import Callable
 from typing import Any
 

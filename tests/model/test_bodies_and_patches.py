@@ -101,3 +101,19 @@ def test_patch_fns_with_known_ops_need_no_generic_diff(monkeypatch: pytest.Monke
     assert Patch(fns=[AddB()]).as_json_patch(body) == [{'op': 'add', 'path': '/metadata/finalizers/1', 'value': 'b'}]
     with pytest.raises(ImportError):
         Patch(fns=[AddB(), AddB()]).as_json_patch(body)  # several fns: the generic diff (jsonpatch)
+
+
+def test_patch_as_one_json_patch_with_its_merged_fields_and_fns() -> None:
+    """An admission answer: the merge-patch's fields and the fns in one JSON-patch; the body is untouched."""
+    body = {'metadata': {'labels': {'a': '1'}, 'finalizers': ['x']}, 'spec': {'old': 1}}
+    patch = Patch({'spec': {'old': None, 'new': 2}, 'metadata': {'labels': {'b': '2'}}},
+                  fns=[lambda b: b['metadata']['finalizers'].append('y')])
+    ops = patch.as_json_patch(body, merged=True)
+    assert sorted(ops, key=lambda op: op['path']) == [
+        {'op': 'add', 'path': '/metadata/finalizers/1', 'value': 'y'},
+        {'op': 'add', 'path': '/metadata/labels/b', 'value': '2'},
+        {'op': 'add', 'path': '/spec/new', 'value': 2},
+        {'op': 'remove', 'path': '/spec/old'},
+    ]
+    assert body == {'metadata': {'labels': {'a': '1'}, 'finalizers': ['x']}, 'spec': {'old': 1}}
+    assert Patch({'spec': {'new': 2}}).as_json_patch(body) == []  # without `merged`: only the fns

@@ -14,7 +14,7 @@ OLD = {'spec': {'a': 1}}
 NEW = {'spec': {'a': 2}}
 
 
-# One row per line of SPEC §5.1, in its order; earlier rows win over later ones.
+# One row per rule of cause detection, in its order; earlier rows win over later ones.
 @pytest.mark.parametrize('event_type, body, old, new, initial, reason, diff', [
     # 1: gone
     ('DELETED', ALIVE, OLD, OLD, False, Reason.GONE, ()),

@@ -1,4 +1,4 @@
-"""The kwargs of each handler kind (SPEC §2): exactly those the kind gets, and indices overriding them."""
+"""The kwargs of each handler kind: exactly those the kind gets, and indices overriding them."""
 import datetime
 import logging
 from typing import Any

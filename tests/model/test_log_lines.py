@@ -4,7 +4,7 @@ Users grep their operators' logs and assert on these lines in their tests, so sw
 must not change a word. Each line below was printed by upstream 1.45.2 (run as a black box from its
 throw-away venv, side by side with ours, against our local cluster; tests/e2e/test_log_lines.py
 runs the same scenarios through `kopf run` and finds these lines in its output).
-The only line of ours alone: a result that cannot be stored (SPEC "Our decisions" 11).
+The only line of ours alone: a result that cannot be stored (docs/design/decisions.md #11).
 """
 import datetime
 import logging

@@ -10,6 +10,7 @@ import jsonpatch
 
 from kopf._cluster import jsoncodec, statuses
 from kopf._cluster.patchtypes import strategic
+from kopf._model import patches
 
 MERGE = 'application/merge-patch+json'
 JSON = 'application/json-patch+json'
@@ -19,16 +20,7 @@ CUSTOM_TYPES = (JSON, MERGE, APPLY)
 BUILTIN_TYPES = (JSON, MERGE, STRATEGIC, APPLY)
 
 
-def merge_patch(target: Any, patch: Any) -> Any:
-    if not isinstance(patch, Mapping):
-        return jsoncodec.clone(patch)
-    result = dict(target) if isinstance(target, Mapping) else {}
-    for key, value in patch.items():
-        if value is None:
-            result.pop(key, None)
-        else:
-            result[key] = merge_patch(result.get(key), value)
-    return result
+merge_patch = patches.merge_value  # RFC 7386: the one implementation, shared with the framework
 
 
 def json_patch(target: Any, ops: Any) -> Any:

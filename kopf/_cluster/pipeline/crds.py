@@ -4,11 +4,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from kopf._cluster import statuses
-from kopf._cluster.apis.resourcetable import ALL_VERBS, Resource
+from kopf._cluster.apis.resourcetable import Resource
 from kopf._cluster.openapi import conforming
 from kopf._cluster.pipeline import metadata
 
 Cause = dict[str, Any]
+#: The verbs of a custom resource, in the order a real server lists them in discovery.
+CUSTOM_VERBS = ('delete', 'deletecollection', 'get', 'list', 'patch', 'create', 'update', 'watch')
 
 
 def causes_of(crd: Mapping[str, Any]) -> list[Cause]:
@@ -97,7 +99,7 @@ def served_resources(crd: Mapping[str, Any]) -> list[Resource]:
             namespaced=spec['scope'] == 'Namespaced', singular=names.get('singular') or names['kind'].lower(),
             short_names=tuple(names.get('shortNames') or ()), categories=tuple(names.get('categories') or ()),
             subresources=tuple(sub for sub in ('status', 'scale') if sub in subresources),
-            verbs=ALL_VERBS, custom=True, generation=True,
+            verbs=CUSTOM_VERBS, custom=True, generation=True,
             schema=(version.get('schema') or {}).get('openAPIV3Schema'),
             printer_columns=tuple(version.get('additionalPrinterColumns') or ()),
             scale=subresources.get('scale') if isinstance(subresources.get('scale'), dict) else None,

@@ -90,6 +90,7 @@ def deployment(obj: Obj) -> None:
     if isinstance(strategy, dict) and not strategy:
         strategy.update(type='RollingUpdate', rollingUpdate={'maxUnavailable': '25%', 'maxSurge': '25%'})
     _template(spec.get('template'))
+    obj.setdefault('status', {})
 
 
 def replicaset(obj: Obj) -> None:
@@ -252,6 +253,11 @@ def storage_class(obj: Obj) -> None:
     _fill(obj, reclaimPolicy='Delete', volumeBindingMode='Immediate')
 
 
+def event(obj: Obj) -> None:
+    """A core/v1 Event: its reporting fields are not `omitempty` (empty when not given)."""
+    _fill(obj, reportingComponent='', reportingInstance='', source={})
+
+
 def volume_attachment(obj: Obj) -> None:
     _fill(obj.setdefault('status', {}), attached=False)
 
@@ -262,6 +268,7 @@ ON_CREATE: dict[tuple[str, str], Callable[[Obj], None]] = {
     ('', 'podtemplates'): pod_template,
     ('', 'replicationcontrollers'): replication_controller,
     ('', 'endpoints'): endpoints,
+    ('', 'events'): event,
     ('', 'limitranges'): limit_range,
     ('', 'persistentvolumeclaims'): volume_claim,
     ('', 'persistentvolumes'): volume,

@@ -7,6 +7,7 @@ and returns validation causes (empty when valid). Kinds without an entry have no
 import base64
 import dataclasses
 import json
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -80,8 +81,43 @@ def prepare_lease(obj: dict[str, Any], settings: Settings) -> list[Cause]:
     return []
 
 
+DOTS = {'.': "must not be '.'", '..': "must not be '..'"}
+CONFIG_KEY = re.compile(r'[-._a-zA-Z0-9]+')
+CONFIG_KEY_RULE = ("a valid config key must consist of alphanumeric characters, '-', '_' or '.' "
+                   "(e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')")
+
+
+def _key_causes(obj: Mapping[str, Any], *fields: str) -> list[Cause]:
+    """The keys of a ConfigMap's or Secret's data: config keys, at most 253 characters, never `.` or `..`."""
+    causes: list[Cause] = []
+    for field in fields:
+        keys = obj.get(field)
+        for key in (keys if isinstance(keys, Mapping) else ()):
+            if not isinstance(key, str):
+                continue
+            if len(key) > 253:
+                rule = 'must be no more than 253 characters'
+            elif key in DOTS:
+                rule = DOTS[key]
+            elif key.startswith('..'):
+                rule = "must not start with '..'"
+            elif not CONFIG_KEY.fullmatch(key):
+                rule = CONFIG_KEY_RULE
+            else:
+                continue
+            causes.append(statuses.cause('FieldValueInvalid', f'{field}[{key}]', f'Invalid value: "{key}": {rule}'))
+    return causes
+
+
+def prepare_configmap(obj: dict[str, Any], settings: Settings) -> list[Cause]:
+    return _key_causes(obj, 'data', 'binaryData')
+
+
 def prepare_secret(obj: dict[str, Any], settings: Settings) -> list[Cause]:
     """`stringData` is write-only: merged into `data` (base64), never stored, as the real server does."""
+    causes = _key_causes(obj, 'data', 'stringData')
+    if causes:
+        return causes
     obj['type'] = obj.get('type') or 'Opaque'
     strings = obj.pop('stringData', None)
     if isinstance(strings, dict) and strings:
@@ -108,6 +144,7 @@ def prepare_mutating(obj: dict[str, Any], settings: Settings) -> list[Cause]:
 HOOKS: dict[tuple[str, str], Hook] = {
     ('', 'events'): prepare_event,
     ('', 'namespaces'): prepare_namespace,
+    ('', 'configmaps'): prepare_configmap,
     ('', 'secrets'): prepare_secret,
     ('coordination.k8s.io', 'leases'): prepare_lease,
     ('apiextensions.k8s.io', 'customresourcedefinitions'): prepare_crd,

@@ -366,12 +366,16 @@ def _check_finalizers(resource: Resource, current: Obj, candidate: Obj) -> None:
 def _check_preconditions(resource: Resource, current: Obj, options: Options) -> None:
     meta = current['metadata']
     pre = options.preconditions
-    if (pre.get('uid') and pre['uid'] != meta.get('uid')) or (
-            pre.get('resourceVersion') and pre['resourceVersion'] != meta.get('resourceVersion')):
-        field = 'UID' if pre.get('uid') and pre['uid'] != meta.get('uid') else 'ResourceVersion'
-        text = (f'Precondition failed: {field} in precondition: {pre.get(field[0].lower() + field[1:])}, '
-                f'{field} in object meta: {meta.get(field[0].lower() + field[1:])}')
-        raise statuses.conflict(resource.qualified, resource.group, resource.kind, meta['name'], text)
+    if pre.get('uid') and pre['uid'] != meta.get('uid'):
+        text = (f"the UID in the precondition ({pre['uid']}) does not match the UID in record ({meta.get('uid')}). "
+                'The object might have been deleted and then recreated')
+    elif pre.get('resourceVersion') and pre['resourceVersion'] != meta.get('resourceVersion'):
+        text = (f"the ResourceVersion in the precondition ({pre['resourceVersion']}) does not match the "
+                f"ResourceVersion in record ({meta.get('resourceVersion')}). The object might have been modified")
+    else:
+        return
+    # A real server names the Kind here, not the resource.
+    raise statuses.conflict(resource.kind, resource.group, resource.kind, meta['name'], text)
 
 
 def _conform(state: State, obj: dict[str, Any], resource: Resource, options: Options,

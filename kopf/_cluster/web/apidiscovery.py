@@ -60,6 +60,10 @@ def resource_list(catalog: Catalog, group: str, version: str) -> dict[str, Any]:
     return {'kind': 'APIResourceList', 'apiVersion': 'v1', 'groupVersion': group_version, 'resources': entries}
 
 
+#: Kinds that a real server still stores in an older version than it serves (their `storageVersionHash` says so).
+STORED_AS = {('apiextensions.k8s.io', 'CustomResourceDefinition'): 'v1beta1'}
+
+
 def _entry(resource: Resource) -> dict[str, Any]:
     entry: dict[str, Any] = {
         'name': resource.plural, 'singularName': resource.singular, 'namespaced': resource.namespaced,
@@ -69,7 +73,8 @@ def _entry(resource: Resource) -> dict[str, Any]:
         entry['shortNames'] = list(resource.short_names)
     if resource.categories:
         entry['categories'] = list(resource.categories)
-    digest = hashlib.sha256(f'{resource.group}/{resource.version}/{resource.kind}'.encode()).digest()
+    stored = STORED_AS.get((resource.group, resource.kind), resource.version)  # the hash is of the storage version
+    digest = hashlib.sha256(f'{resource.group}/{stored}/{resource.kind}'.encode()).digest()
     entry['storageVersionHash'] = base64.b64encode(digest[:8]).decode()
     return entry
 

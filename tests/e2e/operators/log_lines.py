@@ -146,7 +146,7 @@ def fld_fn(**_):
     pass
 
 
-# Ours only (SPEC "Our decisions" 11; upstream logs it as a success and retries it every second):
+# Ours only (docs/design/decisions.md #11; upstream logs it as a success and retries it every second):
 @kopf.on.create('kopfexamples', errors=kopf.ErrorsMode.IGNORED)
 def c_unstorable(**_):
     return {'a': {1, 2}}

@@ -92,7 +92,10 @@ def group(name: str) -> Any:
     return lambda body: next((g for g in body.get('groups', []) if g['name'] == name), None)
 
 
-P26 = ('pending-builtins',)
+PODS = ('pod-admission',)
+CONTROLLERS = ('no-controllers',)
+EVENTS = ('event-nulls',)
+SERVICEACCOUNTS = ('default-serviceaccount',)
 COLUMNS = ('column-descriptions',)
 TYPES = ('column-types',)
 DISCOVERY = [
@@ -102,23 +105,23 @@ DISCOVERY = [
         'apps', 'coordination.k8s.io', 'apiextensions.k8s.io', 'admissionregistration.k8s.io', GROUP})),
     *[Step('GET', '/apis', pick=group(name)) for name in
       ('apps', 'coordination.k8s.io', 'apiextensions.k8s.io', 'admissionregistration.k8s.io', GROUP)],
-    *[Step('GET', '/api/v1', pick=resource(name), known=P26) for name in
+    *[Step('GET', '/api/v1', pick=resource(name)) for name in
       ('configmaps', 'secrets', 'namespaces', 'namespaces/status', 'pods', 'pods/status', 'services',
        'serviceaccounts', 'events')],
-    *[Step('GET', '/apis/apps/v1', pick=resource(name), known=P26) for name in
+    *[Step('GET', '/apis/apps/v1', pick=resource(name)) for name in
       ('deployments', 'deployments/scale', 'deployments/status', 'replicasets', 'replicasets/scale')],
-    Step('GET', '/apis/coordination.k8s.io/v1', pick=resource('leases'), known=P26),
-    Step('GET', '/apis/apiextensions.k8s.io/v1', pick=resource('customresourcedefinitions'), known=P26),
-    *[Step('GET', '/apis/admissionregistration.k8s.io/v1', pick=resource(name), known=P26) for name in
+    Step('GET', '/apis/coordination.k8s.io/v1', pick=resource('leases')),
+    Step('GET', '/apis/apiextensions.k8s.io/v1', pick=resource('customresourcedefinitions')),
+    *[Step('GET', '/apis/admissionregistration.k8s.io/v1', pick=resource(name)) for name in
       ('mutatingwebhookconfigurations', 'validatingwebhookconfigurations')],
-    *[Step('GET', f'/apis/{GROUP}/v1', pick=resource(name), known=P26)
+    *[Step('GET', f'/apis/{GROUP}/v1', pick=resource(name))
       for name in ('diffs', 'diffs/status', 'diffs/scale')],
     Step('GET', f'/apis/{GROUP}', pick=lambda b: {k: b.get(k) for k in ('name', 'versions', 'preferredVersion')}),
     Step('GET', '/apis/nonexistent.example.com/v1', known=('text-404',)),
-    Step('GET', '/openapi/v2', known=P26, pick=lambda b: 'io.k8s.api.core.v1.ConfigMap' in b.get('definitions', {})),
-    Step('GET', '/openapi/v3', known=P26, pick=lambda b: sorted(
+    Step('GET', '/openapi/v2', pick=lambda b: 'io.k8s.api.core.v1.ConfigMap' in b.get('definitions', {})),
+    Step('GET', '/openapi/v3', pick=lambda b: sorted(
         p for p in b.get('paths', {}) if p in {'api/v1', 'apis/apps/v1', f'apis/{GROUP}/v1'})),
-    Step('GET', f'/openapi/v3/apis/{GROUP}/v1', known=P26, pick=lambda b: sorted(
+    Step('GET', f'/openapi/v3/apis/{GROUP}/v1', pick=lambda b: sorted(
         k for k in b.get('components', {}).get('schemas', {}) if k.startswith('dev.kopf.v1.Diff'))),
 ]
 
@@ -134,26 +137,27 @@ CRUD = [
     Step('DELETE', core('crud', 'configmaps', 'one')),
     Step('DELETE', core('crud', 'configmaps', 'one')),
     Step('POST', core('crud', 'secrets'), {'apiVersion': 'v1', 'kind': 'Secret', 'metadata': {'name': 's1'},
-                                           'stringData': {'user': 'admin'}}, known=P26),
+                                           'stringData': {'user': 'admin'}}),
     Step('POST', core('crud', 'secrets'), {'apiVersion': 'v1', 'kind': 'Secret', 'metadata': {'name': 's2'},
                                            'type': 'kubernetes.io/tls',
                                            'data': {'tls.crt': 'YQ==', 'tls.key': 'Yg=='}}),
-    Step('GET', core('crud', 'secrets', 's1'), known=P26),
+    Step('GET', core('crud', 'secrets', 's1')),
     Step('POST', core('crud', 'serviceaccounts'), {'apiVersion': 'v1', 'kind': 'ServiceAccount',
                                                    'metadata': {'name': 'sa1'}}),
     Step('GET', core('crud', 'serviceaccounts', 'sa1')),
     Step('POST', core('crud', 'services'), {'apiVersion': 'v1', 'kind': 'Service', 'metadata': {'name': 'svc'},
-                                            'spec': {'selector': {'app': 'x'}, 'ports': [{'port': 80}]}}, known=P26),
+                                            'spec': {'selector': {'app': 'x'}, 'ports': [{'port': 80}]}}),
     Step('POST', core('crud', 'pods'), {'apiVersion': 'v1', 'kind': 'Pod', 'metadata': {'name': 'p1'},
-                                        'spec': {'containers': [{'name': 'c', 'image': 'busybox:1'}]}}, known=P26),
-    Step('POST', apps('crud', 'deployments'), deployment('dep'), known=P26),
-    Step('POST', apps('crud', 'replicasets'), {**deployment('rs'), 'kind': 'ReplicaSet'}, known=P26),
+                                        'spec': {'containers': [{'name': 'c', 'image': 'busybox:1'}]}}, known=PODS),
+    Step('POST', apps('crud', 'deployments'), deployment('dep')),
+    Step('POST', apps('crud', 'replicasets'), {**deployment('rs'), 'kind': 'ReplicaSet'}),
     Step('POST', f'/apis/coordination.k8s.io/v1/namespaces/{ns("crud")}/leases', {
         'apiVersion': 'coordination.k8s.io/v1', 'kind': 'Lease', 'metadata': {'name': 'l1'},
         'spec': {'holderIdentity': 'me', 'leaseDurationSeconds': 15}}),
     Step('POST', core('crud', 'events'), {
         'apiVersion': 'v1', 'kind': 'Event', 'metadata': {'name': 'e1'}, 'reason': 'Tested', 'message': 'hi',
-        'type': 'Normal', 'involvedObject': {'kind': 'ConfigMap', 'name': 'one', 'namespace': ns('crud')}}, known=P26),
+        'type': 'Normal', 'involvedObject': {'kind': 'ConfigMap', 'name': 'one', 'namespace': ns('crud')}},
+        known=EVENTS),
     Step('POST', diffs('crud'), diff('d1')),
     Step('GET', diffs('crud', 'd1')),
     Step('PUT', diffs('crud', 'd1'), diff('d1', {'size': 4})),
@@ -164,7 +168,7 @@ CRUD = [
     Step('GET', f'/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{CRD_NAME}',
          pick=lambda b: {'spec': b['spec'], 'accepted': b['status']['acceptedNames']}),
     Step('DELETE', core('crud', 'secrets', 's1')),
-    Step('DELETE', core('crud', 'serviceaccounts', 'sa1'), known=P26),
+    Step('DELETE', core('crud', 'serviceaccounts', 'sa1')),
 ]
 
 DEPLOY = apps('patch', 'deployments', 'dep')
@@ -185,16 +189,16 @@ PATCHES = [
     Step('PATCH', core('patch', 'configmaps', 'm'), [{'op': 'frobnicate', 'path': '/data'}], PATCH),
     Step('PATCH', core('patch', 'configmaps', 'm'), {'op': 'add'}, PATCH),
     Step('PATCH', core('patch', 'configmaps', 'm'), {'data': {'s': 'm'}}, SMP),
-    Step('POST', apps('patch', 'deployments'), deployment('dep'), known=P26),
+    Step('POST', apps('patch', 'deployments'), deployment('dep')),
     Step('PATCH', DEPLOY, {'spec': {'template': {'spec': {'containers': [{'name': 'main', 'image': 'busybox:2'}]}}}},
-         SMP, known=P26),
+         SMP, known=CONTROLLERS),
     Step('PATCH', DEPLOY, {'spec': {'template': {'spec': {'containers': [{'name': 'side', '$patch': 'delete'}]}}}},
-         SMP, known=P26),
+         SMP, known=CONTROLLERS),
     Step('PATCH', DEPLOY, {'spec': {'template': {'spec': {'containers': [
-        {'name': 'main', 'env': [{'name': 'B', 'value': '2'}]}]}}}}, SMP, known=P26),
+        {'name': 'main', 'env': [{'name': 'B', 'value': '2'}]}]}}}}, SMP, known=CONTROLLERS),
     Step('PATCH', DEPLOY, {'spec': {'template': {'spec': {'$setElementOrder/containers': [{'name': 'main'}],
                                                           'containers': [{'name': 'main', 'image': 'b:3'}]}}}},
-         SMP, known=P26),
+         SMP, known=CONTROLLERS),
     Step('POST', diffs('patch'), diff('d')),
     Step('PATCH', diffs('patch', 'd'), {'spec': {'size': 5}}, SMP),
     Step('PATCH', diffs('patch', 'd'), {'spec': {'tags': ['a', 'b']}}, MERGE),
@@ -244,11 +248,11 @@ SUB = [
     Step('POST', core('sub', 'configmaps'), cm('c')),
     Step('GET', core('sub', 'configmaps', 'c/status')),
     Step('GET', core('sub', 'configmaps', 'c/scale')),
-    Step('POST', apps('sub', 'deployments'), deployment('dep', 2), known=P26),
+    Step('POST', apps('sub', 'deployments'), deployment('dep', 2)),
     Step('GET', apps('sub', 'deployments', 'dep/scale'), known=('no-controllers',)),
     Step('PATCH', apps('sub', 'deployments', 'dep/scale'), {'spec': {'replicas': 3}}, MERGE, known=('no-controllers',)),
-    Step('PATCH', apps('sub', 'deployments', 'dep/status'), {'status': {'readyReplicas': 1}}, MERGE, known=P26),
-    Step('GET', apps('sub', 'deployments', 'dep'), known=P26),
+    Step('PATCH', apps('sub', 'deployments', 'dep/status'), {'status': {'readyReplicas': 1}}, MERGE, known=CONTROLLERS),
+    Step('GET', apps('sub', 'deployments', 'dep'), known=CONTROLLERS),
     Step('PATCH', f'/api/v1/namespaces/{ns("sub")}/status', {'status': {'phase': 'Active'}}, MERGE),
 ]
 
@@ -388,8 +392,8 @@ SELECTORS = [
     Step('GET', f'{SCM}?continue=garbage'),
     Step('GET', f'{SCM}?limit=abc'),
     Step('POST', core('select', 'pods'), {'apiVersion': 'v1', 'kind': 'Pod', 'metadata': {'name': 'p'},
-                                          'spec': {'containers': [{'name': 'c', 'image': 'busybox:1'}]}}, known=P26),
-    *[Step('GET', core('select', 'pods', query=f'fieldSelector={q}'), known=P26) for q in (
+                                          'spec': {'containers': [{'name': 'c', 'image': 'busybox:1'}]}}, known=PODS),
+    *[Step('GET', core('select', 'pods', query=f'fieldSelector={q}'), known=PODS) for q in (
         'status.phase%3DPending', 'spec.nodeName%3D', 'status.phase%3DRunning', 'spec.restartPolicy%3DAlways')],
     Step('GET', core('select', 'secrets', query='fieldSelector=type%3DOpaque')),
 ]
@@ -416,12 +420,12 @@ TABLES = [
     Step('GET', core('tables', 'secrets'), accept=TABLE, known=COLUMNS + TYPES),
     Step('POST', core('tables', 'serviceaccounts'), {'apiVersion': 'v1', 'kind': 'ServiceAccount',
                                                      'metadata': {'name': 'sa'}}),
-    Step('GET', core('tables', 'serviceaccounts'), accept=TABLE, known=P26),
+    Step('GET', core('tables', 'serviceaccounts'), accept=TABLE, known=SERVICEACCOUNTS),
     Step('POST', core('tables', 'pods'), {'apiVersion': 'v1', 'kind': 'Pod', 'metadata': {'name': 'p'},
-                                          'spec': {'containers': [{'name': 'c', 'image': 'busybox:1'}]}}, known=P26),
-    Step('GET', core('tables', 'pods'), accept=TABLE, known=P26),
-    Step('POST', apps('tables', 'deployments'), deployment('d'), known=P26),
-    Step('GET', apps('tables', 'deployments'), accept=TABLE, known=P26),
+                                          'spec': {'containers': [{'name': 'c', 'image': 'busybox:1'}]}}, known=PODS),
+    Step('GET', core('tables', 'pods'), accept=TABLE),
+    Step('POST', apps('tables', 'deployments'), deployment('d')),
+    Step('GET', apps('tables', 'deployments'), accept=TABLE, known=CONTROLLERS),
     Step('GET', f'/api/v1/namespaces/{ns("tables")}', accept=TABLE, known=COLUMNS + TYPES),
     Step('GET', f'/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{CRD_NAME}', accept=TABLE,
          known=COLUMNS + TYPES),
@@ -485,8 +489,7 @@ BAD_INPUT = [
     Step('POST', BCM, cm('otherns', namespace='elsewhere')),
     Step('POST', BCM, cm('')),
     Step('POST', BCM, cm('', generateName='Bad_')),
-    Step('POST', BCM, {'apiVersion': 'v1', 'kind': 'ConfigMap', 'metadata': {'name': 'baddata'}, 'data': {'a b': 'x'}},
-         known=P26),
+    Step('POST', BCM, {'apiVersion': 'v1', 'kind': 'ConfigMap', 'metadata': {'name': 'baddata'}, 'data': {'a b': 'x'}}),
     Step('POST', BCM, {'apiVersion': 'v1', 'kind': 'ConfigMap', 'metadata': {'name': 'wrongtype'}, 'data': 'x'}),
     Step('POST', BCM, {'apiVersion': 'v1', 'kind': 'ConfigMap', 'metadata': {'name': 7}}),
     *[Step('POST', BCM, cm(name)) for name in BAD_NAMES],
