@@ -36,6 +36,7 @@ Modules:
 - `certificates`  throw-away CAs and certificates as PEM bytes
 - `peers`         peering: who is alive, who pauses whom, keep-alives
 - `leases`        leader election on a Lease, by client-go's rules
+- `shards`        sharding (`--shards`): the uid → shard hash of `shardSelector`, fair shares of the replicas
 - `pausing`       the paused scopes: may an object act now?
 - `metrics`       the metrics endpoint's address, the labels' bounds, the buckets
 - `rbac`          RBAC rules for the framework's own requests (`kopf rbac`)

@@ -86,6 +86,7 @@ class Observer:
         self.tg = tg
         self.discovery = discovery.Discovery(ctx.client)
         self.served: dict[resources.Resource, contexts.ResourceContext] = {}
+        ctx.served = self.served  # the shards' takeovers and releases find the records here
         ctx.metrics.observe(self.served)  # its objects are counted at scrape time
         self.watchers: dict[tuple[resources.Resource, str | None], asyncio.Task[None]] = {}
         self.warned: set[selectors.Selector] = set()

@@ -1,6 +1,6 @@
 """One cycle of one object: decide → invoke → settle → apply (→ its daemons and timers see the newest body).
 
-A cycle of an object whose scope is paused (peering) only feeds the indices.
+A cycle of an object whose scope is paused (peering, a Lease, its shard not ours) only feeds the indices.
 `decide` and `settle` are pure (`kopf._model.plans`); this module only awaits the invocations
 (`changing`) and the patch (`applying`), logs what the pure steps decided, and reports the cycle's
 end to the object's record as a value (`kopf._model.records.Done`).
@@ -28,7 +28,7 @@ async def process(rctx: contexts.ResourceContext, record: records.ObjectRecord, 
                     await indexing.index(rctx, record, event, logger)
                 finally:
                     indexing.indexed(stream, record.uid)  # a failure must not hold the start forever
-    if paused(rctx, event):
+    if paused(rctx, record, event):
         return records.Done(event=event, now=asyncio.get_running_loop().time(), paused=True)  # indices only
     if indexing is not None and not indexing.ready.is_set():
         await indexing.wait()  # no handler sees a half-filled index
@@ -54,14 +54,13 @@ async def process(rctx: contexts.ResourceContext, record: records.ObjectRecord, 
         event=event, now=asyncio.get_running_loop().time(), wakeup=settlement.wakeup, answer=answer,
         settled=answer is not None and not plans.needs_recheck(rctx, plan, settlement, answer),
         watched=registry.has_handlers(resource, handlers.WatchingHandler),
-        finalizer=rctx.finalizer, error_delays=rctx.error_delays, paused=paused(rctx, event))
+        finalizer=rctx.finalizer, error_delays=rctx.error_delays, paused=paused(rctx, record, event))
 
 
-
-def paused(rctx: contexts.ResourceContext, event: RawEvent) -> bool:
-    """Whether the object's scope is paused (`kopf._model.pausing`): its handlers must not run now."""
+def paused(rctx: contexts.ResourceContext, record: records.ObjectRecord, event: RawEvent) -> bool:
+    """Whether the object's scope (or its shard) is paused (`kopf._model.pausing`): its handlers must not run now."""
     namespace = (event.get('object', {}).get('metadata') or {}).get('namespace')
-    return rctx.operator.pausing.paused(namespace)
+    return rctx.operator.pausing.paused(namespace, record.shard)
 
 
 def remember(record: records.ObjectRecord, settlement: plans.Settlement) -> None:

@@ -17,7 +17,8 @@ daemons and timers as `kopf._model.spawning.reconcile` decides.
 - While any of them runs, our finalizer stays: the object's record counts them (`spawns`), and each
   exit nudges the record, so its next cycle may release the finalizer.
 - While the object's scope is paused (peering), its daemons and timers are stopped (`OPERATOR_PAUSING`)
-  and none starts; resuming re-lists the object, whose next cycle starts them again.
+  and none starts; resuming re-lists the object, whose next cycle starts them again. The same for
+  its shard (`--shards`): released or lost, they stop; on a takeover, its newest body is re-run.
 - When the object is being deleted, they are stopped before its delete handlers run (as upstream).
 - On operator exit, all are stopped (OPERATOR_EXITING) and awaited a few seconds; leftovers are cancelled.
 """
@@ -92,7 +93,7 @@ def reconcile(rctx: contexts.ResourceContext, record: records.ObjectRecord, plan
         if background is not None:
             background.stop_all(DaemonStoppingReason.RESOURCE_DELETED)
         return
-    if rctx.operator.pausing.paused((plan.body.get('metadata') or {}).get('namespace')):
+    if rctx.operator.pausing.paused((plan.body.get('metadata') or {}).get('namespace'), record.shard):
         if background is not None:  # a cycle in flight when its scope was paused: nothing starts
             background.stop_all(DaemonStoppingReason.OPERATOR_PAUSING)
         return

@@ -642,3 +642,18 @@ def test_20_leases(cluster: Cluster) -> None:
     lease = cluster.get('coordination.k8s.io/v1', 'Lease', 'example-operator', 'default') or {}
     assert not lease['spec'].get('holderIdentity')  # released on exit
     assert 'The lease default/example-operator is released.' in operator.output
+
+
+def test_21_shards(cluster: Cluster) -> None:
+    args = ('--lease', 'example-operator', '--lease-namespace', 'default', '--shards', '3')
+    with runner('21-shards', cluster, *args) as operator:
+        assert operator.wait_ready(20)
+        wait_for(lambda: all((cluster.get('coordination.k8s.io/v1', 'Lease', f'example-operator-{i}', 'default')
+                              or {}).get('spec', {}).get('holderIdentity') for i in range(3)))  # alone: all 3
+        cluster.apply(OBJ)
+        assert wait_for(lambda: status(cluster)) == {
+            'create_fn': {'message': 'kopf-example-1 is handled by this replica'}}
+    for i in range(3):
+        lease = cluster.get('coordination.k8s.io/v1', 'Lease', f'example-operator-{i}', 'default') or {}
+        assert not lease['spec'].get('holderIdentity')  # released on exit
+    assert "the shards held: [0, 1, 2] of 3." in operator.output

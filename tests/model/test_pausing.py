@@ -51,3 +51,41 @@ def test_a_cancelling_pauser_cancels_the_cycles_in_flight_of_its_scopes() -> Non
     assert not pauses.cancels('ns1') and not pauses.cancels(None)
     pauses.pause(pausing.WHOLE, 'lease')  # paused again, but finishing what is in flight
     assert not pauses.cancels('ns1')
+
+
+@pytest.mark.parametrize('paused, namespace, shard, result', [
+    ([pausing.Shard(1)], 'ns1', 1, True),      # its shard is not ours
+    ([pausing.Shard(1)], 'ns1', 2, False),     # another shard's pause does not stop it
+    ([pausing.Shard(1)], None, 1, True),       # cluster-scoped objects have shards too
+    ([pausing.Shard(1)], 'ns1', None, False),  # unsharded (a watch stream asks so): shards never stop it
+    (['ns1'], 'ns1', 2, True),
+    ([pausing.WHOLE], None, 2, True),
+])
+def test_what_is_paused_with_shards(paused: list[pausing.Scope], namespace: str | None, shard: int | None,
+                                    result: bool) -> None:
+    pauses = pausing.Pauses()
+    for scope in paused:
+        pauses.pause(scope, 'lease')
+    assert pauses.paused(namespace, shard) is result
+
+
+def test_a_lost_shard_cancels_its_objects_cycles_only() -> None:
+    pauses = pausing.Pauses()
+    pauses.pause(pausing.Shard(3), 'lease', cancelling=True)
+    assert pauses.cancels('ns1', 3)
+    assert not pauses.cancels('ns1', 2)
+    assert not pauses.cancels('ns1')
+
+
+@pytest.mark.parametrize('paused, manages', [
+    ([], True),
+    ([pausing.Shard(1), pausing.Shard(2)], True),  # shard 0 is ours: we write the webhook configurations
+    ([pausing.Shard(0)], False),
+    (['ns1'], False),
+    ([pausing.WHOLE], False),
+])
+def test_who_manages_the_webhook_configurations(paused: list[pausing.Scope], manages: bool) -> None:
+    pauses = pausing.Pauses()
+    for scope in paused:
+        pauses.pause(scope, 'lease')
+    assert pauses.manages_webhooks() is manages
