@@ -32,7 +32,7 @@ from typing import Any
 from kopf._model import handlers, listings, records
 from kopf._model.bodies import RawEvent
 from kopf._model.daemons import DaemonStoppingReason
-from kopf._reactor import contexts, invoking, loggers, processing
+from kopf._reactor import contexts, invoking, loggers, processing, spawning
 
 logger = logging.getLogger('kopf.reactor.queueing')
 
@@ -89,6 +89,7 @@ class Dispatcher:
                 not invoking.is_async(h.fn) for h in selected if not isinstance(h, handlers.SpawningHandler)):
             self.limit = max(SYNC_RUNNERS_MIN, SYNC_RUNNERS_PER_THREAD * threads)  # daemons, timers: own tasks
         self.runners: set[asyncio.Task[None]] = set()
+        self.spawning = rctx.registry.has_handlers(rctx.resource, handlers.SpawningHandler)
         self.closed = False
         self.indexing = rctx.operator.indexing if rctx.registry.has_handlers(rctx.resource,
                                                                             handlers.IndexingHandler) else None
@@ -103,6 +104,8 @@ class Dispatcher:
         uid = str(meta.get('uid') or f"{meta.get('namespace')}/{meta.get('name')}")
         record = self.rctx.remember(uid)
         record.owner = self
+        if self.spawning:
+            spawning.sighted(self.rctx, record, event)  # its daemons and timers see every event's body at once
         if self.indexing is not None and event.get('type') is None:
             self.indexing.expect(self.key, uid, limit=self.limit)
         if self.resuming and event.get('type') is None:
@@ -271,8 +274,9 @@ class Dispatcher:
         if run is None:
             return
         if record.logger is None:  # it refers to the object only (not to a body): kept while it has work
-            body = run.event['object']
-            record.logger = loggers.ObjectLogger(body=loggers.identity(body), settings=self.rctx.settings)
+            background = record.background  # its daemons' and timers' logger, on the live body, if it has them
+            record.logger = background.logger if background is not None else \
+                loggers.ObjectLogger(body=loggers.identity(run.event['object']), settings=self.rctx.settings)
         self.running.add(record)
         try:
             done = await self.process(self.rctx, record, run.event, fresh=run.fresh, logger=record.logger)

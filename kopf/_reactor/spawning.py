@@ -81,6 +81,22 @@ class _ThreadPerCall(concurrent.futures.Executor):
         return future
 
 
+def sighted(rctx: contexts.ResourceContext, record: records.ObjectRecord, event: Mapping[str, Any]) -> None:
+    """An event of an object of a resource with daemons or timers arrived: its body is the live one at once.
+
+    The object's `Background` is made at its first event (not at the end of its first cycle), so that
+    the echo of our own first patch, which may come before the patch's answer, is what it keeps:
+    the watch stream's own newest body, not a second copy of it per object.
+    """
+    background: Background | None = record.background
+    if background is None:
+        if event.get('type') == 'DELETED' or rctx.operator.exiting:
+            return
+        loop_now = asyncio.get_running_loop().time()
+        background = record.background = Background(rctx, record, event['object'], now=loop_now)
+    background.see(event['object'])
+
+
 def reconcile(rctx: contexts.ResourceContext, record: records.ObjectRecord, plan: plans.Plan,
               answer: Mapping[str, Any] | None) -> None:
     """After a cycle: the newest body to the object's daemons and timers; start or stop them."""
@@ -99,8 +115,8 @@ def reconcile(rctx: contexts.ResourceContext, record: records.ObjectRecord, plan
     loop_now = asyncio.get_running_loop().time()
     if background is None:
         background = record.background = Background(rctx, record, body, now=loop_now)
-    background.latest.raw = body
-    if plan.essence is not None and plan.essence != background.essence:
+    background.see(body, answer=answer is not None)
+    if _idle_timers(rctx) and plan.essence is not None and plan.essence != background.essence:
         if background.essence is not None:
             background.changed(loop_now)
         background.essence = plan.essence
@@ -112,6 +128,12 @@ def reconcile(rctx: contexts.ResourceContext, record: records.ObjectRecord, plan
         background.spawns[key].stop(reason)
     for handler in changes.start:
         background.start(handler)
+
+
+def _idle_timers(rctx: contexts.ResourceContext) -> bool:
+    """Whether a timer of the resource has `idle`: only then are essential changes tracked (the essence kept)."""
+    return any(isinstance(handler, handlers.TimerHandler) and handler.idle is not None
+               for handler in rctx.registry.select(handlers.SpawningHandler, rctx.resource))
 
 
 async def stop_all(ctx: contexts.OperatorContext, reason: DaemonStoppingReason) -> None:
@@ -150,7 +172,12 @@ class Background:
         self.spawns: dict[str, Spawn] = {}
         self.essence: Any = None
         self.last_change = now  # essential changes before the first sight are not known: counted from it
-        self.logger = loggers.ObjectLogger(body=loggers.identity(body), settings=rctx.settings)
+        self.logger = loggers.ObjectLogger(body=self.latest, settings=rctx.settings)  # no copy: the live body
+
+    def see(self, body: Mapping[str, Any], *, answer: bool = False) -> None:
+        """A body (of an event, or of our patch's answer) is the live one, unless it is older (`model.is_live`)."""
+        if model.is_live(body, self.latest.raw, answer=answer):
+            self.latest.raw = body
 
     def cause(self, patch: patches.Patch) -> SpawningCause:
         return SpawningCause(logger=self.logger, memo=self.record.memo, indices=self.rctx.indices,
@@ -437,6 +464,12 @@ class Timer(Spawn):
             self.call = asyncio.create_task(self._call(), name=name)
 
     async def _call(self) -> None:
+        try:
+            await self._call_once()
+        finally:
+            self.call = None  # its end: the done task (its context, its frames' values) is not kept till the next
+
+    async def _call_once(self) -> None:
         loop = asyncio.get_running_loop()
         started = loop.time()
         try:
