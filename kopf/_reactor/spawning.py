@@ -22,6 +22,7 @@ daemons and timers as `kopf._model.spawning.reconcile` decides.
 """
 import asyncio
 import concurrent.futures
+import datetime
 import logging
 import threading
 import time
@@ -247,8 +248,8 @@ def _unknown(handler: handlers.SpawningHandler) -> 'Spawn':
 class Spawn:
     """One daemon or timer of one object (slots: tens of thousands of timers are kept in memory)."""
 
-    __slots__ = ('_finished', 'background', 'call', 'changed_since', 'due', 'flag', 'gone', 'handler',
-                 'is_async', 'state', 'stopping', 'task')
+    __slots__ = ('_finished', '_state', 'background', 'call', 'changed_since', 'due', 'flag', 'gone', 'handler',
+                 'is_async', 'stopping', 'task')
 
     def __init__(self, background: Background, handler: handlers.SpawningHandler) -> None:
         self.background = background
@@ -256,9 +257,25 @@ class Spawn:
         self.is_async = invoking.is_async(handler.fn)
         self.flag = stoppers.AsyncDaemonStopped() if self.is_async else stoppers.SyncDaemonStopped()
         self.stopping: asyncio.Event | None = None  # the framework's own waits (daemons only; made when needed)
-        self.state = progress.HandlerState.from_scratch(now=changing.now(), purpose=None)
+        self._state: progress.HandlerState | datetime.datetime = changing.now()  # fresh since then
         self.gone = False
         self._finished = False
+
+    @property
+    def state(self) -> progress.HandlerState:
+        """Its retries and when it started; kept only while retrying (else just the time it is fresh since).
+
+        Not a state object per timer between its calls: those would all be long-lived objects for the
+        garbage collector's full collections, whose pauses delay every timer due meanwhile.
+        """
+        state = self._state
+        if isinstance(state, datetime.datetime):
+            return progress.HandlerState.from_scratch(now=state, purpose=None)
+        return state
+
+    @state.setter
+    def state(self, value: progress.HandlerState | datetime.datetime) -> None:
+        self._state = value
 
     @property
     def scheduler(self) -> Any:
@@ -303,8 +320,9 @@ class Spawn:
         handler, background = self.handler, self.background
         patch = patches.Patch(body=background.latest.raw)
         moment = changing.now()
-        kwargs = handler_kwargs(handler, background.cause(patch), retry=self.state.retries,
-                                started=self.state.started, runtime=self.state.runtime(moment), stopped=self.flag)
+        state = self.state
+        kwargs = handler_kwargs(handler, background.cause(patch), retry=state.retries,
+                                started=state.started, runtime=state.runtime(moment), stopped=self.flag)
         outcomes.invoked(handler).emit(self.logger)
         settings = background.rctx.settings
         executor = settings.execution.executor if self.is_async or isinstance(handler, handlers.TimerHandler) else \
@@ -313,7 +331,7 @@ class Spawn:
         outcome = await invoking.invoke_handler(handler, kwargs=kwargs, executor=executor,
                                                 default_backoff=settings.execution.default_backoff)
         background.rctx.operator.metrics.handled(background.rctx.resource, handler.id, outcome.kind.value,
-                                                 time.perf_counter() - begun, retry=self.state.retries > 0)
+                                                 time.perf_counter() - begun, retry=state.retries > 0)
         if outcome.kind is OutcomeKind.SUCCESS and outcome.result is not None:
             plans.deliver_result(patch, handler.id, outcome.result)
         await background.apply(patch)
@@ -451,7 +469,10 @@ class Timer(Spawn):
         if at is None:
             self.scheduler.cancel(self)
         else:
-            self.scheduler.at(self, at, self._fire, replace=True)
+            self.scheduler.at(self, at, self, replace=True)  # itself as the callback: no bound method per call
+
+    def __call__(self) -> None:
+        self._fire()
 
     def _fire(self) -> None:
         rctx = self.background.rctx
@@ -483,7 +504,7 @@ class Timer(Spawn):
             self._stopped()
             return
         final = judged.success or judged.failure
-        self.state = progress.HandlerState.from_scratch(now=changing.now(), purpose=None) if final else judged
+        self.state = changing.now() if final else judged  # fresh again: only the time is kept
         delay = (judged.delayed - changing.now()).total_seconds() if judged.delayed is not None else None
         due = model.next_due(self.handler, started=started, finished=finished, success=final, delay=delay,
                              last_change=self.background.last_change, changed_since=self.changed_since)
