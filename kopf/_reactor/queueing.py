@@ -94,6 +94,7 @@ class Dispatcher:
                 not invoking.is_async(h.fn) for h in selected if not isinstance(h, handlers.SpawningHandler)):
             self.limit = max(SYNC_RUNNERS_MIN, SYNC_RUNNERS_PER_THREAD * threads)  # daemons, timers: own tasks
         self.runners: set[asyncio.Task[None]] = set()
+        self.spawning = rctx.registry.has_handlers(rctx.resource, handlers.SpawningHandler)
         self.closed = False
         self.indexing = rctx.operator.indexing if rctx.registry.has_handlers(rctx.resource,
                                                                             handlers.IndexingHandler) else None
@@ -114,6 +115,9 @@ class Dispatcher:
                 if event.get('type') == 'DELETED' and record.phase is records.Phase.IDLE and not record.spawns:
                     self.rctx.forget(uid)
                 return  # not ours: another replica handles it
+        if self.spawning:
+            from kopf._reactor import spawning  # lazily: operators without daemons and timers never load it
+            spawning.sighted(self.rctx, record, event)  # its daemons and timers see every event's body at once
         if self.indexing is not None and event.get('type') is None:
             self.indexing.expect(self.key, uid, limit=self.limit)
         if self.resuming and event.get('type') is None:
@@ -296,8 +300,9 @@ class Dispatcher:
         if run is None:
             return
         if record.logger is None:  # it refers to the object only (not to a body): kept while it has work
-            body = run.event['object']
-            record.logger = loggers.ObjectLogger(body=loggers.identity(body), settings=self.rctx.settings)
+            background = record.background  # its daemons' and timers' logger, on the live body, if it has them
+            record.logger = background.logger if background is not None else \
+                loggers.ObjectLogger(body=loggers.identity(run.event['object']), settings=self.rctx.settings)
         self.running[record] = asyncio.current_task()
         try:
             done = await self.process(self.rctx, record, run.event, fresh=run.fresh, logger=record.logger)

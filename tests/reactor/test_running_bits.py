@@ -199,3 +199,17 @@ def test_log_formats_as_upstream_takes_them(capsys: pytest.CaptureFixture[str]) 
         loggers.deconfigure()
         root.setLevel(level)
         root.handlers[:] = handlers
+
+
+def test_object_loggers_keep_no_copies_and_read_the_body_they_were_given() -> None:
+    """Tens of thousands live at once (a timer each): the reference and prefix are made per message."""
+    body: dict[str, Any] = {'apiVersion': 'v1', 'kind': 'ConfigMap',
+                            'metadata': {'name': 'n', 'namespace': 'ns', 'uid': 'u'}}
+    logger = kopf.ObjectLogger(body=body, settings=kopf.OperatorSettings())
+    assert set(vars(logger)) == {'body', 'settings'}
+    assert logger.prefix == '[ns/n]'
+    ref = {'apiVersion': 'v1', 'kind': 'ConfigMap', 'name': 'n', 'uid': 'u', 'namespace': 'ns'}
+    assert logger.extra == {'k8s_ref': ref}
+    assert logger.logger is logging.getLogger('kopf.objects')
+    msg, kwargs = logger.process('hi', {'extra': {'a': 1}})
+    assert msg == '[ns/n] hi' and kwargs['extra'] == {**logger.extra, 'a': 1}
