@@ -1,0 +1,273 @@
+"""The workload controllers' decisions as pure functions over dict literals and `now` (no store, no loop)."""
+import copy
+from typing import Any
+
+import pytest
+
+from kopf._cluster.controllers import clock, deployments, endpoints, jobs, knobs, kubelet, plans, replicasets
+from kopf._cluster.controllers.plans import Create, Delete, Update
+
+NOW = 1_800_000_000.0
+Obj = dict[str, Any]
+
+
+def _node(ready: bool = True, name: str = 'kopf-local-node') -> Obj:
+    return {'metadata': {'name': name, 'labels': {}}, 'spec': {},
+            'status': {'conditions': [{'type': 'Ready', 'status': 'True' if ready else 'False'}],
+                       'addresses': [{'type': 'InternalIP', 'address': '172.18.0.2'}]}}
+
+
+def _pod(name: str = 'p', *, annotations: Obj | None = None, restart: str = 'Always', **status: Any) -> Obj:
+    meta: Obj = {'name': name, 'namespace': 'ns', 'uid': f'uid-{name}', 'creationTimestamp': clock.stamp(NOW - 60)}
+    if annotations:
+        meta['annotations'] = annotations
+    return {'apiVersion': 'v1', 'kind': 'Pod', 'metadata': meta,
+            'spec': {'containers': [{'name': 'c', 'image': 'nginx'}], 'restartPolicy': restart}, 'status': status}
+
+
+def _step(pod: Obj, now: float, nodes: list[Obj] | None = None, settings: knobs.Knobs | None = None) -> Obj:
+    plan = kubelet.reconcile(pod, [_node()] if nodes is None else nodes, settings or knobs.Knobs(), now)
+    return plan.writes[0].candidate if plan.writes else pod  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize('value, total, up, expected', [
+    ('25%', 3, True, 1), ('25%', 3, False, 0), (2, 10, True, 2), ('50%', 5, False, 2), ('x%', 4, True, 0),
+    ('3', 10, False, 3), (None, 10, True, 0),
+])
+def test_int_or_percent(value: Any, total: int, up: bool, expected: int) -> None:
+    assert plans.scaled(value, total, up) == expected
+
+
+@pytest.mark.parametrize('strategy, replicas, expected', [
+    ({}, 4, (1, 1)), ({'type': 'RollingUpdate', 'rollingUpdate': {'maxSurge': 0, 'maxUnavailable': 0}}, 4, (0, 1)),
+    ({'type': 'Recreate'}, 3, (0, 3)), ({'rollingUpdate': {'maxSurge': '100%', 'maxUnavailable': 0}}, 2, (2, 0)),
+])
+def test_deployment_limits(strategy: Obj, replicas: int, expected: tuple[int, int]) -> None:
+    assert deployments.limits({'spec': {'replicas': replicas, 'strategy': strategy}}) == expected
+
+
+def test_kubelet_pod_lifecycle_by_the_clock() -> None:
+    pod = _step(_pod(), NOW)
+    assert pod['spec']['nodeName'] == 'kopf-local-node'
+    assert pod['status']['phase'] == 'Pending'
+    assert pod['status']['containerStatuses'][0]['state'] == {'waiting': {'reason': 'ContainerCreating'}}
+    assert kubelet.reconcile(pod, [_node()], knobs.Knobs(), NOW).wake_at == NOW + 0.05
+    running = _step(pod, NOW + 1)
+    assert running['status']['phase'] == 'Running'
+    assert running['status']['podIP'].startswith('10.244.')
+    assert {c['type']: c['status'] for c in running['status']['conditions']} == {
+        'PodReadyToStartContainers': 'True', 'Initialized': 'True', 'Ready': 'True', 'ContainersReady': 'True',
+        'PodScheduled': 'True'}
+    assert kubelet.reconcile(running, [_node()], knobs.Knobs(), NOW + 2).writes == []   # nothing more to do
+
+
+def test_kubelet_no_ready_node_leaves_the_pod_unscheduled() -> None:
+    pod = _step(_pod(), NOW, nodes=[_node(ready=False)])
+    assert 'nodeName' not in pod['spec']
+    assert pod['status']['conditions'][0]['reason'] == 'Unschedulable'
+
+
+def test_kubelet_node_not_ready_makes_pods_unready() -> None:
+    running = _step(_step(_pod(), NOW), NOW + 1)
+    unready = _step(running, NOW + 2, nodes=[_node(ready=False)])
+    assert unready['status']['phase'] == 'Running'
+    assert {c['type']: c['status'] for c in unready['status']['conditions']}['Ready'] == 'False'
+    assert not unready['status']['containerStatuses'][0]['ready']
+
+
+def test_kubelet_image_pull_failure() -> None:
+    pod = _step(_step(_pod(annotations={knobs.IMAGE_PULL: 'fail'}), NOW), NOW + 0.5)
+    assert pod['status']['phase'] == 'Pending'
+    assert pod['status']['containerStatuses'][0]['state']['waiting']['reason'] == 'ErrImagePull'
+    later = _step(pod, NOW + 5)
+    assert later['status']['containerStatuses'][0]['state']['waiting']['reason'] == 'ImagePullBackOff'
+    by_glob = _step(_step(_pod(), NOW, settings=knobs.Knobs(failing_images=['ngin*'])), NOW + 0.5,
+                    settings=knobs.Knobs(failing_images=['ngin*']))
+    assert by_glob['status']['containerStatuses'][0]['state']['waiting']['reason'] == 'ErrImagePull'
+
+
+@pytest.mark.parametrize('elapsed, restarts, backoff', [(0, 1, 10), (9, 1, 10), (10, 2, 20), (31, 3, 40)])
+def test_kubelet_crash_loop(elapsed: float, restarts: int, backoff: int) -> None:
+    pod = _step(_pod(annotations={knobs.CRASH_LOOP: 'true'}), NOW)
+    crashed = _step(pod, NOW + 0.05 + elapsed)
+    status = crashed['status']['containerStatuses'][0]
+    assert crashed['status']['phase'] == 'Running'
+    assert status['restartCount'] == restarts
+    assert status['state']['waiting']['reason'] == 'CrashLoopBackOff'
+    assert f'back-off {backoff}s' in status['state']['waiting']['message']
+    assert status['lastState']['terminated']['exitCode'] == 1
+    assert not status['ready']
+
+
+@pytest.mark.parametrize('exit_code, phase', [('0', 'Succeeded'), ('3', 'Failed')])
+def test_kubelet_pods_that_do_not_restart_finish(exit_code: str, phase: str) -> None:
+    pod = _step(_pod(restart='Never', annotations={knobs.EXIT_CODE: exit_code}), NOW)
+    assert _step(pod, NOW + 0.06)['status']['phase'] == 'Running'
+    done = _step(pod, NOW + 1)
+    assert done['status']['phase'] == phase
+    assert done['status']['containerStatuses'][0]['state']['terminated']['exitCode'] == int(exit_code)
+
+
+def _ready_pod(name: str, since: float, node: str = 'n') -> Obj:
+    pod = _pod(name, phase='Running', podIP=f'10.0.0.{len(name)}',
+               conditions=[{'type': 'Ready', 'status': 'True', 'lastTransitionTime': clock.stamp(since)}])
+    pod['spec']['nodeName'] = node
+    pod['metadata']['labels'] = {'app': 'x'}
+    return pod
+
+
+def _rs(name: str = 'rs', replicas: int = 2, **extra: Any) -> Obj:
+    return {'apiVersion': 'apps/v1', 'kind': 'ReplicaSet',
+            'metadata': {'name': name, 'namespace': 'ns', 'uid': f'uid-{name}', 'generation': 1},
+            'spec': {'replicas': replicas, 'template': {'metadata': {'labels': {'app': 'x'}}, 'spec': {}}, **extra}}
+
+
+def test_replicaset_creates_missing_pods_and_counts_status() -> None:
+    plan = replicasets.reconcile(_rs(replicas=3), [_ready_pod('a', NOW - 10)], NOW)
+    created = [w for w in plan.writes if isinstance(w, Create)]
+    assert len(created) == 2
+    assert created[0].obj['metadata']['generateName'] == 'rs-'
+    assert created[0].obj['metadata']['ownerReferences'][0]['uid'] == 'uid-rs'
+    [status] = [w for w in plan.writes if isinstance(w, Update)]
+    assert status.candidate['status'] == {'replicas': 1, 'fullyLabeledReplicas': 1, 'readyReplicas': 1,
+                                          'availableReplicas': 1, 'observedGeneration': 1}
+
+
+def test_replicaset_deletes_the_least_ready_first_and_waits_for_min_ready_seconds() -> None:
+    pending = _pod('b')
+    pending['spec']['nodeName'] = 'n'
+    plan = replicasets.reconcile(_rs(replicas=1, minReadySeconds=30), [_ready_pod('a', NOW - 10), pending], NOW)
+    assert [w.obj['metadata']['name'] for w in plan.writes if isinstance(w, Delete)] == ['b']
+    assert plan.wake_at == NOW + 20   # when `a` becomes available
+
+
+def _dep(replicas: int = 4, image: str = 'v1', **spec: Any) -> Obj:
+    return {'apiVersion': 'apps/v1', 'kind': 'Deployment',
+            'metadata': {'name': 'd', 'namespace': 'ns', 'uid': 'uid-d', 'generation': 1},
+            'spec': {'replicas': replicas, 'selector': {'matchLabels': {'app': 'x'}}, 'progressDeadlineSeconds': 600,
+                     'template': {'metadata': {'labels': {'app': 'x'}}, 'spec': {'containers': [{'image': image}]}},
+                     **spec}}
+
+
+def _settled(rs: Obj, available: int | None = None) -> Obj:
+    rs = copy.deepcopy(rs)
+    count = rs['spec']['replicas'] if available is None else available
+    rs['status'] = {'replicas': rs['spec']['replicas'], 'readyReplicas': count, 'availableReplicas': count}
+    return rs
+
+
+def test_deployment_creates_its_first_replicaset() -> None:
+    plan = deployments.reconcile(_dep(), [], NOW)
+    [create] = [w for w in plan.writes if isinstance(w, Create)]
+    rs = create.obj
+    hashed = rs['metadata']['labels']['pod-template-hash']
+    assert rs['metadata']['name'] == f'd-{hashed}' and rs['spec']['replicas'] == 4
+    assert rs['metadata']['annotations'][deployments.REVISION] == '1'
+    [update] = [w for w in plan.writes if isinstance(w, Update)]
+    assert update.candidate['metadata']['annotations'][deployments.REVISION] == '1'
+    assert update.candidate['status']['conditions'][1]['reason'] == 'NewReplicaSetCreated'
+
+
+def test_deployment_rolls_within_surge_and_unavailability() -> None:
+    old = _settled(deployments.new_replicaset(_dep(image='v1'), 4, 1))
+    old['metadata']['uid'] = 'uid-old'
+    changed = _dep(image='v2')
+    plan = deployments.reconcile(changed, [old], NOW)
+    [new] = [w.obj for w in plan.writes if isinstance(w, Create)]
+    assert new['spec']['replicas'] == 1   # maxSurge 25% of 4
+    assert new['metadata']['annotations'][deployments.REVISION] == '2'
+    # Next pass: the new one is not available yet; the old may lose only maxUnavailable (1).
+    new['metadata']['uid'] = 'uid-new'
+    plan = deployments.reconcile(changed, [old, {**new, 'status': {'replicas': 1}}], NOW)
+    replicas = {w.candidate['metadata']['name']: w.candidate['spec']['replicas']
+                for w in plan.writes if isinstance(w, Update) and w.key == plans.REPLICASETS}
+    assert replicas == {old['metadata']['name']: 3}
+    status = next(w.candidate['status'] for w in plan.writes if isinstance(w, Update) and w.key == plans.DEPLOYMENTS)
+    assert status['conditions'][1]['reason'] == 'ReplicaSetUpdated'
+
+
+def test_deployment_complete_and_its_conditions() -> None:
+    dep = _dep(replicas=2)
+    rs = _settled(deployments.new_replicaset(dep, 2, 1))
+    plan = deployments.reconcile(dep, [rs], NOW)
+    status = next(w.candidate['status'] for w in plan.writes if isinstance(w, Update) and w.key == plans.DEPLOYMENTS)
+    assert {k: v for k, v in status.items() if k != 'conditions'} == {
+        'observedGeneration': 1, 'replicas': 2, 'updatedReplicas': 2, 'readyReplicas': 2, 'availableReplicas': 2}
+    assert [(c['type'], c['status'], c['reason']) for c in status['conditions']] == [
+        ('Available', 'True', 'MinimumReplicasAvailable'), ('Progressing', 'True', 'NewReplicaSetAvailable')]
+
+
+def test_deployment_progress_deadline_exceeded() -> None:
+    dep = _dep(replicas=2, progressDeadlineSeconds=60)
+    rs = _settled(deployments.new_replicaset(dep, 2, 1), available=0)
+    plan = deployments.reconcile(dep, [rs], NOW)
+    first = next(w.candidate for w in plan.writes if isinstance(w, Update) and w.key == plans.DEPLOYMENTS)
+    assert plan.wake_at == NOW + 60 or plan.wake_at == pytest.approx(NOW + 60, abs=1)
+    later = deployments.reconcile(first, [rs], NOW + 61)
+    status = next(w.candidate['status'] for w in later.writes if isinstance(w, Update) and w.key == plans.DEPLOYMENTS)
+    assert (status['conditions'][1]['status'], status['conditions'][1]['reason']) == ('False',
+                                                                                      'ProgressDeadlineExceeded')
+
+
+def test_deployment_rollback_bumps_the_old_revision_and_cleans_history() -> None:
+    dep = _dep(replicas=1, image='v1', revisionHistoryLimit=1)
+    first = _settled(deployments.new_replicaset(dep, 1, 1))
+    second = deployments.new_replicaset(_dep(replicas=1, image='v2'), 0, 2)
+    third = deployments.new_replicaset(_dep(replicas=1, image='v3'), 0, 3)
+    plan = deployments.reconcile(dep, [first, {**second, 'status': {'replicas': 0}},
+                                       {**third, 'status': {'replicas': 0}}], NOW)
+    bumped = [w.candidate for w in plan.writes if isinstance(w, Update) and w.key == plans.REPLICASETS]
+    assert bumped[0]['metadata']['annotations'][deployments.REVISION] == '4'
+    assert [w.obj['metadata']['name'] for w in plan.writes if isinstance(w, Delete)] == [second['metadata']['name']]
+
+
+def _job(**spec: Any) -> Obj:
+    return {'apiVersion': 'batch/v1', 'kind': 'Job', 'metadata': {'name': 'j', 'namespace': 'ns', 'uid': 'uid-j'},
+            'spec': {'completions': 2, 'parallelism': 1, 'backoffLimit': 1, 'template': {'spec': {}}, **spec}}
+
+
+def _finished(phase: str) -> Obj:
+    return _pod(f'p-{phase}', phase=phase)
+
+
+@pytest.mark.parametrize('pods, created, conditions, counts', [
+    ([], 1, [], {'active': 0}),
+    ([_finished('Succeeded')], 1, [], {'succeeded': 1}),
+    ([_finished('Succeeded'), _finished('Succeeded')], 0, ['SuccessCriteriaMet', 'Complete'], {'succeeded': 2}),
+    ([_finished('Failed')], 1, [], {'failed': 1}),
+    ([_finished('Failed'), _finished('Failed')], 0, ['FailureTarget', 'Failed'], {'failed': 2}),
+])
+def test_job_outcomes(pods: list[Obj], created: int, conditions: list[str], counts: Obj) -> None:
+    plan = jobs.reconcile(_job(), pods, NOW)
+    assert len([w for w in plan.writes if isinstance(w, Create)]) == created
+    status = next(w.candidate['status'] for w in plan.writes if isinstance(w, Update))
+    assert [c['type'] for c in status.get('conditions', [])] == conditions
+    assert {k: status.get(k, 0) for k in counts} == counts
+    assert ('completionTime' in status) == ('Complete' in conditions)
+    assert status['startTime'] == clock.stamp(NOW)
+
+
+def test_job_fails_its_first_pods_as_annotated() -> None:
+    job = _job()
+    job['metadata']['annotations'] = {knobs.FAIL_PODS: '1'}
+    [create] = [w for w in jobs.reconcile(job, [], NOW).writes if isinstance(w, Create)]
+    assert create.obj['metadata']['annotations'][knobs.EXIT_CODE] == '1'
+    [create] = [w for w in jobs.reconcile(job, [_finished('Failed')], NOW).writes if isinstance(w, Create)]
+    assert knobs.EXIT_CODE not in create.obj['metadata'].get('annotations', {})
+
+
+def test_endpoints_of_ready_and_unready_pods() -> None:
+    service = {'metadata': {'name': 's', 'namespace': 'ns', 'uid': 'uid-s'}, 'apiVersion': 'v1', 'kind': 'Service',
+               'spec': {'selector': {'app': 'x'}, 'ports': [{'name': 'http', 'port': 80, 'targetPort': 8080,
+                                                             'protocol': 'TCP'}]}}
+    ready, unready = _ready_pod('a', NOW), _ready_pod('bb', NOW)
+    unready['status']['conditions'][0]['status'] = 'False'
+    plan = endpoints.reconcile(service, [unready, ready, _pod('c')], None, [])
+    [ep, eps] = [w.obj for w in plan.writes if isinstance(w, Create)]
+    assert ep['subsets'] == [{'addresses': [{'ip': '10.0.0.1', 'nodeName': 'n', 'targetRef': {
+        'kind': 'Pod', 'namespace': 'ns', 'name': 'a', 'uid': 'uid-a'}}],
+        'notReadyAddresses': [{'ip': '10.0.0.2', 'nodeName': 'n', 'targetRef': {
+            'kind': 'Pod', 'namespace': 'ns', 'name': 'bb', 'uid': 'uid-bb'}}],
+        'ports': [{'name': 'http', 'port': 8080, 'protocol': 'TCP'}]}]
+    assert eps['metadata']['labels'][endpoints.SERVICE_NAME] == 's'
+    assert [e['conditions']['ready'] for e in eps['endpoints']] == [True, False]
