@@ -19,7 +19,7 @@ import copy
 from typing import Any
 
 from kopf._cluster.controllers import clock
-from kopf._cluster.controllers.plans import (
+from kopf._cluster.controllers.writeplans import (
     DEPLOYMENTS,
     REPLICASETS,
     Create,

@@ -9,8 +9,8 @@ SuccessCriteriaMet then Complete and `completionTime`; past the back-off limit F
 import copy
 
 from kopf._cluster.controllers import clock, knobs, podstates
-from kopf._cluster.controllers.plans import JOBS, PODS, Create, Delete, Obj, Plan, condition, count, without_zeros
 from kopf._cluster.controllers.replicasets import pod_from_template
+from kopf._cluster.controllers.writeplans import JOBS, PODS, Create, Delete, Obj, Plan, condition, count, without_zeros
 
 FINISHED = ('Complete', 'Failed')
 

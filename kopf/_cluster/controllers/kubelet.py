@@ -17,7 +17,7 @@ import zlib
 from typing import Any
 
 from kopf._cluster.controllers import clock, knobs, podstates
-from kopf._cluster.controllers.plans import PODS, Obj, Plan, condition
+from kopf._cluster.controllers.writeplans import PODS, Obj, Plan, condition
 
 PULL_BACKOFF_AFTER = 1.0
 CRASH_BACKOFF = (10.0, 300.0)   # the first back-off and the cap, doubling in between (as the kubelet's)

@@ -8,7 +8,7 @@ newest first, as upstream prefers), and its status: `replicas`, `fullyLabeledRep
 import copy
 
 from kopf._cluster.controllers import clock, podstates
-from kopf._cluster.controllers.plans import (
+from kopf._cluster.controllers.writeplans import (
     PODS,
     REPLICASETS,
     Create,

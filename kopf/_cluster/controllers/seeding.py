@@ -2,7 +2,7 @@
 its `default` ServiceAccount and `kube-root-ca.crt` ConfigMap (as the service-account and root-CA
 publisher controllers make them). Builders of the objects only; `workloads` creates the missing ones.
 """
-from kopf._cluster.controllers.plans import Obj
+from kopf._cluster.controllers.writeplans import Obj
 
 DEFAULT_NODE = 'kopf-local-node'
 KUBERNETES_IP = '10.96.0.1'

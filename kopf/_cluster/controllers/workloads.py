@@ -4,7 +4,7 @@
 objects to reconcile (a changed Pod: the Pod itself, for the kubelet, its controller, the Services of its
 namespace) and a heap of clock times at which to look again (a Pod's start, a back-off, a deadline).
 `step()` reconciles them with the pure controllers (`deployments`, `replicasets`, `jobs`, `kubelet`,
-`endpoints`) and writes their plans through the write pipeline; the controllers' task (`sweeping.Sweeper`)
+`serviceendpoints`) and writes their plans through the write pipeline; the controllers' task (`sweeping.Sweeper`)
 runs it whenever there is something to do, and not at all when no workload exists.
 """
 import heapq
@@ -15,10 +15,10 @@ from collections.abc import Callable
 from kopf._cluster import statuses
 from kopf._cluster.apis.resourcetable import Resource
 from kopf._cluster.apis.routing import Target
-from kopf._cluster.controllers import deployments, endpoints, jobs, kubelet, replicasets, seeding
+from kopf._cluster.controllers import deployments, jobs, kubelet, replicasets, seeding, serviceendpoints
 from kopf._cluster.controllers.clock import Clock, stamp
 from kopf._cluster.controllers.knobs import Knobs
-from kopf._cluster.controllers.plans import (
+from kopf._cluster.controllers.writeplans import (
     DEPLOYMENTS,
     ENDPOINTS,
     JOBS,
@@ -160,7 +160,7 @@ class Workloads:
         if what == 'service':
             pods = [o for k, o in store.in_namespace(namespace) if k == PODS]
             slices = [o for k, o in store.dependents_of({obj['metadata']['uid']}) if k == SLICES]
-            return endpoints.reconcile(obj, pods, store.get(ENDPOINTS, namespace, name), slices)
+            return serviceendpoints.reconcile(obj, pods, store.get(ENDPOINTS, namespace, name), slices)
         owned = self._owned(obj, REPLICASETS if what == 'deployment' else PODS)
         if what == 'deployment':
             return deployments.reconcile(obj, owned, now)

@@ -7,7 +7,7 @@ with an IP as `addresses` (EndpointSlice: `conditions.ready`), the others as `no
 """
 
 from kopf._cluster.controllers import podstates
-from kopf._cluster.controllers.plans import ENDPOINTS, SLICES, Create, Delete, Obj, Plan, owner_ref
+from kopf._cluster.controllers.writeplans import ENDPOINTS, SLICES, Create, Delete, Obj, Plan, owner_ref
 
 SERVICE_NAME = 'kubernetes.io/service-name'
 MANAGED_BY = 'endpointslice.kubernetes.io/managed-by'
