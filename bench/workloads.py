@@ -1,7 +1,7 @@
-"""Workloads in the local cluster: N Deployments × R replicas created at once, until all are available.
+"""Workloads in the local cluster: N Deployments x R replicas created at once, until all are available.
 
-    .venv/bin/python bench/workloads.py --quick      # 100 Deployments × 3 replicas
-    .venv/bin/python bench/workloads.py              # 1,000 Deployments × 3 replicas (3,000 Pods)
+    .venv/bin/python bench/workloads.py --quick      # 100 Deployments x 3 replicas
+    .venv/bin/python bench/workloads.py              # 1,000 Deployments x 3 replicas (3,000 Pods)
 
 One emulator process (`python -m kopf cluster`); all Deployments are POSTed at once (pipelined over
 8 connections); then the Deployments are listed every 0.5 s until every one reports
@@ -44,7 +44,7 @@ async def _rv(client: h.Client) -> int:
     return int(data['metadata']['resourceVersion'])
 
 
-async def run_once(count: int, replicas: int, timeout: float) -> dict[str, Any]:
+async def run_once(count: int, replicas: int, limit: float) -> dict[str, Any]:
     logdir = pathlib.Path(tempfile.mkdtemp(prefix='kopf-bench-workloads-'))
     emu = h.EmulatorProcess('.venv/bin/python', logdir)
     emu.start()
@@ -60,7 +60,7 @@ async def run_once(count: int, replicas: int, timeout: float) -> dict[str, Any]:
             assert created == count, f'created {created} of {count}'
             creating = time.perf_counter() - started
             available = 0
-            while available < count and time.perf_counter() - started < timeout:
+            while available < count and time.perf_counter() - started < limit:
                 await asyncio.sleep(0.5)
                 available = await _available(client, replicas)
             elapsed = time.perf_counter() - started
@@ -86,7 +86,7 @@ def main() -> None:
     count = args.deployments or (100 if args.quick else 1000)
     runs = []
     for index in range(args.repeats):
-        log(f'run {index + 1}/{args.repeats}: {count} Deployments × {args.replicas} replicas')
+        log(f'run {index + 1}/{args.repeats}: {count} Deployments x {args.replicas} replicas')
         figures = asyncio.run(run_once(count, args.replicas, args.timeout))
         log(json.dumps(figures))
         runs.append(figures)
@@ -96,7 +96,7 @@ def main() -> None:
     out = h.ROOT / 'bench' / 'results' / f'workloads-{stamp}-{mode}.json'
     out.write_text(json.dumps(result, indent=2) + '\n')
     for figures in runs:
-        print(f"{figures['deployments']} Deployments × {figures['replicas']}: {figures['available']} available "
+        print(f"{figures['deployments']} Deployments x {figures['replicas']}: {figures['available']} available "
               f"after {figures['all_available_seconds']} s (created in {figures['create_seconds']} s); "
               f"emulator CPU {figures['emulator_cpu_seconds']} s; {figures['writes']} writes; {figures['pods']} Pods")
     print(f'written to {out.relative_to(h.ROOT)}')
