@@ -107,6 +107,8 @@ class Emulator(Controls):
         if self.state_file is not None and self.state_file.exists():
             self.state.restore(jsoncodec.loads(self.state_file.read_bytes()))
         self.controllers.reset()
+        if self.workloads is not None:
+            self.workloads.seed()   # before serving: clients see the nodes and namespaces' defaults from the start
         self._runner = web.ServerRunner(self.dispatcher.make_server(), handle_signals=False, shutdown_timeout=1.0)
         await self._runner.setup()
         sock = socket.socket(socket.AF_INET6 if ':' in self.host else socket.AF_INET, socket.SOCK_STREAM)

@@ -119,9 +119,7 @@ class Workloads:
     # -- doing it --------------------------------------------------------------------------------
 
     def step(self) -> None:
-        if not self.seeded:
-            self.seeded = True
-            self._seed()
+        self.seed()
         now = self.clock.now()
         while self.timers and self.timers[0][0] <= now:
             self.dirty[heapq.heappop(self.timers)[2]] = None
@@ -217,7 +215,11 @@ class Workloads:
 
     # -- what a cluster has before anyone writes -------------------------------------------------
 
-    def _seed(self) -> None:
+    def seed(self) -> None:
+        """Create what is missing of what a cluster has before anyone writes (once; the emulator does it on start)."""
+        if self.seeded:
+            return
+        self.seeded = True
         store = self.state.store
         for index, name in enumerate(seeding.node_names(self.nodes)):
             if store.get(NODES, '', name) is None:
