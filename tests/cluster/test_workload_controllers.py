@@ -285,3 +285,49 @@ def test_endpoints_of_ready_and_unready_pods() -> None:
         'ports': [{'name': 'http', 'port': 8080, 'protocol': 'TCP'}]}]
     assert eps['metadata']['labels'][serviceendpoints.SERVICE_NAME] == 's'
     assert [e['conditions']['ready'] for e in eps['endpoints']] == [True, False]
+
+
+def _sts(replicas: int = 3, **spec: Any) -> Obj:
+    return {'apiVersion': 'apps/v1', 'kind': 'StatefulSet',
+            'metadata': {'name': 's', 'namespace': 'ns', 'uid': 'uid-s', 'generation': 1},
+            'spec': {'replicas': replicas, 'template': {'metadata': {'labels': {'app': 'x'}}, 'spec': {}}, **spec}}
+
+
+def _member(sts: Obj, index: int, ready: bool = True) -> Obj:
+    pod = statefulsets.pod_for(sts, index)
+    pod['metadata']['uid'] = f'uid-{index}'
+    pod['status'] = {'phase': 'Running' if ready else 'Pending',
+                     'conditions': [{'type': 'Ready', 'status': 'True' if ready else 'False',
+                                     'lastTransitionTime': clock.stamp(NOW - 5)}]}
+    return pod
+
+
+@pytest.mark.parametrize('ready, policy, created', [
+    ([True], 'OrderedReady', ['s-1']), ([False], 'OrderedReady', []), ([False], 'Parallel', ['s-1', 's-2']),
+])
+def test_statefulset_creates_in_order(ready: list[bool], policy: str, created: list[str]) -> None:
+    sts = _sts(podManagementPolicy=policy)
+    pods = [_member(sts, i, r) for i, r in enumerate(ready)]
+    plan = statefulsets.reconcile(sts, pods, NOW)
+    assert [w.obj['metadata']['name'] for w in plan.writes if isinstance(w, Create)] == created
+
+
+def test_statefulset_scales_down_from_the_highest_and_updates_from_the_highest() -> None:
+    sts = _sts(replicas=1)
+    plan = statefulsets.reconcile(sts, [_member(sts, 0), _member(sts, 1), _member(sts, 2)], NOW)
+    assert [w.obj['metadata']['name'] for w in plan.writes if isinstance(w, Delete)] == ['s-2']
+    changed = _sts(replicas=2)
+    changed['spec']['template']['spec'] = {'containers': [{'image': 'v2'}]}
+    plan = statefulsets.reconcile(changed, [_member(sts, 0), _member(sts, 1)], NOW)
+    assert [w.obj['metadata']['name'] for w in plan.writes if isinstance(w, Delete)] == ['s-1']
+
+
+def test_daemonset_places_a_pod_per_fitting_node() -> None:
+    ds = {'apiVersion': 'apps/v1', 'kind': 'DaemonSet', 'metadata': {'name': 'd', 'namespace': 'ns', 'uid': 'u'},
+          'spec': {'template': {'metadata': {'labels': {'app': 'x'}}, 'spec': {'nodeSelector': {'role': 'edge'}}}}}
+    edge, other = _node(name='a'), _node(name='b')
+    edge['metadata']['labels'] = {'role': 'edge'}
+    plan = daemonsets.reconcile(ds, [], [edge, other], NOW)
+    assert [w.obj['spec']['nodeName'] for w in plan.writes if isinstance(w, Create)] == ['a']
+    status = next(w.candidate['status'] for w in plan.writes if isinstance(w, Update))
+    assert (status['desiredNumberScheduled'], status['currentNumberScheduled']) == (1, 0)

@@ -132,3 +132,35 @@ async def test_turned_off_nothing_runs() -> None:
         assert cluster.list('apps/v1', 'ReplicaSet', 'default') == []
         assert cluster.list('v1', 'Node') == []
         assert cluster.get('v1', 'ServiceAccount', 'default', 'default') is None
+
+
+def _set(kind: str, name: str, **spec: Any) -> Obj:
+    return {'apiVersion': 'apps/v1', 'kind': kind, 'metadata': {'name': name, 'namespace': 'default'},
+            'spec': {'selector': {'matchLabels': {'app': name}}, **spec,
+                     'template': {'metadata': {'labels': {'app': name}},
+                                  'spec': {'containers': [{'name': 'c', 'image': 'redis'}]}}}}
+
+
+async def test_statefulset_pods_in_order_with_stable_names(local_cluster: LocalCluster) -> None:
+    local_cluster.apply(_set('StatefulSet', 'db', replicas=3, serviceName='db'))
+    sts = await eventually(lambda: (s := local_cluster.get('apps/v1', 'StatefulSet', 'db', 'default'))
+                           and s.get('status', {}).get('readyReplicas') == 3 and s)
+    pods = sorted(_pods(local_cluster, 'db'), key=lambda p: p['metadata']['name'])
+    assert [p['metadata']['name'] for p in pods] == ['db-0', 'db-1', 'db-2']
+    assert [p['spec']['hostname'] for p in pods] == ['db-0', 'db-1', 'db-2']
+    assert [p['metadata']['labels']['apps.kubernetes.io/pod-index'] for p in pods] == ['0', '1', '2']
+    started = [p['status']['startTime'] for p in pods]
+    assert started == sorted(started)   # one after another
+    assert sts['status']['currentRevision'] == sts['status']['updateRevision']
+    local_cluster.apply({**_set('StatefulSet', 'db', replicas=1, serviceName='db')})
+    await eventually(lambda: [p['metadata']['name'] for p in _pods(local_cluster, 'db')] == ['db-0'])
+
+
+async def test_daemonset_a_pod_per_node() -> None:
+    async with LocalCluster(nodes=2) as cluster:
+        cluster.apply(_set('DaemonSet', 'agent'))
+        ds = await eventually(lambda: (d := cluster.get('apps/v1', 'DaemonSet', 'agent', 'default'))
+                              and d.get('status', {}).get('numberReady') == 2 and d)
+        assert ds['status']['desiredNumberScheduled'] == 2
+        assert sorted(p['spec']['nodeName'] for p in _pods(cluster, 'agent')) == ['kopf-local-node',
+                                                                                  'kopf-local-node-2']

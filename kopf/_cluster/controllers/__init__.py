@@ -12,6 +12,8 @@
     kubelet           the fake scheduler and kubelet: Pods bound, Pending, Running and Ready, failing on demand
     replicasets       ReplicaSets: Pods created and deleted to `spec.replicas`, their counts
     deployments       Deployments: ReplicaSets per template, rolling updates, revisions, status, conditions
+    statefulsets      StatefulSets: Pods `<set>-0..N-1` created, removed and updated in order
+    daemonsets        DaemonSets: a Pod per fitting node
     jobs              Jobs: Pods to `completions` within `parallelism` and `backoffLimit`, their conditions
     serviceendpoints  Services with a selector: their Endpoints and EndpointSlice of the selected Pods
 

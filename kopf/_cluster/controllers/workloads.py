@@ -15,7 +15,16 @@ from collections.abc import Callable
 from kopf._cluster import statuses
 from kopf._cluster.apis.resourcetable import Resource
 from kopf._cluster.apis.routing import Target
-from kopf._cluster.controllers import deployments, jobs, kubelet, replicasets, seeding, serviceendpoints
+from kopf._cluster.controllers import (
+    daemonsets,
+    deployments,
+    jobs,
+    kubelet,
+    replicasets,
+    seeding,
+    serviceendpoints,
+    statefulsets,
+)
 from kopf._cluster.controllers.clock import Clock, stamp
 from kopf._cluster.controllers.knobs import Knobs
 from kopf._cluster.controllers.writeplans import (
@@ -45,9 +54,12 @@ logger = logging.getLogger(__name__)
 Entry = tuple[str, str, str]    # (what, namespace, name)
 OPTIONS = writing.Options(validation='Ignore')
 BUDGET = 1000                   # objects reconciled per step before the event loop serves requests again
-OWNED: dict[str, str] = {'ReplicaSet': 'replicaset', 'Job': 'job', 'Deployment': 'deployment'}
+OWNED: dict[str, str] = {'ReplicaSet': 'replicaset', 'Job': 'job', 'Deployment': 'deployment',
+                         'StatefulSet': 'statefulset', 'DaemonSet': 'daemonset'}
 KINDS: dict[Key, str] = {DEPLOYMENTS: 'deployment', REPLICASETS: 'replicaset', JOBS: 'job', PODS: 'pod',
-                         SERVICES: 'service'}
+                         SERVICES: 'service', statefulsets.STATEFULSETS: 'statefulset',
+                         daemonsets.DAEMONSETS: 'daemonset'}
+KEYS: dict[str, Key] = {what: key for key, what in KINDS.items()}
 
 
 class Workloads:
@@ -89,7 +101,7 @@ class Workloads:
             self._follow_service(change, namespace, name)
         elif change.key == NAMESPACES and change.type == 'ADDED':
             self.dirty[('namespace', '', name)] = None
-        elif change.key == NODES and change.type != 'ADDED':
+        elif change.key == NODES:
             self.dirty[('node', '', name)] = None
         if len(self.dirty) != before:
             self.wake()
@@ -144,13 +156,14 @@ class Workloads:
             return None
         if what == 'node':
             self.touch_all_pods()
+            for daemonset in list(store.objects[daemonsets.DAEMONSETS].values()):
+                meta = daemonset['metadata']
+                self.dirty[('daemonset', str(meta.get('namespace') or ''), str(meta['name']))] = None
             return None
         if what == 'gone-service':
             found = store.get(ENDPOINTS, namespace, name)
             return Plan([Delete(ENDPOINTS, found)]) if found is not None else None
-        key = {'deployment': DEPLOYMENTS, 'replicaset': REPLICASETS, 'job': JOBS, 'pod': PODS,
-               'service': SERVICES}[what]
-        obj = store.get(key, namespace, name)
+        obj = store.get(KEYS[what], namespace, name)
         if obj is None:
             return None
         if what == 'pod':
@@ -164,6 +177,10 @@ class Workloads:
             return deployments.reconcile(obj, owned, now)
         if what == 'replicaset':
             return replicasets.reconcile(obj, owned, now)
+        if what == 'statefulset':
+            return statefulsets.reconcile(obj, owned, now)
+        if what == 'daemonset':
+            return daemonsets.reconcile(obj, owned, list(store.objects[NODES].values()), now)
         return jobs.reconcile(obj, owned, now)
 
     def _owned(self, owner: Obj, key: Key) -> list[Obj]:
