@@ -6,12 +6,14 @@ import pytest
 
 from kopf._cluster.controllers import (
     clock,
+    daemonsets,
     deployments,
     jobs,
     knobs,
     kubelet,
     replicasets,
     serviceendpoints,
+    statefulsets,
     writeplans,
 )
 from kopf._cluster.controllers.writeplans import Create, Delete, Update
