@@ -161,14 +161,38 @@ def test_kubernetes_client_sees_statuses_and_gc_deletes_pods(api_client: Any, na
     wait_for(lambda: not old & {p.metadata.uid for p in core.list_namespaced_pod(namespace).items})
 
 
-@pytest.mark.emulator_only(reason=RUNS_PODS)
 def test_namespace_defaults(cluster: Cluster, namespace: str) -> None:
-    wait_for(lambda: cluster.get('v1', 'ServiceAccount', 'default', namespace))
-    wait_for(lambda: cluster.get('v1', 'ConfigMap', 'kube-root-ca.crt', namespace))
+    """What the service-account and root-CA controllers make in every namespace, and the `kubernetes` Service."""
+    assert wait_for(lambda: cluster.get('v1', 'ServiceAccount', 'default', namespace), within=30)
+    root_ca = wait_for(lambda: cluster.get('v1', 'ConfigMap', 'kube-root-ca.crt', namespace), within=30)
+    assert set(root_ca['data']) == {'ca.crt'}
+    assert 'kubernetes.io/description' in root_ca['metadata']['annotations']
     service = wait_for(lambda: cluster.get('v1', 'Service', 'kubernetes', 'default'))
-    assert service['spec']['clusterIP'] == '10.96.0.1'
-    node = wait_for(lambda: cluster.get('v1', 'Node', 'kopf-local-node'))
-    assert {c['type']: c['status'] for c in node['status']['conditions']}['Ready'] == 'True'
+    assert service['metadata']['labels'] == {'component': 'apiserver', 'provider': 'kubernetes'}
+    assert [(p['name'], p['port'], p['protocol']) for p in service['spec']['ports']] == [('https', 443, 'TCP')]
+    if not backends.is_envtest(cluster):   # envtest has no nodes (no kubelet registers one)
+        assert service['spec']['clusterIP'] == '10.96.0.1'
+        node = wait_for(lambda: cluster.get('v1', 'Node', 'kopf-local-node'))
+        assert {c['type']: c['status'] for c in node['status']['conditions']}['Ready'] == 'True'
+
+
+def test_pods_of_a_job_as_the_controller_manager_makes_them(cluster: Cluster, namespace: str) -> None:
+    cluster.apply({'apiVersion': 'batch/v1', 'kind': 'Job', 'metadata': {'name': 'compared', 'namespace': namespace},
+                   'spec': {'template': {'spec': {'restartPolicy': 'Never',
+                                                  'containers': [{'name': 'c', 'image': 'busybox'}]}}}})
+    job = wait_for(lambda: cluster.get('batch/v1', 'Job', 'compared', namespace))
+    uid = job['metadata']['uid']
+    [pod] = wait_for(lambda: [p for p in cluster.list('v1', 'Pod', namespace)
+                              if p['metadata']['name'].startswith('compared-')] or None, within=30)
+    assert pod['metadata']['generateName'] == 'compared-'
+    assert pod['metadata']['labels'] == {'batch.kubernetes.io/controller-uid': uid,
+                                         'batch.kubernetes.io/job-name': 'compared',
+                                         'controller-uid': uid, 'job-name': 'compared'}
+    assert pod['metadata']['ownerReferences'] == [{'apiVersion': 'batch/v1', 'kind': 'Job', 'name': 'compared',
+                                                   'uid': uid, 'controller': True, 'blockOwnerDeletion': True}]
+    status = wait_for(lambda: (cluster.get('batch/v1', 'Job', 'compared', namespace) or {}).get('status')
+                      .get('startTime') and cluster.get('batch/v1', 'Job', 'compared', namespace)['status'])
+    assert status['startTime']
 
 
 def _deployment(name: str) -> dict[str, Any]:
