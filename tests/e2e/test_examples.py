@@ -449,6 +449,7 @@ def test_16_indexing(cluster: Cluster, monkeypatch: pytest.MonkeyPatch) -> None:
     def app_pod(name: str, app: str | None) -> Obj:
         obj = pod(name)
         obj['metadata']['labels'] = {} if app is None else {'app': app}
+        obj['spec']['schedulerName'] = 'none'   # no scheduler binds it, no kubelet runs it: its status is ours to set
         return obj
 
     def set_phase(name: str, phase: str) -> None:  # no kubelet runs the pods: their status is ours to set

@@ -3,7 +3,8 @@
 `reconcile(pod, nodes, knobs, now)` decides a Pod's next state from its own fields (its `startTime`, its
 annotations: see `knobs`) and the clock, so that a second look at an unchanged Pod changes nothing:
 
-- no `spec.nodeName`: bound to a Ready, schedulable node (by a stable hash of its name), `startTime` set,
+- no `spec.nodeName` (and the default `schedulerName`): bound to a Ready, schedulable node (by a stable hash
+  of its name), `startTime` set,
   Pending with ContainerCreating; or PodScheduled=False (Unschedulable) if no node fits;
 - `start-delay` later: Running, containers running and ready, all conditions True, a `podIP`;
   with a failing image: Pending, ErrImagePull and 1 s later ImagePullBackOff;
@@ -19,6 +20,7 @@ from typing import Any
 from kopf._cluster.controllers import clock, knobs, podstates
 from kopf._cluster.controllers.writeplans import PODS, Obj, Plan, condition
 
+SCHEDULER = 'default-scheduler'   # the only scheduler here: Pods naming another one stay unbound
 PULL_BACKOFF_AFTER = 1.0
 CRASH_BACKOFF = (10.0, 300.0)   # the first back-off and the cap, doubling in between (as the kubelet's)
 
@@ -60,6 +62,8 @@ def reconcile(pod: Obj, nodes: list[Obj], settings: knobs.Knobs, now: float) -> 
     status = candidate['status']
     node_name = candidate['spec'].get('nodeName')
     by_name = {node['metadata']['name']: node for node in nodes}
+    if not node_name and candidate['spec'].get('schedulerName', SCHEDULER) != SCHEDULER:
+        return plan   # another scheduler's Pod (none runs here): it waits, as for a real cluster without it
     if not node_name:
         node = choose_node(pod, nodes)
         if node is None:
