@@ -6,6 +6,7 @@ import pytest
 
 from kopf._cluster.controllers import (
     clock,
+    cronjobs,
     daemonsets,
     deployments,
     jobs,
@@ -333,3 +334,56 @@ def test_daemonset_places_a_pod_per_fitting_node() -> None:
     assert [w.obj['spec']['nodeName'] for w in plan.writes if isinstance(w, Create)] == ['a']
     status = next(w.candidate['status'] for w in plan.writes if isinstance(w, Update))
     assert (status['desiredNumberScheduled'], status['currentNumberScheduled']) == (1, 0)
+
+
+def _epoch(text: str) -> float:
+    moment = clock.parse(text)
+    assert moment is not None
+    return moment
+
+
+@pytest.mark.parametrize('schedule, after, expected', [
+    ('*/15 * * * *', '2026-01-01T10:07:30Z', '2026-01-01T10:15:00Z'),
+    ('0 3 * * *', '2026-01-01T03:00:00Z', '2026-01-02T03:00:00Z'),
+    ('30 9 * * mon-fri', '2026-01-02T10:00:00Z', '2026-01-05T09:30:00Z'),   # Friday after 9:30 -> Monday
+    ('0 0 29 2 *', '2026-03-01T00:00:00Z', '2028-02-29T00:00:00Z'),
+    ('@hourly', '2026-01-01T10:59:00Z', '2026-01-01T11:00:00Z'),
+    ('0 12 1 * 0', '2026-01-01T13:00:00Z', '2026-01-04T12:00:00Z'),          # day of month OR day of week
+])
+def test_cron_next_time(schedule: str, after: str, expected: str) -> None:
+    assert cronjobs.next_time(schedule, _epoch(after)) == _epoch(expected)
+
+
+@pytest.mark.parametrize('schedule', ['* * * *', '61 * * * *', '*/x * * * *'])
+def test_cron_refuses_malformed_schedules(schedule: str) -> None:
+    with pytest.raises(ValueError):
+        cronjobs.parse(schedule)
+
+
+def _cronjob(**spec: Any) -> Obj:
+    return {'apiVersion': 'batch/v1', 'kind': 'CronJob',
+            'metadata': {'name': 'cj', 'namespace': 'ns', 'uid': 'uid-cj', 'creationTimestamp': '2026-01-01T10:00:00Z'},
+            'spec': {'schedule': '*/10 * * * *', 'jobTemplate': {'spec': {'template': {'spec': {}}}}, **spec}}
+
+
+def test_cronjob_creates_the_latest_due_job_and_looks_again_at_the_next_time() -> None:
+    plan = cronjobs.reconcile(_cronjob(), [], _epoch('2026-01-01T10:25:00Z'))
+    [create] = [w for w in plan.writes if isinstance(w, Create)]
+    assert create.obj['metadata']['name'] == f'cj-{int(_epoch("2026-01-01T10:20:00Z") // 60)}'
+    assert create.obj['metadata']['annotations'][cronjobs.SCHEDULED] == '2026-01-01T10:20:00Z'
+    assert plan.wake_at == _epoch('2026-01-01T10:30:00Z')
+    status = next(w.candidate['status'] for w in plan.writes if isinstance(w, Update))
+    assert status == {'lastScheduleTime': '2026-01-01T10:20:00Z'}
+
+
+def test_cronjob_forbid_skips_while_one_is_active_and_history_is_limited() -> None:
+    running = {'metadata': {'name': 'cj-1', 'uid': 'u1', 'namespace': 'ns'}, 'status': {}}
+    done = [{'metadata': {'name': f'cj-{i}', 'namespace': 'ns'},
+             'status': {'completionTime': f'2026-01-01T0{i}:00:00Z',
+                        'conditions': [{'type': 'Complete', 'status': 'True'}]}} for i in range(2, 6)]
+    plan = cronjobs.reconcile(_cronjob(concurrencyPolicy='Forbid'), [running, *done], _epoch('2026-01-01T10:25:00Z'))
+    assert not [w for w in plan.writes if isinstance(w, Create)]
+    assert [w.obj['metadata']['name'] for w in plan.writes if isinstance(w, Delete)] == ['cj-2']   # 3 kept
+    status = next(w.candidate['status'] for w in plan.writes if isinstance(w, Update))
+    assert [a['name'] for a in status['active']] == ['cj-1']
+    assert status['lastSuccessfulTime'] == '2026-01-01T05:00:00Z'

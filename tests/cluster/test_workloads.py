@@ -164,3 +164,20 @@ async def test_daemonset_a_pod_per_node() -> None:
         assert ds['status']['desiredNumberScheduled'] == 2
         assert sorted(p['spec']['nodeName'] for p in _pods(cluster, 'agent')) == ['kopf-local-node',
                                                                                   'kopf-local-node-2']
+
+
+async def test_cronjob_runs_a_job_when_the_clock_reaches_its_time(local_cluster: LocalCluster) -> None:
+    local_cluster.apply({'apiVersion': 'batch/v1', 'kind': 'CronJob',
+                         'metadata': {'name': 'tick', 'namespace': 'default'},
+                         'spec': {'schedule': '* * * * *', 'jobTemplate': {'spec': {'template': {'spec': {
+                             'restartPolicy': 'Never', 'containers': [{'name': 'c', 'image': 'busybox'}]}}}}}})
+    await eventually(lambda: (local_cluster.get('batch/v1', 'CronJob', 'tick', 'default') or {}).get('status')
+                     is not None)
+    local_cluster.advance_clock(61)
+    [job] = await eventually(lambda: [j for j in local_cluster.list('batch/v1', 'Job', 'default')
+                                      if j['metadata']['name'].startswith('tick-')
+                                      and _condition(j, 'Complete')])
+    assert job['metadata']['ownerReferences'][0]['kind'] == 'CronJob'
+    cronjob = await eventually(lambda: (c := local_cluster.get('batch/v1', 'CronJob', 'tick', 'default'))
+                               and c['status'].get('lastSuccessfulTime') and c)
+    assert cronjob['status']['lastScheduleTime'] and not cronjob['status'].get('active')

@@ -15,6 +15,7 @@
     statefulsets      StatefulSets: Pods `<set>-0..N-1` created, removed and updated in order
     daemonsets        DaemonSets: a Pod per fitting node
     jobs              Jobs: Pods to `completions` within `parallelism` and `backoffLimit`, their conditions
+    cronjobs          CronJobs: a Job per scheduled time (standard cron), concurrency policy, history limits
     serviceendpoints  Services with a selector: their Endpoints and EndpointSlice of the selected Pods
 
 A sweep is synchronous and idempotent; it writes only through the write pipeline (`pipeline.writing`).

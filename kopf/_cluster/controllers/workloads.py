@@ -16,6 +16,7 @@ from kopf._cluster import statuses
 from kopf._cluster.apis.resourcetable import Resource
 from kopf._cluster.apis.routing import Target
 from kopf._cluster.controllers import (
+    cronjobs,
     daemonsets,
     deployments,
     jobs,
@@ -55,10 +56,10 @@ Entry = tuple[str, str, str]    # (what, namespace, name)
 OPTIONS = writing.Options(validation='Ignore')
 BUDGET = 1000                   # objects reconciled per step before the event loop serves requests again
 OWNED: dict[str, str] = {'ReplicaSet': 'replicaset', 'Job': 'job', 'Deployment': 'deployment',
-                         'StatefulSet': 'statefulset', 'DaemonSet': 'daemonset'}
+                         'StatefulSet': 'statefulset', 'DaemonSet': 'daemonset', 'CronJob': 'cronjob'}
 KINDS: dict[Key, str] = {DEPLOYMENTS: 'deployment', REPLICASETS: 'replicaset', JOBS: 'job', PODS: 'pod',
                          SERVICES: 'service', statefulsets.STATEFULSETS: 'statefulset',
-                         daemonsets.DAEMONSETS: 'daemonset'}
+                         daemonsets.DAEMONSETS: 'daemonset', cronjobs.CRONJOBS: 'cronjob'}
 KEYS: dict[str, Key] = {what: key for key, what in KINDS.items()}
 
 
@@ -90,7 +91,7 @@ class Workloads:
         what = KINDS.get(change.key)
         if what is not None and change.type != 'DELETED':
             self.dirty[(what, namespace, name)] = None
-        if change.key in (PODS, REPLICASETS):
+        if change.key in (PODS, REPLICASETS, JOBS):
             ref = controller_of(obj)
             if ref is not None and ref.get('kind') in OWNED:
                 self.dirty[(OWNED[ref['kind']], namespace, str(ref.get('name')))] = None
@@ -172,13 +173,15 @@ class Workloads:
             pods = [o for k, o in store.in_namespace(namespace) if k == PODS]
             slices = [o for k, o in store.dependents_of({obj['metadata']['uid']}) if k == SLICES]
             return serviceendpoints.reconcile(obj, pods, store.get(ENDPOINTS, namespace, name), slices)
-        owned = self._owned(obj, REPLICASETS if what == 'deployment' else PODS)
+        owned = self._owned(obj, {'deployment': REPLICASETS, 'cronjob': JOBS}.get(what, PODS))
         if what == 'deployment':
             return deployments.reconcile(obj, owned, now)
         if what == 'replicaset':
             return replicasets.reconcile(obj, owned, now)
         if what == 'statefulset':
             return statefulsets.reconcile(obj, owned, now)
+        if what == 'cronjob':
+            return cronjobs.reconcile(obj, owned, now)
         if what == 'daemonset':
             return daemonsets.reconcile(obj, owned, list(store.objects[NODES].values()), now)
         return jobs.reconcile(obj, owned, now)
