@@ -53,22 +53,19 @@ def test_kubectl_rollout_scale_undo_restart(kubectl: Kubectl, namespace: str) ->
     assert scaled.returncode == 0, scaled.stderr
     _running(kubectl, namespace, 'app=web', 4)
 
-    updated = kubectl('set', 'image', 'deployment/web', 'nginx=nginx:1.28', '-n', namespace)
-    assert updated.returncode == 0, updated.stderr
-    assert kubectl('rollout', 'status', 'deployment/web', '-n', namespace, '--timeout=30s', timeout=40).returncode == 0
-    pods = _running(kubectl, namespace, 'app=web', 4)
-    assert {p['spec']['containers'][0]['image'] for p in pods} == {'nginx:1.28'}
-    deployment = _json(kubectl('get', 'deployment', 'web', '-n', namespace, '-o', 'json'))
-    assert deployment['metadata']['annotations']['deployment.kubernetes.io/revision'] == '2'
-    assert deployment['status']['observedGeneration'] == deployment['metadata']['generation']
+    def rolled_out(command: tuple[str, ...], image: str, revision: str) -> None:
+        changed = kubectl(*command, '-n', namespace)
+        assert changed.returncode == 0, changed.stderr
+        status = kubectl('rollout', 'status', 'deployment/web', '-n', namespace, '--timeout=30s', timeout=40)
+        assert status.returncode == 0, status.stderr
+        pods = _running(kubectl, namespace, 'app=web', 4)
+        assert {p['spec']['containers'][0]['image'] for p in pods} == {image}
+        deployment = _json(kubectl('get', 'deployment', 'web', '-n', namespace, '-o', 'json'))
+        assert deployment['metadata']['annotations']['deployment.kubernetes.io/revision'] == revision
+        assert deployment['status']['observedGeneration'] == deployment['metadata']['generation']
 
-    undone = kubectl('rollout', 'undo', 'deployment/web', '-n', namespace)
-    assert undone.returncode == 0, undone.stderr
-    assert kubectl('rollout', 'status', 'deployment/web', '-n', namespace, '--timeout=30s', timeout=40).returncode == 0
-    pods = _running(kubectl, namespace, 'app=web', 4)
-    assert {p['spec']['containers'][0]['image'] for p in pods} == {'nginx:1.27'}
-    deployment = _json(kubectl('get', 'deployment', 'web', '-n', namespace, '-o', 'json'))
-    assert deployment['metadata']['annotations']['deployment.kubernetes.io/revision'] == '3'
+    rolled_out(('set', 'image', 'deployment/web', 'nginx=nginx:1.28'), 'nginx:1.28', '2')
+    rolled_out(('rollout', 'undo', 'deployment/web'), 'nginx:1.27', '3')   # revision 1's ReplicaSet, as revision 3
 
     restarted = kubectl('rollout', 'restart', 'deployment/web', '-n', namespace)
     assert restarted.returncode == 0, restarted.stderr
