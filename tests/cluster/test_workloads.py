@@ -181,3 +181,12 @@ async def test_cronjob_runs_a_job_when_the_clock_reaches_its_time(local_cluster:
     cronjob = await eventually(lambda: (c := local_cluster.get('batch/v1', 'CronJob', 'tick', 'default'))
                                and c['status'].get('lastSuccessfulTime') and c)
     assert cronjob['status']['lastScheduleTime'] and not cronjob['status'].get('active')
+
+
+async def test_workloads_resume_from_a_state_file(tmp_path: Any) -> None:
+    state = tmp_path / 'state.json'
+    async with LocalCluster(state_file=state, workloads=False) as cluster:   # stored, never run
+        cluster.apply(_deployment('kept', replicas=2))
+    async with LocalCluster(state_file=state) as cluster:
+        await eventually(lambda: (cluster.get('apps/v1', 'Deployment', 'kept', 'default') or {})
+                         .get('status', {}).get('availableReplicas') == 2)

@@ -54,7 +54,7 @@ logger = logging.getLogger(__name__)
 
 Entry = tuple[str, str, str]    # (what, namespace, name)
 OPTIONS = writing.Options(validation='Ignore')
-BUDGET = 1000                   # objects reconciled per step before the event loop serves requests again
+BUDGET = 200                    # objects reconciled per step before the event loop serves requests again
 OWNED: dict[str, str] = {'ReplicaSet': 'replicaset', 'Job': 'job', 'Deployment': 'deployment',
                          'StatefulSet': 'statefulset', 'DaemonSet': 'daemonset', 'CronJob': 'cronjob'}
 KINDS: dict[Key, str] = {DEPLOYMENTS: 'deployment', REPLICASETS: 'replicaset', JOBS: 'job', PODS: 'pod',
@@ -248,6 +248,9 @@ class Workloads:
             self._create(seeding.kubernetes_service())
         for namespace in list(store.objects[NAMESPACES].values()):
             self._seed_namespace(str(namespace['metadata']['name']))
+        for key, what in KINDS.items():   # restored from a state file: their times are due again, if any
+            for obj in list(store.objects[key].values()):
+                self.dirty[(what, str(obj['metadata'].get('namespace') or ''), str(obj['metadata']['name']))] = None
 
     def _seed_namespace(self, name: str) -> None:
         store = self.state.store
