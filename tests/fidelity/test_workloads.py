@@ -230,3 +230,23 @@ def test_replicaset_of_a_deployment_as_the_controller_manager_makes_it(cluster: 
     pods = wait_for(lambda: [p for p in cluster.list('v1', 'Pod', namespace)
                              if p['metadata'].get('labels', {}).get('app') == 'compared'] or None)
     assert all(p['metadata']['generateName'] == f'compared-{hashed}-' for p in pods)
+
+
+@pytest.mark.kubectl
+@pytest.mark.emulator_only(reason=RUNS_PODS)
+def test_kubectl_status_column_of_failing_pods(kubectl: Kubectl, namespace: str) -> None:
+    for name, knob in [('crashy', 'emulator.kopf.dev/crash-loop=true'), ('pully', 'emulator.kopf.dev/image-pull=fail'),
+                       ('done', 'emulator.kopf.dev/run-seconds=0')]:
+        extra = ['--restart=Never'] if name == 'done' else []
+        assert kubectl('run', name, '--image=busybox', f'--annotations={knob}', *extra, '-n', namespace).returncode == 0
+
+    def columns() -> dict[str, list[str]] | None:
+        result = kubectl('get', 'pods', 'crashy', 'pully', 'done', '-n', namespace)
+        rows = {line.split()[0]: line.split()[1:] for line in result.stdout.splitlines()[1:]}
+        wanted = {'crashy': 'CrashLoopBackOff', 'pully': 'ImagePullBackOff', 'done': 'Completed'}
+        return rows if all(rows.get(k, ['', ''])[1] == v for k, v in wanted.items()) else None
+    rows = wait_for(columns, within=30)
+    assert rows['crashy'][0] == '0/1' and rows['crashy'][2] == '1'  # RESTARTS, then "(Ns ago)"
+    assert rows['crashy'][3].startswith('(') and rows['crashy'][4] == 'ago)'
+    assert rows['pully'][:3] == ['0/1', 'ImagePullBackOff', '0']
+    assert rows['done'][:3] == ['0/1', 'Completed', '0']
