@@ -387,3 +387,19 @@ def test_cronjob_forbid_skips_while_one_is_active_and_history_is_limited() -> No
     status = next(w.candidate['status'] for w in plan.writes if isinstance(w, Update))
     assert [a['name'] for a in status['active']] == ['cj-1']
     assert status['lastSuccessfulTime'] == '2026-01-01T05:00:00Z'
+
+
+def test_deployment_recreate_scales_the_old_down_before_the_new_up() -> None:
+    old = _settled(deployments.new_replicaset(_dep(replicas=2, image='v1'), 2, 1))
+    changed = _dep(replicas=2, image='v2', strategy={'type': 'Recreate'})
+    [new] = [w.obj for w in deployments.reconcile(changed, [old], NOW).writes if isinstance(w, Create)]
+    assert new['spec']['replicas'] == 0
+    scaled = {w.candidate['metadata']['name']: w.candidate['spec']['replicas']
+              for w in deployments.reconcile(changed, [old, new], NOW).writes
+              if isinstance(w, Update) and w.key == writeplans.REPLICASETS}
+    assert scaled == {old['metadata']['name']: 0}   # the new one waits for the old Pods to go
+    gone = {**old, 'spec': {**old['spec'], 'replicas': 0}, 'status': {'replicas': 0}}
+    scaled = {w.candidate['metadata']['name']: w.candidate['spec']['replicas']
+              for w in deployments.reconcile(changed, [gone, new], NOW).writes
+              if isinstance(w, Update) and w.key == writeplans.REPLICASETS}
+    assert scaled == {new['metadata']['name']: 2}
