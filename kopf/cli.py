@@ -161,7 +161,7 @@ def run(ctx: click.Context, /, paths: tuple[str, ...], modules: tuple[str, ...],
     import warnings
 
     from kopf._kits import loops
-    from kopf._reactor import loading, running, supported
+    from kopf._reactor import loading, preflight, running
 
     controls = ctx.obj if isinstance(ctx.obj, CLIControls) else CLIControls()
     legacy_namespace = os.environ.get('KOPF_RUN_NAMESPACE')  # upstream's legacy env var: appended to -n
@@ -205,7 +205,7 @@ def run(ctx: click.Context, /, paths: tuple[str, ...], modules: tuple[str, ...],
                 lease_name=more['lease_name'], lease_namespace=more['lease_namespace'], shards=more['shards'],
                 registry=controls.registry, settings=controls.settings, memo=controls.memo,
                 stop_flag=controls.stop_flag, ready_flag=controls.ready_flag), factory)
-        except (loading.LoadingError, running.OperatorError, supported.UnsupportedHandlersError) as exc:
+        except (loading.LoadingError, running.OperatorError, preflight.UnsupportedHandlersError) as exc:
             if isinstance(exc, loading.LoadingError) and exc.details:
                 click.echo(exc.details, err=True)  # the user's frames: the file and line of the mistake
             click.echo(f'Error: {exc}', err=True)

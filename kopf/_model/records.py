@@ -30,7 +30,7 @@ Signals and what they do:
   memo, no handling remembered, and its newest body (kept while sharded: `newest`) queued as if listed,
   so that resume handlers run and its daemons and timers start.
 - `Stopped()`: its watch stream is over: it idles (a new stream's listing brings it back).
-- `Paused()`: its scope is paused (`kopf._model.pausing`): no wake-up is due any more (a handler's
+- `Paused()`: its scope is paused (`kopf._model.scopes`): no wake-up is due any more (a handler's
   delay, the error throttling, the wait for our own write); our last patch's answer is forgotten,
   so that the listing that resumes the scope re-runs it (its daemons and timers start again). A
   queued or running record stays so (a paused cycle only feeds the indices). A cycle that ends

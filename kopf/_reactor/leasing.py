@@ -1,6 +1,6 @@
 """Leader election on `coordination.k8s.io/v1` Leases (`kopf run --lease NAME`): the I/O of `kopf._model.leases`.
 
-- One `Elector` per Lease; it pauses its scope (`kopf._model.pausing`: the whole operator today;
+- One `Elector` per Lease; it pauses its scope (`kopf._model.scopes`: the whole operator today;
   a shard's scope later) from the start until it holds the Lease, and again when it cannot renew
   it before the renew deadline (a due time in the operator's one scheduler, so the pause comes on
   time even while a write hangs). Peering and Leases differ only in who pauses the scope.
@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from kopf._api import apierrors, watching
-from kopf._model import encoding, leases, pausing
+from kopf._model import encoding, leases, scopes
 from kopf._reactor import contexts, invoking
 
 logger = logging.getLogger('kopf.reactor.leasing')
@@ -34,7 +34,7 @@ class Elector:
     """One Lease that we try to hold, and the scope that it pauses while we do not hold it."""
 
     def __init__(self, ctx: contexts.OperatorContext, name: str, namespace: str | None, identity: str,
-                 scope: pausing.Scope = pausing.WHOLE, *, pauses: bool = True, configures: bool = True,
+                 scope: scopes.Scope = scopes.WHOLE, *, pauses: bool = True, configures: bool = True,
                  labels: Mapping[str, str] | None = None, wanted: bool = True,
                  on_change: Callable[[], None] | None = None) -> None:
         self.ctx = ctx

@@ -22,7 +22,7 @@ from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from kopf._model import handlers, records
-from kopf._model import metrics as model
+from kopf._model import telemetry as model
 from kopf._model.resources import Resource
 
 if TYPE_CHECKING:

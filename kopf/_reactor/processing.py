@@ -70,7 +70,7 @@ def handles(rctx: contexts.ResourceContext) -> bool:
 
 
 def paused(rctx: contexts.ResourceContext, record: records.ObjectRecord, event: RawEvent) -> bool:
-    """Whether the object's scope (or its shard) is paused (`kopf._model.pausing`): its handlers must not run now."""
+    """Whether the object's scope (or its shard) is paused (`kopf._model.scopes`): its handlers must not run now."""
     namespace = (event.get('object', {}).get('metadata') or {}).get('namespace')
     return rctx.operator.pausing.paused(namespace, record.shard)
 

@@ -33,7 +33,7 @@ import logging
 import math
 from typing import Any
 
-from kopf._model import handlers, listings, memos, pausing, records
+from kopf._model import handlers, listings, memos, records, scopes
 from kopf._model.bodies import RawEvent
 from kopf._model.daemons import DaemonStoppingReason
 from kopf._reactor import contexts, invoking, loggers, processing
@@ -111,7 +111,7 @@ class Dispatcher:
         record.owner = self
         if record.shard is not None:
             record.newest = event  # for a takeover of its shard
-            if self.indexing is None and self.rctx.operator.pausing.pauses.scope_paused(pausing.Shard(record.shard)):
+            if self.indexing is None and self.rctx.operator.pausing.pauses.scope_paused(scopes.Shard(record.shard)):
                 if event.get('type') == 'DELETED' and record.phase is records.Phase.IDLE and not record.spawns:
                     self.rctx.forget(uid)
                 return  # not ours: another replica handles it

@@ -21,7 +21,7 @@ from kopf._model import leases, memos, progress, registries
 from kopf._model import settings as settings_
 from kopf._model.causes import Activity
 from kopf._model.daemons import DaemonStoppingReason
-from kopf._reactor import activities, contexts, flags, indexing, metrics, observing, supported
+from kopf._reactor import activities, contexts, flags, indexing, metrics, observing, preflight
 from kopf._reactor.flags import Flag
 
 logger = logging.getLogger('kopf.reactor.running')
@@ -252,8 +252,8 @@ async def _start(ctx: contexts.OperatorContext) -> None:
     except activities.ActivityError as exc:
         raise OperatorError(str(exc)) from None
     try:
-        supported.check(ctx.registry, ctx.settings)  # e.g. settings.admission.server, set by startup handlers
-    except supported.UnsupportedHandlersError as exc:
+        preflight.check(ctx.registry, ctx.settings)  # e.g. settings.admission.server, set by startup handlers
+    except preflight.UnsupportedHandlersError as exc:
         raise OperatorError(str(exc)) from None
     lease = ctx.settings.peering.lease
     problem = leases.check(leases.durations_of(lease)) if lease.name else None

@@ -1,8 +1,8 @@
 """Sharding across replicas on Leases (`kopf run --lease NAME --shards N`): the I/O of `kopf._model.shards`.
 
-- N shard Leases `NAME-<i>`, each an `Elector` (`leasing`) whose scope is `pausing.Shard(i)`: the
+- N shard Leases `NAME-<i>`, each an `Elector` (`leasing`) whose scope is `scopes.Shard(i)`: the
   objects hashed into shard i act only while its Lease is ours (the one "may act now?" predicate of
-  `kopf._model.pausing`, asked with the object's record's shard).
+  `kopf._model.scopes`, asked with the object's record's shard).
 - Membership: one Lease per replica (`NAME-member-<hash of the identity>`, labelled
   `kopf.dev/shards-of: NAME`), renewed like the shards'. The members are listed by that label every
   retry period; a member is live until its Lease's duration after we last saw it change (our clock).
@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kopf._api import apierrors
-from kopf._model import leases, pausing, records, shards
+from kopf._model import leases, records, scopes, shards
 from kopf._reactor import contexts, leasing
 
 logger = logging.getLogger('kopf.reactor.sharding')
@@ -49,7 +49,7 @@ class Sharding:
         self.seen: dict[str, tuple[Any, float, float]] = {}  # membership lease → (key, observed_at, duration)
         self.members: set[str] = set()
         self.exiting = False
-        self.electors = [leasing.Elector(ctx, f'{self.name}-{i}', self.namespace, self.identity, pausing.Shard(i),
+        self.electors = [leasing.Elector(ctx, f'{self.name}-{i}', self.namespace, self.identity, scopes.Shard(i),
                                          configures=(i == 0), wanted=False, on_change=self.changed.set)
                          for i in range(self.total)]
         member = f'{self.name}-member-{shards.fnv1a64(self.identity):016x}'
@@ -140,12 +140,12 @@ class Sharding:
         elector = self.electors[index]
         pauser = ('rebalance', self.name)
         elector.wanted = False
-        self.ctx.pausing.pause(pausing.Shard(index), pauser)  # no new cycle; daemons and timers stop
+        self.ctx.pausing.pause(scopes.Shard(index), pauser)  # no new cycle; daemons and timers stop
         try:
             await self.ctx.pausing.wait_for(lambda: not busy(self.ctx, index))  # poked as their cycles end
             await elector.release(why='rebalanced to another replica')
         finally:
-            self.ctx.pausing.resume(pausing.Shard(index), pauser)  # the elector's own pause goes on
+            self.ctx.pausing.resume(scopes.Shard(index), pauser)  # the elector's own pause goes on
             self.releasing.discard(index)
             self.changed.set()
 

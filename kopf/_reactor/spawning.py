@@ -2,14 +2,14 @@
 
 After every cycle of an object, `reconcile()` feeds its newest body to the object's `Background`
 (made at the first cycle of an object of a resource with daemons or timers) and starts or stops its
-daemons and timers as `kopf._model.spawning.reconcile` decides.
+daemons and timers as `kopf._model.background.reconcile` decides.
 - A daemon is one task per (object, daemon): async ones in the loop, sync ones each in a thread of
   its own (never in the handlers' executor, which a few long sync daemons would starve). It is
   retried per its errors/backoff/TemporaryError delays, its patch applied after every attempt; it
   is not restarted after it returned on its own or failed for good.
 - A timer is a due time in the operator's one scheduler, not a sleeping task: when due, one call
   runs (a short task), its patch is applied, and the next due time is computed
-  (`kopf._model.spawning.next_due`). Essential changes of the object postpone `idle` timers.
+  (`kopf._model.background.next_due`). Essential changes of the object postpone `idle` timers.
 - Both see the live body (replaced on every event), the object's memo, and a `stopped` flag.
 - Stopping a daemon: `stopped` is set; after `cancellation_backoff` an async one is cancelled; after
   `cancellation_timeout` it is abandoned (a warning and a ResourceWarning); without a timeout, it
@@ -33,8 +33,8 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from kopf._api import apierrors
+from kopf._model import background as model
 from kopf._model import finalizers, handlers, outcomes, patches, plans, progress, records
-from kopf._model import spawning as model
 from kopf._model.bodies import Body
 from kopf._model.daemons import DaemonStoppingReason
 from kopf._model.kwargs import SpawningCause, filter_kwargs, handler_kwargs

@@ -10,7 +10,7 @@ import pytest
 
 import kopf
 from kopf._model import resources
-from kopf._reactor import flags, loading, loggers, observing, supported
+from kopf._reactor import flags, loading, loggers, observing, preflight
 
 
 @pytest.mark.parametrize('make', [asyncio.Event, threading.Event, concurrent.futures.Future,
@@ -31,15 +31,15 @@ def test_admission_handlers_need_a_server_and_a_valid_managed_name() -> None:
     kopf.index('kex', id='i1', registry=registry)(lambda **_: None)
     kopf.on.create('kex', id='fine', registry=registry)(lambda **_: None)
     settings = kopf.OperatorSettings()
-    supported.check(registry, settings)  # daemons, timers, indices run
+    preflight.check(registry, settings)  # daemons, timers, indices run
     kopf.on.validate('kex', id='v1', registry=registry)(lambda **_: None)
-    with pytest.raises(supported.UnsupportedHandlersError, match="Admission handlers \\('v1'\\) need a webhook server"):
-        supported.check(registry, settings)
+    with pytest.raises(preflight.UnsupportedHandlersError, match="Admission handlers \\('v1'\\) need a webhook server"):
+        preflight.check(registry, settings)
     settings.admission.server = kopf.WebhookServer()
-    supported.check(registry, settings)
+    preflight.check(registry, settings)
     settings.admission.managed = 'nodots'
-    with pytest.raises(supported.UnsupportedHandlersError, match='at least two dot-separated segments'):
-        supported.check(registry, settings)
+    with pytest.raises(preflight.UnsupportedHandlersError, match='at least two dot-separated segments'):
+        preflight.check(registry, settings)
 
 
 def test_change_and_event_handlers_are_supported() -> None:
@@ -47,7 +47,7 @@ def test_change_and_event_handlers_are_supported() -> None:
     kopf.on.create('kex', registry=registry)(lambda **_: None)
     kopf.on.event('kex', registry=registry)(lambda **_: None)
     kopf.on.startup(registry=registry)(lambda **_: None)
-    supported.check(registry, kopf.OperatorSettings())
+    preflight.check(registry, kopf.OperatorSettings())
 
 
 NAMESPACED = resources.Resource('g', 'v', 'p', namespaced=True)

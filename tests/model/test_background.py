@@ -3,9 +3,9 @@ from typing import Any
 
 import pytest
 
+from kopf._model.background import Changes, first_due, idled, is_live, next_due, on_change, reconcile
 from kopf._model.daemons import DaemonStoppingReason
 from kopf._model.handlers import DaemonHandler, SpawningHandler, TimerHandler
-from kopf._model.spawning import Changes, first_due, idled, is_live, next_due, on_change, reconcile
 
 DELETED = DaemonStoppingReason.RESOURCE_DELETED
 MISMATCH = DaemonStoppingReason.FILTERS_MISMATCH
