@@ -48,7 +48,7 @@ Signals and what they do:
 """
 import dataclasses
 import enum
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from kopf._model import finalizers
@@ -205,31 +205,41 @@ def step(record: ObjectRecord, signal: Signal) -> list[Effect]:
     """Advance the record by one signal; return what the reactor must do (in this order)."""
     if record.phase is Phase.GONE:
         return []
-    if isinstance(signal, Arrived):
-        return _arrived(record, signal.event, signal.now)
-    if isinstance(signal, Taken):
-        return _taken(record, signal)
-    if isinstance(signal, Done):  # one per cycle: before the rarer signals
-        return _done(record, signal)
-    if isinstance(signal, Due):
-        if record.phase is not Phase.WAITING:
-            return []  # queued or running already (a fresh event came first), or idle
-        return _queue(record)
-    if isinstance(signal, Nudged):
-        if record.phase in (Phase.QUEUED, Phase.RUNNING):
-            record.nudged = True  # the body it carries may be older than the cycle's answer: see `_done`
-            return []
-        record.last, record.wakeup_at = signal.event, signal.now
-        return _queue(record)
-    if isinstance(signal, Stopped):
-        record.phase, record.due_at, record.logger, record.arrived_at = Phase.IDLE, None, None, None
-        return []  # a new stream lists it again; its first event queues it
-    if isinstance(signal, Paused):
-        _forget_waits(record)
-        if record.phase is Phase.WAITING:
-            record.phase, record.due_at, record.arrived_at = Phase.IDLE, None, None  # no lag measured while paused
+    try:
+        transition = _STEPS[signal.__class__]  # by exact type: the signals are final (no subclasses)
+    except KeyError:
+        raise TypeError(f'Not a signal of an object record: {signal!r}') from None
+    return transition(record, signal)
+
+
+def _step_arrived(record: ObjectRecord, signal: Arrived) -> list[Effect]:
+    return _arrived(record, signal.event, signal.now)
+
+
+def _due(record: ObjectRecord, signal: Due) -> list[Effect]:
+    if record.phase is not Phase.WAITING:
+        return []  # queued or running already (a fresh event came first), or idle
+    return _queue(record)
+
+
+def _nudged(record: ObjectRecord, signal: Nudged) -> list[Effect]:
+    if record.phase in (Phase.QUEUED, Phase.RUNNING):
+        record.nudged = True  # the body it carries may be older than the cycle's answer: see `_done`
         return []
-    raise TypeError(f'Not a signal of an object record: {signal!r}')
+    record.last, record.wakeup_at = signal.event, signal.now
+    return _queue(record)
+
+
+def _stopped(record: ObjectRecord, signal: Stopped) -> list[Effect]:
+    record.phase, record.due_at, record.logger, record.arrived_at = Phase.IDLE, None, None, None
+    return []  # a new stream lists it again; its first event queues it
+
+
+def _paused(record: ObjectRecord, signal: Paused) -> list[Effect]:
+    _forget_waits(record)
+    if record.phase is Phase.WAITING:
+        record.phase, record.due_at, record.arrived_at = Phase.IDLE, None, None  # no lag measured while paused
+    return []
 
 
 def _forget_waits(record: ObjectRecord) -> None:
@@ -376,3 +386,10 @@ def _released(done: Done, pending: RawEvent) -> bool:
         return False
     rv = (body.get('metadata') or {}).get('resourceVersion')
     return rv is not None and pending.get('type') != 'DELETED' and is_consistent(str(rv), rv_of(pending))
+
+
+# The transitions by the signal's type (one dict lookup per signal, not a chain of isinstance checks).
+_STEPS: dict[type, Callable[[ObjectRecord, Any], list[Effect]]] = {
+    Arrived: _step_arrived, Taken: _taken, Done: _done, Due: _due, Nudged: _nudged,
+    Stopped: _stopped, Paused: _paused,
+}
