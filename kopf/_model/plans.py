@@ -167,7 +167,7 @@ def decide(ctx: Context, record: ObjectRecord, event: RawEvent, *, now: datetime
     patch = patches.Patch(body=body)
     base = _new_plan(body=body, event_type=event.get('type'), patch=patch, logger=logger, finalizer=finalizer,
                      progress_storage=ctx.progress_storage, diffbase_storage=ctx.diffbase_storage)
-    plan = _with_watching(ctx, record, event, base, event_logger) if fresh else base
+    plan = _with_watching(ctx, registry, record, event, base, event_logger) if fresh else base
     if plan.event_type == 'DELETED':
         return _unguarded(ctx, record, plan, Skip.GONE, ('Deleted, really deleted, and we are notified.',))
     change, essence = detect(ctx, record, body)
@@ -246,14 +246,14 @@ def plan_handlers(records: Mapping[str, progress.Record], handlers: Sequence[Cha
                     default_backoff=default_backoff)
 
 
-def _with_watching(ctx: Context, record: ObjectRecord, event: RawEvent, plan: Plan,
+def _with_watching(ctx: Context, registry: OperatorRegistry, record: ObjectRecord, event: RawEvent, plan: Plan,
                    event_logger: Callable[[], Logger] | None) -> Plan:
-    if not ctx.registry.has_handlers(ctx.resource, WatchingHandler):
+    if WatchingHandler not in registry.kinds(ctx.resource):
         return plan  # no cause, logger and views to build for nobody
     logger = event_logger() if event_logger is not None else plan.logger
     cause = WatchingCause(logger=logger, memo=record.memo, indices=ctx.indices, resource=ctx.resource,
                           body=Body(plan.body), patch=plan.patch, type=plan.event_type, event=event)
-    return _replace(plan, watching=tuple(ctx.registry.iter_watching_handlers(cause)),
+    return _replace(plan, watching=tuple(registry.iter_watching_handlers(cause)),
                                watching_cause=cause)
 
 

@@ -152,7 +152,21 @@ class OperatorRegistry:
         return self._selected(kind, resource)[0]
 
     def has_handlers(self, resource: Resource, kind: type[ResourceHandler] = ResourceHandler) -> bool:
-        return bool(self._selected(kind, resource)[0])
+        return kind in self.kinds(resource)
+
+    def kinds(self, resource: Resource) -> frozenset[type[BaseHandler]]:
+        """The kinds of the handlers selecting the resource, base kinds included (`has_handlers` as a set).
+
+        The reactor reads it once per cycle, not `has_handlers` once per kind.
+        """
+        key = ('kinds', id(resource))
+        cache = self._cache
+        cached: tuple[Resource, frozenset[type[BaseHandler]]] | None = cache.get(key)
+        if cached is None or cached[0] is not resource:
+            found = frozenset(cls for h in self._selected(ResourceHandler, resource)[0] for cls in type(h).__mro__
+                              if isinstance(cls, type) and issubclass(cls, ResourceHandler))
+            cached = cache[key] = _bounded(cache, (resource, found))
+        return cached[1]
 
     # Matching.
     def iter_activity_handlers(self, activity: Activity) -> Iterator[ActivityHandler]:

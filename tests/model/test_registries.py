@@ -250,6 +250,18 @@ def test_listings_by_kind_and_resources() -> None:
     assert {str(s) for s in registry.selectors} == {'kex', 'pods'}
     assert registry.has_handlers(KEX) and registry.has_handlers(PODS, handlers.TimerHandler)
     assert not registry.has_handlers(PODS, handlers.DaemonHandler)
+    assert registry.kinds(PODS) == {handlers.ResourceHandler, handlers.SpawningHandler, handlers.TimerHandler}
+    assert registry.kinds(KEX) >= {handlers.ChangingHandler, handlers.WatchingHandler, handlers.DaemonHandler,
+                                   handlers.SpawningHandler, handlers.IndexingHandler}
+    assert handlers.TimerHandler not in registry.kinds(KEX)
+
+
+def test_kinds_follow_registrations() -> None:
+    registry = kopf.OperatorRegistry()
+    kopf.on.create('kex', registry=registry)(fn)
+    assert handlers.WatchingHandler not in registry.kinds(KEX)
+    kopf.on.event('kex', registry=registry)(fn)  # the cache is dropped: the new kind is seen
+    assert handlers.WatchingHandler in registry.kinds(KEX) and registry.has_handlers(KEX, handlers.WatchingHandler)
 
 
 @pytest.mark.parametrize('options, review, query, expected', [
