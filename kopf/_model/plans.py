@@ -172,7 +172,7 @@ def decide(ctx: Context, record: ObjectRecord, event: RawEvent, *, now: datetime
         return _unguarded(ctx, record, plan, Skip.GONE, ('Deleted, really deleted, and we are notified.',))
     change, essence = detect(ctx, record, body)
     cause = make_cause(ctx, record, body, patch, logger, change)
-    has, deleting = finalizers.present(body, finalizer), finalizers.deleting(body)
+    has, deleting = finalizers.state(body, finalizer)
     requires = registry.requires_finalizer(cause, excluding=record.finished)
     # The fields of every plan from here on: each return below copies the plan once, with them.
     known = {'cause': cause, 'essence': essence, 'has_finalizer': has, 'deleting': deleting,

@@ -364,15 +364,11 @@ def _answer_as_event(record: ObjectRecord, done: Done) -> RawEvent | None:
         return None
     meta = body.get('metadata') or {}
     rv = meta.get('resourceVersion')
-    if done.watched or _let_go(body, done.finalizer) or rv is None:
+    if done.watched or finalizers.let_go(body, done.finalizer) or rv is None:
         record.expected_rv = None if rv is None else str(rv)  # wait for it through the watch
         return None
     record.applied_rv, record.expected_rv = str(rv), None
     return {'type': 'MODIFIED', 'object': body}
-
-
-def _let_go(body: Mapping[str, Any], finalizer: str) -> bool:
-    return finalizers.deleting(body) and not finalizers.present(body, finalizer)
 
 
 def _released(done: Done, pending: RawEvent) -> bool:
@@ -382,7 +378,7 @@ def _released(done: Done, pending: RawEvent) -> bool:
     "not newer" includes "equal".) Not where `on.event` handlers see every event, stale or not.
     """
     body = done.answer or {}
-    if done.watched or not _let_go(body, done.finalizer):
+    if done.watched or not finalizers.let_go(body, done.finalizer):
         return False
     rv = (body.get('metadata') or {}).get('resourceVersion')
     return rv is not None and pending.get('type') != 'DELETED' and is_consistent(str(rv), rv_of(pending))
