@@ -167,7 +167,8 @@ def decide(ctx: Context, record: ObjectRecord, event: RawEvent, *, now: datetime
     patch = patches.Patch(body=body)
     base = _new_plan(body=body, event_type=event.get('type'), patch=patch, logger=logger, finalizer=finalizer,
                      progress_storage=ctx.progress_storage, diffbase_storage=ctx.diffbase_storage)
-    plan = _with_watching(ctx, registry, record, event, base, event_logger) if fresh else base
+    watched = fresh and WatchingHandler in registry.kinds(ctx.resource)  # else no cause, logger and views for nobody
+    plan = _with_watching(ctx, registry, record, event, base, event_logger) if watched else base
     if plan.event_type == 'DELETED':
         return _unguarded(ctx, record, plan, Skip.GONE, ('Deleted, really deleted, and we are notified.',))
     change, essence = detect(ctx, record, body)
@@ -248,8 +249,7 @@ def plan_handlers(records: Mapping[str, progress.Record], handlers: Sequence[Cha
 
 def _with_watching(ctx: Context, registry: OperatorRegistry, record: ObjectRecord, event: RawEvent, plan: Plan,
                    event_logger: Callable[[], Logger] | None) -> Plan:
-    if WatchingHandler not in registry.kinds(ctx.resource):
-        return plan  # no cause, logger and views to build for nobody
+    """The `on.event` handlers of a fresh event and their cause (only where the resource has any)."""
     logger = event_logger() if event_logger is not None else plan.logger
     cause = WatchingCause(logger=logger, memo=record.memo, indices=ctx.indices, resource=ctx.resource,
                           body=Body(plan.body), patch=plan.patch, type=plan.event_type, event=event)
