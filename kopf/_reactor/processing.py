@@ -74,4 +74,7 @@ def remember(record: records.ObjectRecord, settlement: plans.Settlement) -> None
 
 def emit(entries: Iterable[LogEntry], logger: Logger) -> None:
     for entry in entries:
-        entry.emit(logger)
+        if entry.exc_info is None and entry.extra is None:  # most of them: no `LogEntry.emit` call in between
+            logger.log(entry.level, entry.message)
+        else:
+            entry.emit(logger)
