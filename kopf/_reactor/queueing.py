@@ -213,7 +213,9 @@ class Dispatcher:
                   exc_info=effect.error)
 
     def _converged(self, record: records.ObjectRecord, effect: records.Converged) -> None:
-        self.rctx.operator.metrics.converged(self.rctx.resource, effect.lag)
+        metrics = self.rctx.operator.metrics
+        if metrics.enabled:  # off: not even the no-op's call
+            metrics.converged(self.rctx.resource, effect.lag)
 
     def _forget(self, record: records.ObjectRecord, effect: records.Forget) -> None:
         if self.progress is not None:
