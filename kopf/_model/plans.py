@@ -171,7 +171,7 @@ def decide(ctx: Context, record: ObjectRecord, event: RawEvent, *, now: datetime
     plan = _with_watching(ctx, registry, record, event, base, event_logger) if watched else base
     if plan.event_type == 'DELETED':
         return _unguarded(ctx, record, plan, Skip.GONE, ('Deleted, really deleted, and we are notified.',))
-    change, essence = detect(ctx, record, body)
+    change, essence = detect(ctx, record, body, registry=registry, finalizer=finalizer)
     cause = make_cause(ctx, record, body, patch, logger, change)
     has, deleting = finalizers.state(body, finalizer)
     requires = registry.requires_finalizer(cause, excluding=record.finished)
@@ -218,12 +218,13 @@ _PLAN_DEFAULTS: dict[str, Any] = {
     f.name: f.default for f in dataclasses.fields(Plan) if f.default is not dataclasses.MISSING}
 
 
-def detect(ctx: Context, record: ObjectRecord, body: Mapping[str, Any]) -> tuple[causes.Change, Any]:
-    """The cause (essence vs. the stored diff-base), and the essence now."""
-    extra = ctx.registry.get_extra_fields(ctx.resource)
+def detect(ctx: Context, record: ObjectRecord, body: Mapping[str, Any], *, registry: OperatorRegistry,
+           finalizer: str) -> tuple[causes.Change, Any]:
+    """The cause (essence vs. the stored diff-base), and the essence now (given the context's registry, finalizer)."""
+    extra = registry.get_extra_fields(ctx.resource)
     essence = ctx.progress_storage.clear_fresh(essence=ctx.diffbase_storage.build(body=body, extra_fields=extra))
     old = ctx.diffbase_storage.fetch(body=body)
-    change = causes.detect(event_type=None, body=body, finalizer=ctx.finalizer, old=old, new=essence,
+    change = causes.detect(event_type=None, body=body, finalizer=finalizer, old=old, new=essence,
                            initial=bool(record.initial))
     return change, essence
 
