@@ -212,10 +212,6 @@ def step(record: ObjectRecord, signal: Signal) -> list[Effect]:
     return transition(record, signal)
 
 
-def _step_arrived(record: ObjectRecord, signal: Arrived) -> list[Effect]:
-    return _arrived(record, signal.event, signal.now)
-
-
 def _due(record: ObjectRecord, signal: Due) -> list[Effect]:
     if record.phase is not Phase.WAITING:
         return []  # queued or running already (a fresh event came first), or idle
@@ -247,14 +243,15 @@ def _forget_waits(record: ObjectRecord) -> None:
     record.expected_rv = record.applied_rv = None
 
 
-def _arrived(record: ObjectRecord, event: RawEvent, now: float | None) -> list[Effect]:
+def _arrived(record: ObjectRecord, signal: Arrived) -> list[Effect]:
+    event = signal.event
     if record.applied_rv is not None and event.get('type') != 'DELETED':
         rv = rv_of(event)
         if rv is not None and is_consistent(record.applied_rv, rv):
             return []  # not newer than our patch's answer, which is decided on already
     record.pending = event
     if record.arrived_at is None:
-        record.arrived_at = now
+        record.arrived_at = signal.now
     if record.phase in (Phase.QUEUED, Phase.RUNNING):
         return []  # a running record looks at its pending event when its cycle ends
     return _queue(record)
@@ -386,6 +383,6 @@ def _released(done: Done, pending: RawEvent) -> bool:
 
 # The transitions by the signal's type (one dict lookup per signal, not a chain of isinstance checks).
 _STEPS: dict[type, Callable[[ObjectRecord, Any], list[Effect]]] = {
-    Arrived: _step_arrived, Taken: _taken, Done: _done, Due: _due, Nudged: _nudged,
+    Arrived: _arrived, Taken: _taken, Done: _done, Due: _due, Nudged: _nudged,
     Stopped: _stopped, Paused: _paused,
 }
