@@ -299,6 +299,16 @@ def test_mutating_webhooks_and_deletions(operations: Any, operation: str, expect
     assert len(list(registry.iter_webhook_handlers(cause))) == int(expected)
 
 
+def test_requires_finalizer_excluding_finished_spawns() -> None:
+    registry = kopf.OperatorRegistry()
+    kopf.daemon('kex', registry=registry, id='d1')(fn)
+    assert registry.requires_finalizer(UPDATE) and registry.requires_finalizer(UPDATE, excluding={'other'})
+    assert not registry.requires_finalizer(UPDATE, excluding={'d1'})  # done for good: it holds nothing
+    kopf.timer('kex', registry=registry, id='t1')(other)  # the cached answer is dropped
+    assert registry.requires_finalizer(UPDATE, excluding={'d1'})
+    assert not registry.requires_finalizer(UPDATE, excluding={'d1', 't1'})
+
+
 def test_answers_follow_registrations_at_runtime() -> None:
     registry = kopf.OperatorRegistry()
     kopf.on.create('kopf.dev', 'v1', 'kopfexamples', registry=registry)(fn)
