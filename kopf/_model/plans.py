@@ -419,7 +419,8 @@ def needs_recheck(ctx: Context, plan: Plan, settlement: Settlement, answer: Mapp
     """
     if settlement.settled is None:
         return True
-    if not ctx.registry.is_unfiltered(ctx.resource) or ctx.registry.get_extra_fields(ctx.resource):
+    registry = ctx.registry  # a property: read once
+    if not registry.is_unfiltered(ctx.resource) or registry.get_extra_fields(ctx.resource):
         return True
     if not ctx.diffbase_storage.writes_only_own_fields() or not ctx.progress_storage.writes_only_own_fields():
         return True

@@ -54,7 +54,7 @@ async def process(rctx: contexts.ResourceContext, record: records.ObjectRecord, 
         event=event, now=asyncio.get_running_loop().time(), wakeup=settlement.wakeup, answer=answer,
         settled=answer is not None and not plans.needs_recheck(rctx, plan, settlement, answer),
         watched=handlers.WatchingHandler in kinds,
-        finalizer=rctx.finalizer, error_delays=rctx.error_delays, paused=paused(rctx, event))
+        finalizer=rctx.finalizer, paused=paused(rctx, event))  # no error: its delays are not read
 
 
 
