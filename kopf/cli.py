@@ -140,6 +140,8 @@ def _operator_sources(namespaces_help: str, clusterwide_help: str) -> Callable[[
               help='Leader election on this coordination.k8s.io Lease ([NAMESPACE/]NAME): only its holder acts.')
 @click.option('--lease-namespace', 'lease_namespace', envvar='KOPF_RUN_LEASE_NAMESPACE', default=None,
               help='The Lease\'s namespace (default: $POD_NAMESPACE, else the context\'s, else "default").')
+@click.option('--shards', 'shards', envvar='KOPF_RUN_SHARDS', type=click.IntRange(min=1), default=None,
+              help='With --lease NAME: N shard Leases NAME-<i>; the replicas share the objects by their uids\' hash.')
 @click.option('--local-cluster', is_flag=True,
               help='Run against an in-memory local cluster (in its own thread), not a real one.')
 @click.option('--apply', 'apply', multiple=True, type=click.Path(dir_okay=False),
@@ -159,7 +161,7 @@ def run(ctx: click.Context, /, paths: tuple[str, ...], modules: tuple[str, ...],
     import warnings
 
     from kopf._kits import loops
-    from kopf._reactor import loading, running, supported
+    from kopf._reactor import loading, preflight, running
 
     controls = ctx.obj if isinstance(ctx.obj, CLIControls) else CLIControls()
     legacy_namespace = os.environ.get('KOPF_RUN_NAMESPACE')  # upstream's legacy env var: appended to -n
@@ -200,10 +202,10 @@ def run(ctx: click.Context, /, paths: tuple[str, ...], modules: tuple[str, ...],
                 standalone=standalone, vault=vault, liveness_endpoint=liveness_endpoint,
                 metrics_endpoint=more['metrics_endpoint'],
                 priority=priority, peering_name=more['peering_name'],
-                lease_name=more['lease_name'], lease_namespace=more['lease_namespace'],
+                lease_name=more['lease_name'], lease_namespace=more['lease_namespace'], shards=more['shards'],
                 registry=controls.registry, settings=controls.settings, memo=controls.memo,
                 stop_flag=controls.stop_flag, ready_flag=controls.ready_flag), factory)
-        except (loading.LoadingError, running.OperatorError, supported.UnsupportedHandlersError) as exc:
+        except (loading.LoadingError, running.OperatorError, preflight.UnsupportedHandlersError) as exc:
             if isinstance(exc, loading.LoadingError) and exc.details:
                 click.echo(exc.details, err=True)  # the user's frames: the file and line of the mistake
             click.echo(f'Error: {exc}', err=True)
@@ -219,6 +221,8 @@ def run(ctx: click.Context, /, paths: tuple[str, ...], modules: tuple[str, ...],
               help='The peering object the operator will use (default: "default", as kopf run\'s auto mode).')
 @click.option('--standalone', is_flag=True, help='The operator runs with --standalone: no peering rules.')
 @click.option('--lease', 'lease_name', default=None, help='The lease ([NAMESPACE/]NAME) the operator will hold.')
+@click.option('--shards', 'shards', type=click.IntRange(min=1), default=None,
+              help='The operator runs with --shards N (with --lease): its membership Leases are listed too.')
 @click.option('--extra', multiple=True, type=click.Path(dir_okay=False),
               help='A YAML file of more rules (a list of rules, or a Role/ClusterRole), e.g. what handlers call.')
 @click.option('--crd', 'crds', multiple=True, type=click.Path(dir_okay=False),
@@ -228,8 +232,9 @@ def run(ctx: click.Context, /, paths: tuple[str, ...], modules: tuple[str, ...],
               help='Bind to this NAMESPACE/NAME (repeatable; default: default/kopf unless --user).')
 @click.option('--user', 'users', multiple=True, help='Bind to this user (repeatable), e.g. of a client certificate.')
 def rbac(paths: tuple[str, ...], modules: tuple[str, ...], namespaces: tuple[str, ...], clusterwide: bool,
-         peering_name: str | None, standalone: bool, lease_name: str | None, extra: tuple[str, ...],
-         crds: tuple[str, ...], name: str, service_accounts: tuple[str, ...], users: tuple[str, ...]) -> None:
+         peering_name: str | None, standalone: bool, lease_name: str | None, shards: int | None,
+         extra: tuple[str, ...], crds: tuple[str, ...], name: str, service_accounts: tuple[str, ...],
+         users: tuple[str, ...]) -> None:
     """Print the RBAC YAML for the framework's own requests that the handlers imply."""
     from kopf._kits import rbac as rbac_
     from kopf._model import registries
@@ -239,6 +244,8 @@ def rbac(paths: tuple[str, ...], modules: tuple[str, ...], namespaces: tuple[str
         raise click.UsageError('Either --namespace or --all-namespaces, not both.')
     if standalone and peering_name:
         raise click.UsageError('Either --peering or --standalone, not both.')
+    if shards and not lease_name:
+        raise click.UsageError('--shards needs --lease NAME.')
     # Without either, `kopf run` is in the auto mode: it reads the `default` peering (and joins it if it
     # exists), so it needs the peering rules too, or it warns of a 403 and runs standalone.
     peering_name = None if standalone else peering_name or 'default'
@@ -246,7 +253,7 @@ def rbac(paths: tuple[str, ...], modules: tuple[str, ...], namespaces: tuple[str
     try:
         with _default_registry(registry):
             loading.load(paths, modules)
-        options = rbac_.options_for(namespaces, peering=peering_name, lease=lease_name, name=name,
+        options = rbac_.options_for(namespaces, peering=peering_name, lease=lease_name, shards=bool(shards), name=name,
                                     service_accounts=service_accounts, users=users)
         generated = rbac_.generate(registry, options, crds=crds, extra=extra)
     except (loading.LoadingError, ValueError) as exc:

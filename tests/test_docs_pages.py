@@ -67,3 +67,13 @@ def test_testing_page_kubeconfig_goes_into_the_environment(monkeypatch: pytest.M
         warnings.simplefilter('error', pytest.PytestWarning)   # setenv() of a non-str warns
         namespace['test_with_kubeconfig_in_env'](cluster, monkeypatch)
         assert os.environ['KUBECONFIG'] == cluster.kubeconfig and isinstance(cluster.kubeconfig, str)
+
+
+@pytest.mark.emulator_only(reason='the documented test starts its own LocalCluster')
+def test_local_cluster_page_workloads_test_passes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The documented test of an operator of workloads runs and passes (a Deployment available, one crashing)."""
+    block = next(code for code in docs_blocks.blocks('local-cluster.md') if 'def test_available_and_crashing' in code)
+    monkeypatch.chdir(ROOT)
+    monkeypatch.setenv('KUBECONFIG', '')   # the test sets it; restored afterwards
+    namespace: dict[str, Any] = docs_blocks.run(block, 'docs/local-cluster.md')
+    namespace['test_available_and_crashing']()

@@ -41,3 +41,10 @@ def test_no_citations_of_documents_outside_the_repository() -> None:
     found = [f'{path}:{number}' for path in paths
              for number, line in enumerate(path.read_text().splitlines(), 1) if cited.search(line)]
     assert found == []
+
+
+def test_few_module_basenames_repeat_across_kopf() -> None:
+    """A basename means one thing: at most 3 repeat across packages (a pure half and its I/O half, say)."""
+    names = [path.name for path in KOPF.rglob('*.py') if path.name != '__init__.py']
+    repeated = sorted({name for name in names if names.count(name) > 1})
+    assert len(repeated) <= 3, repeated

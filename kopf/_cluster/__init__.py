@@ -13,7 +13,8 @@ Its packages, each importing only those listed before it (no import cycles: `tes
     patchtypes   merge, JSON and strategic-merge patches; field ownership for server-side apply
     store        objects and resourceVersions, the change history, watch fan-out, reads with selectors
     pipeline     the writes (create, replace, patch, apply, delete, scale) and the whole state they change
-    controllers  namespace and CRD cleanup, garbage collection, event expiry
+    controllers  namespace and CRD cleanup, garbage collection, event expiry; workloads (nodes, Pods that run,
+                 ReplicaSets, Deployments, Jobs, endpoints) on a clock tests can advance
     admitting    calling admission webhooks around the writes
     web          the HTTP surface: dispatch, endpoints, watch streams, discovery, tables, protobuf, access rules, faults
     control      the `Emulator` assembled, the table of control operations, `/_emulator/`, `LocalCluster`,

@@ -28,7 +28,7 @@ Modules:
 - `schemas`       structural pruning of objects by OpenAPI v3 schemas
 - `memos`         `kopf.Memo`: a dict with attribute access
 - `settings`      `kopf.OperatorSettings` and the old spellings of its fields
-- `spawning`      which daemons and timers run for an object, and when a timer is due
+- `background`    which daemons and timers run for an object, and when a timer is due
 - `daemons`       `kopf.DaemonStopped`, `kopf.DaemonStoppingReason`
 - `indices`       `kopf.Index` and `kopf.Store`
 - `listings`      the progress of an initial listing: counts, rate, estimate
@@ -36,7 +36,8 @@ Modules:
 - `certificates`  throw-away CAs and certificates as PEM bytes
 - `peers`         peering: who is alive, who pauses whom, keep-alives
 - `leases`        leader election on a Lease, by client-go's rules
-- `pausing`       the paused scopes: may an object act now?
-- `metrics`       the metrics endpoint's address, the labels' bounds, the buckets
+- `shards`        sharding (`--shards`): the uid → shard hash of `shardSelector`, fair shares of the replicas
+- `scopes`        the paused scopes: may an object act now?
+- `telemetry`     the metrics endpoint's address, the labels' bounds, the buckets
 - `rbac`          RBAC rules for the framework's own requests (`kopf rbac`)
 """

@@ -148,9 +148,12 @@ def released(lease: Observed, *, wall: datetime.datetime) -> dict[str, Any]:
             'leaseTransitions': lease.transitions}
 
 
-def body(name: str, namespace: str, spec_: Mapping[str, Any], resource_version: str | None) -> dict[str, Any]:
+def body(name: str, namespace: str, spec_: Mapping[str, Any], resource_version: str | None,
+         labels: Mapping[str, str] | None = None) -> dict[str, Any]:
     """The Lease object to create (no resourceVersion) or to update (with it: the precondition)."""
     metadata: dict[str, Any] = {'name': name, 'namespace': namespace}
+    if labels:
+        metadata['labels'] = dict(labels)
     if resource_version is not None:
         metadata['resourceVersion'] = resource_version
     return {'apiVersion': 'coordination.k8s.io/v1', 'kind': 'Lease', 'metadata': metadata, 'spec': dict(spec_)}

@@ -15,6 +15,8 @@ What the framework requests (the code paths of kopf/_api and kopf/_reactor), and
 | managed webhook configurations (`admission.configure`)     | admission handlers           | create, patch          |
 | peering objects (`--peering NAME`)                         | the option                   | get list watch patch   |
 | leases (`--lease NAME`)                                    | the option                   | get create update watch|
+| the members of the shards (`--lease NAME --shards N`: the  | `--shards`                   | + list                 |
+|   membership Leases, listed by label; `NAME-<i>` as above) |                              |                        |
 
 Discovery (`/api`, `/apis`, ...) and the health check (`GET /api`) are non-resource URLs, readable by
 every authenticated user via the default `system:discovery` ClusterRoleBinding: no rules.
@@ -65,6 +67,7 @@ class Options:
     globs: tuple[str, ...] = ()          # `-n` patterns with globs or exclusions (cluster-wide rules)
     peering: str | None = None
     lease: str | None = None             # `NAME` or `NAMESPACE/NAME`
+    shards: bool = False                 # `--shards N` too: the membership Leases are listed
     name: str = 'kopf'                   # of the (Cluster)Role(Binding)s
     service_accounts: tuple[str, ...] = ()  # `NAMESPACE/NAME` each
     users: tuple[str, ...] = ()
@@ -166,7 +169,9 @@ def _framework_grants(registry: registries.OperatorRegistry, options: Options,
         namespace, _, name = options.lease.rpartition('/')
         lease_places: list[str | None] = [namespace] if namespace else places(options, True)
         for place in lease_places:
-            result.append(Grant('coordination.k8s.io', 'leases', LEASE_VERBS, place, f'the lease {name!r}'))
+            verbs = LEASE_VERBS | {'list'} if options.shards else LEASE_VERBS
+            what = f'the shards of {name!r} and their members' if options.shards else f'the lease {name!r}'
+            result.append(Grant('coordination.k8s.io', 'leases', verbs, place, what))
     return result
 
 

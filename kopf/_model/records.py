@@ -26,8 +26,11 @@ Signals and what they do:
   re-run now, not fresh, so that the cycle may release or remove our finalizer. A record that is
   queued or running is re-run after that cycle, on the cycle's answer (or its event), never on
   the body the nudge carried, which may be older.
+- `TakenOver(memo, now)`: its shard became ours (`--shards`): it is treated as at operator start: a new
+  memo, no handling remembered, and its newest body (kept while sharded: `newest`) queued as if listed,
+  so that resume handlers run and its daemons and timers start.
 - `Stopped()`: its watch stream is over: it idles (a new stream's listing brings it back).
-- `Paused()`: its scope is paused (`kopf._model.pausing`): no wake-up is due any more (a handler's
+- `Paused()`: its scope is paused (`kopf._model.scopes`): no wake-up is due any more (a handler's
   delay, the error throttling, the wait for our own write); our last patch's answer is forgotten,
   so that the listing that resumes the scope re-runs it (its daemons and timers start again). A
   queued or running record stays so (a paused cycle only feeds the indices). A cycle that ends
@@ -89,6 +92,8 @@ class ObjectRecord:
     owner: Any = None                  # the reactor's queue that serves it (to be nudged by its daemons)
     nudged: bool = False               # nudged while queued or running: re-run its newest body after that
     arrived_at: float | None = None    # the first event accepted since it last converged (its convergence clock)
+    shard: int | None = None           # its shard (`--shards`: `kopf._model.shards.shard_of`); None: unsharded
+    newest: RawEvent | None = None     # sharded only: its newest event, for a takeover of its shard
 
 
 # -- signals ------------------------------------------------------------------------------------------
@@ -118,6 +123,13 @@ class Nudged:
 
 
 @dataclasses.dataclass(frozen=True)
+class TakenOver:
+    """Its shard is ours now: as at operator start (a new memo; its newest body as listed)."""
+    memo: Any
+    now: float
+
+
+@dataclasses.dataclass(frozen=True)
 class Stopped:
     """The watch stream of the object is over (its watcher stopped): its work is dropped, its memory kept."""
 
@@ -143,7 +155,7 @@ class Paused:
     """Its scope is paused: nothing of it is due until a listing resumes it."""
 
 
-Signal = Arrived | Taken | Due | Nudged | Stopped | Paused | Done
+Signal = Arrived | Taken | Due | Nudged | TakenOver | Stopped | Paused | Done
 
 
 # -- effects ------------------------------------------------------------------------------------------
@@ -236,6 +248,21 @@ def _paused(record: ObjectRecord, signal: Paused) -> list[Effect]:
     if record.phase is Phase.WAITING:
         record.phase, record.due_at, record.arrived_at = Phase.IDLE, None, None  # no lag measured while paused
     return []
+
+
+def _taken_over(record: ObjectRecord, signal: TakenOver) -> list[Effect]:
+    record.memo, record.initial, record.deletion_handled, record.finished = signal.memo, None, False, frozenset()
+    record.errors, record.nudged = 0, False
+    _forget_waits(record)
+    newest = record.newest
+    if newest is None or newest.get('type') == 'DELETED':
+        return []
+    record.pending = {'type': None, 'object': newest['object']}  # as listed: resume handlers run
+    if record.arrived_at is None:
+        record.arrived_at = signal.now
+    if record.phase in (Phase.QUEUED, Phase.RUNNING):
+        return []
+    return _queue(record)
 
 
 def _forget_waits(record: ObjectRecord) -> None:
@@ -383,6 +410,6 @@ def _released(done: Done, pending: RawEvent) -> bool:
 
 # The transitions by the signal's type (one dict lookup per signal, not a chain of isinstance checks).
 _STEPS: dict[type, Callable[[ObjectRecord, Any], list[Effect]]] = {
-    Arrived: _arrived, Taken: _taken, Done: _done, Due: _due, Nudged: _nudged,
+    Arrived: _arrived, Taken: _taken, Done: _done, Due: _due, Nudged: _nudged, TakenOver: _taken_over,
     Stopped: _stopped, Paused: _paused,
 }

@@ -52,6 +52,7 @@ class LeaseSettings:
     lease_duration: float = 15.0
     renew_deadline: float = 10.0
     retry_period: float = 2.0
+    shards: int = 0  # `--shards N`: N shard Leases `<name>-<i>`, shared among the replicas (0: leader election)
 
 
 @dataclasses.dataclass

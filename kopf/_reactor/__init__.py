@@ -26,15 +26,16 @@ Modules:
 - `spawning`    daemons and timers of each object: started/stopped after its cycles, the stop sequence
 - `indexing`    the in-memory indices (`@kopf.index`) and the start gate until they are complete
 - `peering`     the peering objects: keep-alives, who pauses whom (`_model.peers`), `kopf freeze/resume`
-- `pausing`     the paused scopes (`_model.pausing`) and waits for their changes: watchers, cycles, daemons
+- `pausing`     the paused scopes (`_model.scopes`) and waits for their changes: watchers, cycles, daemons
+- `sharding`    shard Leases and membership (`--shards`): fair shares (`_model.shards`), takeovers, releases
 - `admission`   admission reviews for `@kopf.on.validate/mutate`, the managed webhook configurations
-- `leasing`     leader election on Leases (`--lease`): acquire, renew, release; pauses the operator
+- `leasing`     leader election on Leases (`--lease`): acquire, renew, release; pauses the operator (or a shard)
 - `metrics`     the Prometheus metrics of one operator (`--metrics`) and their hooks
 - `invoking`    one attempt of one handler (sync in the executor, async in the loop) → an Outcome
 - `applying`    the cycle's patch, once per endpoint
 - `contexts`    the operator/resource contexts (settings, registry, client, storages, records)
 - `loggers`     per-object loggers (`[ns/name]`), Events of log records, `kopf.configure`
 - `probing`     the liveness endpoint (`--liveness`): probe handlers' results as JSON
-- `flags`, `loading`, `stoppers`, `supported`: embedding flags, `kopf run` file loading, daemon
-  stoppers, refused handler kinds
+- `flags`, `loading`, `stoppers`, `preflight`: embedding flags, `kopf run` file loading, daemon
+  stoppers, what the handlers need before the operator serves them (an admission server)
 """

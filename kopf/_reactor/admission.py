@@ -128,7 +128,7 @@ class Admission:
         managed = self.ctx.settings.admission.managed
         if managed is None or self.config is None:
             return
-        if self.ctx.pausing.pauses.by:  # only an active replica manages them (peering); it does so when resumed
+        if not self.ctx.pausing.pauses.manages_webhooks():  # only an active replica (shard 0: its holder) does
             logger.debug(f'The webhook configurations {managed!r} are left to the active replica: this one is paused.')
             return
         async with self.lock:

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kopf._api import client as client_
-from kopf._model import memos, progress, registries, resources
+from kopf._model import memos, progress, registries, resources, shards
 from kopf._model import records as records_
 from kopf._model import settings as settings_
 from kopf._reactor import metrics as metrics_
@@ -43,6 +43,8 @@ class OperatorContext:
     peering: Any = None    # the peerings, unless standalone (`peering.Peerings`)
     leasing: Any = None    # the Leases of the leader election, if any (`leasing.Leasing`)
     identity: str | None = None  # this operator's identity in peerings and Leases (also in its User-Agent)
+    shards: int = 0        # `--shards N`: objects are handled by the holder of their shard's Lease (0: unsharded)
+    served: Mapping[Any, 'ResourceContext'] = dataclasses.field(default_factory=dict)  # by resource (`observing`)
 
 
 @dataclasses.dataclass
@@ -97,6 +99,8 @@ class ResourceContext:
         record = self.records.get(uid)
         if record is None:
             record = self.records[uid] = records_.ObjectRecord(uid=uid, memo=memos.copy_for_object(self.operator.memo))
+            if self.operator.shards:
+                record.shard = shards.shard_of(uid, self.operator.shards)
         return record
 
     def forget(self, uid: str) -> None:

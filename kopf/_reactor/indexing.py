@@ -12,6 +12,7 @@
 - The start: no handler of any resource runs (cycles wait at `wait()`, without holding a place in
   the runners' limit) until every served indexed resource has finished its initial listing and
   every object of it is indexed; one log line says when, with the count and the time it took.
+  Cycles of a resource with index handlers only do not wait (nothing in them sees an index).
 - Indices are fed by every object of the resource, whatever else pauses its handling.
 """
 import asyncio

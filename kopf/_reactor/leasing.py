@@ -1,6 +1,6 @@
 """Leader election on `coordination.k8s.io/v1` Leases (`kopf run --lease NAME`): the I/O of `kopf._model.leases`.
 
-- One `Elector` per Lease; it pauses its scope (`kopf._model.pausing`: the whole operator today;
+- One `Elector` per Lease; it pauses its scope (`kopf._model.scopes`: the whole operator today;
   a shard's scope later) from the start until it holds the Lease, and again when it cannot renew
   it before the renew deadline (a due time in the operator's one scheduler, so the pause comes on
   time even while a write hangs). Peering and Leases differ only in who pauses the scope.
@@ -17,11 +17,11 @@ import datetime
 import logging
 import os
 import signal
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from kopf._api import apierrors, watching
-from kopf._model import encoding, leases, pausing
+from kopf._model import encoding, leases, scopes
 from kopf._reactor import contexts, invoking
 
 logger = logging.getLogger('kopf.reactor.leasing')
@@ -34,12 +34,20 @@ class Elector:
     """One Lease that we try to hold, and the scope that it pauses while we do not hold it."""
 
     def __init__(self, ctx: contexts.OperatorContext, name: str, namespace: str | None, identity: str,
-                 scope: pausing.Scope = pausing.WHOLE) -> None:
+                 scope: scopes.Scope = scopes.WHOLE, *, pauses: bool = True, configures: bool = True,
+                 labels: Mapping[str, str] | None = None, wanted: bool = True,
+                 on_change: Callable[[], None] | None = None) -> None:
         self.ctx = ctx
         self.name = name
         self.namespace = namespace
         self.identity = identity
         self.scope = scope
+        self.pauses = pauses          # its scope is paused while it is not ours (a membership Lease pauses nothing)
+        self.configures = configures  # its holder writes the managed webhook configurations
+        self.labels = labels
+        self.wanted = wanted          # to be acquired when free (a shard: when the fair share says so)
+        self.on_change = on_change
+        self.releasing = False        # a release is being written: no renewal may count any more
         self.pauser = ('lease', name)
         self.durations = leases.durations_of(ctx.settings.peering.lease)
         self.lease: leases.Observed | None = None
@@ -51,7 +59,8 @@ class Elector:
         self.leading = False
         self.warned: set[str] = set()
         self.changed = asyncio.Event()
-        ctx.pausing.pause(scope, self.pauser)  # nothing is in flight yet
+        if pauses:
+            ctx.pausing.pause(scope, self.pauser)  # nothing is in flight yet
 
     @property
     def where(self) -> str:
@@ -80,7 +89,9 @@ class Elector:
         while True:
             now = loop.time()
             decision = self.decide(now)
-            if decision.action is not leases.Action.WAIT and now >= self.write_due:
+            writing = not self.releasing and (decision.action is leases.Action.RENEW or (
+                decision.action is leases.Action.ACQUIRE and self.wanted))
+            if writing and now >= self.write_due:
                 self.write_due = now + self.durations.retry_period
                 await self.write()
                 decision = self.decide(loop.time())
@@ -88,8 +99,7 @@ class Elector:
             taken = holder not in ('', self.identity)
             self.set_leading(decision.leading, **({'why': f'it is held by {holder!r}'} if taken else {}))
             self.changed.clear()
-            wake_at = decision.next_at if decision.action is leases.Action.WAIT else min(decision.next_at,
-                                                                                       self.write_due)
+            wake_at = decision.next_at if not writing else min(decision.next_at, self.write_due)
             try:
                 async with asyncio.timeout_at(wake_at):
                     await self.changed.wait()
@@ -103,6 +113,7 @@ class Elector:
     def observe(self, body: Mapping[str, Any] | None) -> None:
         """A look at the Lease (a read, a watch event, our write's answer): changes restart the expiry."""
         lease = leases.parse(body)
+        holder_changed = (lease.holder if lease else None) != (self.lease.holder if self.lease else None)
         if (lease.key if lease else None) != (self.lease.key if self.lease else None):
             self.observed_at = asyncio.get_running_loop().time()
             self.write_due = 0.0  # decide at once (e.g. a release is seen: acquire now)
@@ -114,6 +125,8 @@ class Elector:
             self.warned.add(problem)
             logger.warning(f'The lease {self.where}: {problem}.')
         self.changed.set()
+        if self.on_change is not None and holder_changed:  # not on every renewal
+            self.on_change()
 
     async def read(self) -> None:
         try:
@@ -130,7 +143,8 @@ class Elector:
         lease = self.lease
         spec = leases.spec(lease, identity=self.identity, durations=self.durations,
                            wall=datetime.datetime.now(datetime.UTC), acquire_time=self.acquire_time)
-        body = leases.body(self.name, self.namespace or 'default', spec, lease.resource_version if lease else None)
+        body = leases.body(self.name, self.namespace or 'default', spec, lease.resource_version if lease else None,
+                           labels=self.labels)
         try:
             async with asyncio.timeout(self.durations.renew_deadline):
                 if lease is None:
@@ -143,6 +157,9 @@ class Elector:
             return
         except (apierrors.APIError, OSError, TimeoutError) as exc:
             logger.warning(f'Writing the lease {self.where} failed: {_describe(exc)}')
+            return
+        if self.releasing:  # a renewal that was in flight when the release began: it does not make us hold it
+            self.observe(answer)
             return
         if lease is None or lease.holder != self.identity:
             self.acquire_time = spec['acquireTime']
@@ -179,14 +196,17 @@ class Elector:
         self.ctx.metrics.lease(self.name, leading)  # `kopf_peering_lease_held`
         if leading:
             self.ctx.scheduler.cancel((self, 'expiry'))
-            self.ctx.pausing.resume(self.scope, self.pauser)
-            logger.info(f'Resuming operations: the lease {self.where} is ours.')
-            if self.ctx.admission is not None:  # an active replica manages the webhook configurations
+            if self.pauses:
+                self.ctx.pausing.resume(self.scope, self.pauser)
+                logger.info(f'Resuming operations: the lease {self.where} is ours.')
+            if self.ctx.admission is not None and self.configures:  # an active replica manages the webhooks
                 task = asyncio.create_task(self.ctx.admission.configure())
                 task.add_done_callback(lambda t: t.cancelled() or t.exception())
-        else:
+        elif self.pauses:
             self.ctx.pausing.pause(self.scope, self.pauser, cancelling=True)  # async handlers in flight: cancelled
             logger.warning(f'Pausing operations: the lease {self.where} is not ours ({why}).')
+        if self.on_change is not None:
+            self.on_change()
 
     async def watch(self) -> None:
         """Every change of the Lease, from a watch by name (its current state first), reconnected after failures."""
@@ -208,14 +228,25 @@ class Elector:
                 logger.debug(f'The watch of the lease {self.where} broke ({_describe(exc)}); reconnecting.')
             await asyncio.sleep(self.durations.retry_period)
 
-    async def release(self) -> None:
+    async def release(self, why: str = 'the operator exits') -> None:
         """On exit: an empty holder, so the next replica acquires the Lease at once (unless it is not ours).
 
         A renewal cut by the exit may have landed unseen: on a conflict, the Lease is read once more.
+        Also a shard's release on a rebalance (its work finished): no deadline or expiry is due after it.
         """
         if self.renewed_at is None:
             return
-        self.set_leading(False, why='the operator exits')
+        self.releasing = True
+        try:
+            await self._release(why)
+        finally:
+            self.releasing = False
+
+    async def _release(self, why: str) -> None:
+        self.set_leading(False, why=why)
+        self.ctx.scheduler.cancel((self, 'deadline'))
+        self.ctx.scheduler.cancel((self, 'expiry'))
+        self.renewed_at = self.valid_until = None
         try:
             async with asyncio.timeout(RELEASE_TIMEOUT):
                 for _ in range(2):
@@ -223,7 +254,8 @@ class Elector:
                     if lease is None or lease.holder != self.identity:
                         return
                     spec = leases.released(lease, wall=datetime.datetime.now(datetime.UTC))
-                    body = leases.body(self.name, self.namespace or 'default', spec, lease.resource_version)
+                    body = leases.body(self.name, self.namespace or 'default', spec, lease.resource_version,
+                                       labels=self.labels)
                     try:
                         await self.ctx.client.request('PUT', f'{self.path}/{self.name}', payload=body,
                                                       backoffs=None)

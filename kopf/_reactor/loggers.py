@@ -34,20 +34,33 @@ def identity(body: Mapping[str, Any]) -> dict[str, Any]:
 
 
 class LocalObjectLogger(logging.LoggerAdapter[logging.Logger]):
-    """A logger about one object: every message is prefixed with `[namespace/name]`."""
+    """A logger about one object: every message is prefixed with `[namespace/name]`.
+
+    It keeps only the body it is given (for a long-lived logger: the object's identity, or its live
+    body that is kept anyway); the object's reference and the prefix are read from it per message,
+    not copied: tens of thousands of objects' loggers live at once (e.g. with a timer each).
+    """
+
+    logger = objects_logger  # the same for all; `LoggerAdapter.__init__` is not called (no copies kept)
 
     def __init__(self, *, body: Mapping[str, Any], settings: settings_.OperatorSettings) -> None:
-        meta = body.get('metadata') or {}
-        extra = {'k8s_ref': {'apiVersion': body.get('apiVersion'), 'kind': body.get('kind'),
-                             'name': meta.get('name'), 'uid': meta.get('uid'),
-                             'namespace': meta.get('namespace')}}
-        super().__init__(objects_logger, extra)
         self.body = body
         self.settings = settings
-        self.prefix = f'[{_ref(body)}]'
+
+    @property
+    def extra(self) -> Mapping[str, object]:  # type: ignore[override]  # read-only: made from the body
+        body = self.body
+        meta = body.get('metadata') or {}
+        return {'k8s_ref': {'apiVersion': body.get('apiVersion'), 'kind': body.get('kind'),
+                            'name': meta.get('name'), 'uid': meta.get('uid'), 'namespace': meta.get('namespace')}}
+
+    @property
+    def prefix(self) -> str:
+        return f'[{_ref(self.body)}]'
 
     def process(self, msg: Any, kwargs: MutableMapping[str, Any]) -> tuple[Any, MutableMapping[str, Any]]:
-        kwargs['extra'] = {**(self.extra or {}), **kwargs.get('extra', {})}
+        extra = kwargs.get('extra')
+        kwargs['extra'] = {**self.extra, **extra} if extra else self.extra
         return (f'{self.prefix} {msg}' if _prefixing else msg), kwargs
 
 

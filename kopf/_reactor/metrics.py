@@ -12,7 +12,7 @@
   running per resource (the records' phases), daemons and timers running, index sizes, and the
   scopes paused by peering (`ctx.pausing`).
 - The Lease leader election (`leasing`) sets `kopf_peering_lease_held` through `lease()`; the
-  shards (a later issue) will set `kopf_peering_shards_held` through `shards()`: exposed already.
+  shards (`sharding`) set `kopf_peering_shards_held` through `shards()`.
 - `/metrics` answers GET only (other methods: 405); other paths 404. It is served on the metrics
   address, and on the liveness endpoint's server when that is on too (`route()`).
 """
@@ -22,7 +22,7 @@ from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from kopf._model import handlers, records
-from kopf._model import metrics as model
+from kopf._model import telemetry as model
 from kopf._model.resources import Resource
 
 if TYPE_CHECKING:
@@ -62,7 +62,7 @@ class Metrics:
     def observe(self, served: Mapping[Resource, Any]) -> None:
         """The resources served (their contexts: records by uid), read at scrape time."""
 
-    # -- set by the Lease leader election (`leasing`) and its shards (a later issue) ------------------
+    # -- set by the Lease leader election (`leasing`) and its shards (`sharding`) ---------------------
 
     def shards(self, held: int) -> None:
         """How many shards this replica holds."""
@@ -234,7 +234,9 @@ class _Live:
         paused = GaugeMetricFamily('kopf_peering_paused', '1 while peering pauses the scope (a namespace; '
                                    '"*": the whole operator).', labels=['scope'])
         pausing = getattr(self.ctx, 'pausing', None)
-        for scope in sorted((pausing.pauses.by if pausing is not None else {}), key=lambda s: s or ''):
+        scopes = [scope for scope in (pausing.pauses.by if pausing is not None else {}) if scope is None or
+                  isinstance(scope, str)]  # shards not held are not "paused": see kopf_peering_shards_held
+        for scope in sorted(scopes, key=lambda s: s or ''):
             paused.add_metric(['*' if scope is None else scope], 1)
         yield paused
 

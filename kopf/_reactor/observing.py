@@ -21,7 +21,7 @@
   skipped group-version that answers again and what is served of it. Selectors that are unresolved for
   another reason (no such CRD yet) wait for CRD events, as before: no polling of the discovery.
   No task runs while nothing is skipped.
-- Pausing (`kopf._model.pausing`, by peering): a watcher whose scope is paused stops its stream (in-
+- Pausing (`kopf._model.scopes`, by peering): a watcher whose scope is paused stops its stream (in-
   flight cycles finish; daemons and timers stop) and waits; resuming starts a new stream, which
   re-lists. The streams of indexed resources go on while paused (only the indices are fed) and
   re-list when resumed.
@@ -86,6 +86,7 @@ class Observer:
         self.tg = tg
         self.discovery = discovery.Discovery(ctx.client)
         self.served: dict[resources.Resource, contexts.ResourceContext] = {}
+        ctx.served = self.served  # the shards' takeovers and releases find the records here
         ctx.metrics.observe(self.served)  # its objects are counted at scrape time
         self.watchers: dict[tuple[resources.Resource, str | None], asyncio.Task[None]] = {}
         self.warned: set[selectors.Selector] = set()

@@ -3,7 +3,7 @@
 The decisions are pure (`kopf._model.peers`); this module talks and waits:
 - One `Peering` per peering scope: the cluster-wide `ClusterKopfPeering` (with `-A`), or one
   `KopfPeering` in each served namespace (with `-n`, including namespaces found through globs).
-- Its scope (`kopf._model.pausing`) is paused from the start until the first look at the peering
+- Its scope (`kopf._model.scopes`) is paused from the start until the first look at the peering
   object (as upstream: "Resuming operations after the pause." once nobody blocks us).
 - The peering object is looked up in `kopf.dev/v1`, then in the legacy `zalando.org/v1`. Absent:
   in auto mode (no `--peering`), the operator runs standalone (a debug line only: upstream says

@@ -21,6 +21,10 @@
 - Pausing (`pause()`, when the stream's scope is paused): the records' wake-ups are cancelled, their
   daemons and timers stopped (`OPERATOR_PAUSING`); cycles in flight finish; a cycle that begins
   while paused only feeds the indices (`processing`).
+- Shards (`--shards N`): a record's shard is paused while its Lease is not ours. Its events are only
+  kept (`newest`), never queued (unless its resource is indexed: then its cycles feed the indices).
+  A shard paused is `pause_record()`ed record by record (a lost Lease also cancels the cycles in
+  flight: `cut`); a shard taken over re-runs each record's newest body as listed (`take_over()`).
 """
 import asyncio
 import collections
@@ -30,7 +34,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from kopf._model import handlers, listings, records
+from kopf._model import handlers, listings, memos, records, scopes
 from kopf._model.bodies import RawEvent
 from kopf._model.daemons import DaemonStoppingReason
 from kopf._reactor import contexts, invoking, loggers, processing
@@ -76,7 +80,8 @@ class Dispatcher:
         self.ready: collections.deque[records.ObjectRecord] = collections.deque()
         self.waiters: collections.deque[asyncio.Future[None]] = collections.deque()  # idle runners
         self.scheduled: set[records.ObjectRecord] = set()  # with a due time in the scheduler
-        self.running: set[records.ObjectRecord] = set()
+        self.running: dict[records.ObjectRecord, asyncio.Task[Any] | None] = {}  # and the runner running it
+        self.cut: set[records.ObjectRecord] = set()  # cancelled in flight: their shard's Lease is lost
         self.active = 0   # runners counted against the limit
         limit = rctx.settings.queueing.worker_limit
         self.limit: float = math.inf if limit is None else limit  # None: unlimited, as upstream
@@ -90,6 +95,7 @@ class Dispatcher:
                 not invoking.is_async(h.fn) for h in selected if not isinstance(h, handlers.SpawningHandler)):
             self.limit = max(SYNC_RUNNERS_MIN, SYNC_RUNNERS_PER_THREAD * threads)  # daemons, timers: own tasks
         self.runners: set[asyncio.Task[None]] = set()
+        self.spawning = rctx.registry.has_handlers(rctx.resource, handlers.SpawningHandler)
         self.closed = False
         self.indexing = rctx.operator.indexing if rctx.registry.has_handlers(rctx.resource,
                                                                             handlers.IndexingHandler) else None
@@ -109,6 +115,15 @@ class Dispatcher:
         uid = str(meta.get('uid') or f"{meta.get('namespace')}/{meta.get('name')}")
         record = self.rctx.remember(uid)
         record.owner = self
+        if record.shard is not None:
+            record.newest = event  # for a takeover of its shard
+            if self.indexing is None and self.rctx.operator.pausing.pauses.scope_paused(scopes.Shard(record.shard)):
+                if event.get('type') == 'DELETED' and record.phase is records.Phase.IDLE and not record.spawns:
+                    self.rctx.forget(uid)
+                return  # not ours: another replica handles it
+        if self.spawning:
+            from kopf._reactor import spawning  # lazily: operators without daemons and timers never load it
+            spawning.sighted(self.rctx, record, event)  # its daemons and timers see every event's body at once
         if self.indexing is not None and event.get('type') is None:
             self.indexing.expect(self.key, uid, limit=self.limit)
         if self.resuming and event.get('type') is None:
@@ -160,7 +175,7 @@ class Dispatcher:
         self.closed = True
         for record in self.scheduled:
             self.scheduler.cancel(record)
-        for record in {*self.ready, *self.scheduled, *self.running}:
+        for record in {*self.ready, *self.scheduled, *self.running.keys()}:
             records.step(record, records.Stopped())
         self.scheduled.clear()
         self.ready.clear()
@@ -168,14 +183,28 @@ class Dispatcher:
     def pause(self) -> None:
         """The stream's scope is paused: nothing of its objects is due; their daemons and timers stop."""
         for record in list(self.rctx.records.values()):
-            if record.owner is not self:
-                continue
-            if record in self.scheduled:
-                self.scheduled.discard(record)
-                self.scheduler.cancel(record)
-            records.step(record, records.Paused())
-            if record.background is not None:
-                record.background.stop_all(DaemonStoppingReason.OPERATOR_PAUSING)
+            if record.owner is self:
+                self.pause_record(record)
+
+    def pause_record(self, record: records.ObjectRecord, *, cancelling: bool = False) -> None:
+        """Its scope (or shard) is paused: nothing of it is due; its daemons and timers stop; maybe its cycle is cut."""
+        if record in self.scheduled:
+            self.scheduled.discard(record)
+            self.scheduler.cancel(record)
+        records.step(record, records.Paused())
+        if record.background is not None:
+            record.background.stop_all(DaemonStoppingReason.OPERATOR_PAUSING)
+        task = self.running.get(record)
+        if cancelling and task is not None and not task.done():
+            self.cut.add(record)
+            task.cancel()
+
+    def take_over(self, record: records.ObjectRecord) -> None:
+        """Its shard is ours now: as at operator start (a new memo; its newest body re-run as listed)."""
+        if not self.closed:
+            memo = memos.copy_for_object(self.rctx.operator.memo)
+            now = asyncio.get_running_loop().time()
+            self._carry_out(record, records.step(record, records.TakenOver(memo=memo, now=now)))
 
     # -- effects --------------------------------------------------------------------------------------
 
@@ -286,16 +315,27 @@ class Dispatcher:
         if run is None:
             return
         if record.logger is None:  # it refers to the object only (not to a body): kept while it has work
-            body = run.event['object']
-            record.logger = loggers.ObjectLogger(body=loggers.identity(body), settings=self.rctx.settings)
-        self.running.add(record)
+            background = record.background  # its daemons' and timers' logger, on the live body, if it has them
+            record.logger = background.logger if background is not None else \
+                loggers.ObjectLogger(body=loggers.identity(run.event['object']), settings=self.rctx.settings)
+        self.running[record] = asyncio.current_task()
         try:
             done = await self.process(self.rctx, record, run.event, fresh=run.fresh, logger=record.logger)
+        except asyncio.CancelledError:
+            if record not in self.cut:
+                raise
+            task = asyncio.current_task()
+            if task is not None:
+                task.uncancel()  # ours: its shard's Lease is lost; the runner goes on
+            done = records.Done(event=run.event, now=asyncio.get_running_loop().time(), paused=True)
         except Exception as exc:
             done = records.Done(event=run.event, now=asyncio.get_running_loop().time(), error=exc,
                                 error_delays=self.rctx.error_delays)
         finally:
-            self.running.discard(record)
+            self.running.pop(record, None)
+            self.cut.discard(record)
+            if record.shard is not None:
+                self.rctx.operator.pausing.poke()  # a released shard waits for its cycles to end
         if self.progress is not None:
             self._report(self.progress.handled(record.uid, asyncio.get_running_loop().time()))
         self._carry_out(record, records.step(record, done))

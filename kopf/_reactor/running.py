@@ -21,7 +21,7 @@ from kopf._model import leases, memos, progress, registries
 from kopf._model import settings as settings_
 from kopf._model.causes import Activity
 from kopf._model.daemons import DaemonStoppingReason
-from kopf._reactor import activities, contexts, flags, indexing, metrics, observing, supported
+from kopf._reactor import activities, contexts, flags, indexing, metrics, observing, preflight
 from kopf._reactor.flags import Flag
 
 logger = logging.getLogger('kopf.reactor.running')
@@ -71,6 +71,7 @@ async def spawn_tasks(
         peering_name: str | None = None,
         lease_name: str | None = None,
         lease_namespace: str | None = None,
+        shards: int | None = None,
         liveness_endpoint: str | None = None,
         metrics_endpoint: str | int | None = None,
         **later: Any,
@@ -107,6 +108,8 @@ async def spawn_tasks(
         settings.peering.lease.name = lease_name
     if lease_namespace is not None:
         settings.peering.lease.namespace = lease_namespace
+    if shards is not None:
+        settings.peering.lease.shards = shards
     from kopf._reactor import peering  # lazily: the identity only (the module is needed by peering anyway)
     identity = peering.make_identity()
     ctx = contexts.OperatorContext(
@@ -164,7 +167,11 @@ async def _orchestrate(ctx: contexts.OperatorContext, scope: observing.Scope, *,
             return
         try:
             flags.raise_flag(ready_flag)
-            if ctx.settings.peering.lease.name:  # paused before any watcher starts, until the Lease is ours
+            if ctx.settings.peering.lease.name and ctx.settings.peering.lease.shards:  # shards paused until ours
+                from kopf._reactor import sharding
+                ctx.shards = ctx.settings.peering.lease.shards
+                ctx.leasing = sharding.Sharding(ctx)
+            elif ctx.settings.peering.lease.name:  # paused before any watcher starts, until the Lease is ours
                 from kopf._reactor import leasing
                 ctx.leasing = leasing.Leasing(ctx)
             if _peers(ctx.settings):  # its scopes are paused before any watcher starts
@@ -245,13 +252,15 @@ async def _start(ctx: contexts.OperatorContext) -> None:
     except activities.ActivityError as exc:
         raise OperatorError(str(exc)) from None
     try:
-        supported.check(ctx.registry, ctx.settings)  # e.g. settings.admission.server, set by startup handlers
-    except supported.UnsupportedHandlersError as exc:
+        preflight.check(ctx.registry, ctx.settings)  # e.g. settings.admission.server, set by startup handlers
+    except preflight.UnsupportedHandlersError as exc:
         raise OperatorError(str(exc)) from None
     lease = ctx.settings.peering.lease
     problem = leases.check(leases.durations_of(lease)) if lease.name else None
     if problem:
         raise OperatorError(f'The lease {lease.name!r}: {problem}')
+    if lease.shards and (not lease.name or not isinstance(lease.shards, int) or lease.shards < 0):
+        raise OperatorError(f'--shards {lease.shards!r} needs --lease NAME and a positive number of shards.')
     try:
         metrics.enable(ctx)  # after the startup handlers: they may set `settings.metrics`
     except metrics.MetricsError as exc:

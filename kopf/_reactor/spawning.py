@@ -2,14 +2,14 @@
 
 After every cycle of an object, `reconcile()` feeds its newest body to the object's `Background`
 (made at the first cycle of an object of a resource with daemons or timers) and starts or stops its
-daemons and timers as `kopf._model.spawning.reconcile` decides.
+daemons and timers as `kopf._model.background.reconcile` decides.
 - A daemon is one task per (object, daemon): async ones in the loop, sync ones each in a thread of
   its own (never in the handlers' executor, which a few long sync daemons would starve). It is
   retried per its errors/backoff/TemporaryError delays, its patch applied after every attempt; it
   is not restarted after it returned on its own or failed for good.
 - A timer is a due time in the operator's one scheduler, not a sleeping task: when due, one call
   runs (a short task), its patch is applied, and the next due time is computed
-  (`kopf._model.spawning.next_due`). Essential changes of the object postpone `idle` timers.
+  (`kopf._model.background.next_due`). Essential changes of the object postpone `idle` timers.
 - Both see the live body (replaced on every event), the object's memo, and a `stopped` flag.
 - Stopping a daemon: `stopped` is set; after `cancellation_backoff` an async one is cancelled; after
   `cancellation_timeout` it is abandoned (a warning and a ResourceWarning); without a timeout, it
@@ -17,12 +17,14 @@ daemons and timers as `kopf._model.spawning.reconcile` decides.
 - While any of them runs, our finalizer stays: the object's record counts them (`spawns`), and each
   exit nudges the record, so its next cycle may release the finalizer.
 - While the object's scope is paused (peering), its daemons and timers are stopped (`OPERATOR_PAUSING`)
-  and none starts; resuming re-lists the object, whose next cycle starts them again.
+  and none starts; resuming re-lists the object, whose next cycle starts them again. The same for
+  its shard (`--shards`): released or lost, they stop; on a takeover, its newest body is re-run.
 - When the object is being deleted, they are stopped before its delete handlers run (as upstream).
 - On operator exit, all are stopped (OPERATOR_EXITING) and awaited a few seconds; leftovers are cancelled.
 """
 import asyncio
 import concurrent.futures
+import datetime
 import logging
 import threading
 import time
@@ -31,8 +33,8 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from kopf._api import apierrors
+from kopf._model import background as model
 from kopf._model import finalizers, handlers, outcomes, patches, plans, progress, records
-from kopf._model import spawning as model
 from kopf._model.bodies import Body
 from kopf._model.daemons import DaemonStoppingReason
 from kopf._model.kwargs import SpawningCause, filter_kwargs, handler_kwargs
@@ -82,6 +84,22 @@ class _ThreadPerCall(concurrent.futures.Executor):
         return future
 
 
+def sighted(rctx: contexts.ResourceContext, record: records.ObjectRecord, event: Mapping[str, Any]) -> None:
+    """An event of an object of a resource with daemons or timers arrived: its body is the live one at once.
+
+    The object's `Background` is made at its first event (not at the end of its first cycle), so that
+    the echo of our own first patch, which may come before the patch's answer, is what it keeps:
+    the watch stream's own newest body, not a second copy of it per object.
+    """
+    background: Background | None = record.background
+    if background is None:
+        if event.get('type') == 'DELETED' or rctx.operator.exiting:
+            return
+        loop_now = asyncio.get_running_loop().time()
+        background = record.background = Background(rctx, record, event['object'], now=loop_now)
+    background.see(event['object'])
+
+
 def reconcile(rctx: contexts.ResourceContext, record: records.ObjectRecord, plan: plans.Plan,
               answer: Mapping[str, Any] | None) -> None:
     """After a cycle: the newest body to the object's daemons and timers; start or stop them."""
@@ -92,7 +110,7 @@ def reconcile(rctx: contexts.ResourceContext, record: records.ObjectRecord, plan
         if background is not None:
             background.stop_all(DaemonStoppingReason.RESOURCE_DELETED)
         return
-    if rctx.operator.pausing.paused((plan.body.get('metadata') or {}).get('namespace')):
+    if rctx.operator.pausing.paused((plan.body.get('metadata') or {}).get('namespace'), record.shard):
         if background is not None:  # a cycle in flight when its scope was paused: nothing starts
             background.stop_all(DaemonStoppingReason.OPERATOR_PAUSING)
         return
@@ -100,8 +118,8 @@ def reconcile(rctx: contexts.ResourceContext, record: records.ObjectRecord, plan
     loop_now = asyncio.get_running_loop().time()
     if background is None:
         background = record.background = Background(rctx, record, body, now=loop_now)
-    background.latest.raw = body
-    if plan.essence is not None and plan.essence != background.essence:
+    background.see(body, answer=answer is not None)
+    if _idle_timers(rctx) and plan.essence is not None and plan.essence != background.essence:
         if background.essence is not None:
             background.changed(loop_now)
         background.essence = plan.essence
@@ -121,6 +139,12 @@ def stop_if_deleted(record: records.ObjectRecord, plan: plans.Plan) -> None:
     background: Background | None = record.background
     if background is not None and (plan.event_type == 'DELETED' or finalizers.deleting(plan.body)):
         background.stop_all(DaemonStoppingReason.RESOURCE_DELETED)
+
+
+def _idle_timers(rctx: contexts.ResourceContext) -> bool:
+    """Whether a timer of the resource has `idle`: only then are essential changes tracked (the essence kept)."""
+    return any(isinstance(handler, handlers.TimerHandler) and handler.idle is not None
+               for handler in rctx.registry.select(handlers.SpawningHandler, rctx.resource))
 
 
 async def stop_all(ctx: contexts.OperatorContext, reason: DaemonStoppingReason) -> None:
@@ -159,7 +183,12 @@ class Background:
         self.spawns: dict[str, Spawn] = {}
         self.essence: Any = None
         self.last_change = now  # essential changes before the first sight are not known: counted from it
-        self.logger = loggers.ObjectLogger(body=loggers.identity(body), settings=rctx.settings)
+        self.logger = loggers.ObjectLogger(body=self.latest, settings=rctx.settings)  # no copy: the live body
+
+    def see(self, body: Mapping[str, Any], *, answer: bool = False) -> None:
+        """A body (of an event, or of our patch's answer) is the live one, unless it is older (`model.is_live`)."""
+        if model.is_live(body, self.latest.raw, answer=answer):
+            self.latest.raw = body
 
     def cause(self, patch: patches.Patch) -> SpawningCause:
         return SpawningCause(logger=self.logger, memo=self.record.memo, indices=self.rctx.indices,
@@ -229,8 +258,8 @@ def _unknown(handler: handlers.SpawningHandler) -> 'Spawn':
 class Spawn:
     """One daemon or timer of one object (slots: tens of thousands of timers are kept in memory)."""
 
-    __slots__ = ('_finished', 'background', 'call', 'changed_since', 'due', 'flag', 'gone', 'handler',
-                 'is_async', 'state', 'stopping', 'task')
+    __slots__ = ('_finished', '_state', 'background', 'call', 'changed_since', 'due', 'flag', 'gone', 'handler',
+                 'is_async', 'stopping', 'task')
 
     def __init__(self, background: Background, handler: handlers.SpawningHandler) -> None:
         self.background = background
@@ -238,9 +267,25 @@ class Spawn:
         self.is_async = invoking.is_async(handler.fn)
         self.flag = stoppers.AsyncDaemonStopped() if self.is_async else stoppers.SyncDaemonStopped()
         self.stopping: asyncio.Event | None = None  # the framework's own waits (daemons only; made when needed)
-        self.state = progress.HandlerState.from_scratch(now=changing.now(), purpose=None)
+        self._state: progress.HandlerState | datetime.datetime = changing.now()  # fresh since then
         self.gone = False
         self._finished = False
+
+    @property
+    def state(self) -> progress.HandlerState:
+        """Its retries and when it started; kept only while retrying (else just the time it is fresh since).
+
+        Not a state object per timer between its calls: those would all be long-lived objects for the
+        garbage collector's full collections, whose pauses delay every timer due meanwhile.
+        """
+        state = self._state
+        if isinstance(state, datetime.datetime):
+            return progress.HandlerState.from_scratch(now=state, purpose=None)
+        return state
+
+    @state.setter
+    def state(self, value: progress.HandlerState | datetime.datetime) -> None:
+        self._state = value
 
     @property
     def scheduler(self) -> Any:
@@ -285,8 +330,9 @@ class Spawn:
         handler, background = self.handler, self.background
         patch = patches.Patch(body=background.latest.raw)
         moment = changing.now()
-        kwargs = handler_kwargs(handler, background.cause(patch), retry=self.state.retries,
-                                started=self.state.started, runtime=self.state.runtime(moment), stopped=self.flag)
+        state = self.state
+        kwargs = handler_kwargs(handler, background.cause(patch), retry=state.retries,
+                                started=state.started, runtime=state.runtime(moment), stopped=self.flag)
         outcomes.invoked(handler).emit(self.logger)
         settings = background.rctx.settings
         executor = settings.execution.executor if self.is_async or isinstance(handler, handlers.TimerHandler) else \
@@ -295,7 +341,7 @@ class Spawn:
         outcome = await invoking.invoke_handler(handler, kwargs=kwargs, executor=executor,
                                                 default_backoff=settings.execution.default_backoff)
         background.rctx.operator.metrics.handled(background.rctx.resource, handler.id, outcome.kind.value,
-                                                 time.perf_counter() - begun, retry=self.state.retries > 0)
+                                                 time.perf_counter() - begun, retry=state.retries > 0)
         if outcome.kind is OutcomeKind.SUCCESS and outcome.result is not None:
             plans.deliver_result(patch, handler.id, outcome.result)
         await background.apply(patch)
@@ -433,7 +479,10 @@ class Timer(Spawn):
         if at is None:
             self.scheduler.cancel(self)
         else:
-            self.scheduler.at(self, at, self._fire, replace=True)
+            self.scheduler.at(self, at, self, replace=True)  # itself as the callback: no bound method per call
+
+    def __call__(self) -> None:
+        self._fire()
 
     def _fire(self) -> None:
         rctx = self.background.rctx
@@ -446,6 +495,12 @@ class Timer(Spawn):
             self.call = asyncio.create_task(self._call(), name=name)
 
     async def _call(self) -> None:
+        try:
+            await self._call_once()
+        finally:
+            self.call = None  # its end: the done task (its context, its frames' values) is not kept till the next
+
+    async def _call_once(self) -> None:
         loop = asyncio.get_running_loop()
         started = loop.time()
         try:
@@ -459,7 +514,7 @@ class Timer(Spawn):
             self._stopped()
             return
         final = judged.success or judged.failure
-        self.state = progress.HandlerState.from_scratch(now=changing.now(), purpose=None) if final else judged
+        self.state = changing.now() if final else judged  # fresh again: only the time is kept
         delay = (judged.delayed - changing.now()).total_seconds() if judged.delayed is not None else None
         due = model.next_due(self.handler, started=started, finished=finished, success=final, delay=delay,
                              last_change=self.background.last_change, changed_since=self.changed_since)

@@ -94,8 +94,8 @@ async def test_open_watches_survive_a_rotation(cluster: LocalCluster) -> None:
     """As on a real server: authentication happens when a request starts, not for every event."""
     headers = {'Authorization': 'Bearer t1'}
     async with aiohttp.ClientSession() as session, \
-            session.get(f'{cluster.url}/api/v1/namespaces/default/configmaps?watch=true',
-                        headers=headers) as response:
+            session.get(f'{cluster.url}/api/v1/namespaces/default/configmaps?watch=true'
+                        '&fieldSelector=metadata.name%3Dafter', headers=headers) as response:
         assert response.status == 200
         cluster.rotate_token('t1', 't2')
         cluster.apply({'apiVersion': 'v1', 'kind': 'ConfigMap', 'metadata': {'name': 'after'}})

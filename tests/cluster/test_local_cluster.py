@@ -55,7 +55,7 @@ def test_sync_mode_and_manifest_sources(tmp_path: pathlib.Path) -> None:
                       'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: second}\n')
         cluster.apply([CM], {'apiVersion': 'v1', 'kind': 'List', 'items': [{**CM, 'data': {'a': 'c'}}]})
         names = [obj['metadata']['name'] for obj in cluster.list('v1', 'configmaps', 'default')]
-        assert names == ['cm1', 'from-file', 'from-text', 'second']
+        assert names == ['cm1', 'from-file', 'from-text', 'kube-root-ca.crt', 'second']   # + the namespace's own
         cm = cluster.get('v1', 'ConfigMap', 'cm1')
         assert cm is not None and cm['data'] == {'a': 'c'}
         assert cluster.get('v1', 'ConfigMap', 'absent') is None

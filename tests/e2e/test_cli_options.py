@@ -188,3 +188,13 @@ def test_lease_durations_out_of_order_fail_clearly(kopf_local_cluster: Cluster, 
     assert runner.exit_code == 1
     assert "Error: The lease 'my-lease': the durations must be 0 < retry_period (2 s) < renew_deadline (20 s) " \
            "< lease_duration (15 s)" in runner.output
+
+
+def test_shards_without_a_lease_fail_clearly(kopf_local_cluster: Cluster, tmp_path: pathlib.Path) -> None:
+    path = tmp_path / 'handlers.py'
+    path.write_text(HANDLERS)
+    with KopfRunner(['run', '-A', '--shards', '3', str(path)], cluster=kopf_local_cluster, timeout=20,
+                    registry=kopf.OperatorRegistry(), reraise=False) as runner:
+        pass
+    assert runner.exit_code == 1
+    assert 'Error: --shards 3 needs --lease NAME and a positive number of shards.' in runner.output

@@ -449,6 +449,7 @@ def test_16_indexing(cluster: Cluster, monkeypatch: pytest.MonkeyPatch) -> None:
     def app_pod(name: str, app: str | None) -> Obj:
         obj = pod(name)
         obj['metadata']['labels'] = {} if app is None else {'app': app}
+        obj['spec']['schedulerName'] = 'none'   # no scheduler binds it, no kubelet runs it: its status is ours to set
         return obj
 
     def set_phase(name: str, phase: str) -> None:  # no kubelet runs the pods: their status is ours to set
@@ -595,6 +596,53 @@ def test_19_builtin_kinds(cluster: Cluster, kubeconfig: pathlib.Path) -> None:
     assert "The server selects the job's pods by batch.kubernetes.io/controller-uid=" in operator.output
 
 
+def _available(cluster: Cluster, name: str) -> Obj | None:
+    conditions = ((kex(cluster, name) or {}).get('status') or {}).get('conditions') or []
+    settled = conditions and conditions[0]['reason'] not in ('Pending', 'NewReplicaSetCreated', 'ReplicaSetUpdated')
+    return conditions[0] if settled else None
+
+
+def _kex(name: str, **spec: Any) -> Obj:
+    return {'apiVersion': 'kopf.dev/v1', 'kind': 'KopfExample', 'metadata': {'name': name, 'namespace': 'default'},
+            'spec': spec}
+
+
+@pytest.mark.emulator_only(reason='Pods run only in the local cluster (envtest has no scheduler or kubelet)')
+def test_22_workloads_available(cluster: Cluster, kubeconfig: pathlib.Path) -> None:
+    with runner('22-workloads', cluster) as operator:
+        assert operator.wait_ready(20)
+        cluster.apply(_kex('web', image='nginx:1.27', replicas=3))
+        condition = wait_for(lambda: _available(cluster, 'web'), within=30)
+        deployment = cluster.get('apps/v1', 'Deployment', 'web', 'default')
+    assert condition == {'type': 'Available', 'status': 'True', 'reason': 'MinimumReplicasAvailable'}
+    assert deployment is not None and deployment['status']['availableReplicas'] == 3
+    assert deployment['metadata']['ownerReferences'][0]['name'] == 'web'
+    assert 'Created the deployment web of nginx:1.27.' in operator.output
+
+
+@pytest.mark.emulator_only(reason='injects a crash loop with the local cluster\'s workload knobs')
+def test_22_workloads_crash_loop(cluster: Cluster, kubeconfig: pathlib.Path) -> None:
+    cluster.set_workloads(crashing_images=['*:broken'])  # type: ignore[union-attr]
+    with runner('22-workloads', cluster) as operator:
+        assert operator.wait_ready(20)
+        cluster.apply(_kex('crashy', image='busybox:broken', replicas=1))
+        condition = wait_for(lambda: _available(cluster, 'crashy'), within=30)
+    assert condition == {'type': 'Available', 'status': 'False', 'reason': 'CrashLoopBackOff'}
+    [pod_] = [p for p in cluster.list('v1', 'Pod', 'default') if p['metadata']['name'].startswith('crashy-')]
+    state = pod_['status']['containerStatuses'][0]
+    assert pod_['status']['phase'] == 'Running' and state['restartCount'] >= 1
+    assert state['state']['waiting']['reason'] == 'CrashLoopBackOff'
+
+
+@pytest.mark.emulator_only(reason='the example\'s own test starts its own LocalCluster')
+def test_22_workloads_own_test() -> None:
+    """The example's own test (the one in docs/local-cluster.md) passes, run by pytest as a user would run it."""
+    args = [sys.executable, '-m', 'pytest', '-q', '-p', 'no:cacheprovider', str(EXAMPLES / '22-workloads')]
+    result = subprocess.run(args, capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert '1 passed' in result.stdout
+
+
 def test_99_all_at_once(cluster: Cluster, kubeconfig: pathlib.Path) -> None:
     with runner('99-all-at-once', cluster) as operator:
         assert operator.wait_ready(20)
@@ -642,3 +690,18 @@ def test_20_leases(cluster: Cluster) -> None:
     lease = cluster.get('coordination.k8s.io/v1', 'Lease', 'example-operator', 'default') or {}
     assert not lease['spec'].get('holderIdentity')  # released on exit
     assert 'The lease default/example-operator is released.' in operator.output
+
+
+def test_21_shards(cluster: Cluster) -> None:
+    args = ('--lease', 'example-operator', '--lease-namespace', 'default', '--shards', '3')
+    with runner('21-shards', cluster, *args) as operator:
+        assert operator.wait_ready(20)
+        wait_for(lambda: all((cluster.get('coordination.k8s.io/v1', 'Lease', f'example-operator-{i}', 'default')
+                              or {}).get('spec', {}).get('holderIdentity') for i in range(3)))  # alone: all 3
+        cluster.apply(OBJ)
+        assert wait_for(lambda: status(cluster)) == {
+            'create_fn': {'message': 'kopf-example-1 is handled by this replica'}}
+    for i in range(3):
+        lease = cluster.get('coordination.k8s.io/v1', 'Lease', f'example-operator-{i}', 'default') or {}
+        assert not lease['spec'].get('holderIdentity')  # released on exit
+    assert "the shards held: [0, 1, 2] of 3." in operator.output

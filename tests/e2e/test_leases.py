@@ -30,16 +30,17 @@ cluster = pytest.fixture(test_peering.cluster.__wrapped__, name='cluster')  # wi
 
 class Replica(test_peering.Operator):
     """One `kopf run --lease` process with its own output file and identity (`$POD_ID`)."""
+    operator, lease, durations, options = OPERATOR, LEASE, (DURATION, DEADLINE, RETRY), ('--verbose',)
 
     def __init__(self, cluster: Cluster, tmp_path: pathlib.Path, tag: str, *extra: str) -> None:
         self.tag = tag
         self.output = tmp_path / f'{tag}.out'
         env = {**os.environ, 'KUBECONFIG': str(cluster.kubeconfig), 'E2E_LOG': str(tmp_path / 'log'),
-               'E2E_DURATIONS': f'{DURATION},{DEADLINE},{RETRY}', 'POD_ID': tag}
+               'E2E_DURATIONS': ','.join(str(d) for d in self.durations), 'POD_ID': tag}
         with self.output.open('w') as out:
             self.proc = subprocess.Popen(
-                [sys.executable, '-m', 'kopf', 'run', '-A', '--verbose', '--lease', LEASE,
-                 '--lease-namespace', 'default', *extra, str(OPERATOR)],
+                [sys.executable, '-m', 'kopf', 'run', '-A', *self.options, '--lease', self.lease,
+                 '--lease-namespace', 'default', *extra, str(self.operator)],
                 env=env, stdout=out, stderr=subprocess.STDOUT, text=True)
         self.pid = str(self.proc.pid)
 

@@ -137,6 +137,28 @@ async def test_a_startup_handler_may_turn_metrics_on(registry: kopf.OperatorRegi
     assert value(await scrape(f'http://127.0.0.1:{port}/metrics'), 'kopf_peering_shards_held') == 0
 
 
+async def test_the_shards_held_are_set(registry: kopf.OperatorRegistry, start_operator: Starter) -> None:
+    kopf.on.create('kopfexamples', registry=registry)(lambda **_: None)
+    port = free_port()
+    settings = fast_settings()
+    settings.peering.lease.name = 'metrics-shards'
+    settings.peering.lease.namespace = 'default'
+    settings.peering.lease.shards = 3
+    settings.peering.lease.lease_duration, settings.peering.lease.renew_deadline = 3, 2
+    settings.peering.lease.retry_period = 0.5
+    await start_operator(settings=settings, metrics_endpoint=f'127.0.0.1:{port}')
+    url = f'http://127.0.0.1:{port}/metrics'
+    found = await scrape(url)
+    for _ in range(400):  # until the three shard Leases are acquired (a condition, in short steps)
+        if value(found, 'kopf_peering_shards_held') == 3:
+            break
+        await asyncio.sleep(0.05)
+        found = await scrape(url)
+    assert value(found, 'kopf_peering_shards_held') == 3  # alone: all of them
+    assert value(found, 'kopf_peering_lease_held', lease='metrics-shards-0') == 1
+    assert not summed(found, 'kopf_peering_paused')  # shards not held are not paused scopes
+
+
 async def test_the_lease_held_is_a_gauge(registry: kopf.OperatorRegistry, start_operator: Starter) -> None:
     kopf.on.create('kopfexamples', registry=registry)(lambda **_: None)
     settings = fast_settings()

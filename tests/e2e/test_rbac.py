@@ -117,6 +117,21 @@ def test_the_generated_rules_are_enough(envtest: EnvtestCluster, example: str, c
     assert not forbidden(caplog), running.output
 
 
+def test_the_generated_rules_are_enough_for_shards(envtest: EnvtestCluster, caplog: pytest.LogCaptureFixture) -> None:
+    shards = ('--lease', 'example-operator', '--shards', '3')
+    bind(envtest, generated(str(EXAMPLES / '21-shards' / 'example.py'), '-A', *shards))
+    with operator(envtest, '21-shards', '-A', '--lease-namespace', 'default', *shards) as running:
+        assert running.wait_ready(30)
+        envtest.apply(str(EXAMPLES / 'obj.yaml'))
+        wait_for(lambda: (kex(envtest).get('status') or {}).get('create_fn'), within=30)
+        wait_for(lambda: any('the shards held: [0, 1, 2] of 3.' in r.getMessage() for r in caplog.records), within=30)
+        envtest.delete('kopf.dev/v1', 'KopfExample', 'kopf-example-1', 'default')
+        wait_for(lambda: not kex(envtest), within=30)
+    assert not forbidden(caplog), running.output
+    for i in range(3):
+        envtest.delete('coordination.k8s.io/v1', 'Lease', f'example-operator-{i}', 'default')
+
+
 def without(docs: list[Obj], group: str, resource: str) -> list[Obj]:
     """The manifests with one resource (and its verbs) taken out of the rules."""
     result = []

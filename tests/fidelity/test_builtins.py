@@ -194,9 +194,9 @@ def test_the_documented_example_runs() -> None:
     exec(compile(code, 'docs/local-cluster.md', 'exec'), {'__name__': '__docs__'})
 
 
-def _pod(name: str) -> dict[str, Any]:
+def _pod(name: str) -> dict[str, Any]:   # another scheduler's: the local cluster's does not bind it first
     return {'apiVersion': 'v1', 'kind': 'Pod', 'metadata': {'name': name},
-            'spec': {'containers': [{'name': 'main', 'image': 'busybox:1.36'}]}}
+            'spec': {'schedulerName': 'none', 'containers': [{'name': 'main', 'image': 'busybox:1.36'}]}}
 
 
 def test_pod_binding_and_eviction(raw: Http, cluster: Cluster) -> None:

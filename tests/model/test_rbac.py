@@ -98,6 +98,7 @@ def peerings(place: str | None, plural: str) -> set[tuple[Any, ...]]:
     (rbac.Options(lease='op'), {(None, *LEASE)}),
     (rbac.Options(lease='kube-system/op'), {('kube-system', *LEASE)}),
     (rbac.Options(lease='op', namespaces=('ns1',)), {('ns1', *LEASE)}),
+    (rbac.Options(lease='op', shards=True), {(None, 'coordination.k8s.io', 'leases', 'create,get,list,update,watch')}),
 ])
 def test_peering_and_leases_from_the_options(options: rbac.Options, expected: set[tuple[Any, ...]]) -> None:
     assert table(kopf.OperatorRegistry(), options) - {EVENTS, ('ns1', '', 'events', 'create')} == expected

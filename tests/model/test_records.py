@@ -383,3 +383,27 @@ def test_a_stopped_stream_stops_the_clock() -> None:
     step(record, Arrived(ev(1), now=1.0))
     step(record, Stopped())
     assert record.arrived_at is None
+
+
+def test_a_takeover_reruns_the_newest_body_as_listed_with_a_new_memo() -> None:
+    record = rec(phase=Phase.IDLE, initial=False, deletion_handled=True, finished=frozenset({'t'}), errors=3,
+                 newest=ev(7), expected_rv='9')
+    record.memo = {'old': 1}
+    effects = step(record, records.TakenOver(memo={}, now=5.0))
+    assert effects == [Enqueue()]
+    assert record.phase is Phase.QUEUED
+    assert record.pending == {'type': None, 'object': ev(7)['object']}  # as listed: resume handlers run
+    assert (record.memo, record.initial, record.deletion_handled, record.finished, record.errors) == \
+        ({}, None, False, frozenset(), 0)
+    assert record.expected_rv is None
+    pending = record.pending
+    assert pending is not None
+    assert step(record, Taken(now=6.0)) == [Run(event=pending, fresh=True)]
+    assert record.initial is True
+
+
+@pytest.mark.parametrize('newest', [None, ev(7, 'DELETED')])
+def test_a_takeover_without_a_body_queues_nothing(newest: dict[str, Any] | None) -> None:
+    record = rec(phase=Phase.IDLE, newest=newest)
+    assert step(record, records.TakenOver(memo={}, now=5.0)) == []
+    assert record.phase is Phase.IDLE

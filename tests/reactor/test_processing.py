@@ -6,7 +6,7 @@ import pytest
 
 import kopf
 from kopf._model import patches, plans
-from kopf._reactor import changing, contexts, loggers
+from kopf._reactor import changing, contexts, indexing, loggers, processing
 
 RESOURCE = kopf.Resource('kopf.dev', 'v1', 'kopfexamples')
 
@@ -198,3 +198,29 @@ async def test_recheck_while_handlers_are_pending(body: dict[str, Any]) -> None:
     answer, cyc = await cycle(rctx, body, 'ADDED')
     assert cyc.wakeup is not None and cyc.settled is None
     assert needs_recheck(rctx, cyc, answer)
+
+
+def test_only_resources_with_handlers_wait_for_the_indices() -> None:
+    registry = kopf.OperatorRegistry()
+    kopf.index('kopf.dev', 'v1', 'kopfexamples', id='idx', registry=registry)(lambda **_: None)
+    assert not processing.handles(make_rctx(registry))  # indexed only: nothing in its cycles sees an index
+    for decorator in (kopf.on.create, kopf.on.event, kopf.timer):
+        again = kopf.OperatorRegistry()
+        kopf.index('kopf.dev', 'v1', 'kopfexamples', id='idx', registry=again)(lambda **_: None)
+        decorator('kopf.dev', 'v1', 'kopfexamples', registry=again)(lambda **_: None)
+        assert processing.handles(make_rctx(again)), decorator
+
+
+async def test_a_cycle_of_an_indexed_only_resource_does_not_wait_for_the_indices(body: dict[str, Any]) -> None:
+    """10,000 such cycles waiting at the start held a task, frames and an event each until all were indexed."""
+    registry = kopf.OperatorRegistry()
+    kopf.index('kopf.dev', 'v1', 'kopfexamples', id='idx', registry=registry)(lambda name, **_: {name: 1})
+    rctx = make_rctx(registry)
+    rctx.operator.indexing = gate = indexing.Indexing(registry)
+    rctx.operator.indices = gate.indices
+    assert not gate.ready.is_set()
+    record = rctx.remember('u1')
+    done = await processing.process(rctx, record, {'type': None, 'object': body}, fresh=True,
+                                    logger=loggers.ObjectLogger(body=body, settings=rctx.settings))
+    assert done.answer is None and not gate.ready.is_set()
+    assert {key: list(store) for key, store in gate.indices['idx'].items()} == {'n': [1]}

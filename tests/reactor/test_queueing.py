@@ -324,3 +324,47 @@ async def test_idle_timeout_ends_idle_runners(rctx: contexts.ResourceContext, id
         assert len(dispatcher.runners) == 1  # idle, waiting for more work
         await asyncio.sleep(1)
         assert len(dispatcher.runners) == 0
+
+
+# -- shards (`--shards N`): a record's shard not ours keeps its newest event only; a takeover re-runs it
+
+async def test_an_object_of_a_shard_not_ours_is_not_queued_and_taken_over_as_listed(
+        rctx: contexts.ResourceContext, seen: list[str], Dispatcher: type[queueing.Dispatcher]) -> None:
+    from kopf._model import scopes, shards
+    rctx.operator.shards = 2
+    shard = shards.shard_of('u1', 2)
+    rctx.operator.pausing.pause(scopes.Shard(shard), 'lease')
+    async with asyncio.TaskGroup() as tg:
+        dispatcher = Dispatcher(rctx, tg)
+        dispatcher.dispatch(event(1, None))
+        dispatcher.dispatch(event(2))
+        record = rctx.records['u1']
+        assert (record.shard, record.phase, record.newest) == (shard, records.Phase.IDLE, event(2))
+        rctx.operator.pausing.resume(scopes.Shard(shard), 'lease')
+        dispatcher.take_over(record)
+        await eventually(lambda: seen == ['2'])
+        dispatcher.close()
+    assert record.initial is True  # as listed: resume handlers run
+
+
+async def test_a_lost_shard_cuts_its_cycles_in_flight(rctx: contexts.ResourceContext) -> None:
+    from kopf._model import scopes, shards
+    rctx.operator.shards = 2
+    shard = shards.shard_of('u1', 2)
+    started = asyncio.Event()
+
+    async def process(rctx: Any, record: records.ObjectRecord, ev: Any, *, fresh: bool, logger: Any) -> records.Done:
+        started.set()
+        await asyncio.sleep(60)
+        return done(ev)
+
+    async with asyncio.TaskGroup() as tg:
+        dispatcher = dispatcher_with(process)(rctx, tg)
+        dispatcher.dispatch(event(1, None))
+        await started.wait()
+        record = rctx.records['u1']
+        rctx.operator.pausing.pause(scopes.Shard(shard), 'lease', cancelling=True)
+        dispatcher.pause_record(record, cancelling=True)
+        await eventually(lambda: record.phase is records.Phase.IDLE and not dispatcher.running)
+        assert dispatcher.runners  # the runner goes on (the cancellation was ours)
+        dispatcher.close()

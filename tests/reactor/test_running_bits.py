@@ -10,7 +10,7 @@ import pytest
 
 import kopf
 from kopf._model import resources
-from kopf._reactor import flags, loading, loggers, observing, supported
+from kopf._reactor import flags, loading, loggers, observing, preflight
 
 
 @pytest.mark.parametrize('make', [asyncio.Event, threading.Event, concurrent.futures.Future,
@@ -31,15 +31,15 @@ def test_admission_handlers_need_a_server_and_a_valid_managed_name() -> None:
     kopf.index('kex', id='i1', registry=registry)(lambda **_: None)
     kopf.on.create('kex', id='fine', registry=registry)(lambda **_: None)
     settings = kopf.OperatorSettings()
-    supported.check(registry, settings)  # daemons, timers, indices run
+    preflight.check(registry, settings)  # daemons, timers, indices run
     kopf.on.validate('kex', id='v1', registry=registry)(lambda **_: None)
-    with pytest.raises(supported.UnsupportedHandlersError, match="Admission handlers \\('v1'\\) need a webhook server"):
-        supported.check(registry, settings)
+    with pytest.raises(preflight.UnsupportedHandlersError, match="Admission handlers \\('v1'\\) need a webhook server"):
+        preflight.check(registry, settings)
     settings.admission.server = kopf.WebhookServer()
-    supported.check(registry, settings)
+    preflight.check(registry, settings)
     settings.admission.managed = 'nodots'
-    with pytest.raises(supported.UnsupportedHandlersError, match='at least two dot-separated segments'):
-        supported.check(registry, settings)
+    with pytest.raises(preflight.UnsupportedHandlersError, match='at least two dot-separated segments'):
+        preflight.check(registry, settings)
 
 
 def test_change_and_event_handlers_are_supported() -> None:
@@ -47,7 +47,7 @@ def test_change_and_event_handlers_are_supported() -> None:
     kopf.on.create('kex', registry=registry)(lambda **_: None)
     kopf.on.event('kex', registry=registry)(lambda **_: None)
     kopf.on.startup(registry=registry)(lambda **_: None)
-    supported.check(registry, kopf.OperatorSettings())
+    preflight.check(registry, kopf.OperatorSettings())
 
 
 NAMESPACED = resources.Resource('g', 'v', 'p', namespaced=True)
@@ -199,3 +199,17 @@ def test_log_formats_as_upstream_takes_them(capsys: pytest.CaptureFixture[str]) 
         loggers.deconfigure()
         root.setLevel(level)
         root.handlers[:] = handlers
+
+
+def test_object_loggers_keep_no_copies_and_read_the_body_they_were_given() -> None:
+    """Tens of thousands live at once (a timer each): the reference and prefix are made per message."""
+    body: dict[str, Any] = {'apiVersion': 'v1', 'kind': 'ConfigMap',
+                            'metadata': {'name': 'n', 'namespace': 'ns', 'uid': 'u'}}
+    logger = kopf.ObjectLogger(body=body, settings=kopf.OperatorSettings())
+    assert set(vars(logger)) == {'body', 'settings'}
+    assert logger.prefix == '[ns/n]'
+    ref = {'apiVersion': 'v1', 'kind': 'ConfigMap', 'name': 'n', 'uid': 'u', 'namespace': 'ns'}
+    assert logger.extra == {'k8s_ref': ref}
+    assert logger.logger is logging.getLogger('kopf.objects')
+    msg, kwargs = logger.process('hi', {'extra': {'a': 1}})
+    assert msg == '[ns/n] hi' and kwargs['extra'] == {**logger.extra, 'a': 1}

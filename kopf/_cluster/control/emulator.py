@@ -20,6 +20,7 @@ from kopf._cluster.apis.routing import Target
 from kopf._cluster.control import httpapi
 from kopf._cluster.control.operations import Controlled, Controls
 from kopf._cluster.controllers import sweeping
+from kopf._cluster.controllers.workloads import Workloads
 from kopf._cluster.pipeline import kindrules, writing
 from kopf._cluster.pipeline.state import State
 from kopf._cluster.store.fanout import Hub
@@ -41,7 +42,8 @@ class Emulator(Controls):
                  allow_http_webhooks: bool = False, state_file: str | os.PathLike[str] | None = None,
                  tls: bool = False, tokens: Mapping[str, str] | None = None,
                  webhook_services: Mapping[str, str] | None = None, event_ttl: float = 3600.0,
-                 client_certs: bool = False, tls_sans: Iterable[str] = ()) -> None:
+                 client_certs: bool = False, tls_sans: Iterable[str] = (), workloads: bool = True,
+                 nodes: int = 1) -> None:
         self.host = host
         self.tls_sans = tuple(tls_sans)  # more names/addresses in the serving certificate (e.g. "k3s", "minikube")
         self.port = port
@@ -58,7 +60,11 @@ class Emulator(Controls):
         # tokens: bearer token -> user name; client_certs: require a certificate (or a token) signed by our CA
         self.access = accessrules.Access(tokens=dict(tokens) if tokens is not None else None,
                                   client_certs=client_certs)
-        self.controllers = sweeping.Sweeper(self.state)
+        # workloads: the fake nodes, kubelet and controllers (Deployments, ReplicaSets, Jobs, endpoints, ...)
+        self.workloads = Workloads(self.state, nodes=nodes, kubelet_version=git_version,
+                                   ca_pem=lambda: self.certificates.ca_pem.decode() if self.certificates else None,
+                                   wake=lambda: self.controllers.nudge()) if workloads else None
+        self.controllers = sweeping.Sweeper(self.state, self.workloads)
         self.backend = Backend(state=self.state, streams=self.streams, faults=self.faults, access=self.access,
                                wake_controllers=self.controllers.wake,
                                webhook_services=dict(webhook_services or {}))
@@ -101,6 +107,8 @@ class Emulator(Controls):
         if self.state_file is not None and self.state_file.exists():
             self.state.restore(jsoncodec.loads(self.state_file.read_bytes()))
         self.controllers.reset()
+        if self.workloads is not None:
+            self.workloads.seed()   # before serving: clients see the nodes and namespaces' defaults from the start
         self._runner = web.ServerRunner(self.dispatcher.make_server(), handle_signals=False, shutdown_timeout=1.0)
         await self._runner.setup()
         sock = socket.socket(socket.AF_INET6 if ':' in self.host else socket.AF_INET, socket.SOCK_STREAM)

@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Concatenate, Generic, ParamSpec, Protocol, TypeVar, overload
 
 from kopf._cluster import statuses
+from kopf._cluster.controllers.workloads import Workloads
 from kopf._cluster.pipeline.state import State
 from kopf._cluster.store.fanout import Hub
 from kopf._cluster.web import faults
@@ -34,6 +35,7 @@ class Controlled(Protocol):
     hub: Hub
     faults: Faults
     access: Access
+    workloads: Workloads | None
 
     def rewrite_kubeconfig(self) -> None: ...
 
@@ -238,6 +240,58 @@ def request_log(emu: Controlled) -> list[dict[str, Any]]:
     return list(emu.faults.requests)
 
 
+# -- workloads ------------------------------------------------------------------------------------
+
+def _workloads(emu: Controlled) -> Workloads:
+    if emu.workloads is None:
+        raise ValueError('the workload controllers are off in this local cluster (workloads=False)')
+    return emu.workloads
+
+
+def advance_clock(emu: Controlled, seconds: float) -> float:
+    """Move the workload controllers' clock forward by `seconds` (start delays, back-offs, deadlines); its offset."""
+    workloads = _workloads(emu)
+    workloads.advance(seconds)
+    return workloads.clock.offset
+
+
+def set_node_ready(emu: Controlled, name: str = 'kopf-local-node', ready: bool = True) -> None:
+    """Mark a fake node Ready or NotReady: the Pods on a NotReady node become unready, new ones are not bound."""
+    _workloads(emu).set_node_ready(name, ready)
+
+
+def set_workloads(emu: Controlled, *, start_delay: float | None = None, run_seconds: float | None = None,
+                  failing_images: list[str] | None = None, crashing_images: list[str] | None = None) -> None:
+    """How simulated Pods behave from now on: seconds until containers run, Job pods' run time, image globs
+    whose pulls fail (ErrImagePull, ImagePullBackOff) or whose containers crash (CrashLoopBackOff)."""
+    workloads = _workloads(emu)
+    knobs = workloads.knobs
+    if start_delay is not None:
+        knobs.start_delay = start_delay
+    if run_seconds is not None:
+        knobs.run_seconds = run_seconds
+    if failing_images is not None:
+        knobs.failing_images = list(failing_images)
+    if crashing_images is not None:
+        knobs.crashing_images = list(crashing_images)
+    workloads.touch_all_pods()
+
+
+def _globs(body: Body, key: str) -> list[str] | None:
+    value = body.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise BadBody(f'"{key}" must be a list of strings (image globs)')
+    return value
+
+
+def _workloads_args(body: Body) -> dict[str, Any]:
+    return {'start_delay': arg(body, 'startDelay', float, None, low=0, nullable=True),
+            'run_seconds': arg(body, 'runSeconds', float, None, low=0, nullable=True),
+            'failing_images': _globs(body, 'failingImages'), 'crashing_images': _globs(body, 'crashingImages')}
+
+
 def _answer(key: str) -> Callable[[Any], tuple[int, Any]]:
     return lambda result: (200, {key: result})
 
@@ -276,6 +330,17 @@ class Controls:
     event_log = Operation(event_log, Route(('GET',), '/events',
                                            answer=lambda log: (200, [list(entry) for entry in log])))
     request_log = Operation(request_log, Route(('GET',), '/requests', answer=_as_is))
+    advance_clock = Operation(advance_clock, Route(('POST',), '/clock/advance', '{"seconds": 30}',
+                                                   lambda body: {'seconds': arg(body, 'seconds', float, None, low=0,
+                                                                                required=True)},
+                                                   _answer('offset')))
+    set_node_ready = Operation(set_node_ready, Route(('POST',), '/nodes/ready', '{"name": "kopf-local-node", '
+                                                                              '"ready": false}',
+                                                     lambda body: {'name': arg(body, 'name', str, 'kopf-local-node'),
+                                                                   'ready': arg(body, 'ready', bool, True)}))
+    set_workloads = Operation(set_workloads, Route(('PUT', 'POST'), '/workloads', '{"startDelay", "runSeconds", '
+                                                                                 '"failingImages", "crashingImages"}',
+                                                   _workloads_args))
 
     def run_control(self, fn: Callable[Concatenate[Controlled, P], R], *args: P.args, **kwargs: P.kwargs) -> R:
         """Run one operation's function on the emulator (each `Controls` class says how)."""

@@ -11,6 +11,7 @@ import time
 from kopf._cluster import jsoncodec
 from kopf._cluster.apis import resourcetable
 from kopf._cluster.apis.routing import Target
+from kopf._cluster.controllers.workloads import Workloads
 from kopf._cluster.pipeline import metadata, writing
 from kopf._cluster.pipeline.state import State
 from kopf._cluster.store.objectstore import Obj
@@ -22,11 +23,17 @@ FOREGROUND = writing.Options(propagation='Foreground')
 
 
 class Sweeper:
-    """The controllers' task: a sweep when woken (after deletions), else every second; 0.1 s while pending."""
+    """The controllers' task: a sweep when woken (after deletions), else every second; 0.1 s while pending.
 
-    def __init__(self, state: State) -> None:
+    The same task runs the workload controllers (`workloads.Workloads`) when they have something to do
+    (`nudge()`: a workload changed; or a time they asked for is due), without sweeping for that.
+    """
+
+    def __init__(self, state: State, workloads: Workloads | None = None) -> None:
         self.state = state
+        self.workloads = workloads
         self._wake = asyncio.Event()
+        self._sweep = True
         self._stopping = False
 
     def reset(self) -> None:
@@ -35,6 +42,10 @@ class Sweeper:
         self._stopping = False
 
     def wake(self) -> None:
+        self._sweep = True
+        self._wake.set()
+
+    def nudge(self) -> None:
         self._wake.set()
 
     def stop(self) -> None:
@@ -43,14 +54,26 @@ class Sweeper:
 
     async def run(self) -> None:
         pending = False
+        swept = time.monotonic()
         while not self._stopping:
-            await _sleep_until(self._wake, 0.1 if pending else 1.0)
+            interval = 0.1 if pending else 1.0
+            due = self.workloads.due_in() if self.workloads is not None else interval
+            seconds = min(interval - (time.monotonic() - swept), due)
+            if seconds > 0:
+                await _sleep_until(self._wake, seconds)
+            else:   # more to do at once: still let the server answer requests in between
+                await asyncio.sleep(0)
             self._wake.clear()
-            try:
-                pending = sweep(self.state)
-            except Exception:   # a bug of ours must not stop garbage collection for good
-                logger.exception('The emulator controllers failed; retrying soon.')
-                pending = True
+            if self._sweep or time.monotonic() - swept >= interval:
+                self._sweep = False
+                swept = time.monotonic()
+                try:
+                    pending = sweep(self.state)
+                except Exception:   # a bug of ours must not stop garbage collection for good
+                    logger.exception('The emulator controllers failed; retrying soon.')
+                    pending = True
+            if self.workloads is not None and self.workloads.due_in() == 0:
+                self.workloads.step()
 
 
 async def _sleep_until(event: asyncio.Event, seconds: float) -> None:

@@ -113,6 +113,39 @@ def _pod_ready(obj: Mapping[str, Any]) -> str:
     return f'{sum(1 for s in statuses if s.get("ready"))}/{len(containers)}'
 
 
+def _pod_status(obj: Mapping[str, Any]) -> str:
+    """The STATUS column as the server's pod printer computes it: the phase, or a container's reason."""
+    status = obj.get('status') or {}
+    reason = str(status.get('reason') or status.get('phase') or 'Pending')
+    running = False
+    for container in reversed(status.get('containerStatuses') or []):
+        state = container.get('state') or {}
+        waiting, terminated = state.get('waiting') or {}, state.get('terminated') or {}
+        if waiting.get('reason'):
+            reason = str(waiting['reason'])
+        elif terminated.get('reason'):
+            reason = str(terminated['reason'])
+        elif terminated:
+            reason = f'ExitCode:{terminated.get("exitCode", 0)}'
+        elif container.get('ready') and 'running' in state:
+            running = True
+    if reason == 'Completed' and running:
+        ready = any(c.get('type') == 'Ready' and c.get('status') == 'True' for c in status.get('conditions') or [])
+        reason = 'Running' if ready else 'NotReady'
+    if obj['metadata'].get('deletionTimestamp'):
+        reason = 'Terminating'
+    return reason
+
+
+def _pod_restarts(obj: Mapping[str, Any]) -> str:
+    """RESTARTS: the sum, and how long ago the last one was (`3 (12s ago)`), as the server's pod printer."""
+    statuses = jsonpath(obj, '.status.containerStatuses') or []
+    restarts = sum(int(s.get('restartCount') or 0) for s in statuses)
+    finished = [str(((s.get('lastState') or {}).get('terminated') or {}).get('finishedAt') or '') for s in statuses]
+    last = max(finished, default='')
+    return f'{restarts} ({age(last)} ago)' if restarts and last else str(restarts)
+
+
 def _ports(obj: Mapping[str, Any]) -> str:
     ports = jsonpath(obj, '.spec.ports') or []
     texts = [f'{p.get("port")}{":" + str(p["nodePort"]) if p.get("nodePort") else ""}/{p.get("protocol", "TCP")}'
@@ -391,9 +424,7 @@ LISTED: dict[tuple[str, str], list[tuple[str, Cell]]] = {
         ('Claim', _claim), ('StorageClass', _storage_class),
         ('VolumeAttributesClass', _get('.spec.volumeAttributesClassName', '<unset>')),
         ('Reason', _get('.status.reason', '')), ('VolumeMode', _get('.spec.volumeMode', '<unset>'))],
-    ('', 'pods'): [('Ready', _pod_ready), ('Status', _get('.status.phase', 'Pending')),
-                   ('Restarts', lambda obj: str(sum(s.get('restartCount', 0)
-                                                    for s in jsonpath(obj, '.status.containerStatuses') or []))),
+    ('', 'pods'): [('Ready', _pod_ready), ('Status', _pod_status), ('Restarts', _pod_restarts),
                    ('IP', _get('.status.podIP')), ('Node', _get('.spec.nodeName')),
                    ('Nominated Node', _get('.status.nominatedNodeName')), ('Readiness Gates', lambda obj: NONE)],
     ('', 'podtemplates'): [('Containers', _names('.template.spec.containers', 'name')),

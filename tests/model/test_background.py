@@ -3,9 +3,9 @@ from typing import Any
 
 import pytest
 
+from kopf._model.background import Changes, first_due, idled, is_live, next_due, on_change, reconcile
 from kopf._model.daemons import DaemonStoppingReason
 from kopf._model.handlers import DaemonHandler, SpawningHandler, TimerHandler
-from kopf._model.spawning import Changes, first_due, idled, next_due, on_change, reconcile
 
 DELETED = DaemonStoppingReason.RESOURCE_DELETED
 MISMATCH = DaemonStoppingReason.FILTERS_MISMATCH
@@ -321,3 +321,28 @@ ON_CHANGE_CASES: dict[str, dict[str, Any]] = {
 def test_on_change(case: dict[str, Any]) -> None:
     handler = timer(**case['options'])
     assert on_change(handler, case['due'], now=case['now'], waiting=case['waiting']) == case['result']
+
+
+def rv(value: str | None) -> dict[str, Any]:
+    return {'metadata': {} if value is None else {'resourceVersion': value}}
+
+
+# (the new body's resourceVersion, the live one's, whether the new one is our patch's answer) → replaces it
+LIVE_CASES = [
+    ('5', '4', False, True),    # a newer event
+    ('5', '4', True, True),     # a newer answer
+    ('4', '5', False, False),   # an older event (e.g. the cycle's own body, after a newer event arrived)
+    ('4', '5', True, False),
+    ('5', '5', False, True),    # the echo of our patch after its answer: the watch's own body is kept
+    ('5', '5', True, False),    # the answer after its echo: the echo stays
+    ('10', '9', False, True),   # compared as numbers, not strings
+    ('abc', '5', False, True),  # opaque: the newest one wins
+    ('5', 'abc', True, True),
+    (None, '5', False, True),
+]
+
+
+@pytest.mark.parametrize('new, seen, answer, expected', LIVE_CASES)
+def test_the_live_body_is_the_newest_and_prefers_the_echo_to_the_answer(
+        new: str | None, seen: str | None, answer: bool, expected: bool) -> None:
+    assert is_live(rv(new), rv(seen), answer=answer) is expected

@@ -1,8 +1,10 @@
 """Which scopes of the operator are paused, and by whom: the one answer to "may this act now?". Pure.
 
-A scope is a namespace (a namespaced peering), or `WHOLE` (the cluster-wide peering; the Lease
-leader election will pause the whole operator the same way). A scope is paused while anyone
-pauses it; an object may act unless the whole operator or its namespace is paused.
+A scope is a namespace (a namespaced peering), `WHOLE` (the cluster-wide peering, the Lease of
+the leader election), or a `Shard` (`--shards N`: the objects whose uid hashes into shard i, paused
+while this replica does not hold its Lease). A scope is paused while anyone pauses it; an object
+may act unless the whole operator, its namespace or its shard is paused (`paused(namespace, shard)`:
+the shard is the object's record's, `ObjectRecord.shard`).
 
 What a paused scope means for the reactor (`kopf._reactor.observing`, `queueing`, `spawning`):
 its watch streams stop (the streams of indexed resources go on feeding the indices only), no
@@ -15,7 +17,15 @@ import dataclasses
 from collections.abc import Hashable
 
 WHOLE = None  # the scope of the whole operator (cluster-wide peering)
-Scope = str | None
+
+
+@dataclasses.dataclass(frozen=True)
+class Shard:
+    """The objects of one shard (`kopf._model.shards.shard_of`); paused unless its Lease is ours."""
+    index: int
+
+
+Scope = str | Shard | None
 
 
 @dataclasses.dataclass
@@ -52,16 +62,24 @@ class Pauses:
             return True
         return False
 
-    def cancels(self, namespace: str | None) -> bool:
-        """Whether the cycles in flight of this namespace's objects are to be cancelled (not finished)."""
-        scopes = [WHOLE] if namespace is None else [WHOLE, namespace]
+    def cancels(self, namespace: str | None, shard: int | None = None) -> bool:
+        """Whether the cycles in flight of this namespace's (and shard's) objects are to be cancelled (not finished)."""
+        scopes: list[Scope] = [WHOLE] if namespace is None else [WHOLE, namespace]
+        if shard is not None:
+            scopes.append(Shard(shard))
         return any((scope, pauser) in self.cancelling for scope in scopes for pauser in self.by.get(scope, ()))
 
     def scope_paused(self, scope: Scope) -> bool:
         return bool(self.by.get(scope))
 
-    def paused(self, namespace: str | None) -> bool:
-        """Whether an object of this namespace (None: cluster-scoped) may not act now."""
+    def paused(self, namespace: str | None, shard: int | None = None) -> bool:
+        """Whether an object of this namespace (None: cluster-scoped) and shard (None: unsharded) may not act now."""
         if not self.by:
             return False
-        return self.scope_paused(WHOLE) or (namespace is not None and self.scope_paused(namespace))
+        return self.scope_paused(WHOLE) or (namespace is not None and self.scope_paused(namespace)) or \
+            (shard is not None and self.scope_paused(Shard(shard)))
+
+    def manages_webhooks(self) -> bool:
+        """Whether this replica writes the managed webhook configurations: nothing is paused, but shards
+        other than shard 0 (a shard pauses objects, not the operator; shard 0's holder writes them)."""
+        return not any(not isinstance(scope, Shard) or scope.index == 0 for scope in self.by)

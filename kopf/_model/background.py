@@ -25,7 +25,8 @@ When a timer is due (loop time, seconds):
 """
 import dataclasses
 import logging
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Mapping
+from typing import Any
 
 from kopf._model.daemons import DaemonStoppingReason
 from kopf._model.handlers import SpawningHandler, TimerHandler
@@ -50,6 +51,20 @@ def reconcile(matching: Iterable[SpawningHandler], running: Collection[str], fin
         return Changes(stop=stop)  # started once our finalizer holds the object's deletion for them
     start = tuple(h for key, h in matched.items() if key not in running and key not in finished)
     return Changes(start=start, stop=stop)
+
+
+def is_live(body: Mapping[str, Any], seen: Mapping[str, Any], *, answer: bool = False) -> bool:
+    """Whether a body (of an event, or of our patch's `answer`) replaces the live body `seen` so far.
+
+    Not if it is older. Of an answer and the echo of the same patch (the same resourceVersion and
+    content, whichever comes first), the echo is kept: the live body is then the watch stream's own
+    newest body, not a second copy of it per object. Opaque resourceVersions: the newest one wins.
+    """
+    rv = str((body.get('metadata') or {}).get('resourceVersion') or '')
+    was = str((seen.get('metadata') or {}).get('resourceVersion') or '')
+    if rv.isdigit() and was.isdigit():
+        return int(rv) > int(was) or (int(rv) == int(was) and not answer)
+    return True
 
 
 def first_due(handler: TimerHandler, *, now: float, initial_delay: float | None, last_change: float) -> float:

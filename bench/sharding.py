@@ -1,0 +1,199 @@
+"""Sharding: 3 replicas x 6 shards (`kopf run --lease NAME --shards 6`) against one replica, on the burst.
+
+    .venv/bin/python bench/sharding.py --quick   # 500 objects, 3 rounds (~2 minutes)
+    .venv/bin/python bench/sharding.py           # 2,000 objects, 3 rounds
+
+Per round, in a fresh namespace each, one after the other (alternating, so that the machine's noise
+hits all alike), with `bench/operator.py` (the create handler records its time in the status):
+
+- `single`: one replica, no Lease (`--standalone`): the baseline;
+- `single-sharded`: one replica with `--lease --shards 6` (it holds all six shards);
+- `3x6`: three replicas with `--lease --shards 6` (two shards each, checked before the burst);
+- `single+2-filtering`: the baseline, plus two replicas with `--lease --shards 6` whose six shard
+  Leases are held by someone else (written by the bench, valid for an hour): they only watch,
+  decode and filter every event; their CPU over the burst is the client-side filtering's cost.
+
+The burst: N objects created at once (pipelined); the time until all N creations are handled (seen
+in the objects' status by the harness's own watch) gives objects/s; every replica's CPU (user+sys
+from /proc) over the burst, per 1,000 objects, and the local cluster's (it sends every event to every
+replica: on 2 cores, the cluster and the replicas share the CPU, which bounds objects/s). The
+client-side filtering's overhead: every replica decodes every event; `(CPU of 3x6, all replicas) -
+(CPU of single)` is spent on the 2·N objects of other replicas' shards, plus the Leases, three
+processes' own costs and less batching per process (an upper bound); `single+2-filtering` measures
+the filtering alone. Then the objects are deleted (not measured).
+Medians of the rounds; printed and written to bench/results/sharding-<timestamp>-<mode>.json,
+never asserted.
+"""
+import argparse
+import asyncio
+import collections
+import pathlib
+import statistics
+import sys
+import tempfile
+import time
+from typing import Any
+
+import harness as h
+import run
+from harness import log
+
+SHARDS = 6
+
+
+async def holders(client: h.Client, namespace: str, lease: str) -> dict[int, str]:
+    found = {}
+    for i in range(SHARDS):
+        status, body = await client.request('GET', f'/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases/'
+                                                   f'{lease}-{i}')
+        if status == 200:
+            found[i] = (body.get('spec') or {}).get('holderIdentity') or ''
+    return found
+
+
+async def members(client: h.Client, namespace: str) -> list[Any]:
+    status, body = await client.request('GET', f'/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases'
+                                               f'?labelSelector=kopf.dev%2Fshards-of')
+    return list(body.get('items') or []) if status == 200 else []
+
+
+async def spread(client: h.Client, namespace: str, lease: str, replicas: int) -> bool:
+    found = await holders(client, namespace, lease)
+    counts = collections.Counter(v for v in found.values() if v)
+    return len(found) == SHARDS and all(found.values()) and len(counts) == replicas and \
+        all(SHARDS // replicas <= n <= -(-SHARDS // replicas) for n in counts.values())
+
+
+async def one(emu: h.EmulatorProcess, client: h.Client, scenario: str, replicas: int, n: int, round_: int,
+              logdir: pathlib.Path, within: float) -> dict[str, Any]:
+    ns = f'shards-{scenario.replace("+", "-")}-{round_}'
+    lease = f'bench-{scenario.replace("+", "-")}-{round_}'
+    await client.ensure_namespace(ns)
+    tracker = run.Tracker()
+    watch = h.Watch(emu.port, ns, await client.resource_version(ns), tracker)
+    watch.start()
+    sharded = ['--lease', lease, '--lease-namespace', ns, '--shards', str(SHARDS)]
+    extra = sharded if scenario in ('single-sharded', '3x6') else []
+    ops = [h.Operator(run.ours_framework(), emu.kubeconfig, ns, logdir, extra_args=[*extra, '--no-uvloop'])
+           for _ in range(replicas)]
+    if scenario == 'single+2-filtering':  # two more replicas whose shards are all held by someone else
+        for i in range(SHARDS):
+            status, _ = await client.request('POST', f'/apis/coordination.k8s.io/v1/namespaces/{ns}/leases', {
+                'apiVersion': 'coordination.k8s.io/v1', 'kind': 'Lease', 'metadata': {'name': f'{lease}-{i}'},
+                'spec': {'holderIdentity': 'bench-holder', 'leaseDurationSeconds': 3600,
+                         'renewTime': '2026-01-01T00:00:00.000000Z'}})
+            assert status == 201, status
+        ops += [h.Operator(run.ours_framework(), emu.kubeconfig, ns, logdir, extra_args=[*sharded, '--no-uvloop'])
+                for _ in range(2)]
+    for op in ops:
+        op.start()
+    try:
+        if scenario == 'single+2-filtering':  # started (their membership Leases), watching; they hold nothing
+            loop_deadline = time.monotonic() + 60
+            while len(await members(client, ns)) < 2:
+                if time.monotonic() > loop_deadline or not all(op.alive() for op in ops):
+                    raise RuntimeError(f'{scenario}: the filtering replicas did not start')
+                await asyncio.sleep(0.1)
+            await asyncio.sleep(1.0)  # their watch streams are open (listed: nothing yet)
+        elif extra:
+            loop_deadline = time.monotonic() + 60
+            while not await spread(client, ns, lease, replicas):
+                if time.monotonic() > loop_deadline or not all(op.alive() for op in ops):
+                    raise RuntimeError(f'{scenario}: the shards are not spread over {replicas} replicas')
+                await asyncio.sleep(0.1)
+        else:
+            await asyncio.sleep(1.0)  # the operator's watch is up (as the others' wait for their shards)
+        names = {f'b-{i:05d}' for i in range(n)}
+        cpu0, emu0 = [op.cpu() for op in ops], h.cpu_seconds(emu.pid)
+        started = time.time()
+        creates = [('POST', h.objects_path(ns), {'apiVersion': h.API_VERSION, 'kind': h.KIND,
+                                                   'metadata': {'name': name}, 'spec': {'n': 0}}, 'application/json')
+                   for name in sorted(names)]
+        assert await client.bulk(creates) == n
+        if not await h.wait_for(lambda: tracker.count('create_fn', names=names) >= n, within):
+            raise RuntimeError(f'{scenario}: handled {tracker.count("create_fn", names=names)} of {n}')
+        burst_s = max(tracker.visible['create_fn'][name] for name in names) - started
+        cpu = [op.cpu() - c for op, c in zip(ops, cpu0, strict=True)]
+        emu_cpu = h.cpu_seconds(emu.pid) - emu0
+        await client.bulk([('DELETE', h.objects_path(ns, name), None, 'application/json') for name in names])
+        await h.wait_for(lambda: len(names & tracker.gone.keys()) >= n, within)
+    except Exception:
+        for op in ops:
+            log(f'{scenario}: an operator log ends with:\n{op.tail()}')
+        raise
+    finally:
+        for op in ops:
+            op.stop()
+        await watch.stop()
+    return {'objects_per_s': n / burst_s, 'cpu_s_per_1000_total': sum(cpu) / n * 1000,
+            'cpu_s_per_1000_by_replica': sorted(c / n * 1000 for c in cpu),
+            'emulator_cpu_s_per_1000': emu_cpu / n * 1000}
+
+
+async def bench(args: argparse.Namespace) -> dict[str, Any]:
+    logdir = pathlib.Path(tempfile.mkdtemp(prefix='kopf-bench-logs-'))
+    log(f'logs in {logdir}')
+    emu = h.EmulatorProcess(run.ours_framework().python, logdir)
+    emu.start()
+    scenarios = [('single', 1), ('single-sharded', 1), ('3x6', 3), ('single+2-filtering', 1)]
+    runs: dict[str, list[dict[str, Any]]] = {name: [] for name, _ in scenarios}
+    try:
+        async with h.Client(emu.port) as client:
+            status, _ = await client.request('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', h.CRD)
+            assert status in (201, 409), status
+            await asyncio.sleep(0.5)
+            for round_ in range(args.rounds):
+                for name, replicas in scenarios:
+                    result = await one(emu, client, name, replicas, args.objects, round_, logdir, args.timeout)
+                    log(f'round {round_ + 1}/{args.rounds}: {name}: {result["objects_per_s"]:.0f} obj/s, '
+                        f'{result["cpu_s_per_1000_total"]:.2f} CPU s per 1000 (all replicas)')
+                    runs[name].append(result)
+    finally:
+        emu.stop()
+    report: dict[str, Any] = {}
+    for name, _ in scenarios:
+        block = {key: statistics.median(r[key] for r in runs[name])
+                 for key in ('objects_per_s', 'cpu_s_per_1000_total', 'emulator_cpu_s_per_1000')}
+        by_replica = [r['cpu_s_per_1000_by_replica'] for r in runs[name]]
+        block['cpu_s_per_1000_by_replica'] = [statistics.median(column) for column in zip(*by_replica, strict=True)]
+        block['rounds'] = len(runs[name])
+        report[name] = block
+    extra_cpu = report['3x6']['cpu_s_per_1000_total'] - report['single']['cpu_s_per_1000_total']
+    report['extra_ms_per_foreign_object'] = extra_cpu / 2  # s per 1000 objects / 2 foreign copies = ms each
+    filtering = report['single+2-filtering']['cpu_s_per_1000_by_replica']
+    report['filtering_ms_per_foreign_object'] = statistics.mean(filtering[:2])  # the two lowest: the filtering ones
+    report['meta'] = run.meta(args, logdir, objects=args.objects, rounds=args.rounds, shards=SHARDS)
+    return report
+
+
+def table(report: dict[str, Any]) -> str:
+    rows = [f'{"scenario":<16} {"objects/s":>10} {"CPU s/1000 (all)":>17} {"emulator":>9}   CPU s/1000 per replica']
+    for name in ('single', 'single-sharded', '3x6', 'single+2-filtering'):
+        block = report[name]
+        per = ', '.join(f'{c:.2f}' for c in block['cpu_s_per_1000_by_replica'])
+        rows.append(f'{name:<16} {block["objects_per_s"]:>10.0f} {block["cpu_s_per_1000_total"]:>17.2f} '
+                    f'{block["emulator_cpu_s_per_1000"]:>9.2f}   {per}')
+    single, sharded = report['single'], report['3x6']
+    rows.append(f'3x6 vs single: {sharded["objects_per_s"] / single["objects_per_s"]:.2f}x objects/s, '
+                f'{sharded["cpu_s_per_1000_total"] / single["cpu_s_per_1000_total"]:.2f}x CPU in all '
+                f'({report["extra_ms_per_foreign_object"]:.2f} ms more per object of another replica\'s shard); '
+                f'the filtering alone (a replica holding no shard): '
+                f'{report["filtering_ms_per_foreign_object"]:.2f} ms CPU per object')
+    return '\n'.join(rows)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser.add_argument('--quick', action='store_true', help='500 objects (else 2,000)')
+    parser.add_argument('--objects', type=int, default=None)
+    parser.add_argument('--rounds', type=int, default=3)
+    parser.add_argument('--timeout', type=float, default=300.0)
+    parser.add_argument('--no-write', action='store_true', help='print only; no file in bench/results/')
+    args = parser.parse_args()
+    args.objects = args.objects or (500 if args.quick else 2000)
+    run.run_and_report('sharding', bench(args), table, write=not args.no_write)
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,181 @@
+"""Sharding across replicas on Leases (`kopf run --lease NAME --shards N`): the I/O of `kopf._model.shards`.
+
+- N shard Leases `NAME-<i>`, each an `Elector` (`leasing`) whose scope is `scopes.Shard(i)`: the
+  objects hashed into shard i act only while its Lease is ours (the one "may act now?" predicate of
+  `kopf._model.scopes`, asked with the object's record's shard).
+- Membership: one Lease per replica (`NAME-member-<hash of the identity>`, labelled
+  `kopf.dev/shards-of: NAME`), renewed like the shards'. The members are listed by that label every
+  retry period; a member is live until its Lease's duration after we last saw it change (our clock).
+- Every retry period (and on any change of a Lease), `shards.plan()` says what to do: free shards
+  under our fair share are wanted (their Electors acquire them); surplus shards are released once
+  their work is finished: their scope is paused first (no new cycle; daemons and timers stop with
+  `OPERATOR_PAUSING`), then, when no cycle, daemon or timer of theirs runs any more, the Lease is
+  released (an empty holder: the next replica takes it at once). A dead replica's shards are taken
+  once their Leases expire by our clock.
+- A shard that becomes ours is taken over (`queueing.Dispatcher.take_over`): its objects are treated
+  as at operator start; a shard lost (its Lease could not be renewed) pauses its objects and cancels
+  their cycles in flight, as a lost Lease does for the whole operator.
+- Every change of the shard set is logged with the identity (and `kopf_peering_shards_held` is set).
+"""
+import asyncio
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+from kopf._api import apierrors
+from kopf._model import leases, records, scopes, shards
+from kopf._reactor import contexts, leasing
+
+logger = logging.getLogger('kopf.reactor.sharding')
+
+LABEL = 'kopf.dev/shards-of'
+
+
+class Sharding:
+    """The shard Leases and the membership Lease of this replica; the same `start()`/`release()` as `Leasing`."""
+
+    def __init__(self, ctx: contexts.OperatorContext) -> None:
+        settings = ctx.settings.peering.lease
+        assert settings.name is not None and ctx.shards > 0
+        namespace, self.name = leases.split_name(settings.name)
+        self.namespace = namespace or settings.namespace
+        self.ctx = ctx
+        self.total = ctx.shards
+        self.identity = ctx.identity or ''
+        self.durations = leases.durations_of(settings)
+        self.changed = asyncio.Event()
+        self.held: set[int] = set()
+        self.releasing: set[int] = set()
+        self.seen: dict[str, tuple[Any, float, float]] = {}  # membership lease → (key, observed_at, duration)
+        self.members: set[str] = set()
+        self.exiting = False
+        self.electors = [leasing.Elector(ctx, f'{self.name}-{i}', self.namespace, self.identity, scopes.Shard(i),
+                                         configures=(i == 0), wanted=False, on_change=self.changed.set)
+                         for i in range(self.total)]
+        member = f'{self.name}-member-{shards.fnv1a64(self.identity):016x}'
+        self.membership = leasing.Elector(ctx, member, self.namespace, self.identity, pauses=False,
+                                          configures=False, labels={LABEL: self.name}, on_change=self.changed.set)
+        ctx.pausing.on_shard = self.shard_changed  # after the electors paused their shards (nothing was held)
+
+    def start(self, tg: asyncio.TaskGroup) -> None:
+        tg.create_task(self.run(tg), name=f'kopf shards of {self.name}')
+
+    async def run(self, tg: asyncio.TaskGroup) -> None:
+        if self.namespace is None:
+            self.namespace = await leasing.resolve_namespace(self.ctx)
+            for elector in [self.membership, *self.electors]:
+                elector.namespace = self.namespace
+        logger.info(f'Sharding {self.name} in {self.total} shards as {self.identity!r}.')
+        self.ctx.metrics.shards(0)
+        tg.create_task(self.membership.run(), name=f'kopf lease {self.membership.name}')
+        for elector in self.electors:
+            tg.create_task(elector.run(), name=f'kopf lease {elector.name}')
+        loop = asyncio.get_running_loop()
+        listed_at = -float('inf')
+        while True:
+            self.changed.clear()
+            if loop.time() >= listed_at + self.durations.retry_period:  # the members: once per retry period
+                listed_at = loop.time()
+                await self.look_at_members()
+            self.rebalance(tg, loop.time())  # and on every change of a Lease's holder
+            try:
+                async with asyncio.timeout_at(listed_at + self.durations.retry_period):
+                    await self.changed.wait()
+            except TimeoutError:
+                pass
+
+    async def look_at_members(self) -> None:
+        """The live members (by the membership Leases' changes on our clock), ourselves included."""
+        params = {'labelSelector': f'{LABEL}={self.name}'}
+        try:
+            answer = await self.ctx.client.request('GET', leasing.PATH.format(namespace=self.namespace),
+                                                   params=params, backoffs=None)
+        except (apierrors.APIError, OSError, TimeoutError) as exc:
+            logger.warning(f'Listing the members of the shards {self.namespace}/{self.name} failed: {exc}')
+            return
+        now = asyncio.get_running_loop().time()
+        found: dict[str, tuple[Any, float, float]] = {}
+        live: set[str] = set()
+        for item in (answer.get('items') or []) if isinstance(answer, Mapping) else []:
+            lease = leases.parse(item)
+            name = (item.get('metadata') or {}).get('name')
+            if lease is None or not lease.holder or not isinstance(name, str):
+                continue
+            previous = self.seen.get(name)
+            duration = lease.duration or self.durations.lease_duration
+            observed_at = previous[1] if previous is not None and previous[0] == lease.key else now
+            found[name] = (lease.key, observed_at, duration)
+            if now < observed_at + duration:
+                live.add(lease.holder)
+        self.seen = found
+        self.members = live | {self.identity}
+
+    def holders(self, now: float) -> dict[int, str | None]:
+        """Each shard's valid holder by our clock (None: free or expired)."""
+        found: dict[int, str | None] = {}
+        for i, elector in enumerate(self.electors):
+            decision = elector.decide(now)
+            if decision.action is leases.Action.RENEW or i in self.releasing:
+                found[i] = self.identity
+            elif decision.action is leases.Action.WAIT and elector.lease is not None:
+                found[i] = elector.lease.holder
+            else:
+                found[i] = None
+        return found
+
+    def rebalance(self, tg: asyncio.TaskGroup, now: float) -> None:
+        planned = shards.plan(identity=self.identity, total=self.total, members=self.members,
+                              holders=self.holders(now))
+        for i, elector in enumerate(self.electors):
+            wanted = i in planned.acquire or (elector.leading and i not in planned.release)
+            if wanted != elector.wanted and i not in self.releasing:
+                elector.wanted = wanted
+                elector.changed.set()
+        for i in sorted(planned.release - self.releasing):
+            self.releasing.add(i)
+            tg.create_task(self.release_shard(i), name=f'kopf release of the shard {self.electors[i].name}')
+
+    async def release_shard(self, index: int) -> None:
+        """A surplus shard: pause its objects, let their work finish, then release its Lease."""
+        elector = self.electors[index]
+        pauser = ('rebalance', self.name)
+        elector.wanted = False
+        self.ctx.pausing.pause(scopes.Shard(index), pauser)  # no new cycle; daemons and timers stop
+        try:
+            await self.ctx.pausing.wait_for(lambda: not busy(self.ctx, index))  # poked as their cycles end
+            await elector.release(why='rebalanced to another replica')
+        finally:
+            self.ctx.pausing.resume(scopes.Shard(index), pauser)  # the elector's own pause goes on
+            self.releasing.discard(index)
+            self.changed.set()
+
+    def shard_changed(self, index: int, paused: bool, cancelling: bool) -> None:
+        """A shard's scope flipped: pause its objects (cancelling cycles if its Lease is lost), or take them over."""
+        if paused:
+            self.held.discard(index)
+        else:
+            self.held.add(index)
+        for rctx in list(self.ctx.served.values()):
+            for record in list(rctx.records.values()):
+                owner = record.owner
+                if record.shard != index or owner is None:
+                    continue
+                if paused:
+                    owner.pause_record(record, cancelling=cancelling)
+                else:
+                    owner.take_over(record)
+        self.ctx.metrics.shards(len(self.held))
+        what = ('released' if self.exiting or not cancelling else 'lost') if paused else 'taken over'
+        logger.info(f'The shard {self.electors[index].name} is {what} by {self.identity!r}; '
+                    f'the shards held: {shards.describe(self.held)} of {self.total}.')
+
+    async def release(self) -> None:
+        self.exiting = True
+        await asyncio.gather(*(elector.release() for elector in [*self.electors, self.membership]),
+                             return_exceptions=True)
+
+
+def busy(ctx: contexts.OperatorContext, index: int) -> bool:
+    """Whether a cycle, a daemon or a timer of the shard's objects still runs."""
+    return any(record.shard == index and (record.phase is records.Phase.RUNNING or record.spawns)
+               for rctx in ctx.served.values() for record in rctx.records.values())
