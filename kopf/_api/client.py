@@ -22,8 +22,8 @@ import contextlib
 import logging
 import os
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
-from typing import Any, Final, Protocol, TypeVar
+from collections.abc import AsyncIterator, Iterator, Mapping
+from typing import Any, Final, Protocol
 
 from kopf._api import apierrors, credentials, transports
 from kopf._model import encoding
@@ -34,9 +34,6 @@ logger = logging.getLogger('kopf._api')
 JSON_CT: Final = 'application/json'
 MERGE_PATCH_CT: Final = 'application/merge-patch+json'
 JSON_PATCH_CT: Final = 'application/json-patch+json'
-
-T = TypeVar('T')
-
 
 class _Default:
     def __repr__(self) -> str:
@@ -106,29 +103,41 @@ class APIClient:
         scheme = creds.server.partition(':')[0].lower()
         return any(os.environ.get(name) for name in (f'{scheme}_proxy', f'{scheme.upper()}_PROXY'))
 
-    async def _attempt(self, send: Callable[[transports.Transport], Awaitable[T]], backoffs: apierrors.Backoffs,
-                       method: str | None, path: str) -> tuple[credentials.VaultItem, T]:
+    async def _attempt(self, method: str | None, path: str, *, params: Mapping[str, str] | None,
+                       backoffs: apierrors.Backoffs, body: bytes | None = None, content_type: str | None = None,
+                       total: float | None, connect: float | None) -> tuple[credentials.VaultItem, Any]:
         """The one retry loop: send with the vault's credentials until it succeeds or may not be retried.
 
-        `method` and `path` only name the request in the logs (`None`: a watch of the path).
+        `method=None`: open a watch stream of the path (the answer is a `StreamResponse`); else a request
+        (the answer is its raw body). No per-request closure: this runs for every request of every cycle.
         """
         delays: Iterator[float] | None = None  # made on the first failure only
         while True:
             item = await self.vault.select()
-            transport = self._transport(item)  # unusable credentials (a `LoginError`) are not retried
-            begun = time.perf_counter()
+            # unusable credentials (a `LoginError`) are not retried:
+            transport = item.transport if item.transport is not None else self._transport(item)
+            observer = self.observer
+            begun = time.perf_counter() if observer is not None else 0.0  # metrics off: no clock read
             try:
                 async with item.borrowed():
-                    result = await send(transport)
-                self._observe(method, '2xx', begun)
+                    if method is None:
+                        result: Any = await transport.stream(path, params=params, total=total, connect=connect)
+                    else:
+                        result = await transport.request(method, path, params=params, body=body,
+                                                         content_type=content_type, total=total, connect=connect)
+                if observer is not None:
+                    self._observe(observer, method, '2xx', begun)
                 return item, result
             except apierrors.APIUnauthorizedError:
-                self._observe(method, '401', begun)
+                if observer is not None:
+                    self._observe(observer, method, '401', begun)
                 logger.info(f'Unauthorized (401) for {_what(method, path)}; the credentials are invalidated; '
                             f're-logging in.')
                 self.vault.invalidate(item)
             except Exception as exc:
-                self._observe(method, str(exc.status) if isinstance(exc, apierrors.APIError) else 'error', begun)
+                if observer is not None:
+                    self._observe(observer, method, str(exc.status) if isinstance(exc, apierrors.APIError) else 'error',
+                                  begun)
                 net = self.settings.networking
                 if delays is None:
                     delays = apierrors.iter_backoffs(net.error_backoffs if backoffs is DEFAULT else backoffs)
@@ -140,9 +149,9 @@ class APIClient:
                                f'retrying in {decision.delay:g}s.')
                 await asyncio.sleep(decision.delay)
 
-    def _observe(self, method: str | None, code: str, begun: float) -> None:
-        if self.observer is not None:
-            self.observer.requested(method or 'WATCH', code, time.perf_counter() - begun)
+    @staticmethod
+    def _observe(observer: Observer, method: str | None, code: str, begun: float) -> None:
+        observer.requested(method or 'WATCH', code, time.perf_counter() - begun)
 
     async def request(
             self,
@@ -159,10 +168,8 @@ class APIClient:
         data = encoding.dumps(payload) if payload is not None else None
         typed = content_type if data is not None else None
 
-        _, raw = await self._attempt(
-            lambda transport: transport.request(method, path, params=params, body=data, content_type=typed,
-                                                total=net.request_timeout, connect=net.connect_timeout),
-            backoffs, method, path)
+        _, raw = await self._attempt(method, path, params=params, body=data, content_type=typed, backoffs=backoffs,
+                                     total=net.request_timeout, connect=net.connect_timeout)
         return encoding.loads(raw) if raw.strip() else None
 
     @contextlib.asynccontextmanager
@@ -172,9 +179,7 @@ class APIClient:
         net, watching = self.settings.networking, self.settings.watching
         total, connect = watching.client_timeout, watching.connect_timeout or net.connect_timeout
 
-        item, response = await self._attempt(
-            lambda transport: transport.stream(path, params=params, total=total, connect=connect),
-            backoffs, None, path)
+        item, response = await self._attempt(None, path, params=params, backoffs=backoffs, total=total, connect=connect)
         async with item.borrowed():  # the transport is not closed while the watch streams
             try:
                 yield response

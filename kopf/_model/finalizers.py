@@ -32,6 +32,18 @@ def deleting(body: Mapping[str, Any]) -> bool:
     return bool((body.get('metadata') or {}).get('deletionTimestamp'))
 
 
+def state(body: Mapping[str, Any], finalizer: str) -> tuple[bool, bool]:
+    """`(present, deleting)` of one body, its metadata read once (every cycle asks both)."""
+    meta = body.get('metadata') or {}
+    return finalizer in (meta.get('finalizers') or ()), bool(meta.get('deletionTimestamp'))
+
+
+def let_go(body: Mapping[str, Any], finalizer: str) -> bool:
+    """Whether the object is being deleted and our finalizer is off it: nothing of ours holds it."""
+    meta = body.get('metadata') or {}
+    return bool(meta.get('deletionTimestamp')) and finalizer not in (meta.get('finalizers') or ())
+
+
 def edit(*, has: bool, requires: bool, deleting: bool) -> Edit:
     """The finalizer's edit before the handlers: add it first, or remove it when nothing needs it."""
     if deleting:

@@ -134,7 +134,10 @@ def merge_value(target: Any, patch: Any) -> Any:
 
 def copy(patch: Patch) -> Patch:
     """A copy of a patch whose nested dicts can be written without touching the original (values shared)."""
-    return Patch(_copy_dicts(patch), body=patch._body, fns=patch.fns)
+    copied = Patch(body=patch._body, fns=patch.fns)
+    for key, value in patch.items():  # the top level here: one call less per settled cycle
+        copied[key] = _copy_dicts(value) if isinstance(value, dict) else value
+    return copied
 
 
 def _copy_dicts(value: Mapping[str, Any]) -> dict[str, Any]:

@@ -167,12 +167,13 @@ def decide(ctx: Context, record: ObjectRecord, event: RawEvent, *, now: datetime
     patch = patches.Patch(body=body)
     base = _new_plan(body=body, event_type=event.get('type'), patch=patch, logger=logger, finalizer=finalizer,
                      progress_storage=ctx.progress_storage, diffbase_storage=ctx.diffbase_storage)
-    plan = _with_watching(ctx, record, event, base, event_logger) if fresh else base
+    watched = fresh and WatchingHandler in registry.kinds(ctx.resource)  # else no cause, logger and views for nobody
+    plan = _with_watching(ctx, registry, record, event, base, event_logger) if watched else base
     if plan.event_type == 'DELETED':
         return _unguarded(ctx, record, plan, Skip.GONE, ('Deleted, really deleted, and we are notified.',))
-    change, essence = detect(ctx, record, body)
+    change, essence = detect(ctx, record, body, registry=registry, finalizer=finalizer)
     cause = make_cause(ctx, record, body, patch, logger, change)
-    has, deleting = finalizers.present(body, finalizer), finalizers.deleting(body)
+    has, deleting = finalizers.state(body, finalizer)
     requires = registry.requires_finalizer(cause, excluding=record.finished)
     # The fields of every plan from here on: each return below copies the plan once, with them.
     known = {'cause': cause, 'essence': essence, 'has_finalizer': has, 'deleting': deleting,
@@ -217,12 +218,13 @@ _PLAN_DEFAULTS: dict[str, Any] = {
     f.name: f.default for f in dataclasses.fields(Plan) if f.default is not dataclasses.MISSING}
 
 
-def detect(ctx: Context, record: ObjectRecord, body: Mapping[str, Any]) -> tuple[causes.Change, Any]:
-    """The cause (essence vs. the stored diff-base), and the essence now."""
-    extra = ctx.registry.get_extra_fields(ctx.resource)
+def detect(ctx: Context, record: ObjectRecord, body: Mapping[str, Any], *, registry: OperatorRegistry,
+           finalizer: str) -> tuple[causes.Change, Any]:
+    """The cause (essence vs. the stored diff-base), and the essence now (given the context's registry, finalizer)."""
+    extra = registry.get_extra_fields(ctx.resource)
     essence = ctx.progress_storage.clear_fresh(essence=ctx.diffbase_storage.build(body=body, extra_fields=extra))
     old = ctx.diffbase_storage.fetch(body=body)
-    change = causes.detect(event_type=None, body=body, finalizer=ctx.finalizer, old=old, new=essence,
+    change = causes.detect(event_type=None, body=body, finalizer=finalizer, old=old, new=essence,
                            initial=bool(record.initial))
     return change, essence
 
@@ -246,14 +248,13 @@ def plan_handlers(records: Mapping[str, progress.Record], handlers: Sequence[Cha
                     default_backoff=default_backoff)
 
 
-def _with_watching(ctx: Context, record: ObjectRecord, event: RawEvent, plan: Plan,
+def _with_watching(ctx: Context, registry: OperatorRegistry, record: ObjectRecord, event: RawEvent, plan: Plan,
                    event_logger: Callable[[], Logger] | None) -> Plan:
-    if not ctx.registry.has_handlers(ctx.resource, WatchingHandler):
-        return plan  # no cause, logger and views to build for nobody
+    """The `on.event` handlers of a fresh event and their cause (only where the resource has any)."""
     logger = event_logger() if event_logger is not None else plan.logger
     cause = WatchingCause(logger=logger, memo=record.memo, indices=ctx.indices, resource=ctx.resource,
                           body=Body(plan.body), patch=plan.patch, type=plan.event_type, event=event)
-    return _replace(plan, watching=tuple(ctx.registry.iter_watching_handlers(cause)),
+    return _replace(plan, watching=tuple(registry.iter_watching_handlers(cause)),
                                watching_cause=cause)
 
 
@@ -418,7 +419,8 @@ def needs_recheck(ctx: Context, plan: Plan, settlement: Settlement, answer: Mapp
     """
     if settlement.settled is None:
         return True
-    if not ctx.registry.is_unfiltered(ctx.resource) or ctx.registry.get_extra_fields(ctx.resource):
+    registry = ctx.registry  # a property: read once
+    if not registry.is_unfiltered(ctx.resource) or registry.get_extra_fields(ctx.resource):
         return True
     if not ctx.diffbase_storage.writes_only_own_fields() or not ctx.progress_storage.writes_only_own_fields():
         return True

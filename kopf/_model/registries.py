@@ -152,7 +152,21 @@ class OperatorRegistry:
         return self._selected(kind, resource)[0]
 
     def has_handlers(self, resource: Resource, kind: type[ResourceHandler] = ResourceHandler) -> bool:
-        return bool(self._selected(kind, resource)[0])
+        return kind in self.kinds(resource)
+
+    def kinds(self, resource: Resource) -> frozenset[type[BaseHandler]]:
+        """The kinds of the handlers selecting the resource, base kinds included (`has_handlers` as a set).
+
+        The reactor reads it once per cycle, not `has_handlers` once per kind.
+        """
+        key = ('kinds', id(resource))
+        cache = self._cache
+        cached: tuple[Resource, frozenset[type[BaseHandler]]] | None = cache.get(key)
+        if cached is None or cached[0] is not resource:
+            found = frozenset(cls for h in self._selected(ResourceHandler, resource)[0] for cls in type(h).__mro__
+                              if isinstance(cls, type) and issubclass(cls, ResourceHandler))
+            cached = cache[key] = _bounded(cache, (resource, found))
+        return cached[1]
 
     # Matching.
     def iter_activity_handlers(self, activity: Activity) -> Iterator[ActivityHandler]:
@@ -208,12 +222,25 @@ class OperatorRegistry:
 
         `excluding`: ids of daemons and timers that are done for good with this object (they hold nothing).
         """
+        cache = self._cache  # before anything is computed from the handlers
         selected, unfiltered = self._selected(ResourceHandler, cause.resource)
-        handlers_ = selected if unfiltered else self._iter_matching(ResourceHandler, cause, dedup=False)
+        if unfiltered:  # the object never decides: the ids of those requiring it, once per resource
+            requiring = self._requiring(cache, cause.resource, selected)
+            return any(id_ not in excluding for id_ in requiring) if excluding else bool(requiring)
+        handlers_ = self._iter_matching(ResourceHandler, cause, dedup=False)
         if not excluding:
             return any(getattr(handler, 'requires_finalizer', False) for handler in handlers_)
         return any(getattr(handler, 'requires_finalizer', False) and handler.id not in excluding
                    for handler in handlers_)
+
+    @staticmethod
+    def _requiring(cache: dict[Any, Any], resource: Resource, selected: tuple[ResourceHandler, ...]) -> tuple[str, ...]:
+        key = ('requiring', id(resource))
+        cached: tuple[Resource, tuple[str, ...]] | None = cache.get(key)
+        if cached is None or cached[0] is not resource:
+            ids = tuple(h.id for h in selected if getattr(h, 'requires_finalizer', False))
+            cached = cache[key] = _bounded(cache, (resource, ids))
+        return cached[1]
 
     def iter_webhook_handlers(
             self,

@@ -34,7 +34,8 @@ async def apply(rctx: contexts.ResourceContext, body: Mapping[str, Any], patch: 
     """Send a patch of this body; the server's answer (the newest body), or None if nothing was sent or accepted."""
     metrics = rctx.operator.metrics
     if not patch:
-        metrics.patched(rctx.resource, 'skipped')
+        if metrics.enabled:  # off: not even the no-op's call (most cycles of a settled object end here)
+            metrics.patched(rctx.resource, 'skipped')
         return None
     try:
         budgets.check_annotations(body, patch)
@@ -42,7 +43,8 @@ async def apply(rctx: contexts.ResourceContext, body: Mapping[str, Any], patch: 
         logger.error(str(exc))
         metrics.patched(rctx.resource, 'refused')
         return None
-    metrics.patched(rctx.resource, 'sent')
+    if metrics.enabled:
+        metrics.patched(rctx.resource, 'sent')
     meta: Mapping[str, Any] = body.get('metadata') or {}
     result = await patching.patch_obj(rctx.operator.client, rctx.resource, namespace=meta.get('namespace'),
                                       name=str(meta.get('name')), patch=fold(patch), body=body, log=logger)

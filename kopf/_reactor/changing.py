@@ -27,8 +27,9 @@ def now() -> datetime.datetime:
 
 async def invoke(rctx: contexts.ResourceContext, plan: plans.Plan) -> plans.Outcomes:
     """Await the plan's handlers; their outcomes by handler id."""
-    executor, backoff = rctx.settings.execution.executor, rctx.default_backoff
     watching: dict[str, Outcome] = {}
+    if plan.watching_cause is not None or plan.unguarded:  # else not read at all (properties: calls per cycle)
+        executor, backoff = rctx.settings.execution.executor, rctx.default_backoff
     if plan.watching_cause is not None:
         cause = plan.watching_cause
         for handler in plan.watching:
@@ -36,8 +37,9 @@ async def invoke(rctx: contexts.ResourceContext, plan: plans.Plan) -> plans.Outc
             begun = time.perf_counter()
             watching[handler.id] = outcome = await invoking.invoke_handler(
                 handler, kwargs=kwargs, logger=cause.logger, executor=executor, default_backoff=backoff)
-            rctx.operator.metrics.handled(rctx.resource, handler.id, outcome.kind.value, time.perf_counter() - begun,
-                                          retry=False)
+            if rctx.operator.metrics.enabled:
+                rctx.operator.metrics.handled(rctx.resource, handler.id, outcome.kind.value,
+                                              time.perf_counter() - begun, retry=False)
     if plan.unguarded and plan.cause is not None:
         for deleter in plan.unguarded:
             kwargs = handler_kwargs(deleter, plan.cause, started=now(), runtime=datetime.timedelta(0))
@@ -76,8 +78,10 @@ async def attempt(rctx: contexts.ResourceContext, plan: plans.Plan, handling: pl
         except errors.HandlerChildrenRetry as exc:
             outcome = Outcome(kind=OutcomeKind.RETRY, exception=exc, delay=exc.delay, subrefs=outcome.subrefs)
     if handling is plan.handling:  # top-level (sub-handler ids come from user data): its children's time included
-        rctx.operator.metrics.handled(rctx.resource, handler.id, outcome.kind.value, time.perf_counter() - begun,
-                                      retry=state.retries > 0)
+        metrics = rctx.operator.metrics
+        if metrics.enabled:  # off: not even the no-op's call
+            metrics.handled(rctx.resource, handler.id, outcome.kind.value, time.perf_counter() - begun,
+                            retry=state.retries > 0)
     return outcome
 
 

@@ -18,10 +18,10 @@ from kopf._reactor import applying, changing, contexts, loggers
 async def process(rctx: contexts.ResourceContext, record: records.ObjectRecord, event: RawEvent, *,
                   fresh: bool, logger: Logger) -> records.Done:
     """Decide and invoke everything for this event, send the one patch; what the cycle came to."""
-    registry, resource = rctx.registry, rctx.resource
+    kinds = rctx.registry.kinds(rctx.resource)  # once per cycle, not a look-up per kind
     indexing = rctx.operator.indexing
     if indexing is not None:
-        if registry.has_handlers(resource, handlers.IndexingHandler):
+        if handlers.IndexingHandler in kinds:
             stream = record.owner.key if record.owner is not None else None
             if fresh or indexing.awaits(stream, record.uid):  # first: every fresh event, whatever else
                 try:
@@ -47,14 +47,14 @@ async def process(rctx: contexts.ResourceContext, record: records.ObjectRecord, 
     answer = None if deleted else await applying.apply(rctx, plan.body, settlement.patch, logger)
     if answer is not None or deleted or not settlement.patch:
         remember(record, settlement)  # only what is written (a refused patch re-runs its handlers)
-    if registry.has_handlers(resource, handlers.SpawningHandler):
+    if handlers.SpawningHandler in kinds:
         from kopf._reactor import spawning  # lazily: operators without daemons and timers never load it
         spawning.reconcile(rctx, record, plan, answer)  # daemons and timers see the newest body
     return records.Done(
         event=event, now=asyncio.get_running_loop().time(), wakeup=settlement.wakeup, answer=answer,
         settled=answer is not None and not plans.needs_recheck(rctx, plan, settlement, answer),
-        watched=registry.has_handlers(resource, handlers.WatchingHandler),
-        finalizer=rctx.finalizer, error_delays=rctx.error_delays, paused=paused(rctx, record, event))
+        watched=handlers.WatchingHandler in kinds,
+        finalizer=rctx.finalizer, paused=paused(rctx, record, event))  # no error: its delays are not read
 
 
 HANDLING = (handlers.ChangingHandler, handlers.WatchingHandler, handlers.SpawningHandler)
@@ -85,4 +85,7 @@ def remember(record: records.ObjectRecord, settlement: plans.Settlement) -> None
 
 def emit(entries: Iterable[LogEntry], logger: Logger) -> None:
     for entry in entries:
-        entry.emit(logger)
+        if entry.exc_info is None and entry.extra is None:  # most of them: no `LogEntry.emit` call in between
+            logger.log(entry.level, entry.message)
+        else:
+            entry.emit(logger)

@@ -31,6 +31,7 @@ import collections
 import functools
 import logging
 import math
+from collections.abc import Callable
 from typing import Any
 
 from kopf._model import handlers, listings, memos, records, scopes
@@ -103,6 +104,11 @@ class Dispatcher:
         self.resuming = True
         if self.indexing is not None:
             self.indexing.register(self.key)
+        # The effects of the records' steps by their type (Run, one per cycle, is handled inline).
+        self._effects: dict[type, Callable[[records.ObjectRecord, Any], None]] = {
+            records.Enqueue: self._enqueue, records.Schedule: self._schedule, records.Retry: self._retry,
+            records.Converged: self._converged, records.Forget: self._forget,
+        }
 
     def dispatch(self, event: RawEvent) -> None:
         meta = event.get('object', {}).get('metadata') or {}
@@ -206,38 +212,47 @@ class Dispatcher:
         """Do what the record's step asks; the cycle to run, if it asks for one (the caller runs it)."""
         run: records.Run | None = None
         for effect in effects:
-            if isinstance(effect, records.Enqueue):
-                if self.closed:  # e.g. a cycle that outlived its stream: idle, for a new stream to queue
-                    records.step(record, records.Stopped())
-                    continue
-                if effect.first:
-                    self.ready.appendleft(record)  # work begun is finished before new work is begun
-                else:
-                    self.ready.append(record)
-                self.kick()
-            elif isinstance(effect, records.Schedule):
-                if not self.closed:
-                    self.scheduled.add(record)
-                    self.scheduler.at(record, effect.at, functools.partial(self._due, record))
-            elif isinstance(effect, records.Run):
+            if effect.__class__ is records.Run:  # by exact type: the effects are final (no subclasses)
                 run = effect
                 if record in self.scheduled:
                     self.scheduled.discard(record)
                     self.scheduler.cancel(record)
-            elif isinstance(effect, records.Retry):
-                log = record.logger or logger
-                log.error(f'Handling failed with an unexpected error ({effect.error}); retrying in {effect.delay}s.',
-                          exc_info=effect.error)
-            elif isinstance(effect, records.Converged):
-                self.rctx.operator.metrics.converged(self.rctx.resource, effect.lag)
-            elif isinstance(effect, records.Forget):
-                if self.progress is not None:
-                    self._report(self.progress.forget(record.uid, asyncio.get_running_loop().time()))
-                self.rctx.forget(record.uid)
-                if record in self.scheduled:
-                    self.scheduled.discard(record)
-                    self.scheduler.cancel(record)
+            else:
+                self._effects[effect.__class__](record, effect)
         return run
+
+    def _enqueue(self, record: records.ObjectRecord, effect: records.Enqueue) -> None:
+        if self.closed:  # e.g. a cycle that outlived its stream: idle, for a new stream to queue
+            records.step(record, records.Stopped())
+            return
+        if effect.first:
+            self.ready.appendleft(record)  # work begun is finished before new work is begun
+        else:
+            self.ready.append(record)
+        self.kick()
+
+    def _schedule(self, record: records.ObjectRecord, effect: records.Schedule) -> None:
+        if not self.closed:
+            self.scheduled.add(record)
+            self.scheduler.at(record, effect.at, functools.partial(self._due, record))
+
+    def _retry(self, record: records.ObjectRecord, effect: records.Retry) -> None:
+        log = record.logger or logger
+        log.error(f'Handling failed with an unexpected error ({effect.error}); retrying in {effect.delay}s.',
+                  exc_info=effect.error)
+
+    def _converged(self, record: records.ObjectRecord, effect: records.Converged) -> None:
+        metrics = self.rctx.operator.metrics
+        if metrics.enabled:  # off: not even the no-op's call
+            metrics.converged(self.rctx.resource, effect.lag)
+
+    def _forget(self, record: records.ObjectRecord, effect: records.Forget) -> None:
+        if self.progress is not None:
+            self._report(self.progress.forget(record.uid, asyncio.get_running_loop().time()))
+        self.rctx.forget(record.uid)
+        if record in self.scheduled:
+            self.scheduled.discard(record)
+            self.scheduler.cancel(record)
 
     def _due(self, record: records.ObjectRecord) -> None:
         self.scheduled.discard(record)

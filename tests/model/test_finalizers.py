@@ -61,6 +61,18 @@ def test_deleting(body: dict[str, Any], expected: bool) -> None:
     assert finalizers.deleting(body) is expected
 
 
+@pytest.mark.parametrize('body', [
+    {}, {'metadata': None}, {'metadata': {}}, {'metadata': {'finalizers': None, 'deletionTimestamp': None}},
+    {'metadata': {'finalizers': [O]}}, {'metadata': {'finalizers': [F]}},
+    {'metadata': {'finalizers': [O], 'deletionTimestamp': '2026-01-01T00:00:00Z'}},
+    {'metadata': {'finalizers': [F, O], 'deletionTimestamp': '2026-01-01T00:00:00Z'}},
+    {'metadata': {'deletionTimestamp': '2026-01-01T00:00:00Z'}}, {'metadata': {'deletionTimestamp': ''}},
+])
+def test_state_and_let_go_as_present_and_deleting(body: dict[str, Any]) -> None:
+    assert finalizers.state(body, F) == (finalizers.present(body, F), finalizers.deleting(body))
+    assert finalizers.let_go(body, F) is (finalizers.deleting(body) and not finalizers.present(body, F))
+
+
 # -- the patch callables ------------------------------------------------------------------------------
 
 # name → (the body before, after appending ours, the exact ops or None for the generic diff)

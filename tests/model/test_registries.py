@@ -250,6 +250,18 @@ def test_listings_by_kind_and_resources() -> None:
     assert {str(s) for s in registry.selectors} == {'kex', 'pods'}
     assert registry.has_handlers(KEX) and registry.has_handlers(PODS, handlers.TimerHandler)
     assert not registry.has_handlers(PODS, handlers.DaemonHandler)
+    assert registry.kinds(PODS) == {handlers.ResourceHandler, handlers.SpawningHandler, handlers.TimerHandler}
+    assert registry.kinds(KEX) >= {handlers.ChangingHandler, handlers.WatchingHandler, handlers.DaemonHandler,
+                                   handlers.SpawningHandler, handlers.IndexingHandler}
+    assert handlers.TimerHandler not in registry.kinds(KEX)
+
+
+def test_kinds_follow_registrations() -> None:
+    registry = kopf.OperatorRegistry()
+    kopf.on.create('kex', registry=registry)(fn)
+    assert handlers.WatchingHandler not in registry.kinds(KEX)
+    kopf.on.event('kex', registry=registry)(fn)  # the cache is dropped: the new kind is seen
+    assert handlers.WatchingHandler in registry.kinds(KEX) and registry.has_handlers(KEX, handlers.WatchingHandler)
 
 
 @pytest.mark.parametrize('options, review, query, expected', [
@@ -285,6 +297,16 @@ def test_mutating_webhooks_and_deletions(operations: Any, operation: str, expect
     kopf.on.mutate('kex', registry=registry, operations=operations)(fn)
     cause = resource_cause(kwargs.WebhookCause, operation=operation)
     assert len(list(registry.iter_webhook_handlers(cause))) == int(expected)
+
+
+def test_requires_finalizer_excluding_finished_spawns() -> None:
+    registry = kopf.OperatorRegistry()
+    kopf.daemon('kex', registry=registry, id='d1')(fn)
+    assert registry.requires_finalizer(UPDATE) and registry.requires_finalizer(UPDATE, excluding={'other'})
+    assert not registry.requires_finalizer(UPDATE, excluding={'d1'})  # done for good: it holds nothing
+    kopf.timer('kex', registry=registry, id='t1')(other)  # the cached answer is dropped
+    assert registry.requires_finalizer(UPDATE, excluding={'d1'})
+    assert not registry.requires_finalizer(UPDATE, excluding={'d1', 't1'})
 
 
 def test_answers_follow_registrations_at_runtime() -> None:
