@@ -66,7 +66,7 @@ def handles(rctx: contexts.ResourceContext) -> bool:
     Else its objects' cycles do not wait for the indices to be complete: 10,000 cycles of an indexed-only
     resource waiting at the start held ~3 KB each (a task, its frames, the event) until all were indexed.
     """
-    return any(rctx.registry.has_handlers(rctx.resource, kind) for kind in HANDLING)
+    return not rctx.registry.kinds(rctx.resource).isdisjoint(HANDLING)  # the cached kinds, base kinds included
 
 
 def paused(rctx: contexts.ResourceContext, record: records.ObjectRecord, event: RawEvent) -> bool:

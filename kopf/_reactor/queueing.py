@@ -95,7 +95,11 @@ class Dispatcher:
                 not invoking.is_async(h.fn) for h in selected if not isinstance(h, handlers.SpawningHandler)):
             self.limit = max(SYNC_RUNNERS_MIN, SYNC_RUNNERS_PER_THREAD * threads)  # daemons, timers: own tasks
         self.runners: set[asyncio.Task[None]] = set()
-        self.spawning = rctx.registry.has_handlers(rctx.resource, handlers.SpawningHandler)
+        self.sighted: Callable[[contexts.ResourceContext, records.ObjectRecord, RawEvent], None] | None = None
+        # Looked up once per stream, not per event; operators without daemons and timers never load it.
+        if rctx.registry.has_handlers(rctx.resource, handlers.SpawningHandler):
+            from kopf._reactor import spawning
+            self.sighted = spawning.sighted
         self.closed = False
         self.indexing = rctx.operator.indexing if rctx.registry.has_handlers(rctx.resource,
                                                                             handlers.IndexingHandler) else None
@@ -121,9 +125,8 @@ class Dispatcher:
                 if event.get('type') == 'DELETED' and record.phase is records.Phase.IDLE and not record.spawns:
                     self.rctx.forget(uid)
                 return  # not ours: another replica handles it
-        if self.spawning:
-            from kopf._reactor import spawning  # lazily: operators without daemons and timers never load it
-            spawning.sighted(self.rctx, record, event)  # its daemons and timers see every event's body at once
+        if self.sighted is not None:
+            self.sighted(self.rctx, record, event)  # its daemons and timers see every event's body at once
         if self.indexing is not None and event.get('type') is None:
             self.indexing.expect(self.key, uid, limit=self.limit)
         if self.resuming and event.get('type') is None:
