@@ -59,9 +59,17 @@ class LocalObjectLogger(logging.LoggerAdapter[logging.Logger]):
         return f'[{_ref(self.body)}]'
 
     def process(self, msg: Any, kwargs: MutableMapping[str, Any]) -> tuple[Any, MutableMapping[str, Any]]:
+        # As `extra` and `prefix` make them, from one read of the metadata (a message or more per cycle).
+        body = self.body
+        meta = body.get('metadata') or {}
+        name, namespace = meta.get('name'), meta.get('namespace')
+        ref = {'k8s_ref': {'apiVersion': body.get('apiVersion'), 'kind': body.get('kind'),
+                           'name': name, 'uid': meta.get('uid'), 'namespace': namespace}}
         extra = kwargs.get('extra')
-        kwargs['extra'] = {**self.extra, **extra} if extra else self.extra
-        return (f'{self.prefix} {msg}' if _prefixing else msg), kwargs
+        kwargs['extra'] = {**ref, **extra} if extra else ref
+        if not _prefixing:
+            return msg, kwargs
+        return (f'[{namespace}/{name}] {msg}' if namespace else f'[{name}] {msg}'), kwargs
 
 
 class ObjectLogger(LocalObjectLogger):

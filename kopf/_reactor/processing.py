@@ -18,8 +18,9 @@ from kopf._reactor import applying, changing, contexts, loggers
 async def process(rctx: contexts.ResourceContext, record: records.ObjectRecord, event: RawEvent, *,
                   fresh: bool, logger: Logger) -> records.Done:
     """Decide and invoke everything for this event, send the one patch; what the cycle came to."""
-    kinds = rctx.registry.kinds(rctx.resource)  # once per cycle, not a look-up per kind
-    indexing = rctx.operator.indexing
+    operator = rctx.operator
+    kinds = operator.registry.kinds(rctx.resource)  # once per cycle, not a look-up per kind
+    indexing = operator.indexing
     if indexing is not None:
         if handlers.IndexingHandler in kinds:
             stream = record.owner.key if record.owner is not None else None
@@ -54,7 +55,7 @@ async def process(rctx: contexts.ResourceContext, record: records.ObjectRecord, 
         event=event, now=asyncio.get_running_loop().time(), wakeup=settlement.wakeup, answer=answer,
         settled=answer is not None and not plans.needs_recheck(rctx, plan, settlement, answer),
         watched=handlers.WatchingHandler in kinds,
-        finalizer=rctx.finalizer, paused=paused(rctx, record, event))  # no error: its delays are not read
+        finalizer=operator.settings.persistence.finalizer, paused=paused(rctx, record, event))  # no error: its delays are not read
 
 
 HANDLING = (handlers.ChangingHandler, handlers.WatchingHandler, handlers.SpawningHandler)
@@ -71,8 +72,11 @@ def handles(rctx: contexts.ResourceContext) -> bool:
 
 def paused(rctx: contexts.ResourceContext, record: records.ObjectRecord, event: RawEvent) -> bool:
     """Whether the object's scope (or its shard) is paused (`kopf._model.scopes`): its handlers must not run now."""
+    pauses = rctx.operator.pausing.pauses
+    if not pauses.by:  # nothing is paused (the usual case): no look-ups twice per cycle
+        return False
     namespace = (event.get('object', {}).get('metadata') or {}).get('namespace')
-    return rctx.operator.pausing.paused(namespace, record.shard)
+    return pauses.paused(namespace, record.shard)
 
 
 def remember(record: records.ObjectRecord, settlement: plans.Settlement) -> None:

@@ -283,6 +283,7 @@ class Dispatcher:
         slot = _Slot(self)
         token = invoking.slot.set(slot)
         loop = asyncio.get_running_loop()
+        task = asyncio.current_task()  # the same for all the cycles it runs
         try:
             while True:
                 if not self.ready and self.closed:
@@ -302,7 +303,7 @@ class Dispatcher:
                         if not waiter.done():
                             waiter.cancel()
                     continue
-                await self._serve(self.ready.popleft())
+                await self._serve(self.ready.popleft(), task)
         finally:
             if slot.held:
                 self.active -= 1
@@ -310,35 +311,36 @@ class Dispatcher:
 
     # -- one object -----------------------------------------------------------------------------------
 
-    async def _serve(self, record: records.ObjectRecord) -> None:
-        """Run the record's next cycle if it is due and consistent; else it waits for when it will be."""
+    async def _serve(self, record: records.ObjectRecord, task: asyncio.Task[Any] | None) -> None:
+        """Run the record's next cycle (in the runner's task) if it is due and consistent; else it waits."""
+        rctx = self.rctx
+        settings = rctx.operator.settings
         now = asyncio.get_running_loop().time()
-        taken = records.Taken(now=now, consistency_timeout=self.rctx.settings.persistence.consistency_timeout)
+        taken = records.Taken(now=now, consistency_timeout=settings.persistence.consistency_timeout)
         run = self._carry_out(record, records.step(record, taken))
         if run is None:
             return
         if record.logger is None:  # it refers to the object only (not to a body): kept while it has work
             background = record.background  # its daemons' and timers' logger, on the live body, if it has them
             record.logger = background.logger if background is not None else \
-                loggers.ObjectLogger(body=loggers.identity(run.event['object']), settings=self.rctx.settings)
-        self.running[record] = asyncio.current_task()
+                loggers.ObjectLogger(body=loggers.identity(run.event['object']), settings=settings)
+        self.running[record] = task
         try:
-            done = await self.process(self.rctx, record, run.event, fresh=run.fresh, logger=record.logger)
+            done = await self.process(rctx, record, run.event, fresh=run.fresh, logger=record.logger)
         except asyncio.CancelledError:
             if record not in self.cut:
                 raise
-            task = asyncio.current_task()
             if task is not None:
                 task.uncancel()  # ours: its shard's Lease is lost; the runner goes on
             done = records.Done(event=run.event, now=asyncio.get_running_loop().time(), paused=True)
         except Exception as exc:
             done = records.Done(event=run.event, now=asyncio.get_running_loop().time(), error=exc,
-                                error_delays=self.rctx.error_delays)
+                                error_delays=rctx.error_delays)
         finally:
             self.running.pop(record, None)
             self.cut.discard(record)
             if record.shard is not None:
-                self.rctx.operator.pausing.poke()  # a released shard waits for its cycles to end
+                rctx.operator.pausing.poke()  # a released shard waits for its cycles to end
         if self.progress is not None:
             self._report(self.progress.handled(record.uid, asyncio.get_running_loop().time()))
         self._carry_out(record, records.step(record, done))
