@@ -241,6 +241,21 @@ class Session:
             await response.read()
         return response
 
+    async def fetch(self, method: str, path: str, *, params: Mapping[str, str] | None,
+                    body: bytes | None, content_type: str | None, total_timeout: float | None,
+                    connect_timeout: float | None, error: Callable[[int, bytes, str | None], BaseException]) -> bytes:
+        """As `request()`, but the body only, and an error status (>= 400) raised as `error(status, body, retry-after)`.
+
+        For the API client's transport: its requests need no `Response` and no coroutine in between.
+        """
+        raw = self._encode(method, path, params, body, content_type)
+        async with self._slots, asyncio.timeout(total_timeout):
+            response = await self._exchange(raw, method, connect_timeout, deadline=None, own=False)
+            data = await response.read()
+        if response.status >= 400:
+            raise error(response.status, data, response.headers.get('retry-after'))
+        return data
+
     async def stream(self, method: str, path: str, *, params: Mapping[str, str] | None = None,
                      total_timeout: float | None = None, connect_timeout: float | None = None) -> Response:
         """Send a request on a connection of its own; return once the headers arrived (read the body by chunks).

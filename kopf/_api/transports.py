@@ -18,7 +18,7 @@ Rules:
   names the header, never its value, before anything is sent.
 """
 import asyncio
-from collections.abc import Mapping
+from collections.abc import Coroutine, Mapping
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from kopf._api import apierrors, credentials, http
@@ -95,13 +95,11 @@ class DirectTransport:
         self.session = http.Session(creds.server, headers=headers(creds, agent),
                                     ssl_context=creds.as_ssl_context() if https else None, limit=limit)
 
-    async def request(self, method: str, path: str, *, params: Mapping[str, str] | None, body: bytes | None,
-                      content_type: str | None, total: float | None, connect: float | None) -> bytes:
-        response = await self.session.request(method, path, params=params, body=body, content_type=content_type,
-                                              total_timeout=total, connect_timeout=connect)
-        if response.status >= 400:
-            raise error(response.status, response.body, response.headers.get('retry-after'))
-        return response.body
+    def request(self, method: str, path: str, *, params: Mapping[str, str] | None, body: bytes | None,
+                content_type: str | None, total: float | None, connect: float | None) -> Coroutine[Any, Any, bytes]:
+        # Not a coroutine of its own: the session's is awaited directly (a frame less to resume, every request).
+        return self.session.fetch(method, path, params=params, body=body, content_type=content_type,
+                                  total_timeout=total, connect_timeout=connect, error=error)
 
     async def stream(self, path: str, *, params: Mapping[str, str] | None,
                      total: float | None, connect: float | None) -> StreamResponse:

@@ -29,7 +29,8 @@ async def process(rctx: contexts.ResourceContext, record: records.ObjectRecord, 
                     await indexing.index(rctx, record, event, logger)
                 finally:
                     indexing.indexed(stream, record.uid)  # a failure must not hold the start forever
-    if paused(rctx, record, event):
+    pauses = operator.pausing.pauses
+    if pauses.by and paused(rctx, record, event):  # nothing paused (the usual case): not even the call
         return records.Done(event=event, now=asyncio.get_running_loop().time(), paused=True)  # indices only
     if indexing is not None and not indexing.ready.is_set() and handles(rctx):
         await indexing.wait()  # no handler sees a half-filled index (a cycle without handlers need not wait)
@@ -55,7 +56,8 @@ async def process(rctx: contexts.ResourceContext, record: records.ObjectRecord, 
         event=event, now=asyncio.get_running_loop().time(), wakeup=settlement.wakeup, answer=answer,
         settled=answer is not None and not plans.needs_recheck(rctx, plan, settlement, answer),
         watched=handlers.WatchingHandler in kinds,
-        finalizer=operator.settings.persistence.finalizer, paused=paused(rctx, record, event))  # no error: its delays are not read
+        finalizer=operator.settings.persistence.finalizer,
+        paused=bool(pauses.by) and paused(rctx, record, event))  # no error: its delays are not read
 
 
 HANDLING = (handlers.ChangingHandler, handlers.WatchingHandler, handlers.SpawningHandler)
