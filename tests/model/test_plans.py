@@ -20,7 +20,7 @@ RESOURCE = kopf.Resource('kopf.dev', 'v1', 'kopfexamples')
 F = 'kopf.zalando.org/KopfFinalizerMarker'
 DIFFBASE = 'kopf.zalando.org/last-handled-configuration'
 NOW = datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)
-LOGGER = logging.getLogger('test')
+LOGGER = logging.Logger('test', logging.INFO)  # not registered globally: other tests' logging setup cannot change it
 DEBUG_LOGGER = logging.Logger('test-debug', logging.DEBUG)  # not registered globally: no side effects
 
 
