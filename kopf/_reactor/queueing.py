@@ -274,8 +274,13 @@ class Dispatcher:
                 waiter.set_result(None)
                 return
         if self.active < self.limit:
+            runner = self._runner()
+            try:
+                task = self.tg.create_task(runner, name=f'kopf runner of {self.rctx.resource.name}')
+            except RuntimeError:  # its task group is shutting down (the operator stops): no new runner
+                runner.close()  # never started: not a "never awaited" warning
+                return
             self.active += 1
-            task = self.tg.create_task(self._runner(), name=f'kopf runner of {self.rctx.resource.name}')
             self.runners.add(task)
             task.add_done_callback(self.runners.discard)
 

@@ -4,7 +4,9 @@ The record's transitions are table-tested in tests/model/test_records.py; here t
 them out over real tasks, with cycles of the test's own (`Dispatcher.process`, the seam).
 """
 import asyncio
+import gc
 import math
+import warnings
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -368,3 +370,16 @@ async def test_a_lost_shard_cuts_its_cycles_in_flight(rctx: contexts.ResourceCon
         await eventually(lambda: record.phase is records.Phase.IDLE and not dispatcher.running)
         assert dispatcher.runners  # the runner goes on (the cancellation was ours)
         dispatcher.close()
+
+
+async def test_no_runner_starts_in_a_task_group_that_is_shutting_down(
+        rctx: contexts.ResourceContext, seen: list[str], Dispatcher: type[queueing.Dispatcher]) -> None:
+    tg = asyncio.TaskGroup()
+    async with tg:
+        dispatcher = Dispatcher(rctx, tg)
+    with warnings.catch_warnings():
+        warnings.simplefilter('error')  # "coroutine ... was never awaited" would be a RuntimeWarning
+        dispatcher.dispatch(event(1))  # e.g. a scheduler's wake-up while the operator stops
+        gc.collect()
+    assert seen == []
+    assert dispatcher.active == 0 and not dispatcher.runners
