@@ -34,7 +34,8 @@ def test_pure_layers_do_no_io(path: pathlib.Path) -> None:
 def test_import_kopf_does_not_import_optional_clients() -> None:
     code = (
         'import sys, kopf; '
-        'heavy = {"kubernetes", "pykube", "jsonschema", "orjson", "cryptography", "trustme", "aiohttp"}; '
+        'heavy = {"kubernetes", "pykube", "jsonschema", "orjson", "cryptography", "trustme", "aiohttp", '
+        '"prometheus_client", "uvloop", "pythonjsonlogger"}; '  # the extras: only when used
         'print(sorted(heavy & {m.split(".")[0] for m in sys.modules}))'
     )
     proc = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, check=True)

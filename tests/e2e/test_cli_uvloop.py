@@ -30,15 +30,18 @@ def cluster(request: pytest.FixtureRequest) -> Iterator[Cluster]:  # in its own 
         yield running
 
 
-@pytest.mark.parametrize('flag, module', [
-    ('--no-uvloop', 'asyncio.unix_events'),
-    pytest.param('--uvloop', 'uvloop', marks=pytest.mark.skipif(importlib.util.find_spec('uvloop') is None,
-                                                                  reason='uvloop is not installed')),
-])
-def test_the_loop_of_kopf_run(cluster: Cluster, tmp_path: pathlib.Path, flag: str, module: str) -> None:
+UVLOOP = pytest.mark.skipif(importlib.util.find_spec('uvloop') is None, reason='uvloop is not installed')
+
+
+@pytest.mark.parametrize('flags, module', [
+    (('--no-uvloop',), 'asyncio.unix_events'),
+    pytest.param(('--uvloop',), 'uvloop', marks=UVLOOP),
+    pytest.param((), 'uvloop', marks=UVLOOP),  # the default: uvloop when it is installed
+], ids=['off', 'on', 'default'])
+def test_the_loop_of_kopf_run(cluster: Cluster, tmp_path: pathlib.Path, flags: tuple[str, ...], module: str) -> None:
     path = tmp_path / 'handlers.py'
     path.write_text(HANDLERS)
-    with KopfRunner(['run', '-A', flag, str(path)], cluster=cluster, registry=kopf.OperatorRegistry(),
+    with KopfRunner(['run', '-A', *flags, str(path)], cluster=cluster, registry=kopf.OperatorRegistry(),
                     settings=fast_settings(), timeout=30) as runner:
         assert runner.wait_ready(20)
         cluster.apply(example())

@@ -3,6 +3,8 @@ fills, prometheus_client's own parser reads the whole output; only GET; other pa
 server too; watch (re)connections and 410s."""
 import asyncio
 import socket
+import time
+from collections.abc import Callable
 from typing import Any
 
 import aiohttp
@@ -12,7 +14,7 @@ from prometheus_client.parser import text_string_to_metric_families
 import kopf
 from kopf._reactor import running
 
-from .conftest import Kube, Starter, eventually, example, fast_settings, get_example
+from .conftest import Kube, Starter, eventually, example, fast_settings, get_example, vault_for
 
 KEX = 'kopfexamples.kopf.dev'
 Samples = dict[tuple[str, frozenset[tuple[str, str]]], float]
@@ -40,6 +42,16 @@ async def scrape(url: str) -> Samples:
             raise AssertionError(f'{url} never answered')
     return {(s.name, frozenset(s.labels.items())): s.value
             for family in text_string_to_metric_families(text) for s in family.samples}
+
+
+async def scrape_until(url: str, check: Callable[[Samples], Any], *, within: float = 20) -> Samples:
+    """Scrape until the samples pass the check (a condition, polled in short steps); the last ones, passing or not."""
+    deadline = time.monotonic() + within
+    while True:
+        found = await scrape(url)
+        if check(found) or time.monotonic() > deadline:
+            return found
+        await asyncio.sleep(0.02)
 
 
 def value(found: Samples, name: str, **labels: str) -> float:
@@ -74,16 +86,8 @@ async def test_a_burst_is_counted_and_its_lag_measured(registry: kopf.OperatorRe
                    for i in range(count))
     await eventually(handled)
 
-    async def converged() -> Samples:
-        found = await scrape(url)
-        return found if value(found, 'kopf_convergence_lag_seconds_count', resource=KEX) >= count else {}
-    found: Samples = {}
-    for _ in range(250):
-        found = await converged()
-        if found:
-            break
-        await asyncio.sleep(0.02)
-    assert found, 'the lag histogram did not fill'
+    found = await scrape_until(url, lambda f: value(f, 'kopf_convergence_lag_seconds_count', resource=KEX) >= count)
+    assert value(found, 'kopf_convergence_lag_seconds_count', resource=KEX) >= count, 'the lag histogram did not fill'
     assert value(found, 'kopf_handler_calls_total', resource=KEX, handler='created', outcome='success') == count
     assert value(found, 'kopf_handler_duration_seconds_count', resource=KEX, handler='created') == count
     assert value(found, 'kopf_handler_retries_total', resource=KEX, handler='created') == 0
@@ -122,8 +126,65 @@ async def test_metrics_on_the_liveness_server_too(registry: kopf.OperatorRegistr
     await start_operator(settings=settings, liveness_endpoint=f'http://127.0.0.1:{port}/healthz')
     found = await scrape(f'http://127.0.0.1:{port}/metrics')
     assert summed(found, 'kopf_api_requests_total', verb='GET') >= 1
-    async with aiohttp.ClientSession() as session, session.get(f'http://127.0.0.1:{port}/healthz') as response:
-        assert await response.json() == {'alive': True}
+    async with aiohttp.ClientSession() as session:
+        async with session.get(f'http://127.0.0.1:{port}/healthz') as response:
+            assert await response.json() == {'alive': True}
+        for method in ('POST', 'PUT', 'DELETE', 'HEAD'):  # the same rules as on the metrics' own server
+            async with session.request(method, f'http://127.0.0.1:{port}/metrics') as response:
+                assert response.status == 405, method
+        for path in ('/', '/metricsx', '/metrics/more'):
+            async with session.get(f'http://127.0.0.1:{port}{path}') as response:
+                assert response.status == 404, path
+
+
+def outward_address() -> str | None:
+    """This machine's address on its default route (not a loopback one), if it has one."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        try:
+            sock.connect(('192.0.2.1', 9))  # TEST-NET-1; a UDP "connection" sends nothing, it picks the route
+        except OSError:
+            return None
+        address = str(sock.getsockname()[0])
+    return None if address.startswith('127.') or address == '0.0.0.0' else address
+
+
+async def test_a_port_alone_is_served_on_localhost_only(registry: kopf.OperatorRegistry, start_operator: Starter,
+                                                        caplog: pytest.LogCaptureFixture) -> None:
+    kopf.on.create('kopfexamples', registry=registry)(lambda **_: None)
+    port = free_port()
+    await start_operator(metrics_endpoint=str(port))  # as `kopf run --metrics PORT`
+    await scrape(f'http://127.0.0.1:{port}/metrics')
+    assert f'Serving the metrics at http://localhost:{port}/metrics.' in caplog.messages
+    outward = outward_address()
+    if outward is not None:  # a machine with a network: not reachable there
+        with pytest.raises(OSError):
+            socket.create_connection((outward, port), timeout=5).close()
+
+
+async def test_sub_handlers_are_counted_in_their_top_level_handler(registry: kopf.OperatorRegistry,
+                                                                   start_operator: Starter, kube: Kube,
+                                                                   cluster: Any) -> None:
+    @kopf.on.create('kopfexamples', id='parent', registry=registry)
+    def parent(spec: Any, **_: Any) -> None:
+        for item in spec.get('items', []):
+            @kopf.subhandler(id=f'item-{item}')
+            def child(item: str = item, **_: Any) -> str:
+                return item
+
+    settings = fast_settings()
+    port = free_port()
+    settings.metrics.endpoint = f'127.0.0.1:{port}'
+    await start_operator(settings=settings)
+    await kube.create(example('with-children'))  # spec.items: item1, item2 (ids from user data)
+    def children_done() -> Any:
+        return ((get_example(cluster, 'with-children') or {}).get('status') or {}).get('parent/item-item2')
+    await eventually(children_done)
+
+    found = await scrape_until(f'http://127.0.0.1:{port}/metrics',
+                               lambda f: value(f, 'kopf_convergence_lag_seconds_count', resource=KEX) >= 1)
+    handlers = {dict(labels).get('handler') for (name, labels) in found if name.startswith('kopf_handler_')}
+    assert handlers == {'parent'}
+    assert value(found, 'kopf_handler_calls_total', resource=KEX, handler='parent', outcome='success') == 1
 
 
 async def test_a_startup_handler_may_turn_metrics_on(registry: kopf.OperatorRegistry, start_operator: Starter) -> None:
@@ -148,12 +209,7 @@ async def test_the_shards_held_are_set(registry: kopf.OperatorRegistry, start_op
     settings.peering.lease.retry_period = 0.5
     await start_operator(settings=settings, metrics_endpoint=f'127.0.0.1:{port}')
     url = f'http://127.0.0.1:{port}/metrics'
-    found = await scrape(url)
-    for _ in range(400):  # until the three shard Leases are acquired (a condition, in short steps)
-        if value(found, 'kopf_peering_shards_held') == 3:
-            break
-        await asyncio.sleep(0.05)
-        found = await scrape(url)
+    found = await scrape_until(url, lambda f: value(f, 'kopf_peering_shards_held') == 3, within=20)  # acquired
     assert value(found, 'kopf_peering_shards_held') == 3  # alone: all of them
     assert value(found, 'kopf_peering_lease_held', lease='metrics-shards-0') == 1
     assert not summed(found, 'kopf_peering_paused')  # shards not held are not paused scopes
@@ -168,15 +224,9 @@ async def test_the_lease_held_is_a_gauge(registry: kopf.OperatorRegistry, start_
     settings.peering.lease.namespace = 'default'
     await start_operator(settings=settings)
 
-    async def held() -> bool:
-        found = await scrape(f'http://127.0.0.1:{port}/metrics')
-        return value(found, 'kopf_peering_lease_held', lease='metrics-lease') == 1
-    for _ in range(500):  # acquired soon after the start: the Lease is free
-        if await held():
-            break
-        await asyncio.sleep(0.02)
-    else:
-        raise AssertionError('kopf_peering_lease_held never became 1')
+    found = await scrape_until(f'http://127.0.0.1:{port}/metrics',  # acquired soon after the start: it is free
+                               lambda f: value(f, 'kopf_peering_lease_held', lease='metrics-lease') == 1)
+    assert value(found, 'kopf_peering_lease_held', lease='metrics-lease') == 1
 
 
 async def test_a_bad_address_fails_the_start_clearly(registry: kopf.OperatorRegistry, start_operator: Starter) -> None:
@@ -197,11 +247,7 @@ async def test_watch_reconnections_and_410s_are_counted(registry: kopf.OperatorR
     await eventually(lambda: ((get_example(cluster, 'before') or {}).get('status') or {}).get('created') == 'done')
     first = value(await scrape(url), 'kopf_watch_connections_total', resource=KEX)
     cluster.fail_watches(410)  # an ERROR event of 410 Expired in the streams: re-listed, reconnected
-    for _ in range(500):
-        found = await scrape(url)
-        if value(found, 'kopf_watch_connections_total', resource=KEX) > first:
-            break
-        await asyncio.sleep(0.02)
+    found = await scrape_until(url, lambda f: value(f, 'kopf_watch_connections_total', resource=KEX) > first)
     assert value(found, 'kopf_watch_connections_total', resource=KEX) > first
     assert value(found, 'kopf_watch_expired_total', resource=KEX) >= 1
 
@@ -231,15 +277,50 @@ async def test_event_handlers_daemons_timers_and_indices(registry: kopf.Operator
     await kube.create(example('one'))
     await kube.create(example('two'))
     url = f'http://127.0.0.1:{port}/metrics'
-    found: Samples = {}
-    for _ in range(500):
-        found = await scrape(url)
-        if value(found, 'kopf_handler_calls_total', resource=KEX, handler='tick', outcome='success') >= 4:
-            break
-        await asyncio.sleep(0.02)
+    found = await scrape_until(url, lambda f: value(f, 'kopf_handler_calls_total', resource=KEX, handler='tick',
+                                                    outcome='success') >= 4)
     assert value(found, 'kopf_handler_calls_total', resource=KEX, handler='tick', outcome='success') >= 4
     assert value(found, 'kopf_handler_calls_total', resource=KEX, handler='spy', outcome='success') >= 2
     assert value(found, 'kopf_timer_lateness_seconds_count', resource=KEX) >= 4
     assert value(found, 'kopf_daemons_running', resource=KEX) == 2
     assert value(found, 'kopf_timers_running', resource=KEX) == 2
     assert value(found, 'kopf_index_keys', index='by_name') == 2
+
+
+async def test_two_operators_in_one_process_keep_their_own_figures(cluster: Any, kube: Kube) -> None:
+    import prometheus_client
+
+    ports: dict[str, int] = {}
+    operators: list[tuple[asyncio.Task[None], asyncio.Event]] = []
+    try:
+        for name in ('one', 'two'):
+            registry = kopf.OperatorRegistry()
+            kopf.on.create('kopfexamples', id=name, labels={'operator': name}, registry=registry)(lambda **_: 'done')
+            settings = fast_settings()
+            ports[name] = free_port()
+            settings.metrics.endpoint = f'127.0.0.1:{ports[name]}'
+            stop, ready = asyncio.Event(), asyncio.Event()
+            task = asyncio.create_task(kopf.operator(registry=registry, vault=vault_for(cluster), settings=settings,
+                                                     clusterwide=True, stop_flag=stop, ready_flag=ready))
+            operators.append((task, stop))
+            await asyncio.wait([task, asyncio.ensure_future(ready.wait())], return_when=asyncio.FIRST_COMPLETED)
+        for idx, name in enumerate(['one', 'two', 'two']):
+            obj = example(f'{name}-{idx}')
+            obj['metadata']['labels'] = {'operator': name}
+            await kube.create(obj)
+
+        for name, expected in (('one', 1), ('two', 2)):
+            def calls(found: Samples, name: str = name) -> float:
+                return value(found, 'kopf_handler_calls_total', resource=KEX, handler=name, outcome='success')
+
+            def enough(found: Samples, expected: int = expected) -> bool:
+                return calls(found) >= expected
+            found = await scrape_until(f'http://127.0.0.1:{ports[name]}/metrics', enough)
+            assert calls(found) == expected, f'operator {name!r} did not count its {expected} object(s)'
+            assert {dict(labels).get('handler') for (metric, labels) in found if metric.startswith('kopf_handler_')} \
+                == {name}  # its own handler only: one registry per operator
+        assert not [m.name for m in prometheus_client.REGISTRY.collect() if m.name.startswith('kopf_')]
+    finally:
+        for task, stop in operators:
+            stop.set()
+            await asyncio.wait_for(asyncio.shield(task), timeout=10)

@@ -5,6 +5,8 @@ generated rules runs an example's framework traffic without a 403; with one gene
 deleted, the request that needed it fails with a 403 that the log names.
 """
 import dataclasses
+import functools
+import pathlib
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -90,31 +92,85 @@ def forbidden(caplog: pytest.LogCaptureFixture) -> list[str]:
 
 
 Check = Callable[[EnvtestCluster], Any]
-EXAMPLE_RUNS: list[tuple[str, Check]] = [
-    ('01-minimal', lambda c: (kex(c).get('status') or {}).get('create_fn')),
-    ('04-events', lambda c: [e for e in c.list('v1', 'Event', 'default') if e.get('reason') == 'Greeting']),
-    ('05-handlers', lambda c: (kex(c).get('status') or {}).get('create_fn_2')),
-    ('07-subhandlers', lambda c: (kex(c).get('status') or {}).get('create_fn/item2')),
-    ('11-filtering-handlers', lambda c: (kex(c).get('metadata') or {}).get('annotations', {}).get(LAST_HANDLED)),
-    ('14-daemons', lambda c: (kex(c).get('status') or {}).get('accompany')),
-    ('15-timers', lambda c: (kex(c).get('status') or {}).get('tick')),
-    ('17-admission', lambda c: len(webhooks(c, 'ValidatingWebhookConfiguration')) == 2 and kex(c)),
+
+
+@dataclasses.dataclass(frozen=True)
+class Run:
+    """An example run as an operator bound to the generated rules: what proves it worked, and what it needs."""
+    example: str
+    check: Check
+    options: tuple[str, ...] = ()   # of both `kopf rbac` and `kopf run` (e.g. `--peering NAME`)
+    applied: tuple[str, ...] = ()   # manifests applied before the start (e.g. the peering CRDs and objects)
+    extra: str | None = None        # `kopf rbac --extra` (YAML): what the handlers themselves request
+    client: bool = False            # the handlers use their own client (pykube-ng, kubernetes): $KUBECONFIG
+    run_only: tuple[str, ...] = ()  # of `kopf run` only
+
+
+def peered(cluster: EnvtestCluster) -> bool:
+    """A keep-alive entry in the `example` peering (either scope): the operator patched its peering object."""
+    objs = [cluster.get('kopf.dev/v1', 'ClusterKopfPeering', 'example'),
+            cluster.get('kopf.dev/v1', 'KopfPeering', 'example', 'default')]
+    return any((obj or {}).get('status') for obj in objs)
+
+
+def leased(cluster: EnvtestCluster) -> bool:
+    lease = cluster.get('coordination.k8s.io/v1', 'Lease', 'example-operator', 'default') or {}
+    return bool((lease.get('spec') or {}).get('holderIdentity'))
+
+
+PEERING = (str(ROOT / 'kopf' / 'peering.yaml'), str(EXAMPLES / '06-peering' / 'peering.yaml'))
+PODS_CREATE = '- apiGroups: [""]\n  resources: [pods]\n  verbs: [create]\n'
+EXAMPLE_RUNS: list[Run] = [
+    Run('01-minimal', lambda c: (kex(c).get('status') or {}).get('create_fn')),
+    Run('02-children', lambda c: ((kex(c).get('status') or {}).get('create_fn') or {}).get('children'),
+        extra=PODS_CREATE, client=True),
+    Run('03-exceptions', lambda c: (kex(c).get('metadata') or {}).get('annotations', {}).get(LAST_HANDLED)),
+    Run('04-events', lambda c: [e for e in c.list('v1', 'Event', 'default') if e.get('reason') == 'Greeting']),
+    Run('05-handlers', lambda c: (kex(c).get('status') or {}).get('create_fn_2')),
+    Run('06-peering', lambda c: (kex(c).get('status') or {}).get('create_fn') and peered(c),
+        options=('--peering', 'example'), applied=PEERING),
+    Run('07-subhandlers', lambda c: (kex(c).get('status') or {}).get('create_fn/item2')),
+    Run('11-filtering-handlers', lambda c: (kex(c).get('metadata') or {}).get('annotations', {}).get(LAST_HANDLED)),
+    Run('14-daemons', lambda c: (kex(c).get('status') or {}).get('accompany')),
+    Run('15-timers', lambda c: (kex(c).get('status') or {}).get('tick')),
+    Run('16-indexing', lambda c: (kex(c).get('status') or {}).get('summarize')),
+    Run('17-admission', lambda c: len(webhooks(c, 'ValidatingWebhookConfiguration')) == 2 and kex(c)),
+    Run('20-leases', lambda c: (kex(c).get('status') or {}).get('create_fn') and leased(c),
+        options=('--lease', 'example-operator'), run_only=('--lease-namespace', 'default')),
 ]
 
 
-@pytest.mark.parametrize('example, check', EXAMPLE_RUNS, ids=[name for name, _ in EXAMPLE_RUNS])
+@pytest.mark.parametrize('run', EXAMPLE_RUNS, ids=[run.example for run in EXAMPLE_RUNS])
 @pytest.mark.parametrize('scope', [('-A',), ('-n', 'default')], ids=['clusterwide', 'namespaced'])
-def test_the_generated_rules_are_enough(envtest: EnvtestCluster, example: str, check: Check,
-                                        scope: tuple[str, ...], caplog: pytest.LogCaptureFixture) -> None:
-    bind(envtest, generated(str(EXAMPLES / example / 'example.py'), *scope))
+def test_the_generated_rules_are_enough(envtest: EnvtestCluster, run: Run, scope: tuple[str, ...],
+                                        caplog: pytest.LogCaptureFixture, tmp_path: pathlib.Path,
+                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    extra: tuple[str, ...] = ()
+    if run.extra is not None:
+        (tmp_path / 'extra.yaml').write_text(run.extra)
+        extra = ('--extra', str(tmp_path / 'extra.yaml'))
+    if run.client:
+        monkeypatch.setenv('KUBECONFIG', str(envtest.user_kubeconfig(USER)))
+    for manifest in run.applied:  # a CRD first (until established), then its objects
+        wait_for(functools.partial(applied, envtest, manifest), within=30)
+    bind(envtest, generated(str(EXAMPLES / run.example / 'example.py'), *scope, *run.options, *extra))
     assert not allowed(envtest, 'list', 'secrets')  # a non-admin: only what is bound
-    with operator(envtest, example, *scope) as running:
+    with operator(envtest, run.example, *scope, *run.options, *run.run_only) as running:
         assert running.wait_ready(30)
         envtest.apply(str(EXAMPLES / 'obj.yaml'))
-        wait_for(lambda: check(envtest), within=30)
+        wait_for(lambda: run.check(envtest), within=30)
         envtest.delete('kopf.dev/v1', 'KopfExample', 'kopf-example-1', 'default')
         wait_for(lambda: not kex(envtest), within=30)  # the finalizer (if any) is released
     assert not forbidden(caplog), running.output
+
+
+def applied(cluster: EnvtestCluster, manifest: str) -> bool:
+    """Apply, unless a CRD of it is not established yet: then False, to be tried again."""
+    try:
+        cluster.apply(manifest)
+    except Exception:
+        return False
+    return True
 
 
 def test_the_generated_rules_are_enough_for_shards(envtest: EnvtestCluster, caplog: pytest.LogCaptureFixture) -> None:
@@ -144,19 +200,27 @@ def without(docs: list[Obj], group: str, resource: str) -> list[Obj]:
     return result
 
 
-@pytest.mark.parametrize('example, group, resource, named', [
+@pytest.mark.parametrize('example, group, resource, named, options', [
     ('01-minimal', 'kopf.dev', 'kopfexamples/status',
-     'PATCH /apis/kopf.dev/v1/namespaces/default/kopfexamples/kopf-example-1/status'),
+     'PATCH /apis/kopf.dev/v1/namespaces/default/kopfexamples/kopf-example-1/status', ()),
     ('01-minimal', 'apiextensions.k8s.io', 'customresourcedefinitions',
-     'GET /apis/apiextensions.k8s.io/v1/customresourcedefinitions'),
-    ('04-events', '', 'events', 'POST /api/v1/namespaces/default/events'),
-], ids=['status', 'crds', 'events'])
+     'GET /apis/apiextensions.k8s.io/v1/customresourcedefinitions', ()),
+    ('04-events', '', 'events', 'POST /api/v1/namespaces/default/events', ()),
+    ('06-peering', 'kopf.dev', 'clusterkopfpeerings', 'GET /apis/kopf.dev/v1/clusterkopfpeerings/example',
+     ('--peering', 'example')),
+    ('20-leases', 'coordination.k8s.io', 'leases', 'Writing the lease default/example-operator failed: (403)',
+     ('--lease', 'example-operator')),
+    ('17-admission', 'admissionregistration.k8s.io', 'validatingwebhookconfigurations',
+     'POST /apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations', ()),
+], ids=['status', 'crds', 'events', 'peering', 'leases', 'webhooks'])
 def test_a_deleted_rule_fails_a_named_request_with_403(envtest: EnvtestCluster, example: str, group: str,
-                                                        resource: str, named: str,
+                                                        resource: str, named: str, options: tuple[str, ...],
                                                         caplog: pytest.LogCaptureFixture) -> None:
-    docs = generated(str(EXAMPLES / example / 'example.py'), '-A')
+    if '--peering' in options:
+        for manifest in PEERING:
+            wait_for(functools.partial(applied, envtest, manifest), within=30)
+    docs = generated(str(EXAMPLES / example / 'example.py'), '-A', *options)
     bind(envtest, without(docs, group, resource))
-    with operator(envtest, example, '-A'):
+    with operator(envtest, example, '-A', *options):
         envtest.apply(str(EXAMPLES / 'obj.yaml'))
         wait_for(lambda: [line for line in forbidden(caplog) if named in line], within=30)
-

@@ -1,4 +1,8 @@
-"""The initial listing of many objects and their resumption are reported: once when all are resumed."""
+"""The initial listing of many objects and their resumption are reported: progress lines at most every few
+seconds while it lasts (count, rate, estimate), and once when all are resumed."""
+import asyncio
+import logging
+import re
 from typing import Any
 
 import pytest
@@ -28,3 +32,34 @@ async def test_resuming_the_listed_objects_ends_with_one_line(cluster: Cluster, 
     await eventually(lines)
     [line] = lines()
     assert line.startswith('Resumed 30 objects (kopfexamples.kopf.dev) in ') and line.endswith(' s.')
+
+
+PROGRESS = re.compile(r'Resuming kopfexamples\.kopf\.dev: (\d+) of 12 objects \(([\d.]+)/s, ~(\d+) s left\)\.')
+FINAL = re.compile(r'Resumed 12 objects \(kopfexamples\.kopf\.dev\) in (\d+\.\d) s\.')
+
+
+@pytest.mark.looptime
+@pytest.mark.emulator_only(reason="looptime's fake clock runs ahead of real TLS handshakes with an external API server")
+async def test_a_long_resumption_logs_its_progress_every_few_seconds(
+        cluster: Cluster, registry: kopf.OperatorRegistry, start_operator: Starter,
+        caplog: pytest.LogCaptureFixture) -> None:
+    for idx in range(12):
+        cluster.apply(example(f'kex-{idx}'))
+
+    @kopf.on.create('kopfexamples', registry=registry)
+    async def create_fn(name: str, **_: Any) -> None:
+        await asyncio.sleep(int(name.rpartition('-')[2]))  # one object resumed per (fake) second: ~11 s in all
+
+    await start_operator()
+    [final] = await eventually(lambda: [r for r in caplog.records if FINAL.fullmatch(r.getMessage())])
+    assert final.levelno == logging.INFO  # long work: worth a line at the default level
+    assert float(FINAL.fullmatch(final.getMessage()).group(1)) >= 11  # type: ignore[union-attr]
+    progress = [r for r in caplog.records if r.getMessage().startswith('Resuming ')]
+    assert 1 <= len(progress) <= 3, [r.getMessage() for r in progress]  # at most one per 5 s of the ~11 s
+    counts = []
+    for record in progress:
+        found = PROGRESS.fullmatch(record.getMessage())
+        assert found and record.levelno == logging.INFO, record.getMessage()
+        counts.append(int(found.group(1)))
+        assert float(found.group(2)) > 0
+    assert counts == sorted(counts) and all(0 < count < 12 for count in counts)

@@ -73,3 +73,44 @@ def test_bad_extra_rules_name_the_file(tmp_path: pathlib.Path) -> None:
 def test_namespaces_and_all_namespaces_exclude_each_other() -> None:
     code, _, err = rbac('-A', '-n', 'ns1')
     assert code == 2 and 'Either --namespace or --all-namespaces, not both.' in err
+
+
+def rules_of(out: str) -> dict[tuple[str, str, str | None], set[str]]:
+    """(group, resource, namespace or None for the ClusterRole) → verbs, from the printed manifests."""
+    found: dict[tuple[str, str, str | None], set[str]] = {}
+    for doc in yaml.safe_load_all(out):
+        for rule in (doc or {}).get('rules', []):
+            for group in rule['apiGroups']:
+                for resource in rule['resources']:
+                    key = (group, resource, doc['metadata'].get('namespace'))
+                    found.setdefault(key, set()).update(rule['verbs'])
+    return found
+
+
+def test_a_module_with_a_peering_a_lease_with_shards_and_globs(tmp_path: pathlib.Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / 'rbac_handlers_module.py').write_text(
+        "import kopf\n\n@kopf.on.create('kopfexamples')\ndef fn(**_): pass\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    code, out, err = rbac('-m', 'rbac_handlers_module', '--crd', str(ROOT / 'examples/crd.yaml'), '-n', 'team-*',
+                          '--peering', 'mine', '--lease', 'ops/leader', '--shards', '3')
+    assert (code, err) == (0, '')
+    found = rules_of(out)
+    assert found[('kopf.dev', 'kopfexamples', None)] == {'get', 'list', 'patch', 'watch'}  # globs: cluster-wide
+    assert found[('', 'namespaces', None)] == {'list', 'watch'}                          # the globs' namespaces
+    assert found[('kopf.dev', 'kopfpeerings', None)] == {'get', 'list', 'patch', 'watch'}  # -n: namespaced peering
+    assert found[('zalando.org', 'kopfpeerings', None)] == {'get', 'list', 'patch', 'watch'}
+    assert found[('coordination.k8s.io', 'leases', 'ops')] == {'create', 'get', 'list', 'update', 'watch'}
+    assert "the peering 'mine'" in out and "the shards of 'leader' and their members" in out
+
+
+def test_standalone_needs_no_peering_and_a_lease_goes_where_the_resources_go() -> None:
+    code, out, _ = rbac(str(ROOT / 'examples/01-minimal/example.py'), '--crd', str(ROOT / 'examples/crd.yaml'),
+                        '-n', 'ns1', '-n', 'ns2', '--standalone', '--lease', 'leader')
+    assert code == 0
+    found = rules_of(out)
+    assert not [key for key in found if 'peerings' in key[1]]
+    assert found[('coordination.k8s.io', 'leases', 'ns1')] == found[('coordination.k8s.io', 'leases', 'ns2')] \
+        == {'create', 'get', 'update', 'watch'}
+    assert found[('kopf.dev', 'kopfexamples', 'ns2')] == {'get', 'list', 'patch', 'watch'}
+    assert found[('apiextensions.k8s.io', 'customresourcedefinitions', None)] == {'get', 'list', 'watch'}

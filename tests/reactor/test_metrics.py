@@ -155,3 +155,18 @@ def test_metrics_are_off_unless_asked() -> None:
     ctx.settings.metrics.enabled = True  # collected, served only on the liveness endpoint's server
     metrics.enable(ctx)
     assert ctx.metrics.enabled and ctx.metrics.address is None and ctx.client.observer is ctx.metrics
+
+
+def test_the_docs_list_every_metric_and_no_other() -> None:
+    import pathlib
+    import re
+
+    from kopf._reactor import pausing
+    made = metrics.PrometheusMetrics(fake_ctx(pausing=pausing.Pausing()))
+    families = list(text_string_to_metric_families(made.exposition().decode()))
+    exposed = {family.name + ('_total' if family.type == 'counter' else '') for family in families}
+    page = (pathlib.Path(__file__).parent.parent.parent / 'docs' / 'metrics.md').read_text()
+    documented = set(re.findall(r'^\| `(kopf_\w+)` \|', page, flags=re.MULTILINE))
+    assert exposed == documented
+    assert all(re.fullmatch(r'kopf_[a-z_]+', name) for name in exposed)  # the `kopf_` prefix, snake case
+    assert all(family.name.endswith('_seconds') for family in families if family.type == 'histogram')  # base units
