@@ -331,17 +331,17 @@ class Spawn:
         patch = patches.Patch(body=background.latest.raw)
         moment = changing.now()
         state = self.state
-        kwargs = handler_kwargs(handler, background.cause(patch), retry=state.retries,
-                                started=state.started, runtime=state.runtime(moment), stopped=self.flag)
+        kwargs = handler_kwargs(handler, background.cause(patch), state=state, now=moment, stopped=self.flag)
         outcomes.invoked(handler).emit(self.logger)
-        settings = background.rctx.settings
-        executor = settings.execution.executor if self.is_async or isinstance(handler, handlers.TimerHandler) else \
+        own = None if self.is_async or isinstance(handler, handlers.TimerHandler) else \
             _ThreadPerCall(f'kopf daemon {handler.id!r} of {background.logger.prefix}')
         begun = time.perf_counter()
-        outcome = await invoking.invoke_handler(handler, kwargs=kwargs, executor=executor,
-                                                default_backoff=settings.execution.default_backoff)
-        background.rctx.operator.metrics.handled(background.rctx.resource, handler.id, outcome.kind.value,
-                                                 time.perf_counter() - begun, retry=state.retries > 0)
+        outcome = await invoking.invoke_handler(handler, kwargs=kwargs, execution=background.rctx.settings.execution,
+                                                executor=own)
+        metrics = background.rctx.operator.metrics
+        if metrics.enabled:  # off: not even the no-op's call
+            metrics.handled(background.rctx.resource, handler.id, outcome.kind.value, time.perf_counter() - begun,
+                            retry=state.retries > 0)
         if outcome.kind is OutcomeKind.SUCCESS and outcome.result is not None:
             plans.deliver_result(patch, handler.id, outcome.result)
         await background.apply(patch)
