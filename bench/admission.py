@@ -32,11 +32,9 @@ import asyncio
 import json
 import os
 import pathlib
-import socket
 import ssl
 import statistics
 import sys
-import tempfile
 import time
 from typing import Any
 
@@ -131,12 +129,6 @@ class Reviewer:
             self.conn.close()
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(('127.0.0.1', 0))
-        return int(sock.getsockname()[1])
-
-
 def summary(latencies: list[float], wall: float) -> dict[str, Any]:
     ms = [x * 1000 for x in latencies]
     return {'reviews': len(ms), 'reviews_per_s': len(ms) / wall if wall else None,
@@ -146,49 +138,45 @@ def summary(latencies: list[float], wall: float) -> dict[str, Any]:
 
 async def one_run(fw: h.Framework, emu: h.EmulatorProcess, args: argparse.Namespace, rep: int,
                   logdir: pathlib.Path, module: pathlib.Path, tls: dict[str, str]) -> dict[str, Any]:
-    port = free_port()
+    port = h.free_port()
     ns = f'admission-{fw.name}-{rep}'
     os.environ.update(BENCH_WEBHOOK_PORT=str(port), BENCH_WEBHOOK_CERT=tls['cert'], BENCH_WEBHOOK_KEY=tls['key'])
     context = ssl.create_default_context(cafile=tls['ca'])
     op = h.Operator(fw, emu.kubeconfig, ns, logdir, extra_args=[str(module)])
-    op.start()
     reviewers: list[Reviewer] = []
-    try:
-        first = Reviewer(port, context)
-        reviewers.append(first)
+    async with h.running(op):
+        try:
+            first = Reviewer(port, context)
+            reviewers.append(first)
 
-        async def ready() -> bool:  # the server listens and the handler runs (the resource is served)
-            try:
-                if first.conn is None:
-                    await first.open()
-                _, answer = await first.send(f'ready-{time.monotonic_ns()}', field='wrong')
-                return answer.get('allowed') is False
-            except (OSError, ssl.SSLError, asyncio.IncompleteReadError):
-                first.close()
-                first.conn = None
-                return False
+            async def ready() -> bool:  # the server listens and the handler runs (the resource is served)
+                try:
+                    if first.conn is None:
+                        await first.open()
+                    _, answer = await first.send(f'ready-{time.monotonic_ns()}', field='wrong')
+                    return answer.get('allowed') is False
+                except (OSError, ssl.SSLError, asyncio.IncompleteReadError):
+                    first.close()
+                    first.conn = None
+                    return False
 
-        deadline = time.monotonic() + args.timeout
-        while not await ready():
-            if not op.alive() or time.monotonic() > deadline:
-                raise RuntimeError(f'{fw.name}: the webhook did not deny a wrong object in {args.timeout:.0f} s')
-            await asyncio.sleep(0.1)
-        log(f'{fw.name}: the webhook answers ({time.time() - op.spawned_at:.1f} s after the spawn)')
-        reviewers += [await Reviewer(port, context).open() for _ in range(args.connections - 1)]
-        out: dict[str, Any] = {}
-        for kind, webhook in HANDLERS.items():
-            suffix = '' if kind == 'sync' else f'_{kind}'
-            out[f'sequential{suffix}'], out[f'concurrent{suffix}'] = await phases(op, reviewers, webhook, args, rep)
-            log(f'{fw.name} run {rep}, {kind} handler: '
-                + describe(out[f'sequential{suffix}'], out[f'concurrent{suffix}']))
-        return out
-    except Exception:
-        log(f'{fw.name}: the operator log ends with:\n{op.tail()}')
-        raise
-    finally:
-        for reviewer in reviewers:
-            reviewer.close()
-        op.stop()
+            deadline = time.monotonic() + args.timeout
+            while not await ready():
+                if not op.alive() or time.monotonic() > deadline:
+                    raise RuntimeError(f'{fw.name}: the webhook did not deny a wrong object in {args.timeout:.0f} s')
+                await asyncio.sleep(0.1)
+            log(f'{fw.name}: the webhook answers ({time.time() - op.spawned_at:.1f} s after the spawn)')
+            reviewers += [await Reviewer(port, context).open() for _ in range(args.connections - 1)]
+            out: dict[str, Any] = {}
+            for kind, webhook in HANDLERS.items():
+                suffix = '' if kind == 'sync' else f'_{kind}'
+                out[f'sequential{suffix}'], out[f'concurrent{suffix}'] = await phases(op, reviewers, webhook, args, rep)
+                log(f'{fw.name} run {rep}, {kind} handler: '
+                    + describe(out[f'sequential{suffix}'], out[f'concurrent{suffix}']))
+            return out
+        finally:
+            for reviewer in reviewers:
+                reviewer.close()
 
 
 async def phases(op: h.Operator, reviewers: list[Reviewer], webhook: str, args: argparse.Namespace,
@@ -253,28 +241,19 @@ def write_tls(logdir: pathlib.Path) -> dict[str, str]:
 
 async def bench(args: argparse.Namespace) -> dict[str, Any]:
     frameworks = run.frameworks(ours_only=args.ours_only)
-    logdir = pathlib.Path(tempfile.mkdtemp(prefix='kopf-bench-admission-'))
-    log(f'logs in {logdir}')
+    logdir = h.logs_dir('kopf-bench-admission-')
     module = logdir / 'bench_webhook_module.py'
     module.write_text(WEBHOOK_MODULE)
     tls = write_tls(logdir)
-    emu = h.EmulatorProcess(frameworks[0].python, logdir)
-    emu.start()
     runs: dict[str, list[dict[str, Any]]] = {fw.name: [] for fw in frameworks}
-    try:
-        async with h.Client(emu.port, connections=1) as client:
-            status, _ = await client.request('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', h.CRD)
-            assert status in (201, 409), status
+    async with h.local_cluster(frameworks[0].python, logdir) as emu:
         for rep in range(args.repeats):
             for fw in frameworks:  # alternating, so that a noisy neighbour hurts both alike
                 runs[fw.name].append(await one_run(fw, emu, args, rep, logdir, module, tls))
-    finally:
-        emu.stop()
     report: dict[str, Any] = {name: median_run(rs) for name, rs in runs.items()}
     report['runs'] = runs
     if 'upstream' in report:
-        report['ratio'] = {phase: {key: report['ours'][phase][key] / report['upstream'][phase][key]
-                                   for key in report['ours'][phase] if report['upstream'][phase].get(key)}
+        report['ratio'] = {phase: h.ratios(report['ours'][phase], report['upstream'][phase], report['ours'][phase])
                            for phase in report['ours']}
     report['meta'] = run.meta(args, logdir, repeats=args.repeats, sequential=args.sequential,
                               connections=args.connections, seconds=args.seconds, warmup=args.warmup,
@@ -328,8 +307,7 @@ def main() -> int:
     parser.add_argument('--seconds', type=float, default=None, help='the concurrent phase, s (default 10; quick 4)')
     parser.add_argument('--warmup', type=int, default=200, help='reviews before measuring (default 200)')
     parser.add_argument('--timeout', type=float, default=60.0, help='for the webhook to answer after the spawn, s')
-    parser.add_argument('--ours-only', action='store_true')
-    parser.add_argument('--no-write', action='store_true', help='print only; do not write bench/results/')
+    run.side_options(parser, upstream_clients=False)
     args = parser.parse_args()
     args.repeats = args.repeats or (1 if args.quick else 3)
     args.sequential = args.sequential or (500 if args.quick else 3000)

@@ -17,7 +17,6 @@ import asyncio
 import json
 import pathlib
 import sys
-import tempfile
 from typing import Any
 
 import harness as h
@@ -128,17 +127,12 @@ def main() -> int:
     args = parser.parse_args()
     ours = h.Framework('ours', str(h.ROOT / '.venv' / 'bin' / 'python'), 'ours')
     upstream = h.Framework('upstream', run.upstream_venv(False), 'upstream')
-    logdir = pathlib.Path(tempfile.mkdtemp(prefix='kopf-compat-logs-'))
-    emu = h.EmulatorProcess(ours.python, logdir)
-    emu.start()
-    try:
-        async def go() -> list[dict[str, Any]]:
-            async with h.Client(emu.port, connections=1) as client:
-                await client.request('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', h.CRD)
+    logdir = h.logs_dir('kopf-compat-logs-')
+
+    async def go() -> list[dict[str, Any]]:
+        async with h.local_cluster(ours.python, logdir) as emu:
             return await compat(emu, ours, upstream, args.objects, logdir)
-        results = asyncio.run(go())
-    finally:
-        emu.stop()
+    results = asyncio.run(go())
     for r in results:
         print(f"{r['first']:>8} -> {r['second']:<8} resumed {r['resumed']}/{r['objects']}, "
               f"creates re-run {r['creates_rerun']}, updates re-run {r['updates_rerun']}, "

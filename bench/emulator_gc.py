@@ -16,8 +16,6 @@ PYTHONPATH=<an older checkout> for the before figure).
 """
 import argparse
 import asyncio
-import pathlib
-import tempfile
 import time
 from typing import Any
 
@@ -26,14 +24,9 @@ from run import populate
 
 
 async def main(python: str, idle: int, count: int) -> float:
-    logdir = pathlib.Path(tempfile.mkdtemp(prefix='kopf-bench-gc-'))
-    emu = h.EmulatorProcess(python, logdir)
-    emu.start()
-    try:
+    logdir = h.logs_dir('kopf-bench-gc-')
+    async with h.local_cluster(python, logdir) as emu:
         async with h.Client(emu.port) as client:
-            status, _ = await client.request('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', h.CRD)
-            assert status in (201, 409), status
-            await asyncio.sleep(0.5)
             if idle:
                 await populate(emu, 'gc-idle', idle)
             await client.ensure_namespace('gc-burst')
@@ -48,8 +41,6 @@ async def main(python: str, idle: int, count: int) -> float:
             elapsed = time.perf_counter() - started
             assert deleted == count, f'deleted {deleted} of {count}'
             return count / elapsed
-    finally:
-        emu.stop()
 
 
 def namespace_cpu(idle: int, count: int) -> tuple[float, float]:

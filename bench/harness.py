@@ -5,16 +5,18 @@ Nothing here knows a framework's internals: operators are separate processes (`p
 write (each handler records `time.time()` in its result, i.e. in `status.<handler id>`).
 """
 import asyncio
+import contextlib
 import dataclasses
 import json
 import os
 import pathlib
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
 from typing import Any
 
 HERE = pathlib.Path(__file__).resolve().parent
@@ -118,6 +120,61 @@ class EmulatorProcess:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
+
+
+def logs_dir(prefix: str) -> pathlib.Path:
+    """A fresh directory for one run's logs (the cluster's, the operators'), announced."""
+    logdir = pathlib.Path(tempfile.mkdtemp(prefix=prefix))
+    log(f'logs in {logdir}')
+    return logdir
+
+
+@contextlib.asynccontextmanager
+async def local_cluster(python: str, logdir: pathlib.Path, *, crd: bool = True) -> AsyncIterator[EmulatorProcess]:
+    """Our local cluster in its own process for the block, serving the bench CRD (unless `crd=False`: then
+    `create_crd()` when the caller is ready); stopped after the block, also when it fails."""
+    emu = EmulatorProcess(python, logdir)
+    emu.start()
+    try:
+        if crd:
+            await create_crd(emu)
+        yield emu
+    finally:
+        emu.stop()
+
+
+async def create_crd(emu: EmulatorProcess, *, settle: float = 0.5) -> None:
+    """The bench CRD (`kopfbenches`), then a short pause for it to be served."""
+    async with Client(emu.port, connections=1) as client:
+        status, _ = await client.request('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', CRD)
+        assert status in (201, 409), status
+    await asyncio.sleep(settle)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(('127.0.0.1', 0))
+        return int(sock.getsockname()[1])
+
+
+def loadavg() -> list[float]:
+    return [float(x) for x in pathlib.Path('/proc/loadavg').read_text().split()[:3]]
+
+
+def git_state() -> dict[str, Any]:
+    """Which code "ours" was: HEAD and how many files under kopf/ differ from it (a shared working tree)."""
+    try:
+        head = subprocess.run(['git', 'rev-parse', 'HEAD'], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+        dirty = subprocess.run(['git', 'status', '--porcelain', '--', 'kopf'], cwd=ROOT, capture_output=True,
+                               text=True).stdout.splitlines()
+    except OSError:
+        return {}
+    return {'head': head, 'kopf_files_changed': len(dirty)}
+
+
+def ratios(a: dict[str, Any], b: dict[str, Any], keys: Iterable[str]) -> dict[str, float]:
+    """a/b for each of the keys that both have (b's not zero)."""
+    return {key: a[key] / b[key] for key in keys if a.get(key) is not None and b.get(key)}
 
 
 # -- a raw HTTP/1.1 client (no client library is what gets measured) ---------------------------------
@@ -358,6 +415,22 @@ class Operator:
             return '\n'.join(self.logfile.read_text(errors='replace').splitlines()[-lines:])
         except OSError:
             return ''
+
+
+@contextlib.asynccontextmanager
+async def running(op: 'Operator', *watches: Watch) -> AsyncIterator['Operator']:
+    """The operator's process started for the block; if the block fails, the tail of its log is printed;
+    after it, the operator is stopped, and the harness's watches of its namespace too."""
+    op.start()
+    try:
+        yield op
+    except Exception:
+        log(f'{op.framework.name}: the operator log ends with:\n{op.tail()}')
+        raise
+    finally:
+        op.stop()
+        for watch in watches:
+            await watch.stop()
 
 
 def import_figures(python: str, repeats: int = 5) -> dict[str, Any]:

@@ -33,20 +33,17 @@ host: other test suites may be running).
 """
 import argparse
 import asyncio
-import datetime
 import json
 import pathlib
 import re
 import statistics
 import sys
-import tempfile
 import time
 from typing import Any
 
 import harness as h
 import run
 from harness import log
-from timers import loadavg
 
 APPS = 100  # distinct label values, i.e. keys of the index
 
@@ -133,64 +130,59 @@ async def operator_run(fw: h.Framework, emu: h.EmulatorProcess, ns: str, configm
                                                           'metadata': {'name': 'probe'}, 'spec': {'n': 0}})
         profile = args.profile / f'{ns}.txt' if args.profile and fw.name == 'ours' else None
         op = h.Operator(fw, emu.kubeconfig, ns, logdir, extra_args=[str(module)] if module else [], profile=profile)
-        op.start()
-        try:
-            if not await h.wait_for(lambda: 'probe' in tracker.results.get('create_fn', {}) or not op.alive(),
-                                    args.timeout):
-                if cycles:
-                    raise RuntimeError(f'no first handler call in {args.timeout:.0f} s')
-                # Recorded, not raised: the figures become lower bounds ("≥"), taken at the timeout.
-                log(f'  {fw.name}: no first handler call in {args.timeout:.0f} s; recording lower bounds')
-                mem = op.memory()
-                out.update(first_handler_s=time.time() - op.spawned_at, incomplete=True, alive=op.alive(),
-                           cpu_s_at_first_handler=op.cpu(), rss_mb_at_first_handler=mem['VmRSS'],
-                           rss_mb=mem['VmRSS'], rss_mb_peak=mem['VmHWM'], cpu_s=op.cpu(), loadavg=loadavg(),
-                           log_indexing_line=None)
-                return out
-            if not op.alive():
-                raise RuntimeError('the operator exited')
-            out['first_handler_s'] = tracker.results['create_fn']['probe']['t'] - op.spawned_at
-            out['cpu_s_at_first_handler'] = op.cpu()
-            out['rss_mb_at_first_handler'] = op.memory()['VmRSS']
-            events = pathlib.Path(op.cwd) / 'big-events.jsonl'
-            cycle_s: list[float] = []
-            for k in range(1, cycles + 1):
-                await asyncio.sleep(0.5)
-                sent = time.time()
-                await client.request('PATCH', configmaps_path(ns, 'big'), {'data': {'n': f'cycle-{k}'}},
-                                     'application/merge-patch+json')
-                if not await h.wait_for(lambda k=k: any(e['n'] == f'cycle-{k}' for e in read_jsonl(events))
-                                        or not op.alive(), args.timeout, step=0.01):
-                    raise RuntimeError(f're-index cycle {k}: the event handler did not run')
+        try:  # the namespace goes in the end, whatever happened (after the operator and the watch stopped)
+            async with h.running(op, watch):
+                if not await h.wait_for(lambda: 'probe' in tracker.results.get('create_fn', {}) or not op.alive(),
+                                        args.timeout):
+                    if cycles:
+                        raise RuntimeError(f'no first handler call in {args.timeout:.0f} s')
+                    # Recorded, not raised: the figures become lower bounds ("≥"), taken at the timeout.
+                    log(f'  {fw.name}: no first handler call in {args.timeout:.0f} s; recording lower bounds')
+                    mem = op.memory()
+                    out.update(first_handler_s=time.time() - op.spawned_at, incomplete=True, alive=op.alive(),
+                               cpu_s_at_first_handler=op.cpu(), rss_mb_at_first_handler=mem['VmRSS'],
+                               rss_mb=mem['VmRSS'], rss_mb_peak=mem['VmHWM'], cpu_s=op.cpu(), loadavg=h.loadavg(),
+                               log_indexing_line=None)
+                    return out
                 if not op.alive():
                     raise RuntimeError('the operator exited')
-                cycle_s.append(next(e['t'] for e in read_jsonl(events) if e['n'] == f'cycle-{k}') - sent)
-            if cycles:
-                out['cycle_ms'] = statistics.median(cycle_s) * 1000
-                out['cycle_ms_all'] = [round(s * 1000, 1) for s in cycle_s]
-                builds = [e['build_s'] for e in read_jsonl(pathlib.Path(op.cwd) / 'big-index.jsonl')]
-                out['index_fn_build_ms'] = statistics.median(builds) * 1000 if builds else None
-                out['index_fn_calls'] = len(builds)
-            await asyncio.sleep(args.settle)
-            out['alive'] = op.alive()
-            if not op.alive():
-                raise RuntimeError('the operator exited')
-            mem = op.memory()
-            out['rss_mb'] = mem['VmRSS']
-            out['rss_mb_peak'] = mem['VmHWM']
-            out['cpu_s'] = op.cpu()
-            out['loadavg'] = loadavg()
-            text = op.logfile.read_text(errors='replace')
-            found = INDEXING_LINE.search(text)
-            out['log_indexing_line'] = found.group(0) if found else None
-            out['log_tracebacks'] = text.count('Traceback')
-            out['log_errors'] = sum(1 for line in text.splitlines() if ' ERROR ' in line or 'ERROR:' in line)
-        except Exception:
-            log(f'{fw.name}: the operator log ends with:\n{op.tail()}')
-            raise
+                out['first_handler_s'] = tracker.results['create_fn']['probe']['t'] - op.spawned_at
+                out['cpu_s_at_first_handler'] = op.cpu()
+                out['rss_mb_at_first_handler'] = op.memory()['VmRSS']
+                events = pathlib.Path(op.cwd) / 'big-events.jsonl'
+                cycle_s: list[float] = []
+                for k in range(1, cycles + 1):
+                    await asyncio.sleep(0.5)
+                    sent = time.time()
+                    await client.request('PATCH', configmaps_path(ns, 'big'), {'data': {'n': f'cycle-{k}'}},
+                                         'application/merge-patch+json')
+                    if not await h.wait_for(lambda k=k: any(e['n'] == f'cycle-{k}' for e in read_jsonl(events))
+                                            or not op.alive(), args.timeout, step=0.01):
+                        raise RuntimeError(f're-index cycle {k}: the event handler did not run')
+                    if not op.alive():
+                        raise RuntimeError('the operator exited')
+                    cycle_s.append(next(e['t'] for e in read_jsonl(events) if e['n'] == f'cycle-{k}') - sent)
+                if cycles:
+                    out['cycle_ms'] = statistics.median(cycle_s) * 1000
+                    out['cycle_ms_all'] = [round(s * 1000, 1) for s in cycle_s]
+                    builds = [e['build_s'] for e in read_jsonl(pathlib.Path(op.cwd) / 'big-index.jsonl')]
+                    out['index_fn_build_ms'] = statistics.median(builds) * 1000 if builds else None
+                    out['index_fn_calls'] = len(builds)
+                await asyncio.sleep(args.settle)
+                out['alive'] = op.alive()
+                if not op.alive():
+                    raise RuntimeError('the operator exited')
+                mem = op.memory()
+                out['rss_mb'] = mem['VmRSS']
+                out['rss_mb_peak'] = mem['VmHWM']
+                out['cpu_s'] = op.cpu()
+                out['loadavg'] = h.loadavg()
+                text = op.logfile.read_text(errors='replace')
+                found = INDEXING_LINE.search(text)
+                out['log_indexing_line'] = found.group(0) if found else None
+                out['log_tracebacks'] = text.count('Traceback')
+                out['log_errors'] = sum(1 for line in text.splitlines() if ' ERROR ' in line or 'ERROR:' in line)
         finally:
-            op.stop()
-            await watch.stop()
             await remove_namespace(emu, ns)
     return out
 
@@ -203,25 +195,18 @@ def paired(runs: list[tuple[dict[str, Any], dict[str, Any]]], key: str) -> float
 async def bench(args: argparse.Namespace) -> dict[str, Any]:
     frameworks = run.frameworks(ours_only=args.ours_only, upstream_clients=args.upstream_clients)
     ours = frameworks[0]
-    logdir = pathlib.Path(tempfile.mkdtemp(prefix='kopf-bench-indexing-'))
-    log(f'logs in {logdir}')
+    logdir = h.logs_dir('kopf-bench-indexing-')
     index_module = logdir / 'bench_index_module.py'
     index_module.write_text(INDEX_MODULE)
     big_modules = {}
     for keys in (1, args.keys):
         big_modules[keys] = logdir / f'bench_big_index_{keys}.py'
         big_modules[keys].write_text(BIG_MODULE % {'keys': keys})
-    emu = h.EmulatorProcess(ours.python, logdir)
-    emu.start()
-    load_start = loadavg()
+    load_start = h.loadavg()
     report: dict[str, Any] = {fw.name: {} for fw in frameworks}
     n = args.objects
     cms = [configmap(f'cm-{i:06d}', i) for i in range(n)]
-    try:
-        async with h.Client(emu.port, connections=1) as client:
-            status, _ = await client.request('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', h.CRD)
-            assert status in (201, 409), status
-        await asyncio.sleep(0.5)
+    async with h.local_cluster(ours.python, logdir) as emu:
         runs: dict[str, list[tuple[dict[str, Any], dict[str, Any]]]] = {fw.name: [] for fw in frameworks}
         for rep in range(args.repeats):
             for fw in frameworks:
@@ -278,37 +263,15 @@ async def bench(args: argparse.Namespace) -> dict[str, Any]:
                     })
                 block['ok'] = b.get('alive', False) and not b.get('log_tracebacks') and 'failed' not in b
                 report[fw.name]['big'] = block
-    finally:
-        emu.stop()
     if 'upstream' in report:
         report['ratio'] = {}
         for part, keys in (('indexing', ('indexing_s', 'rss_mb_increase', 'first_handler_s_index', 'rss_mb_index',
                                          'cpu_s_increase_at_first_handler')),
                            ('big', ('first_handler_s_increase', 'cycle_ms_increase', 'rss_mb_increase'))):
-            a, b = report['ours'].get(part, {}), report['upstream'].get(part, {})
-            report['ratio'][part] = {k: a[k] / b[k] for k in keys if a.get(k) is not None and b.get(k)}
-    report['meta'] = {
-        'date': datetime.datetime.now(datetime.UTC).isoformat(timespec='seconds'),
-        'mode': 'quick' if args.quick else 'full', 'objects': n, 'repeats': args.repeats,
-        'settle_s': args.settle, 'timeout_s': args.timeout, 'keys': args.keys, 'cycles': args.cycles,
-        'upstream': f'kopf=={run.UPSTREAM_VERSION}' + (' + kubernetes + pykube-ng' if args.upstream_clients else ''),
-        'loadavg_start': load_start, 'loadavg_end': loadavg(),
-        'command': ' '.join([pathlib.Path(sys.executable).name, *sys.argv]),
-        'machine': h.machine(), 'logs': str(logdir), 'git': git_state(),
-    }
+            report['ratio'][part] = h.ratios(report['ours'].get(part, {}), report['upstream'].get(part, {}), keys)
+    report['meta'] = run.meta(args, logdir, objects=n, repeats=args.repeats, settle_s=args.settle,
+                              timeout_s=args.timeout, keys=args.keys, cycles=args.cycles, loadavg_start=load_start)
     return report
-
-
-def git_state() -> dict[str, Any]:
-    """Which code "ours" was: HEAD and how many files under kopf/ differ from it (a shared working tree)."""
-    import subprocess
-    try:
-        head = subprocess.run(['git', 'rev-parse', 'HEAD'], cwd=h.ROOT, capture_output=True, text=True).stdout.strip()
-        dirty = subprocess.run(['git', 'status', '--porcelain', '--', 'kopf'], cwd=h.ROOT, capture_output=True,
-                               text=True).stdout.splitlines()
-    except OSError:
-        return {}
-    return {'head': head, 'kopf_files_changed': len(dirty)}
 
 
 ROWS_INDEXING = [
@@ -399,14 +362,11 @@ def main() -> int:
     parser.add_argument('--keys', type=int, default=100_000, help='keys from the one big object (100,000)')
     parser.add_argument('--cycles', type=int, default=3, help='re-index cycles of the big object (median; 3)')
     parser.add_argument('--no-big', action='store_true', help='skip the one-object many-keys case')
-    parser.add_argument('--ours-only', action='store_true')
     parser.add_argument('--profile', type=pathlib.Path, default=None,
                         help="run our operator under py-spy; its raw stacks go to this directory (figures are off)")
-    parser.add_argument('--upstream-clients', action='store_true',
-                        help='upstream in the venv with kubernetes + pykube-ng (default: the plain one)')
     parser.add_argument('--timeout', type=float, default=1200.0,
                         help='seconds to wait for the first handler call (upstream at 10,000: minutes; 1200)')
-    parser.add_argument('--no-write', action='store_true', help='print only; do not write bench/results/')
+    run.side_options(parser)
     args = parser.parse_args()
     args.objects = args.objects or (1000 if args.quick else 10000)
     args.repeats = args.repeats or (1 if args.quick else 3)

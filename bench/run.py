@@ -19,7 +19,6 @@ import pathlib
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import AsyncIterator
 from typing import Any
@@ -59,11 +58,22 @@ async def wait_resumed(op: Any, tracker: Any, count: int, within: float, what: s
 
 
 def meta(args: Any, logdir: pathlib.Path, **figures: Any) -> dict[str, Any]:
-    """A side benchmark's `meta`: when, which mode (`args.quick`), its settings, the command, the machine, the logs."""
+    """A side benchmark's `meta`: when, which mode (`args.quick`), which upstream, its settings, the command,
+    the machine and its load at the end (pass `loadavg_start=` for the start), the logs, which code ours was."""
+    clients = ' + kubernetes + pykube-ng' if getattr(args, 'upstream_clients', False) else ''
     return {'date': datetime.datetime.now(datetime.UTC).isoformat(timespec='seconds'),
-            'mode': 'quick' if args.quick else 'full', 'upstream': f'kopf=={UPSTREAM_VERSION}', **figures,
-            'command': ' '.join([pathlib.Path(sys.executable).name, *sys.argv]),
-            'machine': h.machine(), 'logs': str(logdir)}
+            'mode': 'quick' if args.quick else 'full', 'upstream': f'kopf=={UPSTREAM_VERSION}{clients}', **figures,
+            'loadavg_end': h.loadavg(), 'command': ' '.join([pathlib.Path(sys.executable).name, *sys.argv]),
+            'machine': h.machine(), 'logs': str(logdir), 'git': h.git_state()}
+
+
+def side_options(parser: argparse.ArgumentParser, *, upstream_clients: bool = True) -> None:
+    """The options every side benchmark has (after its own): --ours-only, --upstream-clients, --no-write."""
+    parser.add_argument('--ours-only', action='store_true', help='skip upstream')
+    if upstream_clients:
+        parser.add_argument('--upstream-clients', action='store_true',
+                            help='upstream in the venv with kubernetes + pykube-ng (default: the plain one)')
+    parser.add_argument('--no-write', action='store_true', help='print only; do not write bench/results/')
 
 
 def run_and_report(kind: str, bench: Any, table: Any, *, write: bool) -> dict[str, Any]:
@@ -216,19 +226,12 @@ async def started_on_a_probe(fw: h.Framework, emu: h.EmulatorProcess, client: h.
     await client.request('POST', h.objects_path(ns), {'apiVersion': h.API_VERSION, 'kind': h.KIND,
                                                       'metadata': {'name': 'probe'}, 'spec': {'n': 0}})
     op = h.Operator(fw, emu.kubeconfig, ns, logdir, profile=profile)
-    op.start()
-    try:
+    async with h.running(op, watch):
         if not await h.wait_for(lambda: 'probe' in tracker.results.get('create_fn', {}) or not op.alive(), 60):
             raise RuntimeError('no first handler call in 60 s')
         if not op.alive():
             raise RuntimeError('the operator exited')
         yield op, tracker, float(tracker.results['create_fn']['probe']['t'] - op.spawned_at)
-    except Exception:
-        log(f'{fw.name}: the operator log ends with:\n{op.tail()}')
-        raise
-    finally:
-        op.stop()
-        await watch.stop()
 
 
 async def burst(op: h.Operator, client: h.Client, tracker: Tracker, ns: str, n: int,
@@ -369,8 +372,7 @@ async def run_restart(fw: h.Framework, emu: h.EmulatorProcess, args: argparse.Na
         watch = h.Watch(emu.port, ns, await client.resource_version(ns), tracker)
         watch.start()
         op = h.Operator(fw, emu.kubeconfig, ns, logdir, profile=profile)
-        op.start()
-        try:
+        async with h.running(op, watch):
             t0 = op.spawned_at
             await wait_resumed(op, tracker, count, args.timeout, 'restart')
             ts = [r['t'] for r in tracker.results['resume_fn'].values()]
@@ -385,12 +387,6 @@ async def run_restart(fw: h.Framework, emu: h.EmulatorProcess, args: argparse.Na
             rerun = tracker.count('create_fn', since=t0) + tracker.count('update_fn', since=t0)
             if rerun:
                 raise RuntimeError(f'restart: {rerun} create/update handlers re-ran on handled objects')
-        except Exception:
-            log(f'{fw.name}: the operator log ends with:\n{op.tail()}')
-            raise
-        finally:
-            op.stop()
-            await watch.stop()
     await cleanup(emu, ns, count)
     return out
 
@@ -438,20 +434,14 @@ async def bench(args: argparse.Namespace) -> dict[str, Any]:
         upstream_plain = h.Framework('upstream-plain', upstream_venv(False), 'upstream')
         clients = h.Framework('upstream', upstream_venv(True), 'upstream')
         frameworks.append(clients)
-    logdir = pathlib.Path(tempfile.mkdtemp(prefix='kopf-bench-logs-'))
-    log(f'logs in {logdir}')
-    emu = h.EmulatorProcess(ours.python, logdir)
-    emu.start()
+    logdir = h.logs_dir('kopf-bench-logs-')
     report: dict[str, Any] = {}
-    try:
+    async with h.local_cluster(ours.python, logdir, crd=False) as emu:
         patch_per_s = None
         if not args.startup_only:
             log('emulator capacity (PATCH/s, trivial pipelined client, 2 watchers)')
             patch_per_s = await emulator_capacity(emu, args.capacity_seconds)
-        async with h.Client(emu.port, connections=1) as client:
-            status, _ = await client.request('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', h.CRD)
-            assert status in (201, 409), status
-        await asyncio.sleep(0.5)
+        await h.create_crd(emu)
         runs: dict[str, list[dict[str, Any]]] = {fw.name: [] for fw in frameworks}
         for rep in range(0 if args.startup_only else args.repeats):
             for fw in frameworks:
@@ -488,8 +478,6 @@ async def bench(args: argparse.Namespace) -> dict[str, Any]:
         if clients is not None and not args.no_compat and not args.startup_only:
             import compat_run  # bench/compat_run.py: handled by one framework, then served by the other
             report['compat'] = await compat_run.compat(emu, ours, frameworks[1], 20, logdir)
-    finally:
-        emu.stop()
     if 'upstream' in report:
         report['ratio'] = ratios(report['ours'], report['upstream'])
     if 'ours-uvloop' in report:

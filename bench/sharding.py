@@ -30,7 +30,6 @@ import collections
 import pathlib
 import statistics
 import sys
-import tempfile
 import time
 from typing import Any
 
@@ -131,25 +130,16 @@ async def one(emu: h.EmulatorProcess, client: h.Client, scenario: str, replicas:
 
 
 async def bench(args: argparse.Namespace) -> dict[str, Any]:
-    logdir = pathlib.Path(tempfile.mkdtemp(prefix='kopf-bench-logs-'))
-    log(f'logs in {logdir}')
-    emu = h.EmulatorProcess(run.ours_framework().python, logdir)
-    emu.start()
+    logdir = h.logs_dir('kopf-bench-logs-')
     scenarios = [('single', 1), ('single-sharded', 1), ('3x6', 3), ('single+2-filtering', 1)]
     runs: dict[str, list[dict[str, Any]]] = {name: [] for name, _ in scenarios}
-    try:
-        async with h.Client(emu.port) as client:
-            status, _ = await client.request('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', h.CRD)
-            assert status in (201, 409), status
-            await asyncio.sleep(0.5)
-            for round_ in range(args.rounds):
-                for name, replicas in scenarios:
-                    result = await one(emu, client, name, replicas, args.objects, round_, logdir, args.timeout)
-                    log(f'round {round_ + 1}/{args.rounds}: {name}: {result["objects_per_s"]:.0f} obj/s, '
-                        f'{result["cpu_s_per_1000_total"]:.2f} CPU s per 1000 (all replicas)')
-                    runs[name].append(result)
-    finally:
-        emu.stop()
+    async with h.local_cluster(run.ours_framework().python, logdir) as emu, h.Client(emu.port) as client:
+        for round_ in range(args.rounds):
+            for name, replicas in scenarios:
+                result = await one(emu, client, name, replicas, args.objects, round_, logdir, args.timeout)
+                log(f'round {round_ + 1}/{args.rounds}: {name}: {result["objects_per_s"]:.0f} obj/s, '
+                    f'{result["cpu_s_per_1000_total"]:.2f} CPU s per 1000 (all replicas)')
+                runs[name].append(result)
     report: dict[str, Any] = {}
     for name, _ in scenarios:
         block = {key: statistics.median(r[key] for r in runs[name])

@@ -26,13 +26,11 @@ project's .venv) and only run as a black box.
 """
 import argparse
 import asyncio
-import datetime
 import json
 import os
 import pathlib
 import signal
 import sys
-import tempfile
 import time
 from typing import Any
 
@@ -121,10 +119,6 @@ def hist_percentile(hist: list[list[float]], q: float) -> float | None:
     return float(hist[-1][0])
 
 
-def loadavg() -> list[float]:
-    return [float(x) for x in pathlib.Path('/proc/loadavg').read_text().split()[:3]]
-
-
 async def one_run(fw: h.Framework, emu: h.EmulatorProcess, n: int, timers: bool, args: argparse.Namespace,
                   logdir: pathlib.Path, module: pathlib.Path) -> dict[str, Any]:
     """N handled objects; the operator (with or without the timer module) starts; all resumed; settle; window."""
@@ -138,8 +132,7 @@ async def one_run(fw: h.Framework, emu: h.EmulatorProcess, n: int, timers: bool,
         watch = h.Watch(emu.port, ns, await client.resource_version(ns), tracker)
         watch.start()
         op = h.Operator(fw, emu.kubeconfig, ns, logdir, extra_args=[str(module)] if timers else [])
-        op.start()
-        try:
+        async with h.running(op, watch):
             t0 = op.spawned_at
             await run.wait_resumed(op, tracker, n, args.timeout, kind)
             out['resume_s'] = max(r['t'] for r in tracker.results['resume_fn'].values()) - t0
@@ -158,7 +151,7 @@ async def one_run(fw: h.Framework, emu: h.EmulatorProcess, n: int, timers: bool,
             cpu1, emu1, wall1 = op.cpu(), h.cpu_seconds(emu.pid), time.monotonic()
             mem = op.memory()
             after = await client.counters()
-            out['loadavg'] = loadavg()
+            out['loadavg'] = h.loadavg()
             wall = wall1 - wall0
             out['cpu_pct'] = 100 * (cpu1 - cpu0) / wall
             out['emulator_cpu_pct'] = 100 * (emu1 - emu0) / wall
@@ -190,12 +183,6 @@ async def one_run(fw: h.Framework, emu: h.EmulatorProcess, n: int, timers: bool,
                 + (f', lateness p50 {out["lateness_p50_ms"]} ms, p99 {out["lateness_p99_ms"]} ms, '
                    f'{out["calls_per_s"]:.0f} calls/s' if timers else '')
                 + f' (load {out["loadavg"][0]:.2f})')
-        except Exception:
-            log(f'{fw.name}: the operator log ends with:\n{op.tail()}')
-            raise
-        finally:
-            op.stop()
-            await watch.stop()
     await run.cleanup(emu, ns, n)
     return out
 
@@ -222,19 +209,12 @@ def increase(base: dict[str, Any], with_timers: dict[str, Any], key: str) -> flo
 async def bench(args: argparse.Namespace) -> dict[str, Any]:
     frameworks = run.frameworks(ours_only=args.ours_only, upstream_clients=args.upstream_clients)
     ours = frameworks[0]
-    logdir = pathlib.Path(tempfile.mkdtemp(prefix='kopf-bench-timers-'))
-    log(f'logs in {logdir}')
+    logdir = h.logs_dir('kopf-bench-timers-')
     module = logdir / 'bench_timer_module.py'
     module.write_text(TIMER_MODULE % {'interval': INTERVAL, 'stats': STATS_FILE})
-    emu = h.EmulatorProcess(ours.python, logdir)
-    emu.start()
     report: dict[str, Any] = {fw.name: {} for fw in frameworks}
-    load_start = loadavg()
-    try:
-        async with h.Client(emu.port, connections=1) as client:
-            status, _ = await client.request('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', h.CRD)
-            assert status in (201, 409), status
-        await asyncio.sleep(0.5)
+    load_start = h.loadavg()
+    async with h.local_cluster(ours.python, logdir) as emu:
         for n in args.sizes:
             for fw in frameworks:
                 base = await safe_run(fw, emu, n, False, args, logdir, module)
@@ -246,24 +226,12 @@ async def bench(args: argparse.Namespace) -> dict[str, Any]:
                     'lateness_p99_ms': with_timers.get('lateness_p99_ms'),
                     'baseline': base, 'timers': with_timers,
                 }
-    finally:
-        emu.stop()
     if 'upstream' in report:
-        report['ratio'] = {}
-        for n in map(str, args.sizes):
-            a, b = report['ours'][n], report['upstream'][n]
-            report['ratio'][n] = {key: a[key] / b[key] for key in ('cpu_pct_increase', 'rss_mb_increase',
-                                                                  'lateness_p50_ms', 'lateness_p99_ms')
-                                  if a.get(key) is not None and b.get(key)}
-    report['meta'] = {
-        'date': datetime.datetime.now(datetime.UTC).isoformat(timespec='seconds'),
-        'mode': 'quick' if args.quick else 'full', 'sizes': args.sizes, 'interval_s': INTERVAL,
-        'window_s': args.window, 'settle_s': args.settle,
-        'upstream': f'kopf=={run.UPSTREAM_VERSION}' + (' + kubernetes + pykube-ng' if args.upstream_clients else ''),
-        'loadavg_start': load_start, 'loadavg_end': loadavg(),
-        'command': ' '.join([pathlib.Path(sys.executable).name, *sys.argv]),
-        'machine': h.machine(), 'logs': str(logdir),
-    }
+        report['ratio'] = {n: h.ratios(report['ours'][n], report['upstream'][n],
+                                       ('cpu_pct_increase', 'rss_mb_increase', 'lateness_p50_ms', 'lateness_p99_ms'))
+                           for n in map(str, args.sizes)}
+    report['meta'] = run.meta(args, logdir, sizes=args.sizes, interval_s=INTERVAL, window_s=args.window,
+                              settle_s=args.settle, loadavg_start=load_start)
     return report
 
 
@@ -335,12 +303,9 @@ def main() -> int:
     parser.add_argument('--window', type=float, default=None, help='the measured window, s (default 60; quick 20)')
     parser.add_argument('--settle', type=float, default=None,
                         help='after all resumed, before the window, s (default 15; quick 12): > the interval')
-    parser.add_argument('--ours-only', action='store_true')
-    parser.add_argument('--upstream-clients', action='store_true',
-                        help='upstream in the venv with kubernetes + pykube-ng (default: the plain one)')
     parser.add_argument('--timeout', type=float, default=600.0,
                         help='for all N resume handlers to run, s (default 600: upstream, 10,000 timers, a busy host)')
-    parser.add_argument('--no-write', action='store_true', help='print only; do not write bench/results/')
+    run.side_options(parser)
     args = parser.parse_args()
     args.sizes = args.sizes or ([1000] if args.quick else [1000, 10000])
     args.window = args.window or (20.0 if args.quick else 60.0)

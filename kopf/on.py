@@ -427,7 +427,7 @@ def _pick(options: Any, *names: str) -> dict[str, Any]:
 # --- Sub-handlers: registered during a change handler's invocation, for that handler only. ---
 def subhandler(**options: Unpack[SubhandlerOptions]) -> Callable[[F], F]:
     """Register a sub-handler of the currently running change handler (id: `<parent id>/<sub id>`)."""
-    context = _subhandling_context('kopf.subhandler')
+    context = registries.subhandling_context('kopf.subhandler')
     parent = context.parent
     if ('old' in options or 'new' in options) and not _is_update_or_field(parent):
         raise TypeError(f'kopf.subhandler(): old= and new= are only for sub-handlers of update or field '
@@ -439,7 +439,7 @@ def subhandler(**options: Unpack[SubhandlerOptions]) -> Callable[[F], F]:
 
 def register(fn: F, **options: Unpack[RegisterOptions]) -> F:
     """Register a function as a sub-handler of the currently running change handler; returns it."""
-    _subhandling_context('kopf.register')  # the same errors as for kopf.subhandler, named right
+    registries.subhandling_context('kopf.register')  # the same errors as for kopf.subhandler, named right
     unknown = sorted(set(options) - RegisterOptions.__optional_keys__)
     if unknown:
         raise TypeError(f'kopf.register() got unexpected keyword arguments: {", ".join(unknown)}.')
@@ -454,14 +454,3 @@ def this(**options: Unpack[SubhandlerOptions]) -> Callable[[F], F]:
 
 def _is_update_or_field(handler: handlers.ChangingHandler) -> bool:
     return handler.reason == Reason.UPDATE or (handler.reason is None and not handler.initial and bool(handler.field))
-
-
-def _subhandling_context(name: str) -> registries.SubhandlingContext:
-    try:
-        return registries.subhandling.get()
-    except LookupError:
-        current = registries.current_handler.get(None)
-        if current is not None:
-            raise TypeError(f'{name}() works only inside change handlers '
-                            f'(create/update/delete/resume/field); {current} is not one.') from None
-        raise LookupError(f'{name}() works only inside a running change handler.') from None

@@ -9,5 +9,6 @@ Modules:
 - `runner`       `KopfRunner`: the `kopf` CLI in a thread, as a context manager
 - `fixtures`     pytest fixtures (re-exported by `kopf.testing`)
 - `envtest`      `EnvtestCluster`: a real etcd + kube-apiserver as a test backend
+- `envassets`    where the envtest binaries are, and the throw-away PKI of an envtest cluster
 - `rbac`         `kopf rbac`: the handlers' resources resolved offline, the RBAC YAML
 """

@@ -43,21 +43,17 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from kopf._cluster.control import manifests
+from kopf._kits import envassets
 
 if TYPE_CHECKING:
     from kopf._api.credentials import ConnectionInfo
 
 Obj = dict[str, Any]
+EnvtestError = envassets.EnvtestError  # public here: `kopf.testing.EnvtestCluster` raises it
 
-#: The version `make envtest` builds (tools/envtest/VERSION); its binaries are looked up first.
-DEFAULT_VERSION = '1.34.4'
 ADMIN_USER = 'kopf-envtest-admin'
 SERVICE_CLUSTER_IP_RANGE = '10.0.0.0/24'
 FIELD_MANAGER = 'kopf-testing'
-
-
-class EnvtestError(Exception):
-    """The envtest cluster cannot start: a missing binary, a process that exited, a timeout."""
 
 
 class ApiError(Exception):
@@ -69,38 +65,6 @@ class ApiError(Exception):
         self.status = status
         self.body = body
         self.reason = body.get('reason') if isinstance(body, dict) else None
-
-
-def cache_root() -> pathlib.Path:
-    return pathlib.Path(os.environ.get('KOPF_ENVTEST_CACHE') or pathlib.Path.home() / '.cache' / 'kopf' / 'envtest')
-
-
-def find_assets(assets: str | os.PathLike[str] | None = None) -> pathlib.Path:
-    """The directory with the binaries: explicit, `$KUBEBUILDER_ASSETS`, or the `make envtest` cache."""
-    if assets is not None:
-        return pathlib.Path(assets)
-    if os.environ.get('KUBEBUILDER_ASSETS'):
-        return pathlib.Path(os.environ['KUBEBUILDER_ASSETS'])
-    root = cache_root()
-    preferred = root / DEFAULT_VERSION
-    if (preferred / 'kube-apiserver').exists():
-        return preferred
-    built = sorted((p for p in root.glob('*') if (p / 'kube-apiserver').exists()), key=_version_key)
-    return built[-1] if built else preferred
-
-
-def _version_key(path: pathlib.Path) -> tuple[int, ...]:
-    return tuple(int(part) if part.isdigit() else -1 for part in path.name.split('.'))
-
-
-def binary(assets: pathlib.Path, name: str) -> pathlib.Path:
-    path = assets / name
-    if not (path.is_file() and os.access(path, os.X_OK)):
-        raise EnvtestError(
-            f'{name} is not found in {assets}: run `make envtest` in kopf\'s repository (it builds etcd, '
-            f'kube-apiserver, kube-controller-manager and kubectl from their Go modules), or point '
-            f'$KUBEBUILDER_ASSETS at a directory of setup-envtest binaries.')
-    return path
 
 
 def free_port() -> int:
@@ -125,7 +89,7 @@ class EnvtestCluster:
                  apiserver_flags: Iterable[str] = (), etcd_flags: Iterable[str] = (),
                  controller_manager_flags: Iterable[str] = (),
                  startup_timeout: float = 120.0) -> None:
-        self.assets = find_assets(assets)
+        self.assets = envassets.find_assets(assets)
         self._want_kcm = controller_manager
         self._kubeconfig_path = None if kubeconfig is None else pathlib.Path(kubeconfig)
         self._manifests = list(manifests)
@@ -146,20 +110,20 @@ class EnvtestCluster:
     # -- lifecycle -------------------------------------------------------------------------------
 
     def start(self) -> 'EnvtestCluster':
-        etcd = binary(self.assets, 'etcd')
-        apiserver = binary(self.assets, 'kube-apiserver')
+        etcd = envassets.binary(self.assets, 'etcd')
+        apiserver = envassets.binary(self.assets, 'kube-apiserver')
         kcm_path = self.assets / 'kube-controller-manager'
         if self._want_kcm is None:
             self.controller_manager = os.access(kcm_path, os.X_OK)
         elif self._want_kcm:
-            binary(self.assets, 'kube-controller-manager')
+            envassets.binary(self.assets, 'kube-controller-manager')
             self.controller_manager = True
         for attempt in range(3):  # the free ports are free when chosen, not necessarily when bound
             self.dir = pathlib.Path(tempfile.mkdtemp(prefix='kopf-envtest-'))
             self._finalizer = weakref.finalize(self, _kill_all, self._processes, self.dir)
             try:
                 self._start(etcd, apiserver, kcm_path)
-            except EnvtestError as exc:
+            except envassets.EnvtestError as exc:
                 self.stop()
                 if 'address already in use' not in str(exc) or attempt == 2:
                     raise
@@ -174,7 +138,7 @@ class EnvtestCluster:
         assert self.dir is not None
         pki = self.dir / 'pki'
         pki.mkdir()
-        _write_pki(pki, ADMIN_USER)
+        envassets.write_pki(pki, ADMIN_USER)
         etcd_port, peer_port, self._port = free_port(), free_port(), free_port()
         etcd_url, peer_url = f'http://127.0.0.1:{etcd_port}', f'http://127.0.0.1:{peer_port}'
         self._spawn('etcd', [
@@ -249,7 +213,7 @@ class EnvtestCluster:
         while True:
             for name, process in self._processes.items():
                 if process.poll() is not None:
-                    raise EnvtestError(f'{name} exited with {process.returncode} while waiting for {what}:\n'
+                    raise envassets.EnvtestError(f'{name} exited with {process.returncode} while waiting for {what}:\n'
                                        f'{self.log_tail(name)}')
             try:
                 if check():
@@ -258,7 +222,7 @@ class EnvtestCluster:
                 pass
             if time.monotonic() > deadline:
                 logs = '\n'.join(f'--- {name}:\n{self.log_tail(name)}' for name in self._processes)
-                raise EnvtestError(f'{what} is not ready in {self.startup_timeout:g} s.\n{logs}')
+                raise envassets.EnvtestError(f'{what} is not ready in {self.startup_timeout:g} s.\n{logs}')
             time.sleep(0.1)
 
     def log_tail(self, name: str, lines: int = 20) -> str:
@@ -444,7 +408,7 @@ class EnvtestCluster:
         deadline = time.monotonic() + 30
         while not established():
             if time.monotonic() > deadline:
-                raise EnvtestError(f'The CRD {name} is not established in 30 s.')
+                raise envassets.EnvtestError(f'The CRD {name} is not established in 30 s.')
             time.sleep(0.05)
 
     def get(self, api_version: str, kind: str, name: str, namespace: str | None = None) -> Obj | None:
@@ -500,27 +464,3 @@ def _kill_all(processes: Mapping[str, 'subprocess.Popen[bytes]'], directory: pat
                 process.kill()
                 process.wait(timeout=10)
     shutil.rmtree(directory, ignore_errors=True)
-
-
-def _write_pki(pki: pathlib.Path, admin: str) -> None:
-    """A CA; the apiserver's serving certificate; the admin's client certificate; the SA key pair."""
-    from cryptography.hazmat.primitives import serialization
-    from cryptography.hazmat.primitives.asymmetric import ec
-
-    from kopf._model import certificates
-
-    made = certificates.make('localhost', '10.0.0.1', 'kubernetes', 'kubernetes.default', 'kubernetes.default.svc')
-    (pki / 'ca.crt').write_bytes(made.ca_pem)
-    (pki / 'ca.key').write_bytes(made.ca_key_pem)
-    (pki / 'serving.crt').write_bytes(made.cert_pem)
-    (pki / 'serving.key').write_bytes(made.key_pem)
-    cert, key = made.client(admin, ('system:masters',))
-    (pki / 'admin.crt').write_bytes(cert)
-    (pki / 'admin.key').write_bytes(key)
-
-    pem, raw = serialization.Encoding.PEM, serialization.NoEncryption()
-    sa_key = ec.generate_private_key(ec.SECP256R1())
-    (pki / 'sa.key').write_bytes(sa_key.private_bytes(pem, serialization.PrivateFormat.TraditionalOpenSSL, raw))
-    (pki / 'sa.pub').write_bytes(sa_key.public_key().public_bytes(
-        pem, serialization.PublicFormat.SubjectPublicKeyInfo))
-

@@ -4,11 +4,11 @@ Every function mutates the given objects in place and returns None. `objs` is on
 (nested) iterables of them; an object is a mutable dict, a pykube-ng object, or a model of the
 `kubernetes` / `kubernetes_asyncio` client (see `kopf._kits.objects`).
 
-The owner defaults to the body of the resource handler being executed now: `registries.current_owner`,
-which the reactor sets around every handler invocation with a `body` kwarg (`invoking.invoke_handler`:
-change, event, delete handlers alike), or `owner_context()` in tests, else the
-cause of the change handler being executed (`registries.subhandling`). Outside of handlers, an
-owner must be given explicitly, or `LookupError` is raised.
+The owner defaults to the body of the resource handler being executed now: the `owner` of the one
+execution context (`registries.execution`), which the reactor sets around every handler invocation
+from its `body` kwarg (`invoking.invoke_handler`: change, event, delete handlers alike), or
+`owner_context()` in tests, else the cause of the change handler being executed (its sub-handling
+context). Outside of handlers, an owner must be given explicitly, or `LookupError` is raised.
 """
 import contextlib
 import warnings
@@ -21,10 +21,6 @@ from kopf._model import fields, registries
 K8sObject = Any   # a mutable dict, a pykube-ng object, a kubernetes/kubernetes_asyncio model
 K8sObjects = Any  # one K8sObject, or (nested) iterables of them
 NestedFields = fields.FieldSpec | Iterable[fields.FieldSpec] | None
-
-# The body of the resource handler being executed now (None outside of resource handlers);
-# kept in the registries (set by the reactor's invocation), re-exported here for the kits.
-current_owner = registries.current_owner
 
 
 class ObjectReference(TypedDict, total=False):
@@ -46,12 +42,15 @@ class OwnerReference(TypedDict, total=False):
 
 @contextlib.contextmanager
 def owner_context(body: Mapping[str, Any]) -> Iterator[None]:
-    """Make `body` the default owner within the block (for the reactor around resource handlers)."""
-    token = current_owner.set(body)
+    """Make `body` the default owner within the block (the rest of the execution context stays)."""
+    current = registries.execution.get()
+    token = registries.execution.set(registries.Execution(
+        handler=current.handler if current is not None else None, owner=body,
+        subhandling=current.subhandling if current is not None else None))
     try:
         yield
     finally:
-        current_owner.reset(token)
+        registries.execution.reset(token)
 
 
 def build_object_reference(body: K8sObject) -> ObjectReference:
@@ -149,10 +148,10 @@ def adopt(objs: K8sObjects, owner: K8sObject | None = None, *,
 def _guess_owner(owner: K8sObject | None) -> K8sObject:
     if owner is not None:
         return owner
-    body = current_owner.get()
-    if body is None:
-        context = registries.subhandling.get(None)
-        body = context.cause.body if context is not None else None
+    current = registries.execution.get()
+    body = current.owner if current is not None else None
+    if body is None and current is not None and current.subhandling is not None:
+        body = current.subhandling.cause.body
     if body is None:
         raise LookupError('Owner must be set explicitly, since running outside of a resource handler.')
     return body

@@ -1,7 +1,8 @@
 """The keyword arguments of handlers and filter callbacks, built from a cause, purely.
 
 A cause is a small frozen value the reactor builds once per event (what happened to which object);
-the per-attempt values (`retry`, `started`, `runtime`, `stopped`) are added by `handler_kwargs()`.
+the per-attempt values (`retry`, `started`, `runtime`, `stopped`) are added by `handler_kwargs()`
+from the handler's progress state.
 Each handler kind gets only its own kwargs; indices (by their ids) override any built-in kwarg.
 Filter callbacks (`when`, metadata and value callables) get `filter_kwargs()`: the same without
 `param`, `retry`, `started`, `runtime`, `stopped`, and never narrowed to a handler's field.
@@ -12,7 +13,7 @@ import logging
 from collections.abc import Mapping, MutableSequence
 from typing import Any
 
-from kopf._model import diffs
+from kopf._model import diffs, progress
 from kopf._model.bodies import Body, RawEvent
 from kopf._model.causes import Activity, Reason
 from kopf._model.handlers import BaseHandler, ChangingHandler, SpawningHandler
@@ -134,17 +135,29 @@ def handler_kwargs(
         handler: BaseHandler,
         cause: BaseCause,
         *,
-        retry: int = 0,
-        started: datetime.datetime | None = None,
-        runtime: datetime.timedelta | None = None,
+        state: progress.HandlerState | None = None,
+        now: datetime.datetime | None = None,
         stopped: Any = None,
 ) -> dict[str, Any]:
-    """The kwargs of one attempt of one handler: the cause's, narrowed to the handler's field, + attempt."""
+    """The kwargs of one attempt of one handler: the cause's, narrowed to the handler's field, + the attempt's.
+
+    The attempt's `retry`, `started`, `runtime` come from the handler's `state` at the moment `now`;
+    without a state, it is a first attempt started `now`; without either (an admission review), they
+    are 0, None, None. `stopped` is for daemons and timers only.
+    """
     kwargs = cause._kwargs()
     if isinstance(handler, ChangingHandler) and isinstance(cause, ChangingCause) and handler.field:
         old, new = diffs.narrow(cause.old, cause.new, handler.field)
         kwargs.update(old=old, new=new, diff=diffs.reduce(cause.diff, handler.field))
+    if state is not None:
+        retry, started = state.retries, state.started
+        runtime = state.runtime(now) if now is not None else None
+    else:
+        retry, started, runtime = 0, now, _ZERO if now is not None else None
     kwargs.update(param=handler.param, retry=retry, started=started, runtime=runtime)
     if isinstance(handler, SpawningHandler):
         kwargs.update(stopped=stopped)
     return kwargs | dict(cause.indices)
+
+
+_ZERO = datetime.timedelta(0)

@@ -267,15 +267,6 @@ class State(Mapping[str, HandlerState]):
     # -- reading
 
     @classmethod
-    def from_storage(cls, *, body: Mapping[str, Any], storage: StorageLike, handler_ids: Iterable[str]) -> 'State':
-        states: dict[str, HandlerState] = {}
-        for key in handler_ids:
-            record = storage.fetch(key=key, body=body)
-            if record is not None:
-                states[key] = HandlerState.from_record(record)
-        return cls(states=states)
-
-    @classmethod
     def from_records(cls, records: Mapping[str, Record]) -> 'State':
         return cls(states={key: HandlerState.from_record(record) for key, record in records.items()})
 

@@ -407,10 +407,31 @@ class SubhandlingContext:
     executed: bool = False  # `kopf.execute()` was called: the sub-handlers are not run again implicitly
 
 
-# The handler being invoked now (any kind); and the sub-handling context (change handlers only).
-current_handler: contextvars.ContextVar[BaseHandler] = contextvars.ContextVar('kopf_handler')
-subhandling: contextvars.ContextVar[SubhandlingContext] = contextvars.ContextVar('kopf_subhandling')
-# The default owner of `kopf.adopt()` & co.: the body of the resource handler being invoked now
-# (set by the reactor's `invoking.invoke_handler` from the handler's `body` kwarg; None outside).
-current_owner: contextvars.ContextVar[Mapping[str, Any] | None] = contextvars.ContextVar(
-    'kopf_current_owner', default=None)
+@dataclasses.dataclass(slots=True, eq=False)
+class Execution:
+    """The one execution context of the handler being invoked now (any kind), set by the reactor around its call.
+
+    `owner`: the default owner of `kopf.adopt()` & co., the body of the resource handler being invoked
+    (None for activities, or when nothing set it). `subhandling`: what `kopf.subhandler`, `kopf.register`
+    and `kopf.execute` see, for change handlers only. Outside of handlers, `execution` holds None.
+    """
+    handler: BaseHandler | None
+    owner: Mapping[str, Any] | None = None
+    subhandling: SubhandlingContext | None = None
+
+
+execution: contextvars.ContextVar[Execution | None] = contextvars.ContextVar('kopf_execution', default=None)
+
+
+def subhandling_context(name: str, error: type[Exception] = TypeError) -> SubhandlingContext:
+    """The running change handler's sub-handling context, for `name` (e.g. 'kopf.subhandler').
+
+    `error` inside a handler of another kind; a LookupError outside of handlers.
+    """
+    current = execution.get()
+    if current is not None and current.subhandling is not None:
+        return current.subhandling
+    if current is not None and current.handler is not None:
+        raise error(f'{name}() works only inside change handlers '
+                    f'(create/update/delete/resume/field); {current.handler} is not one.')
+    raise LookupError(f'{name}() works only inside a running change handler.')

@@ -23,7 +23,8 @@ Modules:
 - `scheduling`  the operator's one scheduler: everything later, one heap, one loop timer
 - `processing`  one cycle: decide → invoke → settle → apply
 - `changing`    invoking a plan's handlers: on.event, optional delete, change handlers, sub-handlers
-- `spawning`    daemons and timers of each object: started/stopped after its cycles, the stop sequence
+- `spawning`    daemons and timers of each object: started/stopped after its cycles, the operator's exit
+- `spawns`      one daemon or timer of one object: its attempts, its stop sequence, its due times
 - `indexing`    the in-memory indices (`@kopf.index`) and the start gate until they are complete
 - `peering`     the peering objects: keep-alives, who pauses whom (`_model.peers`), `kopf freeze/resume`
 - `pausing`     the paused scopes (`_model.scopes`) and waits for their changes: watchers, cycles, daemons

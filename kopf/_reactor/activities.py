@@ -58,13 +58,9 @@ async def _attempt(ctx: contexts.OperatorContext, handler: handlers.ActivityHand
     refused = state.precheck(handler, now=now)
     if refused is not None:
         return refused
-    record = state.get(handler.id)
-    kwargs = handler_kwargs(handler, cause, retry=record.retries if record else 0,
-                            started=record.started if record else now,
-                            runtime=record.runtime(now) if record else datetime.timedelta(0))
-    return await invoking.invoke_handler(handler, kwargs=kwargs, executor=ctx.settings.execution.executor,
+    kwargs = handler_kwargs(handler, cause, state=state.get(handler.id), now=now)
+    return await invoking.invoke_handler(handler, kwargs=kwargs, execution=ctx.settings.execution,
                                          remaining=state.remaining(handler, now=now),
-                                         default_backoff=ctx.settings.execution.default_backoff,
                                          logger=cause.logger, log_outcome=False)
 
 

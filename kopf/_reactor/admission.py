@@ -77,7 +77,7 @@ class Admission:
         for handler in found:
             kwargs = handler_kwargs(handler, cause)
             outcome = await invoking.invoke_handler(handler, kwargs=kwargs, logger=objlogger,
-                                                    executor=self.ctx.settings.execution.executor)
+                                                    execution=self.ctx.settings.execution)
             if outcome.kind is not OutcomeKind.SUCCESS and outcome.exception is not None:
                 failures.append(outcome.exception)
         ops: list[dict[str, Any]] = []

@@ -29,22 +29,21 @@ async def invoke(rctx: contexts.ResourceContext, plan: plans.Plan) -> plans.Outc
     """Await the plan's handlers; their outcomes by handler id."""
     watching: dict[str, Outcome] = {}
     if plan.watching_cause is not None or plan.unguarded:  # else not read at all (properties: calls per cycle)
-        executor, backoff = rctx.settings.execution.executor, rctx.default_backoff
+        execution = rctx.settings.execution
     if plan.watching_cause is not None:
         cause = plan.watching_cause
         for handler in plan.watching:
-            kwargs = handler_kwargs(handler, cause, started=now(), runtime=datetime.timedelta(0))
+            kwargs = handler_kwargs(handler, cause, now=now())
             begun = time.perf_counter()
             watching[handler.id] = outcome = await invoking.invoke_handler(
-                handler, kwargs=kwargs, logger=cause.logger, executor=executor, default_backoff=backoff)
+                handler, kwargs=kwargs, execution=execution, logger=cause.logger)
             if rctx.operator.metrics.enabled:
                 rctx.operator.metrics.handled(rctx.resource, handler.id, outcome.kind.value,
                                               time.perf_counter() - begun, retry=False)
     if plan.unguarded and plan.cause is not None:
         for deleter in plan.unguarded:
-            kwargs = handler_kwargs(deleter, plan.cause, started=now(), runtime=datetime.timedelta(0))
-            await invoking.invoke_handler(deleter, kwargs=kwargs, executor=executor, default_backoff=backoff,
-                                          logger=plan.logger)
+            kwargs = handler_kwargs(deleter, plan.cause, now=now())
+            await invoking.invoke_handler(deleter, kwargs=kwargs, execution=execution, logger=plan.logger)
     changing: dict[str, Outcome] = {}
     if plan.handling is not None and plan.cause is not None:
         changing = await attempt_all(rctx, plan, plan.handling, plan.cause)
@@ -66,11 +65,11 @@ async def attempt(rctx: contexts.ResourceContext, plan: plans.Plan, handling: pl
     moment = now()
     state = handling.state.get(handler.id) or progress.HandlerState.from_scratch(now=moment, purpose=cause.reason)
     sub = registries.SubhandlingContext(parent=handler, cause=cause, runner=functools.partial(run_children, rctx, plan))
-    kwargs = handler_kwargs(handler, cause, retry=state.retries, started=state.started, runtime=state.runtime(moment))
+    kwargs = handler_kwargs(handler, cause, state=state, now=moment)
     begun = time.perf_counter()
     outcome = await invoking.invoke_handler(
-        handler, kwargs=kwargs, executor=rctx.settings.execution.executor,
-        remaining=handling.state.remaining(handler, now=moment), default_backoff=rctx.default_backoff,
+        handler, kwargs=kwargs, execution=rctx.settings.execution,
+        remaining=handling.state.remaining(handler, now=moment),
         subhandling=sub, logger=plan.logger, log_outcome=False)  # logged once judged: plans.merge_outcomes
     if outcome.kind is OutcomeKind.SUCCESS and sub.registry.handlers and not sub.executed:
         try:

@@ -147,11 +147,9 @@ class Indexing:
         if state is not None and (state.failure or (state.delayed is not None and state.delayed > moment)):
             return  # excluded: for good, or until its delay has passed
         state = state or progress.HandlerState.from_scratch(now=moment, purpose=None)
-        kwargs = handler_kwargs(handler, cause, retry=state.retries, started=state.started,
-                                runtime=state.runtime(moment))
+        kwargs = handler_kwargs(handler, cause, state=state, now=moment)
         settings = rctx.settings
-        outcome = await invoking.invoke_handler(handler, kwargs=kwargs, executor=settings.execution.executor,
-                                                default_backoff=settings.execution.default_backoff)
+        outcome = await invoking.invoke_handler(handler, kwargs=kwargs, execution=settings.execution)
         index = self.indices[handler.id]
         if outcome.kind is OutcomeKind.SUCCESS:
             describe(handler, outcome).emit(logger)  # as upstream: "Indexer 'x' succeeded." (or "... will ignore it")

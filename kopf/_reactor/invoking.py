@@ -31,7 +31,7 @@ import weakref
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from kopf._model import errors, handlers, ids, outcomes, registries
+from kopf._model import errors, handlers, ids, outcomes, registries, settings
 from kopf._model.outcomes import Outcome, OutcomeKind
 
 DEFAULT_BACKOFF = 60.0  # settings.execution.default_backoff, if the caller does not pass its own
@@ -176,30 +176,46 @@ async def invoke_handler(
         handler: handlers.BaseHandler,
         *,
         kwargs: Mapping[str, Any],
+        execution: settings.ExecutionSettings | None = None,
         executor: concurrent.futures.Executor | None = None,
         remaining: float | None = None,
-        default_backoff: float = DEFAULT_BACKOFF,
         subhandling: registries.SubhandlingContext | None = None,
         logger: logging.Logger | logging.LoggerAdapter[Any] | None = None,
         log_outcome: bool = True,
 ) -> Outcome:
-    """One attempt of one handler, turned into an outcome.
+    """One attempt of one handler (of any kind), turned into an outcome: the one way the reactor calls handlers.
 
+    `kwargs`: as `kopf._model.kwargs.handler_kwargs()` builds them for the attempt.
+    `execution`: `settings.execution`; its executor runs sync handlers, its `default_backoff` delays
+    the retries of errors that have none of their own (None: the loop's default executor, 60 s).
+    `executor`: instead of the execution's (a thread of its own per sync daemon).
     `remaining`: the seconds left of the handler's `timeout=` (None: unlimited; ≤0: not invoked).
     `subhandling`: for change handlers, where `kopf.subhandler`/`kopf.register`/`kopf.execute` put
     the sub-handlers; their ids are reported in `Outcome.subrefs`.
     `logger`: if given, the attempt is logged as upstream does: "Handler 'x' is invoked." before it,
     and (unless `log_outcome` is false: the caller logs it once a state machine has judged it) its
     outcome after it, e.g. "Handler 'x' succeeded." (`kopf._model.outcomes.describe`).
+
+    While it runs, `registries.execution` holds its one execution context (the handler, the default
+    owner: its `body` kwarg if any, the sub-handling context); sync handlers see it in their thread too.
     """
+    if execution is not None:
+        default_backoff = execution.default_backoff
+        if executor is None:
+            executor = execution.executor
+    else:
+        default_backoff = DEFAULT_BACKOFF
     if remaining is not None and remaining <= 0:
         outcome = _timed_out(handler)
     else:
         if logger is not None:
             outcomes.invoked(handler).emit(logger)
-        handler_token = registries.current_handler.set(handler)
-        owner_token = registries.current_owner.set(kwargs['body']) if 'body' in kwargs else None
-        subhandling_token = registries.subhandling.set(subhandling) if subhandling is not None else None
+        if 'body' in kwargs:
+            owner = kwargs['body']
+        else:  # no object of its own (activities): the owner set around the call stays (`owner_context()`)
+            outer = registries.execution.get()
+            owner = outer.owner if outer is not None else None
+        token = registries.execution.set(registries.Execution(handler, owner, subhandling))
         try:
             outcome = await _attempt(handler, kwargs, executor, remaining, default_backoff)
         except asyncio.CancelledError:
@@ -207,11 +223,7 @@ async def invoke_handler(
                 logger.warning(f'{handler} is cancelled. Will escalate.')
             raise
         finally:
-            if subhandling_token is not None:
-                registries.subhandling.reset(subhandling_token)
-            if owner_token is not None:
-                registries.current_owner.reset(owner_token)
-            registries.current_handler.reset(handler_token)
+            registries.execution.reset(token)
     if subhandling is not None and subhandling.registry.handlers:
         outcome = dataclasses.replace(outcome, subrefs=tuple(h.id for h in subhandling.registry.handlers))
     if logger is not None and log_outcome:
@@ -278,7 +290,7 @@ async def execute(
     The code after `await kopf.execute()` runs once all sub-handlers have succeeded or failed:
     until then, the reactor re-invokes the parent on later cycles (so it must be idempotent).
     """
-    context = _execution_context()
+    context = registries.subhandling_context('kopf.execute', RuntimeError)
     if sum(arg is not None for arg in (fns, handlers, registry)) > 1:
         raise TypeError('kopf.execute() accepts only one of fns=, handlers=, registry=.')
     parent = context.parent
@@ -303,13 +315,3 @@ def _sub_handler(parent: handlers.ChangingHandler, fn: Callable[..., Any],
         fn=fn, id=ids.form_id(fn, id=sub_id, parent_id=parent.id), selector=None,
         reason=None, field_needs_change=parent.field_needs_change,
     )
-
-
-def _execution_context() -> registries.SubhandlingContext:
-    try:
-        return registries.subhandling.get()
-    except LookupError:
-        current = registries.current_handler.get(None)
-        if current is not None:
-            raise RuntimeError(f'kopf.execute() works only inside change handlers; {current} is not one.') from None
-        raise LookupError('kopf.execute() works only inside a running change handler.') from None

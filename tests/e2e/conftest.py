@@ -4,6 +4,7 @@ import asyncio
 import functools
 import logging
 import pathlib
+import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
@@ -120,6 +121,11 @@ class Kube:
                                               'kopf.dev', 'v1', namespace, 'kopfexamples', name, patch)
         return result
 
+    async def patch_status(self, name: str, patch: Obj, *, namespace: str = 'default') -> Obj:
+        result: Obj = await asyncio.to_thread(self.custom.patch_namespaced_custom_object_status,
+                                              'kopf.dev', 'v1', namespace, 'kopfexamples', name, patch)
+        return result
+
     async def delete(self, name: str, *, namespace: str = 'default', plural: str = 'kopfexamples') -> None:
         if plural == 'configmaps':
             await asyncio.to_thread(self.core.delete_namespaced_config_map, name, namespace)
@@ -131,6 +137,34 @@ class Kube:
 @pytest.fixture
 def kube(cluster: Cluster) -> Kube:
     return Kube(cluster)
+
+
+BARRIER = 'e2e-barrier'  # the status field of the barrier's change
+
+
+class Sightings:
+    """A barrier before negative assertions ("nothing more was called or written"), instead of a sleep.
+
+    An `on.event` handler (registered by this object) keeps the newest resourceVersion of the objects it
+    saw. One object's cycles run one at a time, each ending with its patch. A status-only change (nothing
+    to handle) is made and waited for, twice: the cycle that sees the first one may have taken in earlier
+    bodies too (a record keeps only the newest) and runs its change handlers after the event handlers;
+    the cycle that sees the second one starts after it has ended. So every cycle of the object's earlier
+    events has ended: whatever they were going to call or write is called and written.
+    """
+
+    def __init__(self, registry: kopf.OperatorRegistry) -> None:
+        self.newest = 0
+        kopf.on.event('kopfexamples', id='e2e-sightings', registry=registry)(self._saw)
+
+    def _saw(self, body: Any, **_: Any) -> None:
+        self.newest = max(self.newest, int(body['metadata']['resourceVersion']))
+
+    async def barrier(self, kube: Kube, name: str = 'kopf-example-1') -> None:
+        for _ in range(2):
+            obj = await kube.patch_status(name, {'status': {BARRIER: uuid.uuid4().hex}})
+            seen = int(obj['metadata']['resourceVersion'])
+            await eventually(lambda seen=seen: self.newest >= seen)
 
 
 def get_example(cluster: Cluster, name: str = 'kopf-example-1') -> Obj | None:

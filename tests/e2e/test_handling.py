@@ -8,7 +8,7 @@ import pytest
 import kopf
 from kopf.testing import LocalCluster
 
-from .conftest import Kube, Starter, eventually, example, get_example
+from .conftest import Kube, Sightings, Starter, eventually, example, get_example
 
 FINALIZER = 'kopf.zalando.org/KopfFinalizerMarker'
 
@@ -32,6 +32,7 @@ async def test_create_update_field_delete(cluster: LocalCluster, registry: kopf.
     kopf.on.update('kopfexamples', id='update', registry=registry)(record('update'))
     kopf.on.field('kopfexamples', field='spec.field', id='field', registry=registry)(record('field'))
     kopf.on.delete('kopfexamples', id='delete', registry=registry)(record('delete'))
+    sightings = Sightings(registry)
 
     await start_operator()
     await kube.create(example())
@@ -44,7 +45,7 @@ async def test_create_update_field_delete(cluster: LocalCluster, registry: kopf.
     calls.clear()
     await kube.patch('kopf-example-1', {'spec': {'field': 'changed'}})
     await eventually(lambda: len(calls) >= 2)
-    await asyncio.sleep(0.2)
+    await sightings.barrier(kube)
     assert sorted(c[0] for c in calls) == ['field', 'update']
     update = next(c for c in calls if c[0] == 'update')
     field = next(c for c in calls if c[0] == 'field')
@@ -92,6 +93,7 @@ async def test_resume_on_restart(cluster: LocalCluster, registry: kopf.OperatorR
     calls: list[str] = []
     kopf.on.create('kopfexamples', id='create', registry=registry)(lambda reason, **_: calls.append(reason))
     kopf.on.resume('kopfexamples', id='resume', registry=registry)(lambda reason, **_: calls.append(reason))
+    sightings = Sightings(registry)
 
     stop = asyncio.Event()
     task = await start_operator(stop_flag=stop)
@@ -103,7 +105,7 @@ async def test_resume_on_restart(cluster: LocalCluster, registry: kopf.OperatorR
 
     await start_operator()
     await eventually(lambda: len(calls) == 2)
-    await asyncio.sleep(0.2)
+    await sightings.barrier(kube)
     assert calls == ['create', 'resume']
 
 
@@ -126,11 +128,12 @@ async def test_subhandlers_and_execute(cluster: LocalCluster, registry: kopf.Ope
         await kopf.execute(fns={'a': lambda **_: calls.append('explicit/a'),
                                 'b': lambda **_: calls.append('explicit/b')})
         calls.append('explicit:after')
+    sightings = Sightings(registry)
 
     await start_operator()
     await kube.create(example())
     await eventually(lambda: handled(cluster))
-    await asyncio.sleep(0.1)
+    await sightings.barrier(kube)
     assert calls.count('implicit/item1') == calls.count('implicit/item2') == 1
     assert calls.count('explicit/a') == calls.count('explicit/b') == 1
     assert calls.count('explicit:after') == 1
@@ -187,10 +190,11 @@ async def test_event_handlers_and_stealth(cluster: LocalCluster, registry: kopf.
     events: list[Any] = []
     kopf.on.event('kopfexamples', id='ev', registry=registry)(lambda type, **_: events.append(type))
     kopf.on.create('kopfexamples', labels={'other': 'x'}, registry=registry)(lambda **_: None)
+    sightings = Sightings(registry)
     await start_operator()
     await kube.create(example())
     await eventually(lambda: events)
-    await asyncio.sleep(0.2)
+    await sightings.barrier(kube)
     obj = get_example(cluster)
     assert obj is not None
     assert not obj['metadata'].get('annotations')  # stealth: nothing written for unmatched objects

@@ -8,7 +8,7 @@ import pytest
 import kopf
 from kopf.testing import LocalCluster
 
-from .conftest import Kube, Starter, eventually, example, fast_settings, get_example
+from .conftest import Kube, Sightings, Starter, eventually, example, fast_settings, get_example
 
 
 def handled(cluster: LocalCluster) -> Any:
@@ -22,6 +22,7 @@ async def test_legacy_status_progress_is_honoured_and_purged(
     calls: list[str] = []
     kopf.on.create('kopfexamples', id='fn1', registry=registry)(lambda **_: calls.append('fn1'))
     kopf.on.create('kopfexamples', id='fn2', registry=registry)(lambda **_: calls.append('fn2'))
+    sightings = Sightings(registry)
     legacy = {'started': '2026-01-01T00:00:00.000000', 'stopped': '2026-01-01T00:00:01.000000',
               'purpose': 'create', 'retries': 1, 'success': True, 'failure': False}
     await kube.create(example())
@@ -30,7 +31,7 @@ async def test_legacy_status_progress_is_honoured_and_purged(
     assert (get_example(cluster) or {})['status']['kopf']['progress']['fn1']['success']
     await start_operator()
     await eventually(lambda: handled(cluster))
-    await asyncio.sleep(0.1)
+    await sightings.barrier(kube)
     assert calls == ['fn2']
     obj = get_example(cluster)
     assert obj is not None
@@ -43,6 +44,7 @@ async def test_switching_diffbase_storage_through_multi_reruns_nothing(
     for reason in ('create', 'update'):
         getattr(kopf.on, reason)('kopfexamples', id=reason, registry=registry)(
             lambda reason, **_: calls.append(str(reason)))
+    sightings = Sightings(registry)
 
     stop = asyncio.Event()
     task = await start_operator(stop_flag=stop)
@@ -57,7 +59,7 @@ async def test_switching_diffbase_storage_through_multi_reruns_nothing(
         kopf.AnnotationsDiffBaseStorage(),
     ])
     await start_operator(settings=settings)
-    await asyncio.sleep(0.5)
+    await sightings.barrier(kube)  # the object's listing at the restart is handled (by a NOOP)
     assert calls == ['create']
 
     await kube.patch('kopf-example-1', {'spec': {'field': 'changed'}})

@@ -7,7 +7,7 @@ import kopf
 from kopf.testing import LocalCluster
 
 from .. import backends
-from .conftest import Kube, Starter, eventually, example, get_example
+from .conftest import Kube, Sightings, Starter, eventually, example, get_example
 
 
 async def test_startup_then_handlers_then_cleanup(cluster: LocalCluster, registry: kopf.OperatorRegistry,
@@ -67,6 +67,7 @@ async def test_delays_wake_up_in_memory_without_touching(cluster: LocalCluster, 
         attempts.append(retry)
         if retry < 2:
             raise kopf.TemporaryError('later', delay=0.3)
+    sightings = Sightings(registry)
 
     await start_operator()
     if not backends.is_envtest(cluster):  # the emulator's request counters
@@ -75,7 +76,7 @@ async def test_delays_wake_up_in_memory_without_touching(cluster: LocalCluster, 
     await eventually(lambda: len(attempts) == 3)
     # The last attempt's patch (its result and the diff-base) follows the handler: waited for, not slept for.
     await eventually(lambda: 'last-handled-configuration' in str(get_example(cluster)))
-    await asyncio.sleep(0.2)  # anything extra (a touch) would come by now
+    await sightings.barrier(kube)  # anything extra (a touch) came in the cycles before
     obj = get_example(cluster)
     assert obj is not None
     assert not [key for key in obj['metadata'].get('annotations', {}) if 'touch' in key or 'create_fn' in key]

@@ -9,17 +9,14 @@ from typing import Any
 import pytest
 
 from kopf.testing import LocalCluster
-from tests import backends
+from tests import backends, waiting
 from tests.fidelity.conftest import Kubectl
 
 ARGS = ('kopf.dev', 'v1', 'default', 'kopfexamples')
 
 
 def _eventually(check: Callable[[], bool], timeout: float = 10) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        assert time.monotonic() < deadline, 'condition not reached in time'
-        time.sleep(0.05)
+    waiting.wait_for(check, within=timeout, interval=0.05)  # the one polling helper, with this file's defaults
 
 
 def _kex(name: str, namespace: str = 'default', finalizers: list[str] | None = None) -> dict[str, Any]:

@@ -1,22 +1,19 @@
 """Controllers and built-ins: namespace deletion, garbage collection, CRD deletion,
 deletecollection, leases, pods' status pruning, dry runs and preconditions."""
-import time
 from collections.abc import Callable
 from typing import Any
 
 import pytest
 
 from kopf.testing import LocalCluster
+from tests import waiting
 from tests.fidelity.conftest import Http
 
 MERGE = 'application/merge-patch+json'
 
 
 def _eventually(check: Callable[[], bool], timeout: float = 5) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        assert time.monotonic() < deadline, 'condition not reached in time'
-        time.sleep(0.05)
+    waiting.wait_for(check, within=timeout, interval=0.05)  # the one polling helper, with this file's defaults
 
 
 def test_namespace_deletion(raw: Http, cluster: LocalCluster) -> None:

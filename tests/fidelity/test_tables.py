@@ -2,7 +2,7 @@
 import datetime
 import re
 
-from kopf._cluster.web import printers, tables
+from kopf._cluster.web import cells, tables
 from kopf.testing import LocalCluster
 from tests.fidelity.conftest import Kubectl
 
@@ -69,7 +69,7 @@ def test_builtin_columns(kubectl: Kubectl, cluster: LocalCluster) -> None:
 def test_human_durations_as_upstream() -> None:
     samples = {0: '0s', 119: '119s', 125: '2m5s', 600: '10m', 7200: '120m', 12000: '3h20m', 30 * 3600: '30h',
                76 * 3600: '3d4h', 400 * 86400: '400d', 760 * 86400: '2y30d', -5: '<invalid>'}
-    assert {seconds: printers.human_duration(seconds) for seconds in samples} == samples
+    assert {seconds: cells.human_duration(seconds) for seconds in samples} == samples
     assert tables.typed_cell('date', 'yesterday') == '<invalid>'
     assert tables.typed_cell('integer', '5') is None and tables.typed_cell('number', 2) == 2.0
     assert tables.typed_cell('string', {'b': 1, 'a': [True]}) == '{"a":[true],"b":1}'

@@ -9,7 +9,7 @@ import sys
 import pytest
 
 import kopf
-from kopf._kits import envtest
+from kopf._kits import envassets, envtest
 from kopf.testing import EnvtestCluster
 
 
@@ -17,6 +17,10 @@ def test_missing_binary_is_named_with_make_envtest(tmp_path: pathlib.Path) -> No
     with pytest.raises(envtest.EnvtestError, match=r'etcd is not found in .*make envtest.*KUBEBUILDER_ASSETS'):
         with EnvtestCluster(assets=tmp_path):
             pass
+
+
+def test_the_error_is_one_class() -> None:
+    assert envtest.EnvtestError is envassets.EnvtestError
 
 
 def test_missing_apiserver_is_named(tmp_path: pathlib.Path) -> None:
@@ -38,12 +42,12 @@ def test_assets_from_the_cache_newest_version_first(tmp_path: pathlib.Path, monk
         (tmp_path / version).mkdir()
         (tmp_path / version / 'kube-apiserver').write_text('')
     assert EnvtestCluster().assets == tmp_path / '1.33.2'
-    (tmp_path / envtest.DEFAULT_VERSION).mkdir()
-    (tmp_path / envtest.DEFAULT_VERSION / 'kube-apiserver').write_text('')
-    assert EnvtestCluster().assets == tmp_path / envtest.DEFAULT_VERSION
+    (tmp_path / envassets.DEFAULT_VERSION).mkdir()
+    (tmp_path / envassets.DEFAULT_VERSION / 'kube-apiserver').write_text('')
+    assert EnvtestCluster().assets == tmp_path / envassets.DEFAULT_VERSION
 
 
 def test_not_imported_by_import_kopf() -> None:
     assert kopf is not None
-    code = 'import kopf, sys; assert "kopf._kits.envtest" not in sys.modules'
+    code = 'import kopf, sys; assert not {"kopf._kits.envtest", "kopf._kits.envassets"} & set(sys.modules)'
     subprocess.run([sys.executable, '-c', code], check=True)

@@ -6,6 +6,7 @@ import pytest
 
 import kopf
 from kopf._kits import hierarchies
+from kopf._model import registries
 from tests.kits import shapes
 
 OWNER = {'apiVersion': 'kopf.dev/v1', 'kind': 'KopfExample',
@@ -209,41 +210,45 @@ def test_explicit_values_need_no_owner() -> None:
     assert obj == pod(labels={'k': 'v'}, name='kid', namespace='ns')
 
 
+def owner() -> Any:
+    current = registries.execution.get()
+    return current.owner if current is not None else None
+
+
 def test_owner_context_is_reset() -> None:
     with hierarchies.owner_context(OWNER):
         with hierarchies.owner_context(CLUSTER_OWNER):
-            assert hierarchies.current_owner.get() is CLUSTER_OWNER
-        assert hierarchies.current_owner.get() is OWNER
-    assert hierarchies.current_owner.get() is None
+            assert owner() is CLUSTER_OWNER
+        assert owner() is OWNER
+    assert owner() is None
+
+
+def subhandling(body: Any) -> Any:
+    """A sub-handling context of a change handler whose cause's body is `body` (nothing else is read)."""
+    from types import SimpleNamespace
+    context = SimpleNamespace(cause=SimpleNamespace(body=kopf.Body(body)))
+    return registries.Execution(handler=None, subhandling=context)  # type: ignore[arg-type]
 
 
 def test_owner_from_the_change_handlers_cause() -> None:
-    from types import SimpleNamespace
-
-    from kopf._model import registries
-    context = SimpleNamespace(cause=SimpleNamespace(body=kopf.Body(OWNER)))
-    token = registries.subhandling.set(context)  # type: ignore[arg-type]
+    token = registries.execution.set(subhandling(OWNER))
     try:
         obj = pod()
         kopf.adopt(obj)
     finally:
-        registries.subhandling.reset(token)
+        registries.execution.reset(token)
     assert obj['metadata']['ownerReferences'] == [REF]
     assert obj['metadata']['namespace'] == 'ns1'
 
 
 def test_owner_context_wins_over_the_cause() -> None:
-    from types import SimpleNamespace
-
-    from kopf._model import registries
-    context = SimpleNamespace(cause=SimpleNamespace(body=kopf.Body(CLUSTER_OWNER)))
-    token = registries.subhandling.set(context)  # type: ignore[arg-type]
+    token = registries.execution.set(subhandling(CLUSTER_OWNER))
     try:
         with hierarchies.owner_context(kopf.Body(OWNER)):
             obj = pod()
             kopf.append_owner_reference(obj)
     finally:
-        registries.subhandling.reset(token)
+        registries.execution.reset(token)
     assert obj['metadata']['ownerReferences'] == [REF]
 
 

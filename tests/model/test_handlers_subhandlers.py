@@ -40,17 +40,13 @@ def parent_handler(name: str, **kwargs: Any) -> handlers.BaseHandler:
 @contextlib.contextmanager
 def inside(parent: handlers.BaseHandler) -> Iterator[registries.SubhandlingContext | None]:
     context = None
-    handler_token = registries.current_handler.set(parent)
-    token = None
     if isinstance(parent, handlers.ChangingHandler):
         context = registries.SubhandlingContext(parent=parent, cause=CAUSE)
-        token = registries.subhandling.set(context)
+    token = registries.execution.set(registries.Execution(handler=parent, subhandling=context))
     try:
         yield context
     finally:
-        if token is not None:
-            registries.subhandling.reset(token)
-        registries.current_handler.reset(handler_token)
+        registries.execution.reset(token)
 
 
 @pytest.mark.parametrize('call', [

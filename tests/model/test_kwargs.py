@@ -6,7 +6,7 @@ from typing import Any
 import pytest
 
 import kopf
-from kopf._model import handlers, kwargs
+from kopf._model import handlers, kwargs, progress
 from kopf._model.bodies import Body
 from kopf._model.causes import Activity, Reason
 from kopf._model.diffs import Diff
@@ -26,7 +26,7 @@ OLD = {'spec': {'x': {'y': 0}}}
 NEW = {'spec': {'x': {'y': 1}}}
 STARTED = datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)
 RUNTIME = datetime.timedelta(seconds=5)
-ATTEMPT = {'retry': 2, 'started': STARTED, 'runtime': RUNTIME}
+ATTEMPT = {'state': progress.HandlerState(started=STARTED, retries=2), 'now': STARTED + RUNTIME}
 
 
 def fn(**_: Any) -> None:
@@ -85,6 +85,17 @@ def test_resource_kwargs_values() -> None:
     assert result['reason'] == 'update' and result['old'] == OLD and result['new'] == NEW
     assert list(result['diff']) == [('change', ('spec', 'x', 'y'), 0, 1)]
     assert (result['retry'], result['started'], result['runtime']) == (0, None, None)
+
+
+@pytest.mark.parametrize('attempt, expected', [
+    ({'state': progress.HandlerState(started=STARTED, retries=3), 'now': STARTED + RUNTIME}, (3, STARTED, RUNTIME)),
+    ({'state': progress.HandlerState(started=None, retries=1), 'now': STARTED}, (1, None, datetime.timedelta(0))),
+    ({'now': STARTED}, (0, STARTED, datetime.timedelta(0))),   # a first attempt, started now
+    ({}, (0, None, None)),                                      # untimed: admission reviews
+])
+def test_the_attempt_values_from_the_state(attempt: dict[str, Any], expected: tuple[Any, ...]) -> None:
+    result = kwargs.handler_kwargs(handler_of(kopf.on.create, 'kex'), CHANGING, **attempt)
+    assert (result['retry'], result['started'], result['runtime']) == expected
 
 
 def test_missing_metadata_gives_nones_and_empty_views() -> None:

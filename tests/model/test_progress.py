@@ -53,6 +53,9 @@ class DictStorage:
     def fetch(self, *, key: str, body: Any) -> Any:
         return self.records.get(key)
 
+    def fetch_all(self, *, keys: list[str], body: Any) -> dict[str, Any]:
+        return {key: self.records[key] for key in keys if key in self.records}
+
     def store(self, *, key: str, record: Any, body: Any, patch: Any) -> None:
         self.records[key] = record
         self.stored.append(key)
@@ -71,7 +74,7 @@ def run(handler: Handler, outcomes: list[tuple[float, Outcome]], *, default_back
     states = []
     for seconds, outcome in outcomes:
         now = at(seconds)
-        state = State.from_storage(body={}, storage=storage, handler_ids=[handler.id])
+        state = State.from_records(storage.fetch_all(keys=[handler.id], body={}))
         state = state.with_purpose('create', [handler], now=now).with_handlers([handler], now=now)
         assert state.select([handler], lifecycle=progress.all_at_once, now=now) == [handler], f'not due at {seconds}'
         pre = state.precheck(handler, now=now)
@@ -155,7 +158,7 @@ def test_timeout_by_the_pre_check_counts_from_started_across_restarts() -> None:
     handler = Handler('fn', timeout=60)
     record = {'started': T0S, 'delayed': '2026-01-01T00:00:50.000000+00:00', 'purpose': 'create', 'retries': 1,
               'success': False, 'failure': False, 'message': 'x'}
-    state = State.from_storage(body={}, storage=DictStorage({'fn': record}), handler_ids=['fn'])
+    state = State.from_records({'fn': record})
     assert state.precheck(handler, now=at(59)) is None
     assert state.remaining(handler, now=at(59)) == 1
     outcome = state.precheck(handler, now=at(60))
@@ -187,14 +190,14 @@ def test_foreign_timestamp_formats_still_parse() -> None:
 def test_only_changed_records_are_stored() -> None:
     a, b = Handler('a'), Handler('b')
     storage = DictStorage()
-    state = State.from_storage(body={}, storage=storage, handler_ids=['a', 'b'])
+    state = State.from_records(storage.fetch_all(keys=['a', 'b'], body={}))
     state = state.with_purpose('create', [a, b], now=T0).with_handlers([a, b], now=T0)
     state = state.with_outcomes({'a': temporary(10)}, [a, b], now=T0)
     state.store(body={}, patch={}, storage=storage)
     assert storage.stored == ['a', 'b'] and storage.flushes == 1
 
     storage.stored.clear()
-    state = State.from_storage(body={}, storage=storage, handler_ids=['a', 'b'])
+    state = State.from_records(storage.fetch_all(keys=['a', 'b'], body={}))
     state = state.with_purpose('create', [a, b], now=at(5)).with_handlers([a, b], now=at(5))
     assert state.select([a, b], lifecycle=progress.all_at_once, now=at(5)) == [b]
     state = state.with_outcomes({'b': SUCCESS}, [a, b], now=at(5))
@@ -227,7 +230,7 @@ def test_superseding_by_another_purpose() -> None:
     }
     storage = DictStorage(records)
     c, d, e = Handler('field_c'), Handler('field_d'), Handler('update_e')
-    state = State.from_storage(body={}, storage=storage, handler_ids=[*records, 'update_e'])
+    state = State.from_records(storage.fetch_all(keys=[*records, 'update_e'], body={}))
     state = state.with_purpose('update', [c, d, e], now=at(100))
     assert state.superseded == progress.Counts(success=2, failure=0, running=2)
     assert state.superseded_purpose == 'create' and state.purpose == 'update'

@@ -30,7 +30,7 @@ async def test_handlers_with_a_body_adopt_into_it(decorator: Any, flavour: str) 
     assert outcome.kind is OutcomeKind.SUCCESS, outcome.exception
     assert child['metadata']['ownerReferences'] == [kopf.build_owner_reference(OWNER)]
     assert child['metadata']['namespace'] == 'ns1'
-    assert registries.current_owner.get() is None  # reset after the call
+    assert registries.execution.get() is None  # reset after the call
 
 
 async def test_activity_handlers_have_no_owner() -> None:
@@ -40,6 +40,21 @@ async def test_activity_handlers_have_no_owner() -> None:
     assert isinstance(outcome.exception, LookupError)
 
 
-def test_the_kits_use_the_registries_variable() -> None:
-    from kopf._kits import hierarchies
-    assert hierarchies.current_owner is registries.current_owner
+@pytest.mark.parametrize('flavour', ['sync', 'async'])
+async def test_one_execution_context_while_a_handler_runs(flavour: str) -> None:
+    seen: list[registries.Execution | None] = []
+
+    def sync_fn(**_: Any) -> None:
+        seen.append(registries.execution.get())
+
+    async def async_fn(**_: Any) -> None:
+        sync_fn()
+
+    registry = kopf.OperatorRegistry()
+    kopf.on.event('kopfexamples', registry=registry)(sync_fn if flavour == 'sync' else async_fn)
+    handler = registry.handlers[0]
+    await invoking.invoke_handler(handler, kwargs={'body': OWNER})
+    [execution] = seen
+    assert execution is not None
+    assert (execution.handler, execution.owner, execution.subhandling) == (handler, OWNER, None)
+    assert registries.execution.get() is None

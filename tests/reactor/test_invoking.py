@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 import kopf
-from kopf._model import handlers, registries
+from kopf._model import handlers, registries, settings
 from kopf._model.bodies import Body
 from kopf._model.causes import Reason
 from kopf._model.kwargs import ChangingCause
@@ -141,9 +141,25 @@ async def test_ignored_errors_are_success_with_nothing(flavour: str) -> None:
     assert isinstance(outcome.exception, ValueError)  # kept for the log line: "... and will ignore it: boo"
 
 
-async def test_default_backoff_from_the_caller() -> None:
-    outcome = await invoking.invoke_handler(make(raiser(ValueError())[0]), kwargs={}, default_backoff=7)
+async def test_default_backoff_and_executor_from_the_execution_settings() -> None:
+    executor = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix='own-executor')
+    names: list[str] = []
+
+    def fn(**_: Any) -> None:
+        names.append(threading.current_thread().name)
+        raise ValueError('boo')
+    execution = settings.ExecutionSettings(default_backoff=7, executor=executor)
+    try:
+        outcome = await invoking.invoke_handler(make(fn), kwargs={}, execution=execution)
+    finally:
+        executor.shutdown()
     assert (outcome.kind, outcome.delay) == (OutcomeKind.RETRY, 7)
+    assert names[0].startswith('own-executor')
+
+
+async def test_the_default_backoff_without_execution_settings() -> None:
+    outcome = await invoking.invoke_handler(make(raiser(ValueError())[0]), kwargs={})
+    assert (outcome.kind, outcome.delay) == (OutcomeKind.RETRY, invoking.DEFAULT_BACKOFF)
 
 
 @pytest.mark.parametrize('decorator, kind', [
@@ -264,7 +280,7 @@ async def test_subhandlers_are_collected_into_the_context(flavour: str) -> None:
     assert outcome.kind is OutcomeKind.SUCCESS
     assert outcome.subrefs == ('parent/a', 'parent/b')
     assert [h.id for h in context.registry.changing] == ['parent/a', 'parent/b']
-    assert registries.subhandling.get(None) is None and registries.current_handler.get(None) is None
+    assert registries.execution.get() is None
 
 
 async def test_subrefs_are_reported_on_failures_too() -> None:

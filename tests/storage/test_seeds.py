@@ -62,7 +62,7 @@ def cycle(config: kopf.OperatorConfig, body: dict[str, Any], now: datetime.datet
     patch = kopf.Patch()
     if change.reason is not causes.Reason.CREATE:
         return change.reason, patch
-    state = progress.State.from_storage(body=kopf.Body(body), storage=storage, handler_ids=[h.id for h in HANDLERS])
+    state = progress.State.from_records(storage.fetch_all(keys=[h.id for h in HANDLERS], body=kopf.Body(body)))
     state = state.with_purpose(change.reason, HANDLERS, now=now).with_handlers(HANDLERS, now=now)
     fns = make_fns()
     outcomes = {}

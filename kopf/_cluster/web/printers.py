@@ -1,110 +1,31 @@
 """The cells kube-apiserver prints for built-in kinds (its internal printers), and relative ages.
 
 The columns (names, types, priorities, descriptions) are the real server's, read from its Table
-answers into the generated resource table; `CELLS` computes each column's value as its printers do.
+answers into the generated resource table; `CELLS` computes each column's value as its printers do
+(with the cell makers and ages of `cells`).
 
-Wide columns (priority 1) appear in `kubectl get -o wide` only. Ages follow upstream's
-`duration.HumanDuration` exactly: `45s`, `119s`, `2m5s`, `12m`, `3h20m`, `30h`, `3d4h`, `400d`, `2y30d`.
+Wide columns (priority 1) appear in `kubectl get -o wide` only.
 """
 import datetime
 import functools
-import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
-Cell = Callable[[Mapping[str, Any]], Any]
-NAME = {'name': 'Name', 'type': 'string', 'format': 'name', 'priority': 0,
-        'description': 'Name must be unique within a namespace.'}
-AGE = {'name': 'Age', 'type': 'string', 'format': '', 'priority': 0,
-       'description': 'CreationTimestamp is a timestamp representing the server time when this object was created.'}
-NONE = '<none>'
-
-
-def human_duration(seconds: float) -> str:
-    """Upstream's `k8s.io/apimachinery/pkg/util/duration.HumanDuration`."""
-    whole = int(seconds)
-    if whole < -1:
-        return '<invalid>'
-    if whole < 0:
-        return '0s'
-    if whole < 120:
-        return f'{whole}s'
-    minutes = whole // 60
-    if minutes < 10:
-        return f'{minutes}m' if whole % 60 == 0 else f'{minutes}m{whole % 60}s'
-    if minutes < 180:
-        return f'{minutes}m'
-    hours = whole // 3600
-    if hours < 8:
-        return f'{hours}h' if minutes % 60 == 0 else f'{hours}h{minutes % 60}m'
-    if hours < 48:
-        return f'{hours}h'
-    if hours < 24 * 8:
-        return f'{hours // 24}d' if hours % 24 == 0 else f'{hours // 24}d{hours % 24}h'
-    if hours < 24 * 365 * 2:
-        return f'{hours // 24}d'
-    if hours < 24 * 365 * 8:
-        days = (hours // 24) % 365
-        return f'{hours // 24 // 365}y' if days == 0 else f'{hours // 24 // 365}y{days}d'
-    return f'{hours // 24 // 365}y'
-
-
-def age(timestamp: Any, now: datetime.datetime | None = None) -> str:
-    if not isinstance(timestamp, str) or not timestamp:
-        return '<unknown>'
-    try:
-        moment = datetime.datetime.fromisoformat(timestamp.replace('Z', '+00:00'))
-    except ValueError:
-        return '<invalid>'
-    return human_duration(((now or datetime.datetime.now(datetime.UTC)) - moment).total_seconds())
-
-
-def jsonpath(obj: Any, path: str) -> Any:
-    """A simple JSONPath (`.spec.x`, `.status.items[0].name`) as CRD printer columns use; None if absent."""
-    current = obj
-    for name, index in re.findall(r'\.([^.\[\]]+)|\[(\d+)\]', path):
-        if name:
-            current = current.get(name) if isinstance(current, Mapping) else None
-        else:
-            current = current[int(index)] if isinstance(current, list) and int(index) < len(current) else None
-        if current is None:
-            return None
-    return current
-
-
-def _get(path: str, default: Any = NONE) -> Cell:
-    return lambda obj: _or(jsonpath(obj, path), default)
-
-
-def _or(value: Any, default: Any) -> Any:
-    return default if value is None or value == '' or value == [] or value == {} else value
-
-
-def _count(path: str) -> Cell:
-    return lambda obj: len(jsonpath(obj, path) or ())
-
-
-def _int(path: str) -> Cell:
-    return lambda obj: int(jsonpath(obj, path) or 0)
-
-
-def _text(path: str, default: str = NONE) -> Cell:
-    """A value printed as text, as Go's `%v` or `intstr.String()` does (`true`, `1`, `25%`)."""
-    def cell(obj: Mapping[str, Any]) -> Any:
-        value = jsonpath(obj, path)
-        if value is None or value == '':
-            return default
-        return ('true' if value else 'false') if isinstance(value, bool) else str(value)
-    return cell
-
-
-def _bool(path: str, default: bool = False) -> Cell:
-    return lambda obj: bool(_or(jsonpath(obj, path), default))
-
-
-def _when(path: str) -> Cell:
-    """The age of a timestamp, `<none>` without one."""
-    return lambda obj: age(jsonpath(obj, path)) if jsonpath(obj, path) else NONE
+from kopf._cluster.web.cells import (
+    AGE,
+    NAME,
+    NONE,
+    Cell,
+    age,
+    boolean,
+    count,
+    get,
+    human_duration,
+    integer,
+    jsonpath,
+    text,
+    when,
+)
 
 
 def _pod_ready(obj: Mapping[str, Any]) -> str:
@@ -213,10 +134,10 @@ def _has(obj: Mapping[str, Any], kind: str) -> bool:
 
 
 def _job_status(obj: Mapping[str, Any]) -> str:
-    for kind, text in (('Failed', 'Failed'), ('Complete', 'Complete'), ('FailureTarget', 'FailureTarget'),
-                       ('SuccessCriteriaMet', 'SuccessCriteriaMet'), ('Suspended', 'Suspended')):
+    for kind, shown in (('Failed', 'Failed'), ('Complete', 'Complete'), ('FailureTarget', 'FailureTarget'),
+                        ('SuccessCriteriaMet', 'SuccessCriteriaMet'), ('Suspended', 'Suspended')):
         if _has(obj, kind):
-            return text
+            return shown
     return 'Terminating' if obj['metadata'].get('deletionTimestamp') else 'Running'
 
 
@@ -393,8 +314,8 @@ def _dangling(obj: Mapping[str, Any]) -> str:
 
 
 RS_LIKE: list[tuple[str, Cell]] = [
-    ('Desired', _int('.spec.replicas')), ('Current', _int('.status.replicas')),
-    ('Ready', _int('.status.readyReplicas')),
+    ('Desired', integer('.spec.replicas')), ('Current', integer('.status.replicas')),
+    ('Ready', integer('.status.readyReplicas')),
 ]
 
 # The cells of each built-in's columns by column name (the columns themselves come from the real server's
@@ -406,46 +327,47 @@ LISTED: dict[tuple[str, str], list[tuple[str, Cell]]] = {
                                 ('Error', lambda obj: str((_condition(obj, 'Healthy') or {}).get('error', '')))],
     ('', 'configmaps'): [('Data', lambda obj: len(obj.get('data') or {}) + len(obj.get('binaryData') or {}))],
     ('', 'endpoints'): [('Endpoints', _endpoints)],
-    ('', 'namespaces'): [('Status', _get('.status.phase', ''))],
+    ('', 'namespaces'): [('Status', get('.status.phase', ''))],
     ('', 'nodes'): [('Status', _node_status), ('Roles', _node_roles),
-                    ('Version', _get('.status.nodeInfo.kubeletVersion', '')),
+                    ('Version', get('.status.nodeInfo.kubeletVersion', '')),
                     ('Internal-IP', _address('InternalIP')), ('External-IP', _address('ExternalIP')),
-                    ('OS-Image', _get('.status.nodeInfo.osImage', '<unknown>')),
-                    ('Kernel-Version', _get('.status.nodeInfo.kernelVersion', '<unknown>')),
-                    ('Container-Runtime', _get('.status.nodeInfo.containerRuntimeVersion', '<unknown>'))],
+                    ('OS-Image', get('.status.nodeInfo.osImage', '<unknown>')),
+                    ('Kernel-Version', get('.status.nodeInfo.kernelVersion', '<unknown>')),
+                    ('Container-Runtime', get('.status.nodeInfo.containerRuntimeVersion', '<unknown>'))],
     ('', 'persistentvolumeclaims'): [
-        ('Status', _get('.status.phase', '')), ('Volume', _get('.spec.volumeName', '')), ('Capacity', _pvc_capacity),
+        ('Status', get('.status.phase', '')), ('Volume', get('.spec.volumeName', '')), ('Capacity', _pvc_capacity),
         ('Access Modes', _modes('.status.accessModes')), ('StorageClass', _storage_class),
-        ('VolumeAttributesClass', _get('.spec.volumeAttributesClassName', '<unset>')),
-        ('VolumeMode', _get('.spec.volumeMode', '<unset>'))],
+        ('VolumeAttributesClass', get('.spec.volumeAttributesClassName', '<unset>')),
+        ('VolumeMode', get('.spec.volumeMode', '<unset>'))],
     ('', 'persistentvolumes'): [
-        ('Capacity', _get('.spec.capacity.storage', '')), ('Access Modes', _modes('.spec.accessModes')),
-        ('Reclaim Policy', _get('.spec.persistentVolumeReclaimPolicy', '')), ('Status', _get('.status.phase', '')),
+        ('Capacity', get('.spec.capacity.storage', '')), ('Access Modes', _modes('.spec.accessModes')),
+        ('Reclaim Policy', get('.spec.persistentVolumeReclaimPolicy', '')), ('Status', get('.status.phase', '')),
         ('Claim', _claim), ('StorageClass', _storage_class),
-        ('VolumeAttributesClass', _get('.spec.volumeAttributesClassName', '<unset>')),
-        ('Reason', _get('.status.reason', '')), ('VolumeMode', _get('.spec.volumeMode', '<unset>'))],
+        ('VolumeAttributesClass', get('.spec.volumeAttributesClassName', '<unset>')),
+        ('Reason', get('.status.reason', '')), ('VolumeMode', get('.spec.volumeMode', '<unset>'))],
     ('', 'pods'): [('Ready', _pod_ready), ('Status', _pod_status), ('Restarts', _pod_restarts),
-                   ('IP', _get('.status.podIP')), ('Node', _get('.spec.nodeName')),
-                   ('Nominated Node', _get('.status.nominatedNodeName')), ('Readiness Gates', lambda obj: NONE)],
+                   ('IP', get('.status.podIP')), ('Node', get('.spec.nodeName')),
+                   ('Nominated Node', get('.status.nominatedNodeName')), ('Readiness Gates', lambda obj: NONE)],
     ('', 'podtemplates'): [('Containers', _names('.template.spec.containers', 'name')),
                            ('Images', _names('.template.spec.containers', 'image')),
                            ('Pod Labels', _labels('.template.metadata.labels'))],
     ('', 'replicationcontrollers'): RS_LIKE + _workload('.spec.template', _labels('.spec.selector')),
     ('', 'resourcequotas'): [('Request', _quota(False)), ('Limit', _quota(True))],
-    ('', 'secrets'): [('Type', _get('.type', '')), ('Data', lambda obj: len(obj.get('data') or {}))],
-    ('', 'serviceaccounts'): [('Secrets', _count('.secrets'))],
-    ('', 'services'): [('Type', _get('.spec.type', '')), ('Cluster-IP', _get('.spec.clusterIP')),
+    ('', 'secrets'): [('Type', get('.type', '')), ('Data', lambda obj: len(obj.get('data') or {}))],
+    ('', 'serviceaccounts'): [('Secrets', count('.secrets'))],
+    ('', 'services'): [('Type', get('.spec.type', '')), ('Cluster-IP', get('.spec.clusterIP')),
                        ('External-IP', _external_ip), ('Port(s)', _ports), ('Selector', _labels('.spec.selector'))],
     ('apiregistration.k8s.io', 'apiservices'): [('Service', _apiservice), ('Available', _available)],
-    ('apps', 'controllerrevisions'): [('Controller', _controller), ('Revision', _int('.revision'))],
+    ('apps', 'controllerrevisions'): [('Controller', _controller), ('Revision', integer('.revision'))],
     ('apps', 'daemonsets'): [
-        ('Desired', _int('.status.desiredNumberScheduled')), ('Current', _int('.status.currentNumberScheduled')),
-        ('Ready', _int('.status.numberReady')), ('Up-to-date', _int('.status.updatedNumberScheduled')),
-        ('Available', _int('.status.numberAvailable')), ('Node Selector', _labels('.spec.template.spec.nodeSelector')),
+        ('Desired', integer('.status.desiredNumberScheduled')), ('Current', integer('.status.currentNumberScheduled')),
+        ('Ready', integer('.status.numberReady')), ('Up-to-date', integer('.status.updatedNumberScheduled')),
+        ('Available', integer('.status.numberAvailable')),
+        ('Node Selector', _labels('.spec.template.spec.nodeSelector')),
         *_workload('.spec.template', _selector('.spec.selector'))],
     ('apps', 'deployments'): [
         ('Ready', lambda obj: f"{jsonpath(obj, '.status.readyReplicas') or 0}/{jsonpath(obj, '.spec.replicas') or 0}"),
-        ('Up-to-date', _int('.status.updatedReplicas')), ('Available', _int('.status.availableReplicas')),
+        ('Up-to-date', integer('.status.updatedReplicas')), ('Available', integer('.status.availableReplicas')),
         *_workload('.spec.template', _selector('.spec.selector'))],
     ('apps', 'replicasets'): RS_LIKE + _workload('.spec.template', _selector('.spec.selector')),
     ('apps', 'statefulsets'): [
@@ -453,74 +375,74 @@ LISTED: dict[tuple[str, str], list[tuple[str, Cell]]] = {
         *_workload('.spec.template', _selector('.spec.selector'))],
     ('autoscaling', 'horizontalpodautoscalers'): [
         ('Reference', _reference),
-        ('Targets', _hpa_targets), ('MinPods', _text('.spec.minReplicas', '<unset>')),
-        ('MaxPods', _int('.spec.maxReplicas')), ('Replicas', _int('.status.currentReplicas'))],
+        ('Targets', _hpa_targets), ('MinPods', text('.spec.minReplicas', '<unset>')),
+        ('MaxPods', integer('.spec.maxReplicas')), ('Replicas', integer('.status.currentReplicas'))],
     ('batch', 'cronjobs'): [
-        ('Schedule', _get('.spec.schedule', '')), ('Timezone', _get('.spec.timeZone')),
-        ('Suspend', lambda obj: str(bool(jsonpath(obj, '.spec.suspend')))), ('Active', _count('.status.active')),
-        ('Last Schedule', _when('.status.lastScheduleTime')),
+        ('Schedule', get('.spec.schedule', '')), ('Timezone', get('.spec.timeZone')),
+        ('Suspend', lambda obj: str(bool(jsonpath(obj, '.spec.suspend')))), ('Active', count('.status.active')),
+        ('Last Schedule', when('.status.lastScheduleTime')),
         *_workload('.spec.jobTemplate.spec.template', _selector('.spec.jobTemplate.spec.selector'))],
     ('batch', 'jobs'): [('Status', _job_status), ('Completions', _job_completions), ('Duration', _job_duration),
                         *_workload('.spec.template', _selector('.spec.selector'))],
     ('certificates.k8s.io', 'certificatesigningrequests'): [
-        ('SignerName', _get('.spec.signerName', '')), ('Requestor', _get('.spec.username', '')),
+        ('SignerName', get('.spec.signerName', '')), ('Requestor', get('.spec.username', '')),
         ('RequestedDuration', lambda obj: human_duration(obj['spec']['expirationSeconds'])
          if jsonpath(obj, '.spec.expirationSeconds') else NONE), ('Condition', _csr_condition)],
-    ('networking.k8s.io', 'ingressclasses'): [('Controller', _get('.spec.controller', '')),
+    ('networking.k8s.io', 'ingressclasses'): [('Controller', get('.spec.controller', '')),
                                               ('Parameters', _parameters('.spec.parameters'))],
     ('networking.k8s.io', 'ingresses'): [
-        ('Class', _get('.spec.ingressClassName')),
+        ('Class', get('.spec.ingressClassName')),
         ('Hosts', lambda obj: ','.join(r.get('host') or '*' for r in jsonpath(obj, '.spec.rules') or []) or '*'),
         ('Address', _ingress_address), ('Ports', lambda obj: '80, 443' if jsonpath(obj, '.spec.tls') else '80')],
     ('networking.k8s.io', 'ipaddresses'): [('ParentRef', _parent_ref)],
     ('networking.k8s.io', 'networkpolicies'): [('Pod-Selector', _selector('.spec.podSelector'))],
     ('networking.k8s.io', 'servicecidrs'): [('CIDRs', _joined('.spec.cidrs', ''))],
-    ('policy', 'poddisruptionbudgets'): [('Min Available', _text('.spec.minAvailable', 'N/A')),
-                                         ('Max Unavailable', _text('.spec.maxUnavailable', 'N/A')),
-                                         ('Allowed Disruptions', _int('.status.disruptionsAllowed'))],
+    ('policy', 'poddisruptionbudgets'): [('Min Available', text('.spec.minAvailable', 'N/A')),
+                                         ('Max Unavailable', text('.spec.maxUnavailable', 'N/A')),
+                                         ('Allowed Disruptions', integer('.status.disruptionsAllowed'))],
     **{('rbac.authorization.k8s.io', plural): [
         ('Role', lambda obj: f"{jsonpath(obj, '.roleRef.kind')}/{jsonpath(obj, '.roleRef.name')}"),
         ('Users', _binding_subjects('User')), ('Groups', _binding_subjects('Group')),
         ('ServiceAccounts', _binding_subjects('ServiceAccount'))]
        for plural in ('rolebindings', 'clusterrolebindings')},
     ('storage.k8s.io', 'csidrivers'): [
-        ('AttachRequired', _bool('.spec.attachRequired', True)), ('PodInfoOnMount', _bool('.spec.podInfoOnMount')),
-        ('StorageCapacity', _bool('.spec.storageCapacity')),
+        ('AttachRequired', boolean('.spec.attachRequired', True)), ('PodInfoOnMount', boolean('.spec.podInfoOnMount')),
+        ('StorageCapacity', boolean('.spec.storageCapacity')),
         ('TokenRequests', lambda obj: ','.join(str(t.get('audience', '')) for t in jsonpath(obj, '.spec.tokenRequests')
                                                or []) or '<unset>'),
-        ('RequiresRepublish', _bool('.spec.requiresRepublish')), ('Modes', _joined('.spec.volumeLifecycleModes'))],
-    ('storage.k8s.io', 'csinodes'): [('Drivers', _count('.spec.drivers'))],
+        ('RequiresRepublish', boolean('.spec.requiresRepublish')), ('Modes', _joined('.spec.volumeLifecycleModes'))],
+    ('storage.k8s.io', 'csinodes'): [('Drivers', count('.spec.drivers'))],
     ('storage.k8s.io', 'storageclasses'): [
-        ('Provisioner', _get('.provisioner', '')), ('ReclaimPolicy', _get('.reclaimPolicy', 'Delete')),
-        ('VolumeBindingMode', _get('.volumeBindingMode', 'Immediate')),
-        ('AllowVolumeExpansion', _bool('.allowVolumeExpansion'))],
+        ('Provisioner', get('.provisioner', '')), ('ReclaimPolicy', get('.reclaimPolicy', 'Delete')),
+        ('VolumeBindingMode', get('.volumeBindingMode', 'Immediate')),
+        ('AllowVolumeExpansion', boolean('.allowVolumeExpansion'))],
     ('storage.k8s.io', 'volumeattachments'): [
-        ('Attacher', _get('.spec.attacher', '')), ('PV', _get('.spec.source.persistentVolumeName', '')),
-        ('Node', _get('.spec.nodeName', '')), ('Attached', _bool('.status.attached'))],
-    ('storage.k8s.io', 'volumeattributesclasses'): [('DriverName', _get('.driverName', ''))],
-    ('admissionregistration.k8s.io', 'mutatingwebhookconfigurations'): [('Webhooks', _count('.webhooks'))],
-    ('admissionregistration.k8s.io', 'validatingwebhookconfigurations'): [('Webhooks', _count('.webhooks'))],
+        ('Attacher', get('.spec.attacher', '')), ('PV', get('.spec.source.persistentVolumeName', '')),
+        ('Node', get('.spec.nodeName', '')), ('Attached', boolean('.status.attached'))],
+    ('storage.k8s.io', 'volumeattributesclasses'): [('DriverName', get('.driverName', ''))],
+    ('admissionregistration.k8s.io', 'mutatingwebhookconfigurations'): [('Webhooks', count('.webhooks'))],
+    ('admissionregistration.k8s.io', 'validatingwebhookconfigurations'): [('Webhooks', count('.webhooks'))],
     ('admissionregistration.k8s.io', 'validatingadmissionpolicies'): [
-        ('Validations', _count('.spec.validations')), ('ParamKind', _parameters('.spec.paramKind', '<unset>'))],
+        ('Validations', count('.spec.validations')), ('ParamKind', _parameters('.spec.paramKind', '<unset>'))],
     ('admissionregistration.k8s.io', 'validatingadmissionpolicybindings'): [
-        ('PolicyName', _get('.spec.policyName', '')), ('ParamRef', _parameters('.spec.paramRef', '<unset>'))],
+        ('PolicyName', get('.spec.policyName', '')), ('ParamRef', _parameters('.spec.paramRef', '<unset>'))],
     ('scheduling.k8s.io', 'priorityclasses'): [
-        ('Value', _int('.value')), ('Global-Default', _bool('.globalDefault')),
-        ('PreemptionPolicy', _get('.preemptionPolicy', ''))],
-    ('coordination.k8s.io', 'leases'): [('Holder', _get('.spec.holderIdentity', ''))],
-    ('node.k8s.io', 'runtimeclasses'): [('Handler', _get('.handler', ''))],
+        ('Value', integer('.value')), ('Global-Default', boolean('.globalDefault')),
+        ('PreemptionPolicy', get('.preemptionPolicy', ''))],
+    ('coordination.k8s.io', 'leases'): [('Holder', get('.spec.holderIdentity', ''))],
+    ('node.k8s.io', 'runtimeclasses'): [('Handler', get('.handler', ''))],
     ('discovery.k8s.io', 'endpointslices'): [
-        ('AddressType', _get('.addressType', '')), ('Endpoints', _slice_endpoints),
+        ('AddressType', get('.addressType', '')), ('Endpoints', _slice_endpoints),
         ('Ports', lambda obj: ','.join(str(p.get('port', '')) for p in obj.get('ports') or []) or '<unset>')],
     ('resource.k8s.io', 'resourceclaims'): [('State', _claim_state)],
-    ('resource.k8s.io', 'resourceslices'): [('Node', _get('.spec.nodeName', '')), ('Driver', _get('.spec.driver', '')),
-                                            ('Pool', _get('.spec.pool.name', ''))],
+    ('resource.k8s.io', 'resourceslices'): [('Node', get('.spec.nodeName', '')), ('Driver', get('.spec.driver', '')),
+                                            ('Pool', get('.spec.pool.name', ''))],
     ('flowcontrol.apiserver.k8s.io', 'flowschemas'): [
-        ('PriorityLevel', _get('.spec.priorityLevelConfiguration.name', '')),
-        ('MatchingPrecedence', _int('.spec.matchingPrecedence')),
-        ('DistinguisherMethod', _get('.spec.distinguisherMethod.type')), ('MissingPL', _dangling)],
+        ('PriorityLevel', get('.spec.priorityLevelConfiguration.name', '')),
+        ('MatchingPrecedence', integer('.spec.matchingPrecedence')),
+        ('DistinguisherMethod', get('.spec.distinguisherMethod.type')), ('MissingPL', _dangling)],
     ('flowcontrol.apiserver.k8s.io', 'prioritylevelconfigurations'): [
-        ('Type', _get('.spec.type', '')),
+        ('Type', get('.spec.type', '')),
         ('NominalConcurrencyShares', lambda obj: NONE if obj['spec'].get('type') == 'Exempt' else
          jsonpath(obj, '.spec.limited.nominalConcurrencyShares') or 0),
         ('Queues', _queuing('queues')), ('HandSize', _queuing('handSize')),

@@ -21,7 +21,7 @@ from typing import Any
 from kopf._cluster import statuses
 from kopf._cluster.apis.resourcetable import Resource
 from kopf._cluster.web import printers
-from kopf._cluster.web.printers import AGE, NAME, Cell, age, jsonpath
+from kopf._cluster.web.cells import AGE, NAME, Cell, age, human_duration, jsonpath
 
 __all__ = ['wants_table', 'include_object', 'columns', 'table', 'partial', 'age', 'human_duration', 'jsonpath']
 INCLUDE_OBJECT = ('Metadata', 'Object', 'None')
@@ -40,10 +40,6 @@ def include_object(params: Mapping[str, str]) -> str:
         raise statuses.bad_request(f'Unable to convert to Table as requested: includeObject: Invalid value: '
                                    f'"{value}": must be \'Metadata\', \'Object\', \'None\', or empty')
     return value
-
-
-def human_duration(seconds: float) -> str:
-    return printers.human_duration(seconds)
 
 
 def columns(resource: Resource) -> list[tuple[dict[str, Any], Cell]]:

@@ -1,0 +1,72 @@
+"""The files of an envtest cluster: where its binaries are, and the throw-away PKI it starts with.
+
+The binaries come from an explicit directory, `$KUBEBUILDER_ASSETS` (the directory `setup-envtest use
+-p path` prints), or `~/.cache/kopf/envtest/<version>/` (`$KOPF_ENVTEST_CACHE` instead of
+`~/.cache/kopf/envtest`) where `make envtest` builds them, `DEFAULT_VERSION` first, else the newest.
+A missing one is an `EnvtestError` that names it and says how to get it.
+`cryptography` is imported only when the PKI is written.
+"""
+import os
+import pathlib
+
+#: The version `make envtest` builds (tools/envtest/VERSION); its binaries are looked up first.
+DEFAULT_VERSION = '1.34.4'
+
+
+class EnvtestError(Exception):
+    """The envtest cluster cannot start: a missing binary, a process that exited, a timeout."""
+
+
+def cache_root() -> pathlib.Path:
+    return pathlib.Path(os.environ.get('KOPF_ENVTEST_CACHE') or pathlib.Path.home() / '.cache' / 'kopf' / 'envtest')
+
+
+def find_assets(assets: str | os.PathLike[str] | None = None) -> pathlib.Path:
+    """The directory with the binaries: explicit, `$KUBEBUILDER_ASSETS`, or the `make envtest` cache."""
+    if assets is not None:
+        return pathlib.Path(assets)
+    if os.environ.get('KUBEBUILDER_ASSETS'):
+        return pathlib.Path(os.environ['KUBEBUILDER_ASSETS'])
+    root = cache_root()
+    preferred = root / DEFAULT_VERSION
+    if (preferred / 'kube-apiserver').exists():
+        return preferred
+    built = sorted((p for p in root.glob('*') if (p / 'kube-apiserver').exists()), key=_version_key)
+    return built[-1] if built else preferred
+
+
+def _version_key(path: pathlib.Path) -> tuple[int, ...]:
+    return tuple(int(part) if part.isdigit() else -1 for part in path.name.split('.'))
+
+
+def binary(assets: pathlib.Path, name: str) -> pathlib.Path:
+    path = assets / name
+    if not (path.is_file() and os.access(path, os.X_OK)):
+        raise EnvtestError(
+            f'{name} is not found in {assets}: run `make envtest` in kopf\'s repository (it builds etcd, '
+            f'kube-apiserver, kube-controller-manager and kubectl from their Go modules), or point '
+            f'$KUBEBUILDER_ASSETS at a directory of setup-envtest binaries.')
+    return path
+
+
+def write_pki(pki: pathlib.Path, admin: str) -> None:
+    """A CA; the apiserver's serving certificate; the admin's client certificate; the SA key pair."""
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+
+    from kopf._model import certificates
+
+    made = certificates.make('localhost', '10.0.0.1', 'kubernetes', 'kubernetes.default', 'kubernetes.default.svc')
+    (pki / 'ca.crt').write_bytes(made.ca_pem)
+    (pki / 'ca.key').write_bytes(made.ca_key_pem)
+    (pki / 'serving.crt').write_bytes(made.cert_pem)
+    (pki / 'serving.key').write_bytes(made.key_pem)
+    cert, key = made.client(admin, ('system:masters',))
+    (pki / 'admin.crt').write_bytes(cert)
+    (pki / 'admin.key').write_bytes(key)
+
+    pem, raw = serialization.Encoding.PEM, serialization.NoEncryption()
+    sa_key = ec.generate_private_key(ec.SECP256R1())
+    (pki / 'sa.key').write_bytes(sa_key.private_bytes(pem, serialization.PrivateFormat.TraditionalOpenSSL, raw))
+    (pki / 'sa.pub').write_bytes(sa_key.public_key().public_bytes(
+        pem, serialization.PublicFormat.SubjectPublicKeyInfo))
