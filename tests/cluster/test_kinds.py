@@ -147,7 +147,10 @@ def test_service_cluster_ip_is_kept_and_immutable() -> None:
     assert omitted['spec']['clusterIP'] == '10.96.0.10'
     [cause] = kindrules.on_update(('', 'services'), current, {'spec': {'clusterIP': '10.96.0.11'}})
     assert (cause['field'], cause['message']) == (
-        'spec.clusterIPs[0]', 'Invalid value: []string{"10.96.0.11"}: may not change once set')
+        'spec.clusterIPs[0]', 'Invalid value: ["10.96.0.11"]: may not change once set')
+    only_singular = {'spec': {'clusterIP': '10.96.0.12', 'clusterIPs': ['10.96.0.10']}}   # a merge patch of clusterIP
+    [cause] = kindrules.on_update(('', 'services'), current, only_singular)
+    assert cause['message'] == 'Invalid value: ["10.96.0.12"]: may not change once set'
 
 
 def test_secret_string_data_is_merged_into_data() -> None:
