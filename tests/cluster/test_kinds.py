@@ -147,7 +147,10 @@ def test_service_cluster_ip_is_kept_and_immutable() -> None:
     assert omitted['spec']['clusterIP'] == '10.96.0.10'
     [cause] = kindrules.on_update(('', 'services'), current, {'spec': {'clusterIP': '10.96.0.11'}})
     assert (cause['field'], cause['message']) == (
-        'spec.clusterIPs[0]', 'Invalid value: []string{"10.96.0.11"}: may not change once set')
+        'spec.clusterIPs[0]', 'Invalid value: ["10.96.0.11"]: may not change once set')
+    only_singular = {'spec': {'clusterIP': '10.96.0.12', 'clusterIPs': ['10.96.0.10']}}   # a merge patch of clusterIP
+    [cause] = kindrules.on_update(('', 'services'), current, only_singular)
+    assert cause['message'] == 'Invalid value: ["10.96.0.12"]: may not change once set'
 
 
 def test_secret_string_data_is_merged_into_data() -> None:
@@ -259,3 +262,39 @@ def test_configmap_and_secret_keys_are_config_keys(key: str, valid: bool) -> Non
     for field in ('data', 'stringData'):
         causes = kindrules.prepare(('', 'secrets'), {'metadata': {'name': 'x'}, field: {key: 'dg=='}}, settings)
         assert (causes == []) is valid, (field, causes)
+
+
+@pytest.mark.parametrize('accept, aggregated', [
+    ('application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,'
+     'application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json', True),  # kubectl
+    ('application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json', False),
+    ('application/json', False), ('', False), ('*/*', False),
+    ('application/json, application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList', False),
+    ('application/vnd.kubernetes.protobuf;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,'
+     'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList', True),
+])
+def test_aggregated_discovery_when_asked_first(accept: str, aggregated: bool) -> None:
+    assert apidiscovery.wants_aggregated(accept) is aggregated
+
+
+def test_aggregated_discovery_of_builtins_and_custom_resources() -> None:
+    catalog = Catalog()
+    core = apidiscovery.aggregated(catalog, core=True)
+    assert (core['kind'], core['apiVersion']) == ('APIGroupDiscoveryList', 'apidiscovery.k8s.io/v2')
+    [item] = core['items']
+    assert item['metadata'] == {'creationTimestamp': None} and [v['version'] for v in item['versions']] == ['v1']
+    pods = next(r for r in item['versions'][0]['resources'] if r['resource'] == 'pods')
+    assert pods['responseKind'] == {'group': '', 'version': '', 'kind': 'Pod'} and pods['scope'] == 'Namespaced'
+    eviction = next(sub for sub in pods['subresources'] if sub['subresource'] == 'eviction')
+    assert eviction == {'subresource': 'eviction', 'verbs': ['create'],
+                        'responseKind': {'group': 'policy', 'version': 'v1', 'kind': 'Eviction'}}
+    custom = resourcetable.Resource(group='example.com', version='v1', plural='things', kind='Thing', namespaced=False,
+                                    singular='thing', custom=True, subresources=('status', 'scale'))
+    catalog.set_custom('things.example.com', [custom])
+    groups = apidiscovery.aggregated(catalog, core=False)['items']
+    assert [g['metadata']['name'] for g in groups][:2] == ['apiregistration.k8s.io', 'apps']
+    [thing] = groups[-1]['versions'][0]['resources']
+    assert (groups[-1]['metadata']['name'], thing['scope'], thing['responseKind']['group']) == (
+        'example.com', 'Cluster', 'example.com')
+    assert [(s['subresource'], s['responseKind']['kind']) for s in thing['subresources']] == [
+        ('status', 'Thing'), ('scale', 'Scale')]

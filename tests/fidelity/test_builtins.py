@@ -29,6 +29,19 @@ NEWER_THAN_KUBECTL = {'ServiceCIDR': 33, 'IPAddress': 33, 'VolumeAttributesClass
                       'ResourceClaim': 34, 'ResourceClaimTemplate': 34, 'ResourceSlice': 34}
 
 
+# Kinds served at a second version: their samples go through the typed API of that version too.
+OTHER_VERSIONS: list[dict[str, Any]] = [
+    {'apiVersion': 'autoscaling/v1', 'kind': 'HorizontalPodAutoscaler', 'metadata': {'name': 'sample-hpa-v1'},
+     'spec': {'scaleTargetRef': {'apiVersion': 'apps/v1', 'kind': 'Deployment', 'name': 'sample-deployment'},
+              'minReplicas': 1, 'maxReplicas': 3, 'targetCPUUtilizationPercentage': 80}},
+]
+# Kinds that are not stored: only created (the reviews, a Pod's binding) or only read (ComponentStatus).
+UNSTORED = {('v1', 'Binding'), ('v1', 'ComponentStatus'), ('authentication.k8s.io/v1', 'SelfSubjectReview'),
+            ('authentication.k8s.io/v1', 'TokenReview'), ('authorization.k8s.io/v1', 'LocalSubjectAccessReview'),
+            ('authorization.k8s.io/v1', 'SelfSubjectAccessReview'),
+            ('authorization.k8s.io/v1', 'SelfSubjectRulesReview'), ('authorization.k8s.io/v1', 'SubjectAccessReview')}
+
+
 def _id(sample: dict[str, Any]) -> str:
     return f'{sample["apiVersion"]}/{sample["kind"]}'
 
@@ -83,6 +96,76 @@ def test_api_resources_as_the_real_server(kubectl: Kubectl) -> None:
     assert listed == _table_rows()
 
 
+def test_the_samples_cover_every_kind() -> None:
+    """One object of every kind goes through the clients below: a sample of each stored kind at each version."""
+    sampled = {(s['apiVersion'], s['kind']) for s in SAMPLES + OTHER_VERSIONS}
+    served = {(r.api_version, r.kind) for r in resourcetable.BUILTINS}
+    assert served - sampled == UNSTORED
+    assert sampled <= served
+    for resource in resourcetable.BUILTINS:
+        stored = {'create', 'get', 'delete'} <= set(resource.verbs)
+        assert stored is ((resource.api_version, resource.kind) not in UNSTORED), resource
+
+
+def _legacy(entry: dict[str, Any], group: str, version: str) -> tuple[Any, ...]:
+    """A legacy discovery entry (`/api/v1`, `/apis/GROUP/VERSION`) as a row: what kubectl reads from it."""
+    return (entry['name'], entry.get('singularName', ''), entry['namespaced'], entry.get('group', group),
+            entry.get('version', version), entry['kind'], tuple(sorted(entry['verbs'])),
+            tuple(entry.get('shortNames', ())),
+            tuple(entry.get('categories', ())))
+
+
+def _table_legacy(group: str, version: str) -> set[tuple[Any, ...]]:
+    rows = set()
+    for r in resourcetable.BUILTINS:
+        if (r.group, r.version) == (group, version):
+            rows.add((r.plural, r.singular, r.namespaced, group, version, r.kind, r.verbs, r.short_names,
+                      r.categories))
+            rows |= {(f'{r.plural}/{sub.name}', '', r.namespaced, sub.group, sub.version, sub.kind, sub.verbs, (), ())
+                     for sub in r.listed_subresources}
+    return rows
+
+
+@pytest.mark.parametrize('group, version', sorted({(r.group, r.version) for r in resourcetable.BUILTINS}),
+                         ids=lambda value: value or 'core')
+def test_legacy_discovery_as_the_real_server(raw: Http, group: str, version: str) -> None:
+    """Aggregated discovery is what `kubectl api-resources` reads; clients of the older kind read these lists."""
+    status, _, listed = raw.request('GET', f'/apis/{group}/{version}' if group else f'/api/{version}')
+    assert status == 200 and listed['kind'] == 'APIResourceList' and listed['groupVersion'] == (
+        f'{group}/{version}' if group else version)
+    assert {_legacy(entry, group, version) for entry in listed['resources']} == _table_legacy(group, version)
+
+
+AGGREGATED = 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList'
+
+
+def test_aggregated_discovery_as_the_real_server(raw: Http) -> None:
+    """`/api` and `/apis` as `APIGroupDiscoveryList`: every group, version, resource and subresource of the table."""
+    groups = {group['name'] for group in resourcetable.data()['groups']}
+    listed: set[tuple[Any, ...]] = set()
+    for path in ('/api', '/apis'):
+        status, _, answer = raw.request('GET', path, headers={'Accept': AGGREGATED})
+        assert status == 200 and answer['kind'] == 'APIGroupDiscoveryList', answer
+        for item in answer['items']:
+            group = item['metadata'].get('name', '')
+            if group not in groups:   # the suite's CRDs
+                continue
+            for served in item['versions']:
+                version = served['version']
+                for entry in served['resources']:
+                    listed.add((entry['resource'], entry.get('singularResource', ''), entry['scope'] == 'Namespaced',
+                                group, version, entry['responseKind']['kind'], tuple(sorted(entry['verbs'])),
+                                tuple(entry.get('shortNames', ())), tuple(entry.get('categories', ()))))
+                    for sub in entry.get('subresources', []):
+                        kind = sub.get('responseKind') or {}
+                        same = not kind.get('group') and not kind.get('version')
+                        listed.add((f'{entry["resource"]}/{sub["subresource"]}', '', entry['scope'] == 'Namespaced',
+                                    group if same else kind.get('group', ''), version if same else kind['version'],
+                                    kind.get('kind', ''), tuple(sorted(sub.get('verbs', []))), (), ()))
+    expected = set().union(*(_table_legacy(g, v) for g, v in {(r.group, r.version) for r in resourcetable.BUILTINS}))
+    assert listed == expected
+
+
 @pytest.fixture()
 def cleanup(kubectl: Kubectl) -> Iterator[list[dict[str, Any]]]:
     """Samples to delete after the test, whatever it did, and to wait for (finalizers may hold them a while)."""
@@ -95,7 +178,7 @@ def cleanup(kubectl: Kubectl) -> Iterator[list[dict[str, Any]]]:
         assert result.returncode == 0, result.stderr
 
 
-@pytest.mark.parametrize('sample', SAMPLES, ids=_id)
+@pytest.mark.parametrize('sample', SAMPLES + OTHER_VERSIONS, ids=_id)
 def test_typed_api_create_read_patch_delete(api_client: Any, sample: dict[str, Any],
                                             cleanup: list[dict[str, Any]]) -> None:
     import kubernetes
@@ -125,13 +208,114 @@ def test_typed_api_create_read_patch_delete(api_client: Any, sample: dict[str, A
         assert after.metadata.deletion_timestamp is not None
 
 
-@pytest.mark.parametrize('sample', SAMPLES, ids=_id)
+@pytest.mark.parametrize('sample', SAMPLES + OTHER_VERSIONS, ids=_id)
 def test_create_from_yaml(api_client: Any, sample: dict[str, Any], cleanup: list[dict[str, Any]]) -> None:
     from kubernetes import utils
     cleanup.append(sample)
     [created] = utils.create_from_yaml(api_client, yaml_objects=[sample], namespace=NAMESPACE)
     [obj] = created if isinstance(created, list) else [created]
     assert obj.metadata.name == sample['metadata']['name']
+
+
+ATTRIBUTES = {'verb': 'list', 'resource': 'pods', 'namespace': 'default'}
+REVIEWS: list[tuple[dict[str, Any], str]] = [   # (the body, what its answer's status must have)
+    ({'apiVersion': 'authorization.k8s.io/v1', 'kind': 'SelfSubjectAccessReview',
+      'spec': {'resourceAttributes': ATTRIBUTES}}, 'allowed'),
+    ({'apiVersion': 'authorization.k8s.io/v1', 'kind': 'SubjectAccessReview',
+      'spec': {'user': 'someone', 'resourceAttributes': ATTRIBUTES}}, 'allowed'),
+    ({'apiVersion': 'authorization.k8s.io/v1', 'kind': 'LocalSubjectAccessReview',
+      'metadata': {'namespace': NAMESPACE}, 'spec': {'user': 'someone', 'resourceAttributes': ATTRIBUTES}}, 'allowed'),
+    ({'apiVersion': 'authorization.k8s.io/v1', 'kind': 'SelfSubjectRulesReview', 'spec': {'namespace': NAMESPACE}},
+     'resource_rules'),
+    ({'apiVersion': 'authentication.k8s.io/v1', 'kind': 'TokenReview', 'spec': {'token': 'no-such-token'}}, 'error'),
+    ({'apiVersion': 'authentication.k8s.io/v1', 'kind': 'SelfSubjectReview'}, 'user_info'),
+]
+
+
+@pytest.mark.parametrize('body, answered', REVIEWS, ids=[body['kind'] for body, _ in REVIEWS])
+def test_reviews_through_the_typed_api_create_from_yaml_and_kubectl(api_client: Any, kubectl: Kubectl,
+                                                                     body: dict[str, Any], answered: str) -> None:
+    """Create-only kinds: answered with their status filled in, and never stored (nothing to read or delete)."""
+    from kubernetes import utils
+    api = _typed_api(api_client, body['apiVersion'])
+    kind = _snake(body['kind'])
+    namespaced = 'namespace' in body.get('metadata', {})
+    create = getattr(api, f'create_{"namespaced_" if namespaced else ""}{kind}')
+    review = create(NAMESPACE, body) if namespaced else create(body)
+    assert review.kind == body['kind'] and getattr(review.status, answered) is not None
+    [created] = utils.create_from_yaml(api_client, yaml_objects=[{'metadata': {}, **body}], namespace=NAMESPACE)
+    [again] = created if isinstance(created, list) else [created]
+    assert again.kind == body['kind'] and getattr(again.status, answered) is not None
+    assert not hasattr(api, f'read_{kind}') and not hasattr(api, f'delete_{kind}')
+    created_by_kubectl = kubectl('create', '-f', '-', '-o', 'json', input=json.dumps(body))
+    assert created_by_kubectl.returncode == 0, created_by_kubectl.stderr
+    assert json.loads(created_by_kubectl.stdout)['status']
+
+
+def test_binding_and_component_statuses_through_the_typed_api(core: Any, cluster: Cluster) -> None:
+    cluster.apply(_pod('bound-by-client'))
+    try:
+        binding = {'apiVersion': 'v1', 'kind': 'Binding', 'metadata': {'name': 'bound-by-client'},
+                   'target': {'apiVersion': 'v1', 'kind': 'Node', 'name': 'node-1'}}
+        # The client cannot read its own answer (a Status, not a Binding: kubernetes-client/python#825).
+        answer = json.loads(core.create_namespaced_binding(NAMESPACE, binding, _preload_content=False).data)
+        assert (answer['kind'], answer['status']) == ('Status', 'Success')
+        assert core.read_namespaced_pod('bound-by-client', NAMESPACE).spec.node_name == 'node-1'
+    finally:
+        core.delete_namespaced_pod('bound-by-client', NAMESPACE, grace_period_seconds=0)
+    statuses = core.list_component_status()   # deprecated since 1.19, still served
+    assert statuses.kind == 'ComponentStatusList'
+    for item in statuses.items:
+        assert core.read_component_status(item.metadata.name).metadata.name == item.metadata.name
+
+
+def _scale_samples() -> list[dict[str, Any]]:
+    return [s for s in SAMPLES if 'scale' in _resource(s).subresources]
+
+
+def test_every_scalable_kind_is_sampled() -> None:
+    assert {s['kind'] for s in _scale_samples()} == {'Deployment', 'ReplicaSet', 'StatefulSet',
+                                                     'ReplicationController'}
+
+
+@pytest.mark.parametrize('sample', _scale_samples(), ids=_id)
+def test_scale_subresource_of_every_scalable_kind(api_client: Any, kubectl: Kubectl, sample: dict[str, Any],
+                                                  cleanup: list[dict[str, Any]]) -> None:
+    resource = _resource(sample)
+    api = _typed_api(api_client, sample['apiVersion'])
+    kind, name = _snake(sample['kind']), sample['metadata']['name']
+    cleanup.append(sample)
+    getattr(api, f'create_namespaced_{kind}')(NAMESPACE, sample)
+    scaled = getattr(api, f'patch_namespaced_{kind}_scale')(name, NAMESPACE, {'spec': {'replicas': 2}})
+    assert (scaled.kind, scaled.api_version, scaled.spec.replicas) == ('Scale', 'autoscaling/v1', 2)
+    assert getattr(api, f'read_namespaced_{kind}')(name, NAMESPACE).spec.replicas == 2
+    read = getattr(api, f'read_namespaced_{kind}_scale')(name, NAMESPACE)
+    assert read.spec.replicas == 2 and read.metadata.name == name
+    result = kubectl('scale', f'{resource.plural}{"." + resource.group if resource.group else ""}', name,
+                     '--replicas=0')
+    assert (result.returncode, result.stdout.strip()) == (0, f'{_typed_name(resource)}/{name} scaled'), result.stderr
+    assert getattr(api, f'read_namespaced_{kind}')(name, NAMESPACE).spec.replicas == 0
+
+
+def _status_samples() -> list[dict[str, Any]]:
+    return [s for s in SAMPLES + OTHER_VERSIONS if 'status' in _resource(s).subresources]
+
+
+@pytest.mark.parametrize('sample', _status_samples(), ids=_id)
+def test_status_subresource_of_every_kind_that_has_one(api_client: Any, sample: dict[str, Any],
+                                                       cleanup: list[dict[str, Any]]) -> None:
+    resource = _resource(sample)
+    api = _typed_api(api_client, sample['apiVersion'])
+    kind, name = _snake(sample['kind']), sample['metadata']['name']
+    scope = 'namespaced_' if resource.namespaced else ''
+    where = {'namespace': NAMESPACE} if resource.namespaced else {}
+    cleanup.append(sample)
+    created = getattr(api, f'create_{scope}{kind}')(body=sample, **where)
+    read = json.loads(getattr(api, f'read_{scope}{kind}_status')(name=name, **where, _preload_content=False).data)
+    assert (read['kind'], read['metadata']['uid']) == (sample['kind'], created.metadata.uid)
+    body = {'status': read['status']} if read.get('status') else {}   # as read: the client's models require fields
+    patched = getattr(api, f'patch_{scope}{kind}_status')(name=name, body=body, **where)
+    assert patched.metadata.uid == created.metadata.uid
 
 
 @pytest.mark.parametrize('sample', SAMPLES, ids=_id)
@@ -161,6 +345,28 @@ def test_kubectl_apply_get_describe_delete(kubectl: Kubectl, sample: dict[str, A
     deleted = kubectl('delete', what, name, '--wait=false')
     assert deleted.returncode == 0, deleted.stderr
     assert f'"{name}" deleted' in deleted.stdout
+
+
+@pytest.mark.parametrize('sample', [s for s in SAMPLES if s['kind'] in NEWER_THAN_KUBECTL], ids=_id)
+def test_describe_newer_kinds_with_a_kubectl_of_the_servers_version(cluster: Cluster, sample: dict[str, Any],
+                                                                    tmp_path: pathlib.Path,
+                                                                    cleanup: list[dict[str, Any]]) -> None:
+    """The kinds the machine's kubectl cannot describe, described by the kubectl built with the envtest binaries."""
+    from kopf._kits import envtest
+    try:
+        binary = envtest.binary(envtest.find_assets(), 'kubectl')
+    except envtest.EnvtestError as exc:   # no envtest binaries on this machine
+        pytest.skip(f'no kubectl of the server\'s version: {exc}')
+    kubectl = Kubectl(str(binary), pathlib.Path(cluster.kubeconfig), tmp_path / 'cache')
+    if kubectl.minor() < NEWER_THAN_KUBECTL[sample['kind']]:
+        pytest.skip(f'{binary} is older than 1.{NEWER_THAN_KUBECTL[sample["kind"]]}')
+    resource = _resource(sample)
+    cleanup.append(sample)
+    applied = kubectl('apply', '-f', '-', input=json.dumps(sample))
+    assert applied.returncode == 0, applied.stderr
+    described = kubectl('describe', f'{resource.plural}.{resource.group}', sample['metadata']['name'])
+    assert described.returncode == 0, described.stderr
+    assert re.search(rf'^Name:\s+{re.escape(sample["metadata"]["name"])}$', described.stdout, re.M), described.stdout
 
 
 def test_get_all_as_a_real_cluster(kubectl: Kubectl, cluster: Cluster, cleanup: list[dict[str, Any]]) -> None:
@@ -325,3 +531,95 @@ def test_table_cells_as_the_real_servers_printers(raw: Http, cluster: Cluster, s
     assert len(names) == len(theirs) == len(ours), (names, theirs)
     assert {n: c for n, c in zip(names, ours, strict=True) if n not in timed} == \
         {n: c for n, c in zip(names, theirs, strict=True) if n not in timed}
+
+
+def _container() -> dict[str, Any]:
+    return {'name': 'main', 'image': 'busybox:1.36'}
+
+
+def test_defaults_that_clients_read_back(raw: Http) -> None:
+    """A Job's selector and labels, a StatefulSet's podManagementPolicy, a Service's clusterIP and port protocol."""
+    pod_spec = {'restartPolicy': 'Never', 'containers': [_container()]}
+    made = [('/apis/batch/v1/namespaces/default/jobs', 'defaulted', {
+                'apiVersion': 'batch/v1', 'kind': 'Job', 'metadata': {'name': 'defaulted'},
+                'spec': {'suspend': True, 'template': {'spec': pod_spec}}}),
+            ('/apis/apps/v1/namespaces/default/statefulsets', 'defaulted', {
+                'apiVersion': 'apps/v1', 'kind': 'StatefulSet', 'metadata': {'name': 'defaulted'},
+                'spec': {'replicas': 0, 'selector': {'matchLabels': {'app': 'd'}}, 'template': {
+                    'metadata': {'labels': {'app': 'd'}}, 'spec': {'containers': [_container()]}}}}),
+            ('/api/v1/namespaces/default/services', 'defaulted', {
+                'apiVersion': 'v1', 'kind': 'Service', 'metadata': {'name': 'defaulted'},
+                'spec': {'selector': {'app': 'd'}, 'ports': [{'port': 80}]}})]
+    try:
+        answers = []
+        for path, _, body in made:
+            status, _, answer = raw.request('POST', path, body)
+            assert status == 201, answer
+            answers.append(answer)
+        job, sts, svc = answers
+        uid = job['metadata']['uid']
+        assert job['spec']['selector'] == {'matchLabels': {'batch.kubernetes.io/controller-uid': uid}}
+        assert job['spec']['template']['metadata']['labels'] == {
+            'batch.kubernetes.io/controller-uid': uid, 'batch.kubernetes.io/job-name': 'defaulted',
+            'controller-uid': uid, 'job-name': 'defaulted'}
+        assert job['metadata']['labels'] == job['spec']['template']['metadata']['labels']
+        assert sts['spec']['podManagementPolicy'] == 'OrderedReady'
+        assert svc['spec']['clusterIP'] and svc['spec']['clusterIPs'] == [svc['spec']['clusterIP']]
+        assert svc['spec']['ports'] == [{'port': 80, 'protocol': 'TCP', 'targetPort': 80}]
+    finally:
+        for path, name, _ in made:
+            raw.request('DELETE', f'{path}/{name}?propagationPolicy=Background')
+
+
+def test_immutable_fields_that_users_trip_over(raw: Http) -> None:
+    """A Job's template and a Service's clusterIP: a 422 naming the field, as a real server's."""
+    jobs, services = '/apis/batch/v1/namespaces/default/jobs', '/api/v1/namespaces/default/services'
+    job = {'apiVersion': 'batch/v1', 'kind': 'Job', 'metadata': {'name': 'immutable'},
+           'spec': {'suspend': True, 'template': {'spec': {'restartPolicy': 'Never', 'containers': [_container()]}}}}
+    svc = {'apiVersion': 'v1', 'kind': 'Service', 'metadata': {'name': 'immutable'}, 'spec': {'ports': [{'port': 80}]}}
+    try:
+        assert raw.request('POST', jobs, job)[0] == 201
+        status, _, svc_made = raw.request('POST', services, svc)
+        assert status == 201, svc_made
+        image = {'spec': {'template': {'spec': {'containers': [{**_container(), 'image': 'busybox:1.37'}]}}}}
+        status, _, answer = raw.request('PATCH', f'{jobs}/immutable', image, 'application/strategic-merge-patch+json')
+        assert (status, answer['reason']) == (422, 'Invalid'), answer
+        assert 'spec.template' in [cause['field'] for cause in answer['details']['causes']]
+        assert answer['message'].startswith('Job.batch "immutable" is invalid: spec.template: Invalid value: ')
+        assert answer['message'].endswith('field is immutable')
+        other = '10.96.0.' + ('11' if svc_made['spec']['clusterIP'] != '10.96.0.11' else '12')
+        status, _, answer = raw.request('PATCH', f'{services}/immutable', {'spec': {'clusterIP': other}},
+                                        'application/merge-patch+json')
+        assert (status, answer['reason']) == (422, 'Invalid'), answer
+        [cause] = answer['details']['causes']
+        assert (cause['field'], cause['reason']) == ('spec.clusterIPs[0]', 'FieldValueInvalid')
+        assert cause['message'] == f'Invalid value: ["{other}"]: may not change once set'
+    finally:
+        raw.request('DELETE', f'{jobs}/immutable?propagationPolicy=Background')
+        raw.request('DELETE', f'{services}/immutable')
+
+
+@pytest.mark.emulator_only(reason='what the emulator does not serve (docs/local-cluster.md#what-is-not-emulated)')
+def test_listed_but_unserved_subresources_answer_404(raw: Http, cluster: Cluster, kubectl: Kubectl,
+                                                     cleanup: list[dict[str, Any]]) -> None:
+    [csr] = [s for s in SAMPLES if s['kind'] == 'CertificateSigningRequest']
+    cleanup.extend([_pod('unserved'), csr])
+    cluster.apply(_pod('unserved'), csr)
+    objects = {('', 'pods'): '/api/v1/namespaces/default/pods/unserved',
+               ('', 'serviceaccounts'): '/api/v1/namespaces/default/serviceaccounts/default',
+               ('', 'services'): '/api/v1/namespaces/default/services/kubernetes',
+               ('certificates.k8s.io', 'certificatesigningrequests'):
+                   f'/apis/certificates.k8s.io/v1/certificatesigningrequests/{csr["metadata"]["name"]}'}
+    unserved = [(r, sub) for r in resourcetable.BUILTINS if r.key in objects
+                for sub in r.listed_subresources if sub.name not in resourcetable.SERVED_SUBRESOURCES]
+    assert {f'{r.plural}/{sub.name}' for r, sub in unserved} >= {
+        'pods/log', 'pods/exec', 'pods/resize', 'serviceaccounts/token', 'certificatesigningrequests/approval'}
+    for resource, sub in unserved:
+        assert raw.request('GET', objects[resource.key])[0] == 200
+        method = 'GET' if 'get' in sub.verbs else 'POST' if 'create' in sub.verbs else 'PUT'
+        status, _, _ = raw.request(method, f'{objects[resource.key]}/{sub.name}', {} if method != 'GET' else None)
+        assert status == 404, (resource.plural, sub.name, method)
+    logs = kubectl('logs', 'unserved')
+    assert logs.returncode != 0 and 'NotFound' in logs.stderr, logs.stderr
+    top = kubectl('top', 'pods')
+    assert top.returncode != 0 and 'Metrics API not available' in top.stderr, top.stderr

@@ -187,11 +187,14 @@ def update_service(current: dict[str, Any], obj: dict[str, Any]) -> list[Cause]:
         return []
     if new.get('clusterIP') and not new.get('clusterIPs'):
         new['clusterIPs'] = [new['clusterIP']]
+    elif new.get('clusterIP') and new['clusterIP'] != old['clusterIP'] and \
+            new.get('clusterIPs') == old.get('clusterIPs'):
+        new['clusterIPs'] = [new['clusterIP'], *new['clusterIPs'][1:]]   # the singular changed: so does the plural
     for field in ('clusterIP', 'clusterIPs', 'ipFamilies', 'ipFamilyPolicy'):
         if not new.get(field) and field in old:
             new[field] = old[field]
     if new.get('clusterIP') != old['clusterIP'] or (new.get('clusterIPs') or [])[:1] != [old['clusterIP']]:
-        shown = '[]string{' + ', '.join(f'"{ip}"' for ip in new.get('clusterIPs') or [new.get('clusterIP')]) + '}'
+        shown = json.dumps(new.get('clusterIPs') or [new.get('clusterIP')], separators=(',', ':'))   # as 1.34 shows it
         message = f'Invalid value: {shown}: may not change once set'
         return [statuses.cause('FieldValueInvalid', 'spec.clusterIPs[0]', message)]
     return []

@@ -153,6 +153,10 @@ async def api(backend: Backend, request: web.Request) -> web.StreamResponse:
         parts = [p for p in request.path.split('/') if p]
         if request.method == 'GET' and _is_discovery(parts):
             backend.faults.count('get', 'discovery')
+            if len(parts) == 1 and apidiscovery.wants_aggregated(request.headers.get('Accept', '')):
+                document = apidiscovery.aggregated(catalog, core=parts == ['api'])
+                return web.Response(status=200, body=jsoncodec.dumps(document),
+                                    headers={'Content-Type': apidiscovery.AGGREGATED_TYPE, 'Vary': 'Accept'})
             return respond(200, jsoncodec.dumps(_discovery(backend, parts)))
         path, legacy = routing.legacy_watch(parts)
         routed = routing.resolve(catalog, path), legacy   # unknown paths raise: only served ones are kept
