@@ -352,9 +352,9 @@ def test_describe_newer_kinds_with_a_kubectl_of_the_servers_version(cluster: Clu
                                                                     tmp_path: pathlib.Path,
                                                                     cleanup: list[dict[str, Any]]) -> None:
     """The kinds the machine's kubectl cannot describe, described by the kubectl built with the envtest binaries."""
-    from kopf._kits import envtest
+    from kopf._kits import envassets, envtest
     try:
-        binary = envtest.binary(envtest.find_assets(), 'kubectl')
+        binary = envassets.binary(envassets.find_assets(), 'kubectl')
     except envtest.EnvtestError as exc:   # no envtest binaries on this machine
         pytest.skip(f'no kubectl of the server\'s version: {exc}')
     kubectl = Kubectl(str(binary), pathlib.Path(cluster.kubeconfig), tmp_path / 'cache')
