@@ -20,12 +20,6 @@ from kopf._model import settings as settings_
 objects_logger = logging.getLogger('kopf.objects')
 
 
-def _ref(body: Mapping[str, Any]) -> str:
-    meta = body.get('metadata') or {}
-    namespace, name = meta.get('namespace'), meta.get('name')
-    return f'{namespace}/{name}' if namespace else f'{name}'
-
-
 def identity(body: Mapping[str, Any]) -> dict[str, Any]:
     """The part of a body that loggers use (the reference to the object): kept by a long-lived logger."""
     meta = body.get('metadata') or {}
@@ -49,27 +43,26 @@ class LocalObjectLogger(logging.LoggerAdapter[logging.Logger]):
 
     @property
     def extra(self) -> Mapping[str, object]:  # type: ignore[override]  # read-only: made from the body
-        body = self.body
-        meta = body.get('metadata') or {}
-        return {'k8s_ref': {'apiVersion': body.get('apiVersion'), 'kind': body.get('kind'),
-                            'name': meta.get('name'), 'uid': meta.get('uid'), 'namespace': meta.get('namespace')}}
+        return _reference(self.body)[0]
 
     @property
     def prefix(self) -> str:
-        return f'[{_ref(self.body)}]'
+        return _reference(self.body)[1]
 
     def process(self, msg: Any, kwargs: MutableMapping[str, Any]) -> tuple[Any, MutableMapping[str, Any]]:
-        # As `extra` and `prefix` make them, from one read of the metadata (a message or more per cycle).
-        body = self.body
-        meta = body.get('metadata') or {}
-        name, namespace = meta.get('name'), meta.get('namespace')
-        ref = {'k8s_ref': {'apiVersion': body.get('apiVersion'), 'kind': body.get('kind'),
-                           'name': name, 'uid': meta.get('uid'), 'namespace': namespace}}
+        ref, prefix = _reference(self.body)  # one read of the metadata per message (a message or more per cycle)
         extra = kwargs.get('extra')
         kwargs['extra'] = {**ref, **extra} if extra else ref
-        if not _prefixing:
-            return msg, kwargs
-        return (f'[{namespace}/{name}] {msg}' if namespace else f'[{name}] {msg}'), kwargs
+        return (f'{prefix} {msg}' if _prefixing else msg), kwargs
+
+
+def _reference(body: Mapping[str, Any]) -> tuple[dict[str, Any], str]:
+    """The `extra=` of the object's records (its `k8s_ref`) and their `[namespace/name]` prefix."""
+    meta = body.get('metadata') or {}
+    name, namespace = meta.get('name'), meta.get('namespace')
+    ref = {'k8s_ref': {'apiVersion': body.get('apiVersion'), 'kind': body.get('kind'),
+                       'name': name, 'uid': meta.get('uid'), 'namespace': namespace}}
+    return ref, (f'[{namespace}/{name}]' if namespace else f'[{name}]')
 
 
 class ObjectLogger(LocalObjectLogger):

@@ -74,11 +74,8 @@ def handles(rctx: contexts.ResourceContext) -> bool:
 
 def paused(rctx: contexts.ResourceContext, record: records.ObjectRecord, event: RawEvent) -> bool:
     """Whether the object's scope (or its shard) is paused (`kopf._model.scopes`): its handlers must not run now."""
-    pauses = rctx.operator.pausing.pauses
-    if not pauses.by:  # nothing is paused (the usual case): no look-ups twice per cycle
-        return False
     namespace = (event.get('object', {}).get('metadata') or {}).get('namespace')
-    return pauses.paused(namespace, record.shard)
+    return rctx.operator.pausing.pauses.paused(namespace, record.shard)  # nothing paused: False at once
 
 
 def remember(record: records.ObjectRecord, settlement: plans.Settlement) -> None:
