@@ -302,6 +302,7 @@ def _peer_command(ctx: click.Context, more: dict[str, Any], command: str, *, nam
                   clusterwide: bool, id_: str | None, **options: Any) -> None:
     import asyncio
 
+    from kopf._reactor import identity as identity_
     from kopf._reactor import peering
 
     if clusterwide and namespaces:
@@ -312,7 +313,7 @@ def _peer_command(ctx: click.Context, more: dict[str, Any], command: str, *, nam
     where: list[str | None] = list(namespaces) if namespaces else [None]
     try:
         asyncio.run(peering.command(command, vault=controls.vault, name=name, namespaces=where,
-                                    identity=id_ or peering.freezer_identity(), **options))
+                                    identity=id_ or identity_.freezer_identity(), **options))
     except Exception as exc:
         click.echo(f'Error: kopf {command}: {exc}', err=True)
         raise SystemExit(1) from exc

@@ -2,6 +2,7 @@
 the emulator and the runtime never import each other (the emulator may use `kopf._model`), and the runtime's
 imports point down its layers (`_kits` → `_reactor` → `_api` | `_storage` → `_model`), with named exceptions."""
 import ast
+import os
 import pathlib
 import subprocess
 import sys
@@ -111,3 +112,21 @@ def test_imports_point_down_the_layers(path: pathlib.Path) -> None:
         excepted = any(str(relative) == where and (name == what or name.startswith(what + '.'))
                        for where, what in UPWARD_ALLOWED)
         assert allowed or excepted, f'{path}:{line}: {own} imports {name} (against the layers\' direction)'
+
+
+def test_a_standalone_operator_loads_no_peering_leases_or_shards() -> None:
+    """What an operator does not use costs it no memory: the identity is made without the peering machinery."""
+    code = (
+        'import asyncio, sys, kopf\n'
+        'async def main():\n'
+        '    tasks = await kopf.spawn_tasks(standalone=True, clusterwide=True)\n'
+        '    for task in tasks: task.cancel()\n'
+        '    await asyncio.gather(*tasks, return_exceptions=True)\n'
+        'asyncio.run(main())\n'
+        'optional = {"kopf._reactor.peering", "kopf._model.peers", "kopf._reactor.leasing", "kopf._model.leases",\n'
+        '            "kopf._reactor.sharding", "kopf._model.shards", "getpass", "random"}\n'
+        'print(sorted(optional & set(sys.modules)))\n'
+    )
+    env = {**os.environ, 'USER': 'someone'}
+    proc = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, check=True, env=env)
+    assert proc.stdout.strip() == "['kopf._model.peers']"  # the pure format of the identity only

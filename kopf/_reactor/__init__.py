@@ -26,6 +26,7 @@ Modules:
 - `spawning`    daemons and timers of each object: started/stopped after its cycles, the operator's exit
 - `spawns`      one daemon or timer of one object: its attempts, its stop sequence, its due times
 - `indexing`    the in-memory indices (`@kopf.index`) and the start gate until they are complete
+- `identity`    this process's identity in peerings and Leases (`$POD_ID`, else user@host/time/random)
 - `peering`     the peering objects: keep-alives, who pauses whom (`_model.peers`), `kopf freeze/resume`
 - `pausing`     the paused scopes (`_model.scopes`) and waits for their changes: watchers, cycles, daemons
 - `sharding`    shard Leases and membership (`--shards`): fair shares (`_model.shards`), takeovers, releases

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kopf._api import client as client_
-from kopf._model import memos, progress, registries, resources, shards
+from kopf._model import memos, progress, registries, resources
 from kopf._model import records as records_
 from kopf._model import settings as settings_
 from kopf._reactor import metrics as metrics_
@@ -100,6 +100,7 @@ class ResourceContext:
         if record is None:
             record = self.records[uid] = records_.ObjectRecord(uid=uid, memo=memos.copy_for_object(self.operator.memo))
             if self.operator.shards:
+                from kopf._model import shards  # lazily: only with --shards
                 record.shard = shards.shard_of(uid, self.operator.shards)
         return record
 

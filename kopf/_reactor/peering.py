@@ -19,12 +19,8 @@ The decisions are pure (`kopf._model.peers`); this module talks and waits:
 """
 import asyncio
 import datetime
-import getpass
 import logging
-import os
 import random
-import socket
-import string
 from collections.abc import Collection, Coroutine, Mapping
 from typing import Any
 
@@ -32,6 +28,7 @@ from kopf._api import apierrors, watching, watchstate
 from kopf._api import client as client_
 from kopf._model import peers, resources
 from kopf._reactor import contexts
+from kopf._reactor import identity as identity_
 
 logger = logging.getLogger('kopf.reactor.peering')
 
@@ -47,25 +44,6 @@ NAMESPACED_PEERINGS = (
     resources.Resource('kopf.dev', 'v1', 'kopfpeerings', kind='KopfPeering', namespaced=True),
     resources.Resource('zalando.org', 'v1', 'kopfpeerings', kind='KopfPeering', namespaced=True),
 )
-
-
-def make_identity() -> str:
-    """This process's identity: `$POD_ID`, else `user@host/<timestamp>/<3 random characters>`."""
-    suffix = ''.join(random.choices(string.ascii_lowercase, k=3))
-    return peers.make_identity(pod_id=os.environ.get('POD_ID'), user=_user(), host=socket.gethostname(),
-                               now=datetime.datetime.now(datetime.UTC), suffix=suffix)
-
-
-def freezer_identity() -> str:
-    """The default identity of `kopf freeze` / `kopf resume`: `user@host`."""
-    return f'{_user()}@{socket.gethostname()}'
-
-
-def _user() -> str:
-    try:
-        return getpass.getuser()
-    except Exception:  # no user name in this environment (e.g. a container without a passwd entry)
-        return 'unknown'
 
 
 async def find(client: client_.APIClient, name: str, namespace: str | None) -> tuple[resources.Resource | None,
@@ -303,7 +281,7 @@ class Peerings:
 
     def __init__(self, ctx: contexts.OperatorContext, *, clusterwide: bool, namespaces: Collection[str] = ()) -> None:
         self.ctx = ctx
-        self.identity = ctx.identity or make_identity()
+        self.identity = ctx.identity or identity_.make_identity()
         self.clusterwide = clusterwide
         self.tg: asyncio.TaskGroup | None = None
         self.peerings: dict[str | None, tuple[Peering, asyncio.Task[None] | None]] = {}

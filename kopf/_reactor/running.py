@@ -17,11 +17,12 @@ from typing import Any
 
 from kopf._api import apierrors, credentials, events, namespaces
 from kopf._api import client as client_
-from kopf._model import leases, memos, progress, registries
+from kopf._model import memos, progress, registries
 from kopf._model import settings as settings_
 from kopf._model.causes import Activity
 from kopf._model.daemons import DaemonStoppingReason
 from kopf._reactor import activities, contexts, flags, indexing, metrics, observing, preflight
+from kopf._reactor import identity as identity_
 from kopf._reactor.flags import Flag
 
 logger = logging.getLogger('kopf.reactor.running')
@@ -110,8 +111,7 @@ async def spawn_tasks(
         settings.peering.lease.namespace = lease_namespace
     if shards is not None:
         settings.peering.lease.shards = shards
-    from kopf._reactor import peering  # lazily: the identity only (the module is needed by peering anyway)
-    identity = peering.make_identity()
+    identity = identity_.make_identity()
     ctx = contexts.OperatorContext(
         settings=settings, registry=registry, client=None,  # type: ignore[arg-type]  # set below
         memo=memo if memo is not None else memos.Memo(), lifecycle=lifecycle or progress.get_default_lifecycle())
@@ -256,9 +256,10 @@ async def _start(ctx: contexts.OperatorContext) -> None:
     except preflight.UnsupportedHandlersError as exc:
         raise OperatorError(str(exc)) from None
     lease = ctx.settings.peering.lease
-    problem = leases.check(leases.durations_of(lease)) if lease.name else None
-    if problem:
-        raise OperatorError(f'The lease {lease.name!r}: {problem}')
+    if lease.name:
+        from kopf._model import leases  # lazily: only with a Lease
+        if problem := leases.check(leases.durations_of(lease)):
+            raise OperatorError(f'The lease {lease.name!r}: {problem}')
     if lease.shards and (not lease.name or not isinstance(lease.shards, int) or lease.shards < 0):
         raise OperatorError(f'--shards {lease.shards!r} needs --lease NAME and a positive number of shards.')
     try:

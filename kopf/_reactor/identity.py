@@ -1,0 +1,36 @@
+"""This process's identity in peerings, Leases and the `User-Agent`: gathered from the environment.
+
+Light on imports: every operator needs it at start, also a standalone one that never loads the
+peering machinery (`getpass` is imported only when no user variable is set).
+"""
+import datetime
+import os
+import socket
+import string
+
+from kopf._model import peers
+
+_USER_VARIABLES = ('LOGNAME', 'USER', 'LNAME', 'USERNAME')  # the ones `getpass.getuser()` reads, in its order
+
+
+def make_identity() -> str:
+    """`$POD_ID`, else `user@host/<timestamp>/<3 random lowercase letters>`."""
+    suffix = ''.join(string.ascii_lowercase[byte % 26] for byte in os.urandom(3))
+    return peers.make_identity(pod_id=os.environ.get('POD_ID'), user=user(), host=socket.gethostname(),
+                               now=datetime.datetime.now(datetime.UTC), suffix=suffix)
+
+
+def freezer_identity() -> str:
+    """The default identity of `kopf freeze` / `kopf resume`: `user@host`."""
+    return f'{user()}@{socket.gethostname()}'
+
+
+def user() -> str:
+    for name in _USER_VARIABLES:
+        if value := os.environ.get(name):
+            return value
+    try:
+        import getpass  # lazily: it loads pwd and termios
+        return getpass.getuser()
+    except Exception:  # no user name in this environment (e.g. a container without a passwd entry)
+        return 'unknown'

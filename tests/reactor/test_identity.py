@@ -1,0 +1,40 @@
+import re
+
+import pytest
+
+from kopf._reactor import identity
+
+
+def test_the_pod_id_is_the_identity(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv('POD_ID', 'operator-7c9d-x2')
+    assert identity.make_identity() == 'operator-7c9d-x2'
+
+
+def test_else_user_at_host_with_a_timestamp_and_three_random_letters(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv('POD_ID', raising=False)
+    monkeypatch.setenv('LOGNAME', 'alice')
+    made = {identity.make_identity() for _ in range(20)}
+    assert all(re.fullmatch(r'alice@[^/]+/\d{14}/[a-z]{3}', one) for one in made), made
+    assert len({one.rsplit('/', 1)[1] for one in made}) > 1  # random, not fixed
+
+
+@pytest.mark.parametrize('variable', ['LOGNAME', 'USER', 'LNAME', 'USERNAME'])
+def test_the_user_comes_from_the_first_set_variable(monkeypatch: pytest.MonkeyPatch, variable: str) -> None:
+    for name in ['LOGNAME', 'USER', 'LNAME', 'USERNAME']:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv(variable, 'bob')
+    assert identity.user() == 'bob'
+    assert identity.freezer_identity().startswith('bob@')
+
+
+def test_without_variables_the_password_database_or_unknown(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ['LOGNAME', 'USER', 'LNAME', 'USERNAME']:
+        monkeypatch.delenv(name, raising=False)
+    import getpass
+    monkeypatch.setattr(getpass, 'getuser', lambda: 'from-passwd')
+    assert identity.user() == 'from-passwd'
+
+    def fail() -> str:
+        raise KeyError('getpwuid(): uid not found: 1000')
+    monkeypatch.setattr(getpass, 'getuser', fail)
+    assert identity.user() == 'unknown'
