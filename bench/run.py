@@ -451,7 +451,7 @@ async def bench(args: argparse.Namespace) -> dict[str, Any]:
                 result.update(await run_restart(fw, emu, args, rep, logdir))
                 runs[fw.name].append(result)
                 log(f'  {fw.name}: {result["objects_per_s"]:.0f} obj/s, p99 {result["p99_ms"]:.0f} ms, '
-                    f'resume {result["resume_s"]:.2f} s, idle RSS {result["rss_mb_idle"]:.0f} MB')
+                    f'resume {result["resume_s"]:.2f} s, idle RSS {result["rss_mb_idle"]:.1f} MB')
         for fw in frameworks:
             block = median_of(runs[fw.name]) if runs[fw.name] else {}
             block['runs'] = len(runs[fw.name])
@@ -513,8 +513,8 @@ ROWS = [
     ('steady_p99_ms', 'steady: update → handler, p99 ms', '{:.0f}'),
     ('steady_cpu_s_per_1000', 'steady: CPU s per 1,000 updates', '{:.2f}'),
     ('steady_handled_pct', 'steady: updates seen by the handler, %', '{:.0f}'),
-    ('rss_mb_peak', 'peak RSS after burst+steady, MB', '{:.0f}'),
-    ('rss_mb_idle', 'idle RSS watching the restart objects, MB', '{:.0f}'),
+    ('rss_mb_peak', 'peak RSS after burst+steady, MB', '{:.1f}'),
+    ('rss_mb_idle', 'idle RSS watching the restart objects, MB', '{:.1f}'),
     ('idle_cpu_pct', 'idle CPU, % of a core', '{:.1f}'),
     ('resume_s', 'restart: process start → all resumed, s', '{:.2f}'),
     ('startup_s', 'process start → first handler, s (median)', '{:.3f}'),
