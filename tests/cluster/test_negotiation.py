@@ -83,6 +83,7 @@ def test_unknown_subresource_of_a_custom_resource_names_the_object(http: Http) -
 def test_printer_columns_descriptions(http: Http) -> None:
     code, _, body = http.request('GET', '/apis/kopf.dev/v1/namespaces/default/negotiations',
                                  headers={'Accept': TABLE + 'v1'})
+    assert code == 200
     name, note = body['columnDefinitions']
     assert name['description'].startswith('Name must be unique within a namespace. Is required when creating')
     assert note['description'] == 'A note of its own'

@@ -184,18 +184,19 @@ async def _serve(backend: Backend, request: web.Request, target: Target, verb: s
         return respond(200, jsoncodec.dumps(scaling.view(target.resource, reading.get_object(store, target))))
     version = tables.negotiate(request.headers.get('Accept', ''))   # a Table's, or None; unacceptable: a 406
     table = version is not None and target.subresource is None
+    version = version or 'v1'
     if verb == 'list' and params.get('resourceVersionMatch') != 'Exact':
         await backend.streams.wait_for_rv(params.get('resourceVersion') or '')
     include = tables.include_object(params) if table else ''
     if verb == 'get' and table:
         obj = reading.get_object(store, target)
         meta = {'resourceVersion': obj['metadata']['resourceVersion']}
-        return respond(200, jsoncodec.dumps(tables.table(target.resource, [obj], meta, include=include, version=version or 'v1')))
+        return respond(200, jsoncodec.dumps(tables.table(target.resource, [obj], meta, include=include, version=version)))
     if verb == 'get':
         return respond(200, jsoncodec.dumps(reading.get_object(store, target)))
     if verb == 'list' and table:
         items, meta = reading.select(store, target, params)
-        return respond(200, jsoncodec.dumps(tables.table(target.resource, items, meta, include=include, version=version or 'v1')))
+        return respond(200, jsoncodec.dumps(tables.table(target.resource, items, meta, include=include, version=version)))
     if verb == 'list':
         return respond(200, reading.list_objects(store, target, params))
     headers = request.headers
