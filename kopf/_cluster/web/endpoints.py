@@ -192,13 +192,13 @@ async def _serve(backend: Backend, request: web.Request, target: Target, verb: s
         obj = reading.get_object(store, target)
         meta = {'resourceVersion': obj['metadata']['resourceVersion']}
         return respond(200, jsoncodec.dumps(tables.table(target.resource, [obj], meta, include=include,
-                                                                       version=version)))
+                                                         version=version)))
     if verb == 'get':
         return respond(200, jsoncodec.dumps(reading.get_object(store, target)))
     if verb == 'list' and table:
         items, meta = reading.select(store, target, params)
         return respond(200, jsoncodec.dumps(tables.table(target.resource, items, meta, include=include,
-                                                                       version=version)))
+                                                         version=version)))
     if verb == 'list':
         return respond(200, reading.list_objects(store, target, params))
     headers = request.headers
