@@ -14,7 +14,11 @@ The binaries come from `$KUBEBUILDER_ASSETS` (the directory `setup-envtest use -
 
 Everything runs on free loopback ports with a temporary data directory (etcd without fsync); the
 admin is a client certificate in `system:masters`, signed by a CA generated per cluster. Both the
-processes and the directory are gone after the `with` block, also when it fails.
+processes and the directory are gone after the `with` block, also when it fails, and when the
+process is ended by SIGTERM or SIGHUP (a handler installed on the first start in the main thread
+stops every running cluster, then lets the signal do what it did before). `compact_history()`
+compacts etcd through its own API: watches from older resourceVersions get their 410 (or, through
+the apiserver's watch cache, whatever the cache still holds).
 `user_kubeconfig(user, groups)` makes a non-admin identity (a client certificate signed by the same
 CA): RBAC is enforced, so it can do only what is bound to it.
 
@@ -54,6 +58,10 @@ EnvtestError = envassets.EnvtestError  # public here: `kopf.testing.EnvtestClust
 ADMIN_USER = 'kopf-envtest-admin'
 SERVICE_CLUSTER_IP_RANGE = '10.0.0.0/24'
 FIELD_MANAGER = 'kopf-testing'
+#: The signals that would end the process without atexit handlers: each running cluster is stopped first.
+STOPPING_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+_RUNNING: set['weakref.finalize[Any, Any]'] = set()
+_PREVIOUS: dict[int, Any] = {}
 
 
 class ApiError(Exception):
@@ -121,6 +129,8 @@ class EnvtestCluster:
         for attempt in range(3):  # the free ports are free when chosen, not necessarily when bound
             self.dir = pathlib.Path(tempfile.mkdtemp(prefix='kopf-envtest-'))
             self._finalizer = weakref.finalize(self, _kill_all, self._processes, self.dir)
+            _RUNNING.add(self._finalizer)
+            _install_signal_handlers()
             try:
                 self._start(etcd, apiserver, kcm_path)
             except envassets.EnvtestError as exc:
@@ -184,6 +194,7 @@ class EnvtestCluster:
         """Stop the processes (controller-manager, apiserver, etcd) and remove the data directory."""
         if self._finalizer is not None:
             self._finalizer()  # idempotent: kills what is left, removes the directory
+            _RUNNING.discard(self._finalizer)
             self._finalizer = None
         self._processes.clear()
         self.dir = None
@@ -224,6 +235,28 @@ class EnvtestCluster:
                 logs = '\n'.join(f'--- {name}:\n{self.log_tail(name)}' for name in self._processes)
                 raise envassets.EnvtestError(f'{what} is not ready in {self.startup_timeout:g} s.\n{logs}')
             time.sleep(0.1)
+
+    @property
+    def etcd_url(self) -> str:
+        """The client URL of this cluster's etcd (plain HTTP on loopback)."""
+        args = self._processes['etcd'].args if 'etcd' in self._processes else []
+        assert isinstance(args, list), 'the cluster is not running'
+        return next(str(a).split('=', 1)[1] for a in args if str(a).startswith('--listen-client-urls='))
+
+    def compact_history(self, revision: int | str | None = None) -> int:
+        """Compact etcd up to a revision (a resourceVersion; the current one by default): older ones are gone.
+
+        Through etcd's v3 JSON gateway (`/v3/kv/compaction`, physical); returns the revision compacted to.
+        A kube-apiserver with its watch cache (the default) keeps serving watches from its cache; with
+        `apiserver_flags=['--watch-cache=false']`, a watch from a compacted resourceVersion is refused.
+        """
+        if revision is None:
+            status, answer = _etcd(self.etcd_url, '/v3/kv/range', {'key': base64.b64encode(b'/').decode()})
+            revision = answer['header']['revision']
+        status, answer = _etcd(self.etcd_url, '/v3/kv/compaction', {'revision': str(revision), 'physical': True})
+        if status != 200 and 'has been compacted' not in str(answer):   # compacted already: nothing to do
+            raise envassets.EnvtestError(f'etcd refused the compaction to {revision}: {status} {answer}')
+        return int(revision)
 
     def log_tail(self, name: str, lines: int = 20) -> str:
         """The last lines of a process's output (its log is in the data directory while running)."""
@@ -451,6 +484,39 @@ def _http_ok(url: str) -> bool:
         return conn.getresponse().status == 200
     finally:
         conn.close()
+
+
+def _etcd(url: str, path: str, body: Obj) -> tuple[int, Any]:
+    parsed = urllib.parse.urlparse(url)
+    conn = http.client.HTTPConnection(parsed.hostname or '127.0.0.1', parsed.port, timeout=30)
+    try:
+        conn.request('POST', path, json.dumps(body), {'Content-Type': 'application/json'})
+        response = conn.getresponse()
+        return response.status, json.loads(response.read() or b'null')
+    finally:
+        conn.close()
+
+
+def _install_signal_handlers() -> None:
+    """Stop the running clusters on SIGTERM/SIGHUP (which skip atexit), then let the signal act as before."""
+    if threading.current_thread() is not threading.main_thread():
+        return  # only the main thread may set handlers; `async with` starts in a worker thread
+    for signum in STOPPING_SIGNALS:
+        if signum not in _PREVIOUS and signal.getsignal(signum) is not signal.SIG_IGN:
+            _PREVIOUS[signum] = signal.signal(signum, _on_stopping_signal)
+
+
+def _on_stopping_signal(signum: int, frame: Any) -> None:
+    for finalizer in list(_RUNNING):
+        finalizer()
+    _RUNNING.clear()
+    previous = _PREVIOUS.get(signum)
+    if callable(previous):
+        previous(signum, frame)
+    elif previous in (signal.SIG_DFL, None):  # the default: end the process as that signal does
+        signal.signal(signum, signal.SIG_DFL)
+        _PREVIOUS.pop(signum, None)
+        os.kill(os.getpid(), signum)
 
 
 def _kill_all(processes: Mapping[str, 'subprocess.Popen[bytes]'], directory: pathlib.Path) -> None:
