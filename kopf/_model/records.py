@@ -330,7 +330,7 @@ def _rest(record: ObjectRecord, *, first: bool = False) -> list[Effect]:
         record.due_at = None
         return _wait(record, record.wakeup_at)
     record.phase = Phase.IDLE
-    record.due_at = None
+    record.due_at = record.last = None  # no wake-up is due: the event it would re-run is not kept
     record.logger = None  # kept only while it has work: idle objects cost their record only
     return []
 

@@ -261,6 +261,13 @@ def test_nothing_more_to_do_idles() -> None:
     assert record.phase is Phase.IDLE and record.logger is None
 
 
+def test_an_idle_record_keeps_no_body_of_a_past_wake_up() -> None:
+    record = rec(phase=Phase.QUEUED, last=ev(1), wakeup_at=10, initial=False)  # e.g. a daemon's nudge, a retry
+    assert step(record, Taken(now=10)) == [Run(event=ev(1), fresh=False)]
+    assert step(record, Done(event=ev(1), now=11)) == []
+    assert record.phase is Phase.IDLE and record.last is None and record.wakeup_at is None
+
+
 def test_rv_of_events() -> None:
     assert records.rv_of(ev(7)) == '7' and records.rv_of(ev(None)) is None and records.rv_of(None) is None
 
