@@ -30,8 +30,6 @@ import http.client
 import json
 import os
 import pathlib
-import shutil
-import signal
 import socket
 import ssl
 import subprocess
@@ -40,14 +38,14 @@ import threading
 import time
 import urllib.parse
 import weakref
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from kopf._cluster.control import manifests
-from kopf._kits import envassets
+from kopf._kits import envassets, envprocs
 
 if TYPE_CHECKING:
     from kopf._api.credentials import ConnectionInfo
@@ -58,10 +56,6 @@ EnvtestError = envassets.EnvtestError  # public here: `kopf.testing.EnvtestClust
 ADMIN_USER = 'kopf-envtest-admin'
 SERVICE_CLUSTER_IP_RANGE = '10.0.0.0/24'
 FIELD_MANAGER = 'kopf-testing'
-#: The signals that would end the process without atexit handlers: each running cluster is stopped first.
-STOPPING_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
-_RUNNING: set['weakref.finalize[Any, Any]'] = set()
-_PREVIOUS: dict[int, Any] = {}
 
 
 class ApiError(Exception):
@@ -128,9 +122,9 @@ class EnvtestCluster:
             self.controller_manager = True
         for attempt in range(3):  # the free ports are free when chosen, not necessarily when bound
             self.dir = pathlib.Path(tempfile.mkdtemp(prefix='kopf-envtest-'))
-            self._finalizer = weakref.finalize(self, _kill_all, self._processes, self.dir)
-            _RUNNING.add(self._finalizer)
-            _install_signal_handlers()
+            self._finalizer = weakref.finalize(self, envprocs.kill_all, self._processes, self.dir)
+            envprocs.RUNNING.add(self._finalizer)
+            envprocs.install_signal_handlers()
             try:
                 self._start(etcd, apiserver, kcm_path)
             except envassets.EnvtestError as exc:
@@ -194,7 +188,7 @@ class EnvtestCluster:
         """Stop the processes (controller-manager, apiserver, etcd) and remove the data directory."""
         if self._finalizer is not None:
             self._finalizer()  # idempotent: kills what is left, removes the directory
-            _RUNNING.discard(self._finalizer)
+            envprocs.RUNNING.discard(self._finalizer)
             self._finalizer = None
         self._processes.clear()
         self.dir = None
@@ -495,38 +489,3 @@ def _etcd(url: str, path: str, body: Obj) -> tuple[int, Any]:
         return response.status, json.loads(response.read() or b'null')
     finally:
         conn.close()
-
-
-def _install_signal_handlers() -> None:
-    """Stop the running clusters on SIGTERM/SIGHUP (which skip atexit), then let the signal act as before."""
-    if threading.current_thread() is not threading.main_thread():
-        return  # only the main thread may set handlers; `async with` starts in a worker thread
-    for signum in STOPPING_SIGNALS:
-        if signum not in _PREVIOUS and signal.getsignal(signum) is not signal.SIG_IGN:
-            _PREVIOUS[signum] = signal.signal(signum, _on_stopping_signal)
-
-
-def _on_stopping_signal(signum: int, frame: Any) -> None:
-    for finalizer in list(_RUNNING):
-        finalizer()
-    _RUNNING.clear()
-    previous = _PREVIOUS.get(signum)
-    if callable(previous):
-        previous(signum, frame)
-    elif previous in (signal.SIG_DFL, None):  # the default: end the process as that signal does
-        signal.signal(signum, signal.SIG_DFL)
-        _PREVIOUS.pop(signum, None)
-        os.kill(os.getpid(), signum)
-
-
-def _kill_all(processes: Mapping[str, 'subprocess.Popen[bytes]'], directory: pathlib.Path) -> None:
-    """Stop the processes in the reverse order of their start, then remove the data directory."""
-    for process in reversed(list(processes.values())):
-        if process.poll() is None:
-            process.send_signal(signal.SIGTERM)
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(timeout=10)
-    shutil.rmtree(directory, ignore_errors=True)
