@@ -142,6 +142,7 @@ def test_one_acts_a_sigkill_and_a_clean_exit_hand_over(
         assert created_by(tmp_path, f'kex-a{i}') == [first.pid]
     assert 'released' in second.text()
     assert 'Traceback' not in second.text() + third.text()
+    assert 'it has no holder' not in third.text()  # a released Lease is free without a warning
 
 
 @pytest.mark.emulator_only(reason='injects faults into one replica\'s requests')
@@ -205,6 +206,23 @@ def test_a_hand_edited_lease_of_a_foreign_holder_is_respected_until_it_expires_b
     text = started[0].text()
     assert text.count("The lease default/e2e-lease: it is held by 'someone' without renewTime and "
                       "leaseDurationSeconds; it is treated as held until it expires by our clock.") == 1
+
+
+def test_a_hand_edited_lease_with_an_empty_holder_is_free_with_one_warning(
+        cluster: Cluster, tmp_path: pathlib.Path, started: list[Replica]) -> None:
+    # An hour's leaseDurationSeconds: were the empty holder respected as a holder, nothing would act in this test.
+    cluster.apply({'apiVersion': 'coordination.k8s.io/v1', 'kind': 'Lease',
+                   'metadata': {'name': LEASE, 'namespace': 'default'},
+                   'spec': {'holderIdentity': '', 'leaseDurationSeconds': 3600}})
+    cluster.apply(example('kex-1'))
+    started.append(Replica(cluster, tmp_path, 'r1'))
+    wait_for(lambda: created_by(tmp_path, 'kex-1'))
+    assert holder(cluster) == 'r1'
+    cluster.apply(example('kex-2'))  # more observations of the Lease (renewals): still one warning
+    wait_for(lambda: created_by(tmp_path, 'kex-2'))
+    text = started[0].text()
+    assert text.count('The lease default/e2e-lease: it has no holder but is not released as client-go releases it '
+                      '(edited by hand?); it is treated as free.') == 1
 
 
 def peers(cluster: Cluster) -> dict[str, Any]:
