@@ -23,7 +23,6 @@ from typing import Any
 
 from kopf._model import settings as settings_
 
-
 RELEASED_DURATION = 1.0  # leaseDurationSeconds of a released Lease (as client-go releases it)
 
 
@@ -151,8 +150,8 @@ def spec(lease: Observed | None, *, identity: str, durations: Durations, wall: d
 def released(lease: Observed, *, wall: datetime.datetime) -> dict[str, Any]:
     """The spec of a released Lease (as client-go releases it): no holder, so the next one acquires at once."""
     stamp = format_time(wall)
-    return {'holderIdentity': '', 'leaseDurationSeconds': int(RELEASED_DURATION), 'acquireTime': stamp, 'renewTime': stamp,
-            'leaseTransitions': lease.transitions}
+    return {'holderIdentity': '', 'leaseDurationSeconds': int(RELEASED_DURATION), 'acquireTime': stamp,
+            'renewTime': stamp, 'leaseTransitions': lease.transitions}
 
 
 def body(name: str, namespace: str, spec_: Mapping[str, Any], resource_version: str | None,
