@@ -36,7 +36,7 @@ from kopf._reactor import identity as identity_
 logger = logging.getLogger('kopf.reactor.peering')
 
 ABSENT_RECHECK = 10.0  # seconds between the looks for an absent mandatory peering object
-FIND_BACKOFFS = (0.5, 1.0, 2.0)  # retries of the look-up (5xx, 403): mandatory peering looks again later anyway
+FIND_BACKOFFS = (0.5, 1.0, 2.0)  # retries of the look-up (5xx; 403 of kopf.dev): mandatory peering looks again later
 PAUSER = 'peering'
 
 CLUSTER_PEERINGS = (
@@ -60,14 +60,20 @@ async def find(client: client_.APIClient, name: str,
     found: dict[resources.Resource, dict[str, Any]] = {}
     forbidden: apierrors.APIForbiddenError | None = None
     for resource in candidates:
+        legacy = resource is not candidates[0]
+        url = resource.get_url(namespace=namespace, name=name)
         try:
-            body = await client.request('GET', resource.get_url(namespace=namespace, name=name),
-                                        backoffs=FIND_BACKOFFS)
+            try:  # the legacy group: a 403 is not retried (it is the common case: RBAC for kopf.dev only)
+                body = await client.request('GET', url, backoffs=None if legacy else FIND_BACKOFFS)
+            except apierrors.APIError as exc:
+                if not legacy or isinstance(exc, (apierrors.APINotFoundError, apierrors.APIForbiddenError)):
+                    raise
+                body = await client.request('GET', url, backoffs=FIND_BACKOFFS)  # e.g. a 5xx: looked at again
         except apierrors.APINotFoundError:
             continue
         except apierrors.APIForbiddenError as exc:
             logger.debug(f'The peering objects of {resource.group} cannot be read ({exc}); counted as absent.')
-            forbidden = exc if resource is candidates[0] else forbidden
+            forbidden = forbidden if legacy else exc
             continue
         if isinstance(body, dict):
             found[resource] = body

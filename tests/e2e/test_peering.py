@@ -350,3 +350,62 @@ def test_the_legacy_zalando_org_peering_is_used_if_the_kopf_dev_one_does_not_exi
     cluster.apply(example('kex-1'))
     wait_for(lambda: calls(tmp_path, 'create kex-1'))
     assert operator.stop() == 0
+
+
+def legacy_crds() -> list[dict[str, Any]]:
+    """The shipped CRDs in the legacy `zalando.org` group, as old deployments installed them."""
+    return [{**crd, 'metadata': {'name': crd['metadata']['name'].replace('kopf.dev', 'zalando.org')},
+             'spec': {**crd['spec'], 'group': 'zalando.org'}} for crd in peering_crds()]
+
+
+def test_both_the_kopf_dev_and_the_legacy_peering_are_kept_alive_and_a_peer_in_either_pauses_us(
+        cluster: Cluster, tmp_path: pathlib.Path, operators: list[Operator]) -> None:
+    # As upstream: with both objects of the name, the operator keeps alive in both and watches both; one
+    # merged view of their peers decides (an old operator that knows only zalando.org pauses us too).
+    cluster.apply(legacy_crds())
+    legacy = {'apiVersion': 'zalando.org/v1', 'kind': 'ClusterKopfPeering', 'metadata': {'name': NAME}}
+    wait_for(lambda: applied(cluster, legacy))
+    operator = Operator(cluster, tmp_path, '--peering', NAME, '--priority', '5', tag='operator')
+    operators.append(operator)
+
+    def legacy_entries() -> dict[str, Any]:
+        return dict((cluster.get('zalando.org/v1', 'ClusterKopfPeering', NAME) or {}).get('status') or {})
+    wait_for(lambda: priorities(cluster) == [5] and [e.get('priority') for e in legacy_entries().values()] == [5])
+    assert set(entries(cluster)) == set(legacy_entries())  # one identity in both
+
+    now = time.time()
+    lastseen = time.strftime('%Y-%m-%dT%H:%M:%S', time.gmtime(now)) + f'.{int(now % 1 * 1e6):06d}+00:00'
+    cluster.apply({**legacy, 'status': {'old-operator': {'priority': 100, 'lifetime': 60, 'lastseen': lastseen}}})
+    wait_for(lambda: operator.says("Pausing operations in favour of [<Peer old-operator: priority=100"))
+    cluster.apply(example('kex-1'))  # paused: handled only after the legacy-only peer is gone
+    wait_for(lambda: (cluster.get('kopf.dev/v1', 'KopfExample', 'kex-1', 'default') or {}).get('metadata'))
+    removed = time.monotonic()
+    cluster.apply({**legacy, 'status': {'old-operator': None}})
+    wait_for(lambda: calls(tmp_path, 'create kex-1'))
+    [(_, started)] = calls(tmp_path, 'create kex-1')
+    assert started >= removed
+    assert operator.says('Resuming operations after the pause.')
+
+    assert operator.stop() == 0
+    assert not entries(cluster) and 'old-operator' not in legacy_entries() and not legacy_entries()  # both cleaned
+    assert 'Traceback' not in operator.text()
+
+
+@pytest.mark.emulator_only(reason='injects 403s into the legacy group\'s requests')
+def test_a_403_on_the_legacy_peerings_counts_as_absent(
+        cluster: Cluster, tmp_path: pathlib.Path, operators: list[Operator]) -> None:
+    cluster.apply(legacy_crds())
+    legacy = {'apiVersion': 'zalando.org/v1', 'kind': 'ClusterKopfPeering', 'metadata': {'name': NAME}}
+    wait_for(lambda: applied(cluster, legacy))
+    # RBAC that names only kopf.dev (the discovery of /apis/zalando.org/v1 is open to all, as in Kubernetes).
+    cluster.fail('*', '/apis/zalando.org/v1/clusterkopfpeerings*', 403, count=None)
+    operator = Operator(cluster, tmp_path, '--peering', NAME, '--priority', '5', tag='operator')
+    operators.append(operator)
+    cluster.apply(example('kex-1'))
+    wait_for(lambda: calls(tmp_path, 'create kex-1'))
+    wait_for(lambda: operator.text().count("Keep-alive in 'e2e' cluster-wide: ok.") >= 2)  # and it goes on
+    assert priorities(cluster) == [5]
+    assert operator.stop() == 0
+    text = operator.text()
+    assert "The peering 'e2e' cluster-wide failed" not in text and 'Traceback' not in text  # no error loop
+    assert 'zalando.org/v1/clusterkopfpeerings/e2e failed' not in text  # not retried either: absent at once
