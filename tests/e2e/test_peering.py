@@ -431,3 +431,25 @@ def test_a_403_on_the_legacy_peerings_counts_as_absent(
     text = operator.text()
     assert "The peering 'e2e' cluster-wide failed" not in text and 'Traceback' not in text  # no error loop
     assert 'zalando.org/v1/clusterkopfpeerings/e2e failed' not in text  # not retried either: absent at once
+
+
+@pytest.mark.skipif(not UPSTREAM.exists(), reason='upstream kopf is not installed in bench/.venvs')
+def test_upstream_and_ours_keep_alive_in_both_the_kopf_dev_and_the_legacy_peering(
+        cluster: Cluster, tmp_path: pathlib.Path, operators: list[Operator]) -> None:
+    # What ours does with both objects is what upstream does: an entry in each, for each operator.
+    cluster.apply(legacy_crds())
+    legacy = {'apiVersion': 'zalando.org/v1', 'kind': 'ClusterKopfPeering', 'metadata': {'name': NAME}}
+    wait_for(lambda: applied(cluster, legacy))
+
+    def legacy_priorities() -> list[int]:
+        status = (cluster.get('zalando.org/v1', 'ClusterKopfPeering', NAME) or {}).get('status') or {}
+        return sorted(int(entry['priority']) for entry in status.values() if isinstance(entry, dict))
+    upstream = Operator(cluster, tmp_path, '--peering', NAME, '--priority', '100', tag='upstream', kopf=UPSTREAM)
+    operators.append(upstream)
+    wait_for(lambda: priorities(cluster) == [100] and legacy_priorities() == [100])
+    ours = Operator(cluster, tmp_path, '--peering', NAME, '--priority', '0', tag='ours')
+    operators.append(ours)
+    wait_for(lambda: ours.says('Pausing operations in favour of [<Peer '))
+    wait_for(lambda: priorities(cluster) == [0, 100] and legacy_priorities() == [0, 100])
+    for operator in [ours, upstream]:
+        assert operator.stop() == 0
