@@ -146,13 +146,15 @@ def test_one_acts_a_sigkill_and_a_clean_exit_hand_over(
 
 
 @pytest.mark.emulator_only(reason='injects faults into one replica\'s requests')
+@pytest.mark.parametrize('fault', [{'status': 500}, {'status': 429}, {'status': None, 'drop': True}],
+                         ids=['5xx', '429', 'network-cut'])
 def test_a_replica_whose_lease_requests_fail_pauses_before_its_lease_expires(
-        cluster: Cluster, tmp_path: pathlib.Path, replicas: list[Replica]) -> None:
+        cluster: Cluster, tmp_path: pathlib.Path, replicas: list[Replica], fault: dict[str, Any]) -> None:
     first = leader(replicas, cluster)
     cluster.apply(example('kex-1'))
     wait_for(lambda: handled(cluster, 'kex-1'))
 
-    cluster.fail('*', '/apis/coordination.k8s.io/*', 500, count=None, agent=f'kopf/* ({first.tag})')
+    cluster.fail('*', '/apis/coordination.k8s.io/*', count=None, agent=f'kopf/* ({first.tag})', **fault)
     wait_for(lambda: 'Pausing operations: the lease' in first.text())
     other = wait_for(lambda: holder(cluster) not in (None, first.tag) and acting(replicas, cluster))
     cluster.apply(example('kex-2'))
