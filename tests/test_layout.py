@@ -3,7 +3,10 @@
 - each package's docstring lists the modules and subpackages it holds, as "- `name`  what it holds" lines;
 - no comment or docstring in kopf/ or tests/ cites a section of a document outside the repository
   (the rules are stated where they are relied on; design decisions are in docs/design/decisions.md);
-- no module of kopf/ is longer than 500 lines (split at a second reason to change), but the generated ones.
+- no module of kopf/ is longer than 500 lines (split at a second reason to change), but the generated ones;
+- the unit tests mirror the modules they test (`tests/model/test_diffs.py` tests `kopf/_model/diffs.py`);
+- no end-to-end test sleeps in real time before an assertion (it waits for a condition that proves
+  the operator saw what it asserts on: tests/e2e/conftest.py has the barriers).
 """
 import ast
 import pathlib
@@ -59,3 +62,77 @@ def test_modules_stay_within_the_size_limit() -> None:
     sizes = {str(path.relative_to(KOPF)): len(path.read_text().splitlines()) for path in KOPF.rglob('*.py')}
     assert GENERATED <= sizes.keys()  # the exemptions exist (a moved or renamed one is noticed)
     assert {name: n for name, n in sizes.items() if n > MAX_LINES and name not in GENERATED} == {}
+
+
+# Unit tests by the package they test: `test_<module>.py` or `test_<module>_<aspect>.py`, where <module> is a
+# module or a subpackage anywhere in the package (the emulator's are nested by concern).
+MIRRORS = {'reactor': '_reactor', 'storage': '_storage', 'model': '_model', 'api': '_api',
+           'cluster': '_cluster', 'kits': '_kits'}
+ACROSS_MODULES = {  # files that test one concern across modules, and that concern
+    'storage/test_docs_examples.py': "docs/persistence.md's and docs/settings.md's examples: storages and settings",
+    'storage/test_reactor_paths.py': "both storages' (progress, diff-base) fast paths against their per-key methods",
+    'storage/test_seeds.py': "the persistence seed's configurations: both storages through the processing",
+    'storage/test_upstream_compat.py': "both storages' bytes against upstream's recorded ones",
+    'model/test_compat_types.py': "upstream's public names in annotations: kopf.X of many modules",
+    'cluster/test_hostile_input.py': 'the whole HTTP surface, fuzzed: dispatching, codecs, every handler',
+    'cluster/test_kinds.py': 'every built-in kind through the table, discovery, defaults, rules, Tables, OpenAPI',
+}
+
+
+def _tested_module(path: pathlib.Path, modules: set[str]) -> str | None:
+    name = path.stem.removeprefix('test_')
+    return next((module for module in sorted(modules, key=len, reverse=True)
+                 if name == module or name.startswith(f'{module}_')), None)
+
+
+def test_unit_tests_mirror_the_modules_they_test() -> None:
+    unmapped = []
+    for folder, package in MIRRORS.items():
+        modules = {path.stem for path in (KOPF / package).rglob('*.py') if path.name != '__init__.py'}
+        modules |= {path.parent.name for path in (KOPF / package).rglob('__init__.py')}
+        for path in sorted((TESTS / folder).glob('test_*.py')):
+            if _tested_module(path, modules) is None and f'{folder}/{path.name}' not in ACROSS_MODULES:
+                unmapped.append(f'{folder}/{path.name}')
+    assert unmapped == []
+    assert all((TESTS / name).exists() for name in ACROSS_MODULES)  # a renamed or gone one is noticed
+
+
+def _sleeps_before_asserts(source: str, *, window: int = 8) -> list[int]:
+    """Lines of a test function's real-time sleeps (not in a poll loop, not of zero) with an assertion soon after."""
+    tree = ast.parse(source)
+    sleeps: list[int] = []
+
+    def visit(node: ast.AST, in_test: bool, in_loop: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):  # a handler inside a test: not the test's
+                visit(child, child.name.startswith('test_') and not in_test, False)
+                continue
+            if in_test and not in_loop and isinstance(child, ast.Call):
+                func = child.func
+                name = func.attr if isinstance(func, ast.Attribute) else getattr(func, 'id', '')
+                zero = bool(child.args) and isinstance(child.args[0], ast.Constant) and child.args[0].value == 0
+                if name == 'sleep' and not zero:
+                    sleeps.append(child.lineno)
+            visit(child, in_test, in_loop or isinstance(child, (ast.While, ast.For, ast.AsyncFor)))
+
+    visit(tree, False, False)
+    asserts = [node.lineno for node in ast.walk(tree) if isinstance(node, ast.Assert)]
+    return [line for line in sleeps if any(line < at <= line + window for at in asserts)]
+
+
+def test_the_sleep_pattern() -> None:
+    source = ('async def test_a():\n    await asyncio.sleep(0.1)\n    assert not calls\n'
+              'async def test_b():\n    while x:\n        time.sleep(0.1)\n    assert x\n'
+              'async def test_c():\n    async def fn():\n        await asyncio.sleep(1)\n    assert fn\n'
+              'async def test_d():\n    await asyncio.sleep(0)\n    assert x\n')
+    assert _sleeps_before_asserts(source) == [2]
+
+
+SLEEPS_KEPT: dict[str, str] = {}  # file name: why no condition can replace its sleep (none so far)
+
+
+def test_no_real_time_sleep_before_an_assertion_in_e2e() -> None:
+    found = {path.name: lines for path in sorted((TESTS / 'e2e').glob('test_*.py'))
+             if (lines := _sleeps_before_asserts(path.read_text()))}
+    assert {name: lines for name, lines in found.items() if name not in SLEEPS_KEPT} == {}
+    assert sorted(SLEEPS_KEPT) == sorted(name for name in SLEEPS_KEPT if name in found)  # none kept needlessly

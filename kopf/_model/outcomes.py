@@ -105,7 +105,7 @@ class _Judged(Protocol):
 
 
 def describe(handler: _Handler, outcome: Outcome, judged: _Judged | None = None) -> LogEntry:
-    """The log line of one attempt's outcome, word for word as upstream's (tests/model/test_log_lines.py).
+    """The log line of one attempt's outcome, word for word as upstream's (tests/model/test_outcomes_log_lines.py).
 
     `judged`: the handler's state after the attempt, if a state machine judged it: a RETRY that it
     turned into a failure (out of retries or out of time) is logged as the final stop it is.

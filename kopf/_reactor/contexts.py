@@ -10,6 +10,7 @@ Functions take these objects instead of wide parameter lists (ARCHITECTURE "stat
   and its place in the queue.
 """
 import dataclasses
+import weakref
 from collections.abc import Mapping
 from typing import Any
 
@@ -45,6 +46,22 @@ class OperatorContext:
     identity: str | None = None  # this operator's identity in peerings and Leases (also in its User-Agent)
     shards: int = 0        # `--shards N`: objects are handled by the holder of their shard's Lease (0: unsharded)
     served: Mapping[Any, 'ResourceContext'] = dataclasses.field(default_factory=dict)  # by resource (`observing`)
+
+    def __post_init__(self) -> None:
+        LIVE[id(self)] = self
+
+    def idle(self) -> bool:
+        """No object's record has work: none queued, running, or waiting for a due time or our own write.
+
+        A seam for tests' barriers before negative assertions (with a sentinel event that proves the watch
+        streams were read up to it); the operator itself never asks it.
+        """
+        return all(record.phase in (records_.Phase.IDLE, records_.Phase.GONE)
+                   for rctx in self.served.values() for record in rctx.records.values())
+
+
+# The operators of this process, by id (the contexts compare by value: unhashable), for tests' `idle()` probes.
+LIVE: 'weakref.WeakValueDictionary[int, OperatorContext]' = weakref.WeakValueDictionary()
 
 
 @dataclasses.dataclass

@@ -12,6 +12,7 @@ import pytest
 
 import kopf
 from kopf._api import credentials
+from kopf._reactor import contexts
 from kopf.testing import LocalCluster, cluster_vault
 
 from .. import backends, waiting
@@ -165,6 +166,28 @@ class Sightings:
             obj = await kube.patch_status(name, {'status': {BARRIER: uuid.uuid4().hex}})
             seen = int(obj['metadata']['resourceVersion'])
             await eventually(lambda seen=seen: self.newest >= seen)
+
+
+def operators(registry: kopf.OperatorRegistry) -> list[contexts.OperatorContext]:
+    """The operators of this test (started with its registry) in this process."""
+    return [ctx for ctx in list(contexts.LIVE.values()) if ctx.registry is registry]
+
+
+def idle(registry: kopf.OperatorRegistry) -> bool:
+    """The test's operators have no work: no object queued, running, or waiting for a due time or our write.
+
+    With a condition that the operator has read its watch streams past the events of interest (a barrier's
+    change seen, an object forgotten, the streams it watches), it is a barrier before negative assertions.
+    """
+    running = operators(registry)
+    return bool(running) and all(ctx.idle() for ctx in running)
+
+
+def forgotten(registry: kopf.OperatorRegistry, uid: str) -> bool:
+    """The object's record is gone: its DELETED event's cycle has ended (no later event can come for it).
+
+    Only meaningful for an object the operator has seen (else it was never remembered)."""
+    return all(uid not in rctx.records for ctx in operators(registry) for rctx in ctx.served.values())
 
 
 def get_example(cluster: Cluster, name: str = 'kopf-example-1') -> Obj | None:

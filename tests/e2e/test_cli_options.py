@@ -166,7 +166,9 @@ def test_options_from_automatic_env_vars(kopf_local_cluster: Cluster, tmp_path: 
             time.sleep(0.02)
     assert runner.exit_code == 0, runner.output
     assert _status(kopf_local_cluster, 'ns1') == {'create_fn': {'ok': True}}    # KOPF_RUN_NAMESPACES
-    assert _status(kopf_local_cluster, 'other') == {}
+    assert _status(kopf_local_cluster, 'other') == {}  # and it cannot be handled later: never watched
+    assert 'Starting the watch-stream for kopfexamples.v1.kopf.dev in ns1.' in runner.output
+    assert 'Starting the watch-stream for kopfexamples.v1.kopf.dev in other.' not in runner.output
     assert 'Default peering object is not found' in runner.output             # not KOPF_RUN_STANDALONE (debug)
     assert 'Starting the watch-stream' in runner.output                        # KOPF_RUN_VERBOSE: debug
     assert '[DEBUG' not in runner.output and '[INFO' not in runner.output       # KOPF_RUN_LOG_FORMAT=plain

@@ -4,12 +4,11 @@ The finalizer edits go as a JSON-patch guarded by the resourceVersion we decided
 changed meanwhile (422), the patch is recomputed on a fresh body instead of being dropped with the
 cycle's records, and the stale event that still shows our finalizer is not decided on again.
 """
-import asyncio
 from typing import Any
 
 import kopf
 
-from .conftest import eventually, example, get_example
+from .conftest import eventually, example, forgotten, get_example, idle
 
 
 async def test_delete_handler_runs_once_despite_a_concurrent_write(cluster: Any, registry: Any,
@@ -28,11 +27,11 @@ async def test_delete_handler_runs_once_despite_a_concurrent_write(cluster: Any,
                                                        {'metadata': {'labels': {'touched': 'yes'}}})
 
     await start_operator()
-    await kube.create(example())
+    uid = (await kube.create(example()))['metadata']['uid']
     await eventually(lambda: 'kopf.zalando.org/KopfFinalizerMarker' in
                      ((get_example(cluster) or {}).get('metadata', {}).get('finalizers') or []))
-    await asyncio.sleep(0.5)
+    await eventually(lambda: idle(registry))  # the creation's cycles are over: the deletion is a cycle of its own
     await kube.delete('kopf-example-1')
     await eventually(lambda: get_example(cluster) is None, within=10)
-    await asyncio.sleep(0.5)
+    await eventually(lambda: forgotten(registry, uid) and idle(registry))  # its DELETED cycle is over
     assert calls == [0], f'the delete handler ran {len(calls)} times: {calls}'

@@ -9,7 +9,7 @@ import pytest
 
 import kopf
 
-from .conftest import eventually, example, fast_settings, get_example
+from .conftest import Sightings, eventually, example, fast_settings, get_example
 
 
 async def test_a_daemon_sees_the_body_live_and_the_memo_of_the_handlers(
@@ -216,12 +216,12 @@ async def test_a_daemon_that_returns_is_not_restarted(
         if retry < 2:
             raise kopf.TemporaryError('not yet', delay=0.05)
 
+    sightings = Sightings(registry)
     await start_operator()
     await kube.create(example())
     await eventually(lambda: "Daemon 'once' has exited on its own and will not be retried or restarted." in caplog.text)
     await kube.patch('kopf-example-1', {'spec': {'field': 'changed'}})
-    await eventually(lambda: (get_example(cluster) or {}).get('spec', {}).get('field') == 'changed')
-    await asyncio.sleep(0.2)
+    await sightings.barrier(kube)  # the change's cycle is over: a restart would have been spawned by it
     assert calls == [0, 1, 2]
     obj = get_example(cluster)  # nothing holds it any more: the finalizer is gone
     await eventually(lambda: not (get_example(cluster) or {}).get('metadata', {}).get('finalizers'))
@@ -257,9 +257,11 @@ async def test_operator_exit_stops_the_daemons(
         cluster: Any, registry: kopf.OperatorRegistry, start_operator: Any, kube: Any,
         caplog: Any) -> None:
     reasons: list[Any] = []
+    started = asyncio.Event()
 
     @kopf.daemon('kopfexamples', registry=registry)
     async def exiting(stopped: kopf.DaemonStopped, **_: Any) -> None:
+        started.set()
         await stopped.wait()
         reasons.append(stopped.reason)
 
@@ -268,7 +270,7 @@ async def test_operator_exit_stops_the_daemons(
     task = await start_operator(stop_flag=stop)
     await kube.create(example())
     await eventually(lambda: (get_example(cluster) or {}).get('metadata', {}).get('finalizers'))
-    await asyncio.sleep(0.1)
+    await eventually(started.is_set)
     stop.set()
     await asyncio.wait_for(task, timeout=10)
     assert reasons == [kopf.DaemonStoppingReason.OPERATOR_EXITING]

@@ -1,11 +1,10 @@
 """`on.event` handlers see every event once: not again when the object's cycle is re-run for a
 delayed retry of a change handler (an in-memory wake-up re-processes the last event)."""
-import asyncio
 from typing import Any
 
 import kopf
 
-from .conftest import eventually, example
+from .conftest import eventually, example, idle
 
 
 async def test_on_event_sees_each_event_once_despite_retries(cluster: Any, registry: Any,
@@ -26,6 +25,6 @@ async def test_on_event_sees_each_event_once_despite_retries(cluster: Any, regis
     await start_operator()
     await kube.create(example())
     await eventually(lambda: len(tries) >= 3, within=10)
-    await asyncio.sleep(0.5)
+    await eventually(lambda: idle(registry))  # every event of our own writes is seen (awaited until then)
     assert seen, 'on.event saw nothing'
     assert len(seen) == len(set(seen)), f'on.event got the same (type, rv) more than once: {seen}'

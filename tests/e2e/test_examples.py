@@ -376,6 +376,25 @@ def test_13_hooks(cluster: Cluster, kubeconfig: pathlib.Path, monkeypatch: pytes
     assert output.index('The background task is stopped.') > output.index('Stop-flag is raised')
 
 
+class Lines(logging.Handler):
+    """The messages of a logger as they are logged (the runner's output is there only at its end)."""
+
+    def __init__(self, logger: str) -> None:
+        super().__init__()
+        self.messages: list[str] = []
+        self.logger = logging.getLogger(logger)
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())
+
+    def __enter__(self) -> 'Lines':
+        self.logger.addHandler(self)
+        return self
+
+    def __exit__(self, *_: Any) -> None:
+        self.logger.removeHandler(self)
+
+
 def test_14_daemons(cluster: Cluster) -> None:
     progress: set[str] = set()
 
@@ -389,7 +408,8 @@ def test_14_daemons(cluster: Cluster) -> None:
         return dict(status(cluster).get('watch_annotated') or {})
 
     mismatch = 'DaemonStoppingReason.FILTERS_MISMATCH'
-    with runner('14-daemons', cluster) as operator:
+    started = 'Watching the annotated kopf-example-1 (time {}).'.format
+    with Lines('kopf.objects') as lines, runner('14-daemons', cluster) as operator:
         assert operator.wait_ready(20)
         cluster.apply(OBJ)
         assert wait_for(finished, interval=0.05) == {'message': 'Accompanying is finished.'}
@@ -400,11 +420,11 @@ def test_14_daemons(cluster: Cluster) -> None:
         patch_kex(cluster, {'metadata': {'annotations': {'someannotation': None}}})  # the filter stops matching
         assert wait_for(watched) == {'times': 1, 'stopped': mismatch}
         patch_kex(cluster, {'metadata': {'annotations': {'someannotation': 'somevalue'}}})  # it matches again
-        time.sleep(0.5)  # no way to see the restart from outside but by stopping it again:
+        wait_for(lambda: any(m.endswith(started(2)) for m in lines.messages))  # restarted: its next stop counts 2
         patch_kex(cluster, {'metadata': {'annotations': {'someannotation': None}}})
         assert wait_for(lambda: watched().get('times') == 2 and watched()) == {'times': 2, 'stopped': mismatch}
         patch_kex(cluster, {'metadata': {'annotations': {'someannotation': 'somevalue'}}})
-        time.sleep(0.5)
+        wait_for(lambda: any(m.endswith(started(3)) for m in lines.messages))  # running again when deleted
         delete_kex(cluster)
         wait_for(lambda: kex(cluster) is None)  # the finalizer is released once the daemons have exited
     output = operator.output

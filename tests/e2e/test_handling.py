@@ -8,7 +8,7 @@ import pytest
 import kopf
 from kopf.testing import LocalCluster
 
-from .conftest import Kube, Sightings, Starter, eventually, example, get_example
+from .conftest import BARRIER, Kube, Sightings, Starter, eventually, example, forgotten, get_example, idle
 
 FINALIZER = 'kopf.zalando.org/KopfFinalizerMarker'
 
@@ -76,14 +76,16 @@ async def test_results_and_progress_across_cycles(cluster: LocalCluster, registr
         attempts.append('second')
         return 'scalar'
 
+    sightings = Sightings(registry)
     await start_operator()
     await kube.create(example())
-    obj = await eventually(lambda: handled(cluster))
-    await asyncio.sleep(0.1)
+    await eventually(lambda: handled(cluster))
+    await sightings.barrier(kube)  # the cycles after the last handler's (the progress purged) have ended
     obj = get_example(cluster)
     assert obj is not None
     assert attempts == ['first#0', 'second', 'first#1']
-    assert obj['status'] == {'first': {'done': 1}, 'second': 'scalar'}
+    assert {key: value for key, value in obj['status'].items() if key != BARRIER} == \
+        {'first': {'done': 1}, 'second': 'scalar'}
     annotations = obj['metadata']['annotations']
     assert not [key for key in annotations if key.endswith(('/first', '/second'))]  # progress purged
 
@@ -176,12 +178,12 @@ async def test_optional_delete_handler_runs_without_finalizer(
     kopf.on.create('kopfexamples', id='create', registry=registry)(lambda **_: calls.append('create'))
     kopf.on.delete('kopfexamples', id='delete', optional=True, registry=registry)(lambda **_: calls.append('delete'))
     await start_operator()
-    await kube.create(example())
+    uid = (await kube.create(example()))['metadata']['uid']
     obj = await eventually(lambda: handled(cluster))
     assert FINALIZER not in (obj['metadata'].get('finalizers') or [])
     await kube.delete('kopf-example-1')
     await eventually(lambda: 'delete' in calls)
-    await asyncio.sleep(0.1)
+    await eventually(lambda: forgotten(registry, uid) and idle(registry))  # its DELETED cycle is over
     assert calls == ['create', 'delete']
 
 
@@ -227,7 +229,6 @@ async def test_unresolved_resource_warns_then_is_served(
                                'schema': {'openAPIV3Schema': {'type': 'object',
                                                               'x-kubernetes-preserve-unknown-fields': True}}}]},
     })
-    await asyncio.sleep(0.1)
     cluster.apply({'apiVersion': 'kopf.dev/v1', 'kind': 'KopfOther',
                    'metadata': {'name': 'other-1', 'namespace': 'default'}, 'spec': {}})
     await eventually(lambda: calls)

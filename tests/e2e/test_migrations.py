@@ -8,7 +8,7 @@ import pytest
 import kopf
 from kopf.testing import LocalCluster
 
-from .conftest import Kube, Sightings, Starter, eventually, example, fast_settings, get_example
+from .conftest import Kube, Sightings, Starter, eventually, example, fast_settings, forgotten, get_example, idle
 
 
 def handled(cluster: LocalCluster) -> Any:
@@ -74,14 +74,13 @@ async def test_api_writes_per_create_delete_lifecycle(
         cluster: LocalCluster, registry: kopf.OperatorRegistry, start_operator: Starter, kube: Kube) -> None:
     kopf.on.create('kopfexamples', id='create', registry=registry)(lambda **_: {'ok': 1})
     kopf.on.delete('kopfexamples', id='delete', registry=registry)(lambda **_: None)
-    await start_operator()
-    await asyncio.sleep(0.1)
+    await start_operator()  # ready: nothing of its start writes to the API later (no objects yet)
     cluster.reset_counters()
-    await kube.create(example())
+    uid = (await kube.create(example()))['metadata']['uid']
     await eventually(lambda: handled(cluster) and (get_example(cluster) or {}).get('status'))
     await kube.delete('kopf-example-1')
     await eventually(lambda: get_example(cluster) is None)
-    await asyncio.sleep(0.1)
+    await eventually(lambda: forgotten(registry, uid) and idle(registry))  # its DELETED cycle is over
     writes = {key: n for key, n in cluster.counters().items()
               if key.split()[0] in ('patch', 'update') and 'events' not in key}
     # The finalizer (1 main), the handler's result (1 status) + the diff-base (1 main),

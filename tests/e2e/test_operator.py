@@ -3,11 +3,13 @@ cleanup last; namespaces; delays by in-memory wake-ups (no touch-dummy writes)."
 import asyncio
 from typing import Any
 
+import pytest
+
 import kopf
 from kopf.testing import LocalCluster
 
 from .. import backends
-from .conftest import Kube, Sightings, Starter, eventually, example, get_example
+from .conftest import Kube, Sightings, Starter, eventually, example, get_example, idle
 
 
 async def test_startup_then_handlers_then_cleanup(cluster: LocalCluster, registry: kopf.OperatorRegistry,
@@ -41,7 +43,8 @@ async def test_startup_then_handlers_then_cleanup(cluster: LocalCluster, registr
 
 
 async def test_only_the_given_namespaces_are_served(cluster: LocalCluster, registry: kopf.OperatorRegistry,
-                                                    start_operator: Starter, kube: Kube) -> None:
+                                                    start_operator: Starter, kube: Kube,
+                                                    caplog: pytest.LogCaptureFixture) -> None:
     names: list[str] = []
     kopf.on.create('kopfexamples', registry=registry)(lambda namespace, **_: names.append(namespace))
     for ns in ('ns1', 'ns2', 'team-a', 'team-x'):
@@ -51,11 +54,20 @@ async def test_only_the_given_namespaces_are_served(cluster: LocalCluster, regis
         await kube.create(example(namespace=ns))
     await eventually(lambda: len(names) >= 2)
     cluster.apply({'apiVersion': 'v1', 'kind': 'Namespace', 'metadata': {'name': 'team-b'}})
-    await asyncio.sleep(0.1)
-    await kube.create(example(namespace='team-b'))
+    await kube.create(example(namespace='team-b'))  # listed when its stream starts, if not seen by it
     await eventually(lambda: len(names) >= 3)
-    await asyncio.sleep(0.3)
+    # Nothing watches the other namespaces (so their objects are never handled), and the operator is idle
+    # (so what it handled is all it will handle):
+    assert watched(caplog, 'kopfexamples') == {'ns1', 'team-a', 'team-b'}
+    await eventually(lambda: idle(registry))
     assert sorted(names) == ['ns1', 'team-a', 'team-b']
+
+
+def watched(caplog: pytest.LogCaptureFixture, plural: str) -> set[str]:
+    """The namespaces of the watch-streams started for the resource ('*' for a cluster-wide one)."""
+    lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith('Starting the watch-stream for ')]
+    return {line.rstrip('.').rpartition(' in ')[2] if ' in ' in line else '*'
+            for line in lines if line.removeprefix('Starting the watch-stream for ').startswith(f'{plural}.')}
 
 
 async def test_delays_wake_up_in_memory_without_touching(cluster: LocalCluster, registry: kopf.OperatorRegistry,

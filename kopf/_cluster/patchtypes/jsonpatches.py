@@ -46,7 +46,7 @@ def _apply_simply(doc: Any, ops: list[Any]) -> bool:
     Handled: test (of strings), add, remove, replace, at paths through objects only, without escapes.
     A failure that the library would also report raises the same 422; anything else (arrays on the
     way, `~` escapes, other ops or values, malformed ops) returns False, possibly half-applied: the
-    caller starts over on a fresh copy with the library. Differential test: tests/cluster/test_patching.py.
+    caller starts over on a fresh copy with the library. Differential test: tests/cluster/test_patchtypes.py.
     """
     for op in ops:
         if type(op) is not dict:

@@ -63,3 +63,7 @@ for resource in RESOURCES:
     @kopf.on.update(*resource, labels={'e2e': 'persistence'}, id='upd')
     def upd(body: Any, reason: str, **_: Any) -> None:
         record(body, f'update {reason}')
+
+    @kopf.on.event(*resource, labels={'e2e': 'persistence'}, id='seen')
+    def seen(body: Any, **_: Any) -> None:  # the test's barriers wait for these (not calls of the handlers)
+        record(body, f"seen {body['metadata']['resourceVersion']}")
