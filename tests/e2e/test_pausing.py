@@ -139,6 +139,8 @@ async def test_only_an_active_replica_manages_the_webhook_configurations_and_a_p
     await eventually(lambda: len([m for m in caplog.messages if m.startswith('Pausing operations')]) >= 2)
     await kube.create(example('kex-1'))  # through the API server: it calls the webhook
     assert 'kex-1' in checked  # the admission webhook is served while paused (the configuration stays)
+    await freezer(cluster, 'resume')  # active again: it removes its configurations on exit (a shared envtest)
+    await eventually(lambda: len([m for m in caplog.messages if m.startswith('Resuming operations')]) >= 2)
 
 
 @pytest.mark.parametrize('stealth', [False, True])
