@@ -268,7 +268,8 @@ def rbac(paths: tuple[str, ...], modules: tuple[str, ...], namespaces: tuple[str
 @logging_options
 @click.option('-n', '--namespace', 'namespaces', multiple=True, help='Namespaces of the peering (repeatable).')
 @click.option('-A', '--all-namespaces', 'clusterwide', is_flag=True, help='The cluster-wide peering.')
-@click.option('-i', '--id', 'id_', default=None, help='The identity of the freezer (default: user@host).')
+@click.option('-i', '--id', 'id_', envvar='KOPF_FREEZE_ID', default=None,
+              help='The identity of the freezer (default: user@host).')
 @click.option('--dev', is_flag=True, default=False, help='Priority 666.')
 @click.option('-P', '--peering', 'peering_name', required=True, envvar='KOPF_FREEZE_PEERING',
               help='The peering object.')
@@ -288,7 +289,8 @@ def freeze(ctx: click.Context, /, namespaces: tuple[str, ...], clusterwide: bool
 @logging_options
 @click.option('-n', '--namespace', 'namespaces', multiple=True, help='Namespaces of the peering (repeatable).')
 @click.option('-A', '--all-namespaces', 'clusterwide', is_flag=True, help='The cluster-wide peering.')
-@click.option('-i', '--id', 'id_', default=None, help='The identity of the freezer (default: user@host).')
+@click.option('-i', '--id', 'id_', envvar='KOPF_RESUME_ID', default=None,
+              help='The identity of the freezer (default: user@host).')
 @click.option('-P', '--peering', 'peering_name', required=True, envvar='KOPF_RESUME_PEERING',
               help='The peering object.')
 @click.pass_context

@@ -10,6 +10,8 @@ The Lease's spec: `holderIdentity`, `leaseDurationSeconds`, `acquireTime`, `rene
   expires, so before anyone else may acquire it.
 - No Lease, an empty holder (a released Lease), or someone else's expired Lease: acquire it.
 - Ours: renew it every `retry_period`.
+- An empty holder is free. A released Lease (client-go's and ours) has `leaseDurationSeconds: 1`;
+  any other empty holder (e.g. edited by hand) is named by `problem()` too, for one warning.
 - A foreign holder without `renewTime` or `leaseDurationSeconds` (e.g. edited by hand) is held
   until it expires by our clock with our `lease_duration`; `problem()` names it for one warning.
 """
@@ -20,6 +22,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from kopf._model import settings as settings_
+
+RELEASED_DURATION = 1.0  # leaseDurationSeconds of a released Lease (as client-go releases it)
 
 
 class Action(enum.Enum):
@@ -96,6 +100,8 @@ def _positive(value: Any) -> bool:
 
 def problem(lease: Observed | None, identity: str) -> str | None:
     """What is wrong with someone else's Lease (for one warning), if anything."""
+    if lease is not None and not lease.holder and lease.duration != RELEASED_DURATION:
+        return 'it has no holder but is not released as client-go releases it (edited by hand?); it is treated as free'
     if lease is None or not lease.holder or lease.holder == identity:
         return None
     missing = [name for name, value in [('renewTime', lease.renew_time), ('leaseDurationSeconds', lease.duration)]
@@ -144,8 +150,8 @@ def spec(lease: Observed | None, *, identity: str, durations: Durations, wall: d
 def released(lease: Observed, *, wall: datetime.datetime) -> dict[str, Any]:
     """The spec of a released Lease (as client-go releases it): no holder, so the next one acquires at once."""
     stamp = format_time(wall)
-    return {'holderIdentity': '', 'leaseDurationSeconds': 1, 'acquireTime': stamp, 'renewTime': stamp,
-            'leaseTransitions': lease.transitions}
+    return {'holderIdentity': '', 'leaseDurationSeconds': int(RELEASED_DURATION), 'acquireTime': stamp,
+            'renewTime': stamp, 'leaseTransitions': lease.transitions}
 
 
 def body(name: str, namespace: str, spec_: Mapping[str, Any], resource_version: str | None,

@@ -9,6 +9,8 @@ The peering object (`KopfPeering` in a namespace, `ClusterKopfPeering` for the c
   warning) — unless shard selectors are configured (`settings.watching.shard_selectors`): then
   peers of the same priority share the work and do not pause each other. Else, we act.
 - A paused operator decides again when the earliest blocking entry expires, or on any change.
+- With both a kopf.dev and a legacy zalando.org peering object of the name, the peers of both
+  count (`merge`): an entry in either pauses us.
 - Keep-alives: every `lifetime - rand(5..10)` seconds, at least every second.
 - A malformed entry (not a mapping, a lastseen that is not ISO-8601, a lifetime or priority that is
   not a number, a negative lifetime) is ignored; `parse` names it, for one warning.
@@ -98,6 +100,20 @@ def parse(status: Any) -> tuple[list[Peer], list[str]]:
         except ValueError as exc:
             problems.append(f'the entry {identity!r} is ignored: {exc}')
     return peers, problems
+
+
+def merge(*groups: Iterable[Peer]) -> list[Peer]:
+    """One view of the peers of several peering objects (kopf.dev and the legacy zalando.org ones).
+
+    An operator that keeps alive in both has an entry in each: the one that lives longest counts.
+    """
+    merged: dict[str, Peer] = {}
+    for group in groups:
+        for peer in group:
+            known = merged.get(peer.identity)
+            if known is None or peer.deadline > known.deadline:
+                merged[peer.identity] = peer
+    return list(merged.values())
 
 
 def decide(peers: Iterable[Peer], *, identity: str, priority: int, now: datetime.datetime,

@@ -5,7 +5,9 @@ The decisions are pure (`kopf._model.peers`); this module talks and waits:
   `KopfPeering` in each served namespace (with `-n`, including namespaces found through globs).
 - Its scope (`kopf._model.scopes`) is paused from the start until the first look at the peering
   object (as upstream: "Resuming operations after the pause." once nobody blocks us).
-- The peering object is looked up in `kopf.dev/v1`, then in the legacy `zalando.org/v1`. Absent:
+- The peering object is looked up in `kopf.dev/v1` and in the legacy `zalando.org/v1`; as upstream,
+  if both exist, both are kept alive and watched, and the peers of both count (one merged view,
+  `peers.merge`). A 403 on the legacy kinds counts as absent (old RBAC or new, either works). Absent:
   in auto mode (no `--peering`), the operator runs standalone (a debug line only: upstream says
   nothing then); in mandatory mode (`--peering NAME`), a warning
   every `ABSENT_RECHECK` seconds and no handling until it exists.
@@ -15,7 +17,8 @@ The decisions are pure (`kopf._model.peers`); this module talks and waits:
   one scheduler, `kopf._reactor.scheduling`).
 - Keep-alives: our entry is merge-patched every `lifetime - rand(5..10)` s (also a due time in the
   scheduler), and nulled on exit. Malformed entries get one warning each, and are ignored.
-- `freeze()`/`resume()`: the `kopf freeze`/`kopf resume` commands: one entry written or nulled.
+- `freeze()`/`resume()`: the `kopf freeze`/`kopf resume` commands: one entry written or nulled (in
+  each peering object of the name: kopf.dev's and the legacy one).
 """
 import asyncio
 import datetime
@@ -33,7 +36,7 @@ from kopf._reactor import identity as identity_
 logger = logging.getLogger('kopf.reactor.peering')
 
 ABSENT_RECHECK = 10.0  # seconds between the looks for an absent mandatory peering object
-FIND_BACKOFFS = (0.5, 1.0, 2.0)  # retries of the look-up (5xx, 403): mandatory peering looks again later anyway
+FIND_BACKOFFS = (0.5, 1.0, 2.0)  # retries of the look-up (5xx; 403 of kopf.dev): mandatory peering looks again later
 PAUSER = 'peering'
 
 CLUSTER_PEERINGS = (
@@ -46,18 +49,37 @@ NAMESPACED_PEERINGS = (
 )
 
 
-async def find(client: client_.APIClient, name: str, namespace: str | None) -> tuple[resources.Resource | None,
-                                                                                         dict[str, Any] | None]:
-    """The peering resource and object of this name: kopf.dev first, then the legacy zalando.org."""
+async def find(client: client_.APIClient, name: str,
+               namespace: str | None) -> dict[resources.Resource, dict[str, Any]]:
+    """The peering objects of this name: kopf.dev's and the legacy zalando.org's, those that exist.
+
+    A 403 on one group counts as absent there (an operator's RBAC may name only one group); if
+    nothing is found and kopf.dev's was forbidden, that 403 is raised: a clearer cause than "not found".
+    """
     candidates = CLUSTER_PEERINGS if namespace is None else NAMESPACED_PEERINGS
+    found: dict[resources.Resource, dict[str, Any]] = {}
+    forbidden: apierrors.APIForbiddenError | None = None
     for resource in candidates:
+        legacy = resource is not candidates[0]
+        url = resource.get_url(namespace=namespace, name=name)
         try:
-            body = await client.request('GET', resource.get_url(namespace=namespace, name=name),
-                                        backoffs=FIND_BACKOFFS)
+            try:  # the legacy group: a 403 is not retried (it is the common case: RBAC for kopf.dev only)
+                body = await client.request('GET', url, backoffs=None if legacy else FIND_BACKOFFS)
+            except apierrors.APIError as exc:
+                if not legacy or isinstance(exc, (apierrors.APINotFoundError, apierrors.APIForbiddenError)):
+                    raise
+                body = await client.request('GET', url, backoffs=FIND_BACKOFFS)  # e.g. a 5xx: looked at again
         except apierrors.APINotFoundError:
             continue
-        return resource, body
-    return None, None
+        except apierrors.APIForbiddenError as exc:
+            logger.debug(f'The peering objects of {resource.group} cannot be read ({exc}); counted as absent.')
+            forbidden = forbidden if legacy else exc
+            continue
+        if isinstance(body, dict):
+            found[resource] = body
+    if not found and forbidden is not None:
+        raise forbidden
+    return found
 
 
 async def write(client: client_.APIClient, resource: resources.Resource, name: str, namespace: str | None,
@@ -76,8 +98,8 @@ class Peering:
         self.identity = identity
         self.settings = ctx.settings.peering
         self.where = peers.describe_scope(self.settings.name, namespace)
-        self.resource: resources.Resource | None = None
-        self.last: Mapping[str, Any] | None = None
+        self.resources: tuple[resources.Resource, ...] = ()  # the groups whose peering object was found
+        self.lasts: dict[resources.Resource, Mapping[str, Any]] = {}  # each one's latest body
         self.warned: set[str] = set()
         self.touched = False
         self.announced: tuple[str, frozenset[str]] | None = None  # what was logged last: why, and who
@@ -108,20 +130,22 @@ class Peering:
                 await self._sleep(ABSENT_RECHECK)
         finally:
             self.ctx.scheduler.cancel((self, 'recheck'))
-            if self.touched and self.resource is not None:
+            if self.touched and self.resources:
                 await asyncio.shield(self._untouch())
 
     async def serve(self) -> bool:
         """Keep alive and watch the peering object; True if there is none in auto mode (then: standalone)."""
         try:
-            self.resource, body = await find(self.ctx.client, self.settings.name, self.namespace)
+            found = await find(self.ctx.client, self.settings.name, self.namespace)
         except apierrors.APIForbiddenError as exc:
             if self.settings.mandatory:
                 raise
             logger.warning(f'The peering objects cannot be read ({exc}); falling back to the standalone mode.')
             self._set_paused(False, quiet=True)
             return True
-        if self.resource is None or body is None:
+        self.resources = tuple(found)
+        self.lasts = {}
+        if not found:
             if not self.settings.mandatory:
                 logger.debug('Default peering object is not found, falling back to the standalone mode.')  # silent
                 self._set_paused(False, quiet=True)
@@ -130,16 +154,18 @@ class Peering:
                            f'zalando.org kind); the operator does not handle anything until it exists. '
                            f'Checking again in {ABSENT_RECHECK:g} s.')
             return False
-        self.react(body)  # the first look: before any watch event
+        for resource, body in found.items():  # the first look: before any watch event
+            self.react(body, resource)
         async with asyncio.TaskGroup() as tg:
             tg.create_task(self.keep_alive(), name=f'kopf peering keep-alives of {self.where}')
-            await self.watch()
+            for resource in self.resources[1:]:
+                tg.create_task(self.watch(resource), name=f'kopf peering watch of {self.where} ({resource.group})')
+            await self.watch(self.resources[0])
         return False
 
-    async def watch(self) -> None:
-        assert self.resource is not None
+    async def watch(self, resource: resources.Resource) -> None:
         selector = f'metadata.name={self.settings.name}'
-        async for item in watching.watch_objs(self.ctx.client, self.resource, namespace=self.namespace,
+        async for item in watching.watch_objs(self.ctx.client, resource, namespace=self.namespace,
                                               field_selector=selector):
             if item is watchstate.LISTED:
                 continue
@@ -147,28 +173,39 @@ class Peering:
             if (body.get('metadata') or {}).get('name') != self.settings.name:
                 continue
             if item.get('type') == 'DELETED':
+                self.lasts.pop(resource, None)
+                if self.lasts:  # the other group's object still exists: its peers decide
+                    logger.warning(f'The peering object {self.where} of {resource.group} is deleted.')
+                    self._recheck()
+                    continue
                 if self.settings.mandatory:
                     logger.warning(f'The peering object {self.where} is deleted; the operator pauses until it exists.')
                     self._set_paused(True, quiet=True)
                 else:
                     logger.warning(f'The peering object {self.where} is deleted; the operator runs standalone.')
                     self._set_paused(False, quiet=True)
-                self.last = None
                 continue
-            self.react(body)
+            self.react(body, resource)
 
-    def react(self, body: Mapping[str, Any]) -> None:
-        """Decide on the peering object's current entries: pause or resume; clean the dead entries."""
-        self.last = body
-        found, problems = peers.parse(body.get('status'))
-        for problem in problems:
-            if problem not in self.warned:
-                self.warned.add(problem)
-                logger.warning(f'The peering object {self.where}: {problem}')
+    def react(self, body: Mapping[str, Any] | None = None, resource: resources.Resource | None = None) -> None:
+        """Decide on the peering objects' current entries: pause or resume; clean the dead entries."""
+        if resource is not None and body is not None:
+            self.lasts[resource] = body
         now = datetime.datetime.now(datetime.UTC)
-        verdict = peers.decide(found, identity=self.identity, priority=self.priority, now=now, sharded=self.sharded)
-        if verdict.dead:
-            self._write(peers.clean_patch(verdict.dead))
+        found: list[list[peers.Peer]] = []
+        for group, last in self.lasts.items():
+            entries, problems = peers.parse(last.get('status'))
+            found.append(entries)
+            for problem in problems:
+                if problem not in self.warned:
+                    self.warned.add(problem)
+                    logger.warning(f'The peering object {self.where}: {problem}')
+            if resource is None or group == resource:  # dead entries are nulled in their own object
+                dead = peers.decide(entries, identity=self.identity, priority=self.priority, now=now).dead
+                if dead:
+                    self._write(group, peers.clean_patch(dead))
+        verdict = peers.decide(peers.merge(*found), identity=self.identity, priority=self.priority, now=now,
+                               sharded=self.sharded)
         self._set_paused(verdict.paused)
         if not self.advisory:  # with a Lease, the peers' priorities pause nobody: nothing to announce
             self._announce(verdict)
@@ -201,8 +238,8 @@ class Peering:
                         f'{list(who)}.')
 
     def _recheck(self) -> None:
-        if self.last is not None:
-            self.react(self.last)
+        if self.lasts:
+            self.react()
 
     def _set_paused(self, paused: bool, *, quiet: bool = False) -> bool:
         """Pause or resume our scope; True if that changed it (then logged, unless quiet)."""
@@ -219,22 +256,23 @@ class Peering:
 
     async def keep_alive(self) -> None:
         """Our entry, renewed `lifetime - rand(5..10)` s before it expires, for as long as we run."""
-        assert self.resource is not None
         lifetime = self.settings.lifetime
         while True:
             now = datetime.datetime.now(datetime.UTC)
             patch = peers.touch_patch(self.identity, priority=self.priority, lifetime=lifetime, now=now)
-            try:
-                answer = await write(self.ctx.client, self.resource, self.settings.name, self.namespace, patch)
-                self.touched = True
-                if not self.settings.stealth:
-                    logger.debug(f'Keep-alive in {self.where}: ok.')
-                if isinstance(answer, Mapping):
-                    self.react(answer)
-            except apierrors.APINotFoundError:
-                logger.warning(f'Keep-alive in {self.where}: the peering object is gone.')
-            except apierrors.APIError as exc:
-                logger.warning(f'Keep-alive in {self.where} failed: {exc}')
+            for resource in self.resources:  # as upstream: in kopf.dev's and in the legacy one, if both exist
+                where = self.where if resource is self.resources[0] else f'{self.where} ({resource.group})'
+                try:
+                    answer = await write(self.ctx.client, resource, self.settings.name, self.namespace, patch)
+                    self.touched = True
+                    if not self.settings.stealth:
+                        logger.debug(f'Keep-alive in {where}: ok.')
+                    if isinstance(answer, Mapping):
+                        self.react(answer, resource)
+                except apierrors.APINotFoundError:
+                    logger.warning(f'Keep-alive in {where}: the peering object is gone.')
+                except apierrors.APIError as exc:
+                    logger.warning(f'Keep-alive in {where} failed: {exc}')
             await self._sleep(peers.keepalive_delay(lifetime, random.uniform(*peers.KEEPALIVE_JITTER)))
 
     async def _sleep(self, delay: float) -> None:
@@ -252,28 +290,28 @@ class Peering:
         finally:
             self.ctx.scheduler.cancel(key)
 
-    def _write(self, patch: Mapping[str, Any]) -> None:
-        self._spawn(self._send(patch), f'kopf peering write to {self.where}')
+    def _write(self, resource: resources.Resource, patch: Mapping[str, Any]) -> None:
+        self._spawn(self._send(resource, patch), f'kopf peering write to {self.where}')
 
     def _spawn(self, coro: Coroutine[Any, Any, Any], name: str) -> None:
         task = asyncio.create_task(coro, name=name)
         self.writes.add(task)
         task.add_done_callback(self.writes.discard)
 
-    async def _send(self, patch: Mapping[str, Any]) -> None:
-        assert self.resource is not None
+    async def _send(self, resource: resources.Resource, patch: Mapping[str, Any]) -> None:
         try:
-            await write(self.ctx.client, self.resource, self.settings.name, self.namespace, patch)
+            await write(self.ctx.client, resource, self.settings.name, self.namespace, patch)
         except apierrors.APIError as exc:
             logger.warning(f'Cleaning the dead peers in {self.where} failed: {exc}')
 
     async def _untouch(self) -> None:
-        assert self.resource is not None
-        try:
-            await write(self.ctx.client, self.resource, self.settings.name, self.namespace,
-                        peers.clean_patch([self.identity]))
-        except Exception as exc:  # the exit goes on: the entry expires by itself
-            logger.warning(f'Our entry in {self.where} could not be removed on exit ({exc!r}); it expires by itself.')
+        for resource in self.resources:
+            try:
+                await write(self.ctx.client, resource, self.settings.name, self.namespace,
+                            peers.clean_patch([self.identity]))
+            except Exception as exc:  # the exit goes on: the entry expires by itself
+                logger.warning(f'Our entry in {self.where} could not be removed on exit ({exc!r}); '
+                               f'it expires by itself.')
 
 
 class Peerings:
@@ -317,28 +355,29 @@ async def freeze(client: client_.APIClient, *, name: str, namespaces: Collection
     """`kopf freeze`: our entry in each peering object, so that operators of lower priorities pause."""
     now = datetime.datetime.now(datetime.UTC)
     for namespace in namespaces:
-        resource = await _found(client, name, namespace)
-        await write(client, resource, name, namespace,
-                    peers.touch_patch(identity, priority=priority, lifetime=lifetime, now=now))
+        for resource in await _found(client, name, namespace):
+            await write(client, resource, name, namespace,
+                        peers.touch_patch(identity, priority=priority, lifetime=lifetime, now=now))
 
 
 async def resume(client: client_.APIClient, *, name: str, namespaces: Collection[str | None], identity: str) -> None:
     """`kopf resume`: our entry removed from each peering object."""
     for namespace in namespaces:
-        resource = await _found(client, name, namespace)
-        await write(client, resource, name, namespace, peers.clean_patch([identity]))
+        for resource in await _found(client, name, namespace):
+            await write(client, resource, name, namespace, peers.clean_patch([identity]))
 
 
 class PeeringNotFound(Exception):
     pass
 
 
-async def _found(client: client_.APIClient, name: str, namespace: str | None) -> resources.Resource:
-    resource, _ = await find(client, name, namespace)
-    if resource is None:
+async def _found(client: client_.APIClient, name: str, namespace: str | None) -> list[resources.Resource]:
+    """The peering resources (kopf.dev's, the legacy one, or both) with an object of this name."""
+    found = list(await find(client, name, namespace))
+    if not found:
         kind = 'ClusterKopfPeering' if namespace is None else f'KopfPeering in the namespace {namespace!r}'
         raise PeeringNotFound(f'The peering object {name!r} ({kind}) is not found.')
-    return resource
+    return found
 
 
 async def command(command: str, *, vault: Any, name: str, namespaces: Collection[str | None], identity: str,

@@ -69,6 +69,43 @@ def test_freeze_writes_an_entry_and_resume_removes_it(kopf_local_cluster: Cluste
     assert not status
 
 
+def test_freeze_and_resume_take_every_option_from_upstreams_env_vars(kopf_local_cluster: Cluster) -> None:
+    kopf_local_cluster.apply(str(PEERING_CRDS))
+    kopf_local_cluster.apply({'apiVersion': 'kopf.dev/v1', 'kind': 'KopfPeering',
+                              'metadata': {'name': 'example', 'namespace': 'default'}})
+    env = {'KOPF_FREEZE_PEERING': 'example', 'KOPF_FREEZE_ID': 'me', 'KOPF_FREEZE_LIFETIME': '30',
+           'KOPF_FREEZE_PRIORITY': '321', 'KOPF_FREEZE_MESSAGE': 'a message', 'KOPF_FREEZE_NAMESPACES': 'default'}
+    controls = cli.CLIControls(vault=vault_for(kopf_local_cluster))
+    result = CliRunner().invoke(cli.main, ['freeze'], env=env, obj=controls)
+    assert result.exit_code == 0, result.output
+    status = (kopf_local_cluster.get('kopf.dev/v1', 'KopfPeering', 'example', 'default') or {}).get('status')
+    assert status is not None and set(status) == {'me'}
+    assert status['me']['priority'] == 321 and status['me']['lifetime'] == 30
+    env = {'KOPF_RESUME_PEERING': 'example', 'KOPF_RESUME_ID': 'me', 'KOPF_RESUME_NAMESPACES': 'default'}
+    controls = cli.CLIControls(vault=vault_for(kopf_local_cluster))
+    result = CliRunner().invoke(cli.main, ['resume'], env=env, obj=controls)
+    assert result.exit_code == 0, result.output
+    assert not (kopf_local_cluster.get('kopf.dev/v1', 'KopfPeering', 'example', 'default') or {}).get('status')
+
+
+@pytest.mark.parametrize('command, option, envvar', [
+    ('freeze', '--id', 'KOPF_FREEZE_ID'), ('freeze', '--peering', 'KOPF_FREEZE_PEERING'),
+    ('freeze', '--lifetime', 'KOPF_FREEZE_LIFETIME'), ('freeze', '--priority', 'KOPF_FREEZE_PRIORITY'),
+    ('freeze', '--message', 'KOPF_FREEZE_MESSAGE'), ('freeze', '--namespace', 'KOPF_FREEZE_NAMESPACES'),
+    ('freeze', '--all-namespaces', 'KOPF_FREEZE_CLUSTERWIDE'),
+    ('resume', '--id', 'KOPF_RESUME_ID'), ('resume', '--peering', 'KOPF_RESUME_PEERING'),
+    ('resume', '--namespace', 'KOPF_RESUME_NAMESPACES'), ('resume', '--all-namespaces', 'KOPF_RESUME_CLUSTERWIDE'),
+])
+def test_freeze_and_resume_env_var_names_are_upstreams(command: str, option: str, envvar: str) -> None:
+    import click
+    group_ctx = click.Context(cli.main, info_name='kopf', auto_envvar_prefix='KOPF')
+    cmd = cli.main.commands[command]
+    ctx = click.Context(cmd, info_name=command, parent=group_ctx)
+    param, = [p for p in cmd.params if isinstance(p, click.Option) and option in p.opts]
+    explicit = param.envvar if isinstance(param.envvar, str) else None
+    assert (explicit or f'{ctx.auto_envvar_prefix}_{(param.name or "").upper()}') == envvar
+
+
 @pytest.mark.parametrize('args', [['freeze', '-P', 'x'], ['freeze', '-t', '1'], ['resume']])
 def test_freeze_and_resume_require_their_options(args: list[str]) -> None:
     result = CliRunner().invoke(cli.main, args)

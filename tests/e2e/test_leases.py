@@ -132,7 +132,9 @@ def test_one_acts_a_sigkill_and_a_clean_exit_hand_over(
     handover = time.monotonic() - exited
     print(f'handover after a clean exit: {handover:.2f} s after the exit, {time.monotonic() - signalled:.2f} s '
           f'after SIGTERM')
-    assert handover < 1.0  # the lease watch sees the release (not the next retry period, nor the expiry)
+    # The issue's bound, 1 s: measured 0.00 s after the exit (0.07 s after SIGTERM) on an idle 2-core machine,
+    # so it has more than 10x slack for a loaded one. The lease watch sees the release (not the expiry).
+    assert handover < 1.0
     cluster.apply(example('kex-c'))
     wait_for(lambda: created_by(tmp_path, 'kex-c'))
     assert created_by(tmp_path, 'kex-c') == [third.pid]
@@ -142,16 +144,44 @@ def test_one_acts_a_sigkill_and_a_clean_exit_hand_over(
         assert created_by(tmp_path, f'kex-a{i}') == [first.pid]
     assert 'released' in second.text()
     assert 'Traceback' not in second.text() + third.text()
+    assert 'it has no holder' not in third.text()  # a released Lease is free without a warning
+
+
+class SlowReplica(Replica):
+    """A replica that would look at the Lease only every 8 s if it did not watch it."""
+    durations = (12.0, 10.0, 8.0)
+
+
+@pytest.mark.emulator_only(reason='reads the request log of the local cluster')
+def test_a_waiting_replica_watches_the_lease_a_release_is_seen_at_once_not_at_the_next_retry(
+        cluster: Cluster, tmp_path: pathlib.Path, started: list[Replica]) -> None:
+    def lease_watches() -> int:
+        return len([entry for entry in cluster.request_log()
+                    if entry['path'].endswith('/leases') and 'watch=true' in entry['query']])
+    started.append(SlowReplica(cluster, tmp_path, 'r1'))
+    first = leader(started, cluster)
+    watches = lease_watches()
+    started.append(SlowReplica(cluster, tmp_path, 'r2'))
+    wait_for(lambda: lease_watches() > watches)  # r2 watches the Lease that r1 holds
+    assert first.stop() == 0
+    exited = time.monotonic()
+    wait_for(lambda: holder(cluster) == 'r2')
+    handover = time.monotonic() - exited
+    print(f'handover with an 8 s retry period: {handover:.2f} s')
+    # The issue's bound, 1 s; a poll would take up to the retry period (8 s), 0..8 s at random.
+    assert handover < 1.0
 
 
 @pytest.mark.emulator_only(reason='injects faults into one replica\'s requests')
+@pytest.mark.parametrize('fault', [{'status': 500}, {'status': 429}, {'status': None, 'drop': True}],
+                         ids=['5xx', '429', 'network-cut'])
 def test_a_replica_whose_lease_requests_fail_pauses_before_its_lease_expires(
-        cluster: Cluster, tmp_path: pathlib.Path, replicas: list[Replica]) -> None:
+        cluster: Cluster, tmp_path: pathlib.Path, replicas: list[Replica], fault: dict[str, Any]) -> None:
     first = leader(replicas, cluster)
     cluster.apply(example('kex-1'))
     wait_for(lambda: handled(cluster, 'kex-1'))
 
-    cluster.fail('*', '/apis/coordination.k8s.io/*', 500, count=None, agent=f'kopf/* ({first.tag})')
+    cluster.fail('*', '/apis/coordination.k8s.io/*', count=None, agent=f'kopf/* ({first.tag})', **fault)
     wait_for(lambda: 'Pausing operations: the lease' in first.text())
     other = wait_for(lambda: holder(cluster) not in (None, first.tag) and acting(replicas, cluster))
     cluster.apply(example('kex-2'))
@@ -205,6 +235,23 @@ def test_a_hand_edited_lease_of_a_foreign_holder_is_respected_until_it_expires_b
     text = started[0].text()
     assert text.count("The lease default/e2e-lease: it is held by 'someone' without renewTime and "
                       "leaseDurationSeconds; it is treated as held until it expires by our clock.") == 1
+
+
+def test_a_hand_edited_lease_with_an_empty_holder_is_free_with_one_warning(
+        cluster: Cluster, tmp_path: pathlib.Path, started: list[Replica]) -> None:
+    # An hour's leaseDurationSeconds: were the empty holder respected as a holder, nothing would act in this test.
+    cluster.apply({'apiVersion': 'coordination.k8s.io/v1', 'kind': 'Lease',
+                   'metadata': {'name': LEASE, 'namespace': 'default'},
+                   'spec': {'holderIdentity': '', 'leaseDurationSeconds': 3600}})
+    cluster.apply(example('kex-1'))
+    started.append(Replica(cluster, tmp_path, 'r1'))
+    wait_for(lambda: created_by(tmp_path, 'kex-1'))
+    assert holder(cluster) == 'r1'
+    cluster.apply(example('kex-2'))  # more observations of the Lease (renewals): still one warning
+    wait_for(lambda: created_by(tmp_path, 'kex-2'))
+    text = started[0].text()
+    assert text.count('The lease default/e2e-lease: it has no holder but is not released as client-go releases it '
+                      '(edited by hand?); it is treated as free.') == 1
 
 
 def peers(cluster: Cluster) -> dict[str, Any]:

@@ -11,7 +11,7 @@ from kopf import cli
 
 from ..backends import Cluster
 from . import test_peering
-from .conftest import Starter, eventually, example, vault_for
+from .conftest import Kube, Starter, eventually, example, vault_for
 
 
 async def freezer(cluster: Cluster, *args: str) -> None:
@@ -78,9 +78,40 @@ async def test_a_paused_operator_feeds_its_indices_only_and_catches_up_when_resu
     assert indexed.count('kex-0') >= 1
 
 
-async def test_only_an_active_replica_manages_the_webhook_configurations(
+async def test_a_handler_in_flight_finishes_when_paused_and_does_not_rerun_when_resumed(
         cluster: Cluster, registry: kopf.OperatorRegistry, start_operator: Starter,
         caplog: pytest.LogCaptureFixture) -> None:
+    await peering_ready(cluster)
+    release = asyncio.Event()
+    begun: list[str] = []
+    finished: list[str] = []
+
+    @kopf.on.create('kopfexamples', id='create_fn', registry=registry)
+    async def create_fn(name: str, **_: Any) -> dict[str, str]:
+        begun.append(name)
+        await release.wait()
+        finished.append(name)
+        return {'done': name}
+
+    await start_operator(peering_name='e2e')
+    cluster.apply(example('kex-0'))
+    await eventually(lambda: begun == ['kex-0'])
+    await freezer(cluster, 'freeze', '--lifetime', '60', '--priority', '1000')
+    await eventually(lambda: any(m.startswith('Pausing operations in favour of') for m in caplog.messages))
+    release.set()  # as upstream: a pause lets the handlers in flight finish (it cancels nothing)
+    await eventually(lambda: finished == ['kex-0'])
+    await freezer(cluster, 'resume')
+    await eventually(lambda: any(m.startswith('Resuming operations') for m in caplog.messages))
+    await eventually(lambda: ((cluster.get('kopf.dev/v1', 'KopfExample', 'kex-0', 'default') or {})
+                              .get('status') or {}).get('create_fn') == {'done': 'kex-0'})
+    cluster.apply(example('kex-1'))  # handled after the resume: by then, a re-run of kex-0 would have begun
+    await eventually(lambda: 'kex-1' in begun)
+    assert begun.count('kex-0') == 1 and finished.count('kex-0') == 1
+
+
+async def test_only_an_active_replica_manages_the_webhook_configurations_and_a_paused_one_serves_them(
+        cluster: Cluster, registry: kopf.OperatorRegistry, start_operator: Starter,
+        caplog: pytest.LogCaptureFixture, kube: Kube) -> None:
     await peering_ready(cluster)
     await freezer(cluster, 'freeze', '--lifetime', '60', '--priority', '1000')  # paused from the start
 
@@ -89,9 +120,11 @@ async def test_only_an_active_replica_manages_the_webhook_configurations(
         settings.admission.server = kopf.WebhookServer(addr='127.0.0.1', host='127.0.0.1')
         settings.admission.managed = 'auto.kopf.dev'
 
+    checked: list[str] = []
+
     @kopf.on.validate('kopfexamples', id='check', registry=registry)
-    def check(**_: Any) -> None:
-        pass
+    def check(name: str, **_: Any) -> None:
+        checked.append(name)
 
     def configs() -> Any:
         obj = cluster.get('admissionregistration.k8s.io/v1', 'ValidatingWebhookConfiguration', 'auto.kopf.dev')
@@ -101,7 +134,13 @@ async def test_only_an_active_replica_manages_the_webhook_configurations(
     await eventually(lambda: any('are left to the active replica' in m for m in caplog.messages))
     assert not configs()
     await freezer(cluster, 'resume')
-    await eventually(configs)
+    await eventually(lambda: [webhook for webhook in configs() or [] if webhook.get('rules')])
+    await freezer(cluster, 'freeze', '--lifetime', '60', '--priority', '1000')  # paused again: still serving
+    await eventually(lambda: len([m for m in caplog.messages if m.startswith('Pausing operations')]) >= 2)
+    await kube.create(example('kex-1'))  # through the API server: it calls the webhook
+    assert 'kex-1' in checked  # the admission webhook is served while paused (the configuration stays)
+    await freezer(cluster, 'resume')  # active again: it removes its configurations on exit (a shared envtest)
+    await eventually(lambda: len([m for m in caplog.messages if m.startswith('Resuming operations')]) >= 2)
 
 
 @pytest.mark.parametrize('stealth', [False, True])

@@ -4,6 +4,7 @@ The operator (`operators/peering.py`) records every create and daemon call with 
 monotonic time (the same clock for all processes of the machine) into one log file; each
 process's own output goes to a file of its own, for the peering's log lines.
 """
+import datetime
 import os
 import pathlib
 import signal
@@ -45,6 +46,12 @@ def cluster(request: pytest.FixtureRequest) -> Iterator[Cluster]:
 def peering_crds() -> list[dict[str, Any]]:
     """The CRDs of the shipped manifest, not its `default` objects."""
     return [doc for doc in yaml.safe_load_all(PEERING_CRDS.read_text()) if doc['kind'] == 'CustomResourceDefinition']
+
+
+def legacy_crds() -> list[dict[str, Any]]:
+    """The shipped CRDs in the legacy `zalando.org` group, as old deployments installed them."""
+    return [{**crd, 'metadata': {'name': crd['metadata']['name'].replace('kopf.dev', 'zalando.org')},
+             'spec': {**crd['spec'], 'group': 'zalando.org'}} for crd in peering_crds()]
 
 
 def applied(cluster: Cluster, *sources: Any) -> bool:
@@ -227,6 +234,26 @@ def test_mandatory_peering_waits_for_its_object_with_a_warning(
     assert operator.stop() == 0
 
 
+def test_mandatory_peering_without_its_crds_warns_repeatedly_and_waits_for_them(
+        tmp_path: pathlib.Path, operators: list[Operator], request: pytest.FixtureRequest) -> None:
+    with backends.cluster(request) as bare:  # no peering CRDs: only the examples' one
+        if backends.is_envtest(bare):
+            pytest.skip('the shared envtest cluster keeps the peering CRDs of the other tests')
+        bare.apply(str(CRD))
+        operator = Operator(bare, tmp_path, '--peering', NAME, tag='operator')
+        operators.append(operator)
+        absent = f"The peering object '{NAME}' cluster-wide is not found (neither KopfPeering nor the legacy"
+        wait_for(lambda: operator.text().count(absent) >= 2)  # repeated, every 10 s (ABSENT_RECHECK)
+        bare.apply(example('kex-1'))
+        assert not calls(tmp_path, 'create kex-1')
+        bare.apply(peering_crds())
+        wait_for(lambda: applied(bare, PEERING))
+        wait_for(lambda: calls(tmp_path, 'create kex-1'))  # at the next look (within 10 s)
+        assert operator.says('Resuming operations after the pause.')
+        assert operator.stop() == 0
+        assert "The peering 'e2e' cluster-wide failed" not in operator.text()  # absent, not an error
+
+
 def test_auto_mode_joins_the_default_peering_if_it_exists(
         cluster: Cluster, tmp_path: pathlib.Path, operators: list[Operator]) -> None:
     cluster.apply({**PEERING, 'metadata': {'name': 'default'}})
@@ -304,8 +331,10 @@ def test_namespaced_peering_per_served_namespace_found_through_globs(
 
 def test_a_malformed_entry_is_ignored_with_one_warning(
         cluster: Cluster, tmp_path: pathlib.Path, operators: list[Operator]) -> None:
+    lastseen = datetime.datetime.now(datetime.UTC).isoformat()
     cluster.apply({**PEERING, 'status': {'broken': 'not a mapping',
-                                         'old': {'priority': 1000, 'lifetime': 60, 'lastseen': 'yesterday'}}})
+                                         'old': {'priority': 1000, 'lifetime': 60, 'lastseen': 'yesterday'},
+                                         'negative': {'priority': 1000, 'lifetime': -5, 'lastseen': lastseen}}})
     operator = Operator(cluster, tmp_path, '--peering', NAME, tag='operator')
     operators.append(operator)
     cluster.apply(example('kex-1'))
@@ -314,6 +343,7 @@ def test_a_malformed_entry_is_ignored_with_one_warning(
     text = operator.text()
     assert text.count("the entry 'broken' is ignored: not a mapping") == 1
     assert text.count("the entry 'old' is ignored: lastseen is not an ISO-8601 time") == 1
+    assert text.count("the entry 'negative' is ignored: lifetime is not a non-negative number: -5") == 1
     assert operator.stop() == 0
 
 
@@ -337,9 +367,7 @@ def test_the_shipped_peering_crds_are_upstreams() -> None:
 
 def test_the_legacy_zalando_org_peering_is_used_if_the_kopf_dev_one_does_not_exist(
         cluster: Cluster, tmp_path: pathlib.Path, operators: list[Operator]) -> None:
-    legacy = [{**crd, 'metadata': {'name': crd['metadata']['name'].replace('kopf.dev', 'zalando.org')},
-               'spec': {**crd['spec'], 'group': 'zalando.org'}} for crd in peering_crds()]
-    cluster.apply(legacy)
+    cluster.apply(legacy_crds())
     obj = {'apiVersion': 'zalando.org/v1', 'kind': 'ClusterKopfPeering', 'metadata': {'name': 'legacy'}}
     wait_for(lambda: applied(cluster, obj))
     operator = Operator(cluster, tmp_path, '--peering', 'legacy', '--priority', '5', tag='operator')
@@ -350,3 +378,78 @@ def test_the_legacy_zalando_org_peering_is_used_if_the_kopf_dev_one_does_not_exi
     cluster.apply(example('kex-1'))
     wait_for(lambda: calls(tmp_path, 'create kex-1'))
     assert operator.stop() == 0
+
+
+def test_both_the_kopf_dev_and_the_legacy_peering_are_kept_alive_and_a_peer_in_either_pauses_us(
+        cluster: Cluster, tmp_path: pathlib.Path, operators: list[Operator]) -> None:
+    # As upstream: with both objects of the name, the operator keeps alive in both and watches both; one
+    # merged view of their peers decides (an old operator that knows only zalando.org pauses us too).
+    cluster.apply(legacy_crds())
+    legacy = {'apiVersion': 'zalando.org/v1', 'kind': 'ClusterKopfPeering', 'metadata': {'name': NAME}}
+    wait_for(lambda: applied(cluster, legacy))
+    operator = Operator(cluster, tmp_path, '--peering', NAME, '--priority', '5', tag='operator')
+    operators.append(operator)
+
+    def legacy_entries() -> dict[str, Any]:
+        return dict((cluster.get('zalando.org/v1', 'ClusterKopfPeering', NAME) or {}).get('status') or {})
+    wait_for(lambda: priorities(cluster) == [5] and [e.get('priority') for e in legacy_entries().values()] == [5])
+    assert set(entries(cluster)) == set(legacy_entries())  # one identity in both
+
+    now = time.time()
+    lastseen = time.strftime('%Y-%m-%dT%H:%M:%S', time.gmtime(now)) + f'.{int(now % 1 * 1e6):06d}+00:00'
+    cluster.apply({**legacy, 'status': {'old-operator': {'priority': 100, 'lifetime': 60, 'lastseen': lastseen}}})
+    wait_for(lambda: operator.says("Pausing operations in favour of [<Peer old-operator: priority=100"))
+    cluster.apply(example('kex-1'))  # paused: handled only after the legacy-only peer is gone
+    wait_for(lambda: (cluster.get('kopf.dev/v1', 'KopfExample', 'kex-1', 'default') or {}).get('metadata'))
+    removed = time.monotonic()
+    cluster.apply({**legacy, 'status': {'old-operator': None}})
+    wait_for(lambda: calls(tmp_path, 'create kex-1'))
+    [(_, started)] = calls(tmp_path, 'create kex-1')
+    assert started >= removed
+    assert operator.says('Resuming operations after the pause.')
+
+    assert operator.stop() == 0
+    assert not entries(cluster) and 'old-operator' not in legacy_entries() and not legacy_entries()  # both cleaned
+    assert 'Traceback' not in operator.text()
+
+
+@pytest.mark.emulator_only(reason='injects 403s into the legacy group\'s requests')
+def test_a_403_on_the_legacy_peerings_counts_as_absent(
+        cluster: Cluster, tmp_path: pathlib.Path, operators: list[Operator]) -> None:
+    cluster.apply(legacy_crds())
+    legacy = {'apiVersion': 'zalando.org/v1', 'kind': 'ClusterKopfPeering', 'metadata': {'name': NAME}}
+    wait_for(lambda: applied(cluster, legacy))
+    # RBAC that names only kopf.dev (the discovery of /apis/zalando.org/v1 is open to all, as in Kubernetes).
+    cluster.fail('*', '/apis/zalando.org/v1/clusterkopfpeerings*', 403, count=None)
+    operator = Operator(cluster, tmp_path, '--peering', NAME, '--priority', '5', tag='operator')
+    operators.append(operator)
+    cluster.apply(example('kex-1'))
+    wait_for(lambda: calls(tmp_path, 'create kex-1'))
+    wait_for(lambda: operator.text().count("Keep-alive in 'e2e' cluster-wide: ok.") >= 2)  # and it goes on
+    assert priorities(cluster) == [5]
+    assert operator.stop() == 0
+    text = operator.text()
+    assert "The peering 'e2e' cluster-wide failed" not in text and 'Traceback' not in text  # no error loop
+    assert 'zalando.org/v1/clusterkopfpeerings/e2e failed' not in text  # not retried either: absent at once
+
+
+@pytest.mark.skipif(not UPSTREAM.exists(), reason='upstream kopf is not installed in bench/.venvs')
+def test_upstream_and_ours_keep_alive_in_both_the_kopf_dev_and_the_legacy_peering(
+        cluster: Cluster, tmp_path: pathlib.Path, operators: list[Operator]) -> None:
+    # What ours does with both objects is what upstream does: an entry in each, for each operator.
+    cluster.apply(legacy_crds())
+    legacy = {'apiVersion': 'zalando.org/v1', 'kind': 'ClusterKopfPeering', 'metadata': {'name': NAME}}
+    wait_for(lambda: applied(cluster, legacy))
+
+    def legacy_priorities() -> list[int]:
+        status = (cluster.get('zalando.org/v1', 'ClusterKopfPeering', NAME) or {}).get('status') or {}
+        return sorted(int(entry['priority']) for entry in status.values() if isinstance(entry, dict))
+    upstream = Operator(cluster, tmp_path, '--peering', NAME, '--priority', '100', tag='upstream', kopf=UPSTREAM)
+    operators.append(upstream)
+    wait_for(lambda: priorities(cluster) == [100] and legacy_priorities() == [100])
+    ours = Operator(cluster, tmp_path, '--peering', NAME, '--priority', '0', tag='ours')
+    operators.append(ours)
+    wait_for(lambda: ours.says('Pausing operations in favour of [<Peer '))
+    wait_for(lambda: priorities(cluster) == [0, 100] and legacy_priorities() == [0, 100])
+    for operator in [ours, upstream]:
+        assert operator.stop() == 0

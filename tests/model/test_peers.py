@@ -127,3 +127,19 @@ def test_a_touched_entry_parses_back() -> None:
 def test_peers_are_shown_as_upstream_shows_them() -> None:
     expected = "<Peer a: priority=100, lifetime=30, lastseen='2026-01-02T03:04:05.000000+00:00'>"
     assert repr(peer('a', 100, 30)) == expected
+
+
+# -- kopf.dev and the legacy zalando.org objects together -------------------------------------------
+
+def test_merge_keeps_every_identity_once_with_its_longest_living_entry() -> None:
+    kopf_dev = [peer('both', 5, seen=30), peer('new-only', 1)]
+    legacy = [peer('both', 5, seen=10), peer('old-only', 9)]
+    merged = peers.merge(kopf_dev, legacy)
+    assert sorted(merged, key=lambda p: p.identity) == [peer('both', 5, seen=10), peer('new-only', 1),
+                                                        peer('old-only', 9)]
+    assert peers.merge() == [] and peers.merge(legacy) == legacy
+
+
+def test_a_peer_only_in_the_legacy_object_pauses_us_in_the_merged_view() -> None:
+    verdict = peers.decide(peers.merge([peer('me', 5)], [peer('old', 9)]), identity='me', priority=5, now=NOW)
+    assert verdict.paused and [p.identity for p in verdict.blockers] == ['old']

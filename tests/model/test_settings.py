@@ -146,24 +146,36 @@ def test_sections_are_independent_between_instances() -> None:
     assert b.watching.label_selectors == {} and b.posting.enabled is True
 
 
-def _fields_of_the_settings() -> list[str]:
-    settings = kopf.OperatorSettings()
-    return [f'{section.name}.{field.name.lstrip("_")}'
-            for section in dataclasses.fields(settings)
-            for field in dataclasses.fields(getattr(settings, section.name))]
+def _fields_of_the_settings(section: Any = None, prefix: str = '') -> dict[str, Any]:
+    """Every field with its default, as `section.field`; nested sections flattened: `peering.lease.name`."""
+    section = kopf.OperatorSettings() if section is None else section
+    fields: dict[str, Any] = {}
+    for field in dataclasses.fields(section):
+        value = getattr(section, field.name)
+        if dataclasses.is_dataclass(value):
+            fields.update(_fields_of_the_settings(value, f'{prefix}{field.name.lstrip("_")}.'))
+        else:
+            fields[f'{prefix}{field.name.lstrip("_")}'] = value
+    return fields
 
 
 def test_every_field_is_in_the_docs_table() -> None:
     """docs/settings.md maps every field to the test proving its effect, or says why it has none."""
     root = pathlib.Path(__file__).parent.parent.parent
     sections = {field.name for field in dataclasses.fields(kopf.OperatorSettings())}
-    rows = {}
+    rows, defaults = {}, {}
     for line in (root / 'docs' / 'settings.md').read_text().splitlines():
-        match = re.match(r'\| `([a-z_]+)\.([a-z_]+)` \|.*\| ([^|]+) \|$', line)
+        match = re.match(r'\| `([a-z_]+)\.([a-z_.]+)` \| ([^|]*) \|.*\| ([^|]+) \|$', line)
         if match and match.group(1) in sections:
-            rows[f'{match.group(1)}.{match.group(2)}'] = match.group(3).strip()
-    missing = [name for name in _fields_of_the_settings() if name not in rows]
+            rows[f'{match.group(1)}.{match.group(2)}'] = match.group(4).strip()
+            defaults[f'{match.group(1)}.{match.group(2)}'] = match.group(3).strip()
+    fields = _fields_of_the_settings()
+    missing = [name for name in fields if name not in rows]
     assert not missing, f'docs/settings.md has no row for: {missing}'
+    peering = {name for name in rows if name.startswith('peering.')}  # a row per field, with its default
+    assert peering == {name for name in fields if name.startswith('peering.')}
+    for name in peering & set(fields):
+        assert defaults[name].strip('`') == str(fields[name]), f'{name}: the documented default is not the default'
     for name, proof in rows.items():
         refs = re.findall(r'`(tests/[^`:]+)::(test_\w+)`', proof)
         assert refs or proof.startswith(('no effect', 'no separate effect')), f'{name}: no test named: {proof}'
