@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/envtest.py               # 500 objects
     .venv/bin/python bench/envtest.py --objects 200
+    .venv/bin/python bench/envtest.py --frameworks ours,upstream --objects 200   # and upstream Kopf 1.45.2
 
 Needs the envtest binaries (`make envtest`, or `$KUBEBUILDER_ASSETS`). The operator is the benchmark's
 operator (bench/operator.py) as a separate process (`python -I -m kopf run --standalone -n NS`), as in
@@ -9,7 +10,9 @@ bench/run.py; the objects are created over HTTPS with the admin's client certifi
 and the figures are read from the objects themselves (each handler records `time.time()` in its
 status). Figures only, nothing asserted: the emulator's equivalents are in bench/run.py. On 2 cores
 the apiserver and etcd share the CPU with the operator and the creating threads (one TLS connection
-per request), so `create_requests_s` shows how fast the objects could come at all.
+per request), so `create_requests_s` shows how fast the objects could come at all. With
+`--frameworks ours,upstream`, each framework gets a fresh cluster of its own (upstream Kopf from
+bench/run.py's throw-away venv); the figures go to bench/results/envtest-<timestamp>.json.
 """
 import argparse
 import concurrent.futures
@@ -47,8 +50,27 @@ def main() -> None:
     parser.add_argument('--objects', type=int, default=500)
     parser.add_argument('--threads', type=int, default=8)
     parser.add_argument('--timeout', type=float, default=300)
+    parser.add_argument('--frameworks', default='ours', help="comma-separated: 'ours', 'upstream'")
     args = parser.parse_args()
-    ours = h.Framework('ours', str(h.ROOT / '.venv' / 'bin' / 'python'), 'ours')
+    runs = {}
+    for name in args.frameworks.split(','):
+        if name == 'upstream':
+            import run  # bench/run.py: the throw-away venv with upstream kopf
+            framework = h.Framework('upstream', run.upstream_venv(False), 'upstream')
+        else:
+            framework = h.Framework('ours', str(h.ROOT / '.venv' / 'bin' / 'python'), 'ours')
+        runs[name] = measure(framework, args)
+        log(f'{name}: {json.dumps(runs[name])}')
+    result = {'machine': h.machine(), 'scenario': 'burst on kube-apiserver (EnvtestCluster)', 'runs': runs}
+    stamp = time.strftime('%Y-%m-%dT%H%M', time.gmtime())
+    out = h.ROOT / 'bench' / 'results' / f'envtest-{stamp}.json'
+    out.write_text(json.dumps(result, indent=2) + '\n')
+    print(json.dumps(runs, indent=2))
+    log(f'written to {out}')
+
+
+def measure(framework: h.Framework, args: argparse.Namespace) -> dict[str, Any]:
+    """One framework's burst on a fresh cluster: startup, N creations, N deletions."""
     ns = 'bench-envtest'
     logdir = pathlib.Path(tempfile.mkdtemp(prefix='kopf-bench-envtest-'))
     started = time.monotonic()
@@ -61,7 +83,7 @@ def main() -> None:
             return {'apiVersion': h.API_VERSION, 'kind': h.KIND, 'metadata': {'name': name}, 'spec': {'n': n}}
 
         cluster.request('POST', path, body('probe', 0))
-        op = h.Operator(ours, cluster.kubeconfig, ns, logdir)
+        op = h.Operator(framework, cluster.kubeconfig, ns, logdir)
         op.start()
         try:
             if not wait_until(lambda: 'probe' in handled(cluster, ns) or not op.alive(), 60):
@@ -95,7 +117,7 @@ def main() -> None:
                 raise RuntimeError(f'deletions not handled in {args.timeout} s:\n{op.tail()}')
             delete_s = time.time() - deleted_at
             figures = {
-                'server': cluster.version['gitVersion'], 'objects': args.objects,
+                'framework': framework.name, 'server': cluster.version['gitVersion'], 'objects': args.objects,
                 'startup_s': round(startup_s, 3),
                 'create_requests_s': round(created_s, 2),
                 'objects_per_s': round(args.objects / burst_s, 1),
@@ -107,7 +129,9 @@ def main() -> None:
             }
         finally:
             op.stop()
-    print(json.dumps(figures, indent=2))
+    return figures
+
+
 
 
 if __name__ == '__main__':

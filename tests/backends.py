@@ -5,7 +5,10 @@
 and kube-controller-manager: see `make envtest`) per pytest run, emptied when each fixture ends.
 
 Tests that need what a real server does not offer (the emulator's fault injection, request log,
-counters, direct store access) are marked `@pytest.mark.emulator_only(reason=...)`: skipped on envtest.
+counters, direct store access) are marked `@pytest.mark.emulator_only(reason=...)`: skipped on envtest,
+their count printed; `--run-emulator-only` runs them there anyway, to check that each reason still holds
+(2026-12-02: of tests/fidelity's 20, the 8 that pass start a LocalCluster of their own and test it, not
+the backend; the 12 others fail for their stated reasons).
 """
 import contextlib
 import pathlib

@@ -17,6 +17,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption('--backend', choices=['emulator', 'envtest'],
                      default=os.environ.get('KOPF_TEST_BACKEND') or 'emulator',
                      help='the cluster of tests/e2e and tests/fidelity: our emulator or a real kube-apiserver')
+    parser.addoption('--run-emulator-only', action='store_true',
+                     help='with --backend=envtest, run the emulator-only tests too (to review their reasons)')
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -41,13 +43,15 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             if not reason:
                 raise pytest.UsageError(f'{item.nodeid}: emulator_only needs a reason')
             config.stash[EMULATOR_ONLY_KEY].append(item.nodeid)
-            item.add_marker(pytest.mark.skip(reason=f'emulator only: {reason}'))
+            if not config.getoption('--run-emulator-only'):
+                item.add_marker(pytest.mark.skip(reason=f'emulator only: {reason}'))
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
     if config.getoption('--backend') == 'envtest':
         count = len(config.stash[EMULATOR_ONLY_KEY])
-        terminalreporter.write_line(f'envtest backend: {count} emulator-only tests skipped')
+        done = 'run anyway' if config.getoption('--run-emulator-only') else 'skipped'
+        terminalreporter.write_line(f'envtest backend: {count} emulator-only tests {done}')
 
 
 ENVTEST_KEY = pytest.StashKey[EnvtestCluster]()

@@ -101,8 +101,8 @@ def unsupported_media(types: Sequence[str]) -> ApiError:
     return ApiError(415, 'UnsupportedMediaType', text, {})
 
 
-def not_acceptable() -> ApiError:
-    text = 'only the following media types are accepted: application/json, application/yaml'
+def not_acceptable(types: Sequence[str] = ('application/json', 'application/yaml')) -> ApiError:
+    text = f'only the following media types are accepted: {", ".join(types)}'
     return ApiError(406, 'NotAcceptable', text, {})
 
 

@@ -10,5 +10,6 @@ Modules:
 - `fixtures`     pytest fixtures (re-exported by `kopf.testing`)
 - `envtest`      `EnvtestCluster`: a real etcd + kube-apiserver as a test backend
 - `envassets`    where the envtest binaries are, and the throw-away PKI of an envtest cluster
+- `envprocs`     how an envtest cluster's processes are stopped (also on SIGTERM/SIGHUP)
 - `rbac`         `kopf rbac`: the handlers' resources resolved offline, the RBAC YAML
 """

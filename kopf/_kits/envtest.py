@@ -14,7 +14,11 @@ The binaries come from `$KUBEBUILDER_ASSETS` (the directory `setup-envtest use -
 
 Everything runs on free loopback ports with a temporary data directory (etcd without fsync); the
 admin is a client certificate in `system:masters`, signed by a CA generated per cluster. Both the
-processes and the directory are gone after the `with` block, also when it fails.
+processes and the directory are gone after the `with` block, also when it fails, and when the
+process is ended by SIGTERM or SIGHUP (a handler installed on the first start in the main thread
+stops every running cluster, then lets the signal do what it did before). `compact_history()`
+compacts etcd through its own API: watches from older resourceVersions get their 410 (or, through
+the apiserver's watch cache, whatever the cache still holds).
 `user_kubeconfig(user, groups)` makes a non-admin identity (a client certificate signed by the same
 CA): RBAC is enforced, so it can do only what is bound to it.
 
@@ -26,8 +30,6 @@ import http.client
 import json
 import os
 import pathlib
-import shutil
-import signal
 import socket
 import ssl
 import subprocess
@@ -36,14 +38,14 @@ import threading
 import time
 import urllib.parse
 import weakref
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from kopf._cluster.control import manifests
-from kopf._kits import envassets
+from kopf._kits import envassets, envprocs
 
 if TYPE_CHECKING:
     from kopf._api.credentials import ConnectionInfo
@@ -120,7 +122,9 @@ class EnvtestCluster:
             self.controller_manager = True
         for attempt in range(3):  # the free ports are free when chosen, not necessarily when bound
             self.dir = pathlib.Path(tempfile.mkdtemp(prefix='kopf-envtest-'))
-            self._finalizer = weakref.finalize(self, _kill_all, self._processes, self.dir)
+            self._finalizer = weakref.finalize(self, envprocs.kill_all, self._processes, self.dir)
+            envprocs.RUNNING.add(self._finalizer)
+            envprocs.install_signal_handlers()
             try:
                 self._start(etcd, apiserver, kcm_path)
             except envassets.EnvtestError as exc:
@@ -184,6 +188,7 @@ class EnvtestCluster:
         """Stop the processes (controller-manager, apiserver, etcd) and remove the data directory."""
         if self._finalizer is not None:
             self._finalizer()  # idempotent: kills what is left, removes the directory
+            envprocs.RUNNING.discard(self._finalizer)
             self._finalizer = None
         self._processes.clear()
         self.dir = None
@@ -224,6 +229,28 @@ class EnvtestCluster:
                 logs = '\n'.join(f'--- {name}:\n{self.log_tail(name)}' for name in self._processes)
                 raise envassets.EnvtestError(f'{what} is not ready in {self.startup_timeout:g} s.\n{logs}')
             time.sleep(0.1)
+
+    @property
+    def etcd_url(self) -> str:
+        """The client URL of this cluster's etcd (plain HTTP on loopback)."""
+        args = self._processes['etcd'].args if 'etcd' in self._processes else []
+        assert isinstance(args, list), 'the cluster is not running'
+        return next(str(a).split('=', 1)[1] for a in args if str(a).startswith('--listen-client-urls='))
+
+    def compact_history(self, revision: int | str | None = None) -> int:
+        """Compact etcd up to a revision (a resourceVersion; the current one by default): older ones are gone.
+
+        Through etcd's v3 JSON gateway (`/v3/kv/compaction`, physical); returns the revision compacted to.
+        A kube-apiserver with its watch cache (the default) keeps serving watches from its cache; with
+        `apiserver_flags=['--watch-cache=false']`, a watch from a compacted resourceVersion is refused.
+        """
+        if revision is None:
+            status, answer = _etcd(self.etcd_url, '/v3/kv/range', {'key': base64.b64encode(b'/').decode()})
+            revision = answer['header']['revision']
+        status, answer = _etcd(self.etcd_url, '/v3/kv/compaction', {'revision': str(revision), 'physical': True})
+        if status != 200 and 'has been compacted' not in str(answer):   # compacted already: nothing to do
+            raise envassets.EnvtestError(f'etcd refused the compaction to {revision}: {status} {answer}')
+        return int(revision)
 
     def log_tail(self, name: str, lines: int = 20) -> str:
         """The last lines of a process's output (its log is in the data directory while running)."""
@@ -453,14 +480,12 @@ def _http_ok(url: str) -> bool:
         conn.close()
 
 
-def _kill_all(processes: Mapping[str, 'subprocess.Popen[bytes]'], directory: pathlib.Path) -> None:
-    """Stop the processes in the reverse order of their start, then remove the data directory."""
-    for process in reversed(list(processes.values())):
-        if process.poll() is None:
-            process.send_signal(signal.SIGTERM)
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(timeout=10)
-    shutil.rmtree(directory, ignore_errors=True)
+def _etcd(url: str, path: str, body: Obj) -> tuple[int, Any]:
+    parsed = urllib.parse.urlparse(url)
+    conn = http.client.HTTPConnection(parsed.hostname or '127.0.0.1', parsed.port, timeout=30)
+    try:
+        conn.request('POST', path, json.dumps(body), {'Content-Type': 'application/json'})
+        response = conn.getresponse()
+        return response.status, json.loads(response.read() or b'null')
+    finally:
+        conn.close()

@@ -130,7 +130,8 @@ def test_state_file_survives_restarts(tmp_path: pathlib.Path) -> None:
         with urllib.request.urlopen(f'{url}/api/v1/namespaces') as response:
             assert b'kube-system' in response.read()
         request = urllib.request.Request(f'{url}/api/v1/namespaces/default/configmaps', method='POST',
-                                         data=json.dumps({'metadata': {'name': 'later'}}).encode())
+                                         data=json.dumps({'metadata': {'name': 'later'}}).encode(),
+                                         headers={'Content-Type': 'application/json'})
         with urllib.request.urlopen(request) as response:
             later = json.loads(response.read())
         kept_rv = int(json.loads(first)['metadata']['resourceVersion'])

@@ -1,11 +1,14 @@
 """The envtest backend itself (only with `--backend=envtest`): what `EnvtestCluster` promises."""
 import asyncio
 import pathlib
+import signal
 import subprocess
+import sys
 from typing import Any
 
 import pytest
 
+from kopf._kits.envtest import ApiError
 from kopf.testing import EnvtestCluster
 
 from .. import backends
@@ -76,6 +79,49 @@ def test_a_failure_inside_the_block_stops_everything(envtest: EnvtestCluster) ->
             1 / 0  # noqa: B018
     assert directory is not None and not directory.exists()
     assert all(process.poll() is not None for process in processes)
+
+
+def test_compact_history_expires_older_resource_versions(envtest: EnvtestCluster) -> None:
+    with EnvtestCluster(assets=envtest.assets, controller_manager=False, apiserver_flags=['--watch-cache=false']) as c:
+        old = c.apply({'apiVersion': 'v1', 'kind': 'ConfigMap', 'metadata': {'name': 'old', 'namespace': 'default'}})
+        c.apply({'apiVersion': 'v1', 'kind': 'ConfigMap', 'metadata': {'name': 'new', 'namespace': 'default'}})
+        compacted = c.compact_history()
+        assert compacted > int(old[0]['metadata']['resourceVersion'])
+        assert c.compact_history() == compacted  # again: nothing left to compact, no error
+        rv = old[0]['metadata']['resourceVersion']
+        with pytest.raises(ApiError) as err:
+            c.request('GET', f'/api/v1/namespaces/default/configmaps?resourceVersion={rv}&resourceVersionMatch=Exact')
+        assert err.value.status == 410
+
+
+SIGTERMED = """
+import sys
+from kopf._kits.envtest import ApiError
+from kopf.testing import EnvtestCluster
+cluster = EnvtestCluster(assets=sys.argv[1], controller_manager=False).start()
+print(cluster.dir, *[process.pid for process in cluster._processes.values()], flush=True)
+sys.stdin.read()
+"""
+
+
+def test_a_sigterm_stops_the_clusters_of_the_process(envtest: EnvtestCluster) -> None:
+    """SIGTERM skips atexit: without the handler, etcd and kube-apiserver (own sessions) outlived their user."""
+    process = subprocess.Popen([sys.executable, '-c', SIGTERMED, str(envtest.assets)],
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert process.stdout is not None
+    directory, *pids = process.stdout.readline().split()
+    process.send_signal(signal.SIGTERM)
+    assert process.wait(timeout=60) == -signal.SIGTERM  # ended by the signal, as without the handler
+    assert not pathlib.Path(directory).exists()
+    for pid in pids:
+        assert not pathlib.Path(f'/proc/{pid}').exists() or 'Z' in _state(pid), f'{pid} outlived the SIGTERM'
+
+
+def _state(pid: str) -> str:
+    try:
+        return pathlib.Path(f'/proc/{pid}/stat').read_text().split(')')[-1].split()[0]
+    except OSError:
+        return 'Z'
 
 
 def test_async_with(envtest: EnvtestCluster) -> None:

@@ -57,6 +57,8 @@ def resolve(catalog: Catalog, path: str) -> Target:
     name = rest[1] if len(rest) >= 2 else None
     subresource = rest[2] if len(rest) == 3 else None
     if subresource is not None and subresource not in resource.subresources:
+        if resource.custom and name:   # the apiextensions server answers, naming the object (existing or not)
+            raise statuses.not_found(resource.qualified, resource.group, resource.plural, name)
         raise statuses.generic_not_found()
     return Target(resource, namespace, name, subresource)
 

@@ -13,7 +13,10 @@ from typing import Any
 
 Cell = Callable[[Mapping[str, Any]], Any]
 NAME = {'name': 'Name', 'type': 'string', 'format': 'name', 'priority': 0,
-        'description': 'Name must be unique within a namespace.'}
+        'description': 'Name must be unique within a namespace. Is required when creating resources, although some '
+                       'resources may allow a client to request the generation of an appropriate name automatically. '
+                       'Name is primarily intended for creation idempotence and configuration definition. Cannot be '
+                       'updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names'}
 AGE = {'name': 'Age', 'type': 'string', 'format': '', 'priority': 0,
        'description': 'CreationTimestamp is a timestamp representing the server time when this object was created.'}
 NONE = '<none>'

@@ -182,26 +182,29 @@ async def _serve(backend: Backend, request: web.Request, target: Target, verb: s
     params = request.query
     if verb == 'get' and target.subresource == 'scale':
         return respond(200, jsoncodec.dumps(scaling.view(target.resource, reading.get_object(store, target))))
-    table = tables.wants_table(request.headers.get('Accept', '')) and target.subresource is None
+    version = tables.negotiate(request.headers.get('Accept', ''))   # a Table's, or None; unacceptable: a 406
+    table = version is not None and target.subresource is None
+    version = version or 'v1'
     if verb == 'list' and params.get('resourceVersionMatch') != 'Exact':
         await backend.streams.wait_for_rv(params.get('resourceVersion') or '')
     include = tables.include_object(params) if table else ''
     if verb == 'get' and table:
         obj = reading.get_object(store, target)
         meta = {'resourceVersion': obj['metadata']['resourceVersion']}
-        return respond(200, jsoncodec.dumps(tables.table(target.resource, [obj], meta, include=include)))
+        return respond(200, jsoncodec.dumps(tables.table(target.resource, [obj], meta, include=include,
+                                                         version=version)))
     if verb == 'get':
         return respond(200, jsoncodec.dumps(reading.get_object(store, target)))
     if verb == 'list' and table:
         items, meta = reading.select(store, target, params)
-        return respond(200, jsoncodec.dumps(tables.table(target.resource, items, meta, include=include)))
+        return respond(200, jsoncodec.dumps(tables.table(target.resource, items, meta, include=include,
+                                                         version=version)))
     if verb == 'list':
         return respond(200, reading.list_objects(store, target, params))
     headers = request.headers
     raw_type = headers.get('Content-Type', '')
-    # A real server's 415; but the default of urllib and `curl -d` (form-urlencoded) is read as JSON, leniently.
-    if verb in ('create', 'update') and raw_type and not any(
-            t in raw_type for t in ('json', 'yaml', 'protobuf', 'application/x-www-form-urlencoded')):
+    # A real server's 415 (also for form-urlencoded, the default of urllib and `curl -d`).
+    if verb in ('create', 'update') and raw_type and not any(t in raw_type for t in ('json', 'yaml', 'protobuf')):
         raise statuses.unsupported_media(['application/json', 'application/yaml',
                                           'application/vnd.kubernetes.protobuf'])
     body = decode(await request.read(), raw_type)

@@ -1,4 +1,4 @@
-"""`meta.k8s.io/v1 Table` answers for kubectl's `get` (Accept `...;as=Table;...`): columns and rows.
+"""`meta.k8s.io/v1 Table` (and v1beta1) answers for kubectl's `get` (Accept `...;as=Table;...`): columns and rows.
 
 CRDs get Name plus their `additionalPrinterColumns` (or Age when they declare none — and only
 then, as the real apiextensions server does), with cells typed as upstream's table convertor
@@ -23,14 +23,36 @@ from kopf._cluster.apis.resourcetable import Resource
 from kopf._cluster.web import printers
 from kopf._cluster.web.cells import AGE, NAME, Cell, age, human_duration, jsonpath
 
-__all__ = ['wants_table', 'include_object', 'columns', 'table', 'partial', 'age', 'human_duration', 'jsonpath']
+__all__ = ['negotiate', 'include_object', 'columns', 'table', 'partial', 'age', 'human_duration', 'jsonpath']
+TABLE_VERSIONS = ('v1', 'v1beta1')
+PLAIN = ('application/json', 'application/yaml', 'application/vnd.kubernetes.protobuf',
+         'application/json;stream=watch', 'application/vnd.kubernetes.protobuf;stream=watch')
 INCLUDE_OBJECT = ('Metadata', 'Object', 'None')
 DEFAULT_COLUMNS = [{'name': 'Age', 'type': 'date', 'jsonPath': '.metadata.creationTimestamp',
                     'description': AGE['description']}]
 
 
-def wants_table(accept: str) -> bool:
-    return 'as=Table' in accept
+def negotiate(accept: str) -> str | None:
+    """The Table version an Accept header asks for (`v1`, `v1beta1`), None for plain JSON, or a 406.
+
+    The media ranges are taken in order, as a real server does: the first one it can serve wins; a
+    Table of another group or version is skipped; when none is served (`application/xml`), a 406.
+    """
+    if not accept.strip():
+        return None
+    for entry in accept.split(','):
+        mime, *rest = (part.strip() for part in entry.split(';'))
+        params = dict(part.partition('=')[::2] for part in rest)
+        if params.get('as') == 'Table':
+            if params.get('g') == 'meta.k8s.io' and params.get('v') in TABLE_VERSIONS and _json(mime):
+                return params['v']
+        elif _json(mime) or mime in PLAIN:
+            return None
+    raise statuses.not_acceptable(PLAIN[:3])
+
+
+def _json(mime: str) -> bool:
+    return mime in ('application/json', 'application/*', '*/*', '*')
 
 
 def include_object(params: Mapping[str, str]) -> str:
@@ -142,22 +164,23 @@ def typed_cell(kind: str, value: Any) -> Any:
 
 
 def table(resource: Resource, objects: Iterable[Mapping[str, Any]], list_meta: Mapping[str, Any],
-          headers: bool = True, include: str = 'Metadata') -> dict[str, Any]:
+          headers: bool = True, include: str = 'Metadata', version: str = 'v1') -> dict[str, Any]:
+    """A Table of `meta.k8s.io/<version>` (v1beta1 is served as v1 with another apiVersion, as a real server does)."""
     cols = columns(resource)
     cells = row_cells(resource)
-    rows = [{'cells': cells(obj), 'object': _row_object(resource, obj, include)} for obj in objects]
-    body: dict[str, Any] = {'kind': 'Table', 'apiVersion': 'meta.k8s.io/v1', 'metadata': dict(list_meta)}
+    rows = [{'cells': cells(obj), 'object': _row_object(resource, obj, include, version)} for obj in objects]
+    body: dict[str, Any] = {'kind': 'Table', 'apiVersion': f'meta.k8s.io/{version}', 'metadata': dict(list_meta)}
     if headers:
         body['columnDefinitions'] = [definition for definition, _ in cols]
     body['rows'] = rows
     return body
 
 
-def partial(obj: Mapping[str, Any]) -> dict[str, Any]:
-    return {'kind': 'PartialObjectMetadata', 'apiVersion': 'meta.k8s.io/v1', 'metadata': obj['metadata']}
+def partial(obj: Mapping[str, Any], version: str = 'v1') -> dict[str, Any]:
+    return {'kind': 'PartialObjectMetadata', 'apiVersion': f'meta.k8s.io/{version}', 'metadata': obj['metadata']}
 
 
-def _row_object(resource: Resource, obj: Mapping[str, Any], include: str) -> dict[str, Any] | None:
+def _row_object(resource: Resource, obj: Mapping[str, Any], include: str, version: str) -> dict[str, Any] | None:
     if include == 'Object':   # stored built-ins may lack their kind and apiVersion: a real server sends them
         return {'kind': resource.kind, 'apiVersion': resource.api_version, **obj}
-    return partial(obj) if include == 'Metadata' else None
+    return partial(obj, version) if include == 'Metadata' else None

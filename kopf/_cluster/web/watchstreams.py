@@ -44,8 +44,8 @@ class Streams:
         response = web.StreamResponse(status=200, headers={'Content-Type': 'application/json'})
         response.enable_chunked_encoding()
         watcher = self.hub.subscribe(target.resource.key, target.namespace, match, selective)
-        if tables.wants_table(request.headers.get('Accept', '')):
-            watcher.render = TableLines(target.resource, tables.include_object(params))
+        if (version := tables.negotiate(request.headers.get('Accept', ''))) is not None:
+            watcher.render = TableLines(target.resource, tables.include_object(params), version)
         try:
             first = self._start(target, watcher, params.get('resourceVersion') or '', initial)
             await response.prepare(request)
@@ -142,9 +142,10 @@ class Streams:
 class TableLines:
     """Watch lines whose objects are one-row Tables (kubectl `get -w`); column definitions only at first."""
 
-    def __init__(self, resource: Resource, include: str = 'Metadata') -> None:
+    def __init__(self, resource: Resource, include: str = 'Metadata', version: str = 'v1') -> None:
         self.resource = resource
         self.include = include   # ?includeObject=
+        self.version = version   # of meta.k8s.io's Table
         self.headers = True
 
     def __call__(self, type: str | None = None, *, change: Change) -> bytes:
@@ -158,7 +159,8 @@ class TableLines:
 
     def _line(self, type: str, obj: Mapping[str, Any]) -> bytes:
         meta = {'resourceVersion': obj['metadata'].get('resourceVersion', '')}
-        body = tables.table(self.resource, [obj], meta, headers=self.headers, include=self.include)
+        body = tables.table(self.resource, [obj], meta, headers=self.headers, include=self.include,
+                            version=self.version)
         self.headers = False
         return b'{"type":"' + type.encode() + b'","object":' + jsoncodec.dumps(body) + b'}\n'
 

@@ -54,14 +54,6 @@ KNOWN: dict[str, Known] = {
         what="a core/v1 Event's unset `eventTime`, `firstTimestamp` and `lastTimestamp` are absent (a server: null)",
         why='the emulator stores no nulls; clients read both as unset',
         fields=('body.eventTime', 'body.firstTimestamp', 'body.lastTimestamp')),
-    'table-versions': Known(
-        what='a Table is always `meta.k8s.io/v1`: also when only `v1beta1` (or an unknown version) is accepted',
-        why='clients ask for v1 first (kubectl: v1, then v1beta1, then plain JSON); v1beta1 is deprecated',
-        fields=('*',)),
-    'subresource-404': Known(
-        what="an unknown subresource is a 404 without `details` (a real server names the object's resource)",
-        why='clients read the code; the details would name a resource the path may not have',
-        fields=('status.details.*', 'status.details')),
     'no-controllers': Known(
         what="a Deployment's status and revision annotation, as the controllers left them when the answer was made",
         why="both sides' controllers act a moment after each write, and envtest's Pods never run (no kubelet)",
@@ -73,10 +65,6 @@ KNOWN: dict[str, Known] = {
              '(a real server: a 500 from parsing it)',
         why='a 500 says the server is broken; the emulator answers what the client did wrong',
         fields=('code', 'status.*')),
-    'form-as-json': Known(
-        what='a body sent as `application/x-www-form-urlencoded` is read as JSON (a real server: 415)',
-        why="it is the default type of urllib's and `curl -d`'s requests: scripts that forget the header work",
-        fields=('*',)),
     'version': Known(
         what='`/version` says the version the kinds were taken from, v1.34.4 (a real server: its own version)',
         why='one version everywhere: `/version`, the schemas, the envtest binaries; differs only with other binaries',
