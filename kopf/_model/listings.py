@@ -37,6 +37,11 @@ class Progress:
     total: int = 0
     resumed: int = 0
 
+    @property
+    def large(self) -> bool:
+        """Worth giving the burst's memory back once it is over (`kopf._reactor.memory`)."""
+        return self.total >= LARGE
+
     def seen(self, uid: str) -> None:
         if not self.finished and uid not in self.pending:
             self.pending.add(uid)

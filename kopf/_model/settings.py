@@ -21,8 +21,9 @@ SelectorMapping = MutableMapping[Any, str]  # resource selector (str, tuple, EVE
 
 @dataclasses.dataclass
 class ProcessSettings:
-    """`settings.process`: how the operator's process exits."""
+    """`settings.process`: how the operator's process exits, and its memory."""
     ultimate_exiting_timeout: float | None = 600.0
+    release_memory: bool = True  # after a large listing is resumed: free heap back to the OS (glibc)
 
 
 @dataclasses.dataclass

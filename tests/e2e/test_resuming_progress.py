@@ -63,3 +63,28 @@ async def test_a_long_resumption_logs_its_progress_every_few_seconds(
         counts.append(int(found.group(1)))
         assert float(found.group(2)) > 0
     assert counts == sorted(counts) and all(0 < count < 12 for count in counts)
+
+
+@pytest.mark.parametrize('enabled', [True, False])
+async def test_the_memory_of_a_large_resumption_is_given_back_once(
+        cluster: Cluster, registry: kopf.OperatorRegistry, start_operator: Starter,
+        caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch, enabled: bool) -> None:
+    from kopf._model import listings
+    from kopf._reactor import memory
+    releases: list[int] = []
+    monkeypatch.setattr(listings, 'LARGE', 10)  # 12 objects are "large" here
+    monkeypatch.setattr(memory, 'release', lambda: releases.append(1) or True)
+    for idx in range(12):
+        cluster.apply(example(f'kex-{idx}'))
+
+    @kopf.on.startup(registry=registry)
+    def configure(settings: kopf.OperatorSettings, **_: Any) -> None:
+        settings.process.release_memory = enabled
+
+    @kopf.on.create('kopfexamples', registry=registry)
+    def create_fn(**_: Any) -> None:
+        pass
+
+    await start_operator()
+    await eventually(lambda: [r for r in caplog.records if r.getMessage().startswith('Resumed 12 objects')])
+    assert releases == ([1] if enabled else [])

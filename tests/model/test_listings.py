@@ -62,3 +62,8 @@ def test_a_listed_object_is_counted_once() -> None:
     progress.seen('uid0')
     assert progress.total == 2
     assert listings.INTERVAL > 1 and listings.LARGE >= 1000
+
+
+def test_a_listing_is_large_from_the_threshold_on() -> None:
+    assert not listed(listings.LARGE - 1).large
+    assert listed(listings.LARGE).large

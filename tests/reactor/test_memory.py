@@ -1,0 +1,39 @@
+"""`kopf._reactor.memory.release()`: glibc's malloc_trim where there is one, else nothing."""
+import sys
+
+import pytest
+
+from kopf._reactor import memory
+
+
+@pytest.fixture(autouse=True)
+def fresh_lookup(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(memory, '_trim', None)
+    monkeypatch.setattr(memory, '_looked_up', False)
+
+
+@pytest.mark.skipif(not sys.platform.startswith('linux'), reason='glibc only')
+def test_glibc_gives_the_memory_back() -> None:
+    import platform
+    if platform.libc_ver()[0] != 'glibc':
+        pytest.skip('not glibc')
+    assert memory.release() is True
+    assert memory.release() is True  # looked up once, called every time
+
+
+def test_elsewhere_it_does_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys, 'platform', 'darwin')
+    assert memory.release() is False
+
+
+def test_a_c_library_without_malloc_trim_does_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    import ctypes
+
+    class NoTrim:
+        def __init__(self, name: object) -> None:
+            pass
+
+        def __getattr__(self, name: str) -> object:
+            raise AttributeError(name)  # as musl: no such symbol
+    monkeypatch.setattr(ctypes, 'CDLL', NoTrim)
+    assert memory.release() is False
