@@ -38,6 +38,7 @@ Modules:
 - `contexts`    the operator/resource contexts (settings, registry, client, storages, records)
 - `loggers`     per-object loggers (`[ns/name]`), Events of log records, `kopf.configure`
 - `probing`     the liveness endpoint (`--liveness`): probe handlers' results as JSON
+- `memory`      the heap freed after a large resumption, back to the OS (glibc's `malloc_trim`)
 - `flags`, `loading`, `stoppers`, `preflight`: embedding flags, `kopf run` file loading, daemon
   stoppers, what the handlers need before the operator serves them (an admission server)
 """

@@ -45,6 +45,7 @@ logger = logging.getLogger('kopf.reactor.queueing')
 
 SYNC_RUNNERS_PER_THREAD = 4   # with `worker_limit=None`, runners per executor thread if there are sync handlers
 SYNC_RUNNERS_MIN = 200
+RELEASE_DELAY = 1.0  # seconds after a large resumption before its freed heap goes back to the OS
 
 
 class _Slot(invoking.Slot):
@@ -106,6 +107,7 @@ class Dispatcher:
         self.key = key if key is not None else self  # the stream: (resource, namespace)
         self.progress: listings.Progress | None = None  # of the initial listing, until all its objects are resumed
         self.resuming = True
+        self._release: asyncio.TimerHandle | None = None  # the heap's release, soon after the resumption
         if self.indexing is not None:
             self.indexing.register(self.key)
         # The effects of the records' steps by their type (Run, one per cycle, is handled inline).
@@ -160,9 +162,15 @@ class Dispatcher:
             logger.log(report.level, report.message)
         if self.progress is not None and self.progress.finished:
             if self.progress.large and self.rctx.settings.process.release_memory:
-                if memory.release():  # the listing's bodies are freed: ~2 ms for a 10,000-object heap
-                    logger.debug(f'Gave the heap freed by resuming {self.progress.total:,} objects back to the OS.')
+                # The listing's bodies are freed; the echoes of the last patches pass within a second.
+                loop = asyncio.get_running_loop()
+                self._release = loop.call_later(RELEASE_DELAY, self._release_memory, self.progress.total)
             self.progress = None
+
+    def _release_memory(self, total: int) -> None:
+        self._release = None
+        if memory.release():  # ~2 ms for a 10,000-object heap
+            logger.debug(f'Gave the heap freed by resuming {total:,} objects back to the OS.')
 
     async def drain(self, grace: float | None) -> None:
         """The stream is over: close; idle runners exit now; running cycles get `grace` seconds, then are cancelled."""
@@ -179,6 +187,9 @@ class Dispatcher:
     def close(self) -> None:
         """The stream is over: no more wake-ups of its records."""
         self.closed = True
+        if self._release is not None:
+            self._release.cancel()
+            self._release = None
         for record in self.scheduled:
             self.scheduler.cancel(record)
         for record in {*self.ready, *self.scheduled, *self.running.keys()}:
