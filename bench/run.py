@@ -4,6 +4,8 @@
     .venv/bin/python bench/run.py --quick    # 200 objects, 1,000 idle/restart, 1 run (< 3 minutes)
     .venv/bin/python bench/run.py --ours-only --uvloop both   # ours with uvloop vs without, side by side
     .venv/bin/python bench/run.py --ours-only --metrics both  # ours with `--metrics` vs without, side by side
+    .venv/bin/python bench/run.py --ours-only --baseline /tree/.venv/bin/python  # A/B: another commit's kopf,
+                                                              # alternating runs, the same emulator and harness
 
 Upstream is installed by this script into throw-away virtualenvs under `bench/.venvs/` (git-ignored;
 never into the project's `.venv`) and only run as a black box: `python -I -m kopf run ...`.
@@ -425,6 +427,8 @@ async def bench(args: argparse.Namespace) -> dict[str, Any]:
     frameworks = [ours, ours_framework(uvloop=True)] if args.uvloop == 'both' else [ours]
     if args.metrics == 'both':
         frameworks.append(ours_framework(uvloop=args.uvloop == 'on', metrics=True))
+    if args.baseline:  # another tree's kopf (its .venv's python), run alternately with ours, as it is
+        frameworks.append(h.Framework('baseline', str(args.baseline), 'ours'))
     clients: h.Framework | None = None
     upstream_plain: h.Framework | None = None
     if not args.ours_only:
@@ -484,6 +488,8 @@ async def bench(args: argparse.Namespace) -> dict[str, Any]:
         report['uvloop_ratio'] = ratios(report['ours-uvloop'], report['ours'])
     if args.metrics == 'both':
         report['metrics_ratio'] = ratios(report[frameworks[-1].name], report[ours.name])
+    if 'baseline' in report:
+        report['baseline_ratio'] = ratios(report[ours.name], report['baseline'])
     report['meta'] = {'date': datetime.datetime.now(datetime.UTC).isoformat(timespec='seconds'),
                       'mode': 'startup' if args.startup_only else 'quick' if args.quick else 'full',
                       'repeats': args.repeats, 'startups': args.startups,
@@ -546,10 +552,14 @@ def table(report: dict[str, Any]) -> str:
     metrics_on = next((name for name in report if name.endswith('-metrics')), None)
     for on, off, key_of_ratio, what in (('ours-uvloop', 'ours', 'uvloop_ratio', 'uvloop'),
                                         (metrics_on, metrics_on and metrics_on.removesuffix('-metrics'),
-                                         'metrics_ratio', 'metrics')):
+                                         'metrics_ratio', 'metrics'),
+                                        ('ours', 'baseline', 'baseline_ratio', 'ours vs baseline')):
         if on is None or off is None or key_of_ratio not in report:
             continue
-        lines.append(f"{f'{what} on vs off ({off})':48} {'on':>10} {'off':>10} {'on/off':>8}")
+        if off == 'baseline':
+            lines.append(f"{'ours vs baseline (--baseline)':48} {'ours':>10} {'baseline':>10} {'ratio':>8}")
+        else:
+            lines.append(f"{f'{what} on vs off ({off})':48} {'on':>10} {'off':>10} {'on/off':>8}")
         for key, title, fmt in ROWS:
             if key in report[on] and key in report[key_of_ratio]:
                 a, b, ratio = report[on][key], report[off][key], report[key_of_ratio][key]
@@ -578,6 +588,8 @@ def main() -> int:
     parser.add_argument('--startups', type=int, default=7,
                         help='operator starts per variant for the startup figure (median; default 7)')
     parser.add_argument('--no-write', action='store_true', help='print only; do not write bench/results/')
+    parser.add_argument('--baseline', type=pathlib.Path, default=None, metavar='PYTHON',
+                        help="another tree's .venv/bin/python: its kopf runs alternately with ours (A/B)")
     parser.add_argument('--uvloop', choices=['off', 'on', 'both'], default='off',
                         help="our operator's loop: asyncio's own (off, as upstream's venv has it), uvloop (on), "
                              "or both: the burst, steady and restart scenarios once each way, side by side")
