@@ -105,11 +105,14 @@ class APIClient:
 
     async def _attempt(self, method: str | None, path: str, *, params: Mapping[str, str] | None,
                        backoffs: apierrors.Backoffs, body: bytes | None = None, content_type: str | None = None,
-                       total: float | None, connect: float | None) -> tuple[credentials.VaultItem, Any]:
+                       total: float | None, connect: float | None,
+                       final: tuple[type[apierrors.APIError], ...] = ()) -> tuple[credentials.VaultItem, Any]:
         """The one retry loop: send with the vault's credentials until it succeeds or may not be retried.
 
         `method=None`: open a watch stream of the path (the answer is a `StreamResponse`); else a request
-        (the answer is its raw body). No per-request closure: this runs for every request of every cycle.
+        (the answer is its raw body). `final`: errors of these classes are raised at once, never retried
+        (e.g. a 403 where it means "not for us", not a transient RBAC change). No per-request closure:
+        this runs for every request of every cycle.
         """
         delays: Iterator[float] | None = None  # made on the first failure only
         while True:
@@ -141,6 +144,8 @@ class APIClient:
                 net = self.settings.networking
                 if delays is None:
                     delays = apierrors.iter_backoffs(net.error_backoffs if backoffs is DEFAULT else backoffs)
+                if final and isinstance(exc, final):
+                    raise
                 decision = apierrors.decide_retry(exc, next(delays, None), enforce_retry_after=net.enforce_retry_after)
                 if not decision.retry:
                     raise
@@ -162,14 +167,19 @@ class APIClient:
             payload: Any = None,
             content_type: str = JSON_CT,
             backoffs: apierrors.Backoffs = DEFAULT,
+            final: tuple[type[apierrors.APIError], ...] = (),
     ) -> Any:
-        """Send a request; return the decoded JSON answer; raise `APIError` subclasses after the retries."""
+        """Send a request; return the decoded JSON answer; raise `APIError` subclasses after the retries.
+
+        `final`: API errors of these classes are raised at once (e.g. `(APIForbiddenError,)` where a 403
+        is an answer, not a transient denial); other errors are retried as usual.
+        """
         net = self.settings.networking
         data = encoding.dumps(payload) if payload is not None else None
         typed = content_type if data is not None else None
 
         _, raw = await self._attempt(method, path, params=params, body=data, content_type=typed, backoffs=backoffs,
-                                     total=net.request_timeout, connect=net.connect_timeout)
+                                     total=net.request_timeout, connect=net.connect_timeout, final=final)
         return encoding.loads(raw) if raw.strip() else None
 
     @contextlib.asynccontextmanager

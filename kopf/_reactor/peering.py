@@ -62,13 +62,10 @@ async def find(client: client_.APIClient, name: str,
     for resource in candidates:
         legacy = resource is not candidates[0]
         url = resource.get_url(namespace=namespace, name=name)
+        # The legacy group's 403 is final (the common case: RBAC for kopf.dev only); a 5xx is retried.
+        final = (apierrors.APIForbiddenError,) if legacy else ()
         try:
-            try:  # the legacy group: a 403 is not retried (it is the common case: RBAC for kopf.dev only)
-                body = await client.request('GET', url, backoffs=None if legacy else FIND_BACKOFFS)
-            except apierrors.APIError as exc:
-                if not legacy or isinstance(exc, (apierrors.APINotFoundError, apierrors.APIForbiddenError)):
-                    raise
-                body = await client.request('GET', url, backoffs=FIND_BACKOFFS)  # e.g. a 5xx: looked at again
+            body = await client.request('GET', url, backoffs=FIND_BACKOFFS, final=final)
         except apierrors.APINotFoundError:
             continue
         except apierrors.APIForbiddenError as exc:

@@ -156,6 +156,18 @@ async def test_403_is_retried_as_upstream(client: client_.APIClient, cluster: An
 
 
 @pytest.mark.looptime
+async def test_a_403_is_final_where_the_request_says_so_and_a_500_still_retried(
+        client: client_.APIClient, cluster: Any) -> None:
+    cluster.fail('GET', CM_PATH, 403, count=1)
+    with pytest.raises(apierrors.APIForbiddenError):
+        await client.request('GET', CM_PATH, final=(apierrors.APIForbiddenError,))
+    assert [r['code'] for r in cluster.request_log()] == [403]
+    cluster.fail('GET', CM_PATH, 500, count=1)
+    await client.request('GET', CM_PATH, final=(apierrors.APIForbiddenError,))
+    assert [r['code'] for r in cluster.request_log()] == [403, 500, 200]
+
+
+@pytest.mark.looptime
 async def test_other_4xx_are_final(client: client_.APIClient, cluster: Any) -> None:
     cluster.fail('GET', CM_PATH, 400, count=None)
     with pytest.raises(apierrors.APIClientError) as info:
