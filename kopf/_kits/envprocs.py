@@ -1,9 +1,14 @@
-"""The processes of an envtest cluster: how they are stopped, also when the process gets SIGTERM or SIGHUP.
+"""The processes of an envtest cluster: how they are stopped, also when the process gets SIGTERM, SIGHUP or SIGKILL.
 
 etcd, kube-apiserver and kube-controller-manager run in sessions of their own (a Ctrl-C of the
 terminal does not reach them half-way), so they outlive a process that ends without its atexit
 handlers, as SIGTERM and SIGHUP end it by default. `install_signal_handlers()` (on the first start,
 in the main thread) stops every running cluster on those signals, then lets the signal act as before.
+
+Nothing runs in a process killed by SIGKILL (a CI job's timeout, the OOM killer): for that, each
+cluster has a `Lifeline`, a small `sh` that reads the pids of the cluster's processes from a pipe
+whose other end only we hold. When that pipe closes without a word (we died), it stops their process
+groups (SIGTERM, then SIGKILL after 5 s) and removes the data directory. A normal stop disarms it first.
 """
 import os
 import pathlib
@@ -43,8 +48,61 @@ def _on_stopping_signal(signum: int, frame: Any) -> None:
         os.kill(os.getpid(), signum)
 
 
-def kill_all(processes: Mapping[str, 'subprocess.Popen[bytes]'], directory: pathlib.Path) -> None:
+# Reads a pid per line until its stdin closes; then stops those process groups and removes the directory ($1).
+# A normal stop kills it first (SIGKILL: `read` is cut short and nothing else runs).
+LIFELINE_SCRIPT = """
+pids=''
+while read -r pid; do pids="$pids $pid"; done
+for pid in $pids; do kill -TERM "-$pid" 2>/dev/null; done
+for _ in $(seq 50); do
+  alive=''
+  for pid in $pids; do kill -0 "-$pid" 2>/dev/null && alive=1; done
+  [ -z "$alive" ] && break
+  sleep 0.1
+done
+for pid in $pids; do kill -KILL "-$pid" 2>/dev/null; done
+rm -rf -- "$1"
+"""
+
+
+class Lifeline:
+    """Stops the cluster's processes and removes its directory if this process dies without a word (SIGKILL)."""
+
+    def __init__(self, directory: pathlib.Path) -> None:
+        self.process: subprocess.Popen[bytes] | None = subprocess.Popen(
+            ['sh', '-c', LIFELINE_SCRIPT, 'kopf-envtest-lifeline', str(directory)],
+            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+
+    def watch(self, pid: int) -> None:
+        """A process in a session of its own (its pid is its process group's id), to be stopped if we die."""
+        if self.process is not None and self.process.stdin is not None:
+            self.process.stdin.write(f'{pid}\n'.encode())
+            self.process.stdin.flush()
+
+    def disarm(self) -> None:
+        """We stop the processes ourselves: the lifeline goes, doing nothing."""
+        if self.process is not None:
+            self.process.kill()
+            self.process.wait()
+            if self.process.stdin is not None:
+                self.process.stdin.close()
+            self.process = None
+
+
+def spawn(args: list[str], log: Any, lifeline: Lifeline | None) -> 'subprocess.Popen[bytes]':
+    """A cluster's process: in a session of its own, watched by the lifeline."""
+    process = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                               start_new_session=True)
+    if lifeline is not None:
+        lifeline.watch(process.pid)
+    return process
+
+
+def kill_all(processes: Mapping[str, 'subprocess.Popen[bytes]'], directory: pathlib.Path,
+             lifeline: Lifeline | None = None) -> None:
     """Stop the processes in the reverse order of their start, then remove the data directory."""
+    if lifeline is not None:
+        lifeline.disarm()
     for process in reversed(list(processes.values())):
         if process.poll() is None:
             process.send_signal(signal.SIGTERM)

@@ -108,6 +108,7 @@ class EnvtestCluster:
         self._resources: dict[str, list[Obj]] = {}
         self._lock = threading.Lock()
         self._finalizer: weakref.finalize[Any, Any] | None = None
+        self._lifeline: envprocs.Lifeline | None = None  # stops the processes if we are SIGKILLed
 
     # -- lifecycle -------------------------------------------------------------------------------
 
@@ -122,7 +123,8 @@ class EnvtestCluster:
             self.controller_manager = True
         for attempt in range(3):  # the free ports are free when chosen, not necessarily when bound
             self.dir = pathlib.Path(tempfile.mkdtemp(prefix='kopf-envtest-'))
-            self._finalizer = weakref.finalize(self, envprocs.kill_all, self._processes, self.dir)
+            self._lifeline = envprocs.Lifeline(self.dir)
+            self._finalizer = weakref.finalize(self, envprocs.kill_all, self._processes, self.dir, self._lifeline)
             envprocs.RUNNING.add(self._finalizer)
             envprocs.install_signal_handlers()
             try:
@@ -191,6 +193,7 @@ class EnvtestCluster:
             envprocs.RUNNING.discard(self._finalizer)
             self._finalizer = None
         self._processes.clear()
+        self._lifeline = None
         self.dir = None
         self._kubeconfig = None
 
@@ -210,8 +213,7 @@ class EnvtestCluster:
     def _spawn(self, name: str, args: list[str]) -> None:
         assert self.dir is not None
         with open(self.dir / f'{name}.log', 'wb') as log:
-            self._processes[name] = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=log,
-                                                     stderr=subprocess.STDOUT, start_new_session=True)
+            self._processes[name] = envprocs.spawn(args, log, self._lifeline)
 
     def _wait(self, check: Callable[[], bool], what: str) -> None:
         deadline = time.monotonic() + self.startup_timeout

@@ -4,6 +4,7 @@ import pathlib
 import signal
 import subprocess
 import sys
+import time
 from typing import Any
 
 import pytest
@@ -115,6 +116,21 @@ def test_a_sigterm_stops_the_clusters_of_the_process(envtest: EnvtestCluster) ->
     assert not pathlib.Path(directory).exists()
     for pid in pids:
         assert not pathlib.Path(f'/proc/{pid}').exists() or 'Z' in _state(pid), f'{pid} outlived the SIGTERM'
+
+
+def test_a_sigkill_leaves_no_cluster_process_behind(envtest: EnvtestCluster) -> None:
+    """Nothing of ours runs after a SIGKILL (a CI timeout, the OOM killer): the cluster's lifeline stops them."""
+    process = subprocess.Popen([sys.executable, '-c', SIGTERMED, str(envtest.assets)],
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert process.stdout is not None
+    directory, *pids = process.stdout.readline().split()
+    process.kill()
+    process.wait(timeout=60)
+    deadline = time.monotonic() + 30
+    while any(pathlib.Path(f'/proc/{pid}').exists() and 'Z' not in _state(pid) for pid in pids) or \
+            pathlib.Path(directory).exists():
+        assert time.monotonic() < deadline, f'{pids} or {directory} outlived the SIGKILL'
+        time.sleep(0.1)
 
 
 def _state(pid: str) -> str:

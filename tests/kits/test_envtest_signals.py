@@ -1,5 +1,11 @@
-"""EnvtestCluster's SIGTERM/SIGHUP handler, without the binaries: it stops the running clusters, then chains."""
+"""EnvtestCluster's SIGTERM/SIGHUP handler and its lifeline, without the binaries: the handler stops the running
+clusters, then chains; after a SIGKILL, the lifeline stops the processes and removes the directory."""
+import pathlib
 import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -35,3 +41,57 @@ def test_handlers_are_installed_once_and_not_over_an_ignored_signal(monkeypatch:
     envprocs.install_signal_handlers()
     assert installed == {signal.SIGTERM: envprocs._on_stopping_signal}
     assert envprocs.PREVIOUS == {signal.SIGTERM: signal.SIG_DFL}
+
+
+KILLED = '''
+import pathlib, sys, time
+from kopf._kits import envprocs
+directory = pathlib.Path(sys.argv[1])
+lifeline = envprocs.Lifeline(directory)
+child = envprocs.spawn(['sleep', '300'], None, lifeline)
+print(child.pid, flush=True)
+time.sleep(300)
+'''
+
+
+def _gone(pid: int) -> bool:
+    try:
+        state = pathlib.Path(f'/proc/{pid}/stat').read_text().rsplit(')', 1)[1].split()[0]
+    except OSError:
+        return True
+    return state == 'Z'  # a zombie of its dead parent, reaped by init soon: not running
+
+
+def _until(check: Callable[[], bool], timeout: float = 30) -> bool:
+    deadline = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+def test_a_sigkilled_process_leaves_no_cluster_process_nor_directory(tmp_path: pathlib.Path) -> None:
+    directory = tmp_path / 'cluster'
+    directory.mkdir()
+    parent = subprocess.Popen([sys.executable, '-c', KILLED, str(directory)], stdout=subprocess.PIPE, text=True)
+    assert parent.stdout is not None
+    pid = int(parent.stdout.readline())
+    assert not _gone(pid)
+    parent.kill()  # SIGKILL: no handler, no atexit, no finalizer runs
+    parent.wait()
+    assert _until(lambda: _gone(pid)), f'{pid} outlived its SIGKILLed parent'
+    assert _until(lambda: not directory.exists())
+
+
+def test_a_disarmed_lifeline_leaves_the_processes_to_us(tmp_path: pathlib.Path) -> None:
+    lifeline = envprocs.Lifeline(tmp_path)
+    child = envprocs.spawn(['sleep', '300'], None, lifeline)
+    try:
+        lifeline.disarm()
+        assert lifeline.process is None
+        assert child.poll() is None and tmp_path.exists()  # `sh` was SIGKILLed in `read`: it did nothing
+    finally:
+        child.kill()
+        child.wait()
+    lifeline.disarm()  # idempotent
