@@ -114,8 +114,9 @@ def test_imports_point_down_the_layers(path: pathlib.Path) -> None:
         assert allowed or excepted, f'{path}:{line}: {own} imports {name} (against the layers\' direction)'
 
 
-def test_a_standalone_operator_loads_no_peering_leases_or_shards() -> None:
-    """What an operator does not use costs it no memory: the identity is made without the peering machinery."""
+def test_a_standalone_operator_loads_no_peering_leases_shards_indices_or_metrics() -> None:
+    """What an operator does not use costs it no memory: the identity is made without the peering machinery;
+    without `@kopf.index` handlers or metrics, their modules are not loaded either."""
     code = (
         'import asyncio, sys, kopf\n'
         'async def main():\n'
@@ -124,9 +125,10 @@ def test_a_standalone_operator_loads_no_peering_leases_or_shards() -> None:
         '    await asyncio.gather(*tasks, return_exceptions=True)\n'
         'asyncio.run(main())\n'
         'optional = {"kopf._reactor.peering", "kopf._model.peers", "kopf._reactor.leasing", "kopf._model.leases",\n'
-        '            "kopf._reactor.sharding", "kopf._model.shards", "getpass", "random"}\n'
+        '            "kopf._reactor.sharding", "kopf._model.shards", "getpass", "random",\n'
+        '            "kopf._reactor.indexing", "kopf._reactor.metrics"}\n'
         'print(sorted(optional & set(sys.modules)))\n'
     )
     env = {**os.environ, 'USER': 'someone'}
     proc = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, check=True, env=env)
-    assert proc.stdout.strip() == "['kopf._model.peers']"  # the pure format of the identity only
+    assert proc.stdout.strip() == "[]"

@@ -28,6 +28,7 @@ Modules:
 - `schemas`       structural pruning of objects by OpenAPI v3 schemas
 - `memos`         `kopf.Memo`: a dict with attribute access
 - `settings`      `kopf.OperatorSettings` and the old spellings of its fields
+- `identities`    an operator's identity in peerings and Leases, in upstream's format
 - `background`    which daemons and timers run for an object, and when a timer is due
 - `daemons`       `kopf.DaemonStopped`, `kopf.DaemonStoppingReason`
 - `indices`       `kopf.Index` and `kopf.Store`

@@ -134,13 +134,6 @@ def keepalive_delay(lifetime: float, jitter: float) -> float:
     return max(MIN_KEEPALIVE, lifetime - jitter)
 
 
-def make_identity(*, pod_id: str | None, user: str, host: str, now: datetime.datetime, suffix: str) -> str:
-    """`$POD_ID` if set, else `user@host/<YYYYmmddHHMMSS>/<suffix>` (suffix: 3 random characters)."""
-    if pod_id:
-        return pod_id
-    return f'{user}@{host}/{now.astimezone(datetime.UTC).strftime("%Y%m%d%H%M%S")}/{suffix}'
-
-
 def touch_patch(identity: str, *, priority: int, lifetime: float, now: datetime.datetime) -> dict[str, Any]:
     """The merge-patch of our keep-alive entry."""
     seconds = int(lifetime) if float(lifetime).is_integer() else lifetime

@@ -15,10 +15,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from kopf._api import client as client_
-from kopf._model import memos, progress, registries, resources
+from kopf._model import memos, progress, registries, resources, telemetry
 from kopf._model import records as records_
 from kopf._model import settings as settings_
-from kopf._reactor import metrics as metrics_
 from kopf._reactor import pausing as pausing_
 from kopf._reactor import scheduling
 from kopf._storage import diffbase
@@ -40,7 +39,7 @@ class OperatorContext:
     exiting: bool = False  # the operator is stopping: no daemon or timer starts any more
     indexing: Any = None   # the in-memory indices and the gate of the start (`indexing.Indexing`)
     admission: Any = None  # the admission webhooks' side, if any handlers (`admission.Admission`)
-    metrics: metrics_.Metrics = dataclasses.field(default_factory=metrics_.Metrics)  # a no-op unless on
+    metrics: telemetry.Metrics = dataclasses.field(default_factory=telemetry.Metrics)  # a no-op unless on
     peering: Any = None    # the peerings, unless standalone (`peering.Peerings`)
     leasing: Any = None    # the Leases of the leader election, if any (`leasing.Leasing`)
     identity: str | None = None  # this operator's identity in peerings and Leases (also in its User-Agent)

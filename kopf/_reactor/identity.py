@@ -8,7 +8,7 @@ import os
 import socket
 import string
 
-from kopf._model import peers
+from kopf._model import identities
 
 _USER_VARIABLES = ('LOGNAME', 'USER', 'LNAME', 'USERNAME')  # the ones `getpass.getuser()` reads, in its order
 
@@ -16,8 +16,8 @@ _USER_VARIABLES = ('LOGNAME', 'USER', 'LNAME', 'USERNAME')  # the ones `getpass.
 def make_identity() -> str:
     """`$POD_ID`, else `user@host/<timestamp>/<3 random lowercase letters>`."""
     suffix = ''.join(string.ascii_lowercase[byte % 26] for byte in os.urandom(3))
-    return peers.make_identity(pod_id=os.environ.get('POD_ID'), user=user(), host=socket.gethostname(),
-                               now=datetime.datetime.now(datetime.UTC), suffix=suffix)
+    return identities.make_identity(pod_id=os.environ.get('POD_ID'), user=user(), host=socket.gethostname(),
+                                     now=datetime.datetime.now(datetime.UTC), suffix=suffix)
 
 
 def freezer_identity() -> str:

@@ -35,7 +35,6 @@ class Indexing:
     """The operator's indices, the error states of their handlers, and the gate of the start."""
 
     def __init__(self, registry: OperatorRegistry) -> None:
-        check_kwargs(registry)
         self.indices: dict[str, indices.Index[Any, Any]] = {h.id: indices.Index() for h in registry.indexing}
         self.states: dict[tuple[str, Hashable], progress.HandlerState] = {}  # after errors only
         self.ready = asyncio.Event()
@@ -173,31 +172,6 @@ class Indexing:
             indices.discard(index, key)
         if forget:
             self.states.pop((index_id, key), None)
-
-
-
-def check_kwargs(registry: OperatorRegistry) -> None:
-    """Warn of handlers that ask for a kwarg that neither kopf nor any `@kopf.index` provides."""
-    import inspect  # lazily: at start only
-    known = KNOWN_KWARGS | {h.id for h in registry.indexing}
-    for handler in registry.handlers:
-        try:
-            parameters = inspect.signature(handler.fn).parameters.values()
-        except (TypeError, ValueError):  # e.g. some builtins: nothing to check
-            continue
-        for parameter in parameters:
-            if parameter.kind in (parameter.POSITIONAL_OR_KEYWORD, parameter.KEYWORD_ONLY) \
-                    and parameter.default is parameter.empty and parameter.name not in known:
-                logger.warning(f"{handler} asks for {parameter.name!r}, which is neither a kwarg of kopf "
-                               f"nor an index (no @kopf.index has id={parameter.name!r}).")
-
-
-KNOWN_KWARGS = frozenset({
-    'logger', 'memo', 'param', 'retry', 'started', 'runtime', 'settings', 'config', 'activity', 'resource',
-    'body', 'spec', 'meta', 'status', 'uid', 'name', 'namespace', 'labels', 'annotations', 'patch', 'reason',
-    'old', 'new', 'diff', 'type', 'event', 'stopped', 'dryrun', 'warnings', 'userinfo', 'headers', 'sslpeer',
-    'subresource', 'operation', 'self', 'cls',
-})
 
 
 def _name(watcher: Any) -> str:

@@ -1,9 +1,10 @@
 """Prometheus metrics of one operator (`kopf run --metrics [HOST:]PORT`, `settings.metrics`; docs/metrics.md).
 
-- `Metrics` is the no-op the operator context holds while metrics are off: every hook is one method
-  call that does nothing. `PrometheusMetrics` (made by `enable()` after the startup handlers, which
-  may set `settings.metrics`) keeps one `CollectorRegistry` per operator, so several operators in
-  one process never mix their figures. `prometheus_client` is imported only then (`kopf[metrics]`).
+- `Metrics` (in `kopf._model.telemetry`: this module is loaded only when metrics are on) is the no-op
+  the operator context holds while metrics are off: every hook is one method call that does nothing.
+  `PrometheusMetrics` (made by `enable()` after the startup handlers, which may set `settings.metrics`)
+  keeps one `CollectorRegistry` per operator, so several operators in one process never mix their
+  figures. `prometheus_client` is imported only then (`kopf[metrics]`).
 - Hooks call it where things happen: handler attempts (`changing`; timers' and daemons' in `spawning`),
   patches (`applying`), the convergence of objects (the records' `Converged` effect, in `queueing`),
   timers' lateness (`spawning`);
@@ -24,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from kopf._model import handlers, records
 from kopf._model import telemetry as model
 from kopf._model.resources import Resource
+from kopf._model.telemetry import Metrics  # the no-op (metrics off), which this module is not loaded for
 
 if TYPE_CHECKING:
     from aiohttp import web
@@ -33,42 +35,6 @@ logger = logging.getLogger('kopf.reactor.metrics')
 
 class MetricsError(Exception):
     """Metrics are asked for but cannot be had (no prometheus_client, a bad address)."""
-
-
-class Metrics:
-    """Metrics off: every hook does nothing (the hot path pays one call)."""
-
-    enabled = False
-    address: model.Address | None = None
-
-    def handled(self, resource: Resource, handler: str, outcome: str, seconds: float, *, retry: bool) -> None:
-        """A top-level handler's attempt ended with this outcome (`success`, `retry`, `failure`, `timeout`)."""
-
-    def patched(self, resource: Resource, result: str) -> None:
-        """A cycle's patch was `sent`, `skipped` (nothing to write) or `refused` (over the annotations' budget)."""
-
-    def converged(self, resource: Resource, lag: float) -> None:
-        """An object's handling is complete, `lag` seconds after its first unhandled event arrived."""
-
-    def timer_fired(self, resource: Resource, lateness: float) -> None:
-        """A timer's call began `lateness` seconds after its due time."""
-
-    def requested(self, verb: str, code: str, seconds: float) -> None:
-        """An API request's attempt (the API client's observer): `WATCH` for opening a stream."""
-
-    def watched(self, resource: str, what: str) -> None:
-        """A watch stream was `connected` (first or again), or `expired` (a 410: re-listing)."""
-
-    def observe(self, served: Mapping[Resource, Any]) -> None:
-        """The resources served (their contexts: records by uid), read at scrape time."""
-
-    # -- set by the Lease leader election (`leasing`) and its shards (`sharding`) ---------------------
-
-    def shards(self, held: int) -> None:
-        """How many shards this replica holds."""
-
-    def lease(self, name: str, held: bool) -> None:
-        """Whether this replica holds the named Lease."""
 
 
 class PrometheusMetrics(Metrics):

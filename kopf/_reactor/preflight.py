@@ -3,9 +3,16 @@
 Admission handlers (`@kopf.on.validate`, `@kopf.on.mutate`) need `settings.admission.server`
 (e.g. `kopf.WebhookServer()`, set in a startup handler), and `settings.admission.managed`, if set,
 must give valid webhook names: an operator must never silently run without the webhooks it asked for.
+
+`check_kwargs()` (at the start, before the startup handlers) warns of handlers that ask for a kwarg
+that nothing provides (e.g. a misspelt index id).
 """
+import logging
+
 from kopf._model import admission, registries
 from kopf._model import settings as settings_
+
+logger = logging.getLogger('kopf.reactor.preflight')
 
 
 class UnsupportedHandlersError(Exception):
@@ -26,3 +33,27 @@ def check(registry: registries.OperatorRegistry, settings: settings_.OperatorSet
             admission.validate_managed(settings.admission.managed)
         except ValueError as exc:
             raise UnsupportedHandlersError(str(exc)) from None
+
+
+def check_kwargs(registry: registries.OperatorRegistry) -> None:
+    """Warn of handlers that ask for a kwarg that neither kopf nor any `@kopf.index` provides."""
+    import inspect  # lazily: at start only
+    known = KNOWN_KWARGS | {h.id for h in registry.indexing}
+    for handler in registry.handlers:
+        try:
+            parameters = inspect.signature(handler.fn).parameters.values()
+        except (TypeError, ValueError):  # e.g. some builtins: nothing to check
+            continue
+        for parameter in parameters:
+            if parameter.kind in (parameter.POSITIONAL_OR_KEYWORD, parameter.KEYWORD_ONLY) \
+                    and parameter.default is parameter.empty and parameter.name not in known:
+                logger.warning(f"{handler} asks for {parameter.name!r}, which is neither a kwarg of kopf "
+                               f"nor an index (no @kopf.index has id={parameter.name!r}).")
+
+
+KNOWN_KWARGS = frozenset({
+    'logger', 'memo', 'param', 'retry', 'started', 'runtime', 'settings', 'config', 'activity', 'resource',
+    'body', 'spec', 'meta', 'status', 'uid', 'name', 'namespace', 'labels', 'annotations', 'patch', 'reason',
+    'old', 'new', 'diff', 'type', 'event', 'stopped', 'dryrun', 'warnings', 'userinfo', 'headers', 'sslpeer',
+    'subresource', 'operation', 'self', 'cls',
+})

@@ -21,7 +21,7 @@ from kopf._model import memos, progress, registries
 from kopf._model import settings as settings_
 from kopf._model.causes import Activity
 from kopf._model.daemons import DaemonStoppingReason
-from kopf._reactor import activities, contexts, flags, indexing, metrics, observing, preflight
+from kopf._reactor import activities, contexts, flags, observing, preflight
 from kopf._reactor import identity as identity_
 from kopf._reactor.flags import Flag
 
@@ -100,6 +100,7 @@ async def spawn_tasks(
     _peering_options(settings, standalone=standalone, priority=priority, peering_name=peering_name,
                      clusterwide=clusterwide)
     if metrics_endpoint is not None:  # `kopf run --metrics`: checked now, for a clear error before anything starts
+        from kopf._reactor import metrics  # lazily: an operator without metrics never loads it
         try:
             metrics.check(metrics_endpoint)
         except metrics.MetricsError as exc:
@@ -115,8 +116,11 @@ async def spawn_tasks(
     ctx = contexts.OperatorContext(
         settings=settings, registry=registry, client=None,  # type: ignore[arg-type]  # set below
         memo=memo if memo is not None else memos.Memo(), lifecycle=lifecycle or progress.get_default_lifecycle())
-    ctx.indexing = indexing.Indexing(registry)
-    ctx.indices = ctx.indexing.indices
+    preflight.check_kwargs(registry)
+    if registry.indexing:
+        from kopf._reactor import indexing  # lazily: an operator without indices never loads it
+        ctx.indexing = indexing.Indexing(registry)
+        ctx.indices = ctx.indexing.indices
     vault = vault if vault is not None else credentials.Vault(activities.make_login(ctx))
     ctx.identity = identity
     ctx.client = client_.APIClient(vault, settings, identity=identity)
@@ -193,6 +197,7 @@ async def _orchestrate(ctx: contexts.OperatorContext, scope: observing.Scope, *,
                     tg.create_task(_logged('Admission webhook server', ctx.admission.serve()),
                                    name='kopf admission webhooks')
                 if ctx.metrics.address is not None:
+                    from kopf._reactor import metrics
                     tg.create_task(metrics.serve(ctx), name='kopf metrics endpoint')
                 if liveness is not None:
                     from kopf._reactor import probing
@@ -262,10 +267,12 @@ async def _start(ctx: contexts.OperatorContext) -> None:
             raise OperatorError(f'The lease {lease.name!r}: {problem}')
     if lease.shards and (not lease.name or not isinstance(lease.shards, int) or lease.shards < 0):
         raise OperatorError(f'--shards {lease.shards!r} needs --lease NAME and a positive number of shards.')
-    try:
-        metrics.enable(ctx)  # after the startup handlers: they may set `settings.metrics`
-    except metrics.MetricsError as exc:
-        raise OperatorError(str(exc)) from None
+    if ctx.settings.metrics.enabled or ctx.settings.metrics.endpoint is not None:  # set by startup handlers too
+        from kopf._reactor import metrics
+        try:
+            metrics.enable(ctx)
+        except metrics.MetricsError as exc:
+            raise OperatorError(str(exc)) from None
     try:
         await ctx.client.request('GET', '/api', backoffs=(0.5, 1, 2))
     except apierrors.LoginError as exc:

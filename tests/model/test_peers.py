@@ -104,15 +104,6 @@ def test_keepalive_delay(lifetime: float, jitter: float, delay: float) -> None:
     assert peers.keepalive_delay(lifetime, jitter) == delay
 
 
-@pytest.mark.parametrize('pod_id, expected', [
-    ('pod-abc', 'pod-abc'),
-    (None, 'me@host/20260102030405/xyz'),
-    ('', 'me@host/20260102030405/xyz'),
-])
-def test_identity(pod_id: str | None, expected: str) -> None:
-    assert peers.make_identity(pod_id=pod_id, user='me', host='host', now=NOW, suffix='xyz') == expected
-
-
 def test_the_patches_in_upstreams_format() -> None:
     assert peers.touch_patch('me', priority=100, lifetime=60, now=NOW) == {
         'status': {'me': {'priority': 100, 'lifetime': 60, 'lastseen': '2026-01-02T03:04:05.000000+00:00'}}}
