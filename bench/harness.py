@@ -55,6 +55,27 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf('SC_CLK_TCK')
 
 
+def threads_cpu(pid: int) -> dict[str, float]:
+    """CPU seconds so far per thread group of a live process: the main thread, executor threads, others
+    (by the thread's name, digits dropped); plus `switches`, the voluntary context switches of all its threads."""
+    out: dict[str, float] = {}
+    tick = os.sysconf('SC_CLK_TCK')
+    for task in pathlib.Path(f'/proc/{pid}/task').iterdir():
+        try:
+            stat = (task / 'stat').read_text()
+            status = (task / 'status').read_text()
+        except OSError:
+            continue  # the thread ended meanwhile
+        name = stat[stat.index('(') + 1:stat.rindex(')')]
+        fields = stat.rsplit(')', 1)[1].split()
+        group = 'main' if task.name == str(pid) else name.rstrip('0123456789_-') or 'thread'
+        out[group] = out.get(group, 0.0) + (int(fields[11]) + int(fields[12])) / tick
+        for line in status.splitlines():
+            if line.startswith('voluntary_ctxt_switches:'):
+                out['switches'] = out.get('switches', 0.0) + int(line.split()[1])
+    return out
+
+
 def memory_mb(pid: int) -> dict[str, float]:
     """VmRSS (now) and VmHWM (peak) of a live process, in MiB."""
     result: dict[str, float] = {}

@@ -200,7 +200,7 @@ async def run_lifecycle(fw: h.Framework, emu: h.EmulatorProcess, args: argparse.
     """Startup (1 existing object) → burst (N created at once, then all deleted) → steady updates."""
     ns = f'life-{fw.name.replace("+", "-")}-{rep}'
     out: dict[str, Any] = {}
-    profile = args.profile / f'{ns}.txt' if args.profile and fw.name == 'ours' else None
+    profile = args.profile / f'{ns}.txt' if args.profile and fw.label == 'ours' else None
     async with h.Client(emu.port) as client, \
             started_on_a_probe(fw, emu, client, ns, logdir, profile) as (op, tracker, startup_s):
         out['startup_s_lifecycle'] = startup_s
@@ -241,7 +241,7 @@ async def burst(op: h.Operator, client: h.Client, tracker: Tracker, ns: str, n: 
     names = [f'b-{i:05d}' for i in range(n)]
     name_set = set(names)
     sent: dict[int, float] = {}
-    before, cpu0 = await client.counters(), op.cpu()
+    before, cpu0, threads0 = await client.counters(), op.cpu(), h.threads_cpu(op.pid)
     started = time.time()
     creates = [('POST', h.objects_path(ns), {'apiVersion': h.API_VERSION, 'kind': h.KIND,
                                                'metadata': {'name': name}, 'spec': {'n': i}}, 'application/json')
@@ -265,7 +265,7 @@ async def burst(op: h.Operator, client: h.Client, tracker: Tracker, ns: str, n: 
         raise RuntimeError(f'burst: {gone} of {n} deletions handled (finalizer released)')
     delete_s = max(tracker.gone[name] for name in names) - deleted_at
     await asyncio.sleep(0.5)  # let trailing requests (events) land in the counters
-    after, cpu1 = await client.counters(), op.cpu()
+    after, cpu1, threads1 = await client.counters(), op.cpu(), h.threads_cpu(op.pid)
     own = {f'create {h.PLURAL}': n, f'delete {h.PLURAL}': n}
     writes = operator_writes(before, after, own)
     object_writes = sum(v for k, v in writes.items() if k.split()[1].startswith(h.PLURAL))
@@ -279,6 +279,7 @@ async def burst(op: h.Operator, client: h.Client, tracker: Tracker, ns: str, n: 
         'p99_ms': h.percentile(latencies, 99),
         'writes_per_lifecycle': object_writes / n,
         'events_per_lifecycle': events / n,
+        'cpu_s_per_1000_by_thread': {k: round((v - threads0.get(k, 0.0)) / n * 1000, 3) for k, v in threads1.items()},
         'writes_by_verb': {k: round(v / n, 3) for k, v in writes.items()},
         'reads_by_verb': {k: after.get(k, 0) - before.get(k, 0) for k in sorted(after)
                           if k.split()[0] in ('get', 'list', 'watch') and after.get(k, 0) != before.get(k, 0)},
@@ -368,7 +369,7 @@ async def run_restart(fw: h.Framework, emu: h.EmulatorProcess, args: argparse.Na
     log(f'pre-creating {count} handled objects in {ns}')
     await populate(emu, ns, count)
     out: dict[str, Any] = {}
-    profile = args.profile / f'{ns}.txt' if args.profile and fw.name == 'ours' else None
+    profile = args.profile / f'{ns}.txt' if args.profile and fw.label == 'ours' else None
     async with h.Client(emu.port) as client:
         tracker = Tracker()
         watch = h.Watch(emu.port, ns, await client.resource_version(ns), tracker)
@@ -455,7 +456,8 @@ async def bench(args: argparse.Namespace) -> dict[str, Any]:
                 result.update(await run_restart(fw, emu, args, rep, logdir))
                 runs[fw.name].append(result)
                 log(f'  {fw.name}: {result["objects_per_s"]:.0f} obj/s, p99 {result["p99_ms"]:.0f} ms, '
-                    f'resume {result["resume_s"]:.2f} s, idle RSS {result["rss_mb_idle"]:.1f} MB')
+                    f'resume {result["resume_s"]:.2f} s, idle RSS {result["rss_mb_idle"]:.1f} MB; burst CPU s '
+                    f'per 1,000 by thread: {result["cpu_s_per_1000_by_thread"]}')
         for fw in frameworks:
             block = median_of(runs[fw.name]) if runs[fw.name] else {}
             block['runs'] = len(runs[fw.name])
