@@ -18,19 +18,18 @@ Rules:
 - The result is the body as the server returned it last. What was sent but did not come back
   (e.g. fields pruned by the CRD's schema) is reported in ONE warning naming the object and fields.
 """
-import dataclasses
 import logging
 from collections.abc import Mapping
 from typing import Any
 
 from kopf._api import apierrors
 from kopf._api import client as client_
-from kopf._model import fields, patches, resources
+from kopf._model import fields, patches, resources, values
 
 logger = logging.getLogger('kopf._api.patching')
 
 
-@dataclasses.dataclass(frozen=True)
+@values.frozen
 class PatchResult:
     body: dict[str, Any] | None = None  # the newest body the server returned (None if nothing was sent)
     gone: bool = False  # 404: the object does not exist anymore

@@ -1,10 +1,9 @@
 """Causes: why handlers are called for an object now (create, update, delete, resume, ...)."""
-import dataclasses
 import enum
 from collections.abc import Mapping
 from typing import Any
 
-from kopf._model import diffs
+from kopf._model import diffs, values
 
 
 class Reason(enum.StrEnum):
@@ -54,7 +53,7 @@ TITLES: dict[str, str] = {
 # `initial` is true; never into create.
 
 
-@dataclasses.dataclass(frozen=True)
+@values.frozen
 class Change:
     """What happened to an object: the reason, the old/new essences and their diff."""
 

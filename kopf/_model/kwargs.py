@@ -13,7 +13,7 @@ import logging
 from collections.abc import Mapping, MutableSequence
 from typing import Any
 
-from kopf._model import diffs, progress
+from kopf._model import diffs, progress, values
 from kopf._model.bodies import Body, RawEvent
 from kopf._model.causes import Activity, Reason
 from kopf._model.handlers import BaseHandler, ChangingHandler, SpawningHandler
@@ -26,7 +26,7 @@ Headers = Mapping[str, str]
 SSLPeer = Mapping[str, Any]
 
 
-@dataclasses.dataclass(frozen=True, kw_only=True)
+@values.frozen(kw_only=True)
 class BaseCause:
     """What every handler gets as kwargs: its logger, memo, and the indices."""
     logger: Logger
@@ -37,7 +37,7 @@ class BaseCause:
         return dict(logger=self.logger, memo=self.memo)
 
 
-@dataclasses.dataclass(frozen=True, kw_only=True)
+@values.frozen(kw_only=True)
 class ActivityCause(BaseCause):
     """The cause of an activity handler: which activity (startup, login, ...) and the settings."""
     activity: Activity
@@ -48,7 +48,7 @@ class ActivityCause(BaseCause):
         return super()._kwargs() | dict(activity=self.activity, settings=self.settings, config=self.settings)
 
 
-@dataclasses.dataclass(frozen=True, kw_only=True)
+@values.frozen(kw_only=True)
 class ResourceCause(BaseCause):
     """The cause of a resource handler: the object (body, its parts), its resource, its patch."""
     resource: Resource
@@ -65,7 +65,7 @@ class ResourceCause(BaseCause):
         )
 
 
-@dataclasses.dataclass(frozen=True, kw_only=True)
+@values.frozen(kw_only=True)
 class WatchingCause(ResourceCause):
     """The cause of an `@kopf.on.event` handler: one raw watch event of an object."""
     type: str | None
@@ -75,7 +75,7 @@ class WatchingCause(ResourceCause):
         return super()._kwargs() | dict(type=self.type, event=self.event)
 
 
-@dataclasses.dataclass(frozen=True, kw_only=True)
+@values.frozen(kw_only=True)
 class ChangingCause(ResourceCause):
     """The cause of a change handler: the reason (create/update/...) and the diff old→new."""
     reason: Reason
@@ -92,19 +92,19 @@ class ChangingCause(ResourceCause):
         return super()._kwargs() | dict(reason=self.reason, diff=self.diff, old=self.old, new=self.new)
 
 
-@dataclasses.dataclass(frozen=True, kw_only=True)
+@values.frozen(kw_only=True)
 class IndexingCause(ResourceCause):
     """The cause of an indexing handler: an object as seen now (no extra kwargs)."""
     pass
 
 
-@dataclasses.dataclass(frozen=True, kw_only=True)
+@values.frozen(kw_only=True)
 class SpawningCause(ResourceCause):
     """The cause of a daemon or timer: the object as seen now (stopped etc. come per call)."""
     pass
 
 
-@dataclasses.dataclass(frozen=True, kw_only=True)
+@values.frozen(kw_only=True)
 class WebhookCause(ResourceCause):
     """The cause of an admission handler: the admission request's object, user and options."""
     dryrun: bool = False

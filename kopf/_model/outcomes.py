@@ -4,14 +4,13 @@ Invocation (handlers issue) turns what a handler did into an `Outcome` and decid
 The progress state machine (persistence issue) alone decides what an outcome means across attempts:
 whether a retry is due and when, and when retries or the timeout are exhausted.
 """
-import dataclasses
 import enum
 import json
 import logging
 from collections.abc import Mapping
 from typing import Any, Protocol
 
-from kopf._model import errors
+from kopf._model import errors, values
 
 
 class OutcomeKind(enum.Enum):
@@ -21,7 +20,7 @@ class OutcomeKind(enum.Enum):
     TIMEOUT = 'timeout'  # cancelled by the enforced `timeout=` (async handlers only): final
 
 
-@dataclasses.dataclass(frozen=True)
+@values.frozen
 class Outcome:
     """The result of one handler attempt: success, retry (with delay), failure or timeout."""
     kind: OutcomeKind
@@ -70,7 +69,7 @@ def unstorable(value: Any) -> str | None:
     return None
 
 
-@dataclasses.dataclass(frozen=True)
+@values.frozen
 class LogEntry:
     """A log line decided in the pure layer, logged by the reactor on the object's logger."""
     level: int

@@ -30,7 +30,7 @@ import logging
 from collections.abc import Callable, Collection, Iterable, Mapping, MutableMapping, Sequence
 from typing import Any, Protocol
 
-from kopf._model import causes, diffs, essences, finalizers, patches, progress
+from kopf._model import causes, diffs, essences, finalizers, patches, progress, values
 from kopf._model.bodies import Body, RawEvent
 from kopf._model.causes import Reason
 from kopf._model.handlers import ChangingHandler, WatchingHandler
@@ -79,9 +79,6 @@ class Context(Protocol):
     def default_backoff(self) -> float: ...
 
 
-# `dataclasses.replace()` re-runs the 25-field frozen `__init__` (~25 µs); plans are replaced a few times
-# in every cycle, so the cheap copy of the progress state machine is used (plain frozen dataclasses only).
-_replace = progress._replace
 
 
 class Skip(enum.Enum):
@@ -95,7 +92,7 @@ class Skip(enum.Enum):
     RELEASING = 'releasing'  # the deletion is handled: our finalizer goes once daemons and timers exited
 
 
-@dataclasses.dataclass(frozen=True)
+@values.frozen
 class Handling:
     """The handlers of one cause (or of one parent's sub-handlers) in this cycle."""
 
@@ -106,7 +103,7 @@ class Handling:
     default_backoff: float = 60.0
 
 
-@dataclasses.dataclass(frozen=True)
+@values.frozen
 class Plan:
     """What one cycle of one object does, decided before anything is invoked."""
 
@@ -133,7 +130,7 @@ class Plan:
     busy: bool = False                       # daemons or timers of the object still run: they hold our finalizer
 
 
-@dataclasses.dataclass(frozen=True)
+@values.frozen
 class Outcomes:
     """What the reactor's invocations of a plan's handlers came to, by handler id."""
 
@@ -141,7 +138,7 @@ class Outcomes:
     changing: Mapping[str, Outcome] = dataclasses.field(default_factory=dict)
 
 
-@dataclasses.dataclass(frozen=True)
+@values.frozen
 class Settlement:
     """What a cycle leaves: one patch to send, a wake-up, log lines, and what the record remembers."""
 
@@ -165,8 +162,8 @@ def decide(ctx: Context, record: ObjectRecord, event: RawEvent, *, now: datetime
     body: Mapping[str, Any] = event['object']
     registry, finalizer = ctx.registry, ctx.finalizer  # properties: read once per cycle
     patch = patches.Patch(body=body)
-    base = _new_plan(body=body, event_type=event.get('type'), patch=patch, logger=logger, finalizer=finalizer,
-                     progress_storage=ctx.progress_storage, diffbase_storage=ctx.diffbase_storage)
+    base = Plan(body=body, event_type=event.get('type'), patch=patch, logger=logger, finalizer=finalizer,
+                progress_storage=ctx.progress_storage, diffbase_storage=ctx.diffbase_storage)
     watched = fresh and WatchingHandler in registry.kinds(ctx.resource)  # else no cause, logger and views for nobody
     plan = _with_watching(ctx, registry, record, event, base, event_logger) if watched else base
     if plan.event_type == 'DELETED':
@@ -180,18 +177,18 @@ def decide(ctx: Context, record: ObjectRecord, event: RawEvent, *, now: datetime
              'busy': record.spawns > 0}
     if not registry.prematch(cause):  # stealth: only our finalizer is edited (for daemons and timers)
         if deleting and has and requires:
-            return _replace(plan, **known, skip=Skip.RELEASING)  # once its daemons and timers have exited
+            return values.replace(plan, **known, skip=Skip.RELEASING)  # once its daemons and timers have exited
         edit = finalizers.Edit.REMOVE if has and not requires else finalizers.Edit.KEEP
         if requires and not has and not deleting:
             edit = finalizers.Edit.ADD  # no change handlers, but daemons or timers: their deletion waits for them
-        return _replace(plan, **known, skip=Skip.STEALTH, edit=edit)
+        return values.replace(plan, **known, skip=Skip.STEALTH, edit=edit)
     if change.reason == Reason.FREE:
-        return _unguarded(ctx, record, _replace(plan, **known), Skip.FREE, ())
+        return _unguarded(ctx, record, values.replace(plan, **known), Skip.FREE, ())
     if change.reason == Reason.DELETE and record.deletion_handled:
-        return _replace(plan, **known, skip=Skip.RELEASING)  # the handlers are done: not again
+        return values.replace(plan, **known, skip=Skip.RELEASING)  # the handlers are done: not again
     edit = finalizers.edit(has=has, requires=requires, deleting=deleting)
     if edit is finalizers.Edit.ADD:
-        return _replace(plan, **known, skip=Skip.FINALIZER, edit=edit, logs=plan.logs + (
+        return values.replace(plan, **known, skip=Skip.FINALIZER, edit=edit, logs=plan.logs + (
             LogEntry(logging.DEBUG, 'Adding the finalizer, thus preventing the actual deletion.'),))
     logs = plan.logs
     if edit is finalizers.Edit.REMOVE:
@@ -199,23 +196,12 @@ def decide(ctx: Context, record: ObjectRecord, event: RawEvent, *, now: datetime
     records = ctx.progress_storage.fetch_all(keys=registry.get_changing_ids(ctx.resource), body=body)
     if change.reason == Reason.NOOP:
         stale = progress.State.from_records(records)
-        return _replace(plan, **known, skip=Skip.NOOP, edit=edit, logs=logs, stale=stale or None)
+        return values.replace(plan, **known, skip=Skip.NOOP, edit=edit, logs=logs, stale=stale or None)
     found = tuple(registry.iter_changing_handlers(cause))
     handling = plan_handlers(records, found, purpose=cause.reason, lifecycle=ctx.lifecycle, now=now,
                              default_backoff=ctx.default_backoff)
     logs += _progress_logs(handling, cause, body, logger)
-    return _replace(plan, **known, edit=edit, logs=logs, handling=handling)
-
-
-def _new_plan(**fields: Any) -> Plan:
-    """A plan of these fields and the defaults, made as cheaply as `_replace` makes its copies."""
-    plan = object.__new__(Plan)
-    plan.__dict__.update(_PLAN_DEFAULTS, **fields)
-    return plan
-
-
-_PLAN_DEFAULTS: dict[str, Any] = {
-    f.name: f.default for f in dataclasses.fields(Plan) if f.default is not dataclasses.MISSING}
+    return values.replace(plan, **known, edit=edit, logs=logs, handling=handling)
 
 
 def detect(ctx: Context, record: ObjectRecord, body: Mapping[str, Any], *, registry: OperatorRegistry,
@@ -254,7 +240,7 @@ def _with_watching(ctx: Context, registry: OperatorRegistry, record: ObjectRecor
     logger = event_logger() if event_logger is not None else plan.logger
     cause = WatchingCause(logger=logger, memo=record.memo, indices=ctx.indices, resource=ctx.resource,
                           body=Body(plan.body), patch=plan.patch, type=plan.event_type, event=event)
-    return _replace(plan, watching=tuple(registry.iter_watching_handlers(cause)),
+    return values.replace(plan, watching=tuple(registry.iter_watching_handlers(cause)),
                                watching_cause=cause)
 
 
@@ -262,11 +248,11 @@ def _unguarded(ctx: Context, record: ObjectRecord, plan: Plan, skip: Skip, debug
     """Delete handlers for an object deleted without our finalizer: best-effort, once."""
     logs = plan.logs + tuple(LogEntry(logging.DEBUG, message) for message in debug)
     if record.deletion_handled:
-        return _replace(plan, skip=skip, logs=logs)
+        return values.replace(plan, skip=skip, logs=logs)
     change = causes.Change(reason=Reason.DELETE, old=None, new=None, diff=diffs.Diff(), initial=bool(record.initial))
     cause = make_cause(ctx, record, plan.body, plan.patch, plan.logger, change)
     found = tuple(ctx.registry.iter_changing_handlers(cause))
-    return _replace(plan, skip=skip, logs=logs, cause=cause, unguarded=found, deletion=True)
+    return values.replace(plan, skip=skip, logs=logs, cause=cause, unguarded=found, deletion=True)
 
 
 def _progress_logs(handling: Handling, cause: ChangingCause, body: Mapping[str, Any],

@@ -46,7 +46,7 @@ import datetime
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, MutableMapping, Sequence
 from typing import Any, Protocol, TypeVar
 
-from kopf._model import errors, outcomes
+from kopf._model import errors, outcomes, values
 from kopf._model.bodies import parse_timestamp
 from kopf._model.outcomes import Outcome, OutcomeKind
 
@@ -76,20 +76,6 @@ class StorageLike(Protocol):
     def flush(self) -> None: ...
 
 
-_T = TypeVar('_T')
-
-
-def _replace(obj: _T, **changes: Any) -> _T:
-    """`dataclasses.replace()` for the plain frozen dataclasses here (no __post_init__, no slots), cheaper.
-
-    The states are replaced several times in every cycle; `dataclasses.replace()` re-runs `__init__`.
-    """
-    new = object.__new__(type(obj))
-    new.__dict__.update(obj.__dict__)
-    new.__dict__.update(changes)
-    return new
-
-
 def parse_time(value: Any) -> datetime.datetime | None:
     """An ISO-8601 timestamp from a record; naive ones (written before 1.37) are UTC."""
     if not isinstance(value, str) or not value:
@@ -105,7 +91,7 @@ def format_time(value: datetime.datetime | None) -> str | None:
     return value.astimezone(datetime.UTC).isoformat(timespec='microseconds')
 
 
-@dataclasses.dataclass(frozen=True)
+@values.frozen
 class HandlerState:
     """One handler's persisted progress: when it started, its retries, whether it finished."""
     started: datetime.datetime | None = None
@@ -181,7 +167,7 @@ class HandlerState:
     def with_purpose(self, purpose: str | None, *, now: datetime.datetime) -> 'HandlerState':
         if self.finished:
             return HandlerState.from_scratch(now=now, purpose=purpose)
-        return _replace(self, purpose=purpose)
+        return values.replace(self, purpose=purpose)
 
     def with_outcome(
             self,
@@ -194,9 +180,9 @@ class HandlerState:
         started = self.started or now
         retries = self.retries + 1
         subrefs = tuple(sorted(set(self.subrefs) | set(outcome.subrefs)))
-        base = _replace(self, started=started, retries=retries, subrefs=subrefs)
+        base = values.replace(self, started=started, retries=retries, subrefs=subrefs)
         if outcome.kind is OutcomeKind.SUCCESS:
-            return _replace(base, success=True, stopped=now, delayed=None, message=None)
+            return values.replace(base, success=True, stopped=now, delayed=None, message=None)
         if outcome.kind is OutcomeKind.FAILURE:
             return base._failed(now, outcome.message)
         if outcome.kind is OutcomeKind.TIMEOUT:
@@ -208,12 +194,12 @@ class HandlerState:
         if (handler.retries is not None and self.retries + 1 >= handler.retries) or \
                 (handler.timeout is not None and (wakeup - started).total_seconds() >= handler.timeout):
             failed = base._failed(now, None)  # the message is the line logged for it, as upstream stores it
-            return _replace(failed, message=outcomes.describe(handler, outcome, failed).message)
+            return values.replace(failed, message=outcomes.describe(handler, outcome, failed).message)
         delayed = None if delay is None else wakeup
-        return _replace(base, delayed=delayed, message=outcome.message)
+        return values.replace(base, delayed=delayed, message=outcome.message)
 
     def _failed(self, now: datetime.datetime, message: str | None) -> 'HandlerState':
-        return _replace(self, failure=True, stopped=now, delayed=None, message=message)
+        return values.replace(self, failure=True, stopped=now, delayed=None, message=message)
 
 
 def _title(handler: HandlerLike) -> str:
@@ -238,7 +224,7 @@ def retry_delay(outcome: Outcome, *, handler: HandlerLike, default_backoff: floa
     return handler.backoff if handler.backoff is not None else default_backoff
 
 
-@dataclasses.dataclass(frozen=True)
+@values.frozen
 class Counts:
     """How many handlers succeeded, failed, and are left to the moment (for the cause-level logs)."""
 
@@ -254,7 +240,7 @@ class Counts:
                    running=sum(1 for s in states if not s.finished))
 
 
-@dataclasses.dataclass(frozen=True)
+@values.frozen
 class State(Mapping[str, HandlerState]):
     """The states of the handlers of one cause (or of one parent's sub-handlers), by handler id."""
 
@@ -295,7 +281,7 @@ class State(Mapping[str, HandlerState]):
                 states[key] = state.with_purpose(purpose, now=now)
             else:
                 states[key] = state
-        return _replace(self, states=states, purpose=purpose, dropped=frozenset(dropped - set(states)),
+        return values.replace(self, states=states, purpose=purpose, dropped=frozenset(dropped - set(states)),
                                    superseded=Counts.of(foreign) if foreign else None,
                                    superseded_purpose=foreign[0].purpose if foreign else None)
 
@@ -304,7 +290,7 @@ class State(Mapping[str, HandlerState]):
         for handler in handlers:
             if handler.id not in states:
                 states[handler.id] = HandlerState.from_scratch(now=now, purpose=self.purpose)
-        return _replace(self, states=states, dropped=self.dropped - set(states))
+        return values.replace(self, states=states, dropped=self.dropped - set(states))
 
     def due(self, handlers: Iterable[H], *, now: datetime.datetime) -> list[H]:
         """The handlers to consider in this cycle, in their order: unfinished and not delayed into the future."""
@@ -345,7 +331,7 @@ class State(Mapping[str, HandlerState]):
         for key, outcome in outcomes.items():
             state = states.get(key) or HandlerState.from_scratch(now=now, purpose=self.purpose)
             states[key] = state.with_outcome(outcome, handler=by_id[key], now=now, default_backoff=default_backoff)
-        return _replace(self, states=states)
+        return values.replace(self, states=states)
 
     # -- summarising
 

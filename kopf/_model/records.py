@@ -54,7 +54,7 @@ import enum
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from kopf._model import finalizers
+from kopf._model import finalizers, values
 
 RawEvent = dict[str, Any]
 
@@ -98,43 +98,43 @@ class ObjectRecord:
 
 # -- signals ------------------------------------------------------------------------------------------
 
-@dataclasses.dataclass(frozen=True)
+@values.frozen
 class Arrived:
     event: RawEvent
     now: float | None = None  # when it arrived (None: no convergence clock)
 
 
-@dataclasses.dataclass(frozen=True)
+@values.frozen
 class Taken:
     now: float
     consistency_timeout: float = 5.0
 
 
-@dataclasses.dataclass(frozen=True)
+@values.frozen
 class Due:
     pass
 
 
-@dataclasses.dataclass(frozen=True)
+@values.frozen
 class Nudged:
     """Something of the object's own changed (e.g. a daemon exited): re-run its newest body now, not fresh."""
     event: RawEvent
     now: float
 
 
-@dataclasses.dataclass(frozen=True)
+@values.frozen
 class TakenOver:
     """Its shard is ours now: as at operator start (a new memo; its newest body as listed)."""
     memo: Any
     now: float
 
 
-@dataclasses.dataclass(frozen=True)
+@values.frozen
 class Stopped:
     """The watch stream of the object is over (its watcher stopped): its work is dropped, its memory kept."""
 
 
-@dataclasses.dataclass(frozen=True)
+@values.frozen
 class Done:
     """A cycle's end, as values: what it ran on, what it wants, what the server answered."""
 
@@ -150,7 +150,7 @@ class Done:
     paused: bool = False                    # its scope was paused when the cycle ended
 
 
-@dataclasses.dataclass(frozen=True)
+@values.frozen
 class Paused:
     """Its scope is paused: nothing of it is due until a listing resumes it."""
 
@@ -160,35 +160,35 @@ Signal = Arrived | Taken | Due | Nudged | TakenOver | Stopped | Paused | Done
 
 # -- effects ------------------------------------------------------------------------------------------
 
-@dataclasses.dataclass(frozen=True)
+@values.frozen
 class Enqueue:
     first: bool = False  # to the queue's front: work begun is finished before new work is begun
 
 
-@dataclasses.dataclass(frozen=True)
+@values.frozen
 class Schedule:
     at: float  # wake it then (the scheduler keeps the earliest time asked)
 
 
-@dataclasses.dataclass(frozen=True)
+@values.frozen
 class Run:
     event: RawEvent
     fresh: bool  # a new event (not a wake-up's re-run): `on.event` handlers see it
 
 
-@dataclasses.dataclass(frozen=True)
+@values.frozen
 class Retry:
     """After an unexpected error: the next cycle in `delay` seconds (to be logged with the error)."""
     delay: float
     error: BaseException
 
 
-@dataclasses.dataclass(frozen=True)
+@values.frozen
 class Forget:
     pass
 
 
-@dataclasses.dataclass(frozen=True)
+@values.frozen
 class Converged:
     """The handling of its events is complete, `lag` seconds after the first of them arrived (metrics)."""
     lag: float
