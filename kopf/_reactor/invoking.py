@@ -236,7 +236,7 @@ async def invoke_handler(
     if remaining is not None and remaining <= 0:
         outcome = _timed_out(handler)
     else:
-        if logger is not None:
+        if logger is not None and logger.isEnabledFor(logging.DEBUG):  # built only to be logged: per review too
             outcomes.invoked(handler).emit(logger)
         if 'body' in kwargs:
             owner = kwargs['body']
