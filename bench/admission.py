@@ -8,24 +8,31 @@ Per framework: one operator process (`python -I -m kopf run --standalone -n NS b
 needs for its discovery; the reviews do not go through it). The module serves its webhooks with the
 framework's own `kopf.WebhookServer` on a fixed loopback port, both with the same certificate and key
 (an EC P-256 certificate from `kopf._model.certificates`: upstream's self-signing needs packages that its
-throw-away venv does not have), and one sync validating handler for `kopfbenches` that denies
-`spec.field == "wrong"` and allows everything else.
+throw-away venv does not have), and two validating handlers for `kopfbenches` (`check`, sync, and
+`check_async`; the URL path picks one) that deny `spec.field == "wrong"` and allow everything else.
 
 The harness loads the webhook endpoint directly over HTTPS (TLS verified against that CA; keep-alive
-connections; raw HTTP/1.1 over asyncio streams, no client library), as the API server would call it,
-with CREATE AdmissionReviews of a ~1 KB object, each with its own uid:
+connections; raw HTTP/1.1, no client library), as the API server would call it, with CREATE AdmissionReviews
+of a ~1 KB object, each with its own uid:
 
 1. ready: reviews of a "wrong" object until one is denied (the handler runs: the resource is served);
-2. warm-up: 200 reviews;
-3. sequential: N reviews one after another on one connection: p50/p99/mean latency and reviews/s;
-4. concurrent: C connections (default 8), each sending its next review when the previous one was
-   answered, for S seconds: reviews/s, p50/p99 latency, operator CPU per 1,000 reviews.
+2. sequential: on a new connection of its own, 200 warm-up reviews, then N reviews one after another:
+   p50/p99/mean latency and reviews/s. The client is the cheapest one Python has: a blocking `ssl` socket
+   (TCP_NODELAY) in a thread of the harness (whose event loop idles meanwhile), the request bytes built
+   before the clock starts, the answer read to its blank line and `Content-Length` bytes, its JSON
+   parsed and checked after the phase;
+3. concurrent: C connections (default 8) over asyncio streams, each sending its next review when the
+   previous one was answered, for S seconds: reviews/s, p50/p99 latency, operator CPU per 1,000 reviews.
 
 Every answer is checked (HTTP 200, the review's uid, allowed). Latency = request written → answer read
-(the harness's own TLS and parsing included, equally for both). Figures are printed and written to
-bench/results/admission-<timestamp>-<mode>.json, never asserted; the target (p99 ≤ ½ of upstream's)
-is reported as met or not. Upstream Kopf 1.45.2 runs from its throw-away venv (`run.upstream_venv()`),
-as a black box.
+(the client's own TLS and parsing included, equally for both). The **floor**: the same two phases, the same
+clients, against a server that only answers (`floor_server()`, a subprocess: blocking TLS, a thread per
+connection, the uid echoed as allowed, the same certificate), after each run: how much of each figure is
+the client, TLS and the loopback rather than the framework; the table also shows each p99 minus the
+floor's. `bench/admission_micro.py` measures the operator's own work per review in-process (no sockets).
+Figures are printed and written to bench/results/admission-<timestamp>-<mode>.json, never asserted; the
+target (p99 ≤ ½ of upstream's) is reported as met or not. Upstream Kopf 1.45.2 runs from its throw-away
+venv (`run.upstream_venv()`), as a black box.
 """
 import argparse
 import asyncio

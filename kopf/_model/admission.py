@@ -7,7 +7,7 @@ The server classes themselves are in `kopf._kits.webhooks`.
 import base64
 import json
 from collections.abc import AsyncIterator, Awaitable, Iterable, Mapping, Sequence
-from typing import Any, Protocol, TypeGuard, TypedDict
+from typing import Any, Protocol, TypedDict, TypeGuard
 
 from kopf._model.kwargs import Headers, SSLPeer
 
