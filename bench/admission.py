@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/admission.py --quick     # 500 sequential reviews, 4 s concurrent (~30 s)
     .venv/bin/python bench/admission.py             # 3,000 sequential reviews, 10 s concurrent, median of 3 runs
+    .venv/bin/python bench/admission.py --before /work/main/.venv/bin/python   # + main's kopf, as `before`
 
 Per framework: one operator process (`python -I -m kopf run --standalone -n NS bench/operator.py` plus
 `WEBHOOK_MODULE` below, written to a temp dir) against our local cluster process (which the operator
@@ -385,6 +386,8 @@ def write_tls(logdir: pathlib.Path) -> dict[str, str]:
 
 async def bench(args: argparse.Namespace) -> dict[str, Any]:
     frameworks = run.frameworks(ours_only=args.ours_only)
+    if args.before:  # another checkout's kopf (its own venv), run as ours is, alternating: an A/B of a change
+        frameworks.insert(1, h.Framework('before', args.before, 'ours', frameworks[0].run_args))
     logdir = h.logs_dir('kopf-bench-admission-')
     module = logdir / 'bench_webhook_module.py'
     module.write_text(WEBHOOK_MODULE)
@@ -431,13 +434,20 @@ def table(report: dict[str, Any]) -> str:
              f"handlers; HTTPS direct) on {meta['machine']['cores']} cores, load {meta['loadavg'][0]:.2f}"]
     for kind in HANDLERS:
         suffix = '' if kind == 'sync' else f'_{kind}'
-        lines.append(f"{f'{kind} handler':44} {'ours':>10} {'upstream':>10} {'ours/up':>8} {'floor':>8}")
+        before = report.get('before')
+        extra = f" {'before':>8} {'ours/bef':>8}" if before else ''
+        lines.append(f"{f'{kind} handler':44} {'ours':>10} {'upstream':>10} {'ours/up':>8} {'floor':>8}{extra}")
         for phase, key, title, fmt in ROWS:
             a = report['ours'][phase + suffix].get(key)
             b = up[phase + suffix].get(key) if up else None
             ratio = f'{a / b:.2f}x' if a is not None and b else '-'
             shown = ['-' if v is None else fmt.format(v) for v in (a, b, report['floor'][phase].get(key))]
-            lines.append(f'{title:44} {shown[0]:>10} {shown[1]:>10} {ratio:>8} {shown[2]:>8}')
+            line = f'{title:44} {shown[0]:>10} {shown[1]:>10} {ratio:>8} {shown[2]:>8}'
+            if before:
+                c = before[phase + suffix].get(key)
+                versus = f'{a / c:.2f}x' if a is not None and c else '-'
+                line += f" {'-' if c is None else fmt.format(c):>8} {versus:>8}"
+            lines.append(line)
         for phase in PHASES if up else ():
             net = [side[phase + suffix]['p99_ms'] - report['floor'][phase]['p99_ms'] for side in (report['ours'], up)]
             lines.append(f"{phase + ': p99 above the floor, ms':44} {net[0]:>10.2f} {net[1]:>10.2f} "
@@ -462,6 +472,8 @@ def main() -> int:
     parser.add_argument('--seconds', type=float, default=None, help='the concurrent phase, s (default 10; quick 4)')
     parser.add_argument('--warmup', type=int, default=200, help='reviews before measuring (default 200)')
     parser.add_argument('--timeout', type=float, default=60.0, help='for the webhook to answer after the spawn, s')
+    parser.add_argument('--before', metavar='PYTHON', default=None,
+                        help="also another checkout's kopf (e.g. /work/main/.venv/bin/python), as `before`")
     run.side_options(parser, upstream_clients=False)
     args = parser.parse_args()
     args.repeats = args.repeats or (1 if args.quick else 3)
