@@ -15,7 +15,9 @@ Rules:
   at most `PIPELINE` (then the connection stops reading until there is room).
 - Nothing hangs: a request must arrive whole within `request_timeout` seconds of its first byte
   (else 408); an idle keep-alive connection is closed after `idle_timeout` seconds.
-- `handler(request)` returns `(status, JSON bytes)`; if it raises, the answer is a 500.
+- `handler(request)` returns `(status, JSON bytes)`, or `(status, JSON bytes, after)`: `after()` is called
+  once that answer is written (e.g. the log lines of a review: they cost as much as the rest of the
+  review, and the client need not wait for them); if the handler raises, the answer is a 500.
 - Answers are sent at the end of the loop's cycle, all that are ready together (`Server.flush`): with
   async handlers, each answer sent at once woke its client mid-cycle, and on a busy machine the client
   then took the CPU from the server before it had sent the others (bench/admission.py: 8 connections).
@@ -52,7 +54,8 @@ class Request:
     keep_alive: bool = True
 
 
-Handler = Callable[[Request], Awaitable[tuple[int, bytes]]]
+After = Callable[[], None]
+Handler = Callable[[Request], Awaitable[tuple[int, bytes] | tuple[int, bytes, After]]]
 
 
 class BadRequest(Exception):
@@ -69,21 +72,29 @@ class Server:
         self.max_body, self.request_timeout, self.idle_timeout = max_body, request_timeout, idle_timeout
         self.connections: set[Connection] = set()
         self._server: asyncio.Server | None = None
-        self.outbox: list[tuple[Connection, int | None, bytes, bool]] = []  # (.., status or None: only close, ..)
+        # (connection, status or None: only close, body, close after it, called after it)
+        self.outbox: list[tuple[Connection, int | None, bytes, bool, After | None]] = []
 
-    def post(self, connection: 'Connection', status: int | None, body: bytes = b'', *, close: bool = False) -> None:
+    def post(self, connection: 'Connection', status: int | None, body: bytes = b'', *, close: bool = False,
+             after: After | None = None) -> None:
         """Send an answer (or close) once the loop has run all that is ready now: all answers go out together."""
         if not self.outbox:
             asyncio.get_running_loop().call_soon(self.flush)
-        self.outbox.append((connection, status, body, close))
+        self.outbox.append((connection, status, body, close, after))
 
     def flush(self) -> None:
         outbox, self.outbox = self.outbox, []
-        for connection, status, body, close in outbox:
+        for connection, status, body, close, _ in outbox:
             if status is None:
                 connection.close()
             else:
                 connection._write(status, body, close=close)
+        for *_, after in outbox:  # once all are written
+            if after is not None:
+                try:
+                    after()
+                except Exception as exc:
+                    logger.exception(f'The webhook server failed after an answer: {exc!r}')
 
     async def start(self, sock: socket.socket, context: ssl.SSLContext | None) -> None:
         loop = asyncio.get_running_loop()
@@ -259,12 +270,16 @@ class Connection(asyncio.Protocol):
                 request = self.queue.popleft()
                 if self.transport is not None and len(self.queue) < PIPELINE:
                     self.transport.resume_reading()
+                after: After | None = None
                 try:
-                    status, body = await self.server.handler(request)
+                    answer = await self.server.handler(request)
+                    status, body = answer[0], answer[1]
+                    if len(answer) > 2:
+                        after = answer[2]
                 except Exception as exc:
                     logger.exception(f'The webhook server failed on {request.method} {request.path!r}: {exc!r}')
                     status, body = 500, b'{"error":"The request failed."}'
-                self.server.post(self, status, body, close=not request.keep_alive)
+                self.server.post(self, status, body, close=not request.keep_alive, after=after)
                 if not request.keep_alive:
                     return
         finally:

@@ -189,9 +189,22 @@ def _listen(addr: str | None, port: int) -> socket.socket:
     return socket.create_server((host, port), family=family)
 
 
-async def _serve_review(fn: WebhookFn, prefix: str, request: Any) -> tuple[int, bytes]:
+async def _serve_review(fn: WebhookFn, prefix: str, request: Any) -> tuple[int, bytes] | tuple[int, bytes, Any]:
     """One request: POST `<prefix>[/<webhook id>]` with an AdmissionReview; 400 for what is not one, 500 for our
-    own failure (logged), 404/405 for other paths and methods."""
+    own failure (logged), 404/405 for other paths and methods. The handlers' outcome lines are logged once the
+    answer is written (the third item: `httpserving` calls it then)."""
+    from kopf._reactor import admission as reviewing
+
+    deferred: reviewing.Deferred = []
+    token = reviewing.deferred_logs.set(deferred)
+    try:
+        status, body = await _answer_review(fn, prefix, request)
+    finally:
+        reviewing.deferred_logs.reset(token)
+    return (status, body, functools.partial(reviewing.emit_deferred, deferred)) if deferred else (status, body)
+
+
+async def _answer_review(fn: WebhookFn, prefix: str, request: Any) -> tuple[int, bytes]:
     import urllib.parse
 
     from kopf._model import encoding

@@ -8,7 +8,9 @@
   highest-priority error's message and code), with the warnings and, for mutations, the JSON-patch
   of the `patch` they wrote. A review for an unknown resource or webhook id is allowed, with a
   warning in our log: a denial would make the API server reject every request under
-  `failurePolicy: Fail` (e.g. after a handler was renamed).
+  `failurePolicy: Fail` (e.g. after a handler was renamed). The handlers' outcome lines ("Webhook 'x'
+  succeeded.") go into `deferred_logs` if the server set it (ours does: it logs them once the answer
+  is written, as the client need not wait for them), else they are logged at once.
 - `memo`: the object's, if the operator knows it; a copy of the operator's for CREATE (not kept).
 - With `settings.admission.managed`, the Validating/MutatingWebhookConfigurations of that name hold
   one webhook per handler, rules for the served resources it selects: created (or patched) when the
@@ -22,7 +24,7 @@ from typing import Any
 
 from kopf._api import apierrors
 from kopf._api import client as client_
-from kopf._model import admission, diffs, handlers, memos, patches
+from kopf._model import admission, diffs, handlers, memos, outcomes, patches
 from kopf._model.bodies import Body
 from kopf._model.kwargs import WebhookCause, handler_kwargs
 from kopf._model.outcomes import OutcomeKind
@@ -37,6 +39,16 @@ URL = '/apis/admissionregistration.k8s.io/v1/'
 # The operator's API client while its webhook server runs: servers that look at the cluster (`WebhookAutoServer`)
 # ask it what it knows (the server's version and certificate) instead of logging in on their own.
 client_var: contextvars.ContextVar[client_.APIClient] = contextvars.ContextVar('kopf_admission_client')
+
+# Set by a webhook server around a review: the handlers' outcome lines are put here, for the server to log once
+# its answer is written (`emit_deferred`); unset (other servers), they are logged at once, as always.
+Deferred = list[tuple[loggers.LocalObjectLogger, outcomes.LogEntry]]
+deferred_logs: contextvars.ContextVar[Deferred | None] = contextvars.ContextVar('kopf_admission_logs', default=None)
+
+
+def emit_deferred(deferred: Deferred) -> None:
+    for objlogger, entry in deferred:
+        entry.emit(objlogger)
 
 
 class Admission:
@@ -74,10 +86,14 @@ class Admission:
         if webhook is not None and not found and not any(h.id == webhook for h in self.ctx.registry.webhooks):
             logger.warning(f'An admission review for an unknown webhook {webhook!r}: allowed.')
         failures: list[BaseException] = []
+        deferred = deferred_logs.get()
         for handler in found:
             kwargs = handler_kwargs(handler, cause)
             outcome = await invoking.invoke_handler(handler, kwargs=kwargs, logger=objlogger,
-                                                    execution=self.ctx.settings.execution)
+                                                    execution=self.ctx.settings.execution,
+                                                    log_outcome=deferred is None)
+            if deferred is not None:
+                deferred.append((objlogger, outcomes.describe(handler, outcome)))
             if outcome.kind is not OutcomeKind.SUCCESS and outcome.exception is not None:
                 failures.append(outcome.exception)
         ops: list[dict[str, Any]] = []

@@ -101,9 +101,17 @@ async def invoke(
     context = contextvars.copy_context()
     loop = asyncio.get_running_loop()
     job = functools.partial(context.run, fn, **kwargs)
-    future = loop.run_in_executor(None, job) if executor is None else _submit(loop, executor, job)
     global _threads_busy
     _threads_busy += 1
+    if executor is not None:  # the usual way (settings.execution.executor): one future, no shield
+        future = _submit(loop, executor, job)
+        try:
+            return await future
+        except asyncio.CancelledError:  # delivered only once the thread has returned (see `_Pending`)
+            if future.done() and not future.cancelled():
+                future.exception()  # retrieved, so that it is not reported as never retrieved
+            raise
+    future = loop.run_in_executor(None, job)
     future.add_done_callback(_thread_done)
     try:
         return await asyncio.shield(future)
@@ -113,6 +121,18 @@ async def invoke(
         if future.done() and not future.cancelled():
             future.exception()  # retrieved, so that it is not reported as never retrieved
         raise
+
+
+class _Pending(asyncio.Future[Any]):
+    """The result of a sync function running in a thread: it cannot be cancelled (the thread cannot be).
+
+    A task cancelled while it awaits one gets its `CancelledError` when the function has returned (asyncio's
+    tasks do so when their awaited future refuses to be cancelled): what `asyncio.shield()` and a wait for the
+    thread gave, without the second future, its callbacks and the extra turn of the loop per call.
+    """
+
+    def cancel(self, msg: Any = None) -> bool:
+        return False
 
 
 class _Deliveries:
@@ -141,6 +161,8 @@ class _Deliveries:
         """In the loop: set the results of all the jobs done so far."""
         with self.lock:
             items, self.items, self.scheduled = self.items, [], False
+        global _threads_busy
+        _threads_busy -= len(items)
         for future, done in items:
             if future.done():  # e.g. cancelled
                 continue
@@ -162,12 +184,18 @@ _deliveries: 'weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Deliveries]'
 
 def _submit(loop: asyncio.AbstractEventLoop, executor: concurrent.futures.Executor,
             job: Callable[[], Any]) -> 'asyncio.Future[Any]':
-    """`loop.run_in_executor(executor, job)`, with the result handed over in batches (see `_Deliveries`)."""
+    """`loop.run_in_executor(executor, job)`, with the result handed over in batches (see `_Deliveries`).
+
+    The caller has counted the job in `_threads_busy`; its delivery uncounts it."""
     deliveries = _deliveries.get(loop)
     if deliveries is None:
         deliveries = _deliveries[loop] = _Deliveries()
-    future = loop.create_future()
-    done = executor.submit(job)
+    future = _Pending(loop=loop)
+    try:
+        done = executor.submit(job)
+    except BaseException:  # e.g. a shut-down executor: the job never runs
+        _thread_done(None)
+        raise
     done.add_done_callback(functools.partial(deliveries.completed, future))
     return future
 
@@ -208,7 +236,7 @@ async def invoke_handler(
     if remaining is not None and remaining <= 0:
         outcome = _timed_out(handler)
     else:
-        if logger is not None:
+        if logger is not None and logger.isEnabledFor(logging.DEBUG):  # built only to be logged: per review too
             outcomes.invoked(handler).emit(logger)
         if 'body' in kwargs:
             owner = kwargs['body']

@@ -192,3 +192,26 @@ async def test_tls_clients_get_their_answers_and_close_without_warnings(
     finally:
         await server.close()
     assert 'eof_received' not in caplog.text
+
+
+async def test_after_is_called_once_its_answer_is_written(monkeypatch: pytest.MonkeyPatch) -> None:
+    events: list[str] = []
+    write = httpserving.Connection._write
+
+    def recording(self: httpserving.Connection, status: int, body: bytes, *, close: bool = False) -> None:
+        events.append(f'write {status}')
+        write(self, status, body, close=close)
+
+    async def handler(request: httpserving.Request) -> tuple[int, bytes, httpserving.After]:
+        return 200, b'{}', lambda: events.append('after')
+
+    monkeypatch.setattr(httpserving.Connection, '_write', recording)
+    server = httpserving.Server(handler, max_body=1000, request_timeout=30, idle_timeout=30)
+    sock = socket.create_server(('127.0.0.1', 0))
+    await server.start(sock, None)
+    try:
+        raw = await exchange(int(sock.getsockname()[1]), post('/a', b'') + post('/b', b'', 'Connection: close'))
+    finally:
+        await server.close()
+    assert [status for status, *_ in answers(raw)] == [200, 200]
+    assert events == ['write 200', 'write 200', 'after', 'after']  # answered in one turn: written together first

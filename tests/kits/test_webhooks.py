@@ -151,3 +151,41 @@ async def test_the_webhook_id_comes_unquoted_from_the_path() -> None:
         assert seen == ['create_fn/item1', None, None]
     finally:
         await configs.aclose()
+
+
+def operator_admission(registry: kopf.OperatorRegistry) -> Any:
+    from kopf._model import progress, resources, settings
+    from kopf._reactor import admission, contexts
+
+    ctx = contexts.OperatorContext(settings=settings.OperatorSettings(), registry=registry, client=None,  # type: ignore[arg-type]
+                                   memo=kopf.Memo(), lifecycle=progress.all_at_once)
+    served = admission.Admission(ctx)
+    served.resources = {resources.Resource('g', 'v', 'r'): None}
+    return served
+
+
+async def test_outcome_lines_are_logged_once_the_answer_is_written(caplog: Any) -> None:
+    from kopf._kits import httpserving, webhooks
+
+    registry = kopf.OperatorRegistry()
+
+    @kopf.on.validate('g', 'v', 'r', id='check', registry=registry)
+    def check(logger: Any, **_: Any) -> None:
+        logger.info('In the handler.')
+
+    served = operator_admission(registry)
+    request = httpserving.Request('POST', '/check', {}, json.dumps(REVIEW).encode(), {})
+    caplog.set_level('INFO')
+    answer = await webhooks._serve_review(served.review, '', request)
+    assert answer[0] == 200 and json.loads(answer[1])['response'] == {'uid': 'u', 'allowed': True}
+    assert messages(caplog) == ['In the handler.']  # the handler's own lines: at once
+    answer[2]()  # the server calls it once the answer is written
+    assert messages(caplog) == ['In the handler.', "Webhook 'check' succeeded."]
+
+    caplog.clear()  # called by another server (no deferral): logged at once, as always
+    await served.review(REVIEW, webhook='check')
+    assert messages(caplog) == ['In the handler.', "Webhook 'check' succeeded."]
+
+
+def messages(caplog: Any) -> list[str]:
+    return [r.getMessage().split('] ', 1)[-1] for r in caplog.records]  # without the `[namespace/name]` prefix

@@ -258,6 +258,33 @@ async def test_cancellation_of_sync_handlers_waits_for_the_thread(given: bool) -
         assert finished.is_set()
 
 
+
+async def test_sync_handlers_in_a_given_executor_are_counted_while_they_run() -> None:
+    entered, release = threading.Event(), threading.Event()
+
+    def fn(**_: Any) -> str:
+        entered.set()
+        release.wait(5)
+        return 'done'
+
+    before = invoking.threads_busy()
+    with concurrent.futures.ThreadPoolExecutor() as executor:
+        task = asyncio.create_task(invoking.invoke(fn, kwargs={}, executor=executor))
+        assert await asyncio.to_thread(entered.wait, 5)
+        assert invoking.threads_busy() == before + 1
+        release.set()
+        assert await task == 'done'
+        assert invoking.threads_busy() == before
+
+
+async def test_a_shut_down_executor_raises_and_counts_nothing() -> None:
+    executor = concurrent.futures.ThreadPoolExecutor()
+    executor.shutdown()
+    before = invoking.threads_busy()
+    with pytest.raises(RuntimeError):
+        await invoking.invoke(lambda **_: None, kwargs={}, executor=executor)
+    assert invoking.threads_busy() == before
+
 CAUSE = ChangingCause(logger=logging.getLogger('test'), memo=kopf.Memo(), resource=Resource('kopf.dev', 'v1', 'kex'),
                       body=Body({}), patch=Patch(), reason=Reason.CREATE)
 
