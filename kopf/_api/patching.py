@@ -62,9 +62,9 @@ def find_dropped(sent: Mapping[str, Any], received: Mapping[str, Any] | None,
         if value is None:
             continue
         here = path + (key,)
-        if not isinstance(received, Mapping) or key not in received:
+        if not fields.is_mapping(received) or key not in received:
             dropped.append(here)
-        elif isinstance(value, Mapping) and value:
+        elif fields.is_mapping(value) and value:
             dropped.extend(find_dropped(value, received[key], here))
     return dropped
 

@@ -7,8 +7,9 @@ The server classes themselves are in `kopf._kits.webhooks`.
 import base64
 import json
 from collections.abc import AsyncIterator, Awaitable, Iterable, Mapping, Sequence
-from typing import Any, Protocol, TypedDict, TypeGuard
+from typing import Any, Protocol, TypedDict
 
+from kopf._model import fields
 from kopf._model.kwargs import Headers, SSLPeer
 
 
@@ -62,22 +63,17 @@ class BadReview(ValueError):
     """The body is not an AdmissionReview with a request (the answer is a 400)."""
 
 
-def _is_mapping(value: Any) -> TypeGuard[Mapping[str, Any]]:
-    """`isinstance(value, Mapping)`, quick for the dicts that parsed JSON is made of (no ABC check per field)."""
-    return type(value) is dict or isinstance(value, Mapping)
-
-
 def parse_review(payload: Any) -> Mapping[str, Any]:
     """The review's `request`, checked for what answering needs; `BadReview` otherwise."""
-    if not _is_mapping(payload) or payload.get('kind') != 'AdmissionReview':
+    if not fields.is_mapping(payload) or payload.get('kind') != 'AdmissionReview':
         raise BadReview('Not an AdmissionReview.')
     if payload.get('apiVersion') not in REVIEW_VERSIONS:
         raise BadReview(f'Unsupported AdmissionReview version: {payload.get("apiVersion")!r}.')
     request = payload.get('request')
-    if not _is_mapping(request) or not isinstance(request.get('uid'), str):
+    if not fields.is_mapping(request) or not isinstance(request.get('uid'), str):
         raise BadReview('The AdmissionReview has no request with a uid.')
     resource = request.get('resource')
-    if not _is_mapping(resource) or not isinstance(resource.get('resource'), str):
+    if not fields.is_mapping(resource) or not isinstance(resource.get('resource'), str):
         raise BadReview('The AdmissionReview request names no resource.')
     for field in ('group', 'version'):
         if resource.get(field) is not None and not isinstance(resource.get(field), str):
@@ -86,14 +82,14 @@ def parse_review(payload: Any) -> Mapping[str, Any]:
     if not isinstance(operation, str) or operation not in OPERATIONS:
         raise BadReview(f'Unknown operation: {operation!r}.')
     for field in ('object', 'oldObject', 'userInfo', 'options'):
-        if request.get(field) is not None and not _is_mapping(request.get(field)):
+        if request.get(field) is not None and not fields.is_mapping(request.get(field)):
             raise BadReview(f'The request {field} is not an object.')
     for field in ('subResource', 'name', 'namespace'):
         if request.get(field) is not None and not isinstance(request.get(field), str):
             raise BadReview(f'The request {field} is not a string.')
     for field in ('object', 'oldObject'):
         meta = (request.get(field) or {}).get('metadata')
-        if meta is not None and not _is_mapping(meta):
+        if meta is not None and not fields.is_mapping(meta):
             raise BadReview(f'The request {field} has metadata that is not an object.')
     return request
 

@@ -21,7 +21,7 @@ class View(Mapping[str, Any]):
 
     def _target(self) -> Mapping[str, Any]:
         value = fields.resolve(self._src, self._path, None)
-        return value if isinstance(value, Mapping) else {}
+        return value if fields.is_mapping(value) else {}
 
     def __getitem__(self, key: str) -> Any:
         return self._target()[key]

@@ -10,7 +10,7 @@ Rules:
   field itself) was added, removed or replaced wholesale, a fresh sub-diff of its values is computed.
 """
 import enum
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, NamedTuple, overload
 
 from kopf._model import fields
@@ -90,7 +90,7 @@ def _walk(old: Any, new: Any, path: fields.FieldPath) -> Iterator[DiffItem]:
         yield DiffItem(DiffOperation.ADD, path, None, new)
     elif new is None:
         yield DiffItem(DiffOperation.REMOVE, path, old, None)
-    elif isinstance(old, Mapping) and isinstance(new, Mapping):
+    elif fields.is_mapping(old) and fields.is_mapping(new):
         for key in new:
             if key not in old:
                 yield DiffItem(DiffOperation.ADD, path + (key,), None, new[key])

@@ -96,7 +96,7 @@ def build(
 def drop_empty(essence: MutableMapping[str, Any]) -> None:
     """Drop empty `metadata.annotations`, `metadata.labels`, `metadata` and `status` in place."""
     metadata = essence.get('metadata')
-    if isinstance(metadata, MutableMapping):
+    if fields.is_mutable_mapping(metadata):
         for key in ('annotations', 'labels'):
             if key in metadata and not metadata[key]:
                 del metadata[key]
@@ -108,7 +108,7 @@ def drop_empty(essence: MutableMapping[str, Any]) -> None:
 def drop_annotations(essence: MutableMapping[str, Any], keys: Iterable[str]) -> None:
     """Drop some annotations from an essence in place, and the stanzas left empty."""
     annotations = fields.resolve(essence, ('metadata', 'annotations'), None)
-    if isinstance(annotations, MutableMapping):
+    if fields.is_mutable_mapping(annotations):
         for key in keys:
             annotations.pop(key, None)
     drop_empty(essence)

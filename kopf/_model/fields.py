@@ -1,6 +1,6 @@
 """Field paths: parsing `'spec.x.y'` / `['spec', 'x']` into tuples, and reading/writing nested dicts by them."""
 from collections.abc import Mapping, MutableMapping, Sequence
-from typing import Any, Final
+from typing import Any, Final, TypeGuard
 
 FieldPath = tuple[str, ...]
 FieldSpec = str | Sequence[str]
@@ -25,6 +25,16 @@ def parse_field(spec: FieldSpec | None) -> FieldPath:
     raise TypeError(f'A field must be a dotted string or a sequence of strings, got {spec!r}.')
 
 
+def is_mapping(value: Any) -> TypeGuard[Mapping[Any, Any]]:
+    """`isinstance(value, Mapping)`, quick for dicts, their subclasses and None (no ABC check)."""
+    return isinstance(value, dict) or (value is not None and isinstance(value, Mapping))
+
+
+def is_mutable_mapping(value: Any) -> TypeGuard[MutableMapping[Any, Any]]:
+    """`isinstance(value, MutableMapping)`, quick for dicts, their subclasses and None (no ABC check)."""
+    return isinstance(value, dict) or (value is not None and isinstance(value, MutableMapping))
+
+
 def resolve(obj: Mapping[str, Any] | None, path: FieldPath, default: Any = MISSING) -> Any:
     """The value at the path, or `default` if any key on the way is absent or not a mapping."""
     current: Any = obj
@@ -33,7 +43,7 @@ def resolve(obj: Mapping[str, Any] | None, path: FieldPath, default: Any = MISSI
             current = current.get(key, MISSING)
             if current is MISSING:
                 return default
-        elif isinstance(current, Mapping) and key in current:
+        elif is_mapping(current) and key in current:
             current = current[key]
         else:
             return default
@@ -47,7 +57,7 @@ def ensure(obj: MutableMapping[str, Any], path: FieldPath, value: Any) -> None:
     current: MutableMapping[str, Any] = obj
     for key in path[:-1]:
         child = current.get(key)
-        if not isinstance(child, MutableMapping):
+        if not is_mutable_mapping(child):
             child = current[key] = {}
         current = child
     current[path[-1]] = value
@@ -58,7 +68,7 @@ def remove(obj: MutableMapping[str, Any], path: FieldPath) -> None:
     if not path:
         raise ValueError('Cannot remove the root of an object.')
     parent = resolve(obj, path[:-1], None) if len(path) > 1 else obj
-    if isinstance(parent, MutableMapping) and path[-1] in parent:
+    if is_mutable_mapping(parent) and path[-1] in parent:
         del parent[path[-1]]
         if not parent and len(path) > 1:
             remove(obj, path[:-1])

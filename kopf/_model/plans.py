@@ -30,7 +30,7 @@ import logging
 from collections.abc import Callable, Collection, Iterable, Mapping, MutableMapping, Sequence
 from typing import Any, Protocol
 
-from kopf._model import causes, diffs, essences, finalizers, patches, progress, values
+from kopf._model import causes, diffs, essences, fields, finalizers, patches, progress, values
 from kopf._model.bodies import Body, RawEvent
 from kopf._model.causes import Reason
 from kopf._model.handlers import ChangingHandler, WatchingHandler
@@ -358,9 +358,9 @@ def merge_outcomes(handling: Handling, outcomes: Mapping[str, Outcome], *, patch
 def deliver_result(patch: patches.Patch, handler_id: str, result: Any) -> None:
     """A mapping is merged into `status.<id>`; anything else replaces it."""
     status = patch.setdefault('status', {})
-    if isinstance(result, Mapping):
+    if fields.is_mapping(result):
         current = status.get(handler_id)
-        status[handler_id] = {**(current if isinstance(current, Mapping) else {}), **result}
+        status[handler_id] = {**(current if fields.is_mapping(current) else {}), **result}
     else:
         status[handler_id] = result
 

@@ -223,7 +223,7 @@ class StatusProgressStorage(ProgressStorage):
 
     def fetch_all(self, *, keys: Collection[str], body: Body) -> dict[str, ProgressRecord]:
         container = fields.resolve(body, self.field, None)
-        if not isinstance(container, Mapping) or not container:
+        if not fields.is_mapping(container) or not container:
             if type(self).fetch is StatusProgressStorage.fetch:
                 return {}  # nothing stored there: no need to ask key by key
         return super().fetch_all(keys=keys, body=body)
