@@ -172,7 +172,7 @@ class APIClient:
         """Send a request; return the decoded JSON answer; raise `APIError` subclasses after the retries.
 
         `final`: API errors of these classes are raised at once (e.g. `(APIForbiddenError,)` where a 403
-        is an answer, not a transient denial); other errors are retried as usual.
+        is an answer, not a transient denial); other errors are retried as usual (a 401 always re-logs in).
         """
         net = self.settings.networking
         data = encoding.dumps(payload) if payload is not None else None

@@ -69,15 +69,20 @@ class Lifeline:
     """Stops the cluster's processes and removes its directory if this process dies without a word (SIGKILL)."""
 
     def __init__(self, directory: pathlib.Path) -> None:
+        self.owner = os.getpid()  # a forked child inherits this object, not the cluster: it does nothing
         self.process: subprocess.Popen[bytes] | None = subprocess.Popen(
             ['sh', '-c', LIFELINE_SCRIPT, 'kopf-envtest-lifeline', str(directory)],
             stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        _LIFELINES.add(self)
 
     def watch(self, pid: int) -> None:
         """A process in a session of its own (its pid is its process group's id), to be stopped if we die."""
         if self.process is not None and self.process.stdin is not None:
-            self.process.stdin.write(f'{pid}\n'.encode())
-            self.process.stdin.flush()
+            try:
+                self.process.stdin.write(f'{pid}\n'.encode())
+                self.process.stdin.flush()
+            except OSError:  # the lifeline is gone (e.g. killed by someone): the normal stop still works
+                pass
 
     def disarm(self) -> None:
         """We stop the processes ourselves: the lifeline goes, doing nothing."""
@@ -85,8 +90,28 @@ class Lifeline:
             self.process.kill()
             self.process.wait()
             if self.process.stdin is not None:
-                self.process.stdin.close()
+                try:
+                    self.process.stdin.close()
+                except OSError:  # a pid left unflushed in a broken pipe
+                    pass
             self.process = None
+
+
+_LIFELINES: 'weakref.WeakSet[Lifeline]' = weakref.WeakSet()
+
+
+def _in_a_forked_child() -> None:
+    """A forked child lets go of the lifelines' pipes: only the parent's death may close them."""
+    for lifeline in list(_LIFELINES):
+        if lifeline.process is not None and lifeline.process.stdin is not None:
+            try:
+                lifeline.process.stdin.close()  # the child's copy of the descriptor only
+            except OSError:
+                pass
+        lifeline.process = None
+
+
+os.register_at_fork(after_in_child=_in_a_forked_child)
 
 
 def spawn(args: list[str], log: Any, lifeline: Lifeline | None) -> 'subprocess.Popen[bytes]':
@@ -100,7 +125,13 @@ def spawn(args: list[str], log: Any, lifeline: Lifeline | None) -> 'subprocess.P
 
 def kill_all(processes: Mapping[str, 'subprocess.Popen[bytes]'], directory: pathlib.Path,
              lifeline: Lifeline | None = None) -> None:
-    """Stop the processes in the reverse order of their start, then remove the data directory."""
+    """Stop the processes in the reverse order of their start, then remove the data directory.
+
+    Only in the process that started them: a forked child exiting (its atexit runs this) must not remove
+    the directory of its parent's running cluster.
+    """
+    if lifeline is not None and lifeline.owner != os.getpid():
+        return
     if lifeline is not None:
         lifeline.disarm()
     for process in reversed(list(processes.values())):

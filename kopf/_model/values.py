@@ -8,7 +8,10 @@ factories, `kw_only`, inheritance, `__post_init__`, repr, eq and hash, and an `_
 the instance's `__dict__` directly (the instance is as frozen afterwards). `replace()` copies the
 `__dict__` and applies the changes, without re-running `__init__` (or `__post_init__`).
 
-Classes with `slots=True` or `InitVar` fields keep the standard `__init__` (no `__dict__` to fill).
+Classes with `InitVar` fields or an `__init__` of their own keep that one. Not for fields that are data
+descriptors or slots of a base class (the `__dict__` is filled past them). `replace()` is for the
+framework's own values: it does not check the names (an unknown one lands in `__dict__`), lets `init=False`
+fields be overwritten, and copies cached properties as they are.
 """
 import dataclasses
 from collections.abc import Callable
@@ -32,8 +35,10 @@ def frozen(cls: type[T] | None = None, /, *, kw_only: bool = False, eq: bool = T
            repr: bool = True) -> type[T] | Callable[[type[T]], type[T]]:
     """`@dataclasses.dataclass(frozen=True)` with an `__init__` as fast as an unfrozen dataclass's."""
     def wrap(cls: type[T]) -> type[T]:
+        own_init = '__init__' in cls.__dict__  # written by hand: dataclasses keep it, so do we
         made = dataclasses.dataclass(frozen=True, kw_only=kw_only, eq=eq, repr=repr)(cls)
-        made.__init__ = _fast_init(made)  # type: ignore[method-assign]
+        if not own_init:
+            made.__init__ = _fast_init(made)  # type: ignore[method-assign]
         return made
     return wrap if cls is None else wrap(cls)
 

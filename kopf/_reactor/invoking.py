@@ -111,7 +111,11 @@ async def invoke(
             if future.done() and not future.cancelled():
                 future.exception()  # retrieved, so that it is not reported as never retrieved
             raise
-    future = loop.run_in_executor(None, job)
+    try:
+        future = loop.run_in_executor(None, job)
+    except BaseException:  # e.g. the default executor is shut down: the job never runs
+        _thread_done(None)
+        raise
     future.add_done_callback(_thread_done)
     try:
         return await asyncio.shield(future)
@@ -166,8 +170,8 @@ class _Deliveries:
         for future, done in items:
             if future.done():  # e.g. cancelled
                 continue
-            if done.cancelled():
-                future.cancel()
+            if done.cancelled():  # e.g. the executor shut down with cancel_futures=True: the job never ran
+                asyncio.Future.cancel(future)  # past `_Pending.cancel()`, which refuses (else it hangs for good)
                 continue
             exc = done.exception()
             if exc is None:

@@ -161,7 +161,7 @@ class Dispatcher:
         if report is not None:
             logger.log(report.level, report.message)
         if self.progress is not None and self.progress.finished:
-            if self.progress.large and self.rctx.settings.process.release_memory:
+            if self.progress.large and not self.closed and self.rctx.settings.process.release_memory:
                 # The listing's bodies are freed; the echoes of the last patches pass within a second.
                 loop = asyncio.get_running_loop()
                 self._release = loop.call_later(RELEASE_DELAY, self._release_memory, self.progress.total)

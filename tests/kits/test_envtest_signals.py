@@ -1,5 +1,6 @@
 """EnvtestCluster's SIGTERM/SIGHUP handler and its lifeline, without the binaries: the handler stops the running
 clusters, then chains; after a SIGKILL, the lifeline stops the processes and removes the directory."""
+import os
 import pathlib
 import signal
 import subprocess
@@ -95,3 +96,28 @@ def test_a_disarmed_lifeline_leaves_the_processes_to_us(tmp_path: pathlib.Path) 
         child.kill()
         child.wait()
     lifeline.disarm()  # idempotent
+
+
+def test_a_forked_child_neither_stops_the_cluster_nor_removes_its_directory(tmp_path: pathlib.Path) -> None:
+    lifeline = envprocs.Lifeline(tmp_path)
+    child = envprocs.spawn(['sleep', '300'], None, lifeline)
+    try:
+        pid = os.fork()
+        if pid == 0:  # the child: what its exit (atexit, finalizers) would run
+            envprocs.kill_all({'sleep': child}, tmp_path, lifeline)
+            os._exit(0)
+        os.waitpid(pid, 0)
+        assert child.poll() is None and tmp_path.exists() and lifeline.process is not None
+    finally:
+        envprocs.kill_all({'sleep': child}, tmp_path, lifeline)
+    assert child.poll() is not None and not tmp_path.exists()
+
+
+def test_a_dead_lifeline_does_not_lose_the_process(tmp_path: pathlib.Path) -> None:
+    lifeline = envprocs.Lifeline(tmp_path)
+    assert lifeline.process is not None
+    lifeline.process.kill()
+    lifeline.process.wait()
+    child = envprocs.spawn(['sleep', '300'], None, lifeline)  # the pipe is broken: still spawned and returned
+    envprocs.kill_all({'sleep': child}, tmp_path, lifeline)
+    assert child.poll() is not None

@@ -113,3 +113,14 @@ def test_init_vars_keep_the_standard_init() -> None:
             object.__setattr__(self, 'a', self.a + b)
 
     assert WithInitVar(1, 2).a == 3
+
+
+def test_an_init_of_its_own_is_kept() -> None:
+    @values.frozen
+    class Scaled:
+        x: int
+
+        def __init__(self, x: int) -> None:
+            object.__setattr__(self, 'x', x * 10)
+
+    assert Scaled(1).x == 10

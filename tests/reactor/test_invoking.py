@@ -285,6 +285,36 @@ async def test_a_shut_down_executor_raises_and_counts_nothing() -> None:
         await invoking.invoke(lambda **_: None, kwargs={}, executor=executor)
     assert invoking.threads_busy() == before
 
+async def test_a_job_cancelled_by_the_executor_cancels_its_awaiter_and_counts_nothing() -> None:
+    entered, release = threading.Event(), threading.Event()
+
+    def blocking(**_: Any) -> None:
+        entered.set()
+        release.wait(5)
+
+    before = invoking.threads_busy()
+    executor = concurrent.futures.ThreadPoolExecutor(max_workers=1)
+    first = asyncio.create_task(invoking.invoke(blocking, kwargs={}, executor=executor))
+    assert await asyncio.to_thread(entered.wait, 5)
+    queued = asyncio.create_task(invoking.invoke(lambda **_: 'never', kwargs={}, executor=executor))
+    await asyncio.sleep(0)  # submitted
+    executor.shutdown(wait=False, cancel_futures=True)  # the queued job never runs
+    release.set()
+    await first
+    with pytest.raises(asyncio.CancelledError):
+        await asyncio.wait_for(queued, timeout=5)  # cancelled, not hung (a TimeoutError would be a hang)
+    assert invoking.threads_busy() == before
+
+
+async def test_a_shut_down_default_executor_raises_and_counts_nothing() -> None:
+    loop = asyncio.get_running_loop()
+    await loop.shutdown_default_executor()
+    before = invoking.threads_busy()
+    with pytest.raises(RuntimeError):
+        await invoking.invoke(lambda **_: None, kwargs={})
+    assert invoking.threads_busy() == before
+
+
 CAUSE = ChangingCause(logger=logging.getLogger('test'), memo=kopf.Memo(), resource=Resource('kopf.dev', 'v1', 'kex'),
                       body=Body({}), patch=Patch(), reason=Reason.CREATE)
 

@@ -386,3 +386,18 @@ async def test_no_runner_starts_in_a_task_group_that_is_shutting_down(
         gc.collect()
     assert seen == []
     assert dispatcher.active == 0 and not dispatcher.runners
+
+
+async def test_a_large_resumption_ending_after_the_stream_closed_schedules_no_release(
+        rctx: contexts.ResourceContext, Dispatcher: type[queueing.Dispatcher]) -> None:
+    from kopf._model import listings
+    async with asyncio.TaskGroup() as tg:
+        dispatcher = Dispatcher(rctx, tg)
+        dispatcher.progress = progress = listings.Progress('kex', started=0.0)
+        for idx in range(listings.LARGE):
+            progress.seen(f'uid{idx}')
+        progress.listing_over(0.0)
+        dispatcher.close()  # the stream is over; the last listed object's cycle ends during the grace period
+        for idx in range(listings.LARGE):
+            dispatcher._report(progress.handled(f'uid{idx}', 0.0))
+        assert progress.finished and dispatcher._release is None
