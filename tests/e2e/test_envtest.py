@@ -4,7 +4,6 @@ import pathlib
 import signal
 import subprocess
 import sys
-import time
 from typing import Any
 
 import pytest
@@ -15,6 +14,7 @@ from kopf.testing import EnvtestCluster
 from .. import backends
 from ..docs_blocks import blocks
 from ..test_docs import DOCS, ROOT, _exec
+from ..waiting import wait_for
 
 
 @pytest.fixture
@@ -127,11 +127,8 @@ def test_a_sigkill_leaves_no_cluster_process_behind(envtest: EnvtestCluster) -> 
     directory, *pids = process.stdout.readline().split()
     process.kill()
     process.wait(timeout=60)
-    deadline = time.monotonic() + 30
-    while any(pathlib.Path(f'/proc/{pid}').exists() and 'Z' not in _state(pid) for pid in pids) or \
-            pathlib.Path(directory).exists():
-        assert time.monotonic() < deadline, f'{pids} or {directory} outlived the SIGKILL'
-        time.sleep(0.1)
+    wait_for(lambda: not any(pathlib.Path(f'/proc/{pid}').exists() and 'Z' not in _state(pid) for pid in pids)
+             and not pathlib.Path(directory).exists(), within=30)  # else: they outlived the SIGKILL
 
 
 def _state(pid: str) -> str:

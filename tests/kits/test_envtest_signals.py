@@ -5,13 +5,13 @@ import pathlib
 import signal
 import subprocess
 import sys
-import time
-from collections.abc import Callable
 from typing import Any
 
 import pytest
 
 from kopf._kits import envprocs
+
+from ..waiting import wait_for
 
 
 def test_the_handler_stops_every_running_cluster_then_calls_the_previous_one(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -63,15 +63,6 @@ def _gone(pid: int) -> bool:
     return state == 'Z'  # a zombie of its dead parent, reaped by init soon: not running
 
 
-def _until(check: Callable[[], bool], timeout: float = 30) -> bool:
-    deadline = time.monotonic() + timeout
-    while not check():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.05)
-    return True
-
-
 def test_a_sigkilled_process_leaves_no_cluster_process_nor_directory(tmp_path: pathlib.Path) -> None:
     directory = tmp_path / 'cluster'
     directory.mkdir()
@@ -81,8 +72,8 @@ def test_a_sigkilled_process_leaves_no_cluster_process_nor_directory(tmp_path: p
     assert not _gone(pid)
     parent.kill()  # SIGKILL: no handler, no atexit, no finalizer runs
     parent.wait()
-    assert _until(lambda: _gone(pid)), f'{pid} outlived its SIGKILLed parent'
-    assert _until(lambda: not directory.exists())
+    wait_for(lambda: _gone(pid), within=30)  # else: it outlived its SIGKILLed parent
+    wait_for(lambda: not directory.exists(), within=30)
 
 
 def test_a_disarmed_lifeline_leaves_the_processes_to_us(tmp_path: pathlib.Path) -> None:
