@@ -85,11 +85,14 @@ def own(path: str) -> bool:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument('--objects', type=int, default=300)
+    parser.add_argument('--dump', metavar='FILE', help="also write the profile (pstats) to this file")
     args = parser.parse_args()
     profiler = cProfile.Profile()
     with LocalCluster() as cluster:
         cluster.apply(str(ROOT / 'examples' / 'crd.yaml'))
         asyncio.run(scenario(cluster, args.objects, profiler))
+    if args.dump:
+        profiler.dump_stats(args.dump)
     stats = pstats.Stats(profiler).stats  # type: ignore[attr-defined]
     total = made = cycles = 0
     for (path, _, name), (_, calls, _, _, callers) in stats.items():

@@ -1,0 +1,66 @@
+"""Instructions per lifecycle of the operator's main thread, counted by valgrind's callgrind.
+
+    valgrind --tool=callgrind --separate-threads=yes --instr-atstart=no \\
+        --callgrind-out-file=/tmp/cg.%p .venv/bin/python bench/instructions.py [--objects 100]
+    PYTHONPATH=/path/to/another/checkout valgrind ... bench/instructions.py   # that tree's kopf
+
+The scenario of `calls_per_cycle.py` (N objects created, updated, deleted; the local cluster in a
+thread of its own), without cProfile: instrumentation is switched on (`callgrind_control -i on`) once
+the operator is ready and off after the last deletion. Callgrind writes one file per thread; the main
+thread's (`-01` suffix) `totals:` line is the operator's instructions, which this file prints divided
+by N when given `--report FILE`. Instructions, not seconds: repeatable within ~1% whatever else the host
+is doing, which a wall-clock CPU figure on this host is not (±12% run to run). Printed, never asserted.
+"""
+import argparse
+import asyncio
+import os
+import pathlib
+import subprocess
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parent
+sys.path.insert(0, str(ROOT))
+
+import calls_per_cycle  # noqa: E402
+
+
+class Toggle:
+    """What `calls_per_cycle.scenario` expects of a profiler: callgrind's instrumentation on and off."""
+
+    def _switch(self, state: str) -> None:
+        subprocess.run(['callgrind_control', '-i', state, str(os.getpid())],
+                       check=False, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def enable(self) -> None:
+        self._switch('on')
+
+    def disable(self) -> None:
+        self._switch('off')
+
+
+def report(path: str, objects: int) -> None:
+    # With `--instr-atstart=no` the `summary:` line says 0; `totals:` holds the count.
+    counts = [int(line.split()[1]) for line in pathlib.Path(path).read_text().splitlines()
+              if line.startswith(('summary:', 'totals:'))]
+    if not counts:
+        raise SystemExit(f'{path}: no summary or totals line')
+    print(f'{path}: {max(counts):,} instructions = {max(counts) / objects:,.0f} per lifecycle')
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument('--objects', type=int, default=100)
+    parser.add_argument('--report', metavar='FILE', help='print the per-lifecycle figure of a callgrind file')
+    args = parser.parse_args()
+    if args.report:
+        report(args.report, args.objects)
+        return
+    from kopf.testing import LocalCluster
+    with LocalCluster() as cluster:
+        cluster.apply(str(ROOT.parent / 'examples' / 'crd.yaml'))
+        asyncio.run(calls_per_cycle.scenario(cluster, args.objects, Toggle()))  # type: ignore[arg-type]
+    print(f'kopf: {calls_per_cycle.kopf.__file__}')
+
+
+if __name__ == '__main__':
+    sys.exit(main())
