@@ -18,7 +18,7 @@ import pathlib
 import pstats
 import sys
 import urllib.request
-from typing import Any
+from typing import Any, Protocol
 
 import kopf
 from kopf.testing import LocalCluster, cluster_vault
@@ -49,7 +49,21 @@ async def until(check: Any, what: str, within: float = 300) -> None:
         await asyncio.sleep(0.2)
 
 
-async def scenario(cluster: LocalCluster, count: int, profiler: cProfile.Profile) -> None:
+class Switch(Protocol):
+    """What the scenario switches on at the operator's readiness and off after the last deletion."""
+
+    def enable(self) -> None: ...
+    def disable(self) -> None: ...
+
+
+def run(count: int, profiler: Switch) -> None:
+    """The scenario on a local cluster of its own with the bench CRD (also `instructions.py`'s)."""
+    with LocalCluster() as cluster:
+        cluster.apply(str(ROOT / 'examples' / 'crd.yaml'))
+        asyncio.run(scenario(cluster, count, profiler))
+
+
+async def scenario(cluster: LocalCluster, count: int, profiler: Switch) -> None:
     def objects() -> list[dict[str, Any]]:
         return cluster.list('kopf.dev/v1', PLURAL, 'default')
 
@@ -88,9 +102,7 @@ def main() -> None:
     parser.add_argument('--dump', metavar='FILE', help="also write the profile (pstats) to this file")
     args = parser.parse_args()
     profiler = cProfile.Profile()
-    with LocalCluster() as cluster:
-        cluster.apply(str(ROOT / 'examples' / 'crd.yaml'))
-        asyncio.run(scenario(cluster, args.objects, profiler))
+    run(args.objects, profiler)
     if args.dump:
         profiler.dump_stats(args.dump)
     stats = pstats.Stats(profiler).stats  # type: ignore[attr-defined]
