@@ -6,6 +6,10 @@ kube-apiserver: see tests/backends.py and `make test-envtest`.
 import os
 from collections.abc import AsyncIterator
 
+# Before kopf is imported: the pure layer's values are frozen at run time too (kopf._model.values),
+# here and in the operators that the tests start as processes (they inherit the environment).
+os.environ.setdefault('KOPF_STRICT_VALUES', '1')
+
 import pytest
 
 from kopf.testing import EnvtestCluster, LocalCluster

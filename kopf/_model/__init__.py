@@ -29,7 +29,7 @@ Modules:
 - `memos`         `kopf.Memo`: a dict with attribute access
 - `settings`      `kopf.OperatorSettings` and the old spellings of its fields
 - `identities`    an operator's identity in peerings and Leases, in upstream's format
-- `values`        `@values.frozen`: frozen dataclasses with a plain one's `__init__` speed; `values.replace()`
+- `values`        `@values.frozen`: frozen for the type checker (at run time too in tests); `values.replace()`
 - `background`    which daemons and timers run for an object, and when a timer is due
 - `daemons`       `kopf.DaemonStopped`, `kopf.DaemonStoppingReason`
 - `indices`       `kopf.Index` and `kopf.Store`

@@ -1,25 +1,33 @@
-"""Frozen dataclasses made as fast as plain ones: `@values.frozen` and `values.replace()`.
+"""The pure layer's values: `@values.frozen` and `values.replace()`.
 
-The pure layer passes frozen values (signals, effects, plans, causes, states, outcomes), dozens per
-cycle. A frozen dataclass's generated `__init__` sets each field through `object.__setattr__`
-(~0.1 µs a field: ~1 µs for ten fields, twice a plain dataclass's); `dataclasses.replace()` re-runs
-it. `@frozen(...)` is `@dataclasses.dataclass(frozen=True, ...)` with the same fields, defaults,
-factories, `kw_only`, inheritance, `__post_init__`, repr, eq and hash, and an `__init__` that fills
-the instance's `__dict__` directly (the instance is as frozen afterwards). `replace()` copies the
-`__dict__` and applies the changes, without re-running `__init__` (or `__post_init__`).
+The pure layer passes values (signals, effects, plans, causes, states, outcomes), dozens per cycle,
+and reads their fields hundreds of times. `@frozen` makes them frozen for the type checker
+(`mypy --strict` refuses an assignment to a field: `dataclass_transform(frozen_default=True)`) and,
+at run time, plain dataclasses with a hash (`unsafe_hash`): same fields, defaults, factories,
+`kw_only`, inheritance, `__post_init__`, repr, eq and hash as `@dataclasses.dataclass(frozen=True)`.
 
-Classes with `InitVar` fields or an `__init__` of their own keep that one. Not for fields that are data
-descriptors or slots of a base class (the `__dict__` is filled past them). `replace()` is for the
-framework's own values: it does not check the names (an unknown one lands in `__dict__`), lets `init=False`
-fields be overwritten, and copies cached properties as they are.
+Why not frozen at run time as well: a frozen dataclass sets each field through `object.__setattr__`
+(~0.1 µs a field), and the ways around that (filling the instance's `__dict__`) turn off CPython's
+inline attribute values, so that every later read of a field goes through a dict: in the reactor's
+cycle that was 3.8% of all the instructions of an object's lifecycle (`bench/instructions.py`).
+
+The test suite turns the run-time freezing on (`KOPF_STRICT_VALUES=1`, set by tests/conftest.py before
+kopf is imported): there, `@frozen` is `@dataclasses.dataclass(frozen=True)` itself, so that a value
+changed in place where the type checker cannot see it (through `Any`, `setattr()`) fails a test.
+
+`replace(obj, **changes)` is `dataclasses.replace()` made for these classes: a new instance with each
+field copied and the changes set, by a function made for the class (no per-field `getattr()` loop, no
+`__init__`: `__post_init__` does not run again, and `init=False` fields may be replaced too); an unknown
+name is a TypeError.
 """
 import dataclasses
+import os
 from collections.abc import Callable
 from typing import Any, TypeVar, dataclass_transform, overload
 
 T = TypeVar('T')
 
-_FACTORY = object()  # the default of a field with a default_factory: the factory is called instead
+STRICT = os.environ.get('KOPF_STRICT_VALUES', '') not in ('', '0')  # read once, when kopf is imported
 
 
 @overload
@@ -33,58 +41,54 @@ def frozen(*, kw_only: bool = False, eq: bool = True, repr: bool = True) -> Call
 @dataclass_transform(frozen_default=True, kw_only_default=False)
 def frozen(cls: type[T] | None = None, /, *, kw_only: bool = False, eq: bool = True,
            repr: bool = True) -> type[T] | Callable[[type[T]], type[T]]:
-    """`@dataclasses.dataclass(frozen=True)` with an `__init__` as fast as an unfrozen dataclass's."""
+    """A dataclass frozen for the type checker (and at run time too where `STRICT`): see the module's docstring."""
     def wrap(cls: type[T]) -> type[T]:
-        own_init = '__init__' in cls.__dict__  # written by hand: dataclasses keep it, so do we
-        made = dataclasses.dataclass(frozen=True, kw_only=kw_only, eq=eq, repr=repr)(cls)
-        if not own_init:
-            made.__init__ = _fast_init(made)  # type: ignore[method-assign]
-        return made
+        if STRICT:
+            return dataclasses.dataclass(frozen=True, kw_only=kw_only, eq=eq, repr=repr)(cls)
+        return dataclasses.dataclass(kw_only=kw_only, eq=eq, repr=repr, unsafe_hash=eq)(cls)
     return wrap if cls is None else wrap(cls)
 
 
-# The generated code's own names: dunder names that no field's parameter shadows by accident.
-_SELF, _STATE, _FACTORY_NAME = '__values_self__', '__values_state__', '__values_factory__'
+_REPLACERS: dict[type, Callable[[Any, dict[str, Any]], Any]] = {}
 
 
-def _fast_init(cls: type[Any]) -> Callable[..., None]:
-    fields = dataclasses.fields(cls)
-    code = cls.__init__.__code__
-    standard = code.co_varnames[1:code.co_argcount + code.co_kwonlyargcount]
-    if sorted(standard) != sorted(f.name for f in fields if f.init):  # e.g. InitVar pseudo-fields
-        return cls.__init__  # type: ignore[no-any-return]  # rare: keep the standard one
-    scope: dict[str, Any] = {_FACTORY_NAME: _FACTORY}
-    positional: list[str] = []
-    keywords: list[str] = []
-    body = [f'{_STATE} = {_SELF}.__dict__']
-    for f in fields:
-        name, default, factory = f.name, f'__values_default_{f.name}__', f'__values_factory_{f.name}__'
-        has_default = f.default is not dataclasses.MISSING
-        has_factory = f.default_factory is not dataclasses.MISSING
-        scope[default], scope[factory] = f.default, f.default_factory
-        if not f.init:
-            if has_default or has_factory:  # else: left unset, as the standard __init__ does
-                body.append(f'{_STATE}[{name!r}] = {default if has_default else factory + "()"}')
-            continue
-        param = f'{name}={default}' if has_default else f'{name}={_FACTORY_NAME}' if has_factory else name
-        (keywords if f.kw_only else positional).append(param)
-        value = f'{factory}() if {name} is {_FACTORY_NAME} else {name}' if has_factory else name
-        body.append(f'{_STATE}[{name!r}] = {value}')
-    if hasattr(cls, '__post_init__'):
-        body.append(f'{_SELF}.__post_init__()')
-    params = ', '.join([_SELF, *positional, *(['*', *keywords] if keywords else [])])
-    source = f'def __init__({params}):\n' + ''.join(f'    {line}\n' for line in body)
-    exec(source, scope)  # the same technique as dataclasses' own: a function made for these fields
-    init: Callable[..., None] = scope['__init__']
-    init.__qualname__ = f'{cls.__qualname__}.__init__'
-    init.__module__ = cls.__module__
-    return init
-
-
-def replace(obj: T, **changes: Any) -> T:
-    """`dataclasses.replace()` for `@frozen` values, without re-running `__init__` (nor `__post_init__`)."""
-    new = object.__new__(type(obj))
-    state = new.__dict__
-    state.update(obj.__dict__)
-    state.update(changes)
+def replace(obj: T, /, **changes: Any) -> T:
+    """`dataclasses.replace()` for `@frozen` values, without its per-field loop, `__init__` or `__post_init__`."""
+    cls = type(obj)
+    try:
+        replacer = _REPLACERS[cls]
+    except KeyError:
+        replacer = _REPLACERS[cls] = _make_replacer(cls)
+    new: T = replacer(obj, changes)
     return new
+
+
+def _make_replacer(cls: type[Any]) -> Callable[[Any, dict[str, Any]], Any]:
+    """A function made for the class's fields: a new instance, each field copied, then the changes set."""
+    fields = dataclasses.fields(cls)
+    names = frozenset(f.name for f in fields)
+    frozen: bool = cls.__dataclass_params__.frozen  # at run time (STRICT): as its `__init__` does
+    setter = '__setattr__' if frozen else 'setattr'
+    lines = ['def __replace__(__obj__, __changes__):',
+             '    if not __names__.issuperset(__changes__):',
+             '        __unknown__(__changes__)',
+             '    __new__ = __make__(__cls__)']
+    for f in fields:
+        name = f.name
+        copy = f'__setattr__(__new__, {name!r}, __obj__.{name})' if frozen else f'__new__.{name} = __obj__.{name}'
+        unset = not f.init and f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+        lines.append(f'    if hasattr(__obj__, {name!r}): {copy}' if unset else f'    {copy}')  # unset until set
+    lines += ['    for __name, __value in __changes__.items():',
+              f'        {setter}(__new__, __name, __value)',
+              '    return __new__']
+    scope: dict[str, Any] = {'__cls__': cls, '__names__': names, '__make__': object.__new__,
+                             '__setattr__': object.__setattr__, '__unknown__': _unknown(cls, names)}
+    exec('\n'.join(lines) + '\n', scope)  # the same technique as dataclasses' own: a function made for its fields
+    made: Callable[[Any, dict[str, Any]], Any] = scope['__replace__']
+    return made
+
+
+def _unknown(cls: type[Any], names: frozenset[str]) -> Callable[[dict[str, Any]], None]:
+    def unknown(changes: dict[str, Any]) -> None:
+        raise TypeError(f'{cls.__qualname__} has no field to replace: {", ".join(sorted(set(changes) - names))}')
+    return unknown
