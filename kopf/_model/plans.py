@@ -158,50 +158,74 @@ def decide(ctx: Context, record: ObjectRecord, event: RawEvent, *, now: datetime
 
     `fresh`: a new event, not the re-run of one seen before (a wake-up): only then `on.event`
     handlers are called. `event_logger` makes the logger of `on.event` handlers (only if any exist).
+    The branches fill the fields of the one `Plan` built at the end (no plan is copied on the way).
     """
     body: Mapping[str, Any] = event['object']
+    event_type = event.get('type')
     registry, finalizer = ctx.registry, ctx.finalizer  # properties: read once per cycle
     patch = patches.Patch(body=body)
-    base = Plan(body=body, event_type=event.get('type'), patch=patch, logger=logger, finalizer=finalizer,
-                progress_storage=ctx.progress_storage, diffbase_storage=ctx.diffbase_storage)
-    watched = fresh and WatchingHandler in registry.kinds(ctx.resource)  # else no cause, logger and views for nobody
-    plan = _with_watching(ctx, registry, record, event, base, event_logger) if watched else base
-    if plan.event_type == 'DELETED':
-        return _unguarded(ctx, record, plan, Skip.GONE, ('Deleted, really deleted, and we are notified.',))
-    change, essence = detect(ctx, record, body, registry=registry, finalizer=finalizer)
-    cause = make_cause(ctx, record, body, patch, logger, change)
-    has, deleting = finalizers.state(body, finalizer)
-    requires = registry.requires_finalizer(cause, excluding=record.finished)
-    # The fields of every plan from here on: each return below copies the plan once, with them.
-    known = {'cause': cause, 'essence': essence, 'has_finalizer': has, 'deleting': deleting,
-             'busy': record.spawns > 0}
-    if not registry.prematch(cause):  # stealth: only our finalizer is edited (for daemons and timers)
-        if deleting and has and requires:
-            return values.replace(plan, **known, skip=Skip.RELEASING)  # once its daemons and timers have exited
-        edit = finalizers.Edit.REMOVE if has and not requires else finalizers.Edit.KEEP
-        if requires and not has and not deleting:
-            edit = finalizers.Edit.ADD  # no change handlers, but daemons or timers: their deletion waits for them
-        return values.replace(plan, **known, skip=Skip.STEALTH, edit=edit)
-    if change.reason == Reason.FREE:
-        return _unguarded(ctx, record, values.replace(plan, **known), Skip.FREE, ())
-    if change.reason == Reason.DELETE and record.deletion_handled:
-        return values.replace(plan, **known, skip=Skip.RELEASING)  # the handlers are done: not again
-    edit = finalizers.edit(has=has, requires=requires, deleting=deleting)
-    if edit is finalizers.Edit.ADD:
-        return values.replace(plan, **known, skip=Skip.FINALIZER, edit=edit, logs=plan.logs + (
-            LogEntry(logging.DEBUG, 'Adding the finalizer, thus preventing the actual deletion.'),))
-    logs = plan.logs
-    if edit is finalizers.Edit.REMOVE:
-        logs += (LogEntry(logging.DEBUG, 'Removing the finalizer, as there are no handlers requiring it.'),)
-    records = ctx.progress_storage.fetch_all(keys=registry.get_changing_ids(ctx.resource), body=body)
-    if change.reason == Reason.NOOP:
-        stale = progress.State.from_records(records)
-        return values.replace(plan, **known, skip=Skip.NOOP, edit=edit, logs=logs, stale=stale or None)
-    found = tuple(registry.iter_changing_handlers(cause))
-    handling = plan_handlers(records, found, purpose=cause.reason, lifecycle=ctx.lifecycle, now=now,
-                             default_backoff=ctx.default_backoff)
-    logs += _progress_logs(handling, cause, body, logger)
-    return values.replace(plan, **known, edit=edit, logs=logs, handling=handling)
+    watching: tuple[WatchingHandler, ...] = ()
+    watching_cause: WatchingCause | None = None
+    if fresh and WatchingHandler in registry.kinds(ctx.resource):  # else no cause, logger and views for nobody
+        watching_cause = _watching_cause(ctx, record, event, patch, logger, event_logger)
+        watching = tuple(registry.iter_watching_handlers(watching_cause))
+    logs: tuple[LogEntry, ...] = ()
+    skip: Skip | None = None
+    edit = finalizers.Edit.KEEP
+    cause: ChangingCause | None = None
+    essence: Any = None
+    handling: Handling | None = None
+    stale: progress.State | None = None
+    unguarded: tuple[ChangingHandler, ...] = ()
+    has = deleting = busy = deletion = False
+    if event_type == 'DELETED':
+        skip, logs, deletion = Skip.GONE, (_REALLY_DELETED,), not record.deletion_handled
+        cause, unguarded = _unguarded(ctx, record, body, patch, logger, None)
+    else:
+        change, essence = detect(ctx, record, body, registry=registry, finalizer=finalizer)
+        cause = make_cause(ctx, record, body, patch, logger, change)
+        has, deleting = finalizers.state(body, finalizer)
+        busy = record.spawns > 0
+        requires = registry.requires_finalizer(cause, excluding=record.finished)
+        if not registry.prematch(cause):  # stealth: only our finalizer is edited (for daemons and timers)
+            if deleting and has and requires:
+                skip = Skip.RELEASING  # once its daemons and timers have exited
+            else:
+                skip = Skip.STEALTH
+                if has and not requires:
+                    edit = finalizers.Edit.REMOVE
+                elif requires and not has and not deleting:
+                    edit = finalizers.Edit.ADD  # no change handlers, but daemons or timers: their deletion waits
+        elif change.reason == Reason.FREE:
+            skip, deletion = Skip.FREE, not record.deletion_handled
+            cause, unguarded = _unguarded(ctx, record, body, patch, logger, cause)
+        elif change.reason == Reason.DELETE and record.deletion_handled:
+            skip = Skip.RELEASING  # the handlers are done: not again
+        else:
+            edit = finalizers.edit(has=has, requires=requires, deleting=deleting)
+            if edit is finalizers.Edit.ADD:
+                skip, logs = Skip.FINALIZER, (_ADDING,)
+            else:
+                if edit is finalizers.Edit.REMOVE:
+                    logs = (_REMOVING,)
+                records = ctx.progress_storage.fetch_all(keys=registry.get_changing_ids(ctx.resource), body=body)
+                if change.reason == Reason.NOOP:
+                    skip, stale = Skip.NOOP, progress.State.from_records(records) or None
+                else:
+                    found = tuple(registry.iter_changing_handlers(cause))
+                    handling = plan_handlers(records, found, purpose=cause.reason, lifecycle=ctx.lifecycle, now=now,
+                                             default_backoff=ctx.default_backoff)
+                    logs += _progress_logs(handling, cause, body, logger)
+    return Plan(body=body, event_type=event_type, patch=patch, logger=logger, finalizer=finalizer,
+                progress_storage=ctx.progress_storage, diffbase_storage=ctx.diffbase_storage, logs=logs,
+                watching=watching, watching_cause=watching_cause, skip=skip, edit=edit, cause=cause,
+                essence=essence, handling=handling, stale=stale, unguarded=unguarded, deletion=deletion,
+                has_finalizer=has, deleting=deleting, busy=busy)
+
+
+_REALLY_DELETED = LogEntry(logging.DEBUG, 'Deleted, really deleted, and we are notified.')
+_ADDING = LogEntry(logging.DEBUG, 'Adding the finalizer, thus preventing the actual deletion.')
+_REMOVING = LogEntry(logging.DEBUG, 'Removing the finalizer, as there are no handlers requiring it.')
 
 
 def detect(ctx: Context, record: ObjectRecord, body: Mapping[str, Any], *, registry: OperatorRegistry,
@@ -234,25 +258,22 @@ def plan_handlers(records: Mapping[str, progress.Record], handlers: Sequence[Cha
                     default_backoff=default_backoff)
 
 
-def _with_watching(ctx: Context, registry: OperatorRegistry, record: ObjectRecord, event: RawEvent, plan: Plan,
-                   event_logger: Callable[[], Logger] | None) -> Plan:
-    """The `on.event` handlers of a fresh event and their cause (only where the resource has any)."""
-    logger = event_logger() if event_logger is not None else plan.logger
-    cause = WatchingCause(logger=logger, memo=record.memo, indices=ctx.indices, resource=ctx.resource,
-                          body=Body(plan.body), patch=plan.patch, type=plan.event_type, event=event)
-    return values.replace(plan, watching=tuple(registry.iter_watching_handlers(cause)),
-                               watching_cause=cause)
+def _watching_cause(ctx: Context, record: ObjectRecord, event: RawEvent, patch: patches.Patch, logger: Logger,
+                    event_logger: Callable[[], Logger] | None) -> WatchingCause:
+    """The cause of the `on.event` handlers of a fresh event (only where the resource has any)."""
+    return WatchingCause(logger=event_logger() if event_logger is not None else logger, memo=record.memo,
+                         indices=ctx.indices, resource=ctx.resource, body=Body(event['object']), patch=patch,
+                         type=event.get('type'), event=event)
 
 
-def _unguarded(ctx: Context, record: ObjectRecord, plan: Plan, skip: Skip, debug: Iterable[str]) -> Plan:
-    """Delete handlers for an object deleted without our finalizer: best-effort, once."""
-    logs = plan.logs + tuple(LogEntry(logging.DEBUG, message) for message in debug)
+def _unguarded(ctx: Context, record: ObjectRecord, body: Mapping[str, Any], patch: patches.Patch, logger: Logger,
+               cause: ChangingCause | None) -> tuple[ChangingCause | None, tuple[ChangingHandler, ...]]:
+    """Delete handlers for an object deleted without our finalizer: best-effort, once (the cause and them)."""
     if record.deletion_handled:
-        return values.replace(plan, skip=skip, logs=logs)
+        return cause, ()
     change = causes.Change(reason=Reason.DELETE, old=None, new=None, diff=diffs.Diff(), initial=bool(record.initial))
-    cause = make_cause(ctx, record, plan.body, plan.patch, plan.logger, change)
-    found = tuple(ctx.registry.iter_changing_handlers(cause))
-    return values.replace(plan, skip=skip, logs=logs, cause=cause, unguarded=found, deletion=True)
+    cause = make_cause(ctx, record, body, patch, logger, change)
+    return cause, tuple(ctx.registry.iter_changing_handlers(cause))
 
 
 def _progress_logs(handling: Handling, cause: ChangingCause, body: Mapping[str, Any],
