@@ -2,14 +2,17 @@
 
 The pure layer passes values (signals, effects, plans, causes, states, outcomes), dozens per cycle,
 and reads their fields hundreds of times. `@frozen` makes them frozen for the type checker
-(`mypy --strict` refuses an assignment to a field: `dataclass_transform(frozen_default=True)`) and,
-at run time, plain dataclasses with a hash (`unsafe_hash`): same fields, defaults, factories,
-`kw_only`, inheritance, `__post_init__`, repr, eq and hash as `@dataclasses.dataclass(frozen=True)`.
+(`mypy --strict` refuses an assignment to a field: `dataclass_transform(frozen_default=True)`; not a
+`del` or a `setattr()`) and, at run time, plain dataclasses with a hash (`unsafe_hash`, unless the class
+has a `__hash__` of its own): same fields, defaults, factories, `kw_only`, inheritance, `__post_init__`,
+repr, eq and hash as `@dataclasses.dataclass(frozen=True)`. A subclass of a standard frozen dataclass is
+frozen at run time too (dataclasses refuse a non-frozen one); the other way round, a standard frozen
+dataclass cannot subclass a `@frozen` one (these are the framework's own values: none does).
 
 Why not frozen at run time as well: a frozen dataclass sets each field through `object.__setattr__`
 (~0.1 µs a field), and the ways around that (filling the instance's `__dict__`) turn off CPython's
 inline attribute values, so that every later read of a field goes through a dict: in the reactor's
-cycle that was 3.8% of all the instructions of an object's lifecycle (`bench/instructions.py`).
+cycle that was 4.6% of all the instructions of an object's lifecycle (`bench/instructions.py`).
 
 The test suite turns the run-time freezing on (`KOPF_STRICT_VALUES=1`, set by tests/conftest.py before
 kopf is imported): there, `@frozen` is `@dataclasses.dataclass(frozen=True)` itself, so that a value
@@ -43,10 +46,16 @@ def frozen(cls: type[T] | None = None, /, *, kw_only: bool = False, eq: bool = T
            repr: bool = True) -> type[T] | Callable[[type[T]], type[T]]:
     """A dataclass frozen for the type checker (and at run time too where `STRICT`): see the module's docstring."""
     def wrap(cls: type[T]) -> type[T]:
-        if STRICT:
+        if STRICT or _frozen_base(cls):  # dataclasses refuse a non-frozen child of a frozen one
             return dataclasses.dataclass(frozen=True, kw_only=kw_only, eq=eq, repr=repr)(cls)
-        return dataclasses.dataclass(kw_only=kw_only, eq=eq, repr=repr, unsafe_hash=eq)(cls)
+        hashed = eq and '__hash__' not in cls.__dict__  # a `__hash__` of its own is kept, as frozen dataclasses do
+        return dataclasses.dataclass(kw_only=kw_only, eq=eq, repr=repr, unsafe_hash=hashed)(cls)
     return wrap if cls is None else wrap(cls)
+
+
+def _frozen_base(cls: type[Any]) -> bool:
+    """Whether a base is a dataclass frozen at run time (a standard one, or a `@frozen` one made STRICT)."""
+    return any(getattr(getattr(base, '__dataclass_params__', None), 'frozen', False) for base in cls.__mro__[1:])
 
 
 _REPLACERS: dict[type, Callable[[Any, dict[str, Any]], Any]] = {}

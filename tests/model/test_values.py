@@ -19,7 +19,7 @@ def strict(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> I
 
 def test_the_suite_runs_strict() -> None:
     import os
-    assert os.environ.get('KOPF_STRICT_VALUES') == '1'  # tests/conftest.py, before kopf is imported
+    assert os.environ.get('KOPF_STRICT_VALUES') == '1', 'tests/conftest.py sets it, unless the environment has it'
     from kopf._model import plans
     with pytest.raises(dataclasses.FrozenInstanceError):
         plans.Outcomes().watching = {}  # type: ignore[misc]  # kopf's own values: decorated at import
@@ -190,3 +190,54 @@ def test_replace_copies_a_field_not_in_init_only_if_set() -> None:
     late = Late(1)
     object.__setattr__(late, 'b', 5)
     assert values.replace(late, a=3).b == 5
+
+
+def test_an_own_hash_is_kept() -> None:
+    @values.frozen
+    class Hashed:
+        a: int
+
+        def __hash__(self) -> int:
+            return 7
+
+    assert hash(Hashed(1)) == 7
+
+
+def test_a_child_of_a_standard_frozen_dataclass_is_frozen() -> None:
+    @dataclasses.dataclass(frozen=True)
+    class Base:
+        a: int
+
+    @values.frozen
+    class Child(Base):
+        b: int = 0
+
+    child = Child(1, 2)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        child.b = 3  # type: ignore[misc]
+    assert values.replace(child, b=5) == Child(1, 5)
+
+
+PRODUCTION = """
+import importlib, pkgutil
+import kopf
+from kopf._model import records, values
+assert not values.STRICT
+names = [m.name for m in pkgutil.walk_packages(kopf.__path__, 'kopf.')]
+for name in names:
+    importlib.import_module(name)
+done = records.Done(event={}, now=1.0)
+assert not done.__dataclass_params__.frozen and values.replace(done, now=2.0).now == 2.0
+print(len(names))
+"""
+
+
+def test_kopf_imports_and_makes_its_values_in_production_mode() -> None:
+    """The suite runs STRICT; operators do not: every module imports, every `@frozen` class is made."""
+    import os
+    import subprocess
+    import sys
+    env = {**os.environ, 'KOPF_STRICT_VALUES': '0'}
+    proc = subprocess.run([sys.executable, '-c', PRODUCTION], env=env, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert int(proc.stdout) > 100
