@@ -55,6 +55,8 @@ def stored(outcome: Outcome) -> Outcome:
 
 def unstorable(value: Any) -> str | None:
     """What in `value` JSON cannot hold (the name of the first such type), or None if it can be stored."""
+    if _plain(value, 0):  # most results: dicts of strings and numbers (~0.5 µs, not json.dumps's ~2.5 µs)
+        return None
     found: list[str] = []
 
     def refuse(obj: Any) -> Any:
@@ -67,6 +69,33 @@ def unstorable(value: Any) -> str | None:
     except ValueError as exc:  # a circular reference
         return str(exc)
     return None
+
+
+_SCALARS = frozenset({str, int, float, bool, type(None)})  # exact types: a subclass goes through json.dumps
+
+
+def _plain(value: Any, depth: int) -> bool:
+    """Whether `value` is surely storable: only dicts with string keys, lists and JSON scalars, not too deep.
+
+    False is not "unstorable", only "not sure": the caller asks `json.dumps` then (tuples, int keys,
+    subclasses, cycles and deep nesting go that way).
+    """
+    kind = type(value)
+    if kind in _SCALARS:
+        return True
+    if depth > 32:
+        return False
+    if kind is dict:
+        for key, item in value.items():
+            if type(key) is not str or not (type(item) in _SCALARS or _plain(item, depth + 1)):
+                return False
+        return True
+    if kind is list:
+        for item in value:
+            if not (type(item) in _SCALARS or _plain(item, depth + 1)):
+                return False
+        return True
+    return False
 
 
 @values.frozen

@@ -122,8 +122,18 @@ def test_without_a_judgement_a_retry_is_a_retry() -> None:
     ([1, {'deep': object()}], 'object'),
     ({(1, 2): 'tuple keys'}, 'keys must be str, int, float, bool or None, not tuple'),
     ({'a': [1, 'b', None, 1.5, True]}, None),
+    ({'t': 1.5, 'by': 'ours', 'deep': [[[{'x': [1]}]]]}, None),   # the quick check's own: plain types only
+    ({'a': (1, 2), 1: 'int keys', 'nan': float('nan')}, None),      # not plain, but json.dumps stores them
+    ([[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[['deeper than the quick check']]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]], None),
+    ({'a': [{'b': {1, 2}}]}, 'set'),
 ])
 def test_unstorable_results(value: Any, culprit: str | None) -> None:
     assert outcomes.unstorable(value) == culprit
     outcome = outcomes.stored(Outcome(kind=OutcomeKind.SUCCESS, result=value))
     assert outcome.kind is (OutcomeKind.SUCCESS if culprit is None else OutcomeKind.FAILURE)
+
+
+def test_a_circular_result_is_unstorable() -> None:
+    circular: dict[str, Any] = {}
+    circular['self'] = [circular]
+    assert outcomes.unstorable(circular) == 'Circular reference detected'
