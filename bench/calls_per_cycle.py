@@ -14,6 +14,8 @@ Printed, never asserted.
 import argparse
 import asyncio
 import cProfile
+import logging
+import os
 import pathlib
 import pstats
 import sys
@@ -56,8 +58,18 @@ class Switch(Protocol):
     def disable(self) -> None: ...
 
 
-def run(count: int, profiler: Switch) -> None:
-    """The scenario on a local cluster of its own with the bench CRD (also `instructions.py`'s)."""
+def run(count: int, profiler: Switch, *, logs: bool = False) -> None:
+    """The scenario on a local cluster of its own with the bench CRD (also `instructions.py`'s).
+
+    `logs`: the operator's INFO lines formatted as `kopf run` does (`kopf.configure()`), written to
+    /dev/null (else nothing is logged: the root logger's WARNING level drops them before formatting).
+    """
+    if logs:
+        kopf.configure(verbose=False)
+        devnull = open(os.devnull, 'w')  # for the whole process
+        for handler in logging.getLogger().handlers:
+            if isinstance(handler, logging.StreamHandler):
+                handler.setStream(devnull)
     with LocalCluster() as cluster:
         cluster.apply(str(ROOT / 'examples' / 'crd.yaml'))
         asyncio.run(scenario(cluster, count, profiler))
@@ -100,9 +112,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument('--objects', type=int, default=300)
     parser.add_argument('--dump', metavar='FILE', help="also write the profile (pstats) to this file")
+    parser.add_argument('--logs', action='store_true', help="log INFO lines as `kopf run` does (to /dev/null)")
     args = parser.parse_args()
     profiler = cProfile.Profile()
-    run(args.objects, profiler)
+    run(args.objects, profiler, logs=args.logs)
     if args.dump:
         profiler.dump_stats(args.dump)
     stats = pstats.Stats(profiler).stats  # type: ignore[attr-defined]

@@ -53,11 +53,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument('--objects', type=int, default=100)
     parser.add_argument('--report', metavar='FILE', help='print the per-lifecycle figure of a callgrind file')
+    parser.add_argument('--logs', action='store_true', help="log INFO lines as `kopf run` does (to /dev/null)")
     args = parser.parse_args()
     if args.report:
         report(args.report, args.objects)
         return
-    calls_per_cycle.run(args.objects, Toggle())
+    calls_per_cycle.run(args.objects, Toggle(), logs=args.logs)
     print(f'kopf: {calls_per_cycle.kopf.__file__}')
 
 
