@@ -58,11 +58,13 @@ class Switch(Protocol):
     def disable(self) -> None: ...
 
 
-def run(count: int, profiler: Switch, *, logs: bool = False) -> None:
+def run(count: int, profiler: Switch, *, logs: bool = False, burst: bool = False) -> None:
     """The scenario on a local cluster of its own with the bench CRD (also `instructions.py`'s).
 
     `logs`: the operator's INFO lines formatted as `kopf run` does (`kopf.configure()`), written to
     /dev/null (else nothing is logged: the root logger's WARNING level drops them before formatting).
+    `burst`: each step's N requests are sent from one thread, one after another, while the operator
+    works (as `bench/run.py`'s burst: many objects in flight), not one `to_thread` call per object.
     """
     if logs:
         kopf.configure(verbose=False)
@@ -72,10 +74,10 @@ def run(count: int, profiler: Switch, *, logs: bool = False) -> None:
                 handler.setStream(devnull)
     with LocalCluster() as cluster:
         cluster.apply(str(ROOT / 'examples' / 'crd.yaml'))
-        asyncio.run(scenario(cluster, count, profiler))
+        asyncio.run(scenario(cluster, count, profiler, burst=burst))
 
 
-async def scenario(cluster: LocalCluster, count: int, profiler: Switch) -> None:
+async def scenario(cluster: LocalCluster, count: int, profiler: Switch, *, burst: bool = False) -> None:
     def objects() -> list[dict[str, Any]]:
         return cluster.list('kopf.dev/v1', PLURAL, 'default')
 
@@ -89,15 +91,19 @@ async def scenario(cluster: LocalCluster, count: int, profiler: Switch) -> None:
     task = asyncio.create_task(kopf.operator(registry=registry(), vault=vault, settings=settings,
                                              namespaces=['default'], stop_flag=stop, ready_flag=ready))
     await ready.wait()
+    async def each(fn: Any) -> None:
+        if burst:
+            await asyncio.to_thread(lambda: [fn(i) for i in range(count)])
+        else:
+            for i in range(count):
+                await asyncio.to_thread(fn, i)
+
     profiler.enable()
-    for i in range(count):
-        await asyncio.to_thread(cluster.apply, example(i))
+    await each(lambda i: cluster.apply(example(i)))
     await until(lambda: sum("'done': True" in str(o.get('status')) for o in objects()) >= count, 'created')
-    for i in range(count):
-        await asyncio.to_thread(cluster.apply, example(i, n=1))
+    await each(lambda i: cluster.apply(example(i, n=1)))
     await until(lambda: sum("'n': 1" in str(o.get('status')) for o in objects()) >= count, 'updated')
-    for i in range(count):
-        await asyncio.to_thread(delete, i)
+    await each(delete)
     await until(lambda: not objects(), 'deleted')
     profiler.disable()
     stop.set()
@@ -113,9 +119,10 @@ def main() -> None:
     parser.add_argument('--objects', type=int, default=300)
     parser.add_argument('--dump', metavar='FILE', help="also write the profile (pstats) to this file")
     parser.add_argument('--logs', action='store_true', help="log INFO lines as `kopf run` does (to /dev/null)")
+    parser.add_argument('--burst', action='store_true', help="each step's requests from one thread at once")
     args = parser.parse_args()
     profiler = cProfile.Profile()
-    run(args.objects, profiler, logs=args.logs)
+    run(args.objects, profiler, logs=args.logs, burst=args.burst)
     if args.dump:
         profiler.dump_stats(args.dump)
     stats = pstats.Stats(profiler).stats  # type: ignore[attr-defined]

@@ -57,7 +57,8 @@ def cpu_seconds(pid: int) -> float:
 
 def threads_cpu(pid: int) -> dict[str, float]:
     """CPU seconds so far per thread group of a live process: the main thread, executor threads, others
-    (by the thread's name, digits dropped); plus `switches`, the voluntary context switches of all its threads."""
+    (by the thread's name, digits dropped); `main sys`, the main thread's system time alone; plus `switches`,
+    the voluntary context switches of all its threads."""
     out: dict[str, float] = {}
     tick = os.sysconf('SC_CLK_TCK')
     for task in pathlib.Path(f'/proc/{pid}/task').iterdir():
@@ -70,6 +71,8 @@ def threads_cpu(pid: int) -> dict[str, float]:
         fields = stat.rsplit(')', 1)[1].split()
         group = 'main' if task.name == str(pid) else name.rstrip('0123456789_-') or 'thread'
         out[group] = out.get(group, 0.0) + (int(fields[11]) + int(fields[12])) / tick
+        if group == 'main':  # its system time alone too: the kernel's share (syscalls: epoll, send, recv)
+            out['main sys'] = out.get('main sys', 0.0) + int(fields[12]) / tick
         for line in status.splitlines():
             if line.startswith('voluntary_ctxt_switches:'):
                 out['switches'] = out.get('switches', 0.0) + int(line.split()[1])

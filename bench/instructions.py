@@ -54,11 +54,12 @@ def main() -> None:
     parser.add_argument('--objects', type=int, default=100)
     parser.add_argument('--report', metavar='FILE', help='print the per-lifecycle figure of a callgrind file')
     parser.add_argument('--logs', action='store_true', help="log INFO lines as `kopf run` does (to /dev/null)")
+    parser.add_argument('--burst', action='store_true', help="each step's requests from one thread at once")
     args = parser.parse_args()
     if args.report:
         report(args.report, args.objects)
         return
-    calls_per_cycle.run(args.objects, Toggle(), logs=args.logs)
+    calls_per_cycle.run(args.objects, Toggle(), logs=args.logs, burst=args.burst)
     print(f'kopf: {calls_per_cycle.kopf.__file__}')
 
 
