@@ -55,7 +55,7 @@ def stored(outcome: Outcome) -> Outcome:
 
 def unstorable(value: Any) -> str | None:
     """What in `value` JSON cannot hold (the name of the first such type), or None if it can be stored."""
-    if _plain(value, 0):  # most results: dicts of strings and numbers (~0.5 µs, not json.dumps's ~2.5 µs)
+    if _plain(value, 0):  # most results: dicts of strings and numbers (~0.25 µs, not json.dumps's ~2.6 µs)
         return None
     found: list[str] = []
 
