@@ -179,8 +179,8 @@ def decide(ctx: Context, record: ObjectRecord, event: RawEvent, *, now: datetime
     unguarded: tuple[ChangingHandler, ...] = ()
     has = deleting = busy = deletion = False
     if event_type == 'DELETED':
-        skip, logs, deletion = Skip.GONE, (_REALLY_DELETED,), not record.deletion_handled
-        cause, unguarded = _unguarded(ctx, record, body, patch, logger, None)
+        skip, logs = Skip.GONE, (_REALLY_DELETED,)
+        cause, unguarded, deletion = _unguarded(ctx, record, body, patch, logger, None)
     else:
         change, essence = detect(ctx, record, body, registry=registry, finalizer=finalizer)
         cause = make_cause(ctx, record, body, patch, logger, change)
@@ -197,8 +197,8 @@ def decide(ctx: Context, record: ObjectRecord, event: RawEvent, *, now: datetime
                 elif requires and not has and not deleting:
                     edit = finalizers.Edit.ADD  # no change handlers, but daemons or timers: their deletion waits
         elif change.reason == Reason.FREE:
-            skip, deletion = Skip.FREE, not record.deletion_handled
-            cause, unguarded = _unguarded(ctx, record, body, patch, logger, cause)
+            skip = Skip.FREE
+            cause, unguarded, deletion = _unguarded(ctx, record, body, patch, logger, cause)
         elif change.reason == Reason.DELETE and record.deletion_handled:
             skip = Skip.RELEASING  # the handlers are done: not again
         else:
@@ -267,13 +267,16 @@ def _watching_cause(ctx: Context, record: ObjectRecord, event: RawEvent, patch: 
 
 
 def _unguarded(ctx: Context, record: ObjectRecord, body: Mapping[str, Any], patch: patches.Patch, logger: Logger,
-               cause: ChangingCause | None) -> tuple[ChangingCause | None, tuple[ChangingHandler, ...]]:
-    """Delete handlers for an object deleted without our finalizer: best-effort, once (the cause and them)."""
+               cause: ChangingCause | None) -> tuple[ChangingCause | None, tuple[ChangingHandler, ...], bool]:
+    """Delete handlers for an object deleted without our finalizer: best-effort, once.
+
+    The cause, the handlers, and whether this cycle is the deletion's one run (not if it had it already).
+    """
     if record.deletion_handled:
-        return cause, ()
+        return cause, (), False
     change = causes.Change(reason=Reason.DELETE, old=None, new=None, diff=diffs.Diff(), initial=bool(record.initial))
     cause = make_cause(ctx, record, body, patch, logger, change)
-    return cause, tuple(ctx.registry.iter_changing_handlers(cause))
+    return cause, tuple(ctx.registry.iter_changing_handlers(cause)), True
 
 
 def _progress_logs(handling: Handling, cause: ChangingCause, body: Mapping[str, Any],
