@@ -27,7 +27,7 @@ setup(
     python_requires='>=3.11',
     packages=find_packages(include=['kopf', 'kopf.*']),
     package_data={'kopf': ['py.typed', 'peering.yaml', '_cluster/openapi/data/*.json', '_cluster/openapi/data/*.xz',
-                          '_cluster/apis/data/*.json']},
+                          '_shared/data/*.json']},
     include_package_data=True,
     install_requires=read_requirements('requirements.txt'),
     extras_require={

@@ -8,7 +8,7 @@ Per framework: one operator process (`python -I -m kopf run --standalone -n NS b
 `WEBHOOK_MODULE` below, written to a temp dir) against our local cluster process (which the operator
 needs for its discovery; the reviews do not go through it). The module serves its webhooks with the
 framework's own `kopf.WebhookServer` on a fixed loopback port, both with the same certificate and key
-(an EC P-256 certificate from `kopf._model.certificates`: upstream's self-signing needs packages that its
+(an EC P-256 certificate from `kopf._shared.certificates`: upstream's self-signing needs packages that its
 throw-away venv does not have), and two validating handlers for `kopfbenches` (`check`, sync, and
 `check_async`; the URL path picks one) that deny `spec.field == "wrong"` and allow everything else.
 
@@ -53,7 +53,7 @@ import harness as h
 import run
 from harness import log
 
-from kopf._model import certificates  # the harness runs in the project's .venv
+from kopf._shared import certificates  # the harness runs in the project's .venv
 
 WEBHOOK_MODULE = '''\
 """Served by both frameworks: a trivial sync validating handler on a fixed port with a given certificate."""

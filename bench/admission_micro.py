@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/admission_micro.py [--reviews N] [--rounds R]
 
-`kopf._kits.webhooks`' request callback (`_serve_review`: JSON in, the framework's review, JSON out) with
+`kopf._admission.servers`' request callback (`_serve_review`: JSON in, the framework's review, JSON out) with
 the `Admission` of an operator context that has bench/admission.py's two trivial validating handlers, the
 log configured as `kopf run` does (INFO, the full format, to a file): the same path as a review that the
 webhook server has parsed, minus the server's HTTP/TLS (its log lines included). The sync handler's figure
@@ -25,9 +25,10 @@ from typing import Any
 import admission as bench_admission
 
 import kopf
-from kopf._kits import httpserving, webhooks
-from kopf._model import progress, registries, resources, settings
-from kopf._reactor import admission, contexts, loggers
+from kopf._admission import answering as admission
+from kopf._admission import httpserving, servers
+from kopf._core import progress, registries, resources, settings
+from kopf._engine import contexts, loggers
 
 RESOURCE = resources.Resource('kopf.dev', 'v1', 'kopfbenches', kind='KopfBench')
 
@@ -66,7 +67,7 @@ async def one_round(served: admission.Admission, requests: list[httpserving.Requ
     """µs per review, one after another."""
     t0 = time.perf_counter()
     for request in requests:
-        answer = await webhooks._serve_review(served.review, '', request)
+        answer = await servers._serve_review(served.review, '', request)
         assert answer[0] == 200
         if len(answer) > 2:
             answer[2]()  # the outcome lines, which the server logs once the answer is written: CPU all the same

@@ -25,13 +25,13 @@ def _ms(started: float) -> float:
 
 
 def main() -> None:
-    importlib.import_module('kopf._cluster.apis.data')   # the packages' own imports are not the table's cost
+    importlib.import_module('kopf._shared.data')   # the packages' own imports are not the table's cost
     started = time.perf_counter()
-    raw = importlib.resources.files('kopf._cluster.apis.data').joinpath('builtin_resources.json').read_bytes()
+    raw = importlib.resources.files('kopf._shared.data').joinpath('builtin_resources.json').read_bytes()
     json.loads(raw)
     print(f'resource table: {len(raw):,} bytes, read and parsed in {_ms(started):.1f} ms')
-    from kopf._cluster.apis import resourcetable
     from kopf._cluster.openapi import documents
+    from kopf._shared import resourcetable
     started = time.perf_counter()
     count = len(documents._data()['v3'])
     print(f'OpenAPI data: {count} v3 documents, decompressed and parsed in {_ms(started):.0f} ms')

@@ -130,7 +130,7 @@ def main() -> None:
     for (path, _, name), (_, calls, _, _, callers) in stats.items():
         total += calls
         made += sum(counts[1] for caller, counts in callers.items() if own(caller[0]))
-        if name == 'decide' and path.endswith('/kopf/_model/plans.py'):
+        if name == 'decide' and path.endswith('/kopf/_core/plans.py'):
             cycles = calls
     print(f'kopf: {kopf.__file__}')
     print(f'{args.objects} objects: {cycles} cycles; calls made by kopf (not the emulator): {made:,} '

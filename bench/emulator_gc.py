@@ -45,11 +45,11 @@ async def main(python: str, idle: int, count: int) -> float:
 
 def namespace_cpu(idle: int, count: int) -> tuple[float, float]:
     """CPU seconds of one namespace's deletion until it is gone, and of one sweep while a finalizer holds it."""
-    from kopf._cluster.apis import resourcetable
     from kopf._cluster.apis.routing import Target
     from kopf._cluster.controllers import sweeping
     from kopf._cluster.pipeline import writing
     from kopf._cluster.pipeline.state import State
+    from kopf._shared import resourcetable
     options = writing.Options()
 
     def doom(finalizers: list[str]) -> tuple[State, Target]:

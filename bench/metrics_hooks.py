@@ -10,8 +10,8 @@ multiply, and compare with its CPU per lifecycle
 import timeit
 import types
 
-from kopf._model.resources import Resource
-from kopf._reactor import metrics
+from kopf._core.resources import Resource
+from kopf._metrics import prometheus as metrics
 
 RESOURCE = Resource('kopf.dev', 'v1', 'kopfbenches')
 CALLS = 100_000

@@ -16,7 +16,7 @@ else:
     __getattr__ = _version.lazy
 
 # --- block: model basics ---
-from kopf._model.bodies import (
+from kopf._core.bodies import (
     Annotations,
     Body,
     BodyEssence,
@@ -27,14 +27,14 @@ from kopf._model.bodies import (
     Spec,
     Status,
 )
-from kopf._model.causes import Reason
-from kopf._model.fields import FieldPath, FieldSpec
-from kopf._model.patches import Patch, PatchFn
+from kopf._core.causes import Reason
+from kopf._shared.fields import FieldPath, FieldSpec
+from kopf._core.patches import Patch, PatchFn
 
 # --- block: handlers (decorators, filters, registry, errors, memo) ---
 from kopf import on
 from kopf.on import daemon, index, register, subhandler, timer
-from kopf._model.errors import (
+from kopf._core.errors import (
     AdmissionError,
     ErrorsMode,
     HandlerFatalError,
@@ -44,27 +44,27 @@ from kopf._model.errors import (
     PermanentError,
     TemporaryError,
 )
-from kopf._model.filters import ABSENT, PRESENT, all_, any_, none_, not_
-from kopf._model.handlers import Operation
-from kopf._model.ids import HandlerId
-from kopf._model.kwargs import Headers, Logger, SSLPeer, UserInfo
-from kopf._model.memos import Memo
-from kopf._model.registries import OperatorRegistry, get_default_registry, set_default_registry
-from kopf._model.resources import Resource
-from kopf._model.selectors import EVERYTHING
-from kopf._reactor.invoking import execute
+from kopf._core.filters import ABSENT, PRESENT, all_, any_, none_, not_
+from kopf._core.handlers import Operation
+from kopf._core.handlerids import HandlerId
+from kopf._core.kwargs import Headers, Logger, SSLPeer, UserInfo
+from kopf._core.memos import Memo
+from kopf._core.registries import OperatorRegistry, get_default_registry, set_default_registry
+from kopf._core.resources import Resource
+from kopf._core.selectors import EVERYTHING
+from kopf._engine.invoking import execute
 # --- end block: handlers ---
 
 # --- block: persistence (settings, storages, diffs) ---
-from kopf._model.diffs import Diff, DiffItem, DiffOperation
-from kopf._model.settings import OperatorConfig, OperatorSettings
-from kopf._storage.diffbase import (
+from kopf._core.diffs import Diff, DiffItem, DiffOperation
+from kopf._core.settings import OperatorConfig, OperatorSettings
+from kopf._storage.diffbasestorages import (
     AnnotationsDiffBaseStorage,
     DiffBaseStorage,
     MultiDiffBaseStorage,
     StatusDiffBaseStorage,
 )
-from kopf._storage.progress import (
+from kopf._storage.progressstorages import (
     AnnotationsProgressStorage,
     MultiProgressStorage,
     ProgressRecord,
@@ -103,7 +103,7 @@ from kopf._kits.hierarchies import (
 # --- end block: kits ---
 
 # --- block: compat types (daemons, indices, admission) ---
-from kopf._kits.webhooks import (
+from kopf._admission.servers import (
     WebhookAutoServer,
     WebhookAutoTunnel,
     WebhookDockerDesktopServer,
@@ -112,27 +112,27 @@ from kopf._kits.webhooks import (
     WebhookNgrokTunnel,
     WebhookServer,
 )
-from kopf._model.admission import (
+from kopf._admission.protocols import (
     WebhookClientConfig,
     WebhookClientConfigService,
     WebhookFn,
     WebhookServerProtocol,
 )
-from kopf._model.bodies import RawEventType
-from kopf._model.daemons import (
+from kopf._core.bodies import RawEventType
+from kopf._daemons.reasons import (
     AsyncDaemonStopperChecker,
     DaemonStopped,
     DaemonStoppingReason,
     SyncDaemonStopperChecker,
 )
-from kopf._model.indices import Index, Store
+from kopf._indices.lookups import Index, Store
 # --- end block: compat types ---
 
 # --- block: reactor (running, embedding, lifecycles, loggers) ---
 from kopf import lifecycles
 from kopf.lifecycles import get_default_lifecycle, set_default_lifecycle
-from kopf._reactor.loggers import LocalObjectLogger, LogFormat, ObjectLogger, configure
-from kopf._reactor.running import operator, run, run_tasks, spawn_tasks
+from kopf._engine.loggers import LocalObjectLogger, LogFormat, ObjectLogger, configure
+from kopf._engine.running import operator, run, run_tasks, spawn_tasks
 # --- end block: reactor ---
 
 __all__ = [

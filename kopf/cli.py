@@ -105,7 +105,7 @@ def logging_options(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 def _configure_logging(verbose: bool, debug: bool, quiet: bool, log_format: str,
                        log_refkey: str | None, log_prefix: bool | None) -> None:
-    from kopf._reactor import loggers
+    from kopf._engine import loggers
     loggers.configure(debug=debug, verbose=verbose, quiet=quiet, log_format=loggers.LogFormat[log_format.upper()],
                       log_prefix=log_prefix, log_refkey=log_refkey)
 
@@ -160,8 +160,8 @@ def run(ctx: click.Context, /, paths: tuple[str, ...], modules: tuple[str, ...],
     """Run an operator: load the handlers from the files and modules, then serve the cluster."""
     import warnings
 
+    from kopf._engine import loading, preflight, running
     from kopf._kits import loops
-    from kopf._reactor import loading, preflight, running
 
     controls = ctx.obj if isinstance(ctx.obj, CLIControls) else CLIControls()
     legacy_namespace = os.environ.get('KOPF_RUN_NAMESPACE')  # upstream's legacy env var: appended to -n
@@ -186,7 +186,7 @@ def run(ctx: click.Context, /, paths: tuple[str, ...], modules: tuple[str, ...],
                       'Use --all-namespaces to silence this warning.', FutureWarning, stacklevel=1)
     _configure_logging(more['verbose'], more['debug'], more['quiet'], more['log_format'],
                        more['log_refkey'], more['log_prefix'])
-    priority = 666 if more['dev'] else more['priority']  # `--dev`: kopf._model.peers.DEV_PRIORITY
+    priority = 666 if more['dev'] else more['priority']  # `--dev`: kopf._peering.priorities.DEV_PRIORITY
     with contextlib.ExitStack() as stack:
         try:
             if local_cluster:
@@ -236,9 +236,9 @@ def rbac(paths: tuple[str, ...], modules: tuple[str, ...], namespaces: tuple[str
          extra: tuple[str, ...], crds: tuple[str, ...], name: str, service_accounts: tuple[str, ...],
          users: tuple[str, ...]) -> None:
     """Print the RBAC YAML for the framework's own requests that the handlers imply."""
-    from kopf._kits import rbac as rbac_
-    from kopf._model import registries
-    from kopf._reactor import loading
+    from kopf._core import registries
+    from kopf._engine import loading
+    from kopf._rbac import rendering
 
     if clusterwide and namespaces:
         raise click.UsageError('Either --namespace or --all-namespaces, not both.')
@@ -253,9 +253,9 @@ def rbac(paths: tuple[str, ...], modules: tuple[str, ...], namespaces: tuple[str
     try:
         with _default_registry(registry):
             loading.load(paths, modules)
-        options = rbac_.options_for(namespaces, peering=peering_name, lease=lease_name, shards=bool(shards), name=name,
+        options = rendering.options_for(namespaces, peering=peering_name, lease=lease_name, shards=bool(shards), name=name,
                                     service_accounts=service_accounts, users=users)
-        generated = rbac_.generate(registry, options, crds=crds, extra=extra)
+        generated = rendering.generate(registry, options, crds=crds, extra=extra)
     except (loading.LoadingError, ValueError) as exc:
         click.echo(f'Error: {exc}', err=True)
         raise SystemExit(1) from None
@@ -304,8 +304,8 @@ def _peer_command(ctx: click.Context, more: dict[str, Any], command: str, *, nam
                   clusterwide: bool, id_: str | None, **options: Any) -> None:
     import asyncio
 
-    from kopf._reactor import identity as identity_
-    from kopf._reactor import peering
+    from kopf._engine import identity as identity_
+    from kopf._peering import keepalives as peering
 
     if clusterwide and namespaces:
         raise click.UsageError('Either --namespace or --all-namespaces, not both.')
@@ -322,8 +322,8 @@ def _peer_command(ctx: click.Context, more: dict[str, Any], command: str, *, nam
 
 
 def _warn_if_nothing_registered(registry: Any, paths: tuple[str, ...], modules: tuple[str, ...]) -> None:
-    from kopf._model import registries
-    from kopf._reactor import loading, running
+    from kopf._core import registries
+    from kopf._engine import loading, running
     warning = loading.nothing_registered(registry or registries.get_default_registry(), paths, modules)
     if warning is not None:
         running.logger.warning(warning)
@@ -331,7 +331,7 @@ def _warn_if_nothing_registered(registry: Any, paths: tuple[str, ...], modules: 
 
 @contextlib.contextmanager
 def _default_registry(registry: Any) -> Iterator[None]:
-    from kopf._model import registries
+    from kopf._core import registries
     previous = registries.get_default_registry()
     registries.set_default_registry(registry)
     try:

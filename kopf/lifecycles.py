@@ -3,7 +3,7 @@
 `asap` (the default: one per cycle, the fewest retries first), `one_by_one`, `all_at_once`,
 `randomized`, `shuffled`; or your own `fn(handlers, *, state, **kwargs) -> handlers`.
 """
-from kopf._model.progress import (
+from kopf._core.progress import (
                                   Lifecycle,
                                   all_at_once,
                                   asap,

@@ -1,7 +1,7 @@
 """The decorators: `@kopf.on.create(...)` and friends register the user's function, unchanged.
 
 Every option is defined once, in the TypedDicts below, and combined per decorator; one builder
-(`_Registrar`) validates them at decoration time and turns them into a handler (kopf._model.handlers).
+(`_Registrar`) validates them at decoration time and turns them into a handler (kopf._core.handlers).
 The decorators return the function as it is, so they can be stacked and called directly.
 
     import kopf
@@ -15,10 +15,11 @@ import warnings
 from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Any, TypedDict, TypeVar, Unpack
 
-from kopf._model import fields, filters, handlers, ids, registries, selectors
-from kopf._model.causes import Activity, Reason
-from kopf._model.errors import ErrorsMode
-from kopf._model.registries import OperatorRegistry
+from kopf._core import filters, handlerids, handlers, registries, selectors
+from kopf._core.causes import Activity, Reason
+from kopf._core.errors import ErrorsMode
+from kopf._core.registries import OperatorRegistry
+from kopf._shared import fields
 
 F = TypeVar('F', bound=Callable[..., Any])
 SelectorArg = str | selectors.Marker | Callable[..., bool] | None
@@ -243,7 +244,7 @@ class _Registrar:
         def decorator(fn: F) -> F:
             if not callable(fn):
                 raise TypeError(f'{self.decorator}() must decorate a callable, got {fn!r}.')
-            handler_id = ids.form_id(fn, id=explicit_id, field=field, parent_id=parent_id)
+            handler_id = handlerids.form_id(fn, id=explicit_id, field=field, parent_id=parent_id)
             self.registry.register(cls(fn=fn, id=handler_id, **common, **fixed))
             return fn
         return decorator

@@ -13,9 +13,9 @@ installed).
 In a `conftest.py`: `pytest_plugins = ['kopf.testing']` for the fixtures.
 """
 from kopf._cluster.control.local import LocalCluster as LocalCluster
+from kopf._kits.clirunner import KopfRunner as KopfRunner
+from kopf._kits.clirunner import cluster_vault as cluster_vault
 from kopf._kits.envtest import EnvtestCluster as EnvtestCluster
-from kopf._kits.runner import KopfRunner as KopfRunner
-from kopf._kits.runner import cluster_vault as cluster_vault
 
 try:
     from kopf._kits.fixtures import kopf_envtest_cluster as kopf_envtest_cluster

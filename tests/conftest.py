@@ -6,7 +6,7 @@ kube-apiserver: see tests/backends.py and `make test-envtest`.
 import os
 from collections.abc import AsyncIterator
 
-# Before kopf is imported: the pure layer's values are frozen at run time too (kopf._model.values),
+# Before kopf is imported: the pure layer's values are frozen at run time too (kopf._core.values),
 # here and in the operators that the tests start as processes (they inherit the environment).
 os.environ.setdefault('KOPF_STRICT_VALUES', '1')
 

@@ -13,7 +13,7 @@ import pytest
 
 ROOT = pathlib.Path(__file__).parent.parent / 'kopf'
 CLIENT_ALLOWED = ['_api/*']
-SERVER_ALLOWED = ['_cluster/*', '_reactor/probing.py', '_reactor/metrics.py', '_kits/webhooks.py']
+SERVER_ALLOWED = ['_cluster/*', '_engine/probing.py', '_metrics/prometheus.py', '_admission/servers.py']
 _DOTTED = re.compile(r'\baiohttp((?:\.\w+)*)')
 
 
@@ -96,7 +96,7 @@ def test_the_scan_sees_the_layers_that_do_use_aiohttp() -> None:
                for path in _modules()}
     assert 'client' in by_file['_api/transports.py']
     assert 'server' in by_file['_cluster/web/dispatching.py']
-    assert 'server' in by_file['_reactor/probing.py']
+    assert 'server' in by_file['_engine/probing.py']
 
 
 @pytest.mark.parametrize('source, expected', [

@@ -1,5 +1,5 @@
 """The architecture's rules that a test can check: the pure layers stay pure, `import kopf` stays light,
-the emulator and the runtime never import each other (the emulator may use `kopf._model`), and the runtime's
+the emulator and the runtime never import each other (the emulator may use `kopf._core`), and the runtime's
 imports point down its layers (`_kits` → `_reactor` → `_api` | `_storage` → `_model`), with named exceptions."""
 import ast
 import os
@@ -44,12 +44,12 @@ def test_import_kopf_does_not_import_optional_clients() -> None:
 
 
 def test_the_cli_and_the_local_cluster_do_not_import_test_tooling() -> None:
-    code = 'import sys, kopf.cli, kopf._cluster.control.local, kopf._kits.runner; print("pytest" in sys.modules)'
+    code = 'import sys, kopf.cli, kopf._cluster.control.local, kopf._kits.clirunner; print("pytest" in sys.modules)'
     proc = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, check=True)
     assert proc.stdout.strip() == 'False'
 
 
-EMULATOR_MAY_IMPORT = ('kopf._cluster', 'kopf._model')   # never the runtime: kopf._reactor, kopf._api, ...
+EMULATOR_MAY_IMPORT = ('kopf._cluster', 'kopf._core')   # never the runtime: kopf._engine, kopf._api, ...
 
 
 def _kopf_imports(path: pathlib.Path) -> list[tuple[int, str]]:
@@ -93,9 +93,9 @@ LAYERS = {'_model': 0, '_storage': 1, '_api': 1, '_reactor': 2, '_kits': 3}
 LEAVES = {'kopf._version'}   # a constant, importable from everywhere
 UPWARD_ALLOWED = {
     # The settings' defaults are storage instances (`settings.persistence.progress_storage`, as upstream's).
-    ('_model/settings.py', 'kopf._storage'),
+    ('_core/settings.py', 'kopf._storage'),
     # `KopfRunner` runs the `kopf run` command itself: the CLI is what it drives.
-    ('_kits/runner.py', 'kopf.cli'),
+    ('_kits/clirunner.py', 'kopf.cli'),
 }
 
 
@@ -124,9 +124,9 @@ def test_a_standalone_operator_loads_no_peering_leases_shards_indices_or_metrics
         '    for task in tasks: task.cancel()\n'
         '    await asyncio.gather(*tasks, return_exceptions=True)\n'
         'asyncio.run(main())\n'
-        'optional = {"kopf._reactor.peering", "kopf._model.peers", "kopf._reactor.leasing", "kopf._model.leases",\n'
-        '            "kopf._reactor.sharding", "kopf._model.shards", "getpass", "random",\n'
-        '            "kopf._reactor.indexing", "kopf._reactor.metrics"}\n'
+        'optional = {"kopf._peering.keepalives", "kopf._peering.priorities", "kopf._leases.holding", "kopf._leases.elections",\n'
+        '            "kopf._shards.membership", "kopf._shards.assignment", "getpass", "random",\n'
+        '            "kopf._indices.filling", "kopf._metrics.prometheus"}\n'
         'print(sorted(optional & set(sys.modules)))\n'
     )
     env = {**os.environ, 'USER': 'someone'}

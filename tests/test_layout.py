@@ -4,7 +4,7 @@
 - no comment or docstring in kopf/ or tests/ cites a section of a document outside the repository
   (the rules are stated where they are relied on; design decisions are in docs/design/decisions.md);
 - no module of kopf/ is longer than 500 lines (split at a second reason to change), but the generated ones;
-- the unit tests mirror the modules they test (`tests/model/test_diffs.py` tests `kopf/_model/diffs.py`);
+- the unit tests mirror the modules they test (`tests/core/test_diffs.py` tests `kopf/_core/diffs.py`);
 - no end-to-end test sleeps in real time before an assertion (it waits for a condition that proves
   the operator saw what it asserts on: tests/e2e/conftest.py has the barriers).
 """

@@ -8,8 +8,8 @@ import pytest
 import kopf
 from kopf._api import client as client_
 from kopf._api import credentials, events
-from kopf._model.causes import Activity
-from kopf._reactor import activities, contexts, loggers
+from kopf._core.causes import Activity
+from kopf._engine import activities, contexts, loggers
 
 KEX: dict[str, Any] = {'apiVersion': 'kopf.dev/v1', 'kind': 'KopfExample',
                        'metadata': {'name': 'ex1', 'namespace': 'default', 'uid': 'uid-1'}}

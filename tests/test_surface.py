@@ -14,7 +14,7 @@ from typing import Any
 import click.testing
 
 SNAPSHOT = pathlib.Path(__file__).parent / 'surface'
-_PRIVATE_PATH = re.compile(r'\bkopf(\._[a-z_]+)+\.')   # kopf._model.bodies.Body -> Body
+_PRIVATE_PATH = re.compile(r'\bkopf(\._[a-z_]+)+\.')   # kopf._core.bodies.Body -> Body
 
 
 def _describe(obj: Any) -> str:

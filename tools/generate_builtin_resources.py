@@ -7,7 +7,7 @@ Run (needs the envtest binaries: `make envtest` builds them once, or `$KUBEBUILD
 It starts a real etcd + kube-apiserver (`kopf.testing.EnvtestCluster`, without aggregated servers),
 reads what that server says about itself, and writes (package data, committed):
 
-- `kopf/_cluster/apis/data/builtin_resources.json`: `/version`, the groups with their versions in
+- `kopf/_shared/data/builtin_resources.json`: `/version`, the groups with their versions in
   the server's order (preferred first), and every resource of every group-version as aggregated
   discovery (`/api`, `/apis` with `as=APIGroupDiscoveryList`) lists it: plural, singular, kind,
   scope, verbs, short names, categories, subresources (their verbs and answer kinds); plus the

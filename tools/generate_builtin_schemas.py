@@ -13,9 +13,9 @@ official `kubernetes` client's models because it carries what the models lose: `
 `x-kubernetes-list-type`/`-list-map-keys`, and `x-kubernetes-patch-strategy`/`-patch-merge-key`
 (needed for strategic-merge patches), and it names the kinds by group/version/kind explicitly.
 The Kubernetes version matches the one the emulator reports (1.34); the kinds are those of
-`kopf/_cluster/apis/data/builtin_resources.json` (`tools/generate_builtin_resources.py`).
+`kopf/_shared/data/builtin_resources.json` (`tools/generate_builtin_resources.py`).
 
-Compaction rules (the output is read by `kopf._cluster.openapi.kindschemas` and pruned by `kopf._model.schemas`):
+Compaction rules (the output is read by `kopf._cluster.openapi.kindschemas` and pruned by `kopf._shared.schemas`):
 - descriptions, `x-kubernetes-group-version-kind` and unions are dropped; `type: [T, "null"]`
   becomes `type: T` (the server's defaulting step drops non-nullable nulls, as Go decoding does);
 - `required` and `enum` are dropped: built-ins are validated by hand-written Go code, not by their

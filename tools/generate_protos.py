@@ -6,7 +6,7 @@ kubectl sends create/replace bodies of built-in kinds as `application/vnd.kubern
 (e.g. `kubectl create namespace`), so the emulator decodes them. Every Go binary built with
 k8s.io/api embeds the gzipped `FileDescriptorProto` of each `generated.proto`; this script finds
 them in a kubectl binary, parses them with a minimal wire decoder (no protobuf library needed),
-and keeps the transitive closure of the served kinds (those of `kopf/_cluster/apis/data/`, whose
+and keeps the transitive closure of the served kinds (those of `kopf/_shared/data/`, whose
 kubectl is best the envtest build's, of the same version): message -> [field number, JSON name, kind,
 type, repeated]. kinds: string, bytes, int, sint, bool, double, float, message, map, inline (an embedded
 struct whose fields JSON puts into the parent's).

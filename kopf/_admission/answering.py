@@ -22,14 +22,15 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
+from kopf._admission import protocols as admission
 from kopf._api import apierrors
 from kopf._api import client as client_
-from kopf._model import admission, diffs, handlers, memos, outcomes, patches
-from kopf._model.bodies import Body
-from kopf._model.kwargs import WebhookCause, handler_kwargs
-from kopf._model.outcomes import OutcomeKind
-from kopf._model.resources import Resource
-from kopf._reactor import contexts, invoking, loggers
+from kopf._core import diffs, handlers, memos, outcomes, patches
+from kopf._core.bodies import Body
+from kopf._core.kwargs import WebhookCause, handler_kwargs
+from kopf._core.outcomes import OutcomeKind
+from kopf._core.resources import Resource
+from kopf._engine import contexts, invoking, loggers
 
 logger = logging.getLogger('kopf.reactor.admission')
 KINDS = {handlers.WebhookType.VALIDATING: 'validatingwebhookconfigurations',

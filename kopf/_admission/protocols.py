@@ -2,15 +2,15 @@
 
 A webhook server (or tunnel) is a callable that gets the framework's request callback (`WebhookFn`)
 and yields `WebhookClientConfig` dicts (how the API server reaches it) whenever that changes.
-The server classes themselves are in `kopf._kits.webhooks`.
+The server classes themselves are in `kopf._admission.servers`.
 """
 import base64
 import json
 from collections.abc import AsyncIterator, Awaitable, Iterable, Mapping, Sequence
 from typing import Any, Protocol, TypedDict
 
-from kopf._model import fields
-from kopf._model.kwargs import Headers, SSLPeer
+from kopf._core.kwargs import Headers, SSLPeer
+from kopf._shared import fields
 
 
 class WebhookClientConfigService(TypedDict, total=False):
@@ -96,7 +96,7 @@ def parse_review(payload: Any) -> Mapping[str, Any]:
 
 def priority(exc: BaseException) -> int:
     """Which error's message and code answer a review: AdmissionError > PermanentError > TemporaryError > other."""
-    from kopf._model import errors
+    from kopf._core import errors
     if isinstance(exc, errors.AdmissionError):
         return 3
     if isinstance(exc, errors.PermanentError):
@@ -186,7 +186,7 @@ def build_webhooks(handlers: Iterable[Any], resources: Iterable[Any], config: Ma
 
 
 def _object_selector(labels: Mapping[str, Any] | None) -> dict[str, Any]:
-    from kopf._model import filters
+    from kopf._core import filters
     expressions: list[dict[str, Any]] = []
     for key, value in (labels or {}).items():
         if value is filters.PRESENT:

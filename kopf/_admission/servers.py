@@ -1,6 +1,6 @@
 """Admission webhook servers and tunnels for `settings.admission.server`.
 
-`WebhookServer` serves HTTPS with `kopf._kits.httpserving` (a small HTTP/1.1 server, loaded when it starts): with the
+`WebhookServer` serves HTTPS with `kopf._admission.httpserving` (a small HTTP/1.1 server, loaded when it starts): with the
 given certificate, or a self-signed CA and certificate made with `cryptography` (SANs for the host,
 the address and `extra_sans`; the CA goes into the client config's `caBundle`, and to `cadump`).
 `WebhookK3dServer`, `WebhookMinikubeServer`, `WebhookDockerDesktopServer` differ in the host that
@@ -20,8 +20,8 @@ import ssl
 from collections.abc import AsyncIterator, Iterable, Mapping
 from typing import Any, ClassVar
 
-from kopf._model import admission
-from kopf._model.admission import WebhookClientConfig, WebhookFn, WebhookServerProtocol
+from kopf._admission import protocols as admission
+from kopf._admission.protocols import WebhookClientConfig, WebhookFn, WebhookServerProtocol
 
 PathLike = str | os.PathLike[str]
 
@@ -114,7 +114,7 @@ class WebhookServer:
         await self._stop()
 
     async def _start(self, fn: WebhookFn) -> WebhookClientConfig:
-        from kopf._kits import httpserving  # lazily: only operators with admission webhooks serve them
+        from kopf._admission import httpserving  # lazily: only operators with admission webhooks serve them
 
         self._host = self.host or await self._guess_host()
         prefix = '/' + (self.path or '').strip('/')
@@ -152,7 +152,7 @@ class WebhookServer:
             if self.certfile is not None and self.pkeyfile is not None:
                 context.load_cert_chain(self.certfile, self.pkeyfile, password=self.password)
             else:
-                from kopf._model import certificates  # lazily: needs `cryptography`
+                from kopf._shared import certificates  # lazily: needs `cryptography`
                 host = self._host or 'localhost'
                 made = certificates.make(host, *([self.addr] if self.addr else []), *self.extra_sans)
                 ca_pem = made.ca_pem
@@ -193,21 +193,21 @@ async def _serve_review(fn: WebhookFn, prefix: str, request: Any) -> tuple[int, 
     """One request: POST `<prefix>[/<webhook id>]` with an AdmissionReview; 400 for what is not one, 500 for our
     own failure (logged), 404/405 for other paths and methods. The handlers' outcome lines are logged once the
     answer is written (the third item: `httpserving` calls it then)."""
-    from kopf._reactor import admission as reviewing
+    from kopf._admission import answering
 
-    deferred: reviewing.Deferred = []
-    token = reviewing.deferred_logs.set(deferred)
+    deferred: answering.Deferred = []
+    token = answering.deferred_logs.set(deferred)
     try:
         status, body = await _answer_review(fn, prefix, request)
     finally:
-        reviewing.deferred_logs.reset(token)
-    return (status, body, functools.partial(reviewing.emit_deferred, deferred)) if deferred else (status, body)
+        answering.deferred_logs.reset(token)
+    return (status, body, functools.partial(answering.emit_deferred, deferred)) if deferred else (status, body)
 
 
 async def _answer_review(fn: WebhookFn, prefix: str, request: Any) -> tuple[int, bytes]:
     import urllib.parse
 
-    from kopf._model import encoding
+    from kopf._shared import encoding
 
     path: str = request.path
     if path != prefix and not path.startswith(prefix + '/'):
@@ -263,8 +263,8 @@ class WebhookAutoServer(WebhookServer):
 
 
 async def guess_host() -> str | None:
-    """The host for webhooks of the operator's cluster, if it is a known local one (`kopf._model.admission`)."""
-    from kopf._reactor.admission import client_var
+    """The host for webhooks of the operator's cluster, if it is a known local one (`kopf._admission.protocols`)."""
+    from kopf._admission.answering import client_var
 
     client = client_var.get(None)
     if client is None:  # a server started outside of an operator: nothing to ask

@@ -26,8 +26,8 @@ from collections.abc import AsyncIterator, Iterator, Mapping
 from typing import Any, Final, Protocol
 
 from kopf._api import apierrors, credentials, transports
-from kopf._model import encoding
-from kopf._model import settings as settings_
+from kopf._core import settings as settings_
+from kopf._shared import encoding
 
 logger = logging.getLogger('kopf._api')
 

@@ -26,7 +26,7 @@ from typing import Any
 
 from kopf._api import apierrors
 from kopf._api import client as client_
-from kopf._model import resources, selectors
+from kopf._core import resources, selectors
 
 logger = logging.getLogger('kopf._api.discovery')
 

@@ -24,7 +24,7 @@ from typing import Any
 
 from kopf._api import apierrors
 from kopf._api import client as client_
-from kopf._model import settings as settings_
+from kopf._core import settings as settings_
 
 logger = logging.getLogger('kopf._api.events')
 

@@ -24,9 +24,10 @@ from typing import Any
 
 from kopf._api import apierrors
 from kopf._api import client as client_
-from kopf._model import fields, patches, resources, values
+from kopf._core import patches, resources, values
+from kopf._shared import fields
 
-logger = logging.getLogger('kopf._api.patching')
+logger = logging.getLogger('kopf._api.objectwrites')
 
 
 @values.frozen

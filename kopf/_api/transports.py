@@ -22,7 +22,7 @@ from collections.abc import Coroutine, Mapping
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from kopf._api import apierrors, credentials, http
-from kopf._model import encoding
+from kopf._shared import encoding
 from kopf._version import VERSION
 
 if TYPE_CHECKING:

@@ -21,8 +21,9 @@ from typing import Any
 
 from kopf._api import apierrors, transports, watchstate
 from kopf._api import client as client_
-from kopf._model import encoding, resources, selectors
-from kopf._model import settings as settings_
+from kopf._core import resources, selectors
+from kopf._core import settings as settings_
+from kopf._shared import encoding
 
 logger = logging.getLogger('kopf._api.watching')
 

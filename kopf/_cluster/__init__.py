@@ -2,12 +2,12 @@
 
 An aiohttp web application with real Kubernetes semantics. Never imported by the operator's runtime
 path (only by `kopf.testing`, `kopf run --local-cluster` and the `kopf cluster` command); it may use
-`kopf._model` helpers, and never imports `kopf._reactor` or `kopf._api`.
+`kopf._core` helpers, and never imports `kopf._engine` or `kopf._api`.
 
 Its packages, each importing only those listed before it (no import cycles: `tests/test_emulator_layout.py`):
 
     statuses     Kubernetes `Status` error bodies, exactly as a real API server renders them
-    jsoncodec    JSON: the runtime's codec (`kopf._model.encoding`), with the emulator's nesting bounds
+    jsoncodec    JSON: the runtime's codec (`kopf._shared.encoding`), with the emulator's nesting bounds
     apis         what is served and how a URL addresses it: the resource table, the catalog, routing
     openapi      schemas and validation: defaulting, pruning, validation, structural checks, built-in schemas
     patchtypes   merge, JSON and strategic-merge patches; field ownership for server-side apply

@@ -1,4 +1,4 @@
-"""The emulator's JSON: the runtime's one codec (`kopf._model.encoding`: orjson when installed), bounded.
+"""The emulator's JSON: the runtime's one codec (`kopf._shared.encoding`: orjson when installed), bounded.
 
 Nesting is bounded: `MAX_DEPTH` levels per object, so that every object the server keeps can also be
 sent inside its wrappers (watch events, lists, Tables, admission reviews, state snapshots), which
@@ -6,7 +6,7 @@ orjson's encoder allows up to 254 levels in all.
 """
 from typing import Any
 
-from kopf._model.encoding import dumps, fast, loads
+from kopf._shared.encoding import dumps, fast, loads
 
 MAX_DEPTH = 200   # levels of nesting of one object (a real API server parses up to 10000)
 

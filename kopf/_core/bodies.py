@@ -3,7 +3,7 @@ import datetime
 from collections.abc import Iterator, Mapping
 from typing import Any, Literal
 
-from kopf._model import fields
+from kopf._shared import fields
 
 RawBody = dict[str, Any]
 RawEvent = dict[str, Any]  # {'type': RawEventType, 'object': RawBody}

@@ -7,7 +7,7 @@ raises an error naming the offending key (the biggest key/value the patch writes
 from collections.abc import Mapping
 from typing import Any
 
-from kopf._model import fields
+from kopf._shared import fields
 
 ANNOTATIONS_BUDGET = 256 * 1024
 

@@ -3,7 +3,7 @@ import enum
 from collections.abc import Mapping
 from typing import Any
 
-from kopf._model import diffs, values
+from kopf._core import diffs, values
 
 
 class Reason(enum.StrEnum):

@@ -13,7 +13,7 @@ import enum
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, NamedTuple, overload
 
-from kopf._model import fields
+from kopf._shared import fields
 
 
 class DiffOperation(enum.StrEnum):

@@ -1,6 +1,6 @@
 """Errors that handlers raise to steer their own retries, and the errors mode for everything else.
 
-What each error means for one attempt is decided in `kopf._reactor.invoking` (an `Outcome`);
+What each error means for one attempt is decided in `kopf._engine.invoking` (an `Outcome`);
 what it means over time (retry when, give up when) is decided by the progress state machine.
 """
 import enum

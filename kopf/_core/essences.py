@@ -15,7 +15,7 @@ import copy
 from collections.abc import Collection, Iterable, Mapping, MutableMapping
 from typing import Any
 
-from kopf._model import fields
+from kopf._shared import fields
 
 MARKER_NAME = 'kopf-managed'  # `<prefix>/kopf-managed: "yes"` marks a custom prefix as Kopf's
 KOPF_DOMAIN = 'kopf.zalando.org'

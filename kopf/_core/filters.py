@@ -9,7 +9,7 @@ import enum
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final
 
-from kopf._model import fields
+from kopf._shared import fields
 
 
 class MetaFilterToken(enum.Enum):

@@ -10,7 +10,7 @@ import functools
 from collections.abc import Callable
 from typing import Any, NewType
 
-from kopf._model import fields
+from kopf._shared import fields
 
 HandlerId = NewType('HandlerId', str)
 

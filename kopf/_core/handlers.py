@@ -10,10 +10,11 @@ import warnings
 from collections.abc import Callable, Collection
 from typing import Any, ClassVar, Literal
 
-from kopf._model import fields, filters, selectors
-from kopf._model.causes import Activity, Reason
-from kopf._model.errors import ErrorsMode
-from kopf._model.ids import HandlerId
+from kopf._core import filters, selectors
+from kopf._core.causes import Activity, Reason
+from kopf._core.errors import ErrorsMode
+from kopf._core.handlerids import HandlerId
+from kopf._shared import fields
 
 Operation = Literal['CREATE', 'UPDATE', 'DELETE', 'CONNECT']
 OPERATIONS: frozenset[str] = frozenset({'CREATE', 'UPDATE', 'DELETE', 'CONNECT'})

@@ -13,12 +13,12 @@ import logging
 from collections.abc import Mapping, MutableSequence
 from typing import Any
 
-from kopf._model import diffs, progress, values
-from kopf._model.bodies import Body, RawEvent
-from kopf._model.causes import Activity, Reason
-from kopf._model.handlers import BaseHandler, ChangingHandler, SpawningHandler
-from kopf._model.patches import Patch
-from kopf._model.resources import Resource
+from kopf._core import diffs, progress, values
+from kopf._core.bodies import Body, RawEvent
+from kopf._core.causes import Activity, Reason
+from kopf._core.handlers import BaseHandler, ChangingHandler, SpawningHandler
+from kopf._core.patches import Patch
+from kopf._core.resources import Resource
 
 Logger = logging.Logger | logging.LoggerAdapter[Any]
 UserInfo = Mapping[str, Any]

@@ -10,7 +10,7 @@ import logging
 from collections.abc import Mapping
 from typing import Any, Protocol
 
-from kopf._model import errors, values
+from kopf._core import errors, values
 
 
 class OutcomeKind(enum.Enum):
@@ -125,7 +125,7 @@ class _Handler(Protocol):
 
 
 class _Judged(Protocol):
-    """The state machine's verdict on an attempt (`kopf._model.progress.HandlerState`)."""
+    """The state machine's verdict on an attempt (`kopf._core.progress.HandlerState`)."""
     @property
     def failure(self) -> bool: ...
     @property
@@ -133,7 +133,7 @@ class _Judged(Protocol):
 
 
 def describe(handler: _Handler, outcome: Outcome, judged: _Judged | None = None) -> LogEntry:
-    """The log line of one attempt's outcome, word for word as upstream's (tests/model/test_outcomes_log_lines.py).
+    """The log line of one attempt's outcome, word for word as upstream's (tests/core/test_outcomes_log_lines.py).
 
     `judged`: the handler's state after the attempt, if a state machine judged it: a RETRY that it
     turned into a failure (out of retries or out of time) is logged as the final stop it is.

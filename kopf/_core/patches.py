@@ -3,7 +3,7 @@ import copy as copying
 from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping
 from typing import Any
 
-from kopf._model import fields
+from kopf._shared import fields
 
 PatchFn = Callable[[dict[str, Any]], None]  # transforms a raw body in place; sent as a JSON-patch
 # A PatchFn may also have `json_ops(body) -> list | None`: the exact JSON-patch ops it amounts to on

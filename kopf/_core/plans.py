@@ -18,7 +18,7 @@ The order of one cycle (upstream's, kept):
    requires it any more, and the cycle goes on.
 5. `NOOP`: nothing changed: the progress of a cause that is gone (e.g. a reverted change) is purged.
 6. The change handlers of the cause: the due ones as the lifecycle picks them, through the
-   progress state machine (`kopf._model.progress`). While any is unfinished, their records are
+   progress state machine (`kopf._core.progress`). While any is unfinished, their records are
    stored and a wake-up is requested; when all are, the records are purged, the diff-base is
    stored (unless the essence is unchanged), and, for a deleted object, our finalizer released
    once its daemons and timers have exited (`RELEASING`: later cycles do only that).
@@ -30,15 +30,16 @@ import logging
 from collections.abc import Callable, Collection, Iterable, Mapping, MutableMapping, Sequence
 from typing import Any, Protocol
 
-from kopf._model import causes, diffs, essences, fields, finalizers, patches, progress, values
-from kopf._model.bodies import Body, RawEvent
-from kopf._model.causes import Reason
-from kopf._model.handlers import ChangingHandler, WatchingHandler
-from kopf._model.kwargs import ChangingCause, Logger, WatchingCause
-from kopf._model.outcomes import LogEntry, Outcome, OutcomeKind, describe
-from kopf._model.records import ObjectRecord
-from kopf._model.registries import OperatorRegistry
-from kopf._model.resources import Resource
+from kopf._core import causes, diffs, essences, finalizers, patches, progress, values
+from kopf._core.bodies import Body, RawEvent
+from kopf._core.causes import Reason
+from kopf._core.handlers import ChangingHandler, WatchingHandler
+from kopf._core.kwargs import ChangingCause, Logger, WatchingCause
+from kopf._core.outcomes import LogEntry, Outcome, OutcomeKind, describe
+from kopf._core.records import ObjectRecord
+from kopf._core.registries import OperatorRegistry
+from kopf._core.resources import Resource
+from kopf._shared import fields
 
 
 class ProgressStorage(progress.StorageLike, Protocol):

@@ -34,7 +34,7 @@ Purposes and superseding (`State.with_purpose`)
   are re-purposed (progress kept if unfinished, restarted if finished); the others are purged.
   States of handlers no longer selected are purged too.
 
-Persisting (`State.store`; purging a done cause is `kopf._model.plans.purge`)
+Persisting (`State.store`; purging a done cause is `kopf._core.plans.purge`)
 - Only changed records are stored (nothing is written for unchanged states), then dropped ones are
   purged; `storage.flush()` after each batch. When the cause is done, everything is purged: the
   states, the dropped ids, the given handler ids, and all recorded subrefs (`plans.purge`).
@@ -46,9 +46,9 @@ import datetime
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, MutableMapping, Sequence
 from typing import Any, Protocol, TypeVar
 
-from kopf._model import errors, outcomes, values
-from kopf._model.bodies import parse_timestamp
-from kopf._model.outcomes import Outcome, OutcomeKind
+from kopf._core import errors, outcomes, values
+from kopf._core.bodies import parse_timestamp
+from kopf._core.outcomes import Outcome, OutcomeKind
 
 Record = Mapping[str, Any]  # a kopf.ProgressRecord (a TypedDict defined with the storages)
 

@@ -30,7 +30,7 @@ Signals and what they do:
   memo, no handling remembered, and its newest body (kept while sharded: `newest`) queued as if listed,
   so that resume handlers run and its daemons and timers start.
 - `Stopped()`: its watch stream is over: it idles (a new stream's listing brings it back).
-- `Paused()`: its scope is paused (`kopf._model.scopes`): no wake-up is due any more (a handler's
+- `Paused()`: its scope is paused (`kopf._engine.scopes`): no wake-up is due any more (a handler's
   delay, the error throttling, the wait for our own write); our last patch's answer is forgotten,
   so that the listing that resumes the scope re-runs it (its daemons and timers start again). A
   queued or running record stays so (a paused cycle only feeds the indices). A cycle that ends
@@ -54,7 +54,7 @@ import enum
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from kopf._model import finalizers, values
+from kopf._core import finalizers, values
 
 RawEvent = dict[str, Any]
 
@@ -92,7 +92,7 @@ class ObjectRecord:
     owner: Any = None                  # the reactor's queue that serves it (to be nudged by its daemons)
     nudged: bool = False               # nudged while queued or running: re-run its newest body after that
     arrived_at: float | None = None    # the first event accepted since it last converged (its convergence clock)
-    shard: int | None = None           # its shard (`--shards`: `kopf._model.shards.shard_of`); None: unsharded
+    shard: int | None = None           # its shard (`--shards`: `kopf._shards.assignment.shard_of`); None: unsharded
     newest: RawEvent | None = None     # sharded only: its newest event, for a takeover of its shard
 
 

@@ -15,9 +15,9 @@ import dataclasses
 from collections.abc import Awaitable, Callable, Collection, Iterable, Iterator, Mapping
 from typing import Any, TypeVar
 
-from kopf._model import fields, filters
-from kopf._model.causes import Activity, Reason
-from kopf._model.handlers import (
+from kopf._core import filters
+from kopf._core.causes import Activity, Reason
+from kopf._core.handlers import (
     ActivityHandler,
     BaseHandler,
     ChangingHandler,
@@ -30,7 +30,7 @@ from kopf._model.handlers import (
     WebhookHandler,
     WebhookType,
 )
-from kopf._model.kwargs import (
+from kopf._core.kwargs import (
     ChangingCause,
     IndexingCause,
     ResourceCause,
@@ -39,8 +39,9 @@ from kopf._model.kwargs import (
     WebhookCause,
     filter_kwargs,
 )
-from kopf._model.resources import Resource
-from kopf._model.selectors import Selector
+from kopf._core.resources import Resource
+from kopf._core.selectors import Selector
+from kopf._shared import fields
 
 _H = TypeVar('_H', bound=BaseHandler)
 _V = TypeVar('_V')

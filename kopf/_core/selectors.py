@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable, Iterable
 from typing import Any, Final
 
-from kopf._model.resources import Resource
+from kopf._core.resources import Resource
 
 ResourceFn = Callable[[Resource], bool]
 

@@ -12,8 +12,8 @@ from collections.abc import Iterable, MutableMapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from kopf._storage.diffbase import DiffBaseStorage
-    from kopf._storage.progress import ProgressStorage
+    from kopf._storage.diffbasestorages import DiffBaseStorage
+    from kopf._storage.progressstorages import ProgressStorage
 
 Backoffs = float | Iterable[float]
 SelectorMapping = MutableMapping[Any, str]  # resource selector (str, tuple, EVERYTHING, callable) → selector
@@ -160,13 +160,13 @@ class NetworkingSettings:
 
 
 def _default_progress_storage() -> 'ProgressStorage':
-    from kopf._storage import progress  # lazily: the storages are codecs over this layer
+    from kopf._storage import progressstorages as progress  # lazily: the storages are codecs over this layer
     return progress.SmartProgressStorage()
 
 
 def _default_diffbase_storage() -> 'DiffBaseStorage':
-    from kopf._storage import diffbase  # lazily: the storages are codecs over this layer
-    return diffbase.AnnotationsDiffBaseStorage()
+    from kopf._storage import diffbasestorages  # lazily: the storages are codecs over this layer
+    return diffbasestorages.AnnotationsDiffBaseStorage()
 
 
 @dataclasses.dataclass

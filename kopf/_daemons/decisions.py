@@ -1,7 +1,7 @@
 """Daemons and timers as values: which to start or stop for an object, and when a timer is due. Pure.
 
 Log lines (upstream's words, for switching frameworks without surprises): each attempt as any
-handler's (`kopf._model.outcomes.invoked` and `describe`); and `exit_log`:
+handler's (`kopf._core.outcomes.invoked` and `describe`); and `exit_log`:
 - The end of a daemon: "... has exited on its own and will not be retried or restarted." (it returned
   or failed for good), "... has exited on request and will not be retried or restarted." (after a
   stop), and then "... has exited gracefully." if the operator exits (a timer logs only this one).
@@ -28,9 +28,9 @@ import logging
 from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
-from kopf._model.daemons import DaemonStoppingReason
-from kopf._model.handlers import SpawningHandler, TimerHandler
-from kopf._model.outcomes import LogEntry
+from kopf._core.handlers import SpawningHandler, TimerHandler
+from kopf._core.outcomes import LogEntry
+from kopf._daemons.reasons import DaemonStoppingReason
 
 
 @dataclasses.dataclass(frozen=True)

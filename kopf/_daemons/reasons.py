@@ -2,7 +2,7 @@
 
 The flag is pure here: it is truthy once set, `.is_set()`, `.reason` (the union of all reasons it
 was set with, or None while it is not set). Waiting needs I/O, so the waiting variants live in
-`kopf._reactor.stoppers`: a blocking `.wait(timeout)` for sync daemons (run in threads) and an
+`kopf._daemons.stoppers`: a blocking `.wait(timeout)` for sync daemons (run in threads) and an
 awaitable one for async daemons. Both are instances of `DaemonStopped`, which is what users annotate.
 """
 import enum
@@ -58,7 +58,7 @@ class DaemonStopped:
     def wait(self, timeout: float | None = None) -> Any:
         """Blocking in the sync variant (returns bool), a coroutine in the async one (resolves to bool)."""
         raise TypeError(f'{type(self).__name__} cannot wait: the framework passes a sync or async variant '
-                        'to daemons and timers (kopf._reactor.stoppers).')
+                        'to daemons and timers (kopf._daemons.stoppers).')
 
 
 # Deprecated names of the `stopped` kwarg's type (upstream kept them for old annotations).

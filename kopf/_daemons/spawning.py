@@ -2,14 +2,14 @@
 
 After every cycle of an object, `reconcile()` feeds its newest body to the object's `Background`
 (made at the first cycle of an object of a resource with daemons or timers) and starts or stops its
-daemons and timers as `kopf._model.background.reconcile` decides.
+daemons and timers as `kopf._daemons.decisions.reconcile` decides.
 - A daemon is one task per (object, daemon): async ones in the loop, sync ones each in a thread of
   its own (never in the handlers' executor, which a few long sync daemons would starve). It is
   retried per its errors/backoff/TemporaryError delays, its patch applied after every attempt; it
   is not restarted after it returned on its own or failed for good.
 - A timer is a due time in the operator's one scheduler, not a sleeping task: when due, one call
   runs (a short task), its patch is applied, and the next due time is computed
-  (`kopf._model.background.next_due`). Essential changes of the object postpone `idle` timers.
+  (`kopf._daemons.decisions.next_due`). Essential changes of the object postpone `idle` timers.
 - Both see the live body (replaced on every event), the object's memo, and a `stopped` flag.
 - Stopping a daemon: `stopped` is set; after `cancellation_backoff` an async one is cancelled; after
   `cancellation_timeout` it is abandoned (a warning and a ResourceWarning); without a timeout, it
@@ -28,12 +28,13 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from kopf._api import apierrors
-from kopf._model import background as model
-from kopf._model import finalizers, handlers, patches, plans, records
-from kopf._model.bodies import Body
-from kopf._model.daemons import DaemonStoppingReason
-from kopf._model.kwargs import SpawningCause, filter_kwargs
-from kopf._reactor import applying, contexts, loggers, spawns
+from kopf._core import finalizers, handlers, patches, plans, records
+from kopf._core.bodies import Body
+from kopf._core.kwargs import SpawningCause, filter_kwargs
+from kopf._daemons import decisions
+from kopf._daemons import workers as spawns
+from kopf._daemons.reasons import DaemonStoppingReason
+from kopf._engine import applying, contexts, loggers
 
 logger = logging.getLogger('kopf.reactor.spawning')
 EXIT_TIMEOUT = 5.0  # on operator exit: seconds for daemons to stop before they are cancelled
@@ -97,7 +98,7 @@ def reconcile(rctx: contexts.ResourceContext, record: records.ObjectRecord, plan
             background.changed(loop_now)
         background.essence = plan.essence
     cause = background.cause(patches.Patch())
-    changes = model.reconcile(rctx.registry.iter_spawning_handlers(cause), running=background.spawns.keys(),
+    changes = decisions.reconcile(rctx.registry.iter_spawning_handlers(cause), running=background.spawns.keys(),
                               finished=record.finished, has_finalizer=finalizers.present(body, rctx.finalizer),
                               deleting=finalizers.deleting(body))
     for key, reason in changes.stop:
@@ -159,8 +160,8 @@ class Background:
         self.logger = loggers.ObjectLogger(body=self.latest, settings=rctx.settings)  # no copy: the live body
 
     def see(self, body: Mapping[str, Any], *, answer: bool = False) -> None:
-        """A body (of an event, or of our patch's answer) is the live one, unless it is older (`model.is_live`)."""
-        if model.is_live(body, self.latest.raw, answer=answer):
+        """A body (of an event, or of our patch's answer) is the live one, unless it is older (`decisions.is_live`)."""
+        if decisions.is_live(body, self.latest.raw, answer=answer):
             self.latest.raw = body
 
     def cause(self, patch: patches.Patch) -> SpawningCause:

@@ -8,7 +8,7 @@ flag with `.set(reason)` from the event loop (or any thread: waking is thread-sa
 import asyncio
 import threading
 
-from kopf._model.daemons import DaemonStopped
+from kopf._daemons.reasons import DaemonStopped
 
 
 class SyncDaemonStopped(DaemonStopped):

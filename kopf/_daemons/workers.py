@@ -15,15 +15,15 @@ import warnings
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from kopf._model import background as model
-from kopf._model import handlers, outcomes, patches, plans, progress
-from kopf._model.daemons import DaemonStoppingReason
-from kopf._model.kwargs import handler_kwargs
-from kopf._model.outcomes import Outcome, OutcomeKind
-from kopf._reactor import changing, invoking, loggers, stoppers
+from kopf._core import handlers, outcomes, patches, plans, progress
+from kopf._core.kwargs import handler_kwargs
+from kopf._core.outcomes import Outcome, OutcomeKind
+from kopf._daemons import decisions, stoppers
+from kopf._daemons.reasons import DaemonStoppingReason
+from kopf._engine import changing, invoking, loggers
 
 if TYPE_CHECKING:
-    from kopf._reactor.spawning import Background
+    from kopf._daemons.spawning import Background
 
 
 class _ThreadPerCall(concurrent.futures.Executor):
@@ -186,7 +186,7 @@ class Daemon(Spawn):
             self.logger.exception(f'{handler} failed unexpectedly: {exc!r}')
         finally:
             self._finished = finished
-            for entry in model.exit_logs(handler, None if finished else self.flag.reason):
+            for entry in decisions.exit_logs(handler, None if finished else self.flag.reason):
                 entry.emit(self.logger)
 
     async def _sleep(self, delay: float) -> bool:
@@ -260,7 +260,7 @@ class Timer(Spawn):
         self.changed_since = False
         loop_now = asyncio.get_running_loop().time()
         delay = self.background.initial_delay(self.handler)
-        self._schedule(model.first_due(self.handler, now=loop_now, initial_delay=delay,
+        self._schedule(decisions.first_due(self.handler, now=loop_now, initial_delay=delay,
                                        last_change=self.background.last_change))
 
     def tasks(self) -> list['asyncio.Task[Any]']:
@@ -308,7 +308,7 @@ class Timer(Spawn):
         final = judged.success or judged.failure
         self.state = changing.now() if final else judged  # fresh again: only the time is kept
         delay = (judged.delayed - changing.now()).total_seconds() if judged.delayed is not None else None
-        due = model.next_due(self.handler, started=started, finished=finished, success=final, delay=delay,
+        due = decisions.next_due(self.handler, started=started, finished=finished, success=final, delay=delay,
                              last_change=self.background.last_change, changed_since=self.changed_since)
         if due is None and self.handler.interval is None and self.handler.idle is None:
             self._exit(finished=True)  # a one-shot timer: done
@@ -320,7 +320,7 @@ class Timer(Spawn):
         if calling:
             self.changed_since = True
             return
-        due = model.on_change(self.handler, self.due, now=at, waiting=not calling)
+        due = decisions.on_change(self.handler, self.due, now=at, waiting=not calling)
         if due != self.due:
             self._schedule(due)
 
@@ -334,5 +334,5 @@ class Timer(Spawn):
 
     def _stopped(self) -> None:
         if self.flag.reason is not None and self.flag.reason & DaemonStoppingReason.OPERATOR_EXITING:
-            model.graceful_log(self.handler).emit(self.logger)  # only then, as upstream
+            decisions.graceful_log(self.handler).emit(self.logger)  # only then, as upstream
         self._exit(finished=False)

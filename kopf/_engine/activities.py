@@ -11,11 +11,11 @@ from collections.abc import Iterable
 from typing import Any
 
 from kopf._api import credentials, loginning
-from kopf._model import handlers, progress
-from kopf._model.causes import Activity
-from kopf._model.kwargs import ActivityCause, handler_kwargs
-from kopf._model.outcomes import Outcome, OutcomeKind, describe
-from kopf._reactor import contexts, invoking
+from kopf._core import handlers, progress
+from kopf._core.causes import Activity
+from kopf._core.kwargs import ActivityCause, handler_kwargs
+from kopf._core.outcomes import Outcome, OutcomeKind, describe
+from kopf._engine import contexts, invoking
 
 
 class ActivityError(Exception):

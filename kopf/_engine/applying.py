@@ -5,15 +5,15 @@
   JSON-patch (the merge content folded into it), not as a JSON-patch plus a merge-patch.
 - Annotations are budgeted before sending: an over-budget patch is not sent (the error names the key).
 - The server's answer is returned: the object's record decides whether the next cycle runs on it
-  at once or waits for it to come back through the watch (`kopf._model.records`).
+  at once or waits for it to come back through the watch (`kopf._core.records`).
 """
 from collections.abc import Mapping
 from typing import Any
 
-from kopf._api import patching
-from kopf._model import budgets, patches
-from kopf._model.kwargs import Logger
-from kopf._reactor import contexts
+from kopf._api import objectwrites
+from kopf._core import budgets, patches
+from kopf._core.kwargs import Logger
+from kopf._engine import contexts
 
 
 def fold(patch: patches.Patch) -> patches.Patch:
@@ -46,6 +46,6 @@ async def apply(rctx: contexts.ResourceContext, body: Mapping[str, Any], patch: 
     if metrics.enabled:
         metrics.patched(rctx.resource, 'sent')
     meta: Mapping[str, Any] = body.get('metadata') or {}
-    result = await patching.patch_obj(rctx.operator.client, rctx.resource, namespace=meta.get('namespace'),
+    result = await objectwrites.patch_obj(rctx.operator.client, rctx.resource, namespace=meta.get('namespace'),
                                       name=str(meta.get('name')), patch=fold(patch), body=body, log=logger)
     return result.body

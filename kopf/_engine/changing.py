@@ -1,6 +1,6 @@
 """Invoking a plan's handlers: the `on.event` ones, the optional delete ones, the change ones with sub-handlers.
 
-What to invoke is decided already (`kopf._model.plans.decide`); this module only awaits the
+What to invoke is decided already (`kopf._core.plans.decide`); this module only awaits the
 handlers, one at a time, in the plan's order, and returns their outcomes for `settle()`:
 - `on.event` handlers: each fresh event, errors ignored (IGNORED by default), logged at once.
 - Optional delete handlers of an object deleted without our finalizer: once, best-effort.
@@ -15,10 +15,10 @@ import datetime
 import functools
 import time
 
-from kopf._model import errors, handlers, plans, progress, registries
-from kopf._model.kwargs import ChangingCause, handler_kwargs
-from kopf._model.outcomes import Outcome, OutcomeKind
-from kopf._reactor import contexts, invoking
+from kopf._core import errors, handlers, plans, progress, registries
+from kopf._core.kwargs import ChangingCause, handler_kwargs
+from kopf._core.outcomes import Outcome, OutcomeKind
+from kopf._engine import contexts, invoking
 
 
 def now() -> datetime.datetime:

@@ -5,7 +5,7 @@ Functions take these objects instead of wide parameter lists (ARCHITECTURE "stat
   the one scheduler of everything that happens later, and the paused scopes (`pausing`).
 - `ResourceContext`: the served resource, the storages fitted to its schema, and the records of
   its objects (by uid).
-- `ObjectRecord` (`kopf._model.records`): the one record of each object while the process lives:
+- `ObjectRecord` (`kopf._core.records`): the one record of each object while the process lives:
   its memo (a shallow copy of the operator's memo), what its handling remembers between cycles,
   and its place in the queue.
 """
@@ -15,13 +15,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from kopf._api import client as client_
-from kopf._model import memos, progress, registries, resources, telemetry
-from kopf._model import records as records_
-from kopf._model import settings as settings_
-from kopf._reactor import pausing as pausing_
-from kopf._reactor import scheduling
-from kopf._storage import diffbase
-from kopf._storage import progress as progress_storages
+from kopf._core import memos, progress, registries, resources
+from kopf._core import records as records_
+from kopf._core import settings as settings_
+from kopf._engine import pausing as pausing_
+from kopf._engine import scheduling
+from kopf._metrics import instruments
+from kopf._storage import diffbasestorages, progressstorages
 
 
 @dataclasses.dataclass
@@ -39,7 +39,7 @@ class OperatorContext:
     exiting: bool = False  # the operator is stopping: no daemon or timer starts any more
     indexing: Any = None   # the in-memory indices and the gate of the start (`indexing.Indexing`)
     admission: Any = None  # the admission webhooks' side, if any handlers (`admission.Admission`)
-    metrics: telemetry.Metrics = dataclasses.field(default_factory=telemetry.Metrics)  # a no-op unless on
+    metrics: instruments.Metrics = dataclasses.field(default_factory=instruments.Metrics)  # a no-op unless on
     peering: Any = None    # the peerings, unless standalone (`peering.Peerings`)
     leasing: Any = None    # the Leases of the leader election, if any (`leasing.Leasing`)
     identity: str | None = None  # this operator's identity in peerings and Leases (also in its User-Agent)
@@ -68,8 +68,8 @@ class ResourceContext:
     """What the processing of one resource's objects shares: its storages and object memories."""
     operator: OperatorContext
     resource: resources.Resource
-    progress_storage: progress_storages.ProgressStorage
-    diffbase_storage: diffbase.DiffBaseStorage
+    progress_storage: progressstorages.ProgressStorage
+    diffbase_storage: diffbasestorages.DiffBaseStorage
     records: dict[str, records_.ObjectRecord] = dataclasses.field(default_factory=dict)
     _delays: tuple[Any, tuple[float, ...]] | None = dataclasses.field(default=None, init=False, repr=False)
 
@@ -116,7 +116,7 @@ class ResourceContext:
         if record is None:
             record = self.records[uid] = records_.ObjectRecord(uid=uid, memo=memos.copy_for_object(self.operator.memo))
             if self.operator.shards:
-                from kopf._model import shards  # lazily: only with --shards
+                from kopf._shards import assignment as shards  # lazily: only with --shards
                 record.shard = shards.shard_of(uid, self.operator.shards)
         return record
 

@@ -8,7 +8,7 @@ import os
 import socket
 import string
 
-from kopf._model import identities
+from kopf._engine import identities
 
 _USER_VARIABLES = ('LOGNAME', 'USER', 'LNAME', 'USERNAME')  # the ones `getpass.getuser()` reads, in its order
 

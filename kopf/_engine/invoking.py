@@ -1,7 +1,7 @@
 """Invoking handlers: async ones in the loop, sync ones in an executor; what they did → an `Outcome`.
 
 Invocation decides nothing over time: no retry counting, no "retries exhausted", no timeout
-arithmetic across attempts — that is the progress state machine's (kopf._model.progress).
+arithmetic across attempts — that is the progress state machine's (kopf._core.progress).
 It only enforces the time budget it is given (`remaining`, docs/design/decisions.md #6): an async
 handler still running when the budget runs out is cancelled and the outcome is TIMEOUT; a sync
 handler cannot be interrupted, so it runs to its end and is judged by what it returned or raised.
@@ -31,14 +31,15 @@ import weakref
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from kopf._model import errors, handlers, ids, outcomes, registries, settings
-from kopf._model.outcomes import Outcome, OutcomeKind
+from kopf._core import errors, handlers, outcomes, registries, settings
+from kopf._core import handlerids as ids
+from kopf._core.outcomes import Outcome, OutcomeKind
 
 DEFAULT_BACKOFF = 60.0  # settings.execution.default_backoff, if the caller does not pass its own
 
 
 class Slot:
-    """A place in a bounded pool of cycles (kopf._reactor.queueing), freed while an async handler runs."""
+    """A place in a bounded pool of cycles (kopf._engine.queueing), freed while an async handler runs."""
 
     def release(self) -> bool:
         """Free the place; False if it was not held (e.g. a sub-handler inside an async handler)."""
@@ -217,7 +218,7 @@ async def invoke_handler(
 ) -> Outcome:
     """One attempt of one handler (of any kind), turned into an outcome: the one way the reactor calls handlers.
 
-    `kwargs`: as `kopf._model.kwargs.handler_kwargs()` builds them for the attempt.
+    `kwargs`: as `kopf._core.kwargs.handler_kwargs()` builds them for the attempt.
     `execution`: `settings.execution`; its executor runs sync handlers, its `default_backoff` delays
     the retries of errors that have none of their own (None: the loop's default executor, 60 s).
     `executor`: instead of the execution's (a thread of its own per sync daemon).
@@ -226,7 +227,7 @@ async def invoke_handler(
     the sub-handlers; their ids are reported in `Outcome.subrefs`.
     `logger`: if given, the attempt is logged as upstream does: "Handler 'x' is invoked." before it,
     and (unless `log_outcome` is false: the caller logs it once a state machine has judged it) its
-    outcome after it, e.g. "Handler 'x' succeeded." (`kopf._model.outcomes.describe`).
+    outcome after it, e.g. "Handler 'x' succeeded." (`kopf._core.outcomes.describe`).
 
     While it runs, `registries.execution` holds its one execution context (the handler, the default
     owner: its `body` kwarg if any, the sub-handling context); sync handlers see it in their thread too.
@@ -336,7 +337,7 @@ async def execute(
         context.registry.register(handler)
     context.lifecycle = lifecycle
     context.executed = True
-    if context.runner is not None:  # the reactor's: progress-tracked, see kopf._reactor.changing
+    if context.runner is not None:  # the reactor's: progress-tracked, see kopf._engine.changing
         await context.runner(context)
 
 

@@ -39,7 +39,7 @@ class Progress:
 
     @property
     def large(self) -> bool:
-        """Worth giving the burst's memory back once it is over (`kopf._reactor.memory`)."""
+        """Worth giving the burst's memory back once it is over (`kopf._engine.memory`)."""
         return self.total >= LARGE
 
     def seen(self, uid: str) -> None:

@@ -15,7 +15,7 @@ from collections.abc import Mapping, MutableMapping
 from typing import Any
 
 from kopf._api import events
-from kopf._model import settings as settings_
+from kopf._core import settings as settings_
 
 objects_logger = logging.getLogger('kopf.objects')
 

@@ -21,7 +21,7 @@
   skipped group-version that answers again and what is served of it. Selectors that are unresolved for
   another reason (no such CRD yet) wait for CRD events, as before: no polling of the discovery.
   No task runs while nothing is skipped.
-- Pausing (`kopf._model.scopes`, by peering): a watcher whose scope is paused stops its stream (in-
+- Pausing (`kopf._engine.scopes`, by peering): a watcher whose scope is paused stops its stream (in-
   flight cycles finish; daemons and timers stop) and waits; resuming starts a new stream, which
   re-lists. The streams of indexed resources go on while paused (only the indices are fed) and
   re-list when resumed.
@@ -33,8 +33,8 @@ from collections.abc import Collection, Mapping
 from typing import Any
 
 from kopf._api import apierrors, discovery, namespaces, watching, watchstate
-from kopf._model import handlers, resources, selectors
-from kopf._reactor import contexts, queueing
+from kopf._core import handlers, resources, selectors
+from kopf._engine import contexts, queueing
 from kopf._storage import fitting
 
 logger = logging.getLogger('kopf.reactor.observing')

@@ -1,15 +1,15 @@
-"""The operator's paused scopes (`kopf._model.scopes`), with waits for their changes.
+"""The operator's paused scopes (`kopf._engine.scopes`), with waits for their changes.
 
 Peering pauses and resumes scopes here; the watchers wait here for their scope to be paused or
 resumed, and the cycles and daemons ask `paused()` before they act. A shard's scope pauses objects,
-not streams: its changes (paused, or acting again) go to `on_shard` (`kopf._reactor.sharding`),
+not streams: its changes (paused, or acting again) go to `on_shard` (`kopf._shards.membership`),
 which pauses or takes over the shard's objects' records.
 """
 import asyncio
 import functools
 from collections.abc import Callable, Hashable
 
-from kopf._model import scopes
+from kopf._engine import scopes
 
 
 class Pausing:

@@ -9,8 +9,9 @@ that nothing provides (e.g. a misspelt index id).
 """
 import logging
 
-from kopf._model import admission, registries
-from kopf._model import settings as settings_
+from kopf._admission import protocols
+from kopf._core import registries
+from kopf._core import settings as settings_
 
 logger = logging.getLogger('kopf.reactor.preflight')
 
@@ -30,7 +31,7 @@ def check(registry: registries.OperatorRegistry, settings: settings_.OperatorSet
             '(e.g. kopf.WebhookServer()) in a startup handler.')
     if settings.admission.managed is not None:
         try:
-            admission.validate_managed(settings.admission.managed)
+            protocols.validate_managed(settings.admission.managed)
         except ValueError as exc:
             raise UnsupportedHandlersError(str(exc)) from None
 

@@ -4,7 +4,7 @@ A GET on the path answers JSON `{probe handler id: result}` (results that are no
 `@kopf.on.probe()` handlers; they run at most once per `PROBE_CACHE_TIME` seconds (under a lock, so
 concurrent requests share one run). A probe handler's final failure answers HTTP 500.
 Only `http://` endpoints; the host defaults to `localhost`, the port to 80. With metrics on, the same
-server answers `GET /metrics` too (`kopf._reactor.metrics`).
+server answers `GET /metrics` too (`kopf._metrics.prometheus`).
 aiohttp's server side (`aiohttp.web`, ~17 ms to import) is imported only when an endpoint is served.
 """
 import asyncio
@@ -14,8 +14,8 @@ import time
 import urllib.parse
 from typing import TYPE_CHECKING, Any
 
-from kopf._model.causes import Activity
-from kopf._reactor import activities, contexts
+from kopf._core.causes import Activity
+from kopf._engine import activities, contexts
 
 if TYPE_CHECKING:
     from aiohttp import web
@@ -68,7 +68,7 @@ async def serve(ctx: contexts.OperatorContext, url: str) -> None:
     app = web.Application()
     app.router.add_get(endpoint.path, Prober(ctx).handle)
     if ctx.metrics.enabled and endpoint.path != '/metrics':
-        from kopf._reactor import metrics
+        from kopf._metrics import prometheus as metrics
         metrics.route(app, ctx.metrics)  # `/metrics` on the liveness server too
     runner = web.AppRunner(app, access_log=None)
     await runner.setup()

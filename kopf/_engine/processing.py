@@ -1,18 +1,18 @@
 """One cycle of one object: decide → invoke → settle → apply (→ its daemons and timers see the newest body).
 
 A cycle of an object whose scope is paused (peering, a Lease, its shard not ours) only feeds the indices.
-`decide` and `settle` are pure (`kopf._model.plans`); this module only awaits the invocations
+`decide` and `settle` are pure (`kopf._core.plans`); this module only awaits the invocations
 (`changing`) and the patch (`applying`), logs what the pure steps decided, and reports the cycle's
-end to the object's record as a value (`kopf._model.records.Done`).
+end to the object's record as a value (`kopf._core.records.Done`).
 """
 import asyncio
 from collections.abc import Iterable
 
-from kopf._model import handlers, plans, records
-from kopf._model.bodies import RawEvent
-from kopf._model.kwargs import Logger
-from kopf._model.outcomes import LogEntry
-from kopf._reactor import applying, changing, contexts, loggers
+from kopf._core import handlers, plans, records
+from kopf._core.bodies import RawEvent
+from kopf._core.kwargs import Logger
+from kopf._core.outcomes import LogEntry
+from kopf._engine import applying, changing, contexts, loggers
 
 
 async def process(rctx: contexts.ResourceContext, record: records.ObjectRecord, event: RawEvent, *,
@@ -37,7 +37,7 @@ async def process(rctx: contexts.ResourceContext, record: records.ObjectRecord, 
     plan = plans.decide(rctx, record, event, now=changing.now(), fresh=fresh, logger=logger,
                         event_logger=lambda: loggers.LocalObjectLogger(body=event['object'], settings=rctx.settings))
     if record.background is not None:  # as upstream: daemons and timers stop before the delete handlers
-        from kopf._reactor import spawning  # lazily: operators without daemons and timers never load it
+        from kopf._daemons import spawning  # lazily: operators without daemons and timers never load it
         spawning.stop_if_deleted(record, plan)
     if plan.logs:
         emit(plan.logs, logger)
@@ -50,7 +50,7 @@ async def process(rctx: contexts.ResourceContext, record: records.ObjectRecord, 
     if answer is not None or deleted or not settlement.patch:
         remember(record, settlement)  # only what is written (a refused patch re-runs its handlers)
     if handlers.SpawningHandler in kinds:
-        from kopf._reactor import spawning  # lazily: operators without daemons and timers never load it
+        from kopf._daemons import spawning  # lazily: operators without daemons and timers never load it
         spawning.reconcile(rctx, record, plan, answer)  # daemons and timers see the newest body
     return records.Done(
         event=event, now=asyncio.get_running_loop().time(), wakeup=settlement.wakeup, answer=answer,
@@ -73,7 +73,7 @@ def handles(rctx: contexts.ResourceContext) -> bool:
 
 
 def paused(rctx: contexts.ResourceContext, record: records.ObjectRecord, event: RawEvent) -> bool:
-    """Whether the object's scope (or its shard) is paused (`kopf._model.scopes`): its handlers must not run now."""
+    """Whether the object's scope (or its shard) is paused (`kopf._engine.scopes`): its handlers must not run now."""
     namespace = (event.get('object', {}).get('metadata') or {}).get('namespace')
     return rctx.operator.pausing.pauses.paused(namespace, record.shard)  # nothing paused: False at once
 

@@ -1,6 +1,6 @@
 """Per-object work: the records of one watch stream's objects, a queue of them, and a pool of runners.
 
-- Events are routed by uid to the object's record (`kopf._model.records`): every signal goes
+- Events are routed by uid to the object's record (`kopf._core.records`): every signal goes
   through its pure `step()`, and this module carries out the effects that come back: queueing it,
   asking the operator's scheduler to wake it, running a cycle, logging an error's retry, forgetting it.
 - Only keys go through the queue (controller-runtime style): records with something to do wait in a
@@ -16,7 +16,7 @@
 - An idle runner exits after `settings.queueing.idle_timeout`; a wake-up starts one again.
 - When the stream ends (`drain`), idle runners exit at once; the cycles running are given
   `settings.queueing.exit_timeout` seconds to finish (None: as long as they take), then cancelled.
-- The stream's initial listing and the first cycles of its objects are counted (`kopf._model.listings`):
+- The stream's initial listing and the first cycles of its objects are counted (`kopf._engine.listings`):
   progress lines at most every few seconds while that lasts, one line when all are resumed.
 - Pausing (`pause()`, when the stream's scope is paused): the records' wake-ups are cancelled, their
   daemons and timers stopped (`OPERATOR_PAUSING`); cycles in flight finish; a cycle that begins
@@ -34,10 +34,10 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from kopf._model import handlers, listings, memos, records, scopes
-from kopf._model.bodies import RawEvent
-from kopf._model.daemons import DaemonStoppingReason
-from kopf._reactor import contexts, invoking, loggers, memory, processing
+from kopf._core import handlers, memos, records
+from kopf._core.bodies import RawEvent
+from kopf._daemons.reasons import DaemonStoppingReason
+from kopf._engine import contexts, invoking, listings, loggers, memory, processing, scopes
 
 logger = logging.getLogger('kopf.reactor.queueing')
 
@@ -99,7 +99,7 @@ class Dispatcher:
         self.sighted: Callable[[contexts.ResourceContext, records.ObjectRecord, RawEvent], None] | None = None
         # Looked up once per stream, not per event; operators without daemons and timers never load it.
         if rctx.registry.has_handlers(rctx.resource, handlers.SpawningHandler):
-            from kopf._reactor import spawning
+            from kopf._daemons import spawning
             self.sighted = spawning.sighted
         self.closed = False
         self.indexing = rctx.operator.indexing if rctx.registry.has_handlers(rctx.resource,

@@ -17,13 +17,13 @@ from typing import Any
 
 from kopf._api import apierrors, credentials, events, namespaces
 from kopf._api import client as client_
-from kopf._model import memos, progress, registries
-from kopf._model import settings as settings_
-from kopf._model.causes import Activity
-from kopf._model.daemons import DaemonStoppingReason
-from kopf._reactor import activities, contexts, flags, observing, preflight
-from kopf._reactor import identity as identity_
-from kopf._reactor.flags import Flag
+from kopf._core import memos, progress, registries
+from kopf._core import settings as settings_
+from kopf._core.causes import Activity
+from kopf._daemons.reasons import DaemonStoppingReason
+from kopf._engine import activities, contexts, flags, observing, preflight
+from kopf._engine import identity as identity_
+from kopf._engine.flags import Flag
 
 logger = logging.getLogger('kopf.reactor.running')
 
@@ -85,7 +85,7 @@ async def spawn_tasks(
     if unknown:
         raise TypeError(f'Unknown options of the operator: {", ".join(sorted(unknown))}')
     if liveness_endpoint is not None:
-        from kopf._reactor import probing  # lazily: only with a liveness endpoint (~0.6 ms)
+        from kopf._engine import probing  # lazily: only with a liveness endpoint (~0.6 ms)
         try:
             probing.Endpoint.parse(liveness_endpoint)
         except ValueError as exc:
@@ -100,7 +100,7 @@ async def spawn_tasks(
     _peering_options(settings, standalone=standalone, priority=priority, peering_name=peering_name,
                      clusterwide=clusterwide)
     if metrics_endpoint is not None:  # `kopf run --metrics`: checked now, for a clear error before anything starts
-        from kopf._reactor import metrics  # lazily: an operator without metrics never loads it
+        from kopf._metrics import prometheus as metrics  # lazily: an operator without metrics never loads it
         try:
             metrics.check(metrics_endpoint)
         except metrics.MetricsError as exc:
@@ -118,8 +118,8 @@ async def spawn_tasks(
         memo=memo if memo is not None else memos.Memo(), lifecycle=lifecycle or progress.get_default_lifecycle())
     preflight.check_kwargs(registry)
     if registry.indexing:
-        from kopf._reactor import indexing  # lazily: an operator without indices never loads it
-        ctx.indexing = indexing.Indexing(registry)
+        from kopf._indices import filling  # lazily: an operator without indices never loads it
+        ctx.indexing = filling.Indexing(registry)
         ctx.indices = ctx.indexing.indices
     vault = vault if vault is not None else credentials.Vault(activities.make_login(ctx))
     ctx.identity = identity
@@ -172,14 +172,14 @@ async def _orchestrate(ctx: contexts.OperatorContext, scope: observing.Scope, *,
         try:
             flags.raise_flag(ready_flag)
             if ctx.settings.peering.lease.name and ctx.settings.peering.lease.shards:  # shards paused until ours
-                from kopf._reactor import sharding
+                from kopf._shards import membership
                 ctx.shards = ctx.settings.peering.lease.shards
-                ctx.leasing = sharding.Sharding(ctx)
+                ctx.leasing = membership.Sharding(ctx)
             elif ctx.settings.peering.lease.name:  # paused before any watcher starts, until the Lease is ours
-                from kopf._reactor import leasing
-                ctx.leasing = leasing.Leasing(ctx)
+                from kopf._leases import holding
+                ctx.leasing = holding.Leasing(ctx)
             if _peers(ctx.settings):  # its scopes are paused before any watcher starts
-                from kopf._reactor import peering
+                from kopf._peering import keepalives as peering
                 ctx.peering = peering.Peerings(ctx, clusterwide=ctx.settings.peering.clusterwide or scope.clusterwide,
                                                namespaces=namespaces.exact_names(scope.patterns) or ())
             async with asyncio.TaskGroup() as tg:
@@ -192,15 +192,15 @@ async def _orchestrate(ctx: contexts.OperatorContext, scope: observing.Scope, *,
                                name='kopf observer')
                 tg.create_task(_until(ctx, stopper), name='kopf stopper')
                 if ctx.registry.webhooks:
-                    from kopf._reactor import admission
+                    from kopf._admission import answering as admission
                     ctx.admission = admission.Admission(ctx)
                     tg.create_task(_logged('Admission webhook server', ctx.admission.serve()),
                                    name='kopf admission webhooks')
                 if ctx.metrics.address is not None:
-                    from kopf._reactor import metrics
+                    from kopf._metrics import prometheus as metrics
                     tg.create_task(metrics.serve(ctx), name='kopf metrics endpoint')
                 if liveness is not None:
-                    from kopf._reactor import probing
+                    from kopf._engine import probing
                     tg.create_task(probing.serve(ctx, liveness), name='kopf liveness endpoint')
         except* _Stopped:
             logger.debug('Root tasks are stopped: finishing normally; tasks left: set()')  # as upstream 1.45.2
@@ -247,7 +247,7 @@ async def _until(ctx: contexts.OperatorContext, stopper: 'asyncio.Future[None]')
     try:
         await stopper  # raises _Stopped when the stop comes
     finally:
-        from kopf._reactor import spawning  # lazily: loaded by the first daemon or timer, else only now
+        from kopf._daemons import spawning  # lazily: loaded by the first daemon or timer, else only now
         await spawning.stop_all(ctx, DaemonStoppingReason.OPERATOR_EXITING)  # before the watchers go
 
 
@@ -262,13 +262,13 @@ async def _start(ctx: contexts.OperatorContext) -> None:
         raise OperatorError(str(exc)) from None
     lease = ctx.settings.peering.lease
     if lease.name:
-        from kopf._model import leases  # lazily: only with a Lease
-        if problem := leases.check(leases.durations_of(lease)):
+        from kopf._leases import elections  # lazily: only with a Lease
+        if problem := elections.check(elections.durations_of(lease)):
             raise OperatorError(f'The lease {lease.name!r}: {problem}')
     if lease.shards and (not lease.name or not isinstance(lease.shards, int) or lease.shards < 0):
         raise OperatorError(f'--shards {lease.shards!r} needs --lease NAME and a positive number of shards.')
     if ctx.settings.metrics.enabled or ctx.settings.metrics.endpoint is not None:  # set by startup handlers too
-        from kopf._reactor import metrics
+        from kopf._metrics import prometheus as metrics
         try:
             metrics.enable(ctx)
         except metrics.MetricsError as exc:

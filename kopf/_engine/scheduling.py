@@ -2,7 +2,7 @@
 
 Delayed retries, the error throttling and the end of the wait for our own write (today); timers,
 daemon back-offs and lease renewals (next) all ask it to call them back at a loop time. Their due
-times live in one heap (`kopf._model.schedules.Schedule`); one `loop.call_at()` is armed for the
+times live in one heap (`kopf._engine.duetimes.Schedule`); one `loop.call_at()` is armed for the
 earliest of them, never a sleeping task or a timer handle per object. A key has one due time: asking
 again keeps the earlier one (or sets it, with `replace=True`); a callback runs in the loop, and must
 not block (it queues work, it does not do it).
@@ -11,7 +11,7 @@ import asyncio
 import logging
 from collections.abc import Callable, Hashable
 
-from kopf._model import schedules
+from kopf._engine import duetimes
 
 Callback = Callable[[], None]
 logger = logging.getLogger('kopf.reactor.scheduling')
@@ -21,7 +21,7 @@ class Scheduler:
     """Due times of keys and their callbacks, on the running loop's clock."""
 
     def __init__(self) -> None:
-        self._schedule = schedules.Schedule()
+        self._schedule = duetimes.Schedule()
         self._handle: asyncio.TimerHandle | None = None
         self._armed_at: float | None = None
 
@@ -44,7 +44,7 @@ class Scheduler:
 
     def close(self) -> None:
         """Forget everything (the operator stops)."""
-        self._schedule = schedules.Schedule()
+        self._schedule = duetimes.Schedule()
         if self._handle is not None:
             self._handle.cancel()
         self._handle, self._armed_at = None, None

@@ -2,7 +2,7 @@
 
 - Each fresh event of an object of an indexed resource runs its matching index handlers first in
   its cycle (before any other handler of it); a handler's result replaces the object's values in
-  that index (`kopf._model.indices.replace`: a mapping per key, anything else under None, None:
+  that index (`kopf._indices.lookups.replace`: a mapping per key, anything else under None, None:
   untouched). DELETED, or the filters no longer matching, removes the object's values.
 - Errors (counted in memory only): IGNORED keeps the stale values; PERMANENT drops the object's
   values and excludes it for good; TEMPORARY drops them and excludes it until the delay has passed
@@ -21,12 +21,13 @@ import time
 from collections.abc import Hashable, Mapping
 from typing import Any
 
-from kopf._model import handlers, indices, patches, progress, records
-from kopf._model.bodies import Body, RawEvent
-from kopf._model.kwargs import IndexingCause, handler_kwargs
-from kopf._model.outcomes import OutcomeKind, describe
-from kopf._model.registries import OperatorRegistry
-from kopf._reactor import changing, invoking
+from kopf._core import handlers, patches, progress, records
+from kopf._core.bodies import Body, RawEvent
+from kopf._core.kwargs import IndexingCause, handler_kwargs
+from kopf._core.outcomes import OutcomeKind, describe
+from kopf._core.registries import OperatorRegistry
+from kopf._engine import changing, invoking
+from kopf._indices import lookups as indices
 
 logger = logging.getLogger('kopf.reactor.indexing')
 

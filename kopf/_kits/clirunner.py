@@ -87,7 +87,7 @@ class KopfRunner:
 
     def _target(self, controls: Any) -> None:
         import kopf.cli as cli
-        from kopf._reactor import loggers
+        from kopf._engine import loggers
         try:
             result = click.testing.CliRunner().invoke(cli.main, self.args, obj=controls, **self.click_kwargs)
         except BaseException as exc:  # pragma: no cover  # CliRunner catches all; just in case

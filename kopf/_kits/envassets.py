@@ -54,7 +54,7 @@ def write_pki(pki: pathlib.Path, admin: str) -> None:
     from cryptography.hazmat.primitives import serialization
     from cryptography.hazmat.primitives.asymmetric import ec
 
-    from kopf._model import certificates
+    from kopf._shared import certificates
 
     made = certificates.make('localhost', '10.0.0.1', 'kubernetes', 'kubernetes.default', 'kubernetes.default.svc')
     (pki / 'ca.crt').write_bytes(made.ca_pem)

@@ -308,7 +308,7 @@ class EnvtestCluster:
         `system:authenticated`); RBAC then allows it only what is bound to it (e.g. by `kopf rbac`).
         The files are in the data directory (`pki/user-<user>.*`, `user-<user>.kubeconfig`).
         """
-        from kopf._model import certificates
+        from kopf._shared import certificates
         if self.dir is None:
             raise RuntimeError('The envtest cluster is not started yet.')
         if not user or '/' in user or 'system:masters' in groups:

@@ -15,8 +15,9 @@ import warnings
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, TypedDict
 
+from kopf._core import registries
 from kopf._kits import objects
-from kopf._model import fields, registries
+from kopf._shared import fields
 
 K8sObject = Any   # a mutable dict, a pykube-ng object, a kubernetes/kubernetes_asyncio model
 K8sObjects = Any  # one K8sObject, or (nested) iterables of them

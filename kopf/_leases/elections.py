@@ -21,7 +21,7 @@ import enum
 from collections.abc import Mapping
 from typing import Any
 
-from kopf._model import settings as settings_
+from kopf._core import settings as settings_
 
 RELEASED_DURATION = 1.0  # leaseDurationSeconds of a released Lease (as client-go releases it)
 

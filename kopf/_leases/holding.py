@@ -1,6 +1,6 @@
-"""Leader election on `coordination.k8s.io/v1` Leases (`kopf run --lease NAME`): the I/O of `kopf._model.leases`.
+"""Leader election on `coordination.k8s.io/v1` Leases (`kopf run --lease NAME`): the I/O of `kopf._leases.elections`.
 
-- One `Elector` per Lease; it pauses its scope (`kopf._model.scopes`: the whole operator today;
+- One `Elector` per Lease; it pauses its scope (`kopf._engine.scopes`: the whole operator today;
   a shard's scope later) from the start until it holds the Lease, and again when it cannot renew
   it before the renew deadline (a due time in the operator's one scheduler, so the pause comes on
   time even while a write hangs). Peering and Leases differ only in who pauses the scope.
@@ -21,8 +21,9 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from kopf._api import apierrors, watching
-from kopf._model import encoding, leases, scopes
-from kopf._reactor import contexts, invoking
+from kopf._engine import contexts, invoking, scopes
+from kopf._leases import elections as leases
+from kopf._shared import encoding
 
 logger = logging.getLogger('kopf.reactor.leasing')
 

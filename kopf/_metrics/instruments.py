@@ -7,7 +7,7 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
-from kopf._model import resources
+from kopf._core import resources
 
 DEFAULT_HOST = 'localhost'  # not reachable from outside unless an address is given (`0.0.0.0:PORT` in a pod)
 

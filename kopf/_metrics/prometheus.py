@@ -1,6 +1,6 @@
 """Prometheus metrics of one operator (`kopf run --metrics [HOST:]PORT`, `settings.metrics`; docs/metrics.md).
 
-- `Metrics` (in `kopf._model.telemetry`: this module is loaded only when metrics are on) is the no-op
+- `Metrics` (in `kopf._metrics.instruments`: this module is loaded only when metrics are on) is the no-op
   the operator context holds while metrics are off: every hook is one method call that does nothing.
   `PrometheusMetrics` (made by `enable()` after the startup handlers, which may set `settings.metrics`)
   keeps one `CollectorRegistry` per operator, so several operators in one process never mix their
@@ -22,10 +22,10 @@ import logging
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
-from kopf._model import handlers, records
-from kopf._model import telemetry as model
-from kopf._model.resources import Resource
-from kopf._model.telemetry import Metrics  # the no-op (metrics off), which this module is not loaded for
+from kopf._core import handlers, records
+from kopf._core.resources import Resource
+from kopf._metrics import instruments
+from kopf._metrics.instruments import Metrics  # the no-op (metrics off), which this module is not loaded for
 
 if TYPE_CHECKING:
     from aiohttp import web
@@ -42,7 +42,7 @@ class PrometheusMetrics(Metrics):
 
     enabled = True
 
-    def __init__(self, ctx: Any, address: model.Address | None = None) -> None:
+    def __init__(self, ctx: Any, address: instruments.Address | None = None) -> None:
         import prometheus_client as prom
 
         self.address = address
@@ -62,17 +62,17 @@ class PrometheusMetrics(Metrics):
         self._calls = counter('kopf_handler_calls', 'Attempts of top-level handlers, by outcome.', [R, H, 'outcome'])
         self._retries = counter('kopf_handler_retries', 'Attempts of top-level handlers that were retries.', [R, H])
         self._durations = histogram('kopf_handler_duration_seconds', 'Durations of handler attempts.', [R, H],
-                                    model.DURATION_BUCKETS)
+                                    instruments.DURATION_BUCKETS)
         self._patches = counter('kopf_patches', 'Cycles by their patch: sent, skipped (empty), refused.', [R, 'result'])
         self._lag = histogram('kopf_convergence_lag_seconds',
                               'From an object\'s new resourceVersion seen to its handling complete.', [R],
-                              model.LAG_BUCKETS)
+                              instruments.LAG_BUCKETS)
         self._lateness = histogram('kopf_timer_lateness_seconds', 'How late timers fired after their due time.', [R],
-                                   model.LATENESS_BUCKETS)
+                                   instruments.LATENESS_BUCKETS)
         self._requests = counter('kopf_api_requests', 'API requests\' attempts, by verb and status code.',
                                  ['verb', 'code'])
         self._latency = histogram('kopf_api_request_duration_seconds', 'API requests\' attempts (WATCH: to the '
-                                  'headers).', ['verb'], model.DURATION_BUCKETS)
+                                  'headers).', ['verb'], instruments.DURATION_BUCKETS)
         self._watches = counter('kopf_watch_connections', 'Watch streams opened (the first and every reconnection).',
                                 [R])
         self._expired = counter('kopf_watch_expired', 'Watches and listings that expired (410 Gone): re-listed.', [R])
@@ -217,15 +217,15 @@ def enable(ctx: Any) -> None:
     ctx.client.observer = ctx.metrics
 
 
-def check(endpoint: str | int | None) -> model.Address | None:
+def check(endpoint: str | int | None) -> instruments.Address | None:
     """The address to serve on (None: none of its own); a `MetricsError` if unusable or prometheus_client is absent."""
     try:
         import prometheus_client  # noqa: F401
     except ImportError:
         raise MetricsError('Metrics need prometheus_client: pip install "kopf[metrics]".') from None
     try:
-        return None if endpoint is None else model.Address.parse(endpoint)
-    except model.AddressError as exc:
+        return None if endpoint is None else instruments.Address.parse(endpoint)
+    except instruments.AddressError as exc:
         raise MetricsError(str(exc)) from None
 
 

@@ -1,9 +1,9 @@
 """Peering: several operators on one peering object; the one of the highest priority acts.
 
-The decisions are pure (`kopf._model.peers`); this module talks and waits:
+The decisions are pure (`kopf._peering.priorities`); this module talks and waits:
 - One `Peering` per peering scope: the cluster-wide `ClusterKopfPeering` (with `-A`), or one
   `KopfPeering` in each served namespace (with `-n`, including namespaces found through globs).
-- Its scope (`kopf._model.scopes`) is paused from the start until the first look at the peering
+- Its scope (`kopf._engine.scopes`) is paused from the start until the first look at the peering
   object (as upstream: "Resuming operations after the pause." once nobody blocks us).
 - The peering object is looked up in `kopf.dev/v1` and in the legacy `zalando.org/v1`; as upstream,
   if both exist, both are kept alive and watched, and the peers of both count (one merged view,
@@ -14,7 +14,7 @@ The decisions are pure (`kopf._model.peers`); this module talks and waits:
 - Its object is watched (by name); every event is decided on: dead entries of others are nulled,
   a live peer of a higher priority (or of the same priority, unless sharded) pauses the scope; the
   decision is made again when the earliest blocking entry expires (a due time in the operator's
-  one scheduler, `kopf._reactor.scheduling`).
+  one scheduler, `kopf._engine.scheduling`).
 - Keep-alives: our entry is merge-patched every `lifetime - rand(5..10)` s (also a due time in the
   scheduler), and nulled on exit. Malformed entries get one warning each, and are ignored.
 - `freeze()`/`resume()`: the `kopf freeze`/`kopf resume` commands: one entry written or nulled (in
@@ -29,9 +29,10 @@ from typing import Any
 
 from kopf._api import apierrors, watching, watchstate
 from kopf._api import client as client_
-from kopf._model import peers, resources
-from kopf._reactor import contexts
-from kopf._reactor import identity as identity_
+from kopf._core import resources
+from kopf._engine import contexts
+from kopf._engine import identity as identity_
+from kopf._peering import priorities as peers
 
 logger = logging.getLogger('kopf.reactor.peering')
 
@@ -381,7 +382,7 @@ async def command(command: str, *, vault: Any, name: str, namespaces: Collection
                   **options: Any) -> None:
     """`kopf freeze` / `kopf resume` with their own API client (the given vault, or kubeconfig & co)."""
     from kopf._api import credentials, loginning
-    from kopf._model import settings as settings_
+    from kopf._core import settings as settings_
 
     vault = vault if vault is not None else credentials.Vault(loginning.login_by_defaults)
     client = client_.APIClient(vault, settings_.OperatorSettings())

@@ -2,7 +2,7 @@
 
 The CLI loads the handlers as `kopf run` loads them (files, then modules) into a fresh registry; their
 selectors are resolved against the built-in resources of the local cluster's table and the CRDs of
-the `--crd` manifests (no cluster is contacted); the rules come from `kopf._model.rbac`.
+the `--crd` manifests (no cluster is contacted); the rules come from `kopf._rbac.rules`.
 """
 import dataclasses
 from collections.abc import Iterable, Sequence
@@ -10,7 +10,8 @@ from typing import Any
 
 import yaml
 
-from kopf._model import rbac, registries, resources
+from kopf._core import registries, resources
+from kopf._rbac import rules as rbac
 
 HEADER = ('# RBAC for the framework\'s own requests (kopf rbac). What the handlers request themselves\n'
           '# (children, Secrets, ...) is not here: add it with --extra rules.yaml.\n')
@@ -56,7 +57,7 @@ def options_for(namespaces: Iterable[str], **kwargs: Any) -> rbac.Options:
 
 def builtin_resources() -> list[resources.Resource]:
     """The built-in resources the local cluster serves (the core ones that handlers usually select)."""
-    from kopf._cluster.apis import resourcetable
+    from kopf._shared import resourcetable
     return _converted(resourcetable.BUILTINS)
 
 

@@ -37,8 +37,8 @@ import dataclasses
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
-from kopf._model import handlers as handlers_
-from kopf._model import registries, resources, selectors
+from kopf._core import handlers as handlers_
+from kopf._core import registries, resources, selectors
 
 RBAC_API = 'rbac.authorization.k8s.io'
 PEERING_GROUPS = ('kopf.dev', 'zalando.org')  # the legacy group: looked up when kopf.dev has no such peering

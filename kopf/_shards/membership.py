@@ -1,8 +1,8 @@
-"""Sharding across replicas on Leases (`kopf run --lease NAME --shards N`): the I/O of `kopf._model.shards`.
+"""Sharding across replicas on Leases (`kopf run --lease NAME --shards N`): the I/O of `kopf._shards.assignment`.
 
 - N shard Leases `NAME-<i>`, each an `Elector` (`leasing`) whose scope is `scopes.Shard(i)`: the
   objects hashed into shard i act only while its Lease is ours (the one "may act now?" predicate of
-  `kopf._model.scopes`, asked with the object's record's shard).
+  `kopf._engine.scopes`, asked with the object's record's shard).
 - Membership: one Lease per replica (`NAME-member-<hash of the identity>`, labelled
   `kopf.dev/shards-of: NAME`), renewed like the shards'. The members are listed by that label every
   retry period; a member is live until its Lease's duration after we last saw it change (our clock).
@@ -23,8 +23,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from kopf._api import apierrors
-from kopf._model import leases, records, scopes, shards
-from kopf._reactor import contexts, leasing
+from kopf._core import records
+from kopf._engine import contexts, scopes
+from kopf._leases import elections
+from kopf._leases import holding as leasing
+from kopf._shards import assignment as shards
 
 logger = logging.getLogger('kopf.reactor.sharding')
 
@@ -37,12 +40,12 @@ class Sharding:
     def __init__(self, ctx: contexts.OperatorContext) -> None:
         settings = ctx.settings.peering.lease
         assert settings.name is not None and ctx.shards > 0
-        namespace, self.name = leases.split_name(settings.name)
+        namespace, self.name = elections.split_name(settings.name)
         self.namespace = namespace or settings.namespace
         self.ctx = ctx
         self.total = ctx.shards
         self.identity = ctx.identity or ''
-        self.durations = leases.durations_of(settings)
+        self.durations = elections.durations_of(settings)
         self.changed = asyncio.Event()
         self.held: set[int] = set()
         self.releasing: set[int] = set()
@@ -97,7 +100,7 @@ class Sharding:
         found: dict[str, tuple[Any, float, float]] = {}
         live: set[str] = set()
         for item in (answer.get('items') or []) if isinstance(answer, Mapping) else []:
-            lease = leases.parse(item)
+            lease = elections.parse(item)
             name = (item.get('metadata') or {}).get('name')
             if lease is None or not lease.holder or not isinstance(name, str):
                 continue
@@ -115,9 +118,9 @@ class Sharding:
         found: dict[int, str | None] = {}
         for i, elector in enumerate(self.electors):
             decision = elector.decide(now)
-            if decision.action is leases.Action.RENEW or i in self.releasing:
+            if decision.action is elections.Action.RENEW or i in self.releasing:
                 found[i] = self.identity
-            elif decision.action is leases.Action.WAIT and elector.lease is not None:
+            elif decision.action is elections.Action.WAIT and elector.lease is not None:
                 found[i] = elector.lease.holder
             else:
                 found[i] = None

@@ -111,7 +111,7 @@ DATA_FILE = 'builtin_resources.json'
 @functools.cache
 def data() -> Mapping[str, Any]:
     """The generated table (`tools/generate_builtin_resources.py`): what a real kube-apiserver serves."""
-    raw = importlib.resources.files('kopf._cluster.apis.data').joinpath(DATA_FILE).read_bytes()
+    raw = importlib.resources.files('kopf._shared.data').joinpath(DATA_FILE).read_bytes()
     loaded: Mapping[str, Any] = json.loads(raw)
     return loaded
 

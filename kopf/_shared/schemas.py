@@ -25,7 +25,7 @@ schema means "no schema for this value": every key of an object there is pruned.
 from collections.abc import Mapping, MutableMapping
 from typing import Any, Final
 
-from kopf._model.fields import MISSING, FieldPath
+from kopf._shared.fields import MISSING, FieldPath
 
 _STR: Final[Mapping[str, Any]] = {'type': 'string'}
 _INT: Final[Mapping[str, Any]] = {'type': 'integer'}

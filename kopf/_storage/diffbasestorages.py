@@ -1,6 +1,6 @@
 """Diff-base storages: where the last handled essence of an object lives.
 
-`build()` computes the essence of a body (see `kopf._model.essences`); subclasses extend it via `super()`.
+`build()` computes the essence of a body (see `kopf._core.essences`); subclasses extend it via `super()`.
 Storages read from a body and write only into a patch; arguments after `self` are keyword-only
 (except the constructor's), and the framework always passes them by name.
 """
@@ -9,7 +9,8 @@ import json
 from collections.abc import Collection, Iterable, Mapping, MutableMapping
 from typing import Any
 
-from kopf._model import encoding, essences, fields
+from kopf._core import essences
+from kopf._shared import encoding, fields
 from kopf._storage import keys as keying
 
 Body = Mapping[str, Any]

@@ -1,7 +1,7 @@
 """Schema-aware persistence (docs/design/decisions.md #8): keep progress and diff-base where they survive.
 
 Given a CRD version's structural schema, predict whether the status fields that the configured
-storages write would be pruned by the API server (`kopf._model.schemas.survives`). If they would,
+storages write would be pruned by the API server (`kopf._shared.schemas.survives`). If they would,
 the writing storage is replaced by its annotations counterpart, and one warning names the CRD and
 the field. Storages that only read status (the legacy part of `SmartProgressStorage`) and user
 subclasses (whose fields we cannot know) are kept as they are.
@@ -10,8 +10,9 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
-from kopf._model import fields, schemas
-from kopf._storage import diffbase, progress
+from kopf._shared import fields, schemas
+from kopf._storage import diffbasestorages
+from kopf._storage import progressstorages as progress
 
 _SAMPLE_RECORD: progress.ProgressRecord = {
     'started': '2026-01-01T00:00:00.000000+00:00', 'stopped': '2026-01-01T00:00:00.000000+00:00',
@@ -25,20 +26,20 @@ _SAMPLE_ID = 'handler_id'
 class Fitting:
     """The storages to use for one CRD version, with the warnings about replaced ones."""
     progress_storage: progress.ProgressStorage
-    diffbase_storage: diffbase.DiffBaseStorage
+    diffbase_storage: diffbasestorages.DiffBaseStorage
     warnings: tuple[str, ...] = ()
 
 
 def written_status_fields(storage: object) -> list[tuple[fields.FieldPath, Any]]:
     """The status paths a known storage writes to, each with a sample of what is written there."""
-    if isinstance(storage, progress.MultiProgressStorage | diffbase.MultiDiffBaseStorage):
+    if isinstance(storage, progress.MultiProgressStorage | diffbasestorages.MultiDiffBaseStorage):
         return [item for member in storage.storages for item in written_status_fields(member)]
     if isinstance(storage, progress._ReadPurgeOnlyStatusProgressStorage):
         return []
     if isinstance(storage, progress.StatusProgressStorage):
         return [(storage.field + (_SAMPLE_ID,), dict(_SAMPLE_RECORD)),
                 (storage.touch_field, '2026-01-01T00:00:00.000000+00:00')]
-    if isinstance(storage, diffbase.StatusDiffBaseStorage):
+    if isinstance(storage, diffbasestorages.StatusDiffBaseStorage):
         return [(storage.field, '{}')]
     return []
 
@@ -52,7 +53,7 @@ def pruned_fields(storage: object, schema: Mapping[str, Any] | None) -> list[fie
 def fit(
         *,
         progress_storage: progress.ProgressStorage,
-        diffbase_storage: diffbase.DiffBaseStorage,
+        diffbase_storage: diffbasestorages.DiffBaseStorage,
         schema: Mapping[str, Any] | None,
         crd_name: str,
 ) -> Fitting:
@@ -82,13 +83,13 @@ def _fit_progress(storage: progress.ProgressStorage, schema: Mapping[str, Any] |
     return storage
 
 
-def _fit_diffbase(storage: diffbase.DiffBaseStorage, schema: Mapping[str, Any] | None,
-                  crd_name: str, warnings: list[str]) -> diffbase.DiffBaseStorage:
-    if type(storage) is diffbase.MultiDiffBaseStorage:
-        return diffbase.MultiDiffBaseStorage([_fit_diffbase(s, schema, crd_name, warnings) for s in storage.storages])
-    if type(storage) is diffbase.StatusDiffBaseStorage:
+def _fit_diffbase(storage: diffbasestorages.DiffBaseStorage, schema: Mapping[str, Any] | None,
+                  crd_name: str, warnings: list[str]) -> diffbasestorages.DiffBaseStorage:
+    if type(storage) is diffbasestorages.MultiDiffBaseStorage:
+        return diffbasestorages.MultiDiffBaseStorage([_fit_diffbase(s, schema, crd_name, warnings) for s in storage.storages])
+    if type(storage) is diffbasestorages.StatusDiffBaseStorage:
         pruned = pruned_fields(storage, schema)
         if pruned:
             _warn(warnings, crd_name, pruned[0], 'diff-base')
-            return diffbase.AnnotationsDiffBaseStorage(ignored_fields=storage.ignored_fields)
+            return diffbasestorages.AnnotationsDiffBaseStorage(ignored_fields=storage.ignored_fields)
     return storage

@@ -18,7 +18,8 @@ import warnings
 from collections.abc import Mapping, MutableMapping
 from typing import Any
 
-from kopf._model import essences, fields
+from kopf._core import essences
+from kopf._shared import fields
 
 MAX_NAME_LENGTH = 63
 MAX_PREFIX_LENGTH = 189  # 253 (a DNS subdomain) - 63 (a name) - 1 (the slash)

@@ -9,7 +9,8 @@ import json
 from collections.abc import Collection, Mapping, MutableMapping
 from typing import Any, TypedDict
 
-from kopf._model import encoding, essences, fields
+from kopf._core import essences
+from kopf._shared import encoding, fields
 from kopf._storage import keys as keying
 
 

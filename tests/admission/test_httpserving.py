@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from kopf._kits import httpserving
+from kopf._admission import httpserving
 
 from ..waiting import eventually
 
@@ -166,7 +166,7 @@ async def test_tls_clients_get_their_answers_and_close_without_warnings(
         tmp_path: Any, caplog: pytest.LogCaptureFixture) -> None:
     import ssl
 
-    from kopf._model import certificates
+    from kopf._shared import certificates
     made = certificates.make('127.0.0.1')
     (tmp_path / 'cert.pem').write_bytes(made.cert_pem)
     (tmp_path / 'key.pem').write_bytes(made.key_pem)

@@ -8,7 +8,7 @@ import ssl
 from typing import Any
 
 import kopf
-from kopf._model import certificates
+from kopf._shared import certificates
 
 REVIEW = {'apiVersion': 'admission.k8s.io/v1', 'kind': 'AdmissionReview',
           'request': {'uid': 'u', 'operation': 'CREATE', 'object': {},
@@ -154,18 +154,19 @@ async def test_the_webhook_id_comes_unquoted_from_the_path() -> None:
 
 
 def operator_admission(registry: kopf.OperatorRegistry) -> Any:
-    from kopf._model import progress, resources, settings
-    from kopf._reactor import admission, contexts
+    from kopf._admission import answering
+    from kopf._core import progress, resources, settings
+    from kopf._engine import contexts
 
     ctx = contexts.OperatorContext(settings=settings.OperatorSettings(), registry=registry, client=None,  # type: ignore[arg-type]
                                    memo=kopf.Memo(), lifecycle=progress.all_at_once)
-    served = admission.Admission(ctx)
+    served = answering.Admission(ctx)
     served.resources = {resources.Resource('g', 'v', 'r'): None}
     return served
 
 
 async def test_outcome_lines_are_logged_once_the_answer_is_written(caplog: Any) -> None:
-    from kopf._kits import httpserving, webhooks
+    from kopf._admission import httpserving, servers
 
     registry = kopf.OperatorRegistry()
 
@@ -176,7 +177,7 @@ async def test_outcome_lines_are_logged_once_the_answer_is_written(caplog: Any) 
     served = operator_admission(registry)
     request = httpserving.Request('POST', '/check', {}, json.dumps(REVIEW).encode(), {})
     caplog.set_level('INFO')
-    answer = await webhooks._serve_review(served.review, '', request)
+    answer = await servers._serve_review(served.review, '', request)
     assert answer[0] == 200 and json.loads(answer[1])['response'] == {'uid': 'u', 'allowed': True}
     assert messages(caplog) == ['In the handler.']  # the handler's own lines: at once
     answer[2]()  # the server calls it once the answer is written

@@ -7,8 +7,8 @@ import pytest
 
 from kopf._api import client as client_
 from kopf._api import credentials
-from kopf._model import resources
-from kopf._model.settings import OperatorSettings
+from kopf._core import resources
+from kopf._core.settings import OperatorSettings
 from kopf.testing import LocalCluster
 
 from .watchers import Consumer

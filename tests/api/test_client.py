@@ -9,7 +9,7 @@ import pytest
 
 from kopf._api import apierrors, credentials, loginning, transports, watching, watchstate
 from kopf._api import client as client_
-from kopf._model.settings import OperatorSettings
+from kopf._core.settings import OperatorSettings
 from kopf.testing import LocalCluster
 
 from .conftest import CRD, KOPFEXAMPLES
@@ -220,7 +220,7 @@ def test_requests_and_watches_do_not_import_aiohttp() -> None:
     code = '''
 import asyncio, sys
 from kopf._api import client, credentials
-from kopf._model.settings import OperatorSettings
+from kopf._core.settings import OperatorSettings
 
 async def serve(reader, writer):
     await reader.readuntil(b"\\r\\n\\r\\n")

@@ -7,9 +7,9 @@ import pytest
 
 from kopf._api import apierrors, discovery
 from kopf._api import client as client_
-from kopf._model import resources, selectors
-from kopf._model.selectors import EVERYTHING, parse_selector
-from kopf._model.settings import OperatorSettings
+from kopf._core import resources, selectors
+from kopf._core.selectors import EVERYTHING, parse_selector
+from kopf._core.settings import OperatorSettings
 
 
 def test_parse_resource_list() -> None:

@@ -12,7 +12,7 @@ import pytest
 import kopf
 from kopf._api import client as client_
 from kopf._api import credentials, events
-from kopf._model.settings import OperatorSettings
+from kopf._core.settings import OperatorSettings
 
 KEX: dict[str, Any] = {'apiVersion': 'kopf.dev/v1', 'kind': 'KopfExample',
                        'metadata': {'name': 'ex1', 'namespace': 'default', 'uid': 'uid-1'}}

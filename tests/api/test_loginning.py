@@ -17,7 +17,7 @@ import yaml
 
 from kopf._api import apierrors, credentials, loginning
 from kopf._api import client as client_
-from kopf._model.settings import OperatorSettings
+from kopf._core.settings import OperatorSettings
 from kopf.testing import LocalCluster
 
 SECRETS = '/api/v1/namespaces/default/secrets'

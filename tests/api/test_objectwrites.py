@@ -6,9 +6,9 @@ from typing import Any
 import pytest
 
 import kopf
-from kopf._api import apierrors, credentials, patching
+from kopf._api import apierrors, credentials, objectwrites
 from kopf._api import client as client_
-from kopf._model import patches, resources
+from kopf._core import patches, resources
 
 from ..waiting import eventually
 
@@ -32,14 +32,14 @@ NOSTATUS = resources.Resource('', 'v1', 'configmaps', kind='ConfigMap', namespac
 
 def test_split_patch_with_status_subresource() -> None:
     res = resources.Resource('g', 'v1', 'xs', subresources=frozenset({'status'}))
-    assert patching.split_patch({'spec': {'a': 1}, 'status': {'b': 2}}, res) == (
+    assert objectwrites.split_patch({'spec': {'a': 1}, 'status': {'b': 2}}, res) == (
         {'spec': {'a': 1}}, {'status': {'b': 2}})
-    assert patching.split_patch({'spec': {'a': 1}}, res) == ({'spec': {'a': 1}}, {})
+    assert objectwrites.split_patch({'spec': {'a': 1}}, res) == ({'spec': {'a': 1}}, {})
 
 
 def test_split_patch_without_status_subresource() -> None:
     res = resources.Resource('g', 'v1', 'xs')
-    assert patching.split_patch({'spec': {'a': 1}, 'status': {'b': 2}}, res) == (
+    assert objectwrites.split_patch({'spec': {'a': 1}, 'status': {'b': 2}}, res) == (
         {'spec': {'a': 1}, 'status': {'b': 2}}, {})
 
 
@@ -48,8 +48,8 @@ def test_split_json_patch() -> None:
     ops: list[dict[str, Any]] = [{'op': 'add', 'path': '/metadata/finalizers', 'value': []},
            {'op': 'add', 'path': '/status/x', 'value': 1},
            {'op': 'remove', 'path': '/status'}]
-    assert patching.split_json_patch(ops, res) == (ops[:1], ops[1:])
-    assert patching.split_json_patch(ops, resources.Resource('g', 'v1', 'xs')) == (ops, [])
+    assert objectwrites.split_json_patch(ops, res) == (ops[:1], ops[1:])
+    assert objectwrites.split_json_patch(ops, resources.Resource('g', 'v1', 'xs')) == (ops, [])
 
 
 @pytest.mark.parametrize('sent, received, dropped', [
@@ -62,7 +62,7 @@ def test_split_json_patch() -> None:
     ({'spec': {'l': [1, 2]}}, {'spec': {'l': [1]}}, []),  # changed values are not "dropped"
 ])
 def test_find_dropped(sent: dict[str, Any], received: dict[str, Any], dropped: list[tuple[str, ...]]) -> None:
-    assert patching.find_dropped(sent, received) == dropped
+    assert objectwrites.find_dropped(sent, received) == dropped
 
 
 async def _create(client: client_.APIClient, resource: resources.Resource, name: str, **extra: Any) -> Any:
@@ -74,7 +74,7 @@ async def test_status_goes_to_the_status_subresource(client: client_.APIClient, 
                                                      cluster: Any) -> None:
     await _create(client, crd, 'x', spec={'a': 1})
     patch = patches.Patch({'spec': {'b': 2}, 'status': {'c': 3}, 'metadata': {'labels': {'l': 'v'}}})
-    result = await patching.patch_obj(client, crd, namespace='default', name='x', patch=patch)
+    result = await objectwrites.patch_obj(client, crd, namespace='default', name='x', patch=patch)
     assert result.body is not None
     assert result.body['spec'] == {'a': 1, 'b': 2}
     assert result.body['status'] == {'c': 3}
@@ -90,7 +90,7 @@ async def test_status_goes_to_the_status_subresource(client: client_.APIClient, 
 async def test_only_status_sends_one_request(client: client_.APIClient, crd: resources.Resource,
                                             cluster: Any) -> None:
     await _create(client, crd, 'x')
-    result = await patching.patch_obj(client, crd, namespace='default', name='x',
+    result = await objectwrites.patch_obj(client, crd, namespace='default', name='x',
                                       patch=patches.Patch({'status': {'c': 3}}))
     assert result.body is not None and result.body['status'] == {'c': 3}
     assert [r['path'] for r in cluster.request_log() if r['method'] == 'PATCH'] == [
@@ -100,14 +100,14 @@ async def test_only_status_sends_one_request(client: client_.APIClient, crd: res
 async def test_without_status_subresource_all_goes_to_the_main_body(client: client_.APIClient,
                                                                    cluster: Any) -> None:
     await _create(client, NOSTATUS, 'x', data={'a': '1'})
-    result = await patching.patch_obj(client, NOSTATUS, namespace='default', name='x',
+    result = await objectwrites.patch_obj(client, NOSTATUS, namespace='default', name='x',
                                       patch=patches.Patch({'data': {'b': '2'}}))
     assert result.body is not None and result.body['data'] == {'a': '1', 'b': '2'}
     assert len([r for r in cluster.request_log() if r['method'] == 'PATCH']) == 1
 
 
 async def test_gone_object(client: client_.APIClient, crd: resources.Resource) -> None:
-    result = await patching.patch_obj(client, crd, namespace='default', name='missing',
+    result = await objectwrites.patch_obj(client, crd, namespace='default', name='missing',
                                       patch=patches.Patch({'spec': {'a': 1}}))
     assert result.gone
     assert result.body is None
@@ -118,7 +118,7 @@ async def test_finalizers_via_guarded_json_patch(client: client_.APIClient, crd:
     body = await _create(client, crd, 'x')
     patch = patches.Patch()
     patch.fns.append(lambda b: b.setdefault('metadata', {}).setdefault('finalizers', []).append('kopf/x'))
-    result = await patching.patch_obj(client, crd, namespace='default', name='x', patch=patch, body=body)
+    result = await objectwrites.patch_obj(client, crd, namespace='default', name='x', patch=patch, body=body)
     assert result.body is not None
     assert result.body['metadata']['finalizers'] == ['kopf/x']
     [sent] = [r for r in cluster.request_log() if r['method'] == 'PATCH']
@@ -128,10 +128,10 @@ async def test_finalizers_via_guarded_json_patch(client: client_.APIClient, crd:
 async def test_stale_json_patch_is_recomputed_on_a_fresh_body(client: client_.APIClient, crd: resources.Resource,
                                                               cluster: Any) -> None:
     body = await _create(client, crd, 'x')
-    await patching.patch_obj(client, crd, namespace='default', name='x', patch=patches.Patch({'spec': {'a': 1}}))
+    await objectwrites.patch_obj(client, crd, namespace='default', name='x', patch=patches.Patch({'spec': {'a': 1}}))
     patch = patches.Patch()
     patch.fns.append(lambda b: b.setdefault('metadata', {}).setdefault('finalizers', []).append('kopf/x'))
-    result = await patching.patch_obj(client, crd, namespace='default', name='x', patch=patch, body=body)
+    result = await objectwrites.patch_obj(client, crd, namespace='default', name='x', patch=patch, body=body)
     assert not result.conflict
     assert result.body is not None and result.body['metadata']['finalizers'] == ['kopf/x']
     stored = await client.request('GET', crd.get_url(namespace='default', name='x'))
@@ -151,10 +151,10 @@ async def test_json_patch_of_an_object_that_keeps_changing_means_next_cycle(
 
     patch = patches.Patch()
     patch.fns.append(add_finalizer)
-    result = await patching.patch_obj(client, crd, namespace='default', name='x', patch=patch, body=body)
+    result = await objectwrites.patch_obj(client, crd, namespace='default', name='x', patch=patch, body=body)
     assert result.conflict
     assert [(r['method'], r['code']) for r in cluster.request_log() if r['method'] != 'POST'] == [
-        ('PATCH', 422), ('GET', 200)] * patching.CONFLICT_ATTEMPTS
+        ('PATCH', 422), ('GET', 200)] * objectwrites.CONFLICT_ATTEMPTS
     assert result.body is None
     stored = await client.request('GET', crd.get_url(namespace='default', name='x'))
     assert 'finalizers' not in stored['metadata']
@@ -166,7 +166,7 @@ async def test_rejected_json_patch_is_raised_not_taken_as_a_conflict(
     patch = patches.Patch()
     patch.fns.append(lambda b: b['metadata'].setdefault('labels', {}).update(bad='not a valid label value!'))
     with pytest.raises(apierrors.APIUnprocessableEntityError) as info:
-        await patching.patch_obj(client, crd, namespace='default', name='x', patch=patch, body=body)
+        await objectwrites.patch_obj(client, crd, namespace='default', name='x', patch=patch, body=body)
     assert 'not a valid label value!' in str(info.value)  # the server's message
     # one attempt: the re-read shows the resourceVersion that the rejected request tested (no conflict)
     assert [(r['method'], r['code']) for r in cluster.request_log() if r['method'] != 'POST'] == [
@@ -180,7 +180,7 @@ async def test_rejected_main_part_after_the_status_part_is_raised(
     patch.fns.append(lambda b: (b['metadata'].setdefault('labels', {}).update(bad='not a valid label value!'),
                                 b.setdefault('status', {}).update(result=1)))
     with pytest.raises(apierrors.APIUnprocessableEntityError):
-        await patching.patch_obj(client, crd, namespace='default', name='x', patch=patch, body=body)
+        await objectwrites.patch_obj(client, crd, namespace='default', name='x', patch=patch, body=body)
     assert [(r['method'], r['path'].rsplit('/', 1)[-1], r['code'])
             for r in cluster.request_log() if r['method'] != 'POST'] == [
         ('PATCH', 'status', 200), ('PATCH', 'x', 422), ('GET', 'x', 200)]
@@ -192,12 +192,12 @@ async def test_rejected_main_part_after_the_status_part_is_raised(
 async def test_conflict_then_rejection_is_raised_on_the_fresh_body(
         client: client_.APIClient, crd: resources.Resource, cluster: Any) -> None:
     body = await _create(client, crd, 'x')
-    await patching.patch_obj(client, crd, namespace='default', name='x', patch=patches.Patch({'spec': {'a': 1}}))
+    await objectwrites.patch_obj(client, crd, namespace='default', name='x', patch=patches.Patch({'spec': {'a': 1}}))
     since = len(cluster.request_log())
     patch = patches.Patch()
     patch.fns.append(lambda b: b['metadata'].setdefault('labels', {}).update(bad='not a valid label value!'))
     with pytest.raises(apierrors.APIUnprocessableEntityError):
-        await patching.patch_obj(client, crd, namespace='default', name='x', patch=patch, body=body)
+        await objectwrites.patch_obj(client, crd, namespace='default', name='x', patch=patch, body=body)
     assert [(r['method'], r['code']) for r in cluster.request_log()[since:]] == [
         ('PATCH', 422), ('GET', 200), ('PATCH', 422), ('GET', 200)]  # a conflict (stale rv), then a rejection
 
@@ -206,7 +206,7 @@ async def test_json_patch_of_a_gone_object(client: client_.APIClient, crd: resou
     body = {'metadata': {'name': 'x', 'namespace': 'default', 'resourceVersion': '1'}}
     patch = patches.Patch()
     patch.fns.append(lambda b: b['metadata'].update(finalizers=['kopf/x']))
-    result = await patching.patch_obj(client, crd, namespace='default', name='x', patch=patch, body=body)
+    result = await objectwrites.patch_obj(client, crd, namespace='default', name='x', patch=patch, body=body)
     assert result.gone
 
 
@@ -216,7 +216,7 @@ async def test_pruned_status_fields_are_reported_in_one_warning(
     await _create(client, STRICTS, 'x', spec={})
     patch = patches.Patch({'status': {'phase': 'ok', 'kopf': {'progress': {'h': {}}}, 'create_fn': {'m': 1}}})
     with caplog.at_level(logging.WARNING, logger='kopf._api'):
-        result = await patching.patch_obj(client, STRICTS, namespace='default', name='x', patch=patch)
+        result = await objectwrites.patch_obj(client, STRICTS, namespace='default', name='x', patch=patch)
     assert result.body is not None and result.body['status'] == {'phase': 'ok'}
     assert result.dropped == (('status', 'kopf'), ('status', 'create_fn'))
     [record] = [r for r in caplog.records if r.levelno >= logging.WARNING]
@@ -228,7 +228,7 @@ async def test_status_is_sent_before_the_main_body(client: client_.APIClient, cr
                                                    cluster: Any) -> None:
     await _create(client, crd, 'x')
     patch = patches.Patch({'metadata': {'annotations': {'a': 'b'}}, 'status': {'c': 3}})
-    result = await patching.patch_obj(client, crd, namespace='default', name='x', patch=patch)
+    result = await objectwrites.patch_obj(client, crd, namespace='default', name='x', patch=patch)
     assert [r['path'] for r in cluster.request_log() if r['method'] == 'PATCH'] == [
         '/apis/kopf.dev/v1/namespaces/default/kopfexamples/x/status',
         '/apis/kopf.dev/v1/namespaces/default/kopfexamples/x',
@@ -243,7 +243,7 @@ async def test_failed_status_part_commits_nothing_of_the_merge_patch(
     cluster.fail('PATCH', '*/kopfexamples/x/status', status=400)  # final: not retried
     patch = patches.Patch({'metadata': {'annotations': {'handled': 'yes'}}, 'status': {'result': 1}})
     with pytest.raises(apierrors.APIClientError):
-        await patching.patch_obj(client, crd, namespace='default', name='x', patch=patch)
+        await objectwrites.patch_obj(client, crd, namespace='default', name='x', patch=patch)
     stored = await client.request('GET', crd.get_url(namespace='default', name='x'))
     assert 'handled' not in (stored['metadata'].get('annotations') or {})  # so the handler runs again
 
@@ -256,7 +256,7 @@ async def test_failed_status_part_commits_nothing_of_the_json_patch(
     patch.fns.append(lambda b: (b['metadata'].setdefault('annotations', {}).update(handled='yes'),
                                 b.setdefault('status', {}).update(result=1)))
     with pytest.raises(apierrors.APIClientError):
-        await patching.patch_obj(client, crd, namespace='default', name='x', patch=patch, body=body)
+        await objectwrites.patch_obj(client, crd, namespace='default', name='x', patch=patch, body=body)
     stored = await client.request('GET', crd.get_url(namespace='default', name='x'))
     assert 'handled' not in (stored['metadata'].get('annotations') or {})
 
@@ -267,7 +267,7 @@ async def test_json_patch_status_first_then_main_guarded_by_the_status_answer(
     patch = patches.Patch()
     patch.fns.append(lambda b: (b['metadata'].setdefault('annotations', {}).update(handled='yes'),
                                 b.setdefault('status', {}).update(result=1)))
-    result = await patching.patch_obj(client, crd, namespace='default', name='x', patch=patch, body=body)
+    result = await objectwrites.patch_obj(client, crd, namespace='default', name='x', patch=patch, body=body)
     assert not result.conflict and result.body is not None
     sent = [r for r in cluster.request_log() if r['method'] == 'PATCH']
     assert [r['path'] for r in sent] == [

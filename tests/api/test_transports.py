@@ -13,7 +13,7 @@ import pytest
 
 from kopf._api import apierrors, credentials, http, transports
 from kopf._api import client as client_
-from kopf._model.settings import OperatorSettings
+from kopf._core.settings import OperatorSettings
 
 from .certs import issue, make_ca
 

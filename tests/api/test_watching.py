@@ -9,8 +9,8 @@ import pytest
 
 from kopf._api import client as client_
 from kopf._api import watchstate
-from kopf._model import resources
-from kopf._model.settings import OperatorSettings
+from kopf._core import resources
+from kopf._core.settings import OperatorSettings
 
 from ..waiting import eventually
 from .conftest import KOPFEXAMPLES as KEX
@@ -188,7 +188,7 @@ async def test_consistency_under_dropped_streams_and_one_compaction(
 
 def test_server_side_selectors_from_settings() -> None:
     from kopf._api import watching
-    from kopf._model.selectors import EVERYTHING
+    from kopf._core.selectors import EVERYTHING
     settings = OperatorSettings()
     kex = resources.Resource('kopf.dev', 'v1', 'kopfexamples', kind='KopfExample')
     pods = resources.Resource('', 'v1', 'pods', kind='Pod')

@@ -5,7 +5,7 @@ from typing import Any
 
 from kopf._api import client as client_
 from kopf._api import watching, watchstate
-from kopf._model import resources
+from kopf._core import resources
 
 from ..waiting import eventually
 

@@ -104,7 +104,7 @@ def test_pykube(served: tuple[str, pathlib.Path, pathlib.Path]) -> None:
 async def test_kopf_itself(served: tuple[str, pathlib.Path, pathlib.Path], monkeypatch: pytest.MonkeyPatch) -> None:
     from kopf._api import apierrors, credentials
     from kopf._api import client as client_
-    from kopf._model.settings import OperatorSettings
+    from kopf._core.settings import OperatorSettings
 
     _, config, wrong = served
     for path, works in [(config, True), (wrong, False)]:

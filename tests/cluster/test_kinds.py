@@ -6,11 +6,11 @@ from typing import Any
 
 import pytest
 
-from kopf._cluster.apis import resourcetable
 from kopf._cluster.apis.catalog import Catalog
 from kopf._cluster.openapi import documents
 from kopf._cluster.pipeline import kind_defaults, kindrules, metadata
 from kopf._cluster.web import apidiscovery, printers
+from kopf._shared import resourcetable
 
 UID = '0f3a4bde-1c2d-4e5f-8a9b-0c1d2e3f4a5b'
 

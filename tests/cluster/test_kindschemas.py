@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from kopf._cluster.openapi import kindschemas, validation
-from kopf._model import schemas
+from kopf._shared import schemas
 
 
 def _tool(name: str) -> Any:

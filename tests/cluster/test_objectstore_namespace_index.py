@@ -3,11 +3,11 @@ and the namespace controller deletes exactly a terminating namespace's own objec
 from typing import Any
 
 from kopf._cluster import jsoncodec
-from kopf._cluster.apis import resourcetable
 from kopf._cluster.apis.routing import Target
 from kopf._cluster.controllers import sweeping
 from kopf._cluster.pipeline import writing
 from kopf._cluster.pipeline.state import State
+from kopf._shared import resourcetable
 
 OPTIONS = writing.Options()
 CONFIGMAPS = ('', 'configmaps')

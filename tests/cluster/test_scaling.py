@@ -1,8 +1,8 @@
 """The `scale` subresource's view of an object (`kopf._cluster.pipeline.scaling`)."""
 import dataclasses
 
-from kopf._cluster.apis.resourcetable import Resource
 from kopf._cluster.pipeline import scaling
+from kopf._shared.resourcetable import Resource
 
 CR = Resource(group='kopf.dev', version='v1', plural='diffs', kind='Diff', namespaced=True, custom=True)
 OBJ = {'apiVersion': 'kopf.dev/v1', 'kind': 'Diff', 'metadata': {'name': 's', 'namespace': 'ns'},

@@ -6,7 +6,7 @@ from typing import Any
 import pytest
 
 from kopf._cluster.openapi import structural, validation
-from kopf._model import schemas
+from kopf._shared import schemas
 
 STRICT: dict[str, Any] = {  # a strict CRD: spec required, spec.size an integer, status.phase the only status field
     'type': 'object',

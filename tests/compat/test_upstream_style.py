@@ -12,14 +12,14 @@ from collections.abc import Iterator
 import pytest
 
 import kopf
-from kopf._model import handlers, registries
-from kopf._model.bodies import Body
-from kopf._model.causes import Reason
-from kopf._model.kwargs import ChangingCause
-from kopf._model.outcomes import OutcomeKind
-from kopf._model.patches import Patch
-from kopf._model.resources import Resource
-from kopf._reactor import invoking
+from kopf._core import handlers, registries
+from kopf._core.bodies import Body
+from kopf._core.causes import Reason
+from kopf._core.kwargs import ChangingCause
+from kopf._core.outcomes import OutcomeKind
+from kopf._core.patches import Patch
+from kopf._core.resources import Resource
+from kopf._engine import invoking
 
 PATH = pathlib.Path(__file__).with_name('upstream_style_handlers.py')
 
@@ -123,9 +123,9 @@ async def test_the_create_handlers_run_with_subhandlers(module: types.ModuleType
     for handler in selected:
         assert isinstance(handler, handlers.ChangingHandler)
         context = registries.SubhandlingContext(parent=handler, cause=cause)
-        kwargs = kopf._model.kwargs.handler_kwargs(handler, cause)
+        kwargs = kopf._core.kwargs.handler_kwargs(handler, cause)
         results[handler.id] = outcome = await invoking.invoke_handler(handler, kwargs=kwargs, subhandling=context)
-        subresults = [await invoking.invoke_handler(h, kwargs=kopf._model.kwargs.handler_kwargs(h, cause))
+        subresults = [await invoking.invoke_handler(h, kwargs=kopf._core.kwargs.handler_kwargs(h, cause))
                       for h in context.registry.iter_subhandlers(cause)]
         if handler.id == 'create_with_subhandlers':
             assert outcome.subrefs == ('create_with_subhandlers/item-item1/spec.items',

@@ -9,8 +9,8 @@ from collections.abc import Iterator
 import pytest
 
 import kopf
-from kopf._model import indices
-from kopf._reactor.stoppers import AsyncDaemonStopped, SyncDaemonStopped
+from kopf._daemons.stoppers import AsyncDaemonStopped, SyncDaemonStopped
+from kopf._indices import lookups
 
 PATH = pathlib.Path(__file__).with_name('upstream_style_types.py')
 
@@ -63,8 +63,8 @@ async def test_a_custom_server_yields_client_configs(module: types.ModuleType) -
 
 def test_the_event_handler_reads_the_index(module: types.ModuleType) -> None:
     index: kopf.Index[str, str] = kopf.Index()
-    indices.replace(index, ('ns1', 'b', 'u1'), module.pods_by_namespace(namespace='ns1', name='b'))
-    indices.replace(index, ('ns1', 'a', 'u2'), module.pods_by_namespace(namespace='ns1', name='a'))
+    lookups.replace(index, ('ns1', 'b', 'u1'), module.pods_by_namespace(namespace='ns1', name='b'))
+    lookups.replace(index, ('ns1', 'a', 'u2'), module.pods_by_namespace(namespace='ns1', name='a'))
     event = {'type': 'ADDED', 'object': {'metadata': {'namespace': 'ns1'}}}
     assert module.event_fn(type='ADDED', event=event, pods_by_namespace=index) == ['a', 'b']
     assert module.count_pods(index['ns1']) == 2

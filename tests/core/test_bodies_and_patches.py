@@ -5,8 +5,8 @@ from typing import Any
 import iso8601
 import pytest
 
-from kopf._model.bodies import Body, parse_timestamp
-from kopf._model.patches import Patch, merge
+from kopf._core.bodies import Body, parse_timestamp
+from kopf._core.patches import Patch, merge
 
 
 def test_body_views_are_live_and_read_only() -> None:

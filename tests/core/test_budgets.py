@@ -1,6 +1,6 @@
 import pytest
 
-from kopf._model.budgets import (
+from kopf._core.budgets import (
     ANNOTATIONS_BUDGET,
     AnnotationsBudgetError,
     annotations_after,

@@ -2,7 +2,7 @@ from typing import Any
 
 import pytest
 
-from kopf._model.causes import TITLES, Reason, detect
+from kopf._core.causes import TITLES, Reason, detect
 
 FINALIZER = 'kopf.zalando.org/KopfFinalizerMarker'
 ALIVE: dict[str, Any] = {'metadata': {'name': 'x'}, 'spec': {'a': 1}}

@@ -5,7 +5,7 @@ import typing
 import pytest
 
 import kopf
-from kopf._model import indices
+from kopf._indices import lookups as indices
 
 UPSTREAM_NAMES = [  # upstream 1.45's `dir(kopf)`, hard-coded; `KopfRunner` lives in kopf.testing
     # decorators

@@ -2,7 +2,7 @@ from typing import Any
 
 import pytest
 
-from kopf._model.diffs import Diff, DiffItem, DiffOperation, diff, narrow, reduce
+from kopf._core.diffs import Diff, DiffItem, DiffOperation, diff, narrow, reduce
 
 
 @pytest.mark.parametrize('old, new, expected', [

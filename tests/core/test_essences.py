@@ -2,7 +2,7 @@ from typing import Any
 
 import pytest
 
-from kopf._model.essences import build, kopf_prefixes
+from kopf._core.essences import build, kopf_prefixes
 
 BODY: dict[str, Any] = {
     'apiVersion': 'kopf.dev/v1',

@@ -3,7 +3,8 @@ from typing import Any
 import pytest
 
 import kopf
-from kopf._model import fields, filters
+from kopf._core import filters
+from kopf._shared import fields
 
 MISSING = fields.MISSING
 

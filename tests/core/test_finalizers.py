@@ -5,8 +5,8 @@ from typing import Any
 import jsonpatch
 import pytest
 
-from kopf._model import finalizers, patches
-from kopf._model.finalizers import AppendFinalizer, Edit, RemoveFinalizer
+from kopf._core import finalizers, patches
+from kopf._core.finalizers import AppendFinalizer, Edit, RemoveFinalizer
 
 F = 'kopf.zalando.org/KopfFinalizerMarker'
 O = 'other.example.com/finalizer'  # noqa: E741

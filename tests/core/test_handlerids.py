@@ -2,7 +2,7 @@ import functools
 
 import pytest
 
-from kopf._model import ids
+from kopf._core import handlerids
 
 
 def plain(**_): pass
@@ -43,7 +43,7 @@ LAMBDA = lambda **_: None  # noqa: E731
     (LAMBDA, f'lambda:{__file__}:{LAMBDA.__code__.co_firstlineno}'),
 ])
 def test_callable_ids(fn, expected: str) -> None:
-    assert ids.get_callable_id(fn) == expected
+    assert handlerids.get_callable_id(fn) == expected
 
 
 @pytest.mark.parametrize('kwargs, expected', [
@@ -56,10 +56,10 @@ def test_callable_ids(fn, expected: str) -> None:
     ({'field': ()}, 'plain'),
 ])
 def test_form_id(kwargs: dict, expected: str) -> None:
-    assert ids.form_id(plain, **kwargs) == expected
+    assert handlerids.form_id(plain, **kwargs) == expected
 
 
 @pytest.mark.parametrize('bad_id', ['', 123])
 def test_bad_explicit_ids(bad_id) -> None:
     with pytest.raises(TypeError):
-        ids.form_id(plain, id=bad_id)
+        handlerids.form_id(plain, id=bad_id)

@@ -6,9 +6,9 @@ from typing import Any
 import pytest
 
 import kopf
-from kopf._model import handlers
-from kopf._model.causes import Activity, Reason
-from kopf._model.selectors import Selector
+from kopf._core import handlers
+from kopf._core.causes import Activity, Reason
+from kopf._core.selectors import Selector
 
 
 def fn(**_: Any) -> None:

@@ -4,7 +4,7 @@ import pickle
 import pytest
 
 import kopf
-from kopf._model import memos
+from kopf._core import memos
 
 
 def test_attribute_and_item_are_one_entry() -> None:

@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 
 import kopf
-from kopf._model import errors, handlers, outcomes, progress
-from kopf._model.causes import Activity
-from kopf._model.outcomes import Outcome, OutcomeKind
+from kopf._core import errors, handlers, outcomes, progress
+from kopf._core.causes import Activity
+from kopf._core.outcomes import Outcome, OutcomeKind
 
 NOW = datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)
 ERROR, INFO, DEBUG = logging.ERROR, logging.INFO, logging.DEBUG

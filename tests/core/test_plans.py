@@ -9,12 +9,12 @@ from typing import Any
 import pytest
 
 import kopf
-from kopf._model import errors, patches, plans, progress, records
-from kopf._model.causes import Reason
-from kopf._model.finalizers import AppendFinalizer, Edit, RemoveFinalizer
-from kopf._model.outcomes import LogEntry, Outcome, OutcomeKind
-from kopf._model.plans import Skip
-from kopf._reactor import contexts
+from kopf._core import errors, patches, plans, progress, records
+from kopf._core.causes import Reason
+from kopf._core.finalizers import AppendFinalizer, Edit, RemoveFinalizer
+from kopf._core.outcomes import LogEntry, Outcome, OutcomeKind
+from kopf._core.plans import Skip
+from kopf._engine import contexts
 
 RESOURCE = kopf.Resource('kopf.dev', 'v1', 'kopfexamples')
 F = 'kopf.zalando.org/KopfFinalizerMarker'

@@ -5,9 +5,9 @@ from typing import Any
 
 import pytest
 
-from kopf._model import errors, plans, progress
-from kopf._model.outcomes import Outcome, OutcomeKind
-from kopf._model.progress import HandlerState, State
+from kopf._core import errors, plans, progress
+from kopf._core.outcomes import Outcome, OutcomeKind
+from kopf._core.progress import HandlerState, State
 
 T0 = datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)
 T0S = '2026-01-01T00:00:00.000000+00:00'
@@ -19,7 +19,7 @@ def at(seconds: float) -> datetime.datetime:
 
 @dataclasses.dataclass(frozen=True)
 class Handler:
-    """A stand-in with the attributes the state machine reads (as kopf._model.handlers has them)."""
+    """A stand-in with the attributes the state machine reads (as kopf._core.handlers has them)."""
 
     id: str
     timeout: float | None = None
@@ -306,12 +306,12 @@ def test_records_read_back_are_unchanged(record: dict[str, Any], changed: bool) 
 
 
 def test_with_the_real_handler_classes() -> None:
-    from kopf._model import handlers, ids
+    from kopf._core import handlerids, handlers
 
     def fn(**_: Any) -> None:
         pass
 
-    handler = handlers.ActivityHandler(fn=fn, id=ids.HandlerId('startup_fn'), retries=1,
+    handler = handlers.ActivityHandler(fn=fn, id=handlerids.HandlerId('startup_fn'), retries=1,
                                        activity=handlers.Activity.STARTUP)
     state = State().with_purpose(None, [handler], now=T0).with_handlers([handler], now=T0)
     assert state.select([handler], lifecycle=progress.all_at_once, now=T0) == [handler]

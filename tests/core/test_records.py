@@ -3,8 +3,8 @@ from typing import Any
 
 import pytest
 
-from kopf._model import records
-from kopf._model.records import (
+from kopf._core import records
+from kopf._core.records import (
     Arrived,
     Done,
     Due,

@@ -6,12 +6,12 @@ from typing import Any
 import pytest
 
 import kopf
-from kopf._model import handlers, kwargs
-from kopf._model.bodies import Body
-from kopf._model.causes import Activity, Reason
-from kopf._model.diffs import diff as make_diff
-from kopf._model.patches import Patch
-from kopf._model.resources import Resource
+from kopf._core import handlers, kwargs
+from kopf._core.bodies import Body
+from kopf._core.causes import Activity, Reason
+from kopf._core.diffs import diff as make_diff
+from kopf._core.patches import Patch
+from kopf._core.resources import Resource
 
 KEX = Resource('kopf.dev', 'v1', 'kopfexamples', kind='KopfExample', singular='kopfexample', shortcuts={'kex'})
 PODS = Resource('', 'v1', 'pods', kind='Pod')

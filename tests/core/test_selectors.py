@@ -1,8 +1,8 @@
 import pytest
 
 import kopf
-from kopf._model.resources import Resource
-from kopf._model.selectors import Selector, parse_selector
+from kopf._core.resources import Resource
+from kopf._core.selectors import Selector, parse_selector
 
 PODS = Resource('', 'v1', 'pods', kind='Pod', singular='pod', shortcuts={'po'}, categories={'all'}, namespaced=True)
 KEX = Resource('kopf.dev', 'v1', 'kopfexamples', kind='KopfExample', singular='kopfexample',

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 import kopf
-from kopf._model import settings as settings_module
+from kopf._core import settings as settings_module
 
 
 @pytest.mark.parametrize('path, default', [

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from kopf._model import values
+from kopf._core import values
 
 
 @pytest.fixture(autouse=True, params=[True, False], ids=['strict', 'production'])
@@ -20,7 +20,7 @@ def strict(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> I
 def test_the_suite_runs_strict() -> None:
     import os
     assert os.environ.get('KOPF_STRICT_VALUES') == '1', 'tests/conftest.py sets it, unless the environment has it'
-    from kopf._model import plans
+    from kopf._core import plans
     with pytest.raises(dataclasses.FrozenInstanceError):
         plans.Outcomes().watching = {}  # type: ignore[misc]  # kopf's own values: decorated at import
 
@@ -221,7 +221,7 @@ def test_a_child_of_a_standard_frozen_dataclass_is_frozen() -> None:
 PRODUCTION = """
 import importlib, pkgutil
 import kopf
-from kopf._model import records, values
+from kopf._core import records, values
 assert not values.STRICT
 names = [m.name for m in pkgutil.walk_packages(kopf.__path__, 'kopf.')]
 for name in names:

@@ -3,9 +3,9 @@ from typing import Any
 
 import pytest
 
-from kopf._model.background import Changes, first_due, idled, is_live, next_due, on_change, reconcile
-from kopf._model.daemons import DaemonStoppingReason
-from kopf._model.handlers import DaemonHandler, SpawningHandler, TimerHandler
+from kopf._core.handlers import DaemonHandler, SpawningHandler, TimerHandler
+from kopf._daemons.decisions import Changes, first_due, idled, is_live, next_due, on_change, reconcile
+from kopf._daemons.reasons import DaemonStoppingReason
 
 DELETED = DaemonStoppingReason.RESOURCE_DELETED
 MISMATCH = DaemonStoppingReason.FILTERS_MISMATCH

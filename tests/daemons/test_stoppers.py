@@ -4,7 +4,7 @@ import threading
 import time
 
 import kopf
-from kopf._reactor.stoppers import AsyncDaemonStopped, SyncDaemonStopped
+from kopf._daemons.stoppers import AsyncDaemonStopped, SyncDaemonStopped
 
 REASON = kopf.DaemonStoppingReason.RESOURCE_DELETED
 

@@ -12,7 +12,7 @@ import pytest
 
 import kopf
 from kopf._api import credentials
-from kopf._reactor import contexts
+from kopf._engine import contexts
 from kopf.testing import LocalCluster, cluster_vault
 
 from .. import backends, waiting

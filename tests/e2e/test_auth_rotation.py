@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 import kopf
-from kopf._reactor.running import OperatorError
+from kopf._engine.running import OperatorError
 from kopf.testing import LocalCluster
 
 from ..waiting import eventually

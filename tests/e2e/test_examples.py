@@ -350,7 +350,7 @@ def free_port() -> int:
 
 
 def test_13_hooks(cluster: Cluster, kubeconfig: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from kopf._reactor import probing
+    from kopf._engine import probing
     monkeypatch.setattr(probing, 'PROBE_CACHE_TIME', 0.0)  # not to wait 10 s for fresh probes
     url = f'http://127.0.0.1:{free_port()}/healthz'
     with runner('13-hooks', None, '--liveness', url) as operator:  # no cluster=: the custom login is used
@@ -462,7 +462,7 @@ def test_15_timers(cluster: Cluster) -> None:
 def test_16_indexing(cluster: Cluster, monkeypatch: pytest.MonkeyPatch) -> None:
     import kubernetes
 
-    from kopf._reactor import probing
+    from kopf._engine import probing
     monkeypatch.setattr(probing, 'PROBE_CACHE_TIME', 0.0)  # not to wait 10 s for fresh probes
     core = kubernetes.client.CoreV1Api(k8s(cluster))
 

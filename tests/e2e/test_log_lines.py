@@ -3,7 +3,7 @@
 The operator (tests/e2e/operators/log_lines.py) was run by upstream 1.45.2 (its throw-away venv, as a
 black box) and by ours, against our local cluster; the lines below are those both printed (with
 `--verbose --log-format plain`), except the two marked as ours. The pure table of the same lines is
-tests/model/test_outcomes_log_lines.py.
+tests/core/test_outcomes_log_lines.py.
 """
 import pathlib
 import queue

@@ -12,7 +12,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 import kopf
-from kopf._reactor import running
+from kopf._engine import running
 
 from .conftest import Kube, Starter, eventually, example, fast_settings, get_example, vault_for
 

@@ -69,8 +69,7 @@ async def test_a_long_resumption_logs_its_progress_every_few_seconds(
 async def test_the_memory_of_a_large_resumption_is_given_back_once(
         cluster: Cluster, registry: kopf.OperatorRegistry, start_operator: Starter,
         caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch, enabled: bool) -> None:
-    from kopf._model import listings
-    from kopf._reactor import memory
+    from kopf._engine import listings, memory
     releases: list[int] = []
     monkeypatch.setattr(listings, 'LARGE', 10)  # 12 objects are "large" here
     monkeypatch.setattr(memory, 'release', lambda: releases.append(1) or True)
@@ -85,7 +84,7 @@ async def test_the_memory_of_a_large_resumption_is_given_back_once(
     def create_fn(**_: Any) -> None:
         pass
 
-    from kopf._reactor import queueing
+    from kopf._engine import queueing
     monkeypatch.setattr(queueing, 'RELEASE_DELAY', 0.0)
     await start_operator()
     await eventually(lambda: [r for r in caplog.records if r.getMessage().startswith('Resumed 12 objects')])

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 import kopf
-from kopf._reactor import loading
+from kopf._engine import loading
 from kopf.testing import KopfRunner
 
 from .. import backends

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from kopf._model import shards
+from kopf._shards import assignment as shards
 
 from ..backends import Cluster
 from . import test_leases, test_peering

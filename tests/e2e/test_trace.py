@@ -13,9 +13,9 @@ from collections.abc import Iterator
 from typing import Any
 
 import kopf
-from kopf._api import patching
-from kopf._model import plans, records
-from kopf._reactor import applying, changing, invoking, processing, queueing
+from kopf._api import objectwrites as patching
+from kopf._core import plans, records
+from kopf._engine import applying, changing, invoking, processing, queueing
 
 from .conftest import eventually, example, get_example
 

@@ -1,6 +1,6 @@
 """Applying: one request per endpoint — merge content and callables folded into one JSON-patch."""
-from kopf._model import patches
-from kopf._reactor import applying
+from kopf._core import patches
+from kopf._engine import applying
 
 BODY = {'metadata': {'name': 'x', 'resourceVersion': '5', 'finalizers': ['a']}, 'spec': {'f': 1}}
 

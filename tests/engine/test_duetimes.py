@@ -3,7 +3,7 @@ from typing import Any
 
 import pytest
 
-from kopf._model.schedules import Schedule
+from kopf._engine.duetimes import Schedule
 
 
 def make(*entries: tuple[Any, ...]) -> Schedule:
@@ -191,7 +191,7 @@ def test_when_and_contains_follow_the_valid_entry() -> None:
 
 
 def test_stale_entries_are_compacted_away() -> None:
-    from kopf._model.schedules import Schedule
+    from kopf._engine.duetimes import Schedule
     schedule = Schedule()
     for i in range(10_000):
         schedule.at('key', 1000.0 - i * 0.01)  # each earlier: the previous entry is superseded

@@ -3,7 +3,7 @@ import datetime
 
 import pytest
 
-from kopf._model import identities
+from kopf._engine import identities
 
 NOW = datetime.datetime(2026, 1, 2, 3, 4, 5, tzinfo=datetime.UTC)
 

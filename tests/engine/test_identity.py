@@ -2,7 +2,7 @@ import re
 
 import pytest
 
-from kopf._reactor import identity
+from kopf._engine import identity
 
 
 def test_the_pod_id_is_the_identity(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -11,14 +11,14 @@ from typing import Any
 import pytest
 
 import kopf
-from kopf._model import handlers, registries, settings
-from kopf._model.bodies import Body
-from kopf._model.causes import Reason
-from kopf._model.kwargs import ChangingCause
-from kopf._model.outcomes import Outcome, OutcomeKind
-from kopf._model.patches import Patch
-from kopf._model.resources import Resource
-from kopf._reactor import invoking
+from kopf._core import handlers, registries, settings
+from kopf._core.bodies import Body
+from kopf._core.causes import Reason
+from kopf._core.kwargs import ChangingCause
+from kopf._core.outcomes import Outcome, OutcomeKind
+from kopf._core.patches import Patch
+from kopf._core.resources import Resource
+from kopf._engine import invoking
 
 VAR: contextvars.ContextVar[str] = contextvars.ContextVar('VAR')
 

@@ -4,10 +4,10 @@ from typing import Any
 import pytest
 
 import kopf
-from kopf._model import registries
-from kopf._model.bodies import Body
-from kopf._model.outcomes import OutcomeKind
-from kopf._reactor import invoking
+from kopf._core import registries
+from kopf._core.bodies import Body
+from kopf._core.outcomes import OutcomeKind
+from kopf._engine import invoking
 
 OWNER = Body({'apiVersion': 'kopf.dev/v1', 'kind': 'KopfExample',
               'metadata': {'name': 'kex', 'namespace': 'ns1', 'uid': 'uid-1', 'labels': {'app': 'demo'}}})

@@ -1,8 +1,8 @@
 """The progress of an initial listing and of resuming its objects (pure; time passed in)."""
 import logging
 
-from kopf._model import listings
-from kopf._model.listings import Progress, Report
+from kopf._engine import listings
+from kopf._engine.listings import Progress, Report
 
 
 def listed(count: int, *, started: float = 100.0) -> Progress:

@@ -1,9 +1,9 @@
-"""`kopf._reactor.memory.release()`: glibc's malloc_trim where there is one, else nothing."""
+"""`kopf._engine.memory.release()`: glibc's malloc_trim where there is one, else nothing."""
 import sys
 
 import pytest
 
-from kopf._reactor import memory
+from kopf._engine import memory
 
 
 @pytest.fixture(autouse=True)

@@ -5,8 +5,9 @@ from typing import Any
 import pytest
 
 import kopf
-from kopf._model import patches, plans
-from kopf._reactor import changing, contexts, indexing, loggers, processing
+from kopf._core import patches, plans
+from kopf._engine import changing, contexts, loggers, processing
+from kopf._indices import filling
 
 RESOURCE = kopf.Resource('kopf.dev', 'v1', 'kopfexamples')
 
@@ -216,7 +217,7 @@ async def test_a_cycle_of_an_indexed_only_resource_does_not_wait_for_the_indices
     registry = kopf.OperatorRegistry()
     kopf.index('kopf.dev', 'v1', 'kopfexamples', id='idx', registry=registry)(lambda name, **_: {name: 1})
     rctx = make_rctx(registry)
-    rctx.operator.indexing = gate = indexing.Indexing(registry)
+    rctx.operator.indexing = gate = filling.Indexing(registry)
     rctx.operator.indices = gate.indices
     assert not gate.ready.is_set()
     record = rctx.remember('u1')

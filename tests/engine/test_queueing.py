@@ -1,6 +1,6 @@
 """The queue of records and its runners: the newest body only, one cycle at a time, wake-ups on the scheduler.
 
-The record's transitions are table-tested in tests/model/test_records.py; here the dispatcher carries
+The record's transitions are table-tested in tests/core/test_records.py; here the dispatcher carries
 them out over real tasks, with cycles of the test's own (`Dispatcher.process`, the seam).
 """
 import asyncio
@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 import kopf
-from kopf._model import records
-from kopf._reactor import contexts, queueing
+from kopf._core import records
+from kopf._engine import contexts, queueing
 from tests.waiting import eventually
 
 Process = Callable[..., Awaitable[records.Done]]
@@ -332,7 +332,8 @@ async def test_idle_timeout_ends_idle_runners(rctx: contexts.ResourceContext, id
 
 async def test_an_object_of_a_shard_not_ours_is_not_queued_and_taken_over_as_listed(
         rctx: contexts.ResourceContext, seen: list[str], Dispatcher: type[queueing.Dispatcher]) -> None:
-    from kopf._model import scopes, shards
+    from kopf._engine import scopes
+    from kopf._shards import assignment as shards
     rctx.operator.shards = 2
     shard = shards.shard_of('u1', 2)
     rctx.operator.pausing.pause(scopes.Shard(shard), 'lease')
@@ -350,7 +351,8 @@ async def test_an_object_of_a_shard_not_ours_is_not_queued_and_taken_over_as_lis
 
 
 async def test_a_lost_shard_cuts_its_cycles_in_flight(rctx: contexts.ResourceContext) -> None:
-    from kopf._model import scopes, shards
+    from kopf._engine import scopes
+    from kopf._shards import assignment as shards
     rctx.operator.shards = 2
     shard = shards.shard_of('u1', 2)
     started = asyncio.Event()
@@ -390,7 +392,7 @@ async def test_no_runner_starts_in_a_task_group_that_is_shutting_down(
 
 async def test_a_large_resumption_ending_after_the_stream_closed_schedules_no_release(
         rctx: contexts.ResourceContext, Dispatcher: type[queueing.Dispatcher]) -> None:
-    from kopf._model import listings
+    from kopf._engine import listings
     async with asyncio.TaskGroup() as tg:
         dispatcher = Dispatcher(rctx, tg)
         dispatcher.progress = progress = listings.Progress('kex', started=0.0)

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 import kopf
-from kopf._model import resources
-from kopf._reactor import flags, loading, loggers, observing, preflight
+from kopf._core import resources
+from kopf._engine import flags, loading, loggers, observing, preflight
 
 
 @pytest.mark.parametrize('make', [asyncio.Event, threading.Event, concurrent.futures.Future,
@@ -140,7 +140,7 @@ def test_configure_json_without_prefix(capsys: pytest.CaptureFixture[str]) -> No
 async def test_the_first_login_is_logged_as_upstream(monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture,
                                                      with_handler: bool) -> None:
     from kopf._api import loginning
-    from kopf._reactor import activities, contexts
+    from kopf._engine import activities, contexts
 
     info = kopf.ConnectionInfo(server='https://localhost')
 

@@ -1,7 +1,7 @@
 """The paused scopes: who pauses which, and whether an object of a namespace may act. No loop."""
 import pytest
 
-from kopf._model import scopes
+from kopf._engine import scopes
 
 
 @pytest.mark.parametrize('paused, namespace, result', [

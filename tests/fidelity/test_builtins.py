@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 import yaml
 
-from kopf._cluster.apis import resourcetable
+from kopf._shared import resourcetable
 from tests import backends
 from tests.backends import Cluster
 from tests.fidelity.conftest import Http, Kubectl

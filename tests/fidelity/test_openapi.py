@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from kopf._cluster.apis import resourcetable
+from kopf._shared import resourcetable
 from tests import waiting
 from tests.backends import Cluster
 from tests.fidelity.conftest import Http, Kubectl

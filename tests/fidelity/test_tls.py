@@ -103,7 +103,7 @@ def test_cn_only_server_certificates_are_rejected_by_kubectl(tmp_path_factory: p
     from cryptography import x509
     from cryptography.x509.oid import NameOID
 
-    from kopf._model import certificates
+    from kopf._shared import certificates
     binary = kubectl_binary()
     if binary is None:
         pytest.skip('kubectl is not installed on this machine')

@@ -5,8 +5,8 @@ from typing import Any
 import pytest
 
 import kopf
+from kopf._core import registries
 from kopf._kits import hierarchies
-from kopf._model import registries
 from tests.kits import shapes
 
 OWNER = {'apiVersion': 'kopf.dev/v1', 'kind': 'KopfExample',

@@ -5,15 +5,15 @@ from typing import Any
 import pytest
 
 import kopf
+from kopf._core import handlers, registries
+from kopf._core.bodies import Body
+from kopf._core.causes import Reason
+from kopf._core.kwargs import ChangingCause
+from kopf._core.outcomes import OutcomeKind
+from kopf._core.patches import Patch
+from kopf._core.resources import Resource
+from kopf._engine import invoking
 from kopf._kits import hierarchies
-from kopf._model import handlers, registries
-from kopf._model.bodies import Body
-from kopf._model.causes import Reason
-from kopf._model.kwargs import ChangingCause
-from kopf._model.outcomes import OutcomeKind
-from kopf._model.patches import Patch
-from kopf._model.resources import Resource
-from kopf._reactor import invoking
 
 OWNER = Body({'apiVersion': 'kopf.dev/v1', 'kind': 'KopfExample',
               'metadata': {'name': 'kex', 'namespace': 'ns1', 'uid': 'uid-1', 'labels': {'app': 'demo'}}})

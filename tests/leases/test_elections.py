@@ -1,12 +1,12 @@
-"""The Lease decisions (kopf._model.leases): tables of observed Leases and monotonic times."""
+"""The Lease decisions (kopf._leases.elections): tables of observed Leases and monotonic times."""
 import datetime
 
 import pytest
 
-from kopf._model import leases
-from kopf._model.leases import Action
+from kopf._leases import elections
+from kopf._leases.elections import Action
 
-D = leases.Durations(lease_duration=15, renew_deadline=10, retry_period=2)
+D = elections.Durations(lease_duration=15, renew_deadline=10, retry_period=2)
 ME = 'me'
 
 
@@ -34,16 +34,16 @@ def lease(holder: str | None = 'other', duration: object = 15, renew: object = '
     (lease(holder=ME), 100, 90, None, Action.ACQUIRE, False, 102),            # ours by name, not by our write
 ])
 def test_decide(body, now, observed_at, renewed_at, action, leading, next_at):
-    decision = leases.decide(leases.parse(body), identity=ME, now=now, observed_at=observed_at,
+    decision = elections.decide(elections.parse(body), identity=ME, now=now, observed_at=observed_at,
                              renewed_at=renewed_at, durations=D)
     assert (decision.action, decision.leading, decision.next_at) == (action, leading, next_at)
 
 
 def test_we_pause_before_anyone_may_acquire():
     # Ours was renewed at 0: we act until 10; anyone who saw that renewal at 0 or later may acquire at 15.
-    ours = leases.decide(leases.parse(lease(holder=ME)), identity=ME, now=10, observed_at=0, renewed_at=0,
+    ours = elections.decide(elections.parse(lease(holder=ME)), identity=ME, now=10, observed_at=0, renewed_at=0,
                          durations=D)
-    theirs = leases.decide(leases.parse(lease(holder=ME)), identity='other', now=14.9, observed_at=0,
+    theirs = elections.decide(elections.parse(lease(holder=ME)), identity='other', now=14.9, observed_at=0,
                            renewed_at=None, durations=D)
     assert not ours.leading and ours.expires_at == 15
     assert theirs.action is Action.WAIT and theirs.expires_at == 15
@@ -67,50 +67,50 @@ EMPTY = ('it has no holder but is not released as client-go releases it (edited 
                          "it is treated as held until it expires by our clock"),
 ])
 def test_problem(body, expected):
-    assert leases.problem(leases.parse(body), ME) == expected
+    assert elections.problem(elections.parse(body), ME) == expected
 
 
 def test_parse_garbage():
-    assert leases.parse({'spec': 'nonsense'}) == leases.Observed('', None, None, 0, None)
-    assert leases.parse(lease(transitions=True)).transitions == 0
+    assert elections.parse({'spec': 'nonsense'}) == elections.Observed('', None, None, 0, None)
+    assert elections.parse(lease(transitions=True)).transitions == 0
 
 
 WALL = datetime.datetime(2026, 1, 2, 3, 4, 5, 678901, tzinfo=datetime.UTC)
 
 
 def test_spec_of_a_takeover_counts_the_transitions():
-    spec = leases.spec(leases.parse(lease()), identity=ME, durations=D, wall=WALL, acquire_time=None)
+    spec = elections.spec(elections.parse(lease()), identity=ME, durations=D, wall=WALL, acquire_time=None)
     assert spec == {'holderIdentity': ME, 'leaseDurationSeconds': 15, 'acquireTime': '2026-01-02T03:04:05.678901Z',
                     'renewTime': '2026-01-02T03:04:05.678901Z', 'leaseTransitions': 4}
 
 
 def test_spec_of_a_renewal_keeps_the_acquire_time():
-    spec = leases.spec(leases.parse(lease(holder=ME)), identity=ME, durations=D, wall=WALL, acquire_time='then')
+    spec = elections.spec(elections.parse(lease(holder=ME)), identity=ME, durations=D, wall=WALL, acquire_time='then')
     assert (spec['acquireTime'], spec['leaseTransitions']) == ('then', 3)
 
 
 def test_spec_of_a_new_lease():
-    assert leases.spec(None, identity=ME, durations=D, wall=WALL, acquire_time=None)['leaseTransitions'] == 0
+    assert elections.spec(None, identity=ME, durations=D, wall=WALL, acquire_time=None)['leaseTransitions'] == 0
 
 
 def test_released_and_body():
-    spec = leases.released(leases.parse(lease(holder=ME)), wall=WALL)
+    spec = elections.released(elections.parse(lease(holder=ME)), wall=WALL)
     assert spec['holderIdentity'] == '' and spec['leaseDurationSeconds'] == 1 and spec['leaseTransitions'] == 3
-    assert leases.body('l', 'ns', spec, '7')['metadata'] == {'name': 'l', 'namespace': 'ns', 'resourceVersion': '7'}
-    assert 'resourceVersion' not in leases.body('l', 'ns', spec, None)['metadata']
+    assert elections.body('l', 'ns', spec, '7')['metadata'] == {'name': 'l', 'namespace': 'ns', 'resourceVersion': '7'}
+    assert 'resourceVersion' not in elections.body('l', 'ns', spec, None)['metadata']
 
 
 @pytest.mark.parametrize('durations, ok', [
     (D, True),
-    (leases.Durations(3, 2, 0.5), True),
-    (leases.Durations(10, 10, 2), False),
-    (leases.Durations(15, 10, 10), False),
-    (leases.Durations(15, 10, 0), False),
+    (elections.Durations(3, 2, 0.5), True),
+    (elections.Durations(10, 10, 2), False),
+    (elections.Durations(15, 10, 10), False),
+    (elections.Durations(15, 10, 0), False),
 ])
 def test_check(durations, ok):
-    assert (leases.check(durations) is None) == ok
+    assert (elections.check(durations) is None) == ok
 
 
 def test_split_name():
-    assert leases.split_name('ns/name') == ('ns', 'name')
-    assert leases.split_name('name') == (None, 'name')
+    assert elections.split_name('ns/name') == ('ns', 'name')
+    assert elections.split_name('name') == (None, 'name')

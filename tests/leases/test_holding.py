@@ -5,7 +5,7 @@ from typing import Any
 import pytest
 
 import kopf
-from kopf._reactor import leasing
+from kopf._leases import holding
 
 
 class Client:
@@ -38,4 +38,4 @@ async def test_the_lease_namespace(monkeypatch: pytest.MonkeyPatch, configured: 
         monkeypatch.delenv('POD_NAMESPACE', raising=False)
     else:
         monkeypatch.setenv('POD_NAMESPACE', pod_namespace)
-    assert await leasing.resolve_namespace(ctx(Client(context, error), configured)) == expected
+    assert await holding.resolve_namespace(ctx(Client(context, error), configured)) == expected

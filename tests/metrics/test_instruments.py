@@ -1,7 +1,7 @@
 """The metrics' address: `[HOST:]PORT`, localhost unless a host is given. No I/O."""
 import pytest
 
-from kopf._model.telemetry import Address, AddressError
+from kopf._metrics.instruments import Address, AddressError
 
 
 @pytest.mark.parametrize('text, host, port', [

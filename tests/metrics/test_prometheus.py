@@ -7,9 +7,9 @@ from typing import Any
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from kopf._model import handlers, records
-from kopf._model.resources import Resource
-from kopf._reactor import metrics
+from kopf._core import handlers, records
+from kopf._core.resources import Resource
+from kopf._metrics import prometheus as metrics
 
 KEX = Resource('kopf.dev', 'v1', 'kopfexamples')
 PODS = Resource('', 'v1', 'pods')
@@ -115,7 +115,7 @@ def test_live_counts_are_read_at_scrape_time() -> None:
 
 
 def test_paused_scopes_are_read_and_the_lease_family_is_exposed_for_the_lease_code_to_set() -> None:
-    from kopf._reactor import pausing
+    from kopf._engine import pausing
     ctx = fake_ctx(pausing=pausing.Pausing())
     made = metrics.PrometheusMetrics(ctx)
     assert value(samples(made), 'kopf_peering_shards_held') == 0
@@ -143,11 +143,11 @@ def test_a_bad_address_is_a_metrics_error() -> None:
     with pytest.raises(metrics.MetricsError, match="'nine'"):
         metrics.check('nine')
     assert metrics.check(None) is None
-    assert metrics.check('0.0.0.0:9') == metrics.model.Address('0.0.0.0', 9)
+    assert metrics.check('0.0.0.0:9') == metrics.instruments.Address('0.0.0.0', 9)
 
 
 def test_metrics_are_off_unless_asked() -> None:
-    from kopf._model.settings import OperatorSettings
+    from kopf._core.settings import OperatorSettings
     ctx = fake_ctx(settings=OperatorSettings(), client=types.SimpleNamespace(observer=None),
                    metrics=metrics.Metrics())
     metrics.enable(ctx)
@@ -161,7 +161,7 @@ def test_the_docs_list_every_metric_and_no_other() -> None:
     import pathlib
     import re
 
-    from kopf._reactor import pausing
+    from kopf._engine import pausing
     made = metrics.PrometheusMetrics(fake_ctx(pausing=pausing.Pausing()))
     families = list(text_string_to_metric_families(made.exposition().decode()))
     exposed = {family.name + ('_total' if family.type == 'counter' else '') for family in families}

@@ -5,8 +5,8 @@ from typing import Any
 import pytest
 
 import kopf
-from kopf._model import rbac
-from kopf._model.resources import Resource
+from kopf._core.resources import Resource
+from kopf._rbac import rules as rbac
 
 KEX = Resource('kopf.dev', 'v1', 'kopfexamples', kind='KopfExample', singular='kopfexample',
                shortcuts={'kex'}, subresources={'status'}, namespaced=True)

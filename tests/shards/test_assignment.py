@@ -1,4 +1,4 @@
-"""The shard of an object (`kopf._model.shards`) against the facts of Kubernetes' `shardSelector`.
+"""The shard of an object (`kopf._shards.assignment`) against the facts of Kubernetes' `shardSelector`.
 
 The facts (k8s.io/apimachinery/pkg/sharding, KEP "sharded list and watch"): the hash is the 64-bit
 FNV-1a of the uid string's bytes (Go's `hash/fnv.New64a`), written as 16 lowercase hex digits;
@@ -7,7 +7,7 @@ FNV-1a of the uid string's bytes (Go's `hash/fnv.New64a`), written as 16 lowerca
 """
 import pytest
 
-from kopf._model import shards
+from kopf._shards import assignment as shards
 
 
 # FNV-1a 64 test vectors (the published ones of the FNV reference, also Go's hash/fnv tests).

@@ -1,8 +1,8 @@
 """The shards' side of the reactor: a shard's scope flips are reported once; waits for a released shard's work."""
 import asyncio
 
-from kopf._model import scopes
-from kopf._reactor import pausing as pausing_
+from kopf._engine import pausing as pausing_
+from kopf._engine import scopes
 
 
 def test_a_shards_flips_are_reported_once_each() -> None:

@@ -1,7 +1,7 @@
 """JSON on the wire: compact bytes, whichever of orjson and the standard library encodes them."""
 import pytest
 
-from kopf._model import encoding
+from kopf._shared import encoding
 
 
 @pytest.mark.parametrize('value, raw', [

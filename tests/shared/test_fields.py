@@ -1,6 +1,6 @@
 import pytest
 
-from kopf._model.fields import MISSING, ensure, parse_field, remove, resolve
+from kopf._shared.fields import MISSING, ensure, parse_field, remove, resolve
 
 
 @pytest.mark.parametrize('spec, expected', [

@@ -5,8 +5,8 @@ from typing import Any
 
 import pytest
 
-from kopf._model import schemas
-from kopf._model.schemas import Index
+from kopf._shared import schemas
+from kopf._shared.schemas import Index
 
 STRING = {'type': 'string'}
 OBJ = {'type': 'object'}

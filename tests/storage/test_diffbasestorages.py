@@ -5,7 +5,7 @@ from typing import Any
 import pytest
 
 import kopf
-from kopf._model.patches import merge
+from kopf._core.patches import merge
 
 BODY: dict[str, Any] = {
     'apiVersion': 'kopf.dev/v1', 'kind': 'KopfExample',

@@ -6,7 +6,7 @@ from typing import Any
 import pytest
 
 import kopf
-from kopf._model.patches import merge
+from kopf._core.patches import merge
 
 LONG_ID = 'create_fn/a-rather-long-sub-handler-identifier-exceeding-sixty-three-characters'
 IDS = ['create_fn', LONG_ID, 'create_fn/item1', 'update_fn/spec.field', 'outer.<locals>.inner']

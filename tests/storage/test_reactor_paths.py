@@ -5,8 +5,8 @@ from typing import Any
 import pytest
 
 import kopf
-from kopf._model.patches import merge
-from tests.storage.test_progress_storages import BODY, IDS, RECORD, STORAGES
+from kopf._core.patches import merge
+from tests.storage.test_progressstorages import BODY, IDS, RECORD, STORAGES
 
 
 class Custom(kopf.AnnotationsProgressStorage):

@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 import kopf
-from kopf._model import causes, errors, plans, progress
-from kopf._model.outcomes import Outcome, OutcomeKind
-from kopf._model.patches import merge
+from kopf._core import causes, errors, plans, progress
+from kopf._core.outcomes import Outcome, OutcomeKind
+from kopf._core.patches import merge
 
 T0 = datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)
 T0S = '2026-01-01T00:00:00.000000+00:00'

@@ -16,6 +16,7 @@ import urllib.parse
 from collections.abc import Mapping
 from typing import Any
 
+from kopf._admission import protocols as admission
 from kopf._cluster import jsoncodec, statuses
 from kopf._cluster.admitting import reviews
 from kopf._cluster.admitting.reviews import CallFailed, Request
@@ -24,7 +25,6 @@ from kopf._cluster.openapi import conforming
 from kopf._cluster.patchtypes import jsonpatches
 from kopf._cluster.pipeline import serverside, writing
 from kopf._cluster.pipeline.state import State
-from kopf._model import admission
 
 Obj = dict[str, Any]
 SERVER_FIELDS = ('uid', 'creationTimestamp', 'generation', 'resourceVersion')

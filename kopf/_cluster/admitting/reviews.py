@@ -8,11 +8,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from kopf._cluster import jsoncodec, statuses
-from kopf._cluster.apis import resourcetable
-from kopf._cluster.apis.resourcetable import Resource
 from kopf._cluster.patchtypes import jsonpatches
 from kopf._cluster.pipeline.state import State
 from kopf._cluster.store import selection
+from kopf._shared import resourcetable
+from kopf._shared.resourcetable import Resource
 
 Obj = dict[str, Any]
 CONFIG_KEYS = {

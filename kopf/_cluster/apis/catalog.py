@@ -2,8 +2,8 @@
 from collections.abc import Iterable
 from typing import Any
 
-from kopf._cluster.apis import resourcetable
-from kopf._cluster.apis.resourcetable import Resource
+from kopf._shared import resourcetable
+from kopf._shared.resourcetable import Resource
 
 GVR = tuple[str, str, str]  # (group, version, plural)
 

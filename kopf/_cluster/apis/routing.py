@@ -3,7 +3,7 @@ import dataclasses
 
 from kopf._cluster import statuses
 from kopf._cluster.apis.catalog import Catalog
-from kopf._cluster.apis.resourcetable import Resource
+from kopf._shared.resourcetable import Resource
 
 NAMESPACE_SUBRESOURCES = ('status', 'finalize')
 

@@ -25,7 +25,7 @@ from kopf._cluster.pipeline import kindrules, writing
 from kopf._cluster.pipeline.state import State
 from kopf._cluster.store.fanout import Hub
 from kopf._cluster.store.objectstore import Obj
-from kopf._cluster.web import accessrules, apidiscovery, faults, kubeconfigs, tlsmode
+from kopf._cluster.web import accessrules, apidiscovery, faults, kubeconfigfiles, tlsmode
 from kopf._cluster.web.dispatching import Dispatcher
 from kopf._cluster.web.endpoints import Backend
 from kopf._cluster.web.watchstreams import Streams
@@ -94,7 +94,7 @@ class Emulator(Controls):
         client = None
         if self.access.client_certs and self.certificates is not None and token is None:
             client = self.certificates.client(accessrules.DEFAULT_USER)
-        self.kubeconfig_path = kubeconfigs.write(path, self.url, ca_pem=ca_pem, token=token, client=client)
+        self.kubeconfig_path = kubeconfigfiles.write(path, self.url, ca_pem=ca_pem, token=token, client=client)
         return self.kubeconfig_path
 
     def rewrite_kubeconfig(self) -> None:

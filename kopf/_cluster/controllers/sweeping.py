@@ -9,12 +9,12 @@ import logging
 import time
 
 from kopf._cluster import jsoncodec
-from kopf._cluster.apis import resourcetable
 from kopf._cluster.apis.routing import Target
 from kopf._cluster.controllers.workloads import Workloads
 from kopf._cluster.pipeline import metadata, writing
 from kopf._cluster.pipeline.state import State
 from kopf._cluster.store.objectstore import Obj
+from kopf._shared import resourcetable
 
 logger = logging.getLogger(__name__)
 

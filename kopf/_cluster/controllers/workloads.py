@@ -13,7 +13,6 @@ import logging
 from collections.abc import Callable
 
 from kopf._cluster import statuses
-from kopf._cluster.apis.resourcetable import Resource
 from kopf._cluster.apis.routing import Target
 from kopf._cluster.controllers import (
     cronjobs,
@@ -49,6 +48,7 @@ from kopf._cluster.controllers.writeplans import (
 from kopf._cluster.pipeline import writing
 from kopf._cluster.pipeline.state import State
 from kopf._cluster.store.objectstore import Change
+from kopf._shared.resourcetable import Resource
 
 logger = logging.getLogger(__name__)
 

@@ -1,6 +1,6 @@
 """The one place that calls the schema layer: pruning, defaulting, validation, structural checks.
 
-The schema layer (`kopf._model.schemas`, `kopf._cluster.openapi.validation`, `kopf._cluster.openapi.kindschemas`) is
+The schema layer (`kopf._shared.schemas`, `kopf._cluster.openapi.validation`, `kopf._cluster.openapi.kindschemas`) is
 owned separately; everything the emulator needs from it goes through here, in the API server's order
 for a write: default → (fieldValidation=Strict: reject unknown fields) → prune → validate.
 """
@@ -8,9 +8,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from kopf._cluster import statuses
-from kopf._cluster.apis.resourcetable import Resource
 from kopf._cluster.openapi import gotypes, kindschemas, structural, validation
-from kopf._model import schemas
+from kopf._shared import schemas
+from kopf._shared.resourcetable import Resource
 
 
 def schema_of(resource: Resource) -> Mapping[str, Any] | None:

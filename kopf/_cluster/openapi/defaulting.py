@@ -8,7 +8,7 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
-from kopf._model.schemas import EMBEDDED, RESOURCE_KEYS
+from kopf._shared.schemas import EMBEDDED, RESOURCE_KEYS
 
 
 def apply_defaults(obj: Any, schema: Mapping[str, Any] | None) -> None:

@@ -8,7 +8,7 @@ import re
 from typing import Any
 
 from kopf._cluster.openapi.fielderrors import Cause, invalid, required
-from kopf._model.fields import FieldPath
+from kopf._shared.fields import FieldPath
 
 DNS1035 = re.compile(r'[a-z]([-a-z0-9]*[a-z0-9])?')
 DNS1035_MESSAGE = ("a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an "

@@ -7,8 +7,8 @@ Shared by `validation` (objects) and `structural` (CRD schemas).
 import json
 from typing import Any
 
-from kopf._model.fields import FieldPath
-from kopf._model.schemas import format_path
+from kopf._shared.fields import FieldPath
+from kopf._shared.schemas import format_path
 
 Cause = dict[str, str]
 

@@ -9,8 +9,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from kopf._cluster import statuses
-from kopf._cluster.apis.resourcetable import Resource
 from kopf._cluster.openapi import kindschemas
+from kopf._shared.resourcetable import Resource
 
 Node = Mapping[str, Any]
 INT_OR_STRING = 'x-kubernetes-int-or-string'

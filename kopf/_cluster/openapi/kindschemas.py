@@ -13,7 +13,7 @@ and loaded once, lazily, with orjson if installed, else json. Neither `kubernete
 
 The returned schemas are shared, read-only, and may be cyclic (`JSONSchemaProps` in a CRD contains
 itself): each `{"$ref": name}` is replaced by the very dict of that definition. Do not mutate them
-and do not serialise them as JSON; `kopf._model.schemas` and `kopf._cluster.openapi.validation` walk them
+and do not serialise them as JSON; `kopf._shared.schemas` and `kopf._cluster.openapi.validation` walk them
 along the value, so cycles are harmless there.
 
 Built-ins differ from CRDs in one respect the caller handles: the real server decodes them into Go

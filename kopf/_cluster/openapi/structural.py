@@ -9,7 +9,7 @@ from typing import Any
 
 from kopf._cluster.openapi import validation
 from kopf._cluster.openapi.fielderrors import Cause, forbidden, invalid, required
-from kopf._model.schemas import EMBEDDED, INT_OR_STRING, PRESERVE
+from kopf._shared.schemas import EMBEDDED, INT_OR_STRING, PRESERVE
 
 
 def check_structural(schema: Any, *, field: str = 'spec.versions[0].schema.openAPIV3Schema') -> list[Cause]:

@@ -57,9 +57,9 @@ from kopf._cluster.openapi.fielderrors import (
     too_many,
     type_invalid,
 )
-from kopf._model import schemas
-from kopf._model.fields import FieldPath
-from kopf._model.schemas import EMBEDDED, INT_OR_STRING, RESOURCE_KEYS, Index, format_path
+from kopf._shared import schemas
+from kopf._shared.fields import FieldPath
+from kopf._shared.schemas import EMBEDDED, INT_OR_STRING, RESOURCE_KEYS, Index, format_path
 
 __all__ = [
     'Cause', 'validate', 'validate_value', 'apply_defaults', 'unknown_fields',

@@ -18,8 +18,8 @@ import json
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from kopf._cluster.apis.resourcetable import Resource
 from kopf._cluster.openapi import conforming, kindschemas
+from kopf._shared.resourcetable import Resource
 
 Path = tuple[str, ...]
 Fields = dict[Path, Any]           # leaf path -> value

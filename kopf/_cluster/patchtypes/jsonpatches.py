@@ -10,7 +10,7 @@ import jsonpatch
 
 from kopf._cluster import jsoncodec, statuses
 from kopf._cluster.patchtypes import strategic
-from kopf._model import patches
+from kopf._core import patches
 
 MERGE = 'application/merge-patch+json'
 JSON = 'application/json-patch+json'

@@ -4,9 +4,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from kopf._cluster import statuses
-from kopf._cluster.apis.resourcetable import Resource
 from kopf._cluster.openapi import conforming
 from kopf._cluster.pipeline import metadata
+from kopf._shared.resourcetable import Resource
 
 Cause = dict[str, Any]
 #: The verbs of a custom resource, in the order a real server lists them in discovery.

@@ -9,10 +9,10 @@ import dataclasses
 from typing import Any
 
 from kopf._cluster import jsoncodec, statuses
-from kopf._cluster.apis import resourcetable
 from kopf._cluster.apis.routing import Target
 from kopf._cluster.pipeline import writing
 from kopf._cluster.pipeline.state import State
+from kopf._shared import resourcetable
 
 SUBRESOURCES = ('binding', 'eviction')
 BINDINGS = ('', 'bindings')

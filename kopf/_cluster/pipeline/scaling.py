@@ -3,10 +3,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from kopf._cluster import jsoncodec, statuses
-from kopf._cluster.apis.resourcetable import Resource
 from kopf._cluster.openapi import kindschemas
 from kopf._cluster.patchtypes import jsonpatches
 from kopf._cluster.store.objectstore import Obj
+from kopf._shared.resourcetable import Resource
 
 BUILTIN = {'specReplicasPath': '.spec.replicas', 'statusReplicasPath': '.status.replicas',
            'labelSelectorPath': '.spec.selector'}

@@ -2,7 +2,6 @@
 from typing import Any
 
 from kopf._cluster import jsoncodec
-from kopf._cluster.apis import resourcetable
 from kopf._cluster.apis.catalog import Catalog
 from kopf._cluster.apis.routing import Target
 from kopf._cluster.openapi import validation
@@ -10,7 +9,7 @@ from kopf._cluster.patchtypes import fieldowners
 from kopf._cluster.patchtypes.fieldowners import Managers
 from kopf._cluster.pipeline import crds, kindrules, metadata
 from kopf._cluster.store.objectstore import Change, Store
-from kopf._model import schemas
+from kopf._shared import resourcetable, schemas
 
 
 class State:

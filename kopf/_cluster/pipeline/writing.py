@@ -10,14 +10,14 @@ import uuid
 from typing import Any
 
 from kopf._cluster import jsoncodec, statuses
-from kopf._cluster.apis import resourcetable
-from kopf._cluster.apis.resourcetable import Resource
 from kopf._cluster.apis.routing import Target
 from kopf._cluster.openapi import conforming
 from kopf._cluster.patchtypes import jsonpatches
 from kopf._cluster.pipeline import crds, kind_defaults, kindrules, metadata, scaling
 from kopf._cluster.pipeline.state import State
 from kopf._cluster.store.objectstore import Obj
+from kopf._shared import resourcetable
+from kopf._shared.resourcetable import Resource
 
 PROPAGATION_FINALIZERS = {'Foreground': 'foregroundDeletion', 'Orphan': 'orphan'}
 

@@ -4,10 +4,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from kopf._cluster import jsoncodec, statuses
-from kopf._cluster.apis.resourcetable import Resource
 from kopf._cluster.apis.routing import Target
 from kopf._cluster.store import selection
 from kopf._cluster.store.objectstore import Obj, Store
+from kopf._shared.resourcetable import Resource
 
 EXPIRED_CONTINUE = ('The provided continue parameter is too old to display a consistent list result. '
                     'You can start a new list without the continue parameter, or use the continue token '

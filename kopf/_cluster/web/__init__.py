@@ -13,7 +13,7 @@
     accessrules    users by bearer token or client certificate (401), and the `forbid()` rules (403)
     accessreviews  the access reviews (`kubectl auth can-i`, `auth whoami`): answered from the access rules
     faults         injected failures, per-verb counters, the request log
-    tlsmode        HTTPS mode: the TLS context from a throw-away CA's certificates (kopf._model.certificates)
+    tlsmode        HTTPS mode: the TLS context from a throw-away CA's certificates (kopf._shared.certificates)
     kubeconfigs    kubeconfig files pointing at the emulator
 
 Never reaches the server object: handlers get a `Backend`; the control API under `/_emulator/` is a callable

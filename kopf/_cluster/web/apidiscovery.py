@@ -9,9 +9,9 @@ import hashlib
 from typing import Any
 
 from kopf._cluster import statuses
-from kopf._cluster.apis import resourcetable
 from kopf._cluster.apis.catalog import Catalog
-from kopf._cluster.apis.resourcetable import SUBRESOURCE_VERBS, Resource
+from kopf._shared import resourcetable
+from kopf._shared.resourcetable import SUBRESOURCE_VERBS, Resource
 
 DEFAULT_VERSION = resourcetable.data()['version']['gitVersion']   # the real server's the table is from
 

@@ -13,7 +13,7 @@ from multidict import CIMultiDict
 
 from kopf._cluster import jsoncodec, statuses
 from kopf._cluster.admitting import calling, reviews
-from kopf._cluster.apis import resourcetable, routing
+from kopf._cluster.apis import routing
 from kopf._cluster.apis.routing import Target
 from kopf._cluster.openapi import documents
 from kopf._cluster.patchtypes import jsonpatches
@@ -23,6 +23,7 @@ from kopf._cluster.store import reading
 from kopf._cluster.web import accessreviews, accessrules, apidiscovery, protobuf, tables
 from kopf._cluster.web.faults import Faults
 from kopf._cluster.web.watchstreams import Streams
+from kopf._shared import resourcetable
 
 JSON_TYPE = 'application/json'
 ROUTES_KEPT = 10000   # resolved request paths remembered (per catalog state)

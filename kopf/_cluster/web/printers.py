@@ -458,7 +458,7 @@ COMMON: dict[str, Cell] = {
 
 @functools.cache
 def _columns() -> dict[tuple[str, str], tuple[Mapping[str, Any], ...]]:
-    from kopf._cluster.apis import resourcetable
+    from kopf._shared import resourcetable
     return {resource.key: resource.table_columns for resource in resourcetable.BUILTINS}
 
 

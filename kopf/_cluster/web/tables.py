@@ -19,9 +19,9 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from kopf._cluster import statuses
-from kopf._cluster.apis.resourcetable import Resource
 from kopf._cluster.web import printers
 from kopf._cluster.web.cells import AGE, NAME, Cell, age, human_duration, jsonpath
+from kopf._shared.resourcetable import Resource
 
 __all__ = ['negotiate', 'include_object', 'columns', 'table', 'partial', 'age', 'human_duration', 'jsonpath']
 TABLE_VERSIONS = ('v1', 'v1beta1')

@@ -1,13 +1,13 @@
-"""HTTPS mode: the server's TLS context from a throw-away CA's certificates (`kopf._model.certificates`).
+"""HTTPS mode: the server's TLS context from a throw-away CA's certificates (`kopf._shared.certificates`).
 
 The certificates themselves (a CA, the server's certificate with SANs for localhost, 127.0.0.1 and
-the advertised host, and client certificates) are made by `kopf._model.certificates`; here they
+the advertised host, and client certificates) are made by `kopf._shared.certificates`; here they
 become an `ssl.SSLContext`, verifying client certificates against the same CA if asked.
 """
 import ssl
 import tempfile
 
-from kopf._model import certificates
+from kopf._shared import certificates
 
 Certificates = certificates.Certificates
 make = certificates.make

@@ -12,13 +12,13 @@ from typing import Any
 from aiohttp import web
 
 from kopf._cluster import jsoncodec, statuses
-from kopf._cluster.apis.resourcetable import Resource
 from kopf._cluster.apis.routing import Target
 from kopf._cluster.pipeline.state import State
 from kopf._cluster.store import fanout, reading
 from kopf._cluster.store.fanout import Hub, Watcher
 from kopf._cluster.store.objectstore import Change
 from kopf._cluster.web import tables
+from kopf._shared.resourcetable import Resource
 
 TRUE = ('1', 't', 'T', 'true', 'TRUE', 'True')
 FUTURE_RV_WAIT = 3.0
