@@ -15,6 +15,7 @@ from kopf.testing import LocalCluster
 from ..waiting import eventually
 
 CRD = pathlib.Path(__file__).parent.parent.parent / 'examples' / 'crd.yaml'
+CRD_PATH = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions'
 OTHER_CRD = {
     'apiVersion': 'apiextensions.k8s.io/v1', 'kind': 'CustomResourceDefinition',
     'metadata': {'name': 'others.other.dev'},
@@ -276,11 +277,13 @@ async def test_an_ambiguous_name_of_two_groups_is_not_served_and_warned_once(
     local_cluster.apply(str(CRD))
     with caplog.at_level(logging.WARNING, logger='kopf'):
         await operate(registry)
-        await eventually(lambda: any(r['path'].startswith(f'{KOPF_V1}/kopfexamples')
+        await eventually(lambda: any('Ambiguous' in r.getMessage() for r in caplog.records))  # resolved
+        await eventually(lambda: any(r['path'] == CRD_PATH and 'watch=' in r['query']   # CRD events are seen
                                      for r in local_cluster.request_log()))
+        since = len(local_cluster.request_log())
         local_cluster.apply(OTHER_CRD)  # a CRD event: the selectors are resolved again, no second warning
-        await eventually(lambda: any(r['path'] == '/apis/other.dev' or r['path'] == '/apis'
-                                     for r in local_cluster.request_log()[-50:]))
+        await eventually(lambda: any(r['path'] == '/apis' or r['path'].startswith('/apis/other.dev')
+                                     for r in local_cluster.request_log()[since:]))
     warnings = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
     assert warnings == ["Ambiguous resources will not be served (try specifying API groups): "
                         "Selector(any_name='widgets') => "
