@@ -54,6 +54,14 @@ def test_relative_links_resolve() -> None:
             assert (page.parent / target).exists(), f'{page.name}: {target}'
 
 
+def test_pages_cite_only_the_repository() -> None:
+    """The docs site is read without the project's tracker and notes: no issue numbers, no specs' sections."""
+    cited = re.compile(r'\N{SECTION SIGN}|\bSPEC\b|ARCHITECTURE|EMULATOR[.]md|\b[Ii]ssue \d+|the handlers issue')
+    for page in [*PAGES, *DOCS.glob('design/*.md')]:
+        for number, line in enumerate(page.read_text().splitlines(), 1):
+            assert not cited.search(line), f'{page.name}:{number}: {line.strip()}'
+
+
 def _exec(page: str, code: str) -> dict[str, Any]:
     namespace: dict[str, Any] = {'__name__': '__docs__'}
     exec(compile(code, f'docs/{page}', 'exec'), namespace)
