@@ -80,6 +80,11 @@ def _directive(module: ModuleType, name: str) -> list[str]:
         options = ['   :members:']
         if issubclass(obj, enum.Enum) or typing.is_typeddict(obj):
             options.append('   :undoc-members:')
+        if obj.__name__ == name and any(base.__module__.startswith('kopf._') for base in obj.__mro__[1:]):
+            # The methods of a private base (`LocalCluster`'s controls) are documented here, not those
+            # of public ones (documented themselves) or of Python's (`Mapping`'s).
+            others = {base.__name__ for base in obj.__mro__[1:] if not base.__module__.startswith('kopf._')}
+            options.append(f'   :inherited-members: {", ".join(sorted(others))}')
         return [f'.. {kind}:: {full}', *options, '']  # an alias (`OperatorConfig`) says whose
     if inspect.isfunction(obj) or inspect.isfunction(getattr(obj, '__wrapped__', None)):
         return [f'.. autofunction:: {full}', '']
@@ -107,7 +112,12 @@ class KopfNames(SphinxDirective):
 
 def expand_unpacked_options(app: Sphinx, what: str, name: str, obj: Any, options: Any,
                             signature: str | None, return_annotation: str) -> tuple[str, str] | None:
-    """`create(arg1, arg2, arg3, /, **options: Unpack[ResourceOptions])` → `create(..., /, *, id=None, ...)`."""
+    """`create(arg1, arg2, arg3, /, **options: Unpack[ResourceOptions])` → `create(..., /, *, id=None, ...)`.
+
+    A protocol (`kopf.WebhookFn`) is never instantiated: no `(*args, **kwargs)` after its name.
+    """
+    if what == 'class' and getattr(obj, '_is_protocol', False):
+        return '', return_annotation
     if what not in {'function', 'decorator', 'method'} or not callable(obj):
         return None
     try:
@@ -136,7 +146,7 @@ def alias_docs(app: Sphinx, what: str, name: str, obj: Any, options: Any, lines:
 
     Never the docstring of its type (`dict`'s for `dict[str, Any]`, `NewType`'s, an enum's for its member).
     """
-    if what != 'data':
+    if what != 'data' and not isinstance(obj, typing.NewType):
         return
     module_name, _, attr = name.rpartition('.')
     if module_name not in MODULES:
