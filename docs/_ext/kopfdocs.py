@@ -85,10 +85,37 @@ def _directive(module: ModuleType, name: str) -> list[str]:
             # of public ones (documented themselves) or of Python's (`Mapping`'s).
             others = {base.__name__ for base in obj.__mro__[1:] if not base.__module__.startswith('kopf._')}
             options.append(f'   :inherited-members: {", ".join(sorted(others))}')
-        return [f'.. {kind}:: {full}', *options, '']  # an alias (`OperatorConfig`) says whose
+        wrapped = _wrapping_descriptors(obj)
+        if wrapped and obj.__name__ == name:
+            options.append(f'   :exclude-members: {", ".join(wrapped)}')
+        return [f'.. {kind}:: {full}', *options, '', *_as_methods(wrapped), '']  # an alias says whose
     if inspect.isfunction(obj) or inspect.isfunction(getattr(obj, '__wrapped__', None)):
         return [f'.. autofunction:: {full}', '']
     return [f'.. autodata:: {full}', '']
+
+
+def _wrapping_descriptors(cls: type) -> dict[str, Any]:
+    """Methods made by a descriptor from a function of its own (`.fn`), which autodoc takes for attributes.
+
+    `LocalCluster.fail` and the other controls: the function's first argument is what the method is bound to.
+    """
+    found = {}
+    for name in dir(cls):
+        value = inspect.getattr_static(cls, name, None)
+        if (not name.startswith('_') and not inspect.isfunction(value) and hasattr(type(value), '__get__')
+                and inspect.isfunction(getattr(value, 'fn', None)) and value.fn.__doc__):
+            found[name] = value.fn
+    return found
+
+
+def _as_methods(functions: dict[str, Any]) -> list[str]:
+    lines = []
+    for name, fn in functions.items():
+        signature = inspect.signature(fn)
+        signature = signature.replace(parameters=list(signature.parameters.values())[1:])
+        lines += [f'   .. py:method:: {name}{stringify_signature(signature, unqualified_typehints=True)}', '']
+        lines += [f'      {line}'.rstrip() for line in inspect.cleandoc(fn.__doc__).splitlines()] + ['']
+    return lines
 
 
 class KopfNames(SphinxDirective):
