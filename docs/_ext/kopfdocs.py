@@ -7,8 +7,10 @@
   its signature, from the live object, so moving the private modules changes nothing here.
 - When the build ends, a name that no directive documented is a warning (an error with -W).
 - A keyword-only `**options: Unpack[SomeOptions]` (the decorators) is shown as the keywords it stands for.
-- A markdown link to a repository file outside docs/ (`../examples/README.md`, `../bench/results/NOTES.md`)
-  is a download of that file, as MyST makes links to other files already; a missing file fails the build.
+- A markdown link to a repository file outside docs/ (`../bench/results/NOTES.md`) is a download of that
+  file, as MyST makes links to other files already; a missing file fails the build. A file that a page
+  includes whole (`examples/README.md`, shown by docs/examples.md) is a link to that page; the links in an
+  included file are resolved from where that file is.
 - A type alias has no docstring of its own: its `#:` comment in the module that the public module
   imports it from is used (found from the public module's imports, not from a fixed path).
 """
@@ -221,28 +223,58 @@ def purge_documented(app: Sphinx, env: Any, docname: str) -> None:
     _documented(env).pop(docname, None)
 
 
-class OutsideDocsAsDownloads(SphinxTransform):
-    """MyST takes `[x](../examples/README.md)` for a page of the site; it is a file of the repository."""
+class RepositoryFilesAsDownloads(SphinxTransform):
+    """Links to files of the repository outside docs/ are downloads of those files, checked to exist.
+
+    MyST takes `[x](../examples/README.md)` for a page of the site (it is not one), and resolves the links
+    of an included file (`examples/README.md` in docs/examples.md) from the including page, not from
+    the file that has them.
+    """
     default_priority = 500  # while reading, so that the downloads are collected (and checked)
 
     def apply(self, **kwargs: Any) -> None:
         srcdir = pathlib.Path(self.env.srcdir).resolve()
+        page = pathlib.Path(self.env.doc2path(self.env.docname)).resolve()
+        included = _included_files(srcdir)
         for node in list(self.document.findall(addnodes.pending_xref)):
-            if node.get('refdomain') != 'doc' or node.get('reftype') != 'myst':
+            if node.get('reftype') != 'myst':
                 continue
-            target = pathlib.Path(node['reftarget'])
-            if not target.is_absolute() or target.resolve().is_relative_to(srcdir):
+            target = self._target(node, srcdir, page)
+            if target is not None and target.resolve() in included:  # a page shows it: a link to that page
+                node['reftarget'] = included[target.resolve()]
                 continue
-            relative = os.path.relpath(f'{target}.md', pathlib.Path(self.env.doc2path(self.env.docname)).parent)
-            download = addnodes.download_reference('', '', *node.children, refdomain=None, reftype='myst',
-                                                   reftarget=relative, refdoc=self.env.docname,
-                                                   refexplicit=node.get('refexplicit'))
-            download['classes'] = ['xref', 'download', 'myst']
-            node.replace_self(download)
+            if target is not None:
+                download = addnodes.download_reference('', '', *node.children, refdomain=None, reftype='myst',
+                                                       reftarget=os.path.relpath(target, page.parent),
+                                                       refdoc=self.env.docname, refexplicit=node.get('refexplicit'))
+                download['classes'] = ['xref', 'download', 'myst']
+                node.replace_self(download)
+
+    @staticmethod
+    def _target(node: addnodes.pending_xref, srcdir: pathlib.Path, page: pathlib.Path) -> pathlib.Path | None:
+        if node.get('refdomain') == 'doc':  # an absolute docname outside docs/: a `.md` file of the repository
+            docname = pathlib.Path(node['reftarget'])
+            outside = docname.is_absolute() and not docname.resolve().is_relative_to(srcdir)
+            return docname.with_name(f'{docname.name}.md') if outside else None
+        source = pathlib.Path(node.source or page).resolve()
+        if node.get('refdomain') is None and source != page:  # a link of an included file, from that file
+            target = source.parent / node['reftarget'].partition('#')[0]
+            return target if target.is_file() else None
+        return None
+
+
+@functools.cache
+def _included_files(srcdir: pathlib.Path) -> dict[pathlib.Path, str]:
+    """The files of the repository that a page includes whole (docs/examples.md: examples/README.md), to its docname."""
+    found = {}
+    for path in srcdir.rglob('*.md'):
+        for included in re.findall(r'^```\{include\} (\S+)$', path.read_text(), flags=re.M):
+            found[(path.parent / included).resolve()] = path.relative_to(srcdir).with_suffix('').as_posix()
+    return found
 
 
 def setup(app: Sphinx) -> dict[str, Any]:
-    app.add_transform(OutsideDocsAsDownloads)
+    app.add_transform(RepositoryFilesAsDownloads)
     app.add_directive('kopf-names', KopfNames)
     app.connect('autodoc-process-signature', expand_unpacked_options)
     app.connect('autodoc-process-docstring', alias_docs)
