@@ -37,6 +37,7 @@ setup(
         'dev': ['pyngrok>=9.1.0', 'cryptography>=50.0.0'],  # webhook tunnels (ngrok) and self-signed servers
         'uvloop': ['uvloop>=0.23.0'],  # `kopf run` uses it when installed (--no-uvloop: asyncio's own loop)
         'metrics': ['prometheus-client>=0.26.0'],  # `kopf run --metrics`, `settings.metrics`
+        'docs': ['sphinx>=9.0.4', 'myst-parser>=5.2.0', 'furo>=2025.12.19'],  # `make docs`: the docs site
         'test': [
             'pytest>=9.2.0',
             'pytest-asyncio>=1.5.0',

@@ -8,9 +8,12 @@ from typing import TYPE_CHECKING
 
 from kopf import _version
 
+#: Always None here: kept because upstream Kopf 1.x has the name too.
 __commit_id__: str | None = None
 if TYPE_CHECKING:  # read from the package metadata when asked for: kopf._version
+    #: The installed version, e.g. `'0.1.0'` (`kopf --version` says it too).
     __version__: str
+    #: The version as a tuple, e.g. `(0, 1, 0)`.
     __version_tuple__: tuple[int | str, ...]
 else:
     __getattr__ = _version.lazy

@@ -8,6 +8,7 @@ hierarchies).
 """
 import ast
 import asyncio
+import importlib
 import inspect
 import pathlib
 import re
@@ -42,16 +43,68 @@ def test_block_compiles_and_imports(page: str, idx: int, code: str) -> None:
 
 
 def test_the_index_lists_every_page() -> None:
+    """By its name, or by the file it shows (docs/examples.md shows examples/README.md; the site links to it)."""
     index = (DOCS / 'index.md').read_text()
     for page in PAGES:
+        included = re.findall(r'^```\{include\} (\S+)$', page.read_text(), flags=re.M)
         if page.name != 'index.md':
-            assert f']({page.name})' in index, page.name
+            assert any(f']({name})' in index for name in [page.name, *included]), page.name
 
 
 def test_relative_links_resolve() -> None:
     for page in PAGES:
         for target in re.findall(r'\]\(([^)#:]+)(?:#[^)]*)?\)', page.read_text()):
             assert (page.parent / target).exists(), f'{page.name}: {target}'
+
+
+def test_pages_cite_only_the_repository() -> None:
+    """The docs site is read without the project's tracker and notes: no issue numbers, no specs' sections."""
+    cited = re.compile(r'\N{SECTION SIGN}|\bSPEC\b|ARCHITECTURE|EMULATOR[.]md|\b[Ii]ssue \d+|the handlers issue')
+    for page in [*PAGES, *DOCS.glob('design/*.md')]:
+        for number, line in enumerate(page.read_text().splitlines(), 1):
+            assert not cited.search(line), f'{page.name}:{number}: {line.strip()}'
+
+
+PATH = re.compile(r'`((?:kopf|tests|examples|docs|bench|tools)/[\w./-]+)`')
+DOTTED = re.compile(r'\b(kopf\._[a-z_]+(?:\.\w+)*)')        # kopf._model.plans.decide
+SHORT = re.compile(r'[(,]\s*`((?!kopf\.)[a-z_]+(?:\.\w+)*)`(?=[),:])')   # (`loading`), (`a`, `b`), (`causes.detect`)
+MODULES = [path for path in (ROOT / 'kopf').rglob('*.py') if path.name != '__init__.py']
+
+
+def _resolves(dotted: str) -> bool:
+    """Whether `kopf._x.y.Name.attr` is a module, or a module and attributes in it."""
+    parts = dotted.split('.')
+    for cut in range(len(parts), 0, -1):
+        try:
+            obj = importlib.import_module('.'.join(parts[:cut]))
+        except ImportError:
+            continue
+        for name in parts[cut:]:
+            if inspect.isclass(obj) and not hasattr(obj, name):  # an instance's attribute, set in __init__
+                return f'self.{name} ' in inspect.getsource(obj) and name == parts[-1]
+            if not hasattr(obj, name):
+                return False
+            obj = getattr(obj, name)
+        return True
+    return False
+
+
+def _module_name(path: pathlib.Path) -> str:
+    return '.'.join(path.relative_to(ROOT).with_suffix('').parts)
+
+
+@pytest.mark.parametrize('page', [*PAGES, *DOCS.glob('design/*.md')], ids=lambda page: page.name)
+def test_pages_name_only_what_exists(page: pathlib.Path) -> None:
+    """The files, modules and names of the code that a page names exist (a move or a rename updates the page)."""
+    text = page.read_text()
+    missing = [path for path in PATH.findall(text) if not (ROOT / path.rstrip('/')).exists()]
+    missing += [name for name in DOTTED.findall(text) if not _resolves(name.rstrip('.'))]
+    if page.name == 'reactor.md':  # the steps name their modules by their short names: `running`, `causes.detect`
+        for short in SHORT.findall(text):
+            module, *rest = short.split('.')
+            if not any(_resolves('.'.join([_module_name(path), *rest])) for path in MODULES if path.stem == module):
+                missing.append(short)
+    assert missing == []
 
 
 def _exec(page: str, code: str) -> dict[str, Any]:

@@ -265,6 +265,11 @@ def _poster() -> EventPoster:
 
 
 def event(objs: Objs, *, type: str, reason: str, message: str = '', backoffs: apierrors.Backoffs = None) -> None:
+    """Post a Kubernetes Event of any `type` about the object (a body) or objects (several), in the background.
+
+    Not when `settings.posting.enabled` is false. Only from within a running operator (handlers,
+    daemons, timers, activities): elsewhere, a `RuntimeError`.
+    """
     poster = _poster()
     if not poster._client.settings.posting.enabled:
         return
@@ -272,6 +277,7 @@ def event(objs: Objs, *, type: str, reason: str, message: str = '', backoffs: ap
 
 
 def info(objs: Objs, *, reason: str, message: str = '', backoffs: apierrors.Backoffs = None) -> None:
+    """Post a `Normal` Event, as `kopf.event()` does, if `settings.posting.level` is INFO or lower."""
     poster = _poster()
     posting = poster._client.settings.posting
     if posting.enabled and posting.level <= logging.INFO:
@@ -279,6 +285,7 @@ def info(objs: Objs, *, reason: str, message: str = '', backoffs: apierrors.Back
 
 
 def warn(objs: Objs, *, reason: str, message: str = '', backoffs: apierrors.Backoffs = None) -> None:
+    """Post a `Warning` Event if `settings.posting.level` is WARNING or lower (even if posting is disabled)."""
     poster = _poster()
     if poster._client.settings.posting.level <= logging.WARNING:  # the `enabled` flag is not checked (as upstream)
         _post(poster, objs, type='Warning', reason=reason, message=message, backoffs=backoffs)
@@ -286,6 +293,10 @@ def warn(objs: Objs, *, reason: str, message: str = '', backoffs: apierrors.Back
 
 def exception(objs: Objs, *, reason: str = '', message: str = '', exc: BaseException | None = None,
               backoffs: apierrors.Backoffs = None) -> None:
+    """Post an `Error` Event about an exception (`exc`, or the one being handled) if the level lets ERROR through.
+
+    The exception is appended to `message`; its class name is the `reason` unless one is given.
+    """
     poster = _poster()
     posting = poster._client.settings.posting
     if exc is None:

@@ -5,9 +5,12 @@ from typing import Any, Literal
 
 from kopf._shared import fields
 
+#: An object as the API sends it: a plain dict.
 RawBody = dict[str, Any]
-RawEvent = dict[str, Any]  # {'type': RawEventType, 'object': RawBody}
-RawEventType = Literal[None, 'ADDED', 'MODIFIED', 'DELETED']  # None: the initial listing (the `type` kwarg)
+#: A watch event as the API sends it: `{'type': RawEventType, 'object': RawBody}`.
+RawEvent = dict[str, Any]
+#: The `type` of a watch event (the `type` kwarg of event handlers); None: the object is from the initial listing.
+RawEventType = Literal[None, 'ADDED', 'MODIFIED', 'DELETED']
 
 
 class View(Mapping[str, Any]):
@@ -137,4 +140,6 @@ class Body(View):
         return Status(self._src, ('status',))
 
 
+#: The part of a body whose changes are handled, stored as the diff-base: the spec and other top-level
+#: fields, the labels and annotations (kopf's own aside); no status but the handlers' `field=` paths.
 BodyEssence = dict[str, Any]

@@ -17,6 +17,8 @@ from kopf._shared import fields
 
 
 class DiffOperation(enum.StrEnum):
+    """The operation of a `kopf.DiffItem`: a string, equal to `'add'`, `'change'` or `'remove'`."""
+
     ADD = 'add'
     CHANGE = 'change'
     REMOVE = 'remove'

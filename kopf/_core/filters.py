@@ -22,7 +22,9 @@ class MetaFilterToken(enum.Enum):
         return f'kopf.{self.value}'
 
 
+#: A filter value: the label, annotation or field exists (whatever its value).
 PRESENT: Final = MetaFilterToken.PRESENT
+#: A filter value: the label, annotation or field does not exist.
 ABSENT: Final = MetaFilterToken.ABSENT
 
 FilterFn = Callable[..., bool]               # (value, **kwargs) for metadata/values; (**kwargs) for `when`

@@ -12,6 +12,8 @@ from typing import Any, NewType
 
 from kopf._shared import fields
 
+#: A handler's id: the function's name (or `id=`), with the field for field handlers and the parent's
+#: id for sub-handlers (`parent/child`); the key of its progress record and of its result in status.
 HandlerId = NewType('HandlerId', str)
 
 

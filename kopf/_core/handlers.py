@@ -16,6 +16,7 @@ from kopf._core.errors import ErrorsMode
 from kopf._core.handlerids import HandlerId
 from kopf._shared import fields
 
+#: An admission operation, as in `operations=` of `@kopf.on.validate/mutate`.
 Operation = Literal['CREATE', 'UPDATE', 'DELETE', 'CONNECT']
 OPERATIONS: frozenset[str] = frozenset({'CREATE', 'UPDATE', 'DELETE', 'CONNECT'})
 

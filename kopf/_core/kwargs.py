@@ -20,9 +20,13 @@ from kopf._core.handlers import BaseHandler, ChangingHandler, SpawningHandler
 from kopf._core.patches import Patch
 from kopf._core.resources import Resource
 
+#: The `logger` kwarg: a per-object logger (its messages are also posted as Events), or a plain one.
 Logger = logging.Logger | logging.LoggerAdapter[Any]
+#: The `userinfo` kwarg of admission handlers: the requesting user, as the AdmissionReview has it.
 UserInfo = Mapping[str, Any]
+#: The `headers` kwarg of admission handlers: the HTTP request's headers.
 Headers = Mapping[str, str]
+#: The `sslpeer` kwarg of admission handlers: the client certificate of the request, if any.
 SSLPeer = Mapping[str, Any]
 
 

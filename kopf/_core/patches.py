@@ -5,7 +5,8 @@ from typing import Any
 
 from kopf._shared import fields
 
-PatchFn = Callable[[dict[str, Any]], None]  # transforms a raw body in place; sent as a JSON-patch
+#: A transformation of a raw body in place (`patch.fns`), sent as a JSON-patch.
+PatchFn = Callable[[dict[str, Any]], None]
 # A PatchFn may also have `json_ops(body) -> list | None`: the exact JSON-patch ops it amounts to on
 # that body (as the generic diff would make them), or None to fall back to the generic diff.
 

@@ -372,6 +372,7 @@ class State(Mapping[str, HandlerState]):
 # Lifecycles: which of the due handlers to attempt in this cycle. Users may write their own:
 # `fn(handlers, *, state, **kwargs) -> handlers`, where `state[handler.id].retries` is available.
 
+#: A lifecycle: `fn(handlers, *, state, **kwargs) -> handlers`, the due change handlers to run in this cycle.
 Lifecycle = Callable[..., Sequence[Any]]
 
 
@@ -415,6 +416,7 @@ _default_lifecycle: Lifecycle = asap   # process-wide, as upstream's `kopf.set_d
 
 
 def get_default_lifecycle() -> Lifecycle:
+    """The lifecycle used when `kopf.run(lifecycle=...)` is not given (`asap` unless set otherwise)."""
     return _default_lifecycle
 
 

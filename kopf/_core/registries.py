@@ -390,6 +390,7 @@ def get_default_registry() -> OperatorRegistry:
 
 
 def set_default_registry(registry: OperatorRegistry) -> None:
+    """Replace the registry that the decorators and `kopf.run()` use when they are given none."""
     global _default_registry
     _default_registry = registry
 

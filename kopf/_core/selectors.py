@@ -32,6 +32,7 @@ class Marker(enum.Enum):
         return f'kopf.{self.value}'
 
 
+#: A selector of every served resource (core and `events.k8s.io` Events aside): `@kopf.on.event(kopf.EVERYTHING)`.
 EVERYTHING: Final = Marker.EVERYTHING
 
 SelectorArg = str | Marker | ResourceFn | None

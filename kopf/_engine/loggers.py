@@ -86,6 +86,8 @@ class ObjectLogger(LocalObjectLogger):
 # Logging setup (`kopf.configure`, used by the CLI).
 
 class LogFormat(enum.Enum):
+    """The log formats of `kopf.configure()` and `kopf run --log-format plain|full|json`."""
+
     PLAIN = '%(message)s'
     FULL = '[%(asctime)s] %(name)-20.20s [%(levelname)-8.8s] %(message)s'
     JSON = '-json-'

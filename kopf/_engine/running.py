@@ -41,7 +41,7 @@ class _Stopped(Exception):
 
 
 def run(*, loop: asyncio.AbstractEventLoop | None = None, **kwargs: Any) -> None:
-    """Run the operator synchronously until stopped (see `operator()` for the options)."""
+    """Run the operator synchronously until stopped; the options are those of `kopf.spawn_tasks()`."""
     coro = operator(**kwargs)
     if loop is not None:
         loop.run_until_complete(coro)
@@ -50,7 +50,7 @@ def run(*, loop: asyncio.AbstractEventLoop | None = None, **kwargs: Any) -> None
 
 
 async def operator(**kwargs: Any) -> None:
-    """Run the operator in the current event loop until stopped (`spawn_tasks` + `run_tasks`)."""
+    """Run the operator in the current event loop until stopped: `kopf.spawn_tasks(**kwargs)`, then `run_tasks()`."""
     tasks = await spawn_tasks(**kwargs)
     await run_tasks(tasks)
 

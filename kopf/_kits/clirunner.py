@@ -1,21 +1,4 @@
-"""`KopfRunner`: the `kopf` CLI in a thread with its own event loop, as a context manager.
-
-    with KopfRunner(['run', '-A', 'handlers.py'], cluster=cluster, timeout=30) as runner:
-        runner.wait_ready()                  # optional: startup done, the cluster answered
-        ...                                  # act on the cluster; the operator reacts
-    assert runner.exit_code == 0
-    assert 'Creation is processed' in runner.output
-
-On exit, a stop flag is set (a graceful stop, as SIGTERM does), and the thread is joined: if it is
-still alive after `timeout` seconds, an exception is raised instead of hanging. With `reraise`
-(default), an error of the operator is re-raised: for `kopf run`'s one-line errors (a file that does
-not import, an unreachable cluster, a failed startup) it is the original error (e.g. `LoadingError`
-caused by the `ImportError`), not a bare `SystemExit(1)`.
-
-`cluster=` (a `kopf.testing.LocalCluster` or `EnvtestCluster`) or `vault=` point the operator at a cluster directly,
-without `KUBECONFIG` or any other environment variable; `registry=` gets the handlers of the
-loaded files (instead of the default registry); `settings=` and `memo=` are the operator's.
-"""
+"""`KopfRunner`: the `kopf` CLI in a thread with its own event loop, as a context manager (for tests)."""
 import concurrent.futures
 import pathlib
 import threading
@@ -33,6 +16,26 @@ if TYPE_CHECKING:
 
 
 class KopfRunner:
+    """The `kopf` CLI in a thread with its own event loop, as a context manager::
+
+        with KopfRunner(['run', '-A', 'handlers.py'], cluster=cluster, timeout=30) as runner:
+            runner.wait_ready()                  # optional: startup done, the cluster answered
+            ...                                  # act on the cluster; the operator reacts
+        assert runner.exit_code == 0
+        assert 'Creation is processed' in runner.output
+
+    On exit, a stop flag is set (a graceful stop, as SIGTERM does), and the thread is joined: if it is
+    still alive after `timeout` seconds, an exception is raised instead of hanging. With `reraise`
+    (default), an error of the operator is re-raised: for `kopf run`'s one-line errors (a file that does
+    not import, an unreachable cluster, a failed startup) it is the original error (e.g. `LoadingError`
+    caused by the `ImportError`), not a bare `SystemExit(1)`.
+
+    `cluster=` (a `kopf.testing.LocalCluster` or `EnvtestCluster`) or `vault=` point the operator at a
+    cluster directly, without `KUBECONFIG` or any other environment variable; `registry=` gets the handlers
+    of the loaded files (instead of the default registry); `settings=` and `memo=` are the operator's.
+    The results (`exit_code`, `output`, `exception`, ...) are available after the `with` block.
+    """
+
     def __init__(
             self,
             cli_args: Sequence[str],

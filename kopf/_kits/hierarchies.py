@@ -55,6 +55,7 @@ def owner_context(body: Mapping[str, Any]) -> Iterator[None]:
 
 
 def build_object_reference(body: K8sObject) -> ObjectReference:
+    """A reference to the object (apiVersion, kind, name, uid, namespace), e.g. an Event's `involvedObject`."""
     meta = objects.get(body, 'metadata', {})
     return ObjectReference(
         apiVersion=objects.get(body, 'apiVersion'),
@@ -67,6 +68,7 @@ def build_object_reference(body: K8sObject) -> ObjectReference:
 
 def build_owner_reference(body: K8sObject, *, controller: bool | None = True,
                           block_owner_deletion: bool | None = True) -> OwnerReference:
+    """An owner reference to the object, as its children carry it in `metadata.ownerReferences`."""
     meta = objects.get(body, 'metadata', {})
     return OwnerReference(
         controller=controller,

@@ -2,7 +2,9 @@
 from collections.abc import Mapping, MutableMapping, Sequence
 from typing import Any, Final, TypeGuard
 
+#: A parsed field path: `('spec', 'x', 'y')`.
 FieldPath = tuple[str, ...]
+#: A field as the decorators and helpers take it: `'spec.x.y'`, or a sequence `['spec', 'x', 'y']`.
 FieldSpec = str | Sequence[str]
 
 

@@ -37,7 +37,7 @@ class LocalCluster(Controls):
     Use as `async with` (the server runs in the current event loop: right for looptime-driven
     tests) or as `with` (the server runs in its own event loop in a daemon thread).
     The control operations (`fail`, `throttle`, `delay`, `drop`, `forbid`, `rotate_token`, `close_watches`,
-    `counters`, ...: see `kopf._cluster.control.operations.Controls`) are its methods, run in the server's loop.
+    `counters`, ...) are its methods, run in the server's loop.
     """
 
     def __init__(self, *, host: str = '127.0.0.1', port: int = 0, kubeconfig: str | os.PathLike[str] | None = None,

@@ -10,7 +10,7 @@ BEGIN = '<!-- known-differences: generated from tests/fidelity/differential/know
 END = '<!-- /known-differences -->'
 
 
-FIRST = 'the first emulator (found by the suite, issue 23)'
+FIRST = 'the first emulator (found by the differential suite)'
 
 
 @dataclasses.dataclass(frozen=True)
