@@ -253,8 +253,8 @@ def rbac(paths: tuple[str, ...], modules: tuple[str, ...], namespaces: tuple[str
     try:
         with _default_registry(registry):
             loading.load(paths, modules)
-        options = rendering.options_for(namespaces, peering=peering_name, lease=lease_name, shards=bool(shards), name=name,
-                                    service_accounts=service_accounts, users=users)
+        options = rendering.options_for(namespaces, peering=peering_name, lease=lease_name, shards=bool(shards),
+                                        name=name, service_accounts=service_accounts, users=users)
         generated = rendering.generate(registry, options, crds=crds, extra=extra)
     except (loading.LoadingError, ValueError) as exc:
         click.echo(f'Error: {exc}', err=True)

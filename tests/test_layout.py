@@ -47,11 +47,44 @@ def test_no_citations_of_documents_outside_the_repository() -> None:
     assert found == []
 
 
-def test_few_module_basenames_repeat_across_kopf() -> None:
-    """A basename means one thing: at most 3 repeat across packages (a pure half and its I/O half, say)."""
-    names = [path.name for path in KOPF.rglob('*.py') if path.name != '__init__.py']
-    repeated = sorted({name for name in names if names.count(name) > 1})
-    assert len(repeated) <= 3, repeated
+# Synonyms that stemming does not catch: one concept, one name.
+SYNONYMS = [{'index', 'indic', 'indexing'}, {'telemetry', 'metric'}, {'scop', 'paus'}, {'id', 'identity', 'identiti'},
+            {'daemon', 'background'}]
+
+
+def stem(name: str) -> str:
+    """A crude English stem of a module's name: `leasing`, `leases` -> `leas`; `runner`, `running` -> `run`."""
+    word = name.lower()
+    for suffix in ('ies', 'ings', 'ing', 'ers', 'er', 'es', 's'):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            word = word[:-len(suffix)] + ('y' if suffix == 'ies' else '')
+            break
+    word = re.sub(r'(.)\1$', r'\1', word)
+    return word.removesuffix('e')
+
+
+def test_the_stemming() -> None:
+    assert stem('leases') == stem('leasing') == 'leas'
+    assert stem('runner') == stem('running') == 'run'
+    assert stem('peers') == stem('peering') == 'peer'
+    assert stem('progress') != stem('progressstorages')
+
+
+def test_no_two_modules_share_a_stem_or_a_synonym() -> None:
+    """Across kopf/ (the emulator too): one concept has one name, so "where is X" has one answer. Modules are
+    compared with modules and with packages (a package and a module of one stem are two homes of one concept);
+    packages with packages are not (`_api`, the client, and `_cluster/apis`, what the emulator serves)."""
+    modules = sorted({path.stem for path in KOPF.rglob('*.py') if path.name != '__init__.py'})
+    packages = sorted({path.parent.name.lstrip('_') for path in KOPF.rglob('__init__.py')} - {'kopf'})
+    by_stem: dict[str, set[str]] = {}
+    for name in modules:
+        by_stem.setdefault(stem(name), set()).add(name)
+    shared = {key: found for key, found in by_stem.items() if len(found) > 1}
+    shared |= {stem(name): by_stem[stem(name)] | {name} for name in packages if stem(name) in by_stem}
+    assert shared == {}, shared
+    for group in SYNONYMS:
+        used = {name for name in [*modules, *packages] if stem(name) in group}
+        assert len({stem(name) for name in used}) <= 1, (group, used)
 
 
 MAX_LINES = 500
@@ -66,14 +99,15 @@ def test_modules_stay_within_the_size_limit() -> None:
 
 # Unit tests by the package they test: `test_<module>.py` or `test_<module>_<aspect>.py`, where <module> is a
 # module or a subpackage anywhere in the package (the emulator's are nested by concern).
-MIRRORS = {'reactor': '_reactor', 'storage': '_storage', 'model': '_model', 'api': '_api',
-           'cluster': '_cluster', 'kits': '_kits'}
+MIRRORS = {folder: f'_{folder}' for folder in ('core', 'shared', 'engine', 'storage', 'api', 'cluster', 'kits',
+                                                'daemons', 'indices', 'admission', 'peering', 'leases', 'shards',
+                                                'metrics', 'rbac')}
 ACROSS_MODULES = {  # files that test one concern across modules, and that concern
     'storage/test_docs_examples.py': "docs/persistence.md's and docs/settings.md's examples: storages and settings",
     'storage/test_reactor_paths.py': "both storages' (progress, diff-base) fast paths against their per-key methods",
     'storage/test_seeds.py': "the persistence seed's configurations: both storages through the processing",
     'storage/test_upstream_compat.py': "both storages' bytes against upstream's recorded ones",
-    'model/test_compat_types.py': "upstream's public names in annotations: kopf.X of many modules",
+    'core/test_compat_types.py': "upstream's public names in annotations: kopf.X of many modules",
     'cluster/test_hostile_input.py': 'the whole HTTP surface, fuzzed: dispatching, codecs, every handler',
     'cluster/test_kinds.py': 'every built-in kind through the table, discovery, defaults, rules, Tables, OpenAPI',
 }

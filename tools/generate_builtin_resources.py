@@ -33,7 +33,7 @@ from typing import Any
 import yaml
 
 ROOT = pathlib.Path(__file__).parent.parent
-RESOURCES = ROOT / 'kopf' / '_cluster' / 'apis' / 'data' / 'builtin_resources.json'
+RESOURCES = ROOT / 'kopf' / '_shared' / 'data' / 'builtin_resources.json'
 OPENAPI = ROOT / 'kopf' / '_cluster' / 'openapi' / 'data' / 'openapi.json.xz'
 SAMPLES = ROOT / 'tests' / 'fidelity' / 'data' / 'builtins.yaml'
 AGGREGATED = 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList'

@@ -43,7 +43,7 @@ PACKAGE = 'kubernetes-validate==1.37.0'
 K8S_VERSION = 'v1.34.0'
 OUTPUT = pathlib.Path(__file__).parent.parent / 'kopf' / '_cluster' / 'openapi' / 'data' / 'builtin_schemas.json'
 
-RESOURCES = pathlib.Path(__file__).parent.parent / 'kopf' / '_cluster' / 'apis' / 'data' / 'builtin_resources.json'
+RESOURCES = pathlib.Path(__file__).parent.parent / 'kopf' / '_shared' / 'data' / 'builtin_resources.json'
 
 
 def served_kinds() -> list[tuple[str, str, str]]:

@@ -20,8 +20,8 @@ from typing import Any
 from kopf._cluster.web.protobuf import fields as wire_fields
 from kopf._cluster.web.protobuf import package_of
 
-RESOURCES = pathlib.Path(__file__).parent.parent / 'kopf' / '_cluster' / 'apis' / 'data' / 'builtin_resources.json'
-SCHEMAS = RESOURCES.parent.parent.parent / 'openapi' / 'data' / 'builtin_schemas.json'
+RESOURCES = pathlib.Path(__file__).parent.parent / 'kopf' / '_shared' / 'data' / 'builtin_resources.json'
+SCHEMAS = RESOURCES.parent.parent.parent / '_cluster' / 'openapi' / 'data' / 'builtin_schemas.json'
 EXTRA_ROOTS = ['k8s.io.apimachinery.pkg.apis.meta.v1.DeleteOptions']
 
 

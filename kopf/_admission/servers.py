@@ -1,6 +1,6 @@
 """Admission webhook servers and tunnels for `settings.admission.server`.
 
-`WebhookServer` serves HTTPS with `kopf._admission.httpserving` (a small HTTP/1.1 server, loaded when it starts): with the
+`WebhookServer` serves HTTPS with `httpserving` (a small HTTP/1.1 server, loaded when it starts): with the
 given certificate, or a self-signed CA and certificate made with `cryptography` (SANs for the host,
 the address and `extra_sans`; the CA goes into the client config's `caBundle`, and to `cadump`).
 `WebhookK3dServer`, `WebhookMinikubeServer`, `WebhookDockerDesktopServer` differ in the host that
@@ -20,8 +20,9 @@ import ssl
 from collections.abc import AsyncIterator, Iterable, Mapping
 from typing import Any, ClassVar
 
-from kopf._admission import protocols as admission
+from kopf._admission import protocols
 from kopf._admission.protocols import WebhookClientConfig, WebhookFn, WebhookServerProtocol
+from kopf._shared import localhosts
 
 PathLike = str | os.PathLike[str]
 
@@ -222,7 +223,7 @@ async def _answer_review(fn: WebhookFn, prefix: str, request: Any) -> tuple[int,
         return 400, b'{"error":"The body is not JSON."}'
     try:
         answer = await fn(payload, webhook=webhook, headers=dict(request.headers), sslpeer=request.peercert)
-    except admission.BadReview as exc:
+    except protocols.BadReview as exc:
         logger.warning(f'A bad admission request to {path!r}: {exc}')
         return 400, encoding.dumps({'error': str(exc)})
     except Exception as exc:
@@ -234,19 +235,19 @@ async def _answer_review(fn: WebhookFn, prefix: str, request: Any) -> tuple[int,
 class WebhookK3dServer(WebhookServer):
     """A local server reachable from a K3d cluster."""
 
-    DEFAULT_HOST = admission.K3D_HOST
+    DEFAULT_HOST = localhosts.K3D_HOST
 
 
 class WebhookMinikubeServer(WebhookServer):
     """A local server reachable from a Minikube cluster."""
 
-    DEFAULT_HOST = admission.MINIKUBE_HOST
+    DEFAULT_HOST = localhosts.MINIKUBE_HOST
 
 
 class WebhookDockerDesktopServer(WebhookServer):
     """A local server reachable from a Docker Desktop cluster."""
 
-    DEFAULT_HOST = admission.DOCKER_DESKTOP_HOST
+    DEFAULT_HOST = localhosts.DOCKER_DESKTOP_HOST
 
 
 class WebhookAutoServer(WebhookServer):
@@ -280,7 +281,7 @@ async def guess_host() -> str | None:
     except Exception as exc:  # e.g. no credentials: a guess is not worth failing the operator for
         logger.debug(f'The webhook server could not read the API server certificate: {exc!r}')
         names = []
-    return admission.guess_host(version, names)
+    return localhosts.guess_host(version, names)
 
 
 async def _server_certificate_names(client: Any) -> list[str]:
@@ -306,7 +307,7 @@ async def _server_certificate_names(client: Any) -> list[str]:
     except (OSError, TimeoutError, ssl.SSLError, ValueError) as exc:
         logger.debug(f'The webhook server could not read the API server certificate: {exc!r}')
         return []
-    return admission.certificate_names(peercert or {})  # empty when unverified (`insecure`): the version decides
+    return localhosts.certificate_names(peercert or {})  # empty when unverified (`insecure`): the version decides
 
 
 class WebhookNgrokTunnel:

@@ -15,6 +15,6 @@ Modules (pure ones marked so: no I/O, tested with dict literals):
 - `discovery`    `Discovery.scan()/.select(selector)/.schema(resource)`
 - `watchstate`   the state of one list+watch stream and its `step()` (pure)
 - `watching`     `watch_objs()`: list (chunked) + watch, resume, re-list, inactivity reconnects
-- `patching`     `patch_obj()`: main body + `/status`, guarded JSON-patches, dropped-field warning
+- `objectwrites` `patch_obj()`: main body + `/status`, guarded JSON-patches, dropped-field warning
 - `events`       `kopf.event/info/warn/exception` and the background `EventPoster`
 """

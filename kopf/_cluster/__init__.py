@@ -1,8 +1,8 @@
 """The local Kubernetes API emulator (`kopf cluster`, `kopf.testing.LocalCluster`): the server side.
 
 An aiohttp web application with real Kubernetes semantics. Never imported by the operator's runtime
-path (only by `kopf.testing`, `kopf run --local-cluster` and the `kopf cluster` command); it may use
-`kopf._core` helpers, and never imports `kopf._engine` or `kopf._api`.
+path (only by `kopf.testing`, `kopf run --local-cluster` and the `kopf cluster` command); of the rest of kopf,
+it imports only `kopf._shared` (never the operator's core, engine or API client).
 
 Its packages, each importing only those listed before it (no import cycles: `tests/test_emulator_layout.py`):
 

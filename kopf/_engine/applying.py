@@ -14,6 +14,7 @@ from kopf._api import objectwrites
 from kopf._core import budgets, patches
 from kopf._core.kwargs import Logger
 from kopf._engine import contexts
+from kopf._shared import mergepatch
 
 
 def fold(patch: patches.Patch) -> patches.Patch:
@@ -23,7 +24,7 @@ def fold(patch: patches.Patch) -> patches.Patch:
     content = dict(patch)
 
     def merge(body: dict[str, Any]) -> None:
-        merged = patches.merge(body, content)
+        merged = mergepatch.merge(body, content)
         body.clear()
         body.update(merged)
     return patches.Patch(fns=[merge, *patch.fns])

@@ -2,7 +2,7 @@
 
 Functions take these objects instead of wide parameter lists (ARCHITECTURE "state in two objects"):
 - `OperatorContext`: settings, registry, API client, the operator's memo, the lifecycle, indices,
-  the one scheduler of everything that happens later, and the paused scopes (`pausing`).
+  the one scheduler of everything that happens later, and the paused scopes (`scopes.Pausing`).
 - `ResourceContext`: the served resource, the storages fitted to its schema, and the records of
   its objects (by uid).
 - `ObjectRecord` (`kopf._core.records`): the one record of each object while the process lives:
@@ -18,8 +18,7 @@ from kopf._api import client as client_
 from kopf._core import memos, progress, registries, resources
 from kopf._core import records as records_
 from kopf._core import settings as settings_
-from kopf._engine import pausing as pausing_
-from kopf._engine import scheduling
+from kopf._engine import scheduling, scopes
 from kopf._metrics import instruments
 from kopf._storage import diffbasestorages, progressstorages
 
@@ -34,7 +33,7 @@ class OperatorContext:
     lifecycle: progress.Lifecycle
     indices: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     scheduler: scheduling.Scheduler = dataclasses.field(default_factory=scheduling.Scheduler)
-    pausing: pausing_.Pausing = dataclasses.field(default_factory=pausing_.Pausing)  # paused scopes (peering)
+    pausing: scopes.Pausing = dataclasses.field(default_factory=scopes.Pausing)  # paused scopes (peering)
     spawns: set[Any] = dataclasses.field(default_factory=set)  # all daemons and timers running (`spawning`)
     exiting: bool = False  # the operator is stopping: no daemon or timer starts any more
     indexing: Any = None   # the in-memory indices and the gate of the start (`indexing.Indexing`)

@@ -8,16 +8,21 @@ import os
 import socket
 import string
 
-from kopf._engine import identities
-
 _USER_VARIABLES = ('LOGNAME', 'USER', 'LNAME', 'USERNAME')  # the ones `getpass.getuser()` reads, in its order
 
 
 def make_identity() -> str:
     """`$POD_ID`, else `user@host/<timestamp>/<3 random lowercase letters>`."""
     suffix = ''.join(string.ascii_lowercase[byte % 26] for byte in os.urandom(3))
-    return identities.make_identity(pod_id=os.environ.get('POD_ID'), user=user(), host=socket.gethostname(),
-                                     now=datetime.datetime.now(datetime.UTC), suffix=suffix)
+    return format_identity(pod_id=os.environ.get('POD_ID'), user=user(), host=socket.gethostname(),
+                           now=datetime.datetime.now(datetime.UTC), suffix=suffix)
+
+
+def format_identity(*, pod_id: str | None, user: str, host: str, now: datetime.datetime, suffix: str) -> str:
+    """As upstream formats it: `$POD_ID` if set, else `user@host/<YYYYmmddHHMMSS>/<suffix>`."""
+    if pod_id:
+        return pod_id
+    return f'{user}@{host}/{now.astimezone(datetime.UTC).strftime("%Y%m%d%H%M%S")}/{suffix}'
 
 
 def freezer_identity() -> str:

@@ -3,13 +3,10 @@
 Modules:
 - `hierarchies`  owner references, labels, names and namespaces of children (`kopf.adopt()` & co.)
 - `objects`      uniform access to an object in any shape authors build it in (dicts, clients' models)
-- `webhooks`     admission webhook servers and tunnels for `settings.admission.server`
-- `httpserving`  the small HTTP/1.1 server of the webhook servers
 - `loops`        the event loop of `kopf run` (uvloop when installed, unless turned off)
-- `runner`       `KopfRunner`: the `kopf` CLI in a thread, as a context manager
+- `clirunner`    `KopfRunner`: the `kopf` CLI in a thread, as a context manager
 - `fixtures`     pytest fixtures (re-exported by `kopf.testing`)
 - `envtest`      `EnvtestCluster`: a real etcd + kube-apiserver as a test backend
 - `envassets`    where the envtest binaries are, and the throw-away PKI of an envtest cluster
 - `envprocs`     how an envtest cluster's processes are stopped (also on SIGTERM/SIGHUP)
-- `rbac`         `kopf rbac`: the handlers' resources resolved offline, the RBAC YAML
 """

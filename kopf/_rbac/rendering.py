@@ -12,6 +12,7 @@ import yaml
 
 from kopf._core import registries, resources
 from kopf._rbac import rules as rbac
+from kopf._shared import resourcetable
 
 HEADER = ('# RBAC for the framework\'s own requests (kopf rbac). What the handlers request themselves\n'
           '# (children, Secrets, ...) is not here: add it with --extra rules.yaml.\n')
@@ -57,20 +58,17 @@ def options_for(namespaces: Iterable[str], **kwargs: Any) -> rbac.Options:
 
 def builtin_resources() -> list[resources.Resource]:
     """The built-in resources the local cluster serves (the core ones that handlers usually select)."""
-    from kopf._shared import resourcetable
     return _converted(resourcetable.BUILTINS)
 
 
 def crd_resources(paths: Iterable[str]) -> list[resources.Resource]:
     """The resources that the CRDs in these YAML files define (other documents are skipped)."""
-    from kopf._cluster.pipeline import crds
-
     served = []
     for path in paths:
         for doc in _load_yaml(path):
             if isinstance(doc, dict) and doc.get('kind') == 'CustomResourceDefinition':
                 try:
-                    served.extend(crds.served_resources(doc))
+                    served.extend(resourcetable.served_resources(doc))
                 except (KeyError, TypeError) as exc:
                     name = (doc.get('metadata') or {}).get('name')
                     raise ValueError(f'{path}: the CRD {name!r} is incomplete: {exc!r} is missing.') from None
@@ -78,13 +76,11 @@ def crd_resources(paths: Iterable[str]) -> list[resources.Resource]:
 
 
 def _converted(served: Iterable[Any]) -> list[resources.Resource]:
-    from kopf._cluster.apis import catalog
-
     served = list(served)
     preferred: dict[str, str] = {}
     for item in served:
         best = preferred.get(item.group)
-        if best is None or catalog.version_priority(item.version) > catalog.version_priority(best):
+        if best is None or resourcetable.version_priority(item.version) > resourcetable.version_priority(best):
             preferred[item.group] = item.version
     return [resources.Resource(group=item.group, version=item.version, plural=item.plural, kind=item.kind,
                                singular=item.singular or None, shortcuts=frozenset(item.short_names),

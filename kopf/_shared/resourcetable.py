@@ -9,6 +9,7 @@ import dataclasses
 import functools
 import importlib.resources
 import json
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -136,3 +137,38 @@ BUILTINS: tuple[Resource, ...] = tuple(_from_data(entry) for entry in data()['re
 NAMESPACES = next(r for r in BUILTINS if (r.group, r.plural) == ('', 'namespaces'))
 CRDS = next(r for r in BUILTINS if r.plural == 'customresourcedefinitions')
 INITIAL_NAMESPACES = ('default', 'kube-system', 'kube-public', 'kube-node-lease')
+
+
+CUSTOM_VERBS = ('delete', 'deletecollection', 'get', 'list', 'patch', 'create', 'update', 'watch')
+
+
+def served_resources(crd: Mapping[str, Any]) -> list[Resource]:
+    """The resources that a CRD serves (one per served version), as the local cluster and `kopf rbac` see them."""
+    spec = crd['spec']
+    names = spec['names']
+    result = []
+    for version in spec['versions']:
+        if not version.get('served'):
+            continue
+        subresources = version.get('subresources') or {}
+        result.append(Resource(
+            group=spec['group'], version=version['name'], plural=names['plural'], kind=names['kind'],
+            namespaced=spec['scope'] == 'Namespaced', singular=names.get('singular') or names['kind'].lower(),
+            short_names=tuple(names.get('shortNames') or ()), categories=tuple(names.get('categories') or ()),
+            subresources=tuple(sub for sub in ('status', 'scale') if sub in subresources),
+            verbs=CUSTOM_VERBS, custom=True, generation=True,
+            schema=(version.get('schema') or {}).get('openAPIV3Schema'),
+            printer_columns=tuple(version.get('additionalPrinterColumns') or ()),
+            scale=subresources.get('scale') if isinstance(subresources.get('scale'), dict) else None,
+        ))
+    return result
+
+
+def version_priority(version: str) -> tuple[int, int, int]:
+    """Kubernetes version ordering: GA > beta > alpha > other; higher numbers first (as a sort key, descending)."""
+    match = re.fullmatch(r'v(\d+)(?:(alpha|beta)(\d+))?', version)
+    if not match:
+        return (0, 0, 0)
+    major, stage, minor = match.groups()
+    rank = {None: 3, 'beta': 2, 'alpha': 1}[stage]
+    return (rank, int(major), int(minor or 0))

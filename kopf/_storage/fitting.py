@@ -86,7 +86,8 @@ def _fit_progress(storage: progress.ProgressStorage, schema: Mapping[str, Any] |
 def _fit_diffbase(storage: diffbasestorages.DiffBaseStorage, schema: Mapping[str, Any] | None,
                   crd_name: str, warnings: list[str]) -> diffbasestorages.DiffBaseStorage:
     if type(storage) is diffbasestorages.MultiDiffBaseStorage:
-        return diffbasestorages.MultiDiffBaseStorage([_fit_diffbase(s, schema, crd_name, warnings) for s in storage.storages])
+        fitted = [_fit_diffbase(one, schema, crd_name, warnings) for one in storage.storages]
+        return diffbasestorages.MultiDiffBaseStorage(fitted)
     if type(storage) is diffbasestorages.StatusDiffBaseStorage:
         pruned = pruned_fields(storage, schema)
         if pruned:

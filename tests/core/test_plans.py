@@ -15,6 +15,7 @@ from kopf._core.finalizers import AppendFinalizer, Edit, RemoveFinalizer
 from kopf._core.outcomes import LogEntry, Outcome, OutcomeKind
 from kopf._core.plans import Skip
 from kopf._engine import contexts
+from kopf._shared import mergepatch
 
 RESOURCE = kopf.Resource('kopf.dev', 'v1', 'kopfexamples')
 F = 'kopf.zalando.org/KopfFinalizerMarker'
@@ -81,7 +82,7 @@ def with_diffbase(rctx: contexts.ResourceContext, body: dict[str, Any], *,
     """The body with the diff-base of itself (a NOOP), or of another body (e.g. an older spec)."""
     patch = patches.Patch()
     rctx.diffbase_storage.store(body=body, patch=patch, essence=essence_of(rctx, of if of is not None else body))
-    return patches.merge(body, dict(patch))
+    return mergepatch.merge(body, dict(patch))
 
 
 def with_progress(rctx: contexts.ResourceContext, body: dict[str, Any],
@@ -91,7 +92,7 @@ def with_progress(rctx: contexts.ResourceContext, body: dict[str, Any],
     for key, state in states.items():
         rctx.progress_storage.store(key=key, record=state.as_record(), body=body, patch=patch)
     rctx.progress_storage.flush()
-    return patches.merge(body, dict(patch))
+    return mergepatch.merge(body, dict(patch))
 
 
 def decide(rctx: contexts.ResourceContext, body: dict[str, Any], event_type: str | None = 'MODIFIED', *,
@@ -626,7 +627,7 @@ def test_retry_stores_the_progress_and_wakes_up(name: str) -> None:
     assert [entry.message for entry in settlement.logs[1:]] == sleeping
 
     # the next cycle, on the body with the stored record: the handler is due when the wake-up says
-    stored = patches.merge(body, dict(settlement.patch))
+    stored = mergepatch.merge(body, dict(settlement.patch))
     next_plan = decide(rctx, stored)
     assert next_plan.handling is not None
     assert ids(next_plan.handling.selected) == ([] if case['wakeup'] else ['c'])

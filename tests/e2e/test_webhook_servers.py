@@ -180,7 +180,7 @@ def test_kopf_cluster_reports_the_given_version_and_certificate_names(tmp_path: 
 
     import kubernetes
 
-    from kopf._admission import protocols
+    from kopf._shared import localhosts
     kubeconfig = tmp_path / 'kc'
     server = subprocess.Popen([sys.executable, '-m', 'kopf', 'cluster', '--kubeconfig', str(kubeconfig),
                                '--git-version', 'v1.31.0+k3s1', '--tls-san', 'k3s', '--tls-san', 'k3d-dev-server-0'],
@@ -196,7 +196,7 @@ def test_kopf_cluster_reports_the_given_version_and_certificate_names(tmp_path: 
         context = ssl.create_default_context(cafile=client.configuration.ssl_ca_cert)
         with socket.create_connection((parsed.hostname, parsed.port)) as raw, \
                 context.wrap_socket(raw, server_hostname=parsed.hostname) as tls:
-            names = protocols.certificate_names(tls.getpeercert() or {})
+            names = localhosts.certificate_names(tls.getpeercert() or {})
         assert {'k3s', 'k3d-dev-server-0'} <= set(names)
     finally:
         server.send_signal(signal.SIGINT)

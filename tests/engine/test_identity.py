@@ -1,3 +1,4 @@
+import datetime
 import re
 
 import pytest
@@ -38,3 +39,15 @@ def test_without_variables_the_password_database_or_unknown(monkeypatch: pytest.
         raise KeyError('getpwuid(): uid not found: 1000')
     monkeypatch.setattr(getpass, 'getuser', fail)
     assert identity.user() == 'unknown'
+
+
+NOW = datetime.datetime(2026, 1, 2, 3, 4, 5, tzinfo=datetime.UTC)
+
+
+@pytest.mark.parametrize('pod_id, expected', [
+    ('pod-abc', 'pod-abc'),
+    (None, 'me@host/20260102030405/xyz'),
+    ('', 'me@host/20260102030405/xyz'),
+])
+def test_the_format_is_upstreams(pod_id: str | None, expected: str) -> None:
+    assert identity.format_identity(pod_id=pod_id, user='me', host='host', now=NOW, suffix='xyz') == expected

@@ -8,6 +8,7 @@ import kopf
 from kopf._core import patches, plans
 from kopf._engine import changing, contexts, loggers, processing
 from kopf._indices import filling
+from kopf._shared import mergepatch
 
 RESOURCE = kopf.Resource('kopf.dev', 'v1', 'kopfexamples')
 
@@ -22,7 +23,7 @@ def make_rctx(registry: kopf.OperatorRegistry) -> contexts.ResourceContext:
 
 
 def applied(body: dict[str, Any], patch: patches.Patch) -> dict[str, Any]:
-    result = copy.deepcopy(patches.merge(body, dict(patch)))
+    result = copy.deepcopy(mergepatch.merge(body, dict(patch)))
     for fn in patch.fns:
         fn(result)
     rv = int(result['metadata'].get('resourceVersion', '0')) + 1

@@ -115,8 +115,8 @@ def test_live_counts_are_read_at_scrape_time() -> None:
 
 
 def test_paused_scopes_are_read_and_the_lease_family_is_exposed_for_the_lease_code_to_set() -> None:
-    from kopf._engine import pausing
-    ctx = fake_ctx(pausing=pausing.Pausing())
+    from kopf._engine import scopes
+    ctx = fake_ctx(pausing=scopes.Pausing())
     made = metrics.PrometheusMetrics(ctx)
     assert value(samples(made), 'kopf_peering_shards_held') == 0
     ctx.pausing.pause('ns1', 'peering')
@@ -161,8 +161,8 @@ def test_the_docs_list_every_metric_and_no_other() -> None:
     import pathlib
     import re
 
-    from kopf._engine import pausing
-    made = metrics.PrometheusMetrics(fake_ctx(pausing=pausing.Pausing()))
+    from kopf._engine import scopes
+    made = metrics.PrometheusMetrics(fake_ctx(pausing=scopes.Pausing()))
     families = list(text_string_to_metric_families(made.exposition().decode()))
     exposed = {family.name + ('_total' if family.type == 'counter' else '') for family in families}
     page = (pathlib.Path(__file__).parent.parent.parent / 'docs' / 'metrics.md').read_text()

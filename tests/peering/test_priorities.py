@@ -77,7 +77,8 @@ def test_odd_statuses(status: Any, found: list[Peer], problems: int) -> None:
 ])
 def test_who_pauses_whom(others: list[Peer], priority: int, sharded: bool, paused: bool,
                          blockers: list[str], same: list[str], dead: list[str]) -> None:
-    verdict = priorities.decide([*others, peer('me', priority)], identity='me', priority=priority, now=NOW, sharded=sharded)
+    verdict = priorities.decide([*others, peer('me', priority)], identity='me', priority=priority, now=NOW,
+                                sharded=sharded)
     assert verdict.paused is paused
     assert [p.identity for p in verdict.blockers] == blockers
     assert [p.identity for p in verdict.same] == same

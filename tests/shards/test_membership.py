@@ -1,13 +1,12 @@
 """The shards' side of the reactor: a shard's scope flips are reported once; waits for a released shard's work."""
 import asyncio
 
-from kopf._engine import pausing as pausing_
 from kopf._engine import scopes
 
 
 def test_a_shards_flips_are_reported_once_each() -> None:
     seen: list[tuple[int, bool, bool]] = []
-    state = pausing_.Pausing()
+    state = scopes.Pausing()
     state.on_shard = lambda index, paused, cancelling: seen.append((index, paused, cancelling))
     state.pause(scopes.Shard(2), 'lease')
     state.pause(scopes.Shard(2), 'rebalance')  # paused already: no flip
@@ -19,7 +18,7 @@ def test_a_shards_flips_are_reported_once_each() -> None:
 
 
 async def test_wait_for_is_woken_by_pokes() -> None:
-    state = pausing_.Pausing()
+    state = scopes.Pausing()
     busy = [True]
     waiting = asyncio.create_task(state.wait_for(lambda: not busy[0]))
     await asyncio.sleep(0)

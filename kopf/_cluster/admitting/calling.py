@@ -16,7 +16,6 @@ import urllib.parse
 from collections.abc import Mapping
 from typing import Any
 
-from kopf._admission import protocols as admission
 from kopf._cluster import jsoncodec, statuses
 from kopf._cluster.admitting import reviews
 from kopf._cluster.admitting.reviews import CallFailed, Request
@@ -25,13 +24,15 @@ from kopf._cluster.openapi import conforming
 from kopf._cluster.patchtypes import jsonpatches
 from kopf._cluster.pipeline import serverside, writing
 from kopf._cluster.pipeline.state import State
+from kopf._shared import localhosts
 
 Obj = dict[str, Any]
 SERVER_FIELDS = ('uid', 'creationTimestamp', 'generation', 'resourceVersion')
 RETRIES = 5
 # The names by which local clusters' nodes reach the developer's machine (where the operator runs): the local
 # cluster runs on that machine itself, so it connects to loopback for them (TLS still verifies the name).
-HOST_ALIASES = dict.fromkeys([admission.K3D_HOST, admission.MINIKUBE_HOST, admission.DOCKER_DESKTOP_HOST], '127.0.0.1')
+HOST_ALIASES = dict.fromkeys([localhosts.K3D_HOST, localhosts.MINIKUBE_HOST, localhosts.DOCKER_DESKTOP_HOST],
+                             '127.0.0.1')
 
 
 class Admitter:

@@ -8,17 +8,6 @@ from kopf._shared.resourcetable import Resource
 GVR = tuple[str, str, str]  # (group, version, plural)
 
 
-def version_priority(version: str) -> tuple[int, int, int]:
-    """Kubernetes version ordering: GA > beta > alpha > other; higher numbers first (as a sort key, descending)."""
-    import re
-    match = re.fullmatch(r'v(\d+)(?:(alpha|beta)(\d+))?', version)
-    if not match:
-        return (0, 0, 0)
-    major, stage, minor = match.groups()
-    rank = {None: 3, 'beta': 2, 'alpha': 1}[stage]
-    return (rank, int(major), int(minor or 0))
-
-
 class Catalog:
     """Resources by (group, version, plural); CRD-defined ones are replaced as their CRDs change."""
 
@@ -54,7 +43,7 @@ class Catalog:
         found: dict[str, set[str]] = {}
         for group, version, _ in self._index:
             found.setdefault(group, set()).add(version)
-        return {g: sorted(vs, key=version_priority, reverse=True) for g, vs in found.items()}
+        return {g: sorted(vs, key=resourcetable.version_priority, reverse=True) for g, vs in found.items()}
 
     def in_group_version(self, group: str, version: str) -> list[Resource]:
         return [r for (g, v, _), r in self._index.items() if g == group and v == version]

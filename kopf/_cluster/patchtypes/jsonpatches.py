@@ -10,7 +10,7 @@ import jsonpatch
 
 from kopf._cluster import jsoncodec, statuses
 from kopf._cluster.patchtypes import strategic
-from kopf._core import patches
+from kopf._shared import mergepatch
 
 MERGE = 'application/merge-patch+json'
 JSON = 'application/json-patch+json'
@@ -20,7 +20,7 @@ CUSTOM_TYPES = (JSON, MERGE, APPLY)
 BUILTIN_TYPES = (JSON, MERGE, STRATEGIC, APPLY)
 
 
-merge_patch = patches.merge_value  # RFC 7386: the one implementation, shared with the framework
+merge_patch = mergepatch.merge_value  # RFC 7386: the one implementation, shared with the framework
 
 
 def json_patch(target: Any, ops: Any) -> Any:

@@ -6,11 +6,9 @@ from typing import Any
 from kopf._cluster import statuses
 from kopf._cluster.openapi import conforming
 from kopf._cluster.pipeline import metadata
-from kopf._shared.resourcetable import Resource
 
 Cause = dict[str, Any]
 #: The verbs of a custom resource, in the order a real server lists them in discovery.
-CUSTOM_VERBS = ('delete', 'deletecollection', 'get', 'list', 'patch', 'create', 'update', 'watch')
 
 
 def causes_of(crd: Mapping[str, Any]) -> list[Cause]:
@@ -84,26 +82,5 @@ def established_status(crd: Mapping[str, Any], now: str) -> dict[str, Any]:
     stored = list((crd.get('status') or {}).get('storedVersions') or [])
     return {'acceptedNames': dict(spec['names']), 'conditions': conditions,
             'storedVersions': stored if storage in stored else stored + [storage]}
-
-
-def served_resources(crd: Mapping[str, Any]) -> list[Resource]:
-    spec = crd['spec']
-    names = spec['names']
-    result = []
-    for version in spec['versions']:
-        if not version.get('served'):
-            continue
-        subresources = version.get('subresources') or {}
-        result.append(Resource(
-            group=spec['group'], version=version['name'], plural=names['plural'], kind=names['kind'],
-            namespaced=spec['scope'] == 'Namespaced', singular=names.get('singular') or names['kind'].lower(),
-            short_names=tuple(names.get('shortNames') or ()), categories=tuple(names.get('categories') or ()),
-            subresources=tuple(sub for sub in ('status', 'scale') if sub in subresources),
-            verbs=CUSTOM_VERBS, custom=True, generation=True,
-            schema=(version.get('schema') or {}).get('openAPIV3Schema'),
-            printer_columns=tuple(version.get('additionalPrinterColumns') or ()),
-            scale=subresources.get('scale') if isinstance(subresources.get('scale'), dict) else None,
-        ))
-    return result
 
 

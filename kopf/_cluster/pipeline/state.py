@@ -7,7 +7,7 @@ from kopf._cluster.apis.routing import Target
 from kopf._cluster.openapi import validation
 from kopf._cluster.patchtypes import fieldowners
 from kopf._cluster.patchtypes.fieldowners import Managers
-from kopf._cluster.pipeline import crds, kindrules, metadata
+from kopf._cluster.pipeline import kindrules, metadata
 from kopf._cluster.store.objectstore import Change, Store
 from kopf._shared import resourcetable, schemas
 
@@ -43,7 +43,7 @@ class State:
             if change.type == 'DELETED':
                 self.catalog.drop_custom(name)
             else:
-                self.catalog.set_custom(name, crds.served_resources(change.obj))
+                self.catalog.set_custom(name, resourcetable.served_resources(change.obj))
                 if change.old is not None and _schemas(change.old) != _schemas(change.obj):
                     self._reconform(change.obj)
         meta = change.obj['metadata']
@@ -93,7 +93,7 @@ class State:
             meta = obj['metadata']
             self.store.put((group, plural), obj)
             if (group, plural) == resourcetable.CRDS.key:
-                self.catalog.set_custom(meta['name'], crds.served_resources(obj))
+                self.catalog.set_custom(meta['name'], resourcetable.served_resources(obj))
         self.store.rv = self.store.compacted = int(snapshot['resourceVersion'])
         self.managers = {uid: Managers(owned={tuple(identity): {tuple(path) for path in paths}
                                               for identity, paths in owned})

@@ -14,7 +14,7 @@
     accessreviews  the access reviews (`kubectl auth can-i`, `auth whoami`): answered from the access rules
     faults         injected failures, per-verb counters, the request log
     tlsmode        HTTPS mode: the TLS context from a throw-away CA's certificates (kopf._shared.certificates)
-    kubeconfigs    kubeconfig files pointing at the emulator
+    kubeconfigfiles  kubeconfig files pointing at the emulator
 
 Never reaches the server object: handlers get a `Backend`; the control API under `/_emulator/` is a callable
 given to the `Dispatcher` (it lives in `control`).

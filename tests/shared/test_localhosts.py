@@ -1,9 +1,9 @@
 """Which local cluster this is (for `WebhookAutoServer`): from the API server's version and certificate names."""
 import pytest
 
-from kopf._admission import protocols
+from kopf._shared import localhosts
 
-K3D, MINIKUBE, DOCKER = protocols.K3D_HOST, protocols.MINIKUBE_HOST, protocols.DOCKER_DESKTOP_HOST
+K3D, MINIKUBE, DOCKER = localhosts.K3D_HOST, localhosts.MINIKUBE_HOST, localhosts.DOCKER_DESKTOP_HOST
 
 
 @pytest.mark.parametrize('version, names, expected', [
@@ -19,7 +19,7 @@ K3D, MINIKUBE, DOCKER = protocols.K3D_HOST, protocols.MINIKUBE_HOST, protocols.D
     (None, [], None),
 ])
 def test_guess_host(version: str | None, names: list[str], expected: str | None) -> None:
-    assert protocols.guess_host(version, names) == expected
+    assert localhosts.guess_host(version, names) == expected
 
 
 def test_certificate_names_from_a_peer_certificate() -> None:
@@ -28,6 +28,6 @@ def test_certificate_names_from_a_peer_certificate() -> None:
         'issuer': ((('commonName', 'k3s-server-ca@1700000000'),),),
         'subjectAltName': (('DNS', 'kubernetes'), ('DNS', 'localhost'), ('IP Address', '127.0.0.1')),
     }
-    assert protocols.certificate_names(peercert) == [
+    assert localhosts.certificate_names(peercert) == [
         'k3s', 'k3s-server-ca@1700000000', 'kubernetes', 'localhost', '127.0.0.1']
-    assert protocols.certificate_names({}) == []  # an unverified connection reveals nothing
+    assert localhosts.certificate_names({}) == []  # an unverified connection reveals nothing
