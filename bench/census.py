@@ -1,0 +1,131 @@
+"""Where an idle operator's bytes go: N handled objects watched after a restart, counted by structure.
+
+    .venv/bin/python bench/census.py --objects 10000            # tracemalloc by line, a gc census by type
+    .venv/bin/python bench/census.py --objects 100000 --no-trace  # RSS and the gc census only (faster)
+
+The local cluster runs in its own process (its memory is not counted); the operator runs in this process,
+with the bench operator's handlers (bench/operator.py: create, update, resume, delete), so that the
+figures can be taken from inside: VmRSS after `import kopf` and at idle, tracemalloc's top lines (bytes and
+blocks per object), and a census of the objects the garbage collector tracks (count and `sys.getsizeof`
+per type, per object; strings and ints are not tracked by the gc: tracemalloc counts them by line).
+"""
+import argparse
+import asyncio
+import collections
+import gc
+import importlib.util
+import pathlib
+import sys
+import time
+import tracemalloc
+from typing import Any
+
+HERE = pathlib.Path(__file__).parent
+sys.path.insert(0, str(HERE))
+
+import harness as h  # noqa: E402
+import run  # noqa: E402
+
+
+def vm(name: str) -> float:
+    for line in pathlib.Path('/proc/self/status').read_text().splitlines():
+        if line.startswith(name + ':'):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def census(n: int, top: int) -> list[tuple[str, int, int]]:
+    """(type, count, bytes) of the gc-tracked objects, biggest first."""
+    counts: collections.Counter[str] = collections.Counter()
+    sizes: collections.Counter[str] = collections.Counter()
+    for obj in gc.get_objects():
+        name = f'{type(obj).__module__}.{type(obj).__qualname__}'
+        counts[name] += 1
+        sizes[name] += sys.getsizeof(obj)
+    return [(name, counts[name], size) for name, size in sizes.most_common(top)]
+
+
+async def main(args: argparse.Namespace) -> None:
+    logdir = h.logs_dir('kopf-census-')
+    async with h.local_cluster(sys.executable, logdir) as emu:
+        ns = 'census'
+        h.log(f'pre-creating {args.objects:,} handled objects in {ns}')
+        await run.populate(emu, ns, args.objects)
+        import kopf  # after the population: its own imports are not the operator's
+        from kopf._engine import contexts
+        base_rss = vm('VmRSS')
+        spec = importlib.util.spec_from_file_location('bench_operator', HERE / 'operator.py')
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        registry = kopf.OperatorRegistry()
+        with _as_default(registry):
+            spec.loader.exec_module(module)
+        if args.trace:
+            tracemalloc.start(args.frames)
+        from kopf._api import credentials
+        vault = credentials.Vault()
+        vault.populate([kopf.ConnectionInfo(server=f'http://127.0.0.1:{emu.port}', default_namespace=ns)])
+        stop = asyncio.Event()
+        started = time.monotonic()
+        task = asyncio.create_task(kopf.operator(registry=registry, vault=vault, standalone=True,
+                                                 namespaces=[ns], stop_flag=stop))
+        ctx = await _context(contexts)
+        while sum(len(r.records) for r in ctx.served.values()) < args.objects or not ctx.idle():
+            await asyncio.sleep(0.5)
+            if task.done():
+                task.result()
+        resumed = time.monotonic() - started
+        await asyncio.sleep(args.settle)
+        gc.collect()
+        rss = vm('VmRSS')
+        h.log(f'resumed {args.objects:,} in {resumed:.1f} s; RSS {rss:.1f} MB, after import {base_rss:.1f} MB: '
+              f'{(rss - base_rss) * 1024 * 1024 / args.objects:,.0f} B per object')
+        if args.trace:
+            snapshot = tracemalloc.take_snapshot()
+            traced, peak = tracemalloc.get_traced_memory()
+            print(f'\ntracemalloc: {traced / 1e6:.1f} MB traced now, peak {peak / 1e6:.1f} MB; '
+                  f'{traced / args.objects:,.0f} B per object')
+            print(f'{"bytes/obj":>10} {"blocks/obj":>10}  line')
+            for stat in snapshot.statistics('traceback' if args.frames > 1 else 'lineno')[:args.top]:
+                where = ' <- '.join(f'{pathlib.Path(f.filename).name}:{f.lineno}' for f in stat.traceback)
+                print(f'{stat.size / args.objects:10.1f} {stat.count / args.objects:10.2f}  {where}')
+        print(f'\ngc census: {len(gc.get_objects()):,} tracked objects')
+        print(f'{"bytes/obj":>10} {"count/obj":>10}  type')
+        for name, count, size in census(args.objects, args.top):
+            print(f'{size / args.objects:10.1f} {count / args.objects:10.2f}  {name}')
+        stop.set()
+        await task
+
+
+def _as_default(registry: Any) -> Any:
+    import contextlib
+
+    import kopf
+
+    @contextlib.contextmanager
+    def manager() -> Any:
+        previous = kopf.get_default_registry()
+        kopf.set_default_registry(registry)
+        try:
+            yield
+        finally:
+            kopf.set_default_registry(previous)
+    return manager()
+
+
+async def _context(contexts: Any) -> Any:
+    for _ in range(600):
+        if contexts.LIVE:
+            return next(iter(contexts.LIVE.values()))
+        await asyncio.sleep(0.1)
+    raise RuntimeError('no operator context appeared')
+
+
+if __name__ == '__main__':
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument('--objects', type=int, default=10_000)
+    parser.add_argument('--settle', type=float, default=3.0, help='seconds idle before counting')
+    parser.add_argument('--top', type=int, default=25)
+    parser.add_argument('--frames', type=int, default=1, help="tracemalloc's traceback depth")
+    parser.add_argument('--no-trace', dest='trace', action='store_false', help='no tracemalloc (faster)')
+    asyncio.run(main(parser.parse_args()))
