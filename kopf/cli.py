@@ -160,7 +160,8 @@ def run(ctx: click.Context, /, paths: tuple[str, ...], modules: tuple[str, ...],
     """Run an operator: load the handlers from the files and modules, then serve the cluster."""
     import warnings
 
-    from kopf._engine import loading, preflight, running
+    from kopf._admission import protocols
+    from kopf._engine import loading, running
     from kopf._kits import loops
 
     controls = ctx.obj if isinstance(ctx.obj, CLIControls) else CLIControls()
@@ -205,7 +206,7 @@ def run(ctx: click.Context, /, paths: tuple[str, ...], modules: tuple[str, ...],
                 lease_name=more['lease_name'], lease_namespace=more['lease_namespace'], shards=more['shards'],
                 registry=controls.registry, settings=controls.settings, memo=controls.memo,
                 stop_flag=controls.stop_flag, ready_flag=controls.ready_flag), factory)
-        except (loading.LoadingError, running.OperatorError, preflight.UnsupportedHandlersError) as exc:
+        except (loading.LoadingError, running.OperatorError, protocols.UnsupportedHandlersError) as exc:
             if isinstance(exc, loading.LoadingError) and exc.details:
                 click.echo(exc.details, err=True)  # the user's frames: the file and line of the mistake
             click.echo(f'Error: {exc}', err=True)

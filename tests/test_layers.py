@@ -169,13 +169,9 @@ UPWARD_ALLOWED = {
     # `KopfRunner` runs the `kopf run` command itself: the CLI is what it drives.
     ('_kits/clirunner.py', 'kopf.cli'),
 }
-# To go with the per-object record's rework (issue 38): the engine reaches the daemons, shards and metrics
-# through the record's and the context's handles, typed as Protocols, instead of importing them.
-UPWARD_FOR_NOW = {
-    ('_engine/queueing.py', 'kopf._daemons'), ('_engine/processing.py', 'kopf._daemons'),
-    ('_engine/contexts.py', 'kopf._metrics.instruments'), ('_engine/contexts.py', 'kopf._shards.assignment'),
-    ('_engine/preflight.py', 'kopf._admission.protocols'),
-}
+# None left: the engine reaches the daemons, shards, metrics and admission through the handles that
+# `contexts` declares as Protocols (the features implement them, `running` plugs them in).
+UPWARD_FOR_NOW: set[tuple[str, str]] = set()
 
 
 def _layered_files() -> list[pathlib.Path]:
@@ -244,3 +240,37 @@ def test_a_standalone_operator_loads_no_optional_feature() -> None:
     env = {**os.environ, 'USER': 'someone'}
     proc = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, check=True, env=env)
     assert proc.stdout.strip() == '[]'
+
+
+def _record_writes(path: pathlib.Path) -> list[int]:
+    """Lines that assign a field of an `ObjectRecord` (or of its `work`) to a receiver named like one."""
+    from kopf._core import records
+    fields = set(records.ObjectRecord.__dataclass_fields__) | set(records.Work.__dataclass_fields__)
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] \
+            if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else []
+        for target in targets:
+            for one in (target.elts if isinstance(target, ast.Tuple) else [target]):
+                if isinstance(one, ast.Attribute) and one.attr in fields:
+                    receiver = ast.unparse(one.value)
+                    if receiver.split('.')[-1] in ('record', 'work') or receiver.endswith('.work'):
+                        found.append(one.lineno)
+    return found
+
+
+def test_the_scan_of_record_writes() -> None:
+    source = 'record.phase = 1\nself.record.memo = 2\nrecord.work.pending = 3\nx.phase = 4\nrecord.phase += 1\n'
+    path = pathlib.Path(__file__).parent / '_scan_probe.py'
+    try:
+        path.write_text(source)
+        assert _record_writes(path) == [1, 2, 3, 5]
+    finally:
+        path.unlink()
+
+
+def test_only_the_records_module_changes_a_record() -> None:
+    """`records.step()` (and the records module) is the only place a record changes: the engine feeds it signals."""
+    found = {str(path.relative_to(ROOT)): lines for path in sorted(ROOT.rglob('*.py'))
+             if path.name != 'records.py' and (lines := _record_writes(path))}
+    assert found == {}

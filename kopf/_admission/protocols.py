@@ -9,6 +9,8 @@ import json
 from collections.abc import AsyncIterator, Awaitable, Iterable, Mapping, Sequence
 from typing import Any, Protocol, TypedDict
 
+from kopf._core import registries
+from kopf._core import settings as settings_
 from kopf._core.kwargs import Headers, SSLPeer
 from kopf._shared import fields
 
@@ -197,3 +199,25 @@ def _object_selector(labels: Mapping[str, Any] | None) -> dict[str, Any]:
             expressions.append({'key': key, 'operator': 'In', 'values': [value]})
         # callables cannot be expressed: the handler's own filter decides
     return {'matchExpressions': expressions} if expressions else {}
+
+
+class UnsupportedHandlersError(Exception):
+    """The registry has handlers that this operator cannot serve as configured."""
+
+
+def check(registry: registries.OperatorRegistry, settings: settings_.OperatorSettings) -> None:
+    """What admission handlers need: a webhook server (set in a startup handler), valid managed webhook names;
+    an operator must never silently run without the webhooks it asked for."""
+    webhooks = registry.webhooks
+    if not webhooks:
+        return
+    if settings.admission.server is None:
+        names = ', '.join(f'{h.id!r}' for h in webhooks)
+        raise UnsupportedHandlersError(
+            f'Admission handlers ({names}) need a webhook server: set settings.admission.server '
+            '(e.g. kopf.WebhookServer()) in a startup handler.')
+    if settings.admission.managed is not None:
+        try:
+            validate_managed(settings.admission.managed)
+        except ValueError as exc:
+            raise UnsupportedHandlersError(str(exc)) from None

@@ -113,9 +113,13 @@ async def watch_objs(
         label_selector: str | None = None,
         field_selector: str | None = None,
         state: watchstate.WatchState | None = None,
+        keep_bodies: bool = False,
 ) -> AsyncIterator[watchstate.StreamItem]:
-    """Every change of the resource's objects, once each: listed (type None), LISTED, then watch events."""
-    state = state if state is not None else watchstate.WatchState()
+    """Every change of the resource's objects, once each: listed (type None), LISTED, then watch events.
+
+    `keep_bodies`: a vanished object's DELETED (found by a re-list) carries its last body, not a stub.
+    """
+    state = state if state is not None else watchstate.WatchState(keep_bodies=keep_bodies)
     watching = client.settings.watching
     query = server_side_selectors(client.settings, resource)
     for key, value in [('labelSelector', label_selector), ('fieldSelector', field_selector)]:

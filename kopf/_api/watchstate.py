@@ -11,8 +11,12 @@ Rules:
 - An ERROR with code 410 (Expired) means "re-list": the state forgets its resourceVersion. Any other
   ERROR is raised as the API error it describes.
 - A re-list yields only differences from what was yielded before: ADDED for new objects, MODIFIED for
-  changed ones, DELETED (with the last known body) for objects that vanished meanwhile; unchanged
-  objects are not yielded again. So a consumer never sees the same (uid, resourceVersion) twice.
+  changed ones, DELETED for objects that vanished meanwhile; unchanged objects are not yielded again.
+  So a consumer never sees the same (uid, resourceVersion) twice.
+- Per object, the state keeps its resourceVersion only: a vanished object's DELETED carries a stub
+  (its uid, its last resourceVersion, the list's kind; the consumer knows the rest). With `keep_bodies`
+  (a consumer whose handlers see a deletion's body: `on.event`, optional delete handlers), the last body
+  of each object is kept too, and the DELETED carries it.
 - An event with the same (uid, resourceVersion) as the last one yielded for that uid is swallowed.
 - List items get the `kind` and `apiVersion` of the list (built-in lists omit them on items).
 - With `streaming` (the initial listing streamed by the watch itself): ADDED events are the listing
@@ -28,6 +32,13 @@ from kopf._api import apierrors
 
 RawBody = dict[str, Any]
 RawEvent = dict[str, Any]
+
+
+class Missing(enum.Enum):
+    MISSING = 'MISSING'  # an object not known before
+
+
+MISSING = Missing.MISSING
 
 
 class Marker(enum.Enum):
@@ -65,9 +76,35 @@ class WatchState:
 
     resource_version: str | None = None  # to watch from; None means "list first"
     listed: bool = False  # the initial listing has completed once (LISTED was yielded)
-    known: dict[str, tuple[str | None, RawBody]] = dataclasses.field(default_factory=dict)  # uid → (rv, body)
+    known: dict[str, str | None] = dataclasses.field(default_factory=dict)  # uid → resourceVersion
     listing: set[str] | None = None  # uids seen so far in an ongoing (re-)listing
     streaming: bool = False  # the initial listing comes as watch events (`sendInitialEvents=true`)
+    keep_bodies: bool = False  # keep each object's last body, for the DELETED of one that vanishes
+    bodies: dict[str, RawBody] = dataclasses.field(default_factory=dict)  # uid → body (with `keep_bodies`)
+    item_kind: str | None = None  # of the listed objects: for a vanished one's stub
+    api_version: str | None = None
+
+    def remember(self, uid: str, rv: str | None, body: RawBody) -> str | Missing | None:
+        """Keep what is known of an object now; what was known before (MISSING if it was not known)."""
+        previous = self.known.get(uid, MISSING)
+        self.known[uid] = rv
+        if self.keep_bodies:
+            self.bodies[uid] = body
+        return previous
+
+    def vanish(self, uid: str) -> RawBody:
+        """Forget an object; its last body (or a stub of it)."""
+        rv = self.known.pop(uid, None)
+        body = self.bodies.pop(uid, None)
+        if body is not None:
+            return body
+        meta = {'uid': uid} if rv is None else {'uid': uid, 'resourceVersion': rv}
+        stub: RawBody = {'metadata': meta}
+        if self.api_version:
+            stub['apiVersion'] = self.api_version
+        if self.item_kind:
+            stub['kind'] = self.item_kind
+        return stub
 
     @property
     def needs_listing(self) -> bool:
@@ -96,6 +133,7 @@ def _step_page(state: WatchState, page: Page) -> list[StreamItem]:
     if state.listing is None:
         state.listing = set()
     item_kind = page.kind[:-4] if page.kind and page.kind.endswith('List') else None
+    state.item_kind, state.api_version = item_kind or state.item_kind, page.api_version or state.api_version
     result: list[StreamItem] = []
     for body in page.items:
         if item_kind and 'kind' not in body:
@@ -104,22 +142,20 @@ def _step_page(state: WatchState, page: Page) -> list[StreamItem]:
             body['apiVersion'] = page.api_version
         uid, rv = _key(body)
         state.listing.add(uid)
-        previous = state.known.get(uid)
-        state.known[uid] = (rv, body)
-        if previous is not None and previous[0] == rv:
+        previous = state.remember(uid, rv, body)
+        if previous == rv:
             pass  # unchanged since yielded (a re-list, or a listing restarted after an expired `continue`)
         elif not state.listed:
             result.append({'type': None, 'object': body})
-        elif previous is None:
+        elif previous is MISSING:
             result.append({'type': 'ADDED', 'object': body})
-        elif previous[0] != rv:
+        else:
             result.append({'type': 'MODIFIED', 'object': body})
     if page.continue_token:
         return result
     state.streaming = False
     for uid in [uid for uid in state.known if uid not in state.listing]:
-        _, body = state.known.pop(uid)
-        result.append({'type': 'DELETED', 'object': body})
+        result.append({'type': 'DELETED', 'object': state.vanish(uid)})
     state.listing = None
     state.resource_version = page.resource_version or '0'
     if not state.listed:
@@ -150,13 +186,13 @@ def _step_event(state: WatchState, event: Mapping[str, Any]) -> list[StreamItem]
         return []
     if rv:
         state.resource_version = rv
-    previous = state.known.get(uid)
-    if previous is not None and previous[0] == rv and rv is not None:
+    if rv is not None and state.known.get(uid, MISSING) == rv:
         return []  # seen already
     if etype == 'DELETED':
         state.known.pop(uid, None)
+        state.bodies.pop(uid, None)
     else:
-        state.known[uid] = (rv, obj)
+        state.remember(uid, rv, obj)
     return [{'type': etype, 'object': obj}]
 
 
@@ -173,14 +209,14 @@ def _step_streamed(state: WatchState, etype: Any, obj: RawBody, uid: str, rv: st
         return []
     if state.listing is None:
         state.listing = set()
-    previous = state.known.get(uid)
     if etype == 'DELETED':
+        known = uid in state.known
         state.known.pop(uid, None)
+        state.bodies.pop(uid, None)
         state.listing.discard(uid)
-        return [{'type': 'DELETED', 'object': obj}] if previous is not None else []
+        return [{'type': 'DELETED', 'object': obj}] if known else []
     state.listing.add(uid)
-    state.known[uid] = (rv, obj)
-    if previous is not None and previous[0] == rv:
+    if state.remember(uid, rv, obj) == rv:
         return []
     return [{'type': None, 'object': obj}]
 

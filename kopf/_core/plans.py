@@ -154,11 +154,14 @@ class Settlement:
 # -- deciding -----------------------------------------------------------------------------------------
 
 def decide(ctx: Context, record: ObjectRecord, event: RawEvent, *, now: datetime.datetime, fresh: bool,
-           logger: Logger, event_logger: Callable[[], Logger] | None = None) -> Plan:
+           logger: Logger, event_logger: Callable[[], Logger] | None = None,
+           busy: bool = False, finished: Collection[str] = frozenset()) -> Plan:
     """The plan of one cycle for this event of this object (see the module's docstring for the order).
 
     `fresh`: a new event, not the re-run of one seen before (a wake-up): only then `on.event`
     handlers are called. `event_logger` makes the logger of `on.event` handlers (only if any exist).
+    `busy`: its daemons or timers still run (they hold our finalizer); `finished`: the ids of those
+    done for good (they hold it no more).
     The branches fill the fields of the one `Plan` built at the end (no plan is copied on the way).
     """
     body: Mapping[str, Any] = event['object']
@@ -178,7 +181,7 @@ def decide(ctx: Context, record: ObjectRecord, event: RawEvent, *, now: datetime
     handling: Handling | None = None
     stale: progress.State | None = None
     unguarded: tuple[ChangingHandler, ...] = ()
-    has = deleting = busy = deletion = False
+    has = deleting = deletion = False
     if event_type == 'DELETED':
         skip, logs = Skip.GONE, (_REALLY_DELETED,)
         cause, unguarded, deletion = _unguarded(ctx, record, body, patch, logger, None)
@@ -186,8 +189,7 @@ def decide(ctx: Context, record: ObjectRecord, event: RawEvent, *, now: datetime
         change, essence = detect(ctx, record, body, registry=registry, finalizer=finalizer)
         cause = make_cause(ctx, record, body, patch, logger, change)
         has, deleting = finalizers.state(body, finalizer)
-        busy = record.spawns > 0
-        requires = registry.requires_finalizer(cause, excluding=record.finished)
+        requires = registry.requires_finalizer(cause, excluding=finished)
         if not registry.prematch(cause):  # stealth: only our finalizer is edited (for daemons and timers)
             if deleting and has and requires:
                 skip = Skip.RELEASING  # once its daemons and timers have exited
@@ -221,7 +223,7 @@ def decide(ctx: Context, record: ObjectRecord, event: RawEvent, *, now: datetime
                 progress_storage=ctx.progress_storage, diffbase_storage=ctx.diffbase_storage, logs=logs,
                 watching=watching, watching_cause=watching_cause, skip=skip, edit=edit, cause=cause,
                 essence=essence, handling=handling, stale=stale, unguarded=unguarded, deletion=deletion,
-                has_finalizer=has, deleting=deleting, busy=busy)
+                has_finalizer=has, deleting=deleting, busy=busy and event_type != 'DELETED')
 
 
 _REALLY_DELETED = LogEntry(logging.DEBUG, 'Deleted, really deleted, and we are notified.')

@@ -27,7 +27,7 @@ Signals and what they do:
   queued or running is re-run after that cycle, on the cycle's answer (or its event), never on
   the body the nudge carried, which may be older.
 - `TakenOver(memo, now)`: its shard became ours (`--shards`): it is treated as at operator start: a new
-  memo, no handling remembered, and its newest body (kept while sharded: `newest`) queued as if listed,
+  memo, no handling remembered, and its newest body (which the dispatcher kept meanwhile) queued as if listed,
   so that resume handlers run and its daemons and timers start.
 - `Stopped()`: its watch stream is over: it idles (a new stream's listing brings it back).
 - `Paused()`: its scope is paused (`kopf._engine.scopes`): no wake-up is due any more (a handler's
@@ -68,14 +68,9 @@ class Phase(enum.Enum):
 
 
 @dataclasses.dataclass(slots=True, eq=False)
-class ObjectRecord:
-    """Everything the reactor keeps of one object while the process lives (never persisted)."""
+class Work:
+    """What a record keeps while it has work: dropped when it idles with nothing awaited (`Record.work`)."""
 
-    uid: str
-    memo: Any
-    phase: Phase = Phase.IDLE
-    initial: bool | None = None        # first seen in the initial listing, no cause handled yet (None: no cycle yet)
-    deletion_handled: bool = False     # optional delete handlers ran (once, best-effort)
     pending: RawEvent | None = None    # the newest unprocessed event
     last: RawEvent | None = None       # the event (or answer) a delayed wake-up re-runs
     wakeup_at: float | None = None     # a handler's delay is over (loop time)
@@ -85,15 +80,34 @@ class ObjectRecord:
     applied_rv: str | None = None      # our last patch's answer was decided on: older events are stale
     errors: int = 0                    # unexpected errors in a row
     due_at: float | None = None        # when the scheduler wakes it (WAITING)
-    logger: Any = None                 # the object's logger while it has work (kept between cycles)
-    spawns: int = 0                    # its daemons and timers not exited yet: they hold our finalizer
-    finished: frozenset[str] = frozenset()  # ids of daemons/timers done for good: not restarted, not holding
-    background: Any = None             # the reactor's runtime of its daemons and timers (if any)
-    owner: Any = None                  # the reactor's queue that serves it (to be nudged by its daemons)
-    nudged: bool = False               # nudged while queued or running: re-run its newest body after that
     arrived_at: float | None = None    # the first event accepted since it last converged (its convergence clock)
+    nudged: bool = False               # nudged while queued or running: re-run its newest body after that
+
+    def idle(self) -> bool:
+        """Nothing in it that a later signal needs: the record may drop it."""
+        return (self.pending is None and self.last is None and self.wakeup_at is None and self.due_at is None
+                and self.expected_rv is None and self.applied_rv is None and self.arrived_at is None
+                and self.throttled_until is None and self.deadline is None and not self.errors and not self.nudged)
+
+
+@dataclasses.dataclass(slots=True, eq=False)
+class ObjectRecord:
+    """What the operator keeps of one object while the process lives (never persisted).
+
+    An idle object keeps its identity, its memo, what its handling remembers (`initial`, `deletion_handled`)
+    and its shard; the rest (`work`) exists only while it has work or awaits our own write. The reactor's
+    handles of it (its runner's task, its daemons and timers, its logger) live on the reactor's side.
+    """
+
+    uid: str
+    memo: Any                          # the object's memo: the operator's memo as of first sight, copied
+    name: str | None = None
+    namespace: str | None = None
+    phase: Phase = Phase.IDLE
+    initial: bool | None = None        # first seen in the initial listing, no cause handled yet (None: no cycle yet)
+    deletion_handled: bool = False     # optional delete handlers ran (once, best-effort)
     shard: int | None = None           # its shard (`--shards`: `kopf._shards.assignment.shard_of`); None: unsharded
-    newest: RawEvent | None = None     # sharded only: its newest event, for a takeover of its shard
+    work: Work | None = None           # while it has work (see `Work`)
 
 
 # -- signals ------------------------------------------------------------------------------------------
@@ -127,6 +141,7 @@ class TakenOver:
     """Its shard is ours now: as at operator start (a new memo; its newest body as listed)."""
     memo: Any
     now: float
+    event: RawEvent | None = None  # its newest event while the shard was not ours (None: none seen)
 
 
 @values.frozen
@@ -148,6 +163,8 @@ class Done:
     error: BaseException | None = None      # the cycle failed with an unexpected error
     error_delays: Sequence[float] = (1.0,)
     paused: bool = False                    # its scope was paused when the cycle ended
+    handled: bool = False                   # a cause is fully handled: the object is no longer "initial"
+    deletion_handled: bool = False          # its optional delete handlers have had their one run
 
 
 @values.frozen
@@ -178,9 +195,10 @@ class Run:
 
 @values.frozen
 class Retry:
-    """After an unexpected error: the next cycle in `delay` seconds (to be logged with the error)."""
+    """After an unexpected error: the next cycle in `delay` seconds (to be logged with the error, of its event)."""
     delay: float
     error: BaseException
+    event: RawEvent | None = None
 
 
 @values.frozen
@@ -221,167 +239,180 @@ def step(record: ObjectRecord, signal: Signal) -> list[Effect]:
         transition = _STEPS[signal.__class__]  # by exact type: the signals are final (no subclasses)
     except KeyError:
         raise TypeError(f'Not a signal of an object record: {signal!r}') from None
-    return transition(record, signal)
+    work = record.work
+    if work is None:
+        work = record.work = Work()
+    effects = transition(record, work, signal)
+    if record.phase is Phase.IDLE and work.idle():
+        record.work = None  # an idle object costs its identity only
+    return effects
 
 
-def _due(record: ObjectRecord, signal: Due) -> list[Effect]:
+def _due(record: ObjectRecord, work: Work, signal: Due) -> list[Effect]:
     if record.phase is not Phase.WAITING:
         return []  # queued or running already (a fresh event came first), or idle
-    return _queue(record)
+    return _queue(record, work)
 
 
-def _nudged(record: ObjectRecord, signal: Nudged) -> list[Effect]:
+def _nudged(record: ObjectRecord, work: Work, signal: Nudged) -> list[Effect]:
     if record.phase in (Phase.QUEUED, Phase.RUNNING):
-        record.nudged = True  # the body it carries may be older than the cycle's answer: see `_done`
+        work.nudged = True  # the body it carries may be older than the cycle's answer: see `_done`
         return []
-    record.last, record.wakeup_at = signal.event, signal.now
-    return _queue(record)
+    work.last, work.wakeup_at = signal.event, signal.now
+    return _queue(record, work)
 
 
-def _stopped(record: ObjectRecord, signal: Stopped) -> list[Effect]:
-    record.phase, record.due_at, record.logger, record.arrived_at = Phase.IDLE, None, None, None
+def _stopped(record: ObjectRecord, work: Work, signal: Stopped) -> list[Effect]:
+    record.phase, work.due_at, work.arrived_at = Phase.IDLE, None, None
     return []  # a new stream lists it again; its first event queues it
 
 
-def _paused(record: ObjectRecord, signal: Paused) -> list[Effect]:
-    _forget_waits(record)
+def _paused(record: ObjectRecord, work: Work, signal: Paused) -> list[Effect]:
+    _forget_waits(work)
     if record.phase is Phase.WAITING:
-        record.phase, record.due_at, record.arrived_at = Phase.IDLE, None, None  # no lag measured while paused
+        record.phase, work.due_at, work.arrived_at = Phase.IDLE, None, None  # no lag measured while paused
     return []
 
 
-def _taken_over(record: ObjectRecord, signal: TakenOver) -> list[Effect]:
-    record.memo, record.initial, record.deletion_handled, record.finished = signal.memo, None, False, frozenset()
-    record.errors, record.nudged = 0, False
-    _forget_waits(record)
-    newest = record.newest
+def _taken_over(record: ObjectRecord, work: Work, signal: TakenOver) -> list[Effect]:
+    record.memo, record.initial, record.deletion_handled = signal.memo, None, False
+    work.errors, work.nudged = 0, False
+    _forget_waits(work)
+    newest = signal.event
     if newest is None or newest.get('type') == 'DELETED':
         return []
-    record.pending = {'type': None, 'object': newest['object']}  # as listed: resume handlers run
-    if record.arrived_at is None:
-        record.arrived_at = signal.now
+    work.pending = {'type': None, 'object': newest['object']}  # as listed: resume handlers run
+    if work.arrived_at is None:
+        work.arrived_at = signal.now
     if record.phase in (Phase.QUEUED, Phase.RUNNING):
         return []
-    return _queue(record)
+    return _queue(record, work)
 
 
-def _forget_waits(record: ObjectRecord) -> None:
-    record.wakeup_at = record.throttled_until = record.deadline = None
-    record.expected_rv = record.applied_rv = None
+def _forget_waits(work: Work) -> None:
+    work.wakeup_at = work.throttled_until = work.deadline = None
+    work.expected_rv = work.applied_rv = None
 
 
-def _arrived(record: ObjectRecord, signal: Arrived) -> list[Effect]:
+def _arrived(record: ObjectRecord, work: Work, signal: Arrived) -> list[Effect]:
     event = signal.event
-    if record.applied_rv is not None and event.get('type') != 'DELETED':
+    if work.applied_rv is not None and event.get('type') != 'DELETED':
         rv = rv_of(event)
-        if rv is not None and is_consistent(record.applied_rv, rv):
+        if rv is not None and is_consistent(work.applied_rv, rv):
+            if rv == work.applied_rv:
+                work.applied_rv = None  # its echo: the events after it are newer
             return []  # not newer than our patch's answer, which is decided on already
-    record.pending = event
-    if record.arrived_at is None:
-        record.arrived_at = signal.now
+        if rv is not None:
+            work.applied_rv = None  # newer: the watch brings nothing older after it
+    work.pending = event
+    if work.arrived_at is None:
+        work.arrived_at = signal.now
     if record.phase in (Phase.QUEUED, Phase.RUNNING):
         return []  # a running record looks at its pending event when its cycle ends
-    return _queue(record)
+    return _queue(record, work)
 
 
 _ENQUEUE, _ENQUEUE_FIRST, _FORGET = Enqueue(), Enqueue(first=True), Forget()  # frozen: shared by all steps
 
 
-def _queue(record: ObjectRecord, *, first: bool = False) -> list[Effect]:
+def _queue(record: ObjectRecord, work: Work, *, first: bool = False) -> list[Effect]:
     record.phase = Phase.QUEUED
-    record.due_at = None
+    work.due_at = None
     return [_ENQUEUE_FIRST if first else _ENQUEUE]
 
 
-def _wait(record: ObjectRecord, at: float) -> list[Effect]:
+def _wait(record: ObjectRecord, work: Work, at: float) -> list[Effect]:
     record.phase = Phase.WAITING
-    record.due_at = at if record.due_at is None else min(at, record.due_at)
+    work.due_at = at if work.due_at is None else min(at, work.due_at)
     return [Schedule(at=at)]
 
 
-def _taken(record: ObjectRecord, signal: Taken) -> list[Effect]:
+def _taken(record: ObjectRecord, work: Work, signal: Taken) -> list[Effect]:
     now = signal.now
-    woken = record.wakeup_at is not None and record.wakeup_at <= now
-    candidate = record.pending if record.pending is not None else record.last if woken else None
+    woken = work.wakeup_at is not None and work.wakeup_at <= now
+    candidate = work.pending if work.pending is not None else work.last if woken else None
     if candidate is None:
-        return _rest(record)
-    if record.throttled_until is not None and now < record.throttled_until:
-        return _wait(record, record.throttled_until)  # the error delay first; the newest event is kept
-    record.throttled_until = None
-    if not is_consistent(rv_of(candidate), record.expected_rv):
-        if record.deadline is None:
-            record.deadline = now + signal.consistency_timeout
-        if now < record.deadline:
-            return _wait(record, record.deadline)  # a fresh event queues it earlier
-    fresh = candidate is record.pending
+        return _rest(record, work)
+    if work.throttled_until is not None and now < work.throttled_until:
+        return _wait(record, work, work.throttled_until)  # the error delay first; the newest event is kept
+    work.throttled_until = None
+    if not is_consistent(rv_of(candidate), work.expected_rv):
+        if work.deadline is None:
+            work.deadline = now + signal.consistency_timeout
+        if now < work.deadline:
+            return _wait(record, work, work.deadline)  # a fresh event queues it earlier
+    fresh = candidate is work.pending
     if record.initial is None:
         record.initial = candidate.get('type') is None  # first seen in a listing
-    record.expected_rv = None
-    record.pending, record.wakeup_at, record.deadline, record.due_at = None, None, None, None
+    work.expected_rv = None
+    work.pending, work.wakeup_at, work.deadline, work.due_at = None, None, None, None
     record.phase = Phase.RUNNING
     return [Run(event=candidate, fresh=fresh)]
 
 
-def _rest(record: ObjectRecord, *, first: bool = False) -> list[Effect]:
+def _rest(record: ObjectRecord, work: Work, *, first: bool = False) -> list[Effect]:
     """After a cycle or a spurious wake-up: queue it, wait for its wake-up, or idle (nothing to do)."""
-    if record.pending is not None:
-        return _queue(record, first=first)
-    if record.wakeup_at is not None:
-        record.due_at = None
-        return _wait(record, record.wakeup_at)
+    if work.pending is not None:
+        return _queue(record, work, first=first)
+    if work.wakeup_at is not None:
+        work.due_at = None
+        return _wait(record, work, work.wakeup_at)
     record.phase = Phase.IDLE
-    record.due_at = record.last = None  # no wake-up is due: the event it would re-run is not kept
-    record.logger = None  # kept only while it has work: idle objects cost their record only
+    work.due_at = work.last = None  # no wake-up is due: the event it would re-run is not kept
     return []
 
 
-def _done(record: ObjectRecord, done: Done) -> list[Effect]:
-    effects = _settle(record, done)
-    if record.arrived_at is not None and record.phase in (Phase.IDLE, Phase.GONE):
-        effects.append(Converged(lag=max(0.0, done.now - record.arrived_at)))
-        record.arrived_at = None
+def _done(record: ObjectRecord, work: Work, done: Done) -> list[Effect]:
+    effects = _settle(record, work, done)
+    if work.arrived_at is not None and record.phase in (Phase.IDLE, Phase.GONE):
+        effects.append(Converged(lag=max(0.0, done.now - work.arrived_at)))
+        work.arrived_at = None
     return effects
 
 
-def _settle(record: ObjectRecord, done: Done) -> list[Effect]:
+def _settle(record: ObjectRecord, work: Work, done: Done) -> list[Effect]:
     if done.event.get('type') == 'DELETED':
         record.phase = Phase.GONE
         return [_FORGET]
     if done.paused:
-        record.errors, record.nudged, record.arrived_at = 0, False, None  # not handled: no lag measured
-        _forget_waits(record)
-        return _rest(record)
+        work.errors, work.nudged, work.arrived_at = 0, False, None  # not handled: no lag measured
+        _forget_waits(work)
+        return _rest(record, work)
     if done.error is not None:
         delays = done.error_delays or (1.0,)
-        delay = delays[min(record.errors, len(delays) - 1)]  # then the last one, forever
-        record.errors += 1
-        record.last, record.wakeup_at = done.event, done.now + delay
-        record.throttled_until = record.wakeup_at
-        return [Retry(delay=delay, error=done.error), *_rest(record)]
-    record.errors = 0
-    latest = _answer_as_event(record, done)
-    if record.nudged:  # re-run the newest body: the answer, or the event if nothing newer is awaited
-        record.nudged = False
-        newest = latest if latest is not None else done.event if record.expected_rv is None else None
+        delay = delays[min(work.errors, len(delays) - 1)]  # then the last one, forever
+        work.errors += 1
+        work.last, work.wakeup_at = done.event, done.now + delay
+        work.throttled_until = work.wakeup_at
+        return [Retry(delay=delay, error=done.error, event=done.event), *_rest(record, work)]
+    work.errors = 0
+    if done.handled:
+        record.initial = False
+    if done.deletion_handled:
+        record.deletion_handled = True
+    latest = _answer_as_event(work, done)
+    if work.nudged:  # re-run the newest body: the answer, or the event if nothing newer is awaited
+        work.nudged = False
+        newest = latest if latest is not None else done.event if work.expected_rv is None else None
         if newest is not None:
-            record.last, record.wakeup_at = newest, done.now
+            work.last, work.wakeup_at = newest, done.now
     continued = False
     if latest is not None:
         if done.settled:
-            if record.pending is not None and is_consistent(rv_of(latest), rv_of(record.pending)):
-                record.pending = None  # not newer than the answer, which needs nothing more
+            if work.pending is not None and is_consistent(rv_of(latest), rv_of(work.pending)):
+                work.pending = None  # not newer than the answer, which needs nothing more
             latest = None
-        elif record.pending is None or not is_consistent(rv_of(record.pending), rv_of(latest)):
-            record.pending = latest  # decide on the server's answer now, not on its echo later
+        elif work.pending is None or not is_consistent(rv_of(work.pending), rv_of(latest)):
+            work.pending = latest  # decide on the server's answer now, not on its echo later
             continued = True
-    elif record.pending is not None and _released(done, record.pending):
-        record.pending = None  # it still shows our finalizer, which our patch has just released
-    if done.wakeup is not None and (record.wakeup_at is None or record.wakeup_at > done.now + done.wakeup):
-        record.last, record.wakeup_at = latest or done.event, done.now + done.wakeup
-    return _rest(record, first=continued)
+    elif work.pending is not None and _released(done, work.pending):
+        work.pending = None  # it still shows our finalizer, which our patch has just released
+    if done.wakeup is not None and (work.wakeup_at is None or work.wakeup_at > done.now + done.wakeup):
+        work.last, work.wakeup_at = latest or done.event, done.now + done.wakeup
+    return _rest(record, work, first=continued)
 
 
-def _answer_as_event(record: ObjectRecord, done: Done) -> RawEvent | None:
+def _answer_as_event(work: Work, done: Done) -> RawEvent | None:
     """The server's answer as the object's newest event, if it may be used so; else await our write."""
     body = done.answer
     if body is None:
@@ -389,9 +420,9 @@ def _answer_as_event(record: ObjectRecord, done: Done) -> RawEvent | None:
     meta = body.get('metadata') or {}
     rv = meta.get('resourceVersion')
     if done.watched or finalizers.let_go(body, done.finalizer) or rv is None:
-        record.expected_rv = None if rv is None else str(rv)  # wait for it through the watch
+        work.expected_rv = None if rv is None else str(rv)  # wait for it through the watch
         return None
-    record.applied_rv, record.expected_rv = str(rv), None
+    work.applied_rv, work.expected_rv = str(rv), None
     return {'type': 'MODIFIED', 'object': body}
 
 
@@ -409,7 +440,7 @@ def _released(done: Done, pending: RawEvent) -> bool:
 
 
 # The transitions by the signal's type (one dict lookup per signal, not a chain of isinstance checks).
-_STEPS: dict[type, Callable[[ObjectRecord, Any], list[Effect]]] = {
+_STEPS: dict[type, Callable[[ObjectRecord, Work, Any], list[Effect]]] = {
     Arrived: _arrived, Taken: _taken, Done: _done, Due: _due, Nudged: _nudged, TakenOver: _taken_over,
     Stopped: _stopped, Paused: _paused,
 }

@@ -1,8 +1,10 @@
-"""The background runtime: the daemons and timers of objects, hanging off each object's record.
+"""The background runtime: the daemons and timers of objects, beside each object's record.
 
-After every cycle of an object, `reconcile()` feeds its newest body to the object's `Background`
-(made at the first cycle of an object of a resource with daemons or timers) and starts or stops its
-daemons and timers as `kopf._daemons.decisions.reconcile` decides.
+`Daemons` (one per resource with daemons or timers, made by the resource's context: `running` plugs it in)
+keeps a `Background` per object that has any. The engine calls it through `kopf._engine.contexts.Daemons`:
+each event's body goes to the object's `Background` at once (`sighted`); after every cycle, `reconcile()`
+feeds it the newest body and starts or stops its daemons and timers as `kopf._daemons.decisions.reconcile`
+decides.
 - A daemon is one task per (object, daemon): async ones in the loop, sync ones each in a thread of
   its own (never in the handlers' executor, which a few long sync daemons would starve). It is
   retried per its errors/backoff/TemporaryError delays, its patch applied after every attempt; it
@@ -14,8 +16,9 @@ daemons and timers as `kopf._daemons.decisions.reconcile` decides.
 - Stopping a daemon: `stopped` is set; after `cancellation_backoff` an async one is cancelled; after
   `cancellation_timeout` it is abandoned (a warning and a ResourceWarning); without a timeout, it
   is waited for, re-checked every `cancellation_polling` seconds. A timer stops after its call.
-- While any of them runs, our finalizer stays: the object's record counts them (`spawns`), and each
-  exit nudges the record, so its next cycle may release the finalizer.
+- While any of them runs, our finalizer stays: the object's `Background` counts them (`running`), and
+  each exit nudges the object's record through its stream's dispatcher, so that its next cycle may
+  release the finalizer.
 - While the object's scope is paused (peering), its daemons and timers are stopped (`OPERATOR_PAUSING`)
   and none starts; resuming re-lists the object, whose next cycle starts them again. The same for
   its shard (`--shards`): released or lost, they stop; on a takeover, its newest body is re-run.
@@ -58,61 +61,63 @@ class Latest(Mapping[str, Any]):
         return len(self.raw)
 
 
-def sighted(rctx: contexts.ResourceContext, record: records.ObjectRecord, event: Mapping[str, Any]) -> None:
-    """An event of an object of a resource with daemons or timers arrived: its body is the live one at once.
+class Daemons:
+    """The daemons and timers of one resource's objects: a `Background` per object that has any."""
 
-    The object's `Background` is made at its first event (not at the end of its first cycle), so that
-    the echo of our own first patch, which may come before the patch's answer, is what it keeps:
-    the watch stream's own newest body, not a second copy of it per object.
-    """
-    background: Background | None = record.background
-    if background is None:
-        if event.get('type') == 'DELETED' or rctx.operator.exiting:
+    def __init__(self, rctx: contexts.ResourceContext) -> None:
+        self.rctx = rctx
+        self.backgrounds: dict[str, Background] = {}
+
+    def forget(self, uid: str) -> None:
+        self.backgrounds.pop(uid, None)
+
+    def sighted(self, record: records.ObjectRecord, event: Mapping[str, Any], dispatcher: contexts.Dispatcher) -> None:
+        """An event of an object arrived: its body is the live one at once.
+
+        The object's `Background` is made at its first event (not at the end of its first cycle), so that
+        the echo of our own first patch, which may come before the patch's answer, is what it keeps:
+        the watch stream's own newest body, not a second copy of it per object.
+        """
+        background = self.backgrounds.get(record.uid)
+        if background is None:
+            if event.get('type') == 'DELETED' or self.rctx.operator.exiting:
+                return
+            loop_now = asyncio.get_running_loop().time()
+            background = self.backgrounds[record.uid] = Background(self.rctx, record, event['object'], now=loop_now)
+        background.see(event['object'])
+
+    def reconcile(self, record: records.ObjectRecord, plan: plans.Plan, answer: Mapping[str, Any] | None) -> None:
+        """After a cycle: the newest body to the object's daemons and timers; start or stop them."""
+        rctx = self.rctx
+        background = self.backgrounds.get(record.uid)
+        if rctx.operator.exiting:
+            return  # stopped for the operator's exit: nothing starts again
+        if plan.event_type == 'DELETED':
+            if background is not None:
+                background.stop_all(DaemonStoppingReason.RESOURCE_DELETED)
             return
+        if rctx.operator.pausing.paused((plan.body.get('metadata') or {}).get('namespace'), record.shard):
+            if background is not None:  # a cycle in flight when its scope was paused: nothing starts
+                background.stop_all(DaemonStoppingReason.OPERATOR_PAUSING)
+            return
+        body = answer if answer is not None else plan.body
         loop_now = asyncio.get_running_loop().time()
-        background = record.background = Background(rctx, record, event['object'], now=loop_now)
-    background.see(event['object'])
-
-
-def reconcile(rctx: contexts.ResourceContext, record: records.ObjectRecord, plan: plans.Plan,
-              answer: Mapping[str, Any] | None) -> None:
-    """After a cycle: the newest body to the object's daemons and timers; start or stop them."""
-    background: Background | None = record.background
-    if rctx.operator.exiting:
-        return  # stopped for the operator's exit: nothing starts again
-    if plan.event_type == 'DELETED':
-        if background is not None:
-            background.stop_all(DaemonStoppingReason.RESOURCE_DELETED)
-        return
-    if rctx.operator.pausing.paused((plan.body.get('metadata') or {}).get('namespace'), record.shard):
-        if background is not None:  # a cycle in flight when its scope was paused: nothing starts
-            background.stop_all(DaemonStoppingReason.OPERATOR_PAUSING)
-        return
-    body = answer if answer is not None else plan.body
-    loop_now = asyncio.get_running_loop().time()
-    if background is None:
-        background = record.background = Background(rctx, record, body, now=loop_now)
-    background.see(body, answer=answer is not None)
-    if _idle_timers(rctx) and plan.essence is not None and plan.essence != background.essence:
-        if background.essence is not None:
-            background.changed(loop_now)
-        background.essence = plan.essence
-    cause = background.cause(patches.Patch())
-    changes = decisions.reconcile(rctx.registry.iter_spawning_handlers(cause), running=background.spawns.keys(),
-                              finished=record.finished, has_finalizer=finalizers.present(body, rctx.finalizer),
-                              deleting=finalizers.deleting(body))
-    for key, reason in changes.stop:
-        background.spawns[key].stop(reason)
-    for handler in changes.start:
-        background.start(handler)
-
-
-def stop_if_deleted(record: records.ObjectRecord, plan: plans.Plan) -> None:
-    """Before a cycle's handlers: an object being deleted stops its daemons and timers first, as upstream
-    1.45.2 does (the delete handlers run while they exit; our finalizer is released once they have exited)."""
-    background: Background | None = record.background
-    if background is not None and (plan.event_type == 'DELETED' or finalizers.deleting(plan.body)):
-        background.stop_all(DaemonStoppingReason.RESOURCE_DELETED)
+        if background is None:
+            background = self.backgrounds[record.uid] = Background(rctx, record, body, now=loop_now)
+        background.see(body, answer=answer is not None)
+        if _idle_timers(rctx) and plan.essence is not None and plan.essence != background.essence:
+            if background.essence is not None:
+                background.changed(loop_now)
+            background.essence = plan.essence
+        cause = background.cause(patches.Patch())
+        changes = decisions.reconcile(rctx.registry.iter_spawning_handlers(cause), running=background.spawns.keys(),
+                                      finished=background.finished,
+                                      has_finalizer=finalizers.present(body, rctx.finalizer),
+                                      deleting=finalizers.deleting(body))
+        for key, reason in changes.stop:
+            background.spawns[key].stop(reason)
+        for handler in changes.start:
+            background.start(handler)
 
 
 def _idle_timers(rctx: contexts.ResourceContext) -> bool:
@@ -147,7 +152,7 @@ async def stop_all(ctx: contexts.OperatorContext, reason: DaemonStoppingReason) 
 class Background:
     """The daemons and timers of one object, and what they share: its live body, logger, last change."""
 
-    __slots__ = ('essence', 'last_change', 'latest', 'logger', 'rctx', 'record', 'spawns')
+    __slots__ = ('essence', 'finished', 'last_change', 'latest', 'logger', 'rctx', 'record', 'spawns')
 
     def __init__(self, rctx: contexts.ResourceContext, record: records.ObjectRecord,
                  body: Mapping[str, Any], *, now: float) -> None:
@@ -155,9 +160,21 @@ class Background:
         self.record = record
         self.latest = Latest(body)
         self.spawns: dict[str, spawns.Spawn] = {}
+        self.finished: frozenset[str] = frozenset()  # done for good: not restarted, not holding our finalizer
         self.essence: Any = None
         self.last_change = now  # essential changes before the first sight are not known: counted from it
         self.logger = loggers.ObjectLogger(body=self.latest, settings=rctx.settings)  # no copy: the live body
+
+    @property
+    def running(self) -> int:
+        """Its daemons and timers not exited yet: they hold our finalizer."""
+        return len(self.spawns)
+
+    def pause(self) -> None:
+        self.stop_all(DaemonStoppingReason.OPERATOR_PAUSING)
+
+    def delete(self) -> None:
+        self.stop_all(DaemonStoppingReason.RESOURCE_DELETED)
 
     def see(self, body: Mapping[str, Any], *, answer: bool = False) -> None:
         """A body (of an event, or of our patch's answer) is the live one, unless it is older (`decisions.is_live`)."""
@@ -177,7 +194,6 @@ class Background:
             self.logger.exception(f'{handler} could not be started: {exc!r}')
             return
         self.spawns[handler.id] = spawn
-        self.record.spawns = len(self.spawns)
         self.rctx.operator.spawns.add(spawn)
 
     def changed(self, at: float) -> None:
@@ -194,12 +210,11 @@ class Background:
         if self.spawns.get(spawn.handler.id) is spawn:
             del self.spawns[spawn.handler.id]
         self.rctx.operator.spawns.discard(spawn)
-        self.record.spawns = len(self.spawns)
         if finished:
-            self.record.finished = self.record.finished | {spawn.handler.id}
-        owner = self.record.owner
-        if owner is not None:
-            owner.nudge(self.record, {'type': 'MODIFIED', 'object': self.latest.raw})
+            self.finished = self.finished | {spawn.handler.id}
+        dispatcher = self.rctx.dispatcher_of(self.record)
+        if dispatcher is not None:
+            dispatcher.nudge(self.record, {'type': 'MODIFIED', 'object': self.latest.raw})
 
     async def apply(self, patch: patches.Patch) -> None:
         """The patch of one call or attempt, sent at once (errors are logged, never raised)."""

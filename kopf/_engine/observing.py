@@ -34,6 +34,7 @@ from typing import Any
 
 from kopf._api import apierrors, discovery, namespaces, watching, watchstate
 from kopf._core import handlers, resources, selectors
+from kopf._core.causes import Reason
 from kopf._engine import contexts, queueing
 from kopf._storage import fitting
 
@@ -284,14 +285,18 @@ class Observer:
 
     async def read(self, dispatcher: queueing.Dispatcher, rctx: contexts.ResourceContext,
                    namespace: str | None) -> None:
+        keep = keeps_bodies(rctx)
         try:
-            async for item in watching.watch_objs(self.ctx.client, rctx.resource, namespace=namespace):
+            stream = watching.watch_objs(self.ctx.client, rctx.resource, namespace=namespace, keep_bodies=keep)
+            async for item in stream:
                 if item is watchstate.LISTED:
                     dispatcher.listed()
                     continue
                 ns = (item['object'].get('metadata') or {}).get('namespace')
                 if self.scope.serves(ns):
                     dispatcher.dispatch(item)
+                    if item['type'] is None and len(dispatcher.ready) > dispatcher.backlog_limit:
+                        await dispatcher.backlog()  # the listing no faster than its objects' first cycles
         finally:
             logger.debug(f'Stopping the watch-stream for {_where(rctx.resource, namespace)}.')
             pausing = self.ctx.pausing  # paused: its handlers finish, however long they take (a lost Lease: cancelled)
@@ -300,6 +305,17 @@ class Observer:
             await dispatcher.drain(grace)  # the records stay
             if self.ctx.indexing is not None:
                 self.ctx.indexing.unregister((rctx.resource, namespace))  # if it ended before listing
+
+
+def keeps_bodies(rctx: contexts.ResourceContext) -> bool:
+    """Whether a vanished object's deletion needs its last body: for `on.event` or optional delete handlers."""
+    for handler in rctx.registry.select(handlers.ResourceHandler, rctx.resource):
+        if isinstance(handler, handlers.WatchingHandler):
+            return True
+        if isinstance(handler, handlers.ChangingHandler) and not handler.requires_finalizer and (
+                handler.reason == Reason.DELETE or (handler.initial and handler.deleted)):  # resume(deleted=True)
+            return True
+    return False
 
 
 def _where(resource: resources.Resource, namespace: str | None) -> str:

@@ -1,39 +1,13 @@
-"""What the handlers need before the operator serves them, checked once the startup handlers have run.
+"""What the handlers need before the operator serves them: `check_kwargs()` (at the start, before the startup
+handlers) warns of handlers that ask for a kwarg that nothing provides (e.g. a misspelt index id).
 
-Admission handlers (`@kopf.on.validate`, `@kopf.on.mutate`) need `settings.admission.server`
-(e.g. `kopf.WebhookServer()`, set in a startup handler), and `settings.admission.managed`, if set,
-must give valid webhook names: an operator must never silently run without the webhooks it asked for.
-
-`check_kwargs()` (at the start, before the startup handlers) warns of handlers that ask for a kwarg
-that nothing provides (e.g. a misspelt index id).
+(What admission handlers need, a webhook server, is checked by `kopf._admission.protocols.check()`.)
 """
 import logging
 
-from kopf._admission import protocols
 from kopf._core import registries
-from kopf._core import settings as settings_
 
 logger = logging.getLogger('kopf.reactor.preflight')
-
-
-class UnsupportedHandlersError(Exception):
-    """The registry has handlers that this operator cannot serve as configured."""
-
-
-def check(registry: registries.OperatorRegistry, settings: settings_.OperatorSettings) -> None:
-    webhooks = registry.webhooks
-    if not webhooks:
-        return
-    if settings.admission.server is None:
-        names = ', '.join(f'{h.id!r}' for h in webhooks)
-        raise UnsupportedHandlersError(
-            f'Admission handlers ({names}) need a webhook server: set settings.admission.server '
-            '(e.g. kopf.WebhookServer()) in a startup handler.')
-    if settings.admission.managed is not None:
-        try:
-            protocols.validate_managed(settings.admission.managed)
-        except ValueError as exc:
-            raise UnsupportedHandlersError(str(exc)) from None
 
 
 def check_kwargs(registry: registries.OperatorRegistry) -> None:

@@ -7,6 +7,7 @@ end to the object's record as a value (`kopf._core.records.Done`).
 """
 import asyncio
 from collections.abc import Iterable
+from typing import Any
 
 from kopf._core import handlers, plans, records
 from kopf._core.bodies import RawEvent
@@ -16,14 +17,13 @@ from kopf._engine import applying, changing, contexts, loggers
 
 
 async def process(rctx: contexts.ResourceContext, record: records.ObjectRecord, event: RawEvent, *,
-                  fresh: bool, logger: Logger) -> records.Done:
+                  fresh: bool, logger: Logger, stream: Any = None) -> records.Done:
     """Decide and invoke everything for this event, send the one patch; what the cycle came to."""
     operator = rctx.operator
     kinds = operator.registry.kinds(rctx.resource)  # once per cycle, not a look-up per kind
     indexing = operator.indexing
     if indexing is not None:
         if handlers.IndexingHandler in kinds:
-            stream = record.owner.key if record.owner is not None else None
             if fresh or indexing.awaits(stream, record.uid):  # first: every fresh event, whatever else
                 try:
                     await indexing.index(rctx, record, event, logger)
@@ -34,11 +34,13 @@ async def process(rctx: contexts.ResourceContext, record: records.ObjectRecord, 
         return records.Done(event=event, now=asyncio.get_running_loop().time(), paused=True)  # indices only
     if indexing is not None and not indexing.ready.is_set() and handles(rctx):
         await indexing.wait()  # no handler sees a half-filled index (a cycle without handlers need not wait)
+    background = rctx.background_of(record.uid)
     plan = plans.decide(rctx, record, event, now=changing.now(), fresh=fresh, logger=logger,
-                        event_logger=lambda: loggers.LocalObjectLogger(body=event['object'], settings=rctx.settings))
-    if record.background is not None:  # as upstream: daemons and timers stop before the delete handlers
-        from kopf._daemons import spawning  # lazily: operators without daemons and timers never load it
-        spawning.stop_if_deleted(record, plan)
+                        event_logger=lambda: loggers.LocalObjectLogger(body=event['object'], settings=rctx.settings),
+                        busy=background is not None and background.running > 0,
+                        finished=background.finished if background is not None else frozenset())
+    if background is not None and (plan.event_type == 'DELETED' or plan.deleting):
+        background.delete()  # as upstream: daemons and timers stop before the delete handlers
     if plan.logs:
         emit(plan.logs, logger)
     outcomes = await changing.invoke(rctx, plan)
@@ -47,16 +49,15 @@ async def process(rctx: contexts.ResourceContext, record: records.ObjectRecord, 
         emit(settlement.logs, logger)
     deleted = plan.event_type == 'DELETED'
     answer = None if deleted else await applying.apply(rctx, plan.body, settlement.patch, logger)
-    if answer is not None or deleted or not settlement.patch:
-        remember(record, settlement)  # only what is written (a refused patch re-runs its handlers)
-    if handlers.SpawningHandler in kinds:
-        from kopf._daemons import spawning  # lazily: operators without daemons and timers never load it
-        spawning.reconcile(rctx, record, plan, answer)  # daemons and timers see the newest body
+    written = answer is not None or deleted or not settlement.patch  # a refused patch re-runs its handlers
+    if rctx.daemons is not None and handlers.SpawningHandler in kinds:
+        rctx.daemons.reconcile(record, plan, answer)  # daemons and timers see the newest body
     return records.Done(
         event=event, now=asyncio.get_running_loop().time(), wakeup=settlement.wakeup, answer=answer,
         settled=answer is not None and not plans.needs_recheck(rctx, plan, settlement, answer),
         watched=handlers.WatchingHandler in kinds,
         finalizer=operator.settings.persistence.finalizer,
+        handled=written and settlement.handled, deletion_handled=written and settlement.deletion_handled,
         paused=bool(pauses.by) and paused(rctx, record, event))  # no error: its delays are not read
 
 
@@ -76,14 +77,6 @@ def paused(rctx: contexts.ResourceContext, record: records.ObjectRecord, event: 
     """Whether the object's scope (or its shard) is paused (`kopf._engine.scopes`): its handlers must not run now."""
     namespace = (event.get('object', {}).get('metadata') or {}).get('namespace')
     return rctx.operator.pausing.pauses.paused(namespace, record.shard)  # nothing paused: False at once
-
-
-def remember(record: records.ObjectRecord, settlement: plans.Settlement) -> None:
-    """What the object's record keeps of a settled cycle (not persisted)."""
-    if settlement.handled:
-        record.initial = False
-    if settlement.deletion_handled:
-        record.deletion_handled = True
 
 
 def emit(entries: Iterable[LogEntry], logger: Logger) -> None:

@@ -18,13 +18,19 @@
   `settings.queueing.exit_timeout` seconds to finish (None: as long as they take), then cancelled.
 - The stream's initial listing and the first cycles of its objects are counted (`kopf._engine.listings`):
   progress lines at most every few seconds while that lasts, one line when all are resumed.
+- The initial listing is read no faster than its objects' cycles take them: while more than
+  `settings.watching.chunk_size` records (500 without chunks) wait in the queue, the reader waits
+  (`backlog()`), so that the listing's bodies are not all held at once.
 - Pausing (`pause()`, when the stream's scope is paused): the records' wake-ups are cancelled, their
-  daemons and timers stopped (`OPERATOR_PAUSING`); cycles in flight finish; a cycle that begins
-  while paused only feeds the indices (`processing`).
+  daemons and timers stopped; cycles in flight finish; a cycle that begins while paused only feeds
+  the indices (`processing`).
 - Shards (`--shards N`): a record's shard is paused while its Lease is not ours. Its events are only
-  kept (`newest`), never queued (unless its resource is indexed: then its cycles feed the indices).
-  A shard paused is `pause_record()`ed record by record (a lost Lease also cancels the cycles in
-  flight: `cut`); a shard taken over re-runs each record's newest body as listed (`take_over()`).
+  kept (`newest`, here, by uid), never queued (unless its resource is indexed: then its cycles feed the
+  indices). A shard paused is `pause_record()`ed record by record (a lost Lease also cancels the cycles
+  in flight: its task becomes `None` in `tasks`, then is cancelled); a shard taken over re-runs each
+  record's newest body as listed (`take_over()`).
+- What the engine holds of an object beside its record is here: its runner's task while a cycle runs
+  (`tasks`), and its newest event while its shard is not ours (`newest`).
 """
 import asyncio
 import collections
@@ -36,7 +42,6 @@ from typing import Any
 
 from kopf._core import handlers, memos, records
 from kopf._core.bodies import RawEvent
-from kopf._daemons.reasons import DaemonStoppingReason
 from kopf._engine import contexts, invoking, listings, loggers, memory, processing, scopes
 
 logger = logging.getLogger('kopf.reactor.queueing')
@@ -46,6 +51,7 @@ logger = logging.getLogger('kopf.reactor.queueing')
 SYNC_RUNNERS_PER_THREAD = 4   # with `worker_limit=None`, runners per executor thread if there are sync handlers
 SYNC_RUNNERS_MIN = 200
 RELEASE_DELAY = 1.0  # seconds after a large resumption before its freed heap goes back to the OS
+BACKLOG = 500  # records waiting in the queue before the listing's reader waits (without `chunk_size`)
 
 
 class _Slot(invoking.Slot):
@@ -78,11 +84,11 @@ class Dispatcher:
         self.rctx = rctx
         self.tg = tg
         self.scheduler = rctx.operator.scheduler
-        self.ready: collections.deque[records.ObjectRecord] = collections.deque()
+        self.ready: collections.deque[records.ObjectRecord] = collections.deque()  # the queue: phase QUEUED
         self.waiters: collections.deque[asyncio.Future[None]] = collections.deque()  # idle runners
-        self.scheduled: set[records.ObjectRecord] = set()  # with a due time in the scheduler
-        self.running: dict[records.ObjectRecord, asyncio.Task[Any] | None] = {}  # and the runner running it
-        self.cut: set[records.ObjectRecord] = set()  # cancelled in flight: their shard's Lease is lost
+        self.tasks: dict[records.ObjectRecord, asyncio.Task[Any] | None] = {}  # phase RUNNING: its runner's task
+        self.newest: dict[str, RawEvent] | None = {} if rctx.operator.shards else None  # shards not ours: by uid
+        self.drained: asyncio.Event | None = None  # set when the queue is short again (the listing's reader waits)
         self.active = 0   # runners counted against the limit
         limit = rctx.settings.queueing.worker_limit
         self.limit: float = math.inf if limit is None else limit  # None: unlimited, as upstream
@@ -95,16 +101,15 @@ class Dispatcher:
         if limit is None and isinstance(threads, int) and any(
                 not invoking.is_async(h.fn) for h in selected if not isinstance(h, handlers.SpawningHandler)):
             self.limit = max(SYNC_RUNNERS_MIN, SYNC_RUNNERS_PER_THREAD * threads)  # daemons, timers: own tasks
+        self.backlog_limit = rctx.settings.watching.chunk_size or BACKLOG
         self.runners: set[asyncio.Task[None]] = set()
-        self.sighted: Callable[[contexts.ResourceContext, records.ObjectRecord, RawEvent], None] | None = None
-        # Looked up once per stream, not per event; operators without daemons and timers never load it.
-        if rctx.registry.has_handlers(rctx.resource, handlers.SpawningHandler):
-            from kopf._daemons import spawning
-            self.sighted = spawning.sighted
+        self.daemons = rctx.daemons if rctx.registry.has_handlers(rctx.resource, handlers.SpawningHandler) else None
         self.closed = False
         self.indexing = rctx.operator.indexing if rctx.registry.has_handlers(rctx.resource,
                                                                             handlers.IndexingHandler) else None
         self.key = key if key is not None else self  # the stream: (resource, namespace)
+        self.namespace: str | None = key[1] if isinstance(key, tuple) and len(key) == 2 else None
+        rctx.dispatchers[self.namespace] = self
         self.progress: listings.Progress | None = None  # of the initial listing, until all its objects are resumed
         self.resuming = True
         self._release: asyncio.TimerHandle | None = None  # the heap's release, soon after the resumption
@@ -118,17 +123,23 @@ class Dispatcher:
 
     def dispatch(self, event: RawEvent) -> None:
         meta = event.get('object', {}).get('metadata') or {}
-        uid = str(meta.get('uid') or f"{meta.get('namespace')}/{meta.get('name')}")
-        record = self.rctx.remember(uid)
-        record.owner = self
-        if record.shard is not None:
-            record.newest = event  # for a takeover of its shard
+        name, namespace = meta.get('name'), meta.get('namespace')
+        uid = str(meta.get('uid') or f'{namespace}/{name}')
+        record = self.rctx.remember(uid, name, namespace)
+        if event.get('type') == 'DELETED' and name is None:  # a vanished object's stub (a re-list): as we knew it
+            event = {'type': 'DELETED', 'object': {**event['object'], 'metadata': {
+                **meta, 'name': record.name, 'namespace': record.namespace}}}
+        if self.newest is not None and record.shard is not None:
+            self.newest[uid] = event  # for a takeover of its shard
             if self.indexing is None and self.rctx.operator.pausing.pauses.scope_paused(scopes.Shard(record.shard)):
-                if event.get('type') == 'DELETED' and record.phase is records.Phase.IDLE and not record.spawns:
+                if event.get('type') == 'DELETED' and record.phase is records.Phase.IDLE and not self._running(uid):
+                    self.newest.pop(uid, None)
                     self.rctx.forget(uid)
                 return  # not ours: another replica handles it
-        if self.sighted is not None:
-            self.sighted(self.rctx, record, event)  # its daemons and timers see every event's body at once
+            if event.get('type') == 'DELETED':
+                self.newest.pop(uid, None)
+        if self.daemons is not None:
+            self.daemons.sighted(record, event, self)  # its daemons and timers see every event's body at once
         if self.indexing is not None and event.get('type') is None:
             self.indexing.expect(self.key, uid, limit=self.limit)
         if self.resuming and event.get('type') is None:
@@ -137,6 +148,17 @@ class Dispatcher:
             self.progress.seen(uid)
         arrived = records.Arrived(event, now=asyncio.get_running_loop().time())  # its convergence clock
         self._carry_out(record, records.step(record, arrived))
+
+    def _running(self, uid: str) -> bool:
+        background = self.rctx.background_of(uid)
+        return background is not None and background.running > 0
+
+    async def backlog(self) -> None:
+        """Until the queue is short enough to read on: the listing's bodies are held in the queue meanwhile."""
+        while len(self.ready) > self.backlog_limit and not self.closed:
+            if self.drained is None:
+                self.drained = asyncio.Event()
+            await self.drained.wait()
 
     def nudge(self, record: records.ObjectRecord, event: RawEvent) -> None:
         """Re-run the object's newest body soon (its daemons or timers changed: the finalizer may go)."""
@@ -190,30 +212,38 @@ class Dispatcher:
         if self._release is not None:
             self._release.cancel()
             self._release = None
-        for record in self.scheduled:
-            self.scheduler.cancel(record)
-        for record in {*self.ready, *self.scheduled, *self.running.keys()}:
-            records.step(record, records.Stopped())
-        self.scheduled.clear()
+        for record in self._own():
+            if record.phase is records.Phase.WAITING:
+                self.scheduler.cancel(record)
+            if record.phase is not records.Phase.IDLE:
+                records.step(record, records.Stopped())
         self.ready.clear()
+        if self.drained is not None:
+            self.drained.set()
+        if self.rctx.dispatchers.get(self.namespace) is self:
+            del self.rctx.dispatchers[self.namespace]
+
+    def _own(self) -> list[records.ObjectRecord]:
+        """The records of this stream's objects: of its namespace (all of the resource's, if cluster-wide)."""
+        every = self.rctx.records.values()
+        return list(every) if self.namespace is None else [r for r in every if r.namespace == self.namespace]
 
     def pause(self) -> None:
         """The stream's scope is paused: nothing of its objects is due; their daemons and timers stop."""
-        for record in list(self.rctx.records.values()):
-            if record.owner is self:
-                self.pause_record(record)
+        for record in self._own():
+            self.pause_record(record)
 
     def pause_record(self, record: records.ObjectRecord, *, cancelling: bool = False) -> None:
         """Its scope (or shard) is paused: nothing of it is due; its daemons and timers stop; maybe its cycle is cut."""
-        if record in self.scheduled:
-            self.scheduled.discard(record)
+        if record.phase is records.Phase.WAITING:
             self.scheduler.cancel(record)
         records.step(record, records.Paused())
-        if record.background is not None:
-            record.background.stop_all(DaemonStoppingReason.OPERATOR_PAUSING)
-        task = self.running.get(record)
+        background = self.rctx.background_of(record.uid)
+        if background is not None:
+            background.pause()
+        task = self.tasks.get(record)
         if cancelling and task is not None and not task.done():
-            self.cut.add(record)
+            self.tasks[record] = None  # cut: its shard's Lease is lost (see `_serve`)
             task.cancel()
 
     def take_over(self, record: records.ObjectRecord) -> None:
@@ -221,7 +251,8 @@ class Dispatcher:
         if not self.closed:
             memo = memos.copy_for_object(self.rctx.operator.memo)
             now = asyncio.get_running_loop().time()
-            self._carry_out(record, records.step(record, records.TakenOver(memo=memo, now=now)))
+            event = None if self.newest is None else self.newest.get(record.uid)
+            self._carry_out(record, records.step(record, records.TakenOver(memo=memo, now=now, event=event)))
 
     # -- effects --------------------------------------------------------------------------------------
 
@@ -231,9 +262,6 @@ class Dispatcher:
         for effect in effects:
             if effect.__class__ is records.Run:  # by exact type: the effects are final (no subclasses)
                 run = effect
-                if record in self.scheduled:
-                    self.scheduled.discard(record)
-                    self.scheduler.cancel(record)
             else:
                 self._effects[effect.__class__](record, effect)
         return run
@@ -250,11 +278,11 @@ class Dispatcher:
 
     def _schedule(self, record: records.ObjectRecord, effect: records.Schedule) -> None:
         if not self.closed:
-            self.scheduled.add(record)
             self.scheduler.at(record, effect.at, functools.partial(self._due, record))
 
     def _retry(self, record: records.ObjectRecord, effect: records.Retry) -> None:
-        log = record.logger or logger
+        body = effect.event['object'] if effect.event is not None else {'metadata': {'name': record.name}}
+        log = loggers.ObjectLogger(body=loggers.identity(body), settings=self.rctx.settings)
         log.error(f'Handling failed with an unexpected error ({effect.error}); retrying in {effect.delay}s.',
                   exc_info=effect.error)
 
@@ -267,12 +295,11 @@ class Dispatcher:
         if self.progress is not None:
             self._report(self.progress.forget(record.uid, asyncio.get_running_loop().time()))
         self.rctx.forget(record.uid)
-        if record in self.scheduled:
-            self.scheduled.discard(record)
-            self.scheduler.cancel(record)
+        if self.newest is not None:
+            self.newest.pop(record.uid, None)
+        self.scheduler.cancel(record)
 
     def _due(self, record: records.ObjectRecord) -> None:
-        self.scheduled.discard(record)
         if not self.closed:
             self._carry_out(record, records.step(record, records.Due()))
 
@@ -322,7 +349,11 @@ class Dispatcher:
                         if not waiter.done():
                             waiter.cancel()
                     continue
-                await self._serve(self.ready.popleft(), task)
+                record = self.ready.popleft()
+                if self.drained is not None and len(self.ready) <= self.backlog_limit:
+                    self.drained.set()
+                    self.drained = None
+                await self._serve(record, task)
         finally:
             if slot.held:
                 self.active -= 1
@@ -339,16 +370,16 @@ class Dispatcher:
         run = self._carry_out(record, records.step(record, taken))
         if run is None:
             return
-        if record.logger is None:  # it refers to the object only (not to a body): kept while it has work
-            background = record.background  # its daemons' and timers' logger, on the live body, if it has them
-            record.logger = background.logger if background is not None else \
-                loggers.ObjectLogger(body=loggers.identity(run.event['object']), settings=settings)
-        self.running[record] = task
+        self.scheduler.cancel(record)  # queued early by an event while waiting: the wake-up is not needed
+        background = rctx.background_of(record.uid)  # its daemons' and timers' logger, on the live body
+        log = background.logger if background is not None else \
+            loggers.ObjectLogger(body=loggers.identity(run.event['object']), settings=settings)
+        self.tasks[record] = task
         try:
-            done = await self.process(rctx, record, run.event, fresh=run.fresh, logger=record.logger)
+            done = await self.process(rctx, record, run.event, fresh=run.fresh, logger=log, stream=self.key)
         except asyncio.CancelledError:
-            if record not in self.cut:
-                raise
+            if record not in self.tasks or self.tasks[record] is not None:
+                raise  # not cut by `pause_record()`: the runner is cancelled
             if task is not None:
                 task.uncancel()  # ours: its shard's Lease is lost; the runner goes on
             done = records.Done(event=run.event, now=asyncio.get_running_loop().time(), paused=True)
@@ -356,8 +387,7 @@ class Dispatcher:
             done = records.Done(event=run.event, now=asyncio.get_running_loop().time(), error=exc,
                                 error_delays=rctx.error_delays)
         finally:
-            self.running.pop(record, None)
-            self.cut.discard(record)
+            self.tasks.pop(record, None)
             if record.shard is not None:
                 rctx.operator.pausing.poke()  # a released shard waits for its cycles to end
         if self.progress is not None:

@@ -119,8 +119,8 @@ async def spawn_tasks(
     preflight.check_kwargs(registry)
     if registry.indexing:
         from kopf._indices import filling  # lazily: an operator without indices never loads it
-        ctx.indexing = filling.Indexing(registry)
-        ctx.indices = ctx.indexing.indices
+        ctx.indexing = indexing = filling.Indexing(registry)
+        ctx.indices = indexing.indices
     vault = vault if vault is not None else credentials.Vault(activities.make_login(ctx))
     ctx.identity = identity
     ctx.client = client_.APIClient(vault, settings, identity=identity)
@@ -171,9 +171,13 @@ async def _orchestrate(ctx: contexts.OperatorContext, scope: observing.Scope, *,
             return
         try:
             flags.raise_flag(ready_flag)
+            if ctx.registry.spawning:  # after the startup handlers, which may register some
+                from kopf._daemons import spawning  # lazily: an operator without daemons and timers never loads it
+                ctx.daemons = spawning.Daemons
             if ctx.settings.peering.lease.name and ctx.settings.peering.lease.shards:  # shards paused until ours
-                from kopf._shards import membership
-                ctx.shards = ctx.settings.peering.lease.shards
+                from kopf._shards import assignment, membership
+                ctx.shards = total = ctx.settings.peering.lease.shards
+                ctx.shard_of = lambda uid: assignment.shard_of(uid, total)
                 ctx.leasing = membership.Sharding(ctx)
             elif ctx.settings.peering.lease.name:  # paused before any watcher starts, until the Lease is ours
                 from kopf._leases import holding
@@ -196,7 +200,7 @@ async def _orchestrate(ctx: contexts.OperatorContext, scope: observing.Scope, *,
                     ctx.admission = admission.Admission(ctx)
                     tg.create_task(_logged('Admission webhook server', ctx.admission.serve()),
                                    name='kopf admission webhooks')
-                if ctx.metrics.address is not None:
+                if getattr(ctx.metrics, 'address', None) is not None:  # metrics on, with an endpoint of their own
                     from kopf._metrics import prometheus as metrics
                     tg.create_task(metrics.serve(ctx), name='kopf metrics endpoint')
                 if liveness is not None:
@@ -256,10 +260,12 @@ async def _start(ctx: contexts.OperatorContext) -> None:
         await activities.run_activity(ctx, Activity.STARTUP)
     except activities.ActivityError as exc:
         raise OperatorError(str(exc)) from None
-    try:
-        preflight.check(ctx.registry, ctx.settings)  # e.g. settings.admission.server, set by startup handlers
-    except preflight.UnsupportedHandlersError as exc:
-        raise OperatorError(str(exc)) from None
+    if ctx.registry.webhooks:  # they need settings.admission.server, set by startup handlers
+        from kopf._admission import protocols
+        try:
+            protocols.check(ctx.registry, ctx.settings)
+        except protocols.UnsupportedHandlersError as exc:
+            raise OperatorError(str(exc)) from None
     lease = ctx.settings.peering.lease
     if lease.name:
         from kopf._leases import elections  # lazily: only with a Lease

@@ -4,10 +4,6 @@ Labels are bounded by construction: resources, top-level handler ids (never sub-
 come from user data), HTTP verbs and codes, outcome kinds; never object names or bodies.
 """
 import dataclasses
-from collections.abc import Mapping
-from typing import Any
-
-from kopf._core import resources
 
 DEFAULT_HOST = 'localhost'  # not reachable from outside unless an address is given (`0.0.0.0:PORT` in a pod)
 
@@ -40,39 +36,3 @@ class Address:
         if (':' in host and not bracketed) or not port.isdigit() or int(port) > 65535:
             raise AddressError(f'The metrics address must be [HOST:]PORT (e.g. 9090 or 0.0.0.0:9090): {text!r}')
         return cls(host=host or DEFAULT_HOST, port=int(port))
-
-
-class Metrics:
-    """Metrics off: every hook does nothing (the hot path pays one call)."""
-
-    enabled = False
-    address: Address | None = None
-
-    def handled(self, resource: resources.Resource, handler: str, outcome: str, seconds: float, *, retry: bool) -> None:
-        """A top-level handler's attempt ended with this outcome (`success`, `retry`, `failure`, `timeout`)."""
-
-    def patched(self, resource: resources.Resource, result: str) -> None:
-        """A cycle's patch was `sent`, `skipped` (nothing to write) or `refused` (over the annotations' budget)."""
-
-    def converged(self, resource: resources.Resource, lag: float) -> None:
-        """An object's handling is complete, `lag` seconds after its first unhandled event arrived."""
-
-    def timer_fired(self, resource: resources.Resource, lateness: float) -> None:
-        """A timer's call began `lateness` seconds after its due time."""
-
-    def requested(self, verb: str, code: str, seconds: float) -> None:
-        """An API request's attempt (the API client's observer): `WATCH` for opening a stream."""
-
-    def watched(self, resource: str, what: str) -> None:
-        """A watch stream was `connected` (first or again), or `expired` (a 410: re-listing)."""
-
-    def observe(self, served: Mapping[resources.Resource, Any]) -> None:
-        """The resources served (their contexts: records by uid), read at scrape time."""
-
-    # -- set by the Lease leader election (`leasing`) and its shards (`sharding`) ---------------------
-
-    def shards(self, held: int) -> None:
-        """How many shards this replica holds."""
-
-    def lease(self, name: str, held: bool) -> None:
-        """Whether this replica holds the named Lease."""

@@ -1,6 +1,6 @@
 """Prometheus metrics of one operator (`kopf run --metrics [HOST:]PORT`, `settings.metrics`; docs/metrics.md).
 
-- `Metrics` (in `kopf._metrics.instruments`: this module is loaded only when metrics are on) is the no-op
+- `Metrics` (in `kopf._engine.contexts`: this module is loaded only when metrics are on) is the no-op
   the operator context holds while metrics are off: every hook is one method call that does nothing.
   `PrometheusMetrics` (made by `enable()` after the startup handlers, which may set `settings.metrics`)
   keeps one `CollectorRegistry` per operator, so several operators in one process never mix their
@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING, Any
 
 from kopf._core import handlers, records
 from kopf._core.resources import Resource
+from kopf._engine.contexts import Metrics  # the no-op (metrics off), which this module is not loaded for
 from kopf._metrics import instruments
-from kopf._metrics.instruments import Metrics  # the no-op (metrics off), which this module is not loaded for
 
 if TYPE_CHECKING:
     from aiohttp import web

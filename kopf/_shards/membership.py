@@ -160,7 +160,7 @@ class Sharding:
             self.held.add(index)
         for rctx in list(self.ctx.served.values()):
             for record in list(rctx.records.values()):
-                owner = record.owner
+                owner = rctx.dispatcher_of(record)
                 if record.shard != index or owner is None:
                     continue
                 if paused:
@@ -180,5 +180,10 @@ class Sharding:
 
 def busy(ctx: contexts.OperatorContext, index: int) -> bool:
     """Whether a cycle, a daemon or a timer of the shard's objects still runs."""
-    return any(record.shard == index and (record.phase is records.Phase.RUNNING or record.spawns)
+    return any(record.shard == index and (record.phase is records.Phase.RUNNING or _daemons(rctx, record.uid))
                for rctx in ctx.served.values() for record in rctx.records.values())
+
+
+def _daemons(rctx: contexts.ResourceContext, uid: str) -> bool:
+    background = rctx.background_of(uid)
+    return background is not None and background.running > 0

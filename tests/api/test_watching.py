@@ -87,12 +87,14 @@ async def test_bookmarks_are_never_yielded(client: client_.APIClient, crd: resou
 
 
 @pytest.mark.looptime
+@pytest.mark.parametrize('keep', [False, True], ids=['stubs', 'bodies'])
 async def test_410_relists_and_yields_only_the_differences(
-        client: client_.APIClient, crd: resources.Resource, cluster: Any, consumers: list[Consumer]) -> None:
+        client: client_.APIClient, crd: resources.Resource, cluster: Any, consumers: list[Consumer],
+        keep: bool) -> None:
     a = await create(client, 'a')
     await create(client, 'b')
     c = await create(client, 'c')
-    consumer = Consumer(client, crd, namespace='default')
+    consumer = Consumer(client, crd, namespace='default', keep_bodies=keep)
     consumers.append(consumer)
     await consumer.wait_for(lambda c: watchstate.LISTED in c.items)
     cluster.fail('GET', NS, 503, count=None)  # keep the watcher away while things change
@@ -104,11 +106,16 @@ async def test_410_relists_and_yields_only_the_differences(
     cluster.compact_history()
     cluster.clear_faults()
     await consumer.wait_for_rv(rv(d))
-    after = [(e['type'], e['object']['metadata']['name']) for e in consumer.events[3:]]
+    names = {e['object']['metadata']['uid']: e['object']['metadata']['name'] for e in consumer.events[:3]}
+    after = [(e['type'], names.get(e['object']['metadata']['uid'], e['object']['metadata'].get('name')))
+             for e in consumer.events[3:]]
     assert sorted(after) == [('ADDED', 'd'), ('DELETED', 'c'), ('MODIFIED', 'b')]
+    deleted = next(e['object'] for e in consumer.events if e['type'] == 'DELETED')
+    assert deleted == (c if keep else {'apiVersion': c['apiVersion'], 'kind': c['kind'],  # its last body, or a stub
+                                       'metadata': {'uid': c['metadata']['uid'], 'resourceVersion': rv(c)}})
     assert rv(b2) in [rv(e['object']) for e in consumer.events]
     assert a and c  # listed once, never again
-    assert [e['object']['metadata']['name'] for e in consumer.events].count('a') == 1
+    assert [e['object']['metadata'].get('name') for e in consumer.events].count('a') == 1
     lists = [r for r in cluster.request_log() if r['path'] == NS and r['method'] == 'GET'
              and 'watch' not in r['query'] and r['code'] == 200]
     assert len(lists) == 2  # the initial one and the re-list
@@ -307,11 +314,11 @@ async def test_a_list_after_a_broken_initial_stream_forgets_what_the_stream_list
     fake = _BrokenInitialStream(settings)
     items: list[Any] = []
     async for item in watching.watch_objs(fake, KEX, namespace='default'):  # type: ignore[arg-type]
-        items.append(item if item is watchstate.LISTED else (item['type'], item['object']['metadata']['name']))
+        items.append(item if item is watchstate.LISTED else (item['type'], item['object']['metadata']['uid']))
         if item is watchstate.LISTED:
             break
     assert 'sendInitialEvents' in fake.streams[0]
-    assert items == [(None, 'a'), (None, 'b'), ('DELETED', 'a'), watchstate.LISTED]  # `a` is gone by the LIST
+    assert items == [(None, 'uid-a'), (None, 'uid-b'), ('DELETED', 'uid-a'), watchstate.LISTED]  # gone by the LIST
 
 
 class _FailingStream:

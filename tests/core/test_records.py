@@ -17,6 +17,7 @@ from kopf._core.records import (
     Schedule,
     Stopped,
     Taken,
+    Work,
     is_consistent,
     step,
 )
@@ -31,8 +32,18 @@ def ev(rv: int | None, type_: str | None = 'MODIFIED', **meta: Any) -> dict[str,
     return {'type': type_, 'object': {'metadata': metadata}}
 
 
+WORK = set(Work.__dataclass_fields__)
+
+
 def rec(**fields: Any) -> ObjectRecord:
-    return ObjectRecord(uid='u1', memo=None, **fields)
+    """A record; the fields of its `work` given among its own (the work made if any is given)."""
+    work = {key: fields.pop(key) for key in list(fields) if key in WORK}
+    return ObjectRecord(uid='u1', memo=None, work=Work(**work) if work else None, **fields)
+
+
+def w(record: ObjectRecord) -> Work:
+    """Its work, or an empty one (an idle record drops it): for reading its fields."""
+    return record.work if record.work is not None else Work()
 
 
 @pytest.mark.parametrize('rv, expected, result', [
@@ -55,7 +66,7 @@ def test_an_event_is_kept_as_the_newest_and_queues_the_record(phase: Phase, effe
     record = rec(phase=phase, pending=ev(1))
     assert step(record, Arrived(ev(2))) == effects
     assert record.phase is after
-    assert record.pending == ev(2)
+    assert w(record).pending == ev(2)
 
 
 @pytest.mark.parametrize('event, skipped', [
@@ -68,33 +79,34 @@ def test_events_not_newer_than_our_answer_are_skipped(event: dict[str, Any], ski
     record = rec(applied_rv='5')
     effects = step(record, Arrived(event))
     assert (effects == []) is skipped
-    assert (record.pending is None) is skipped
+    assert (w(record).pending is None) is skipped
 
 
 # -- Taken --------------------------------------------------------------------------------------------
 
-def test_taken_with_nothing_to_do_idles_and_drops_the_logger() -> None:
-    record = rec(phase=Phase.QUEUED, logger=object())
+def test_taken_with_nothing_to_do_idles_and_drops_its_work() -> None:
+    record = rec(phase=Phase.QUEUED)
     assert step(record, Taken(now=10)) == []
-    assert record.phase is Phase.IDLE and record.logger is None
+    assert record.phase is Phase.IDLE and record.work is None
 
 
 def test_taken_before_the_wake_up_waits_for_it() -> None:
     record = rec(phase=Phase.QUEUED, last=ev(1), wakeup_at=20)
     assert step(record, Taken(now=10)) == [Schedule(at=20)]
-    assert record.phase is Phase.WAITING and record.due_at == 20
+    assert record.phase is Phase.WAITING and w(record).due_at == 20
 
 
 def test_a_due_wake_up_reruns_the_last_event_not_fresh() -> None:
     record = rec(phase=Phase.QUEUED, last=ev(1), wakeup_at=10, initial=False)
     assert step(record, Taken(now=10)) == [Run(event=ev(1), fresh=False)]
-    assert record.phase is Phase.RUNNING and record.wakeup_at is None
+    assert record.phase is Phase.RUNNING and w(record).wakeup_at is None
 
 
 def test_a_pending_event_runs_fresh_and_clears_the_waits() -> None:
     record = rec(phase=Phase.QUEUED, pending=ev(3), last=ev(1), wakeup_at=50, deadline=60, expected_rv='3')
     assert step(record, Taken(now=10)) == [Run(event=ev(3), fresh=True)]
-    assert (record.pending, record.wakeup_at, record.deadline, record.expected_rv) == (None, None, None, None)
+    work = w(record)
+    assert (work.pending, work.wakeup_at, work.deadline, work.expected_rv) == (None, None, None, None)
 
 
 @pytest.mark.parametrize('first_type, initial', [(None, True), ('ADDED', False), ('MODIFIED', False)])
@@ -102,7 +114,9 @@ def test_initial_is_set_by_the_first_cycle_only(first_type: str | None, initial:
     record = rec(phase=Phase.QUEUED, pending=ev(1, first_type))
     step(record, Taken(now=0))
     assert record.initial is initial
-    record.phase, record.pending = Phase.QUEUED, ev(2, None)
+    record.phase = Phase.QUEUED
+    assert record.work is not None
+    record.work.pending = ev(2, None)
     step(record, Taken(now=0))
     assert record.initial is initial  # a later listing (a re-list) does not make it initial again
 
@@ -110,10 +124,10 @@ def test_initial_is_set_by_the_first_cycle_only(first_type: str | None, initial:
 def test_the_error_throttling_is_waited_out_with_the_newest_event_kept() -> None:
     record = rec(phase=Phase.QUEUED, pending=ev(2), throttled_until=15)
     assert step(record, Taken(now=10)) == [Schedule(at=15)]
-    assert record.pending == ev(2) and record.phase is Phase.WAITING
+    assert w(record).pending == ev(2) and record.phase is Phase.WAITING
     record.phase = Phase.QUEUED
     assert step(record, Taken(now=15)) == [Run(event=ev(2), fresh=True)]
-    assert record.throttled_until is None
+    assert w(record).throttled_until is None
 
 
 @pytest.mark.parametrize('rv, runs', [(9, False), (10, True), (11, True)])
@@ -130,7 +144,7 @@ def test_the_wait_for_our_own_write_ends_at_its_deadline() -> None:
     assert step(record, Taken(now=103, consistency_timeout=5)) == [Schedule(at=105)]
     record.phase = Phase.QUEUED
     assert step(record, Taken(now=105, consistency_timeout=5)) == [Run(event=ev(9), fresh=True)]
-    assert record.expected_rv is None and record.deadline is None
+    assert w(record).expected_rv is None and w(record).deadline is None
 
 
 # -- Due, Stopped -------------------------------------------------------------------------------------
@@ -144,9 +158,9 @@ def test_a_wake_up_queues_only_a_waiting_record(phase: Phase, effects: list[Any]
 
 @pytest.mark.parametrize('phase', [Phase.WAITING, Phase.QUEUED, Phase.RUNNING])
 def test_a_stopped_stream_idles_its_records_and_keeps_their_memory(phase: Phase) -> None:
-    record = rec(phase=phase, initial=False, deletion_handled=True, logger=object())
+    record = rec(phase=phase, initial=False, deletion_handled=True)
     assert step(record, Stopped()) == []
-    assert record.phase is Phase.IDLE and record.logger is None
+    assert record.phase is Phase.IDLE and record.work is None
     assert record.initial is False and record.deletion_handled  # the memory stays
 
 
@@ -167,18 +181,18 @@ def test_unexpected_errors_back_off_then_the_last_delay_forever_then_reset() -> 
         record.phase = Phase.RUNNING
         effects = step(record, Done(event=ev(1), now=100, error=error, error_delays=(1, 5)))
         delays.append(effects[0].delay)  # type: ignore[union-attr]
-        assert effects == [Retry(delay=delays[-1], error=error), Schedule(at=100 + delays[-1])]
-        assert record.throttled_until == record.wakeup_at == 100 + delays[-1] and record.last == ev(1)
+        assert effects == [Retry(delay=delays[-1], error=error, event=ev(1)), Schedule(at=100 + delays[-1])]
+        assert w(record).throttled_until == w(record).wakeup_at == 100 + delays[-1] and w(record).last == ev(1)
     assert delays == [1, 5, 5, 5]
     record.phase = Phase.RUNNING
     step(record, Done(event=ev(1), now=200))
-    assert record.errors == 0
+    assert w(record).errors == 0
 
 
 def test_an_error_with_a_newer_event_queues_it_to_wait_out_the_throttling() -> None:
     record = rec(phase=Phase.RUNNING, pending=ev(2))
     effects = step(record, Done(event=ev(1), now=0, error=RuntimeError(), error_delays=(3,)))
-    assert effects[1:] == [Enqueue()] and record.throttled_until == 3
+    assert effects[1:] == [Enqueue()] and w(record).throttled_until == 3
 
 
 ANSWER = ev(5)['object']
@@ -193,8 +207,8 @@ ANSWER = ev(5)['object']
 def test_an_unsettled_answer_is_decided_on_next(pending: Any, effects: list[Any], pending_after: Any) -> None:
     record = rec(phase=Phase.RUNNING, pending=pending)
     assert step(record, Done(event=ev(1), now=0, answer=ANSWER, finalizer=F)) == effects
-    assert record.pending == pending_after
-    assert record.applied_rv == '5' and record.expected_rv is None
+    assert w(record).pending == pending_after
+    assert w(record).applied_rv == '5' and w(record).expected_rv is None
 
 
 @pytest.mark.parametrize('pending, effects, pending_after', [
@@ -204,19 +218,19 @@ def test_an_unsettled_answer_is_decided_on_next(pending: Any, effects: list[Any]
 def test_a_settled_answer_needs_no_cycle(pending: Any, effects: list[Any], pending_after: Any) -> None:
     record = rec(phase=Phase.RUNNING, pending=pending)
     assert step(record, Done(event=ev(1), now=0, answer=ANSWER, settled=True, finalizer=F)) == effects
-    assert record.pending == pending_after and record.applied_rv == '5'
+    assert w(record).pending == pending_after and w(record).applied_rv == '5'
 
 
 def test_with_on_event_handlers_the_answer_is_awaited_through_the_watch() -> None:
     record = rec(phase=Phase.RUNNING)
     assert step(record, Done(event=ev(1), now=0, answer=ANSWER, watched=True, finalizer=F)) == []
-    assert record.expected_rv == '5' and record.applied_rv is None and record.phase is Phase.IDLE
+    assert w(record).expected_rv == '5' and w(record).applied_rv is None and record.phase is Phase.IDLE
 
 
 def test_an_answer_without_a_resource_version_is_not_used() -> None:
     record = rec(phase=Phase.RUNNING)
     assert step(record, Done(event=ev(1), now=0, answer={'metadata': {}}, finalizer=F)) == []
-    assert record.expected_rv is None and record.applied_rv is None
+    assert w(record).expected_rv is None and w(record).applied_rv is None
 
 
 LET_GO = ev(5, deletionTimestamp='2026-01-01T00:00:00Z', finalizers=['other'])['object']
@@ -234,8 +248,8 @@ def test_a_patch_that_lets_the_object_go_drops_the_stale_pending_event(
         answer: Any, watched: bool, pending: Any, pending_after: Any) -> None:
     record = rec(phase=Phase.RUNNING, pending=pending)
     step(record, Done(event=ev(1), now=0, answer=answer, watched=watched, finalizer=F))
-    assert record.pending == pending_after
-    assert record.expected_rv == '5' and record.applied_rv is None  # its last events come through the watch
+    assert w(record).pending == pending_after
+    assert w(record).expected_rv == '5' and w(record).applied_rv is None  # its last events come through the watch
 
 
 def test_a_deleted_object_held_by_our_finalizer_continues_on_the_answer() -> None:
@@ -246,26 +260,26 @@ def test_a_deleted_object_held_by_our_finalizer_continues_on_the_answer() -> Non
 def test_a_requested_delay_schedules_a_wake_up_of_the_event() -> None:
     record = rec(phase=Phase.RUNNING)
     assert step(record, Done(event=ev(1), now=100, wakeup=30, finalizer=F)) == [Schedule(at=130)]
-    assert record.last == ev(1) and record.wakeup_at == 130 and record.phase is Phase.WAITING
+    assert w(record).last == ev(1) and w(record).wakeup_at == 130 and record.phase is Phase.WAITING
 
 
 def test_a_requested_delay_with_an_answer_to_decide_on_wakes_up_with_the_answer() -> None:
     record = rec(phase=Phase.RUNNING)
     assert step(record, Done(event=ev(1), now=100, wakeup=30, answer=ANSWER, finalizer=F)) == [Enqueue(first=True)]
-    assert record.last == ev(5) and record.wakeup_at == 130  # the answer runs first; the wake-up re-runs it
+    assert w(record).last == ev(5) and w(record).wakeup_at == 130  # the answer runs first; the wake-up re-runs it
 
 
 def test_nothing_more_to_do_idles() -> None:
-    record = rec(phase=Phase.RUNNING, logger=object())
+    record = rec(phase=Phase.RUNNING)
     assert step(record, Done(event=ev(1), now=0)) == []
-    assert record.phase is Phase.IDLE and record.logger is None
+    assert record.phase is Phase.IDLE and record.work is None
 
 
 def test_an_idle_record_keeps_no_body_of_a_past_wake_up() -> None:
     record = rec(phase=Phase.QUEUED, last=ev(1), wakeup_at=10, initial=False)  # e.g. a daemon's nudge, a retry
     assert step(record, Taken(now=10)) == [Run(event=ev(1), fresh=False)]
     assert step(record, Done(event=ev(1), now=11)) == []
-    assert record.phase is Phase.IDLE and record.last is None and record.wakeup_at is None
+    assert record.phase is Phase.IDLE and w(record).last is None and w(record).wakeup_at is None
 
 
 def test_rv_of_events() -> None:
@@ -278,7 +292,7 @@ def test_rv_of_events() -> None:
 def test_a_nudge_reruns_the_newest_body_now(phase: Phase) -> None:
     record = rec(phase=phase, wakeup_at=500)
     assert step(record, records.Nudged(event=ev(7), now=100)) == [Enqueue()]
-    assert record.last == ev(7) and record.wakeup_at == 100
+    assert w(record).last == ev(7) and w(record).wakeup_at == 100
     assert step(record, Taken(now=100)) == [Run(event=ev(7), fresh=False)]
 
 
@@ -288,14 +302,14 @@ def test_a_nudge_during_a_cycle_reruns_its_answer_or_event_after_it(answer: Any,
     assert step(record, records.Nudged(event=ev(0), now=100)) == []  # not the (older) body it carries
     effects = step(record, Done(event=ev(1), now=110, answer=answer, settled=True, finalizer=F))
     assert effects == [Schedule(at=110)]
-    assert record.last == expected_last and record.wakeup_at == 110 and not record.nudged
+    assert w(record).last == expected_last and w(record).wakeup_at == 110 and not w(record).nudged
 
 
 def test_a_nudge_during_a_cycle_awaiting_our_write_waits_for_the_watch() -> None:
     record = rec(phase=Phase.RUNNING)
     step(record, records.Nudged(event=ev(0), now=100))
     effects = step(record, Done(event=ev(1), now=110, answer=ANSWER, watched=True, finalizer=F))
-    assert effects == [] and record.last is None  # the echo of our patch comes through the watch anyway
+    assert effects == [] and w(record).last is None  # the echo of our patch comes through the watch anyway
 
 
 # -- pausing ------------------------------------------------------------------------------------------
@@ -308,9 +322,9 @@ def test_a_paused_scope_forgets_the_waits_and_our_answer_but_keeps_the_queue(pha
                  applied_rv='2', due_at=4.0)
     assert step(record, records.Paused()) == []
     assert record.phase is after
-    assert (record.wakeup_at, record.throttled_until, record.deadline) == (None, None, None)
-    assert (record.expected_rv, record.applied_rv) == (None, None)
-    assert record.pending == ev(3)  # a queued one runs: its paused cycle feeds the indices
+    assert (w(record).wakeup_at, w(record).throttled_until, w(record).deadline) == (None, None, None)
+    assert (w(record).expected_rv, w(record).applied_rv) == (None, None)
+    assert w(record).pending == ev(3)  # a queued one runs: its paused cycle feeds the indices
 
 
 def test_the_listing_after_a_pause_reruns_an_object_not_newer_than_our_answer() -> None:
@@ -325,7 +339,7 @@ def test_a_cycle_that_ends_paused_neither_continues_on_its_answer_nor_schedules_
     done = Done(event=ev(3), now=1.0, wakeup=10.0, answer=ev(4)['object'], paused=True)
     assert step(record, done) == []
     assert record.phase is Phase.IDLE
-    assert (record.pending, record.wakeup_at, record.applied_rv, record.expected_rv) == (None, None, None, None)
+    assert record.work is None  # nothing pending, due or awaited
 
 
 def test_a_cycle_that_ends_paused_with_a_newer_event_queues_it() -> None:
@@ -343,10 +357,10 @@ def test_the_convergence_clock_starts_at_the_first_event_accepted_and_stops_when
     record = rec()
     step(record, Arrived(ev(1), now=10.0))
     step(record, Arrived(ev(2), now=11.0))  # superseded: the clock keeps the first one's time
-    assert record.arrived_at == 10.0
+    assert w(record).arrived_at == 10.0
     assert step(record, Taken(now=12.0)) == [Run(event=ev(2), fresh=True)]
     assert converged(step(record, Done(event=ev(2), now=13.5))) == [3.5]
-    assert record.phase is Phase.IDLE and record.arrived_at is None
+    assert record.phase is Phase.IDLE and w(record).arrived_at is None
 
 
 def test_no_convergence_while_a_retry_or_a_delay_is_due_then_the_lag_counts_all_of_it() -> None:
@@ -375,7 +389,7 @@ def test_a_cycle_continuing_on_our_own_answer_converges_after_that_cycle() -> No
 
 def test_a_deleted_object_converges_when_gone_and_stale_or_clockless_events_start_no_clock() -> None:
     record = rec(applied_rv='5')
-    assert step(record, Arrived(ev(5), now=1.0)) == [] and record.arrived_at is None  # skipped: stale
+    assert step(record, Arrived(ev(5), now=1.0)) == [] and w(record).arrived_at is None  # skipped: stale
     step(record, Arrived(ev(6, 'DELETED'), now=2.0))
     step(record, Taken(now=2.0))
     assert step(record, Done(event=ev(6, 'DELETED'), now=2.25)) == [Forget(), records.Converged(lag=0.25)]
@@ -389,21 +403,20 @@ def test_a_stopped_stream_stops_the_clock() -> None:
     record = rec()
     step(record, Arrived(ev(1), now=1.0))
     step(record, Stopped())
-    assert record.arrived_at is None
+    assert w(record).arrived_at is None
 
 
 def test_a_takeover_reruns_the_newest_body_as_listed_with_a_new_memo() -> None:
-    record = rec(phase=Phase.IDLE, initial=False, deletion_handled=True, finished=frozenset({'t'}), errors=3,
-                 newest=ev(7), expected_rv='9')
+    record = rec(phase=Phase.IDLE, initial=False, deletion_handled=True, errors=3, expected_rv='9')
     record.memo = {'old': 1}
-    effects = step(record, records.TakenOver(memo={}, now=5.0))
+    effects = step(record, records.TakenOver(memo={}, now=5.0, event=ev(7)))
     assert effects == [Enqueue()]
     assert record.phase is Phase.QUEUED
-    assert record.pending == {'type': None, 'object': ev(7)['object']}  # as listed: resume handlers run
-    assert (record.memo, record.initial, record.deletion_handled, record.finished, record.errors) == \
-        ({}, None, False, frozenset(), 0)
-    assert record.expected_rv is None
-    pending = record.pending
+    assert w(record).pending == {'type': None, 'object': ev(7)['object']}  # as listed: resume handlers run
+    assert (record.memo, record.initial, record.deletion_handled, w(record).errors) == \
+        ({}, None, False, 0)
+    assert w(record).expected_rv is None
+    pending = w(record).pending
     assert pending is not None
     assert step(record, Taken(now=6.0)) == [Run(event=pending, fresh=True)]
     assert record.initial is True
@@ -411,6 +424,41 @@ def test_a_takeover_reruns_the_newest_body_as_listed_with_a_new_memo() -> None:
 
 @pytest.mark.parametrize('newest', [None, ev(7, 'DELETED')])
 def test_a_takeover_without_a_body_queues_nothing(newest: dict[str, Any] | None) -> None:
-    record = rec(phase=Phase.IDLE, newest=newest)
-    assert step(record, records.TakenOver(memo={}, now=5.0)) == []
+    record = rec(phase=Phase.IDLE)
+    assert step(record, records.TakenOver(memo={}, now=5.0, event=newest)) == []
     assert record.phase is Phase.IDLE
+
+
+# -- what an idle record keeps ------------------------------------------------------------------------
+
+def test_an_idle_record_keeps_no_work_once_nothing_is_awaited() -> None:
+    record = rec()
+    step(record, Arrived(ev(1)))
+    assert record.work is not None  # queued: its pending event
+    step(record, Taken(now=0))
+    step(record, Done(event=ev(1), now=1))
+    assert record.phase is Phase.IDLE and record.work is None
+
+
+def test_an_idle_record_keeps_its_work_while_our_own_write_is_awaited() -> None:
+    record = rec(phase=Phase.RUNNING)
+    step(record, Done(event=ev(4), now=1, answer=ev(5)['object'], settled=True))
+    assert record.phase is Phase.IDLE and w(record).applied_rv == '5'  # the echo of our patch is skipped
+    assert step(record, Arrived(ev(5))) == []
+
+
+def test_a_cycle_that_handled_a_cause_remembers_it() -> None:
+    record = rec(phase=Phase.RUNNING, initial=True)
+    step(record, Done(event=ev(4), now=1, handled=True, deletion_handled=True))
+    assert record.initial is False and record.deletion_handled is True
+    record = rec(phase=Phase.RUNNING, initial=True)
+    step(record, Done(event=ev(4), now=1, error=RuntimeError('boom')))
+    assert record.initial is True and record.deletion_handled is False  # nothing is remembered of a failed cycle
+
+
+def test_the_echo_of_our_write_ends_the_wait_for_it() -> None:
+    record = rec(phase=Phase.RUNNING)
+    step(record, Done(event=ev(4), now=1, answer=ev(5)['object'], settled=True))
+    assert step(record, Arrived(ev(5))) == []  # the echo: skipped
+    assert record.work is None  # nothing awaited any more: an idle record keeps no work
+    assert step(record, Arrived(ev(6))) == [Enqueue()]

@@ -57,7 +57,8 @@ def seen() -> list[str]:
 def Dispatcher(seen: list[str]) -> type[queueing.Dispatcher]:
     active = []
 
-    async def process(rctx: Any, record: records.ObjectRecord, ev: Any, *, fresh: bool, logger: Any) -> records.Done:
+    async def process(rctx: Any, record: records.ObjectRecord, ev: Any, *, fresh: bool, logger: Any,
+                      **_: Any) -> records.Done:
         assert not active, 'two cycles of one object at once'
         active.append(1)
         seen.append(ev['object']['metadata']['resourceVersion'])
@@ -83,7 +84,7 @@ async def test_newest_body_only_and_never_twice_at_once(
 
 async def test_waits_for_our_own_patch_to_come_back(
         rctx: contexts.ResourceContext, seen: list[str], Dispatcher: type[queueing.Dispatcher]) -> None:
-    rctx.remember('u1').expected_rv = '10'
+    rctx.remember('u1').work = records.Work(expected_rv='10')  # as after our patch
     async with asyncio.TaskGroup() as tg:
         dispatcher = Dispatcher(rctx, tg)
         dispatcher.dispatch(event(9))   # stale: older than our patch
@@ -95,14 +96,14 @@ async def test_waits_for_our_own_patch_to_come_back(
 
 async def test_goes_on_after_the_consistency_timeout(
         rctx: contexts.ResourceContext, seen: list[str], Dispatcher: type[queueing.Dispatcher]) -> None:
-    rctx.remember('u1').expected_rv = '10'
+    rctx.remember('u1').work = records.Work(expected_rv='10')  # as after our patch
     async with asyncio.TaskGroup() as tg:
         dispatcher = Dispatcher(rctx, tg)
         dispatcher.dispatch(event(9))
         await eventually(lambda: not dispatcher.active and rctx.records['u1'].phase is records.Phase.IDLE)
         dispatcher.close()
     assert seen == ['9']  # woken by the scheduler at the deadline, with no runner kept alive meanwhile
-    assert rctx.records['u1'].expected_rv is None
+    assert rctx.records['u1'].work is None  # nothing awaited any more
 
 
 async def test_deleted_objects_are_forgotten(
@@ -113,10 +114,11 @@ async def test_deleted_objects_are_forgotten(
     assert 'u1' not in rctx.records
 
 
-async def test_the_object_logger_keeps_no_body_and_goes_when_idle(rctx: contexts.ResourceContext) -> None:
+async def test_the_object_logger_keeps_no_body(rctx: contexts.ResourceContext) -> None:
     used: list[Any] = []
 
-    async def process(rctx: Any, record: records.ObjectRecord, ev: Any, *, fresh: bool, logger: Any) -> records.Done:
+    async def process(rctx: Any, record: records.ObjectRecord, ev: Any, *, fresh: bool, logger: Any,
+                      **_: Any) -> records.Done:
         used.append(logger)
         return done(ev, wakeup=0.01 if len(used) == 1 else None)
 
@@ -127,11 +129,11 @@ async def test_the_object_logger_keeps_no_body_and_goes_when_idle(rctx: contexts
             'metadata': {'uid': 'u1', 'name': 'n', 'namespace': 'ns', 'resourceVersion': '1'}}})
         await eventually(lambda: len(used) == 2 and rctx.records['u1'].phase is records.Phase.IDLE)
         dispatcher.close()
-    assert len(used) == 2 and used[0] is used[1]  # kept across the cycles of the object while it has work
-    assert used[0].body == {'apiVersion': 'kopf.dev/v1', 'kind': 'KopfExample',
+    assert len(used) == 2  # one per cycle: made again when an event arrives, never kept with the record
+    for one in used:
+        assert one.body == {'apiVersion': 'kopf.dev/v1', 'kind': 'KopfExample',
                             'metadata': {'name': 'n', 'namespace': 'ns', 'uid': 'u1'}}
-    assert used[0].prefix == '[ns/n]'
-    assert rctx.records['u1'].logger is None  # idle: not kept
+        assert one.prefix == '[ns/n]'
 
 
 async def test_unexpected_errors_are_retried_after_the_error_delays(
@@ -139,7 +141,8 @@ async def test_unexpected_errors_are_retried_after_the_error_delays(
     rctx.settings.queueing.error_delays = (0.01, 0.02)
     attempts: list[float] = []
 
-    async def process(rctx: Any, record: records.ObjectRecord, ev: Any, *, fresh: bool, logger: Any) -> records.Done:
+    async def process(rctx: Any, record: records.ObjectRecord, ev: Any, *, fresh: bool, logger: Any,
+                      **_: Any) -> records.Done:
         attempts.append(asyncio.get_running_loop().time())
         if len(attempts) < 3:
             raise RuntimeError('boom')
@@ -160,7 +163,8 @@ async def test_new_events_wait_out_the_error_throttling(rctx: contexts.ResourceC
     rctx.settings.queueing.error_delays = (10,)
     attempts: list[tuple[float, str]] = []
 
-    async def process(rctx: Any, record: records.ObjectRecord, ev: Any, *, fresh: bool, logger: Any) -> records.Done:
+    async def process(rctx: Any, record: records.ObjectRecord, ev: Any, *, fresh: bool, logger: Any,
+                      **_: Any) -> records.Done:
         attempts.append((asyncio.get_running_loop().time(), ev['object']['metadata']['resourceVersion']))
         if len(attempts) == 1:
             raise RuntimeError('boom')
@@ -184,7 +188,8 @@ async def test_new_events_wait_out_the_error_throttling(rctx: contexts.ResourceC
 async def test_delayed_wake_ups_of_many_objects_share_one_scheduler(rctx: contexts.ResourceContext) -> None:
     woken: list[tuple[str, float]] = []
 
-    async def process(rctx: Any, record: records.ObjectRecord, ev: Any, *, fresh: bool, logger: Any) -> records.Done:
+    async def process(rctx: Any, record: records.ObjectRecord, ev: Any, *, fresh: bool, logger: Any,
+                      **_: Any) -> records.Done:
         if not fresh:
             woken.append((record.uid, asyncio.get_running_loop().time()))
             return done(ev)
@@ -208,7 +213,8 @@ async def test_a_settled_answer_is_not_rechecked(
     seen: list[str] = []
     dispatcher: queueing.Dispatcher
 
-    async def process(rctx: Any, record: records.ObjectRecord, ev: Any, *, fresh: bool, logger: Any) -> records.Done:
+    async def process(rctx: Any, record: records.ObjectRecord, ev: Any, *, fresh: bool, logger: Any,
+                      **_: Any) -> records.Done:
         seen.append(ev['object']['metadata']['resourceVersion'])
         if during is not None and len(seen) == 1:
             dispatcher.dispatch(event(during))  # older or newer than our patch's answer (rv 5)
@@ -335,6 +341,7 @@ async def test_an_object_of_a_shard_not_ours_is_not_queued_and_taken_over_as_lis
     from kopf._engine import scopes
     from kopf._shards import assignment as shards
     rctx.operator.shards = 2
+    rctx.operator.shard_of = lambda uid: shards.shard_of(uid, 2)
     shard = shards.shard_of('u1', 2)
     rctx.operator.pausing.pause(scopes.Shard(shard), 'lease')
     async with asyncio.TaskGroup() as tg:
@@ -342,7 +349,7 @@ async def test_an_object_of_a_shard_not_ours_is_not_queued_and_taken_over_as_lis
         dispatcher.dispatch(event(1, None))
         dispatcher.dispatch(event(2))
         record = rctx.records['u1']
-        assert (record.shard, record.phase, record.newest) == (shard, records.Phase.IDLE, event(2))
+        assert (record.shard, record.phase, dispatcher.newest) == (shard, records.Phase.IDLE, {'u1': event(2)})
         rctx.operator.pausing.resume(scopes.Shard(shard), 'lease')
         dispatcher.take_over(record)
         await eventually(lambda: seen == ['2'])
@@ -354,10 +361,12 @@ async def test_a_lost_shard_cuts_its_cycles_in_flight(rctx: contexts.ResourceCon
     from kopf._engine import scopes
     from kopf._shards import assignment as shards
     rctx.operator.shards = 2
+    rctx.operator.shard_of = lambda uid: shards.shard_of(uid, 2)
     shard = shards.shard_of('u1', 2)
     started = asyncio.Event()
 
-    async def process(rctx: Any, record: records.ObjectRecord, ev: Any, *, fresh: bool, logger: Any) -> records.Done:
+    async def process(rctx: Any, record: records.ObjectRecord, ev: Any, *, fresh: bool, logger: Any,
+                      **_: Any) -> records.Done:
         started.set()
         await asyncio.sleep(60)
         return done(ev)
@@ -369,7 +378,7 @@ async def test_a_lost_shard_cuts_its_cycles_in_flight(rctx: contexts.ResourceCon
         record = rctx.records['u1']
         rctx.operator.pausing.pause(scopes.Shard(shard), 'lease', cancelling=True)
         dispatcher.pause_record(record, cancelling=True)
-        await eventually(lambda: record.phase is records.Phase.IDLE and not dispatcher.running)
+        await eventually(lambda: record.phase is records.Phase.IDLE and not dispatcher.tasks)
         assert dispatcher.runners  # the runner goes on (the cancellation was ours)
         dispatcher.close()
 

@@ -9,8 +9,9 @@ from typing import Any
 import pytest
 
 import kopf
+from kopf._admission import protocols
 from kopf._core import resources
-from kopf._engine import flags, loading, loggers, observing, preflight
+from kopf._engine import flags, loading, loggers, observing
 
 
 @pytest.mark.parametrize('make', [asyncio.Event, threading.Event, concurrent.futures.Future,
@@ -31,15 +32,15 @@ def test_admission_handlers_need_a_server_and_a_valid_managed_name() -> None:
     kopf.index('kex', id='i1', registry=registry)(lambda **_: None)
     kopf.on.create('kex', id='fine', registry=registry)(lambda **_: None)
     settings = kopf.OperatorSettings()
-    preflight.check(registry, settings)  # daemons, timers, indices run
+    protocols.check(registry, settings)  # daemons, timers, indices run
     kopf.on.validate('kex', id='v1', registry=registry)(lambda **_: None)
-    with pytest.raises(preflight.UnsupportedHandlersError, match="Admission handlers \\('v1'\\) need a webhook server"):
-        preflight.check(registry, settings)
+    with pytest.raises(protocols.UnsupportedHandlersError, match="Admission handlers \\('v1'\\) need a webhook server"):
+        protocols.check(registry, settings)
     settings.admission.server = kopf.WebhookServer()
-    preflight.check(registry, settings)
+    protocols.check(registry, settings)
     settings.admission.managed = 'nodots'
-    with pytest.raises(preflight.UnsupportedHandlersError, match='at least two dot-separated segments'):
-        preflight.check(registry, settings)
+    with pytest.raises(protocols.UnsupportedHandlersError, match='at least two dot-separated segments'):
+        protocols.check(registry, settings)
 
 
 def test_change_and_event_handlers_are_supported() -> None:
@@ -47,7 +48,7 @@ def test_change_and_event_handlers_are_supported() -> None:
     kopf.on.create('kex', registry=registry)(lambda **_: None)
     kopf.on.event('kex', registry=registry)(lambda **_: None)
     kopf.on.startup(registry=registry)(lambda **_: None)
-    preflight.check(registry, kopf.OperatorSettings())
+    protocols.check(registry, kopf.OperatorSettings())
 
 
 NAMESPACED = resources.Resource('g', 'v', 'p', namespaced=True)
