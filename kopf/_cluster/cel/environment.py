@@ -1,0 +1,51 @@
+"""Kubernetes 1.34's base CEL environment (k8s.io/apiserver `pkg/cel/environment/base.go`), and compiling.
+
+`base_env()` declares every library of the 1.34 base environment once (cached); a caller copies it and
+adds its variables (`self`, `oldSelf`, `object`, `params`, ...). `compile(text, env)` parses, checks and
+plans an expression: a `Compiled` with its program and type, or the `Issues` that cel-go reports.
+"""
+from __future__ import annotations
+
+import functools
+
+from kopf._cluster.cel import checker, extlib, interpreter, k8slib, parser, stdlib
+from kopf._cluster.cel.checker import Checked
+from kopf._cluster.cel.decls import Env
+from kopf._cluster.cel.interpreter import Program
+from kopf._cluster.cel.nodes import Issues
+
+
+class Compiled:
+    def __init__(self, checked: Checked, program: Program) -> None:
+        self.checked = checked
+        self.program = program
+
+    @property
+    def output_type(self):  # type: ignore[no-untyped-def]
+        return self.checked.output_type
+
+
+@functools.lru_cache(maxsize=1)
+def base_env() -> Env:
+    env = Env()
+    stdlib.declare(env)
+    stdlib.optional_lib(env)
+    k8slib.k8s_lists(env)
+    k8slib.k8s_regex(env)
+    extlib.strings_lib(env)
+    extlib.sets_lib(env)
+    extlib.lists_lib(env)
+    extlib.comprehensions_lib(env)
+    from kopf._cluster.cel import k8stypes
+    k8stypes.declare(env)
+    return env
+
+
+def compile(text: str, env: Env) -> Compiled | Issues:
+    expr, source, issues = parser.parse(text)
+    if issues:
+        return issues
+    checked, issues = checker.check(expr, source, env)
+    if issues:
+        return issues
+    return Compiled(checked, interpreter.plan(checked, env))

@@ -1,0 +1,325 @@
+"""The CEL evaluator: a checked tree turned into nested Python closures, once per expression.
+
+`plan(checked, env)` returns a `Program`; `program.eval(activation)` runs it over a dict of variables.
+Errors are `EvalError` exceptions; the non-strict operators (`&&`, `||`, `?:`, the comprehensions'
+accumulators) absorb them as cel-go's error values are absorbed: `false && error` is `false`.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from kopf._cluster.cel import celtypes, nodes
+from kopf._cluster.cel.checker import Checked
+from kopf._cluster.cel.decls import Env, Overload
+from kopf._cluster.cel.nodes import Expr
+from kopf._cluster.cel.values import NONE, EvalError, Optional, equals, map_lookup, type_of
+
+Activation = dict[str, Any]
+Node = Callable[[Activation], Any]
+
+
+class ErrorValue:
+    """An error held in a comprehension's accumulator: raised again when the accumulator is read."""
+    __slots__ = ('error',)
+
+    def __init__(self, error: EvalError) -> None:
+        self.error = error
+
+
+class Program:
+    def __init__(self, root: Node, checked: Checked) -> None:
+        self.root = root
+        self.checked = checked
+
+    def eval(self, activation: Activation) -> Any:
+        return self.root(dict(activation))
+
+
+def plan(checked: Checked, env: Env) -> Program:
+    return Program(Planner(checked, env).plan(checked.expr), checked)
+
+
+class Planner:
+    def __init__(self, checked: Checked, env: Env) -> None:
+        self.checked = checked
+        self.env = env
+        self.accumulators: set[str] = set()
+
+    def plan(self, e: Expr) -> Node:
+        kind = e.kind
+        if kind == nodes.LITERAL:
+            value = e.value
+            return lambda act: value
+        if kind == nodes.IDENT:
+            return self.plan_ident(e)
+        if kind == nodes.SELECT:
+            return self.plan_select(e)
+        if kind == nodes.CALL:
+            return self.plan_call(e)
+        if kind == nodes.LIST:
+            return self.plan_list(e)
+        if kind == nodes.MAP:
+            return self.plan_map(e)
+        if kind == nodes.COMPREHENSION:
+            return self.plan_comprehension(e)
+        raise EvalError(f'unsupported expression kind: {kind}')
+
+    def plan_ident(self, e: Expr) -> Node:
+        name = e.name
+        if name in self.env.values and name not in self.accumulators:
+            value = self.env.values[name]
+            return lambda act: act[name] if name in act else value
+
+        def ident(act: Activation) -> Any:
+            try:
+                value = act[name]
+            except KeyError:
+                raise EvalError(f'no such attribute(s): {name}') from None
+            if type(value) is ErrorValue:
+                raise value.error
+            return value
+        return ident
+
+    def plan_select(self, e: Expr) -> Node:
+        assert e.operand is not None
+        operand = self.plan(e.operand)
+        field = e.field
+        if e.test_only:
+            def test(act: Activation) -> Any:
+                value = operand(act)
+                if type(value) is Optional:
+                    if not value.present:
+                        return False
+                    value = value.value
+                if type(value) is dict:
+                    return field in value
+                raise EvalError('invalid type for field selection.')
+            return test
+
+        def select(act: Activation) -> Any:
+            value = operand(act)
+            if type(value) is dict:
+                try:
+                    return value[field]
+                except KeyError:
+                    raise EvalError(f'no such key: {field}') from None
+            if type(value) is Optional:
+                return optional_select(value, field)
+            raise EvalError(f"type '{type_of(value).name}' does not support field selection")
+        return select
+
+    def plan_call(self, e: Expr) -> Node:
+        fn = e.function
+        special = {'_&&_': self.plan_and, '_||_': self.plan_or, '_?_:_': self.plan_conditional,
+                   '@not_strictly_false': self.plan_not_strictly_false, '_?._': self.plan_opt_select}.get(fn)
+        if special is not None:
+            return special(e)
+        args = ([self.plan(e.target)] if e.target is not None else []) + [self.plan(a) for a in e.args]
+        impl = self.resolve(e)
+        if len(args) == 1:
+            a0 = args[0]
+            return lambda act: impl(a0(act))
+        if len(args) == 2:
+            a0, a1 = args
+            return lambda act: impl(a0(act), a1(act))
+        return lambda act: impl(*[a(act) for a in args])
+
+    def resolve(self, e: Expr) -> Callable[..., Any]:
+        function = self.env.functions.get(e.function)
+        ids = self.checked.refs.get(e.id, [])
+        if function is None or not isinstance(ids, list):
+            raise EvalError(f'no such overload: {e.function}')
+        overloads = [o for o in (function.by_id(i) for i in ids) if o is not None and o.impl is not None]
+        impls = {id(o.impl) for o in overloads}
+        if len(impls) == 1:
+            impl = overloads[0].impl
+            assert impl is not None
+            return impl
+        if not overloads:
+            raise EvalError(f'no such overload: {e.function}')
+        return dispatcher(e.function, overloads)
+
+    def plan_and(self, e: Expr) -> Node:
+        return logic(self.plan(e.args[0]), self.plan(e.args[1]), False)
+
+    def plan_or(self, e: Expr) -> Node:
+        return logic(self.plan(e.args[0]), self.plan(e.args[1]), True)
+
+    def plan_conditional(self, e: Expr) -> Node:
+        cond, truthy, falsy = (self.plan(a) for a in e.args)
+
+        def conditional(act: Activation) -> Any:
+            c = cond(act)
+            if c is True:
+                return truthy(act)
+            if c is False:
+                return falsy(act)
+            raise EvalError('no such overload')
+        return conditional
+
+    def plan_not_strictly_false(self, e: Expr) -> Node:
+        arg = self.plan(e.args[0])
+
+        def nsf(act: Activation) -> Any:
+            try:
+                return arg(act) is not False
+            except EvalError:
+                return True
+        return nsf
+
+    def plan_opt_select(self, e: Expr) -> Node:
+        operand = self.plan(e.args[0])
+        field = e.args[1].value
+
+        def opt_select(act: Activation) -> Any:
+            value = operand(act)
+            if type(value) is Optional:
+                return optional_select(value, field)
+            if type(value) is dict:
+                return Optional(value[field]) if field in value else NONE
+            raise EvalError(f"type '{type_of(value).name}' does not support field selection")
+        return opt_select
+
+    def plan_list(self, e: Expr) -> Node:
+        elems = [self.plan(x) for x in e.elements]
+        if not e.optional_indices:
+            return lambda act: [f(act) for f in elems]
+        optional = set(e.optional_indices)
+
+        def create(act: Activation) -> Any:
+            out = []
+            for i, f in enumerate(elems):
+                value = f(act)
+                if i in optional:
+                    if type(value) is not Optional:
+                        raise EvalError('no such overload')
+                    if not value.present:
+                        continue
+                    value = value.value
+                out.append(value)
+            return out
+        return create
+
+    def plan_map(self, e: Expr) -> Node:
+        entries = [(self.plan(en.key), self.plan(en.value), en.optional) for en in e.entries
+                   if isinstance(en.key, Expr)]
+
+        def create(act: Activation) -> Any:
+            out: dict[Any, Any] = {}
+            for kf, vf, optional in entries:
+                key = kf(act)
+                value = vf(act)
+                if optional:
+                    if type(value) is not Optional:
+                        raise EvalError('no such overload')
+                    if not value.present:
+                        continue
+                    value = value.value
+                if map_lookup(out, key)[0]:
+                    raise EvalError(f'Failed with repeated key: {key}')
+                out[key] = value
+            return out
+        return create
+
+    def plan_comprehension(self, e: Expr) -> Node:
+        assert e.iter_range and e.accu_init and e.loop_condition and e.loop_step and e.result
+        rng, init = self.plan(e.iter_range), self.plan(e.accu_init)
+        self.accumulators.add(e.accu_var)
+        cond, step, result = self.plan(e.loop_condition), self.plan(e.loop_step), self.plan(e.result)
+        var, var2, accu = e.iter_var, e.iter_var2, e.accu_var
+        return comprehension(rng, init, cond, step, result, var, var2, accu)
+
+
+def comprehension(rng: Node, init: Node, cond: Node, step: Node, result: Node, var: str, var2: str,
+                  accu: str) -> Node:
+    def fold(act: Activation) -> Any:
+        items = rng(act)
+        saved = {k: act[k] for k in (var, var2, accu) if k and k in act}
+        act[accu] = init(act)
+        try:
+            for pair in iterate(items, bool(var2)):
+                if var2:
+                    act[var], act[var2] = pair
+                else:
+                    act[var] = pair
+                if not cond(act):
+                    break
+                try:
+                    act[accu] = step(act)
+                except EvalError as err:
+                    act[accu] = ErrorValue(err)
+            return result(act)
+        finally:
+            for k in (var, var2, accu):
+                if k:
+                    act.pop(k, None)
+            act.update(saved)
+    return fold
+
+
+def iterate(items: Any, pairs: bool) -> Any:
+    t = type(items)
+    if t in (list, tuple):
+        return enumerate(items) if pairs else items
+    if t is dict:
+        return items.items() if pairs else list(items)
+    raise EvalError(f"cannot iterate over '{type_of(items).name}'" if False else 'no such overload')
+
+
+def logic(left: Node, right: Node, is_or: bool) -> Node:
+    stop = is_or   # `||` stops at true, `&&` at false
+
+    def op(act: Activation) -> Any:
+        error: EvalError | None = None
+        try:
+            lv = left(act)
+            if lv is stop:
+                return stop
+            if type(lv) is not bool:
+                error = EvalError('no such overload')
+        except EvalError as e:
+            error = e
+        try:
+            rv = right(act)
+        except EvalError as e:
+            raise error or e from None
+        if rv is stop:
+            return stop
+        if type(rv) is not bool:
+            raise error or EvalError('no such overload')
+        if error is not None:
+            raise error
+        return not stop
+    return op
+
+
+def optional_select(value: Optional, field: str) -> Optional:
+    if not value.present:
+        return value
+    inner = value.value
+    if type(inner) is dict:
+        return Optional(inner[field]) if field in inner else NONE
+    raise EvalError(f"type '{type_of(inner).name}' does not support field selection")
+
+
+def dispatcher(function: str, overloads: list[Overload]) -> Callable[..., Any]:
+    def dispatch(*args: Any) -> Any:
+        for o in overloads:
+            if len(o.args) == len(args) and all(runtime_assignable(t, a) for t, a in zip(o.args, args)):
+                assert o.impl is not None
+                return o.impl(*args)
+        raise EvalError(f'no such overload: {function}')
+    return dispatch
+
+
+def runtime_assignable(t: celtypes.Type, value: Any) -> bool:
+    if t.is_dyn():
+        return True
+    vt = type_of(value)
+    if t.kind == celtypes.STRUCT:
+        return vt.kind == celtypes.MAP
+    return t.name == vt.name
+
+
+__all__ = ['Program', 'plan', 'equals']
