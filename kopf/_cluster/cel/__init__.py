@@ -9,8 +9,9 @@ after cel-go v0.26 (the version in k8s.io/apiserver v0.34), with the Kubernetes 
     celtypes     CEL types, their formatting, assignability and unification
     decls        declarations: variables, functions, overloads, scopes
     checker      the type checker (cel-go's checker.go) with its error texts
-    values       runtime values and semantics: equality, ordering, overflow, texts, durations, timestamps
-    stdlib       the standard library and optional types
+    celvalues    runtime values and semantics: equality, ordering, overflow, texts, durations, timestamps
+    stdlib       the standard library
+    optionals    optional types
     regex        RE2 patterns run by Python's `re`
     timeparts    parts of timestamps and durations
     formatting   `string.format()`
@@ -19,6 +20,12 @@ after cel-go v0.26 (the version in k8s.io/apiserver v0.34), with the Kubernetes 
     k8stypes     Kubernetes' quantity, URL, IP, CIDR, format and semver libraries
     interpreter  checked trees planned into closures and evaluated
     environment  the 1.34 base environment, and compiling an expression
+    cost         cel-go's static cost estimator with Kubernetes' library costs
+    schematypes  CEL types and values of OpenAPI schemas (Kubernetes' SchemaDeclType)
+    crdpaths     a rule's `fieldPath`, validated and normalised
+    crdrules     a CRD schema's rules, compiled per level
+    crdchecks    why a real server refuses a CRD for its rules, in its words
+    crdvalidation  a CRD's rules evaluated over an object and its old version, with ratcheting
 
 Pure functions over values; no I/O.
 """

@@ -16,7 +16,7 @@ DURATION, TIMESTAMP, LIST, MAP, STRUCT, OPAQUE, TYPE, TYPEPARAM, ERROR = 'durati
 
 
 class Type:
-    __slots__ = ('kind', 'name', 'params', 'fields')
+    __slots__ = ('fields', 'kind', 'name', 'params')
 
     def __init__(self, kind: str, name: str, params: Sequence[Type] = (),
                  fields: Mapping[str, Type] | None = None) -> None:

@@ -83,7 +83,7 @@ class Checker:
             return
         kind = e.kind
         if kind == nodes.LITERAL:
-            from kopf._cluster.cel.values import UInt
+            from kopf._cluster.cel.celvalues import UInt
             self.set_type(e, celtypes.UintType if type(e.value) is UInt else LITERAL_TYPES[type(e.value)])
         elif kind == nodes.IDENT:
             self.check_ident(e)

@@ -16,7 +16,7 @@ Impl = Callable[..., Any]
 
 
 class Overload:
-    __slots__ = ('id', 'args', 'result', 'member', 'impl', 'type_params', 'non_strict')
+    __slots__ = ('args', 'id', 'impl', 'member', 'non_strict', 'result', 'type_params')
 
     def __init__(self, id: str, args: Sequence[Type], result: Type, impl: Impl | None = None, *,
                  member: bool = False, non_strict: bool = False) -> None:

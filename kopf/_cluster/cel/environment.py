@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import functools
 
-from kopf._cluster.cel import checker, extlib, interpreter, k8slib, parser, stdlib
+from kopf._cluster.cel import checker, extlib, interpreter, k8slib, optionals, parser, stdlib
 from kopf._cluster.cel.checker import Checked
 from kopf._cluster.cel.decls import Env
 from kopf._cluster.cel.interpreter import Program
@@ -29,7 +29,7 @@ class Compiled:
 def base_env() -> Env:
     env = Env()
     stdlib.declare(env)
-    stdlib.optional_lib(env)
+    optionals.optional_lib(env)
     k8slib.k8s_lists(env)
     k8slib.k8s_regex(env)
     extlib.strings_lib(env)

@@ -9,9 +9,9 @@ from kopf._cluster.cel import celtypes
 from kopf._cluster.cel.celtypes import BoolType as B
 from kopf._cluster.cel.celtypes import IntType as I
 from kopf._cluster.cel.celtypes import StringType as S
+from kopf._cluster.cel.celvalues import EvalError, compare, equals, map_lookup
 from kopf._cluster.cel.decls import Env, Overload
 from kopf._cluster.cel.stdlib import fail
-from kopf._cluster.cel.values import EvalError, compare, equals, map_lookup
 
 T = celtypes.param('T')
 LIST_T = celtypes.list_of(T)
@@ -161,7 +161,7 @@ def strings_lib(env: Env) -> None:
 
 def list_slice(items: Any, start: int, end: int) -> list[Any]:
     if start < 0 or end < 0:
-        raise EvalError(f'cannot slice(%d, %d), negative indexes not supported' % (start, end))
+        raise EvalError('cannot slice(%d, %d), negative indexes not supported' % (start, end))
     if start > end:
         raise EvalError(f'cannot slice({start}, {end}), start index must be less than or equal to end index')
     if len(items) < end:
@@ -232,12 +232,12 @@ def lists_lib(env: Env) -> None:
 
 
 def first(items: Any) -> Any:
-    from kopf._cluster.cel.values import NONE, Optional
+    from kopf._cluster.cel.celvalues import NONE, Optional
     return Optional(items[0]) if items else NONE
 
 
 def last(items: Any) -> Any:
-    from kopf._cluster.cel.values import NONE, Optional
+    from kopf._cluster.cel.celvalues import NONE, Optional
     return Optional(items[-1]) if items else NONE
 
 

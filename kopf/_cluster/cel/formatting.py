@@ -4,7 +4,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from kopf._cluster.cel.values import Duration, EvalError, Timestamp, UInt, format_double, to_text, type_of
+from kopf._cluster.cel.celvalues import Duration, EvalError, Timestamp, UInt, format_double, to_text, type_of
 
 CLAUSE = re.compile(r'%(?:\.(\d+))?([sdfeEbxXo%])')
 

@@ -10,10 +10,10 @@ from collections.abc import Callable
 from typing import Any
 
 from kopf._cluster.cel import celtypes, nodes
+from kopf._cluster.cel.celvalues import NONE, EvalError, Optional, equals, map_lookup, type_of
 from kopf._cluster.cel.checker import Checked
 from kopf._cluster.cel.decls import Env, Overload
 from kopf._cluster.cel.nodes import Expr
-from kopf._cluster.cel.values import NONE, EvalError, Optional, equals, map_lookup, type_of
 
 Activation = dict[str, Any]
 Node = Callable[[Activation], Any]

@@ -10,10 +10,10 @@ from kopf._cluster.cel import celtypes
 from kopf._cluster.cel.celtypes import BoolType as B
 from kopf._cluster.cel.celtypes import IntType as I
 from kopf._cluster.cel.celtypes import StringType as S
+from kopf._cluster.cel.celvalues import Duration, EvalError, UInt, compare, equals
 from kopf._cluster.cel.decls import Env, Overload
 from kopf._cluster.cel.regex import compile_re2
 from kopf._cluster.cel.stdlib import add, fail
-from kopf._cluster.cel.values import Duration, EvalError, UInt, compare, equals
 
 A = celtypes.param('A')
 SUMMABLE = [('int', celtypes.IntType, 0), ('uint', celtypes.UintType, UInt(0)), ('double', celtypes.DoubleType, 0.0),

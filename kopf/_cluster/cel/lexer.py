@@ -40,7 +40,7 @@ _MASTER = re.compile('|'.join(f'(?P<{name}>{pattern})' for name, pattern in _RUL
 
 
 class Token:
-    __slots__ = ('kind', 'text', 'offset')
+    __slots__ = ('kind', 'offset', 'text')
 
     def __init__(self, kind: str, text: str, offset: int) -> None:
         self.kind = kind

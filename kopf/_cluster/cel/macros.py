@@ -8,13 +8,19 @@ optional types: `optMap`, `optFlatMap`; two-variable comprehensions (cel-go's ex
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from kopf._cluster.cel import nodes
-from kopf._cluster.cel.nodes import Expr
+from kopf._cluster.cel.nodes import Expr, Source
 
-if TYPE_CHECKING:
-    from kopf._cluster.cel.parser import Parser
+
+class Parser(Protocol):
+    """What an expansion needs of the parser: fresh ids at offsets, and error reporting."""
+    source: Source
+
+    def new_id(self, offset: int) -> int: ...
+
+    def error(self, offset: int, message: str) -> Expr: ...
 
 ACCU = '__result__'
 

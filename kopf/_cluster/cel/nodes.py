@@ -24,9 +24,29 @@ UNSPECIFIED = 'unspecified'
 
 class Expr:
     """One node: `kind` and the fields that kind uses (the others stay at their defaults)."""
-    __slots__ = ('id', 'kind', 'value', 'name', 'operand', 'field', 'test_only', 'function', 'target',
-                 'args', 'elements', 'optional_indices', 'entries', 'iter_range', 'iter_var', 'iter_var2',
-                 'accu_var', 'accu_init', 'loop_condition', 'loop_step', 'result')
+    __slots__ = (
+        'accu_init',
+        'accu_var',
+        'args',
+        'elements',
+        'entries',
+        'field',
+        'function',
+        'id',
+        'iter_range',
+        'iter_var',
+        'iter_var2',
+        'kind',
+        'loop_condition',
+        'loop_step',
+        'name',
+        'operand',
+        'optional_indices',
+        'result',
+        'target',
+        'test_only',
+        'value',
+    )
 
     def __init__(self, id: int, kind: str, **fields: Any) -> None:
         self.id = id
@@ -59,7 +79,7 @@ class Expr:
 
 class Entry:
     """A map literal's `key: value`, or a message literal's `field: value` (`key` is then the field name)."""
-    __slots__ = ('id', 'key', 'value', 'optional')
+    __slots__ = ('id', 'key', 'optional', 'value')
 
     def __init__(self, id: int, key: Expr | str, value: Expr, optional: bool) -> None:
         self.id = id
@@ -125,7 +145,7 @@ class Source:
 
 
 class Issue:
-    __slots__ = ('offset', 'message', 'expr_id')
+    __slots__ = ('expr_id', 'message', 'offset')
 
     def __init__(self, offset: int, message: str, expr_id: int = 0) -> None:
         self.offset = offset   # -1: no location

@@ -378,7 +378,7 @@ class Parser:
         raise self.syntax_error(token, f'extraneous input {display(token)} expecting {expected_set(PRIMARY_START)}')
 
     def number(self, token: Token, offset: int, sign: str) -> Expr:
-        from kopf._cluster.cel.values import UInt
+        from kopf._cluster.cel.celvalues import UInt
         text = token.text
         try:
             if token.kind == lexer.FLOAT:

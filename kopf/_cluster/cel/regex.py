@@ -8,7 +8,7 @@ from __future__ import annotations
 import functools
 import re
 
-from kopf._cluster.cel.values import EvalError
+from kopf._cluster.cel.celvalues import EvalError
 
 
 @functools.lru_cache(maxsize=512)

@@ -11,38 +11,9 @@ import re
 from typing import Any
 
 from kopf._cluster.cel import celtypes
-from kopf._cluster.cel.celtypes import (
-    BoolType as B,
-)
-from kopf._cluster.cel.celtypes import (
-    BytesType as BY,
-)
-from kopf._cluster.cel.celtypes import (
-    DoubleType as D,
-)
-from kopf._cluster.cel.celtypes import (
-    DurationType as DUR,
-)
-from kopf._cluster.cel.celtypes import (
-    DynType as DYN,
-)
-from kopf._cluster.cel.celtypes import (
-    IntType as I,
-)
-from kopf._cluster.cel.celtypes import (
-    StringType as S,
-)
-from kopf._cluster.cel.celtypes import (
-    TimestampType as TS,
-)
-from kopf._cluster.cel.celtypes import (
-    UintType as U,
-)
-from kopf._cluster.cel.decls import Env, Overload
-from kopf._cluster.cel.values import (
+from kopf._cluster.cel.celvalues import (
     Duration,
     EvalError,
-    Optional,
     Timestamp,
     UInt,
     check_int,
@@ -57,7 +28,10 @@ from kopf._cluster.cel.values import (
     to_text,
     type_of,
 )
+from kopf._cluster.cel.decls import Env, Overload
 
+B, BY, D, DUR, DYN = celtypes.BoolType, celtypes.BytesType, celtypes.DoubleType, celtypes.DurationType, celtypes.DynType
+I, S, TS, U = celtypes.IntType, celtypes.StringType, celtypes.TimestampType, celtypes.UintType
 A, Bp = celtypes.param('A'), celtypes.param('B')
 LIST_A = celtypes.list_of(A)
 MAP_AB = celtypes.map_of(A, Bp)
@@ -247,7 +221,7 @@ def to_int(v: Any) -> int:
         return int(v)
     if t is str:
         if not re.fullmatch(r'[+-]?[0-9]+', v):
-            raise EvalError(f"type conversion error from 'string' to 'int'")
+            raise EvalError("type conversion error from 'string' to 'int'")
         return check_int(int(v))
     if t is Duration:
         return v.nanos
@@ -266,7 +240,7 @@ def to_uint(v: Any) -> UInt:
         return UInt(int(v))
     if t is str:
         if not re.fullmatch(r'[+]?[0-9]+', v):
-            raise EvalError(f"type conversion error from 'string' to 'uint'")
+            raise EvalError("type conversion error from 'string' to 'uint'")
         return check_uint(int(v))
     raise fail()
 
@@ -312,7 +286,7 @@ def to_duration(v: Any) -> Duration:
         try:
             return parse_duration(v)
         except ValueError as e:
-            raise EvalError(f"type conversion error from 'string' to 'google.protobuf.Duration'") from e
+            raise EvalError("type conversion error from 'string' to 'google.protobuf.Duration'") from e
     raise fail()
 
 
@@ -325,7 +299,7 @@ def to_timestamp(v: Any) -> Timestamp:
         try:
             return timestamp(parse_timestamp(v).nanos)
         except ValueError as e:
-            raise EvalError(f"type conversion error from 'string' to 'google.protobuf.Timestamp'") from e
+            raise EvalError("type conversion error from 'string' to 'google.protobuf.Timestamp'") from e
     raise fail()
 
 
@@ -460,54 +434,3 @@ def time_functions(env: Env) -> None:
         if with_duration:
             overloads.append(Overload(f'duration_to_{part}', [DUR], I, impl, member=True))
         env.add_function(name, *overloads)
-
-
-def optional_lib(env: Env) -> None:
-    """cel-go's optional types library (`cel.OptionalTypes()`), version 2 as Kubernetes 1.34 has it."""
-    OA = celtypes.optional_of(A)
-    f = env.add_function
-    f('optional.of', Overload('optional_of', [A], OA, lambda v: Optional(v)))
-    f('optional.ofNonZeroValue', Overload('optional_ofNonZeroValue', [A], OA, of_non_zero))
-    f('optional.none', Overload('optional_none', [], OA, lambda: Optional(None, False)))
-    f('value', Overload('optional_value', [OA], A, opt_value, member=True))
-    f('hasValue', Overload('optional_hasValue', [OA], B, lambda o: o.present, member=True))
-    f('or', Overload('optional_or_optional', [OA, OA], OA, lambda a, b: a if a.present else b, member=True))
-    f('orValue', Overload('optional_orValue_value', [OA, A], A, lambda a, b: a.value if a.present else b,
-                          member=True))
-    f('_[?_]', Overload('list_optindex_optional_int', [LIST_A, I], OA, opt_index),
-      Overload('optional_list_optindex_optional_int', [celtypes.optional_of(LIST_A), I], OA, opt_index),
-      Overload('map_optindex_optional_value', [MAP_AB, A], celtypes.optional_of(Bp), opt_index),
-      Overload('optional_map_optindex_optional_value', [celtypes.optional_of(MAP_AB), A],
-               celtypes.optional_of(Bp), opt_index))
-    f('_[_]', Overload('optional_list_index_int', [celtypes.optional_of(LIST_A), I], OA, opt_index),
-      Overload('optional_map_index_value', [celtypes.optional_of(MAP_AB), A], celtypes.optional_of(Bp),
-               opt_index))
-    env.add_ident('optional_type', celtypes.type_of(OA), celtypes.optional_of(DYN))
-
-
-def of_non_zero(v: Any) -> Optional:
-    zero = v is None or v is False or (type(v) in (int, UInt, float) and v == 0) or \
-        (type(v) in (str, bytes, list, tuple, dict) and len(v) == 0) or \
-        (type(v) in (Duration, Timestamp) and v.nanos == 0)
-    return Optional(None, False) if zero else Optional(v)
-
-
-def opt_value(o: Any) -> Any:
-    if type(o) is not Optional:
-        raise fail()
-    if not o.present:
-        raise EvalError('optional.none() dereference')
-    return o.value
-
-
-def opt_index(container: Any, key: Any) -> Optional:
-    if type(container) is Optional:
-        if not container.present:
-            return container
-        container = container.value
-    try:
-        return Optional(index(container, key))
-    except EvalError as e:
-        if e.message.startswith(('no such key', 'index out of bounds')):
-            return Optional(None, False)
-        raise

@@ -5,14 +5,14 @@ import datetime
 import re
 import zoneinfo
 
-from kopf._cluster.cel.values import Duration, EvalError, Timestamp
+from kopf._cluster.cel.celvalues import Duration, EvalError, Timestamp
 
-EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
+EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
 
 
 def zone(tz: str | None) -> datetime.tzinfo:
     if tz is None or tz == 'UTC':
-        return datetime.timezone.utc
+        return datetime.UTC
     m = re.fullmatch(r'([+-]?)(\d{2}):(\d{2})', tz)
     if m:
         sign = -1 if m.group(1) == '-' else 1

@@ -58,7 +58,9 @@ def _version_causes(versions: Any) -> list[Cause]:
                                      'version'))
     for index, version in enumerate(versions):
         schema = ((version or {}).get('schema') or {}).get('openAPIV3Schema')
-        causes.extend(conforming.check_structural(schema, f'spec.versions[{index}].schema.openAPIV3Schema'))
+        field = f'spec.versions[{index}].schema.openAPIV3Schema'
+        structural = conforming.check_structural(schema, field)
+        causes.extend(structural or conforming.check_rules(schema, field))
     return causes
 
 

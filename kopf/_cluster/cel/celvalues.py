@@ -74,7 +74,7 @@ class Timestamp:
 
 
 class Optional:
-    __slots__ = ('value', 'present')
+    __slots__ = ('present', 'value')
 
     def __init__(self, value: Any = None, present: bool = True) -> None:
         self.value = value
@@ -210,7 +210,7 @@ def compare(a: Any, b: Any) -> int:
     """-1/0/1 for values CEL can order (cross-type numbers included); an `EvalError` otherwise."""
     ta, tb = type(a), type(b)
     if ta in (int, UInt, float) and tb in (int, UInt, float) and ta is not bool and tb is not bool:
-        if isinstance(a, float) and math.isnan(a) or isinstance(b, float) and math.isnan(b):
+        if (isinstance(a, float) and math.isnan(a)) or (isinstance(b, float) and math.isnan(b)):
             return 2   # unordered: every comparison is false
         return (a > b) - (a < b)
     if ta is tb and ta in (str, bytes, bool):
@@ -264,7 +264,7 @@ def format_duration(d: Duration) -> str:
 
 def format_timestamp(t: Timestamp) -> str:
     seconds, nanos = divmod(t.nanos, 1_000_000_000)
-    moment = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc) + datetime.timedelta(seconds=seconds)
+    moment = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC) + datetime.timedelta(seconds=seconds)
     text = moment.strftime('%Y-%m-%dT%H:%M:%S')
     if nanos:
         text += f'.{nanos:09d}'.rstrip('0')
@@ -312,13 +312,13 @@ def parse_timestamp(text: str) -> Timestamp:
     if m is None:
         raise ValueError(f'parsing time "{text}" as "2006-01-02T15:04:05Z07:00": cannot parse "{text}" as "2006"')
     year, month, day, hour, minute, second = (int(g) for g in m.groups()[:6])
-    moment = datetime.datetime(year, month, day, hour, minute, second, tzinfo=datetime.timezone.utc)
+    moment = datetime.datetime(year, month, day, hour, minute, second, tzinfo=datetime.UTC)
     nanos = int((m.group(7) or '.0')[1:].ljust(9, '0')[:9])
     zone = m.group(8)
     offset = 0
     if zone not in ('Z', 'z'):
         offset = (int(zone[1:3]) * 60 + int(zone[4:6])) * 60 * (1 if zone[0] == '+' else -1)
-    epoch = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
+    epoch = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
     seconds = (moment - epoch) // datetime.timedelta(seconds=1) - offset
     return Timestamp(seconds * 1_000_000_000 + nanos)
 
