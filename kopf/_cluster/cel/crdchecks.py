@@ -34,9 +34,10 @@ def rule_causes(schema: Any, field: str) -> list[Cause]:
     causes: list[Cause] = []
     costs: list[tuple[str, int]] = []
     walk(root, field, None, causes, costs, cardinality=1)
-    total = sum(c for _, c in costs)
+    total = min(sum(c for _, c in costs), 2 ** 64 - 1)
     if total > STATIC_CRD_COST_LIMIT:
-        for path, _ in sorted(costs, key=lambda pc: -pc[1])[:4]:
+        expensive = [(path, c) for path, c in costs if c >= STATIC_CRD_COST_LIMIT // 100]
+        for path, _ in sorted(expensive, key=lambda pc: -pc[1])[:4]:
             causes.append(cause('FieldValueForbidden', path, 'Forbidden: contributed to estimated rule cost total '
                                                              'exceeding cost limit for entire OpenAPIv3 schema'))
         causes.append(cause('FieldValueForbidden', field, 'Forbidden: ' + cost_message(
@@ -114,7 +115,7 @@ def rule_cel_causes(rule: Rule, path: str, uncorrelatable: str | None, causes: l
     if cardinality is None:
         assert node_decl is not None
         cardinality = MAX_REQUEST_SIZE // (node_decl.min_size + 1)
-    expression_cost = rule.max_cost * cardinality
+    expression_cost = min(rule.max_cost * cardinality, 2 ** 64 - 1) if rule.max_cost else 0
     if expression_cost > STATIC_COST_LIMIT:
         causes.append(cause('FieldValueForbidden', f'{path}.rule',
                             'Forbidden: ' + cost_message('estimated rule cost', expression_cost, STATIC_COST_LIMIT)))

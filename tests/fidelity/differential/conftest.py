@@ -16,7 +16,7 @@ from kopf.testing import EnvtestCluster, LocalCluster
 from ... import backends
 from ...backends import Cluster
 from ..conftest import Http
-from . import steps
+from . import steps, steps_cel
 from .harness import Backend, Tally
 from .webhook import NAMESPACE, Webhook
 
@@ -61,6 +61,14 @@ def pair(emulator: LocalCluster, envtest: Cluster) -> tuple[Backend, Backend]:
     local = Backend('emulator', Http(emulator.url), {})
     real = Backend('envtest', Http(envtest.url, envtest.ssl_context), {})  # type: ignore[union-attr]
     return local, real
+
+
+@pytest.fixture(scope='module')
+def ruled(emulator: LocalCluster, envtest: Cluster, pair: tuple[Backend, Backend]) -> tuple[Backend, Backend]:
+    """Both backends with the CEL category's CRD (its rules compiled by each)."""
+    emulator.apply(steps_cel.RULED_CRD)
+    envtest.apply(steps_cel.RULED_CRD)
+    return pair
 
 
 @pytest.fixture(scope='module')

@@ -28,16 +28,16 @@ RULES_SCHEMA: dict[str, Any] = {'type': 'object', 'properties': {
     ), 'properties': {
         'minReplicas': {'type': 'integer', 'default': 0},
         'maxReplicas': {'type': 'integer', 'default': 5},
-        'mode': {'type': 'string'},
-        'image': {'type': 'string', 'default': 'app:1.0'},
-        'owner': {'type': 'string'},
+        'mode': {'type': 'string', 'maxLength': 10},
+        'image': {'type': 'string', 'default': 'app:1.0', 'maxLength': 64},
+        'owner': {'type': 'string', 'maxLength': 64},
         'tier': {'type': 'string'},
         'ratio': {'type': 'number', 'x-kubernetes-validations': rules(
             {'rule': 'self >= 0.0 && self <= 1.0', 'message': 'ratio is a fraction'})},
         'immutable': {'type': 'string', 'x-kubernetes-validations': rules(
             {'rule': 'self == oldSelf', 'message': 'immutable is immutable'})},
         'grow': {'type': 'integer', 'x-kubernetes-validations': rules(
-            {'rule': 'self >= oldSelf', 'messageExpression': "'may only grow from ' + string(oldSelf)"})},
+            {'rule': 'self >= oldSelf', 'message': 'may only grow'})},
         'first': {'type': 'string', 'x-kubernetes-validations': rules(
             {'rule': "oldSelf.hasValue() || self == 'initial'", 'optionalOldSelf': True,
              'message': 'first must start as initial'})},
@@ -47,7 +47,7 @@ RULES_SCHEMA: dict[str, Any] = {'type': 'object', 'properties': {
                        "self.all(k, v, !v.startsWith('-'))")},
         'ports': {'type': 'array', 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['name'],
                   'items': {'type': 'object', 'required': ['name'], 'properties': {
-                      'name': {'type': 'string'}, 'port': {'type': 'integer'}},
+                      'name': {'type': 'string', 'maxLength': 10}, 'port': {'type': 'integer'}},
                       'x-kubernetes-validations': rules(
                           {'rule': 'self.port > 1024', 'messageExpression': "'port ' + self.name + ' is privileged'"},
                           {'rule': '!has(oldSelf.port) || self.port == oldSelf.port', 'message': 'ports are fixed'})},
@@ -55,7 +55,8 @@ RULES_SCHEMA: dict[str, Any] = {'type': 'object', 'properties': {
                       {'rule': 'self.map(p, p.port).isSorted()', 'message': 'ports are sorted'})},
         'count': {'x-kubernetes-int-or-string': True, 'x-kubernetes-validations': rules(
             "type(self) == int ? self > 0 : self.endsWith('%')")},
-        'words': {'type': 'array', 'items': {'type': 'string'}, 'x-kubernetes-validations': rules(
+        'words': {'type': 'array', 'maxItems': 5, 'items': {'type': 'string', 'maxLength': 10},
+                  'x-kubernetes-validations': rules(
             {'rule': "self.join(' ').size() < 20", 'message': 'too many words'},
             "self.exists_one(w, w == 'main') || size(self) == 0",
             "self.filter(w, w.contains('x')).size() == 0")},
@@ -172,6 +173,13 @@ REFUSED = [
     refused(42, properties=ITEMS_WITH_OLD),
     refused(43, properties=ATOMIC_WITH_OLD),
     refused(44, 'self.free.size() < 3', properties={'free': {'type': 'object', 'x-kubernetes-preserve-unknown-fields': True}}),
+    refused(45, 'self.list.all(x, self.list.all(y, x == y))'),
+    refused(46, 'self.limited.all(x, self.limited.all(y, x == y))', "self.list.exists(x, x.contains(self.a))"),
+    refused(47, properties={'deep': {'type': 'array', 'items': {'type': 'object', 'properties': {
+        'words': {'type': 'array', 'items': {'type': 'string'}}},
+        'x-kubernetes-validations': rules("self.words.all(w, w.matches('^[a-z]+$'))")}}}),
+    refused(48, *[f"self.limited.all(x, x.matches('^[a-z]{{{i}}}$'))" for i in range(1, 8)],
+            "self.a.matches('^[a-z]+$') && self.a.contains('b') && self.a.endsWith('c')"),
     Step('GET', f'{CRDS}/refused0s.{GROUP}'),
 ]
 CEL = [*OBJECTS, *TRANSITIONS, *REFUSED]
