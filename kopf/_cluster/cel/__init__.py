@@ -17,7 +17,8 @@ after cel-go v0.26 (the version in k8s.io/apiserver v0.34), with the Kubernetes 
     formatting   `string.format()`
     extlib       cel-go's extensions in Kubernetes' versions: strings, lists, sets, two-variable comprehensions
     k8slib       Kubernetes' list and regex libraries
-    k8stypes     Kubernetes' quantity, URL, IP, CIDR, format and semver libraries
+    k8stypes     Kubernetes' quantity, URL, IP and CIDR libraries
+    k8sformats   Kubernetes' format and semver libraries
     interpreter  checked trees planned into closures and evaluated
     environment  the 1.34 base environment, and compiling an expression
     cost         cel-go's static cost estimator with Kubernetes' library costs

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import functools
 
-from kopf._cluster.cel import checker, extlib, interpreter, k8slib, optionals, parser, stdlib
+from kopf._cluster.cel import checker, extlib, interpreter, k8sformats, k8slib, k8stypes, optionals, parser, stdlib
 from kopf._cluster.cel.checker import Checked
 from kopf._cluster.cel.decls import Env
 from kopf._cluster.cel.interpreter import Program
@@ -36,8 +36,8 @@ def base_env() -> Env:
     extlib.sets_lib(env)
     extlib.lists_lib(env)
     extlib.comprehensions_lib(env)
-    from kopf._cluster.cel import k8stypes
     k8stypes.declare(env)
+    k8sformats.declare(env)
     return env
 
 
