@@ -84,7 +84,7 @@ def ratchets(pair: Pair) -> bool:
 def evaluate(node: Node, path: str, obj: Any, old: Any, correlation: Pair, causes: list[Cause],
              warnings: list[str]) -> None:
     decl = node.decl
-    field = path
+    field = path or '<nil>'   # Go's nil field.Path, as a root rule's errors name it
     type_text = node.type or ('object' if decl is None else '')
     if decl is None:
         return
@@ -113,7 +113,7 @@ def evaluate(node: Node, path: str, obj: Any, old: Any, correlation: Pair, cause
             continue
         target = field
         if rule.normalized_field_path:
-            target = f'{field}.{rule.normalized_field_path}' if field else rule.normalized_field_path
+            target = f'{path}.{rule.normalized_field_path}' if path else rule.normalized_field_path
         message = rule_message(rule, activation)
         error = for_reason(target, type_text, message, rule.reason)
         if not rule.uses_old_self and ratchets(correlation):

@@ -40,7 +40,7 @@ def check_cel(obj: dict[str, Any], old: Mapping[str, Any] | None, schema: Mappin
     if not crdrules.has_rules(schema):
         return []
     if any(c.get('reason') in BLOCKING for c in causes):
-        causes.append(statuses.cause('FieldValueInvalid', '', 'Invalid value: "null": some validation rules were '
+        causes.append(statuses.cause('FieldValueInvalid', '<nil>', 'Invalid value: null: some validation rules were '
                                      'not checked because the object was invalid; correct the existing errors to '
                                      'complete validation'))
         return []

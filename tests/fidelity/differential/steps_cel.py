@@ -66,6 +66,11 @@ RULES_SCHEMA: dict[str, Any] = {'type': 'object', 'properties': {
         'delay': {'type': 'string', 'format': 'duration', 'x-kubernetes-validations': rules(
             "self < duration('1h')")},
         'division': {'type': 'integer', 'x-kubernetes-validations': rules('10 / self > 0')},
+        'choice': {'type': 'object', 'properties': {'a': {'type': 'string'}, 'b': {'type': 'string'}},
+                   'oneOf': [{'required': ['a']}, {'required': ['b']}]},
+        'either': {'type': 'string', 'anyOf': [{'pattern': '^x'}, {'maxLength': 2}]},
+        'both': {'type': 'integer', 'allOf': [{'minimum': 1}, {'maximum': 5}]},
+        'never': {'type': 'string', 'not': {'enum': ['bad']}},
     }},
     'status': {'type': 'object', 'properties': {'phase': {'type': 'string'}},
                'x-kubernetes-validations': rules(
@@ -102,6 +107,7 @@ GOOD = [
     {'tier': 'gold', 'owner': 'ops'}, {'ratio': 0.5}, {'ratio': 1}, {'labels': {'a': 'b'}}, {'ports': PORTS},
     {'count': 3}, {'count': '50%'}, {'words': ['main', 'alt']}, {'free': {'a': 1}},
     {'when': '2024-05-01T10:00:00Z'}, {'delay': '30m'}, {'first': 'initial'},
+    {'choice': {'a': '1'}}, {'either': 'xyz'}, {'either': 'ab'}, {'both': 3}, {'never': 'good'},
 ]
 BAD = [
     {'minReplicas': 3, 'maxReplicas': 2}, {'mode': 'turbo'}, {'image': 'Web:latest'}, {'owner': 'x'},
@@ -112,6 +118,8 @@ BAD = [
     {'delay': '2h'}, {'division': 0}, {'division': 20}, {'first': 'later'},
     {'minReplicas': 9, 'mode': 'turbo', 'owner': 'x'},
     {'count': 0, 'ratio': 2, 'ports': [{'name': 'ssh', 'port': 22}]},
+    {'choice': {}}, {'choice': {'a': '1', 'b': '2'}}, {'either': 'abc'}, {'both': 0}, {'both': 9},
+    {'never': 'bad'}, {'both': 0, 'minReplicas': 9},
 ]
 
 OBJECTS = [
