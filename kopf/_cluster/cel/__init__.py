@@ -19,14 +19,19 @@ after cel-go v0.26 (the version in k8s.io/apiserver v0.34), with the Kubernetes 
     k8slib       Kubernetes' list and regex libraries
     k8stypes     Kubernetes' quantity, URL, IP and CIDR libraries
     k8sformats   Kubernetes' format and semver libraries
+    authz        Kubernetes' authorizer library, over an `Authorize` callable the caller provides
     interpreter  checked trees planned into closures and evaluated
     environment  the 1.34 base environment, and compiling an expression
+    costmath     cost and size intervals that saturate as Go's uint64 arithmetic does
+    costcalls    the costs of calls: cel-go's cases, its extensions' estimators, Kubernetes' library
     cost         cel-go's static cost estimator with Kubernetes' library costs
     schematypes  CEL types and values of OpenAPI schemas (Kubernetes' SchemaDeclType)
     crdpaths     a rule's `fieldPath`, validated and normalised
     crdrules     a CRD schema's rules, compiled per level
     crdchecks    why a real server refuses a CRD for its rules, in its words
     crdvalidation  a CRD's rules evaluated over an object and its old version, with ratcheting
+    admissionexprs  ValidatingAdmissionPolicies' expressions compiled in the admission environment
+    admissionruns  one policy evaluated for one request: its decisions
 
 Pure functions over values; no I/O.
 """

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import functools
 
-from kopf._cluster.cel import checker, extlib, interpreter, k8sformats, k8slib, k8stypes, optionals, parser, stdlib
+from kopf._cluster.cel import authz, checker, extlib, interpreter, k8sformats, k8slib, k8stypes, optionals, parser, stdlib
 from kopf._cluster.cel.checker import Checked
 from kopf._cluster.cel.decls import Env
 from kopf._cluster.cel.interpreter import Program
@@ -38,6 +38,7 @@ def base_env() -> Env:
     extlib.comprehensions_lib(env)
     k8stypes.declare(env)
     k8sformats.declare(env)
+    authz.declare(env)
     return env
 
 

@@ -106,6 +106,9 @@ class Planner:
                     raise EvalError(f'no such key: {field}') from None
             if type(value) is Optional:
                 return optional_select(value, field)
+            lazy = getattr(value, 'cel_field', None)   # lazily computed objects (a policy's `variables`)
+            if lazy is not None:
+                return lazy(field)
             raise EvalError(f"type '{type_of(value).name}' does not support field selection")
         return select
 
