@@ -20,6 +20,7 @@ after cel-go v0.26 (the version in k8s.io/apiserver v0.34), with the Kubernetes 
     k8stypes     Kubernetes' quantity, URL, IP and CIDR libraries
     k8sformats   Kubernetes' format and semver libraries
     authz        Kubernetes' authorizer library, over an `Authorize` callable the caller provides
+    literals     cel-go's literal validators (duration, timestamp and regex literals)
     interpreter  checked trees planned into closures and evaluated
     environment  the 1.34 base environment, and compiling an expression
     costmath     cost and size intervals that saturate as Go's uint64 arithmetic does

@@ -17,6 +17,7 @@ from kopf._cluster.cel import authz, celtypes, environment
 from kopf._cluster.cel.celtypes import Type
 from kopf._cluster.cel.celvalues import EvalError
 from kopf._cluster.cel.decls import Env
+from kopf._cluster.cel.interpreter import PlanError
 from kopf._cluster.cel.nodes import Issues
 
 S, B, T, D = celtypes.StringType, celtypes.BoolType, celtypes.TimestampType, celtypes.DynType

@@ -22,6 +22,8 @@ from kopf._cluster.cel.celtypes import (
 from kopf._cluster.cel.decls import Env, Function, Scope
 from kopf._cluster.cel.nodes import Expr, Issues, Source
 
+RESERVED_FIELDS = frozenset({'true', 'false', 'null', 'in', 'as', 'break', 'const', 'continue', 'else', 'for', 'function',
+                             'if', 'import', 'let', 'loop', 'package', 'namespace', 'return', 'var', 'void', 'while'})
 LITERAL_TYPES = {bool: celtypes.BoolType, int: celtypes.IntType, float: celtypes.DoubleType,
                  str: celtypes.StringType, bytes: celtypes.BytesType, type(None): celtypes.NullType}
 
@@ -145,6 +147,12 @@ class Checker:
             result = target.params[1]
         elif target.kind == celtypes.STRUCT:
             fields = target.fields or {}
+            if field not in fields and f'__{field}__' in fields and field in RESERVED_FIELDS:
+                field = f'__{field}__'   # Kubernetes recognises reserved words as field names
+                if e.kind == nodes.SELECT:
+                    e.field = field
+                elif e.kind == nodes.CALL and len(e.args) == 2:
+                    e.args[1].value = field
             if field in fields:
                 result = fields[field]
             else:

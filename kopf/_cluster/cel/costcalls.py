@@ -219,7 +219,7 @@ def k8s_call_cost(c: Any, function: str, overload: str, target: Node | None, arg
     if function in ('containsIP', 'containsCIDR') and args:
         return contains_cost(c, function, overload, args)
     if function == 'validate' and args:
-        return by_factor(by_factor(sz(args[0]), STRING_FACTOR), 253 * REGEX_FACTOR), None
+        return by_factor(by_factor(sz(args[0]), STRING_FACTOR), 128 * REGEX_FACTOR), None
     return None
 
 

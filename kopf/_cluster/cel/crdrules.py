@@ -14,6 +14,7 @@ from typing import Any
 
 from kopf._cluster.cel import celtypes, cost, environment
 from kopf._cluster.cel.crdpaths import valid_field_path
+from kopf._cluster.cel.interpreter import PlanError
 from kopf._cluster.cel.nodes import Issues
 from kopf._cluster.cel.schematypes import Decl, decl_type
 
@@ -109,6 +110,11 @@ def compile_rule(rule: Rule, env: Any, node: Node) -> None:
     if compiled.output_type.kind != celtypes.BOOL:
         rule.error = 'cel expression must evaluate to a bool'
         return
+    try:
+        compiled.plan()
+    except PlanError as e:
+        rule.error = f'program instantiation failed: {e}'
+        return
     rule.compiled = compiled
     rule.uses_old_self = 'oldSelf' in compiled.checked.refs.values()
     assert node.decl is not None
@@ -120,7 +126,11 @@ def compile_rule(rule: Rule, env: Any, node: Node) -> None:
         elif message.output_type.kind != celtypes.STRING:
             rule.message_error = 'messageExpression must evaluate to a string'
         else:
-            rule.message_compiled = message
+            try:
+                message.plan()
+                rule.message_compiled = message
+            except PlanError as e:
+                rule.message_error = f'messageExpression instantiation failed: {e}'
             rule.message_max_cost = cost.estimate(message.checked, node.decl)
     if rule.field_path:
         normalized = valid_field_path(rule.field_path, node.schema)

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import functools
 
-from kopf._cluster.cel import authz, checker, extlib, interpreter, k8sformats, k8slib, k8stypes, optionals, parser, stdlib
+from kopf._cluster.cel import authz, checker, literals, extlib, interpreter, k8sformats, k8slib, k8stypes, optionals, parser, stdlib
+from kopf._cluster.cel.celtypes import Type
 from kopf._cluster.cel.checker import Checked
 from kopf._cluster.cel.decls import Env
 from kopf._cluster.cel.interpreter import Program
@@ -16,13 +17,25 @@ from kopf._cluster.cel.nodes import Issues
 
 
 class Compiled:
-    def __init__(self, checked: Checked, program: Program) -> None:
+    """A checked expression; its program is planned on first use (`plan()` raises `PlanError`)."""
+
+    def __init__(self, checked: Checked, env: Env) -> None:
         self.checked = checked
-        self.program = program
+        self.env = env
+        self._program: Program | None = None
 
     @property
-    def output_type(self):  # type: ignore[no-untyped-def]
+    def output_type(self) -> Type:
         return self.checked.output_type
+
+    def plan(self) -> Program:
+        if self._program is None:
+            self._program = interpreter.plan(self.checked, self.env)
+        return self._program
+
+    @property
+    def program(self) -> Program:
+        return self.plan()
 
 
 @functools.lru_cache(maxsize=1)
@@ -43,10 +56,14 @@ def base_env() -> Env:
 
 
 def compile(text: str, env: Env) -> Compiled | Issues:
+    """Parse, check and validate the literals (planning comes later: `Compiled.plan()`)."""
     expr, source, issues = parser.parse(text)
     if issues:
         return issues
     checked, issues = checker.check(expr, source, env)
     if issues:
         return issues
-    return Compiled(checked, interpreter.plan(checked, env))
+    issues = literals.validate(checked, env)
+    if issues:
+        return issues
+    return Compiled(checked, env)

@@ -27,6 +27,13 @@ class ErrorValue:
         self.error = error
 
 
+class PlanError(Exception):
+    """A constant call that fails when planned (cel-go folds type conversions of constants)."""
+
+
+CONVERSIONS = frozenset({'bool', 'bytes', 'double', 'duration', 'dyn', 'int', 'string', 'timestamp', 'type', 'uint'})
+
+
 class Program:
     def __init__(self, root: Node, checked: Checked) -> None:
         self.root = root
@@ -45,6 +52,26 @@ class Planner:
         self.checked = checked
         self.env = env
         self.accumulators: set[str] = set()
+        self.constants: set[int] = set()   # ids of nodes planned as constants
+
+    def is_constant(self, e: Expr) -> bool:
+        if e.kind == nodes.LITERAL or e.id in self.constants:
+            return True
+        if e.kind == nodes.LIST:
+            return not e.optional_indices and all(self.is_constant(x) for x in e.elements)
+        if e.kind == nodes.MAP:
+            return all(isinstance(en.key, Expr) and not en.optional and self.is_constant(en.key)
+                       and self.is_constant(en.value) for en in e.entries)
+        return False
+
+    def fold(self, e: Expr, node: Node) -> Node:
+        """A type conversion of a constant, evaluated now (cel-go's decOptimize); its error fails the plan."""
+        try:
+            value = node({})
+        except EvalError as err:
+            raise PlanError(err.message) from None
+        self.constants.add(e.id)
+        return lambda act: value
 
     def plan(self, e: Expr) -> Node:
         kind = e.kind
@@ -122,6 +149,8 @@ class Planner:
         impl = self.resolve(e)
         if len(args) == 1:
             a0 = args[0]
+            if fn in CONVERSIONS and e.target is None and self.is_constant(e.args[0]):
+                return self.fold(e, lambda act: impl(a0(act)))
             return lambda act: impl(a0(act))
         if len(args) == 2:
             a0, a1 = args

@@ -213,10 +213,7 @@ def parse_semver(text: str, normalize: bool = False) -> Semver:
 def semver(text: Any, normalize: Any = False) -> Semver:
     if type(text) is not str:
         raise fail()
-    try:
-        return parse_semver(text, bool(normalize))
-    except EvalError as e:
-        raise EvalError(f'Failed to parse semver: {e.message}') from None
+    return parse_semver(text, bool(normalize))
 
 
 def is_semver(text: Any, normalize: Any = False) -> bool:

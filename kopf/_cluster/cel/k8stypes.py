@@ -255,21 +255,25 @@ def is_ip(text: Any) -> bool:
 
 
 def parse_cidr(text: str) -> CIDR:
-    addr_text, _, bits = text.partition('/')
+    prefix_error = 'network address parse error during conversion from string: network address parse error ' \
+        f'during conversion from string: netip.ParsePrefix("{text}"): '
+    addr_text, slash, bits = text.partition('/')
+    if not slash:
+        raise EvalError(prefix_error + "no '/'")
+    if '%' in addr_text:
+        raise EvalError(prefix_error + 'IPv6 zones cannot be present in a prefix')
     try:
-        if not bits or not bits.isdigit() or '%' in addr_text:
-            raise ValueError
         addr = ipaddress.ip_address(addr_text)
-        prefix = int(bits)
-        if prefix > addr.max_prefixlen or (len(bits) > 1 and bits[0] == '0'):
-            raise ValueError
     except ValueError:
-        raise EvalError(f'network address parse error during conversion from string: network address parse '
-                        f'error during conversion from string: netip.ParsePrefix("{text}"): bad prefix') from None
+        raise EvalError(prefix_error + f'ParseAddr("{addr_text}"): unable to parse IP') from None
+    if not bits.isdigit() or (len(bits) > 1 and bits[0] == '0'):
+        raise EvalError(prefix_error + f'bad bits after slash: "{bits}"')
+    if int(bits) > addr.max_prefixlen:
+        raise EvalError(prefix_error + 'prefix length out of range')
     if isinstance(addr, ipaddress.IPv6Address) and addr.ipv4_mapped is not None:
         raise EvalError(f'network address parse error during conversion from string: IPv4-mapped IPv6 address '
                         f'"{text}" is not allowed')
-    return CIDR(addr, prefix)
+    return CIDR(addr, int(bits))
 
 
 def cidr(text: Any) -> CIDR:

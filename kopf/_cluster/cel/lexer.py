@@ -52,16 +52,24 @@ class Token:
 
 
 def tokenize(text: str) -> list[Token]:
+    """The tokens; an unrecognised input becomes an ERROR token carrying ANTLR's text for it, and lexing
+    resumes after the character where the lexer failed (as ANTLR's lexer recovers)."""
     tokens: list[Token] = []
     pos = 0
     while pos < len(text):
         m = _MASTER.match(text, pos)
         if m is None:
-            tokens.append(Token(ERROR, text[pos], pos))
-            pos += 1
+            fail = failure(text, pos)
+            tokens.append(Token(ERROR, text[pos:fail + 1], pos))
+            pos = fail + 1
             continue
         kind = m.lastgroup
         value = m.group()
+        if kind in (STRING, BYTES) and not valid_escapes(value):
+            fail = failure(text, pos)
+            tokens.append(Token(ERROR, text[pos:fail + 1], pos))
+            pos = fail + 1
+            continue
         if kind == 'OP' or (kind == IDENT and value in KEYWORDS):
             tokens.append(Token(value, value, pos))
         elif kind not in ('WS', 'COMMENT'):
@@ -70,3 +78,83 @@ def tokenize(text: str) -> list[Token]:
         pos = m.end()
     tokens.append(Token(EOF, '<EOF>', len(text)))
     return tokens
+
+
+ESCAPES = set('abfnrtv"\'?`\\')
+HEX = set('0123456789abcdefABCDEF')
+
+
+def failure(text: str, pos: int) -> int:
+    """Where ANTLR's lexer fails when no token matches at `pos` (the index of the offending character)."""
+    ch = text[pos]
+    if ch in '=&|':
+        return min(pos + 1, len(text) - 1) if pos + 1 < len(text) else pos
+    start = pos
+    if ch in 'rRbB' and pos + 1 < len(text) and text[pos + 1] in '"\'':
+        raw = ch in 'rR'
+        pos += 1
+    else:
+        raw = False
+    if text[pos] not in '"\'':
+        return start if ch not in '`' else escaped_ident_failure(text, pos)
+    return string_failure(text, pos, raw)
+
+
+def string_failure(text: str, pos: int, raw: bool) -> int:
+    quote = text[pos]
+    triple = text.startswith(quote * 3, pos)
+    i = pos + (3 if triple else 1)
+    while i < len(text):
+        c = text[i]
+        if triple and text.startswith(quote * 3, i):
+            return i
+        if not triple and (c == quote):
+            return i
+        if not triple and c in '\r\n':
+            return i
+        if c == '\\' and not raw:
+            end = escape_end(text, i)
+            if end is None:
+                return min(i + 1, len(text) - 1) if i + 1 < len(text) else len(text)
+            i = end
+            continue
+        i += 1
+    return len(text)
+
+
+def escape_end(text: str, i: int) -> int | None:
+    """The index after a valid escape at `i` (a backslash), or None if it is not one."""
+    nxt = text[i + 1:i + 2]
+    if nxt in ESCAPES and nxt:
+        return i + 2
+    widths = {'x': 2, 'X': 2, 'u': 4, 'U': 8}
+    if nxt in widths:
+        digits = text[i + 2:i + 2 + widths[nxt]]
+        return i + 2 + len(digits) if len(digits) == widths[nxt] and set(digits) <= HEX else None
+    if nxt in '0123' and nxt:
+        digits = text[i + 2:i + 4]
+        return i + 4 if len(digits) == 2 and set(digits) <= set('01234567') else None
+    return None
+
+
+def escaped_ident_failure(text: str, pos: int) -> int:
+    i = pos + 1
+    while i < len(text) and (text[i].isalnum() or text[i] in '_.-/ '):
+        i += 1
+    return min(i, len(text) - 1) if i < len(text) else len(text)
+
+
+def valid_escapes(literal: str) -> bool:
+    body = literal.lstrip('bB')
+    if body[:1] in 'rR':
+        return True
+    i = 0
+    while i < len(body):
+        if body[i] == '\\':
+            end = escape_end(body, i)
+            if end is None:
+                return False
+            i = end
+        else:
+            i += 1
+    return True

@@ -49,7 +49,9 @@ class Parser:
     def __init__(self, text: str) -> None:
         self.source = Source(text)
         self.issues = Issues(self.source)
-        self.tokens = lexer.tokenize(text)
+        tokens = lexer.tokenize(text)
+        self.lexer_errors = [t for t in tokens if t.kind == lexer.ERROR]
+        self.tokens = [t for t in tokens if t.kind != lexer.ERROR]
         self.pos = 0
         self.next_id = 1
         self.depth = 0
@@ -83,19 +85,17 @@ class Parser:
 
     def advance(self) -> Token:
         token = self.tokens[self.pos]
-        if token.kind == lexer.ERROR:
-            raise self.syntax_error(token, f"token recognition error at: '{token.text}'")
         if self.pos < len(self.tokens) - 1:
             self.pos += 1
         return token
 
-    def check_token(self) -> None:
-        if self.tok.kind == lexer.ERROR:
-            raise self.syntax_error(self.tok, f"token recognition error at: '{self.tok.text}'")
-
     def expect(self, kinds: set[str]) -> Token:
-        self.check_token()
         if self.tok.kind not in kinds:
+            if len(kinds) == 1 and self.tok.kind == lexer.EOF and kinds & {')', ']', '}'}:
+                raise self.syntax_error(self.tok, f"missing {expected_set(kinds)} at '<EOF>'")
+            if len(kinds) == 1 and self.peek().kind in kinds:
+                raise self.syntax_error(self.tok, f'extraneous input {display(self.tok)} expecting '
+                                                  f'{expected_set(kinds)}')
             raise self.syntax_error(self.tok, f'mismatched input {display(self.tok)} expecting {expected_set(kinds)}')
         return self.advance()
 
@@ -106,11 +106,16 @@ class Parser:
             self.issues.report(-1, f'expression code point size exceeds limit: size: {len(self.source.text)}, '
                                    f'limit {MAX_CODE_POINTS}')
             return Expr(0, nodes.UNSPECIFIED)
+        for token in self.lexer_errors:
+            shown = token.text.replace('\n', '\\n').replace('\r', '\\r').replace('\t', '\\t')
+            self.issues.report(token.offset, f"Syntax error: token recognition error at: '{shown}'")
         try:
             expr = self.expr()
-            self.check_token()
             if self.tok.kind != lexer.EOF:
-                raise self.syntax_error(self.tok, f'extraneous input {display(self.tok)} expecting <EOF>')
+                how = 'extraneous' if self.peek().kind == lexer.EOF else 'mismatched'
+                raise self.syntax_error(self.tok, f'{how} input {display(self.tok)} expecting <EOF>')
+            if self.lexer_errors:
+                return Expr(0, nodes.UNSPECIFIED)
             return expr
         except SyntaxFailure:
             return Expr(0, nodes.UNSPECIFIED)
@@ -178,7 +183,6 @@ class Parser:
         return left
 
     def unary(self) -> Expr:
-        self.check_token()
         kind = self.tok.kind
         if kind not in ('!', '-'):
             return self.member()
@@ -189,6 +193,12 @@ class Parser:
         if kind == '-' and count == 1 and after in (lexer.INT, lexer.FLOAT):
             return self.member()   # a signed literal: `-1`, `-1.5`
         first = self.tok
+        if after == lexer.EOF:
+            end = self.peek(count)
+            if kind == '-':
+                self.issues.report(end.offset, "Syntax error: no viable alternative at input '-'")
+                raise self.syntax_error(end, f'mismatched input {display(end)} expecting {expected_set(PRIMARY_START)}')
+            raise self.syntax_error(end, f'extraneous input {display(end)} expecting {expected_set(PRIMARY_START)}')
         for _ in range(count):
             self.advance()
         self.enter()
@@ -212,6 +222,8 @@ class Parser:
                 optional = self.tok.kind == '?'
                 if optional:
                     self.advance()
+                else:
+                    self.require_start({'?'})
                 id = self.new_id(op.offset)
                 index = self.expr()
                 self.expect({']'})
@@ -224,7 +236,6 @@ class Parser:
         optional = self.tok.kind == '?'
         if optional:
             self.advance()
-        self.check_token()
         if self.tok.kind == lexer.IDENT and self.peek().kind == '(' and not optional:
             name = self.advance().text
             open = self.advance()
@@ -232,6 +243,14 @@ class Parser:
             args = self.expr_list(')')
             return self.receiver_call(id, name, operand, args)
         field_token = self.tok
+        if field_token.kind not in (lexer.IDENT, lexer.ESC_IDENT):
+            shown = '.' + ('?' if optional else '') + (field_token.text if field_token.kind != lexer.EOF else '')
+            if field_token.kind not in lexer.KEYWORDS:
+                raise self.syntax_error(field_token, f"no viable alternative at input '{shown}'")
+            self.issues.report(field_token.offset, f"Syntax error: no viable alternative at input '{shown}'")
+            self.advance()
+            self.require_start(set())   # ANTLR recovers after the keyword: what follows must start an expression
+            raise SyntaxFailure()
         name = self.escape_ident()
         if optional:
             id = self.new_id(op.offset)
@@ -250,6 +269,7 @@ class Parser:
         if self.tok.kind == close:
             self.advance()
             return args
+        self.require_start({close})
         args.append(self.expr())
         while self.tok.kind == ',':
             self.advance()
@@ -257,8 +277,17 @@ class Parser:
         self.expect({close, ','} if close == ')' else {close})
         return args
 
+    def require_start(self, extra: set[str]) -> None:
+        """At a place where an expression (or one of `extra`) must begin: ANTLR's error if none does."""
+        if self.tok.kind in PRIMARY_START:
+            return
+        kinds = PRIMARY_START | extra
+        if self.tok.kind == lexer.EOF:
+            raise self.syntax_error(self.tok, f'mismatched input {display(self.tok)} expecting {expected_set(kinds)}')
+        how = 'extraneous' if self.peek().kind in kinds else 'mismatched'
+        raise self.syntax_error(self.tok, f'{how} input {display(self.tok)} expecting {expected_set(kinds)}')
+
     def primary(self) -> Expr:
-        self.check_token()
         token = self.tok
         kind = token.kind
         if kind == '.' or kind == lexer.IDENT:
@@ -373,9 +402,8 @@ class Parser:
             self.advance()
             value = {'true': True, 'false': False, 'null': None}[kind]
             return Expr(self.new_id(token.offset), nodes.LITERAL, value=value)
-        if kind == lexer.EOF:
-            raise self.syntax_error(token, f'mismatched input {display(token)} expecting {expected_set(PRIMARY_START)}')
-        raise self.syntax_error(token, f'extraneous input {display(token)} expecting {expected_set(PRIMARY_START)}')
+        self.require_start(set())
+        raise self.syntax_error(token, f'mismatched input {display(token)} expecting {expected_set(PRIMARY_START)}')
 
     def number(self, token: Token, offset: int, sign: str) -> Expr:
         from kopf._cluster.cel.celvalues import UInt
