@@ -261,8 +261,7 @@ class Checker:
             return current
         if self.is_assignable(previous, current):
             return celtypes.most_general(previous, current)
-        self.type_mismatch(e.id, previous, current)   # homogeneous aggregate literals
-        return ErrorType
+        return DynType   # mixed literals are dyn here; the homogeneous-literals validator refuses them
 
     def check_list(self, e: Expr) -> None:
         elem: Type | None = None

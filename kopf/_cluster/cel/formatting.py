@@ -42,10 +42,12 @@ def clause(verb: str, precision: str | None, arg: Any) -> str:
     if verb == 'd':
         if t in (int, UInt):
             return str(int(arg))
-        raise EvalError(f'error during formatting: decimal clause can only be used on integers, was given {type_of(arg).name}')
+        raise EvalError(f'error during formatting: decimal clause can only be used on integers, was given '
+                        f'{type_of(arg).name}')
     if verb in 'fe':
         if t not in (int, UInt, float):
-            raise EvalError(f'error during formatting: fixed-point clause can only be used on doubles, was given {type_of(arg).name}')
+            raise EvalError(f'error during formatting: fixed-point clause can only be used on doubles, was given '
+                            f'{type_of(arg).name}')
         digits = 6 if precision is None else int(precision)
         return f'{float(arg):.{digits}{verb}}'
     if verb == 'b':
