@@ -186,8 +186,8 @@ REFUSED = [
     refused(47, properties={'deep': {'type': 'array', 'items': {'type': 'object', 'properties': {
         'words': {'type': 'array', 'items': {'type': 'string'}}},
         'x-kubernetes-validations': rules("self.words.all(w, w.matches('^[a-z]+$'))")}}}),
-    refused(48, *[f"self.limited.all(x, x.matches('^[a-z]{{{i}}}$'))" for i in range(1, 8)],
-            "self.a.matches('^[a-z]+$') && self.a.contains('b') && self.a.endsWith('c')"),
+    refused(48, *[f"self.limited.all(x, x.matches('^[a-z]{{{i}}}$'))" for i in range(1, 13)],
+            properties={'limited': {'type': 'array', 'maxItems': 7000, 'items': {'type': 'string', 'maxLength': 1000}}}),
     Step('GET', f'{CRDS}/refused0s.{GROUP}'),
 ]
 CEL = [*OBJECTS, *TRANSITIONS, *REFUSED]
