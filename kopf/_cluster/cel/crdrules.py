@@ -35,6 +35,7 @@ class Rule:
         self.field_path = str(spec.get('fieldPath') or '')
         self.optional_old_self = spec.get('optionalOldSelf')
         self.compiled: environment.Compiled | None = None
+        self.program: Any = None   # the planned program of `compiled`
         self.message_compiled: environment.Compiled | None = None
         self.error = ''
         self.message_error = ''
@@ -111,7 +112,7 @@ def compile_rule(rule: Rule, env: Any, node: Node) -> None:
         rule.error = 'cel expression must evaluate to a bool'
         return
     try:
-        compiled.plan()
+        rule.program = compiled.plan()
     except PlanError as e:
         rule.error = f'program instantiation failed: {e}'
         return

@@ -84,42 +84,49 @@ def ratchets(pair: Pair) -> bool:
 def evaluate(node: Node, path: str, obj: Any, old: Any, correlation: Pair, causes: list[Cause],
              warnings: list[str]) -> None:
     decl = node.decl
-    field = path or '<nil>'   # Go's nil field.Path, as a root rule's errors name it
-    type_text = node.type or ('object' if decl is None else '')
     if decl is None:
         return
-    self_value = decl.convert(obj)
-    old_value = decl.convert(old) if old is not None else None
+    plain = {'self': decl.convert(obj)}   # shared by the rules that do not use oldSelf (most of them)
+    with_old: dict[str, Any] | None = None
     for rule in node.rules:
-        if rule.error:
-            causes.append(invalid(field, type_text, f'rule compile error: {rule.error}'))
+        program = rule.program
+        if program is None:
+            if rule.error:
+                causes.append(invalid(path or '<nil>', node.type, f'rule compile error: {rule.error}'))
             continue
-        if rule.compiled is None:
-            continue
-        optional = rule.optional_old_self is True
-        if rule.uses_old_self and old is None and not optional:
-            continue
-        activation: dict[str, Any] = {'self': self_value}
-        if optional:
-            activation['oldSelf'] = Optional(old_value) if old is not None else NONE
-        elif old is not None:
-            activation['oldSelf'] = old_value
+        activation = plain
+        if rule.uses_old_self or rule.optional_old_self is True:
+            if old is None and rule.optional_old_self is not True:
+                continue
+            if with_old is None:
+                with_old = {'self': plain['self'], 'old': decl.convert(old) if old is not None else None}
+            activation = old_activation(rule, with_old, old is not None)
         try:
-            result = rule.compiled.program.eval(activation)
+            if program.root(activation) is True:
+                continue
         except EvalError as e:
-            causes.append(invalid(field, type_text, runtime_error(e, rule)))
+            causes.append(invalid(path or '<nil>', node.type, runtime_error(e, rule)))
             continue
-        if result is True:
-            continue
-        target = field
-        if rule.normalized_field_path:
-            target = f'{path}.{rule.normalized_field_path}' if path else rule.normalized_field_path
-        message = rule_message(rule, activation)
-        error = for_reason(target, type_text, message, rule.reason)
-        if not rule.uses_old_self and ratchets(correlation):
-            warnings.append(f"{error['field']}: {error['message']}" if error['field'] else error['message'])
-        else:
-            causes.append(error)
+        failed(node, rule, path, activation, correlation, causes, warnings)
+
+
+def old_activation(rule: Rule, values: dict[str, Any], has_old: bool) -> dict[str, Any]:
+    if rule.optional_old_self is True:
+        return {'self': values['self'], 'oldSelf': Optional(values['old']) if has_old else NONE}
+    return {'self': values['self'], 'oldSelf': values['old']}
+
+
+def failed(node: Node, rule: Rule, path: str, activation: dict[str, Any], correlation: Pair, causes: list[Cause],
+           warnings: list[str]) -> None:
+    """A rule that evaluated to false: its error, or a warning when ratcheting keeps an unchanged value."""
+    target = path or '<nil>'   # Go's nil field.Path, as a root rule's errors name it
+    if rule.normalized_field_path:
+        target = f'{path}.{rule.normalized_field_path}' if path else rule.normalized_field_path
+    error = for_reason(target, node.type, rule_message(rule, activation), rule.reason)
+    if not rule.uses_old_self and ratchets(correlation):
+        warnings.append(f"{error['field']}: {error['message']}" if error['field'] else error['message'])
+    else:
+        causes.append(error)
 
 
 def rule_message(rule: Rule, activation: dict[str, Any]) -> str:

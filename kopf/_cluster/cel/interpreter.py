@@ -6,6 +6,7 @@ accumulators) absorb them as cel-go's error values are absorbed: `false && error
 """
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable
 from typing import Any
 
@@ -31,6 +32,10 @@ class PlanError(Exception):
     """A constant call that fails when planned (cel-go folds type conversions of constants)."""
 
 
+FAST_OPERATORS = {'_<_': operator.lt, '_<=_': operator.le, '_>_': operator.gt, '_>=_': operator.ge,
+                  '_==_': operator.eq, '_!=_': operator.ne}
+NUMERIC_KINDS = frozenset({celtypes.INT, celtypes.UINT})
+ORDERED_KINDS = frozenset({celtypes.INT, celtypes.UINT, celtypes.STRING})
 CONVERSIONS = frozenset({'bool', 'bytes', 'double', 'duration', 'dyn', 'int', 'string', 'timestamp', 'type', 'uint'})
 
 
@@ -98,6 +103,14 @@ class Planner:
             value = self.env.values[name]
             return lambda act: act[name] if name in act else value
 
+        if name not in self.accumulators:
+            def plain(act: Activation) -> Any:
+                try:
+                    return act[name]
+                except KeyError:
+                    raise EvalError(f'no such attribute(s): {name}') from None
+            return plain
+
         def ident(act: Activation) -> Any:
             try:
                 value = act[name]
@@ -124,6 +137,22 @@ class Planner:
                 raise EvalError('invalid type for field selection.')
             return test
 
+        root = e.operand.name if e.operand.kind == nodes.IDENT and e.operand.name not in self.accumulators \
+            and e.operand.name not in self.env.values else None
+        if root is not None:   # `self.field`: one closure, two lookups
+            def variable_select(act: Activation) -> Any:
+                try:
+                    value = act[root]
+                except KeyError:
+                    raise EvalError(f'no such attribute(s): {root}') from None
+                if type(value) is dict:
+                    try:
+                        return value[field]
+                    except KeyError:
+                        raise EvalError(f'no such key: {field}') from None
+                return select_from(value, field)
+            return variable_select
+
         def select(act: Activation) -> Any:
             value = operand(act)
             if type(value) is dict:
@@ -131,12 +160,7 @@ class Planner:
                     return value[field]
                 except KeyError:
                     raise EvalError(f'no such key: {field}') from None
-            if type(value) is Optional:
-                return optional_select(value, field)
-            lazy = getattr(value, 'cel_field', None)   # lazily computed objects (a policy's `variables`)
-            if lazy is not None:
-                return lazy(field)
-            raise EvalError(f"type '{type_of(value).name}' does not support field selection")
+            return select_from(value, field)
         return select
 
     def plan_call(self, e: Expr) -> Node:
@@ -146,7 +170,7 @@ class Planner:
         if special is not None:
             return special(e)
         args = ([self.plan(e.target)] if e.target is not None else []) + [self.plan(a) for a in e.args]
-        impl = self.resolve(e)
+        impl = self.fast(e) or self.resolve(e)
         if len(args) == 1:
             a0 = args[0]
             if fn in CONVERSIONS and e.target is None and self.is_constant(e.args[0]):
@@ -154,8 +178,21 @@ class Planner:
             return lambda act: impl(a0(act))
         if len(args) == 2:
             a0, a1 = args
+            if e.args and e.args[-1].kind == nodes.LITERAL and e.target is None:
+                constant = e.args[-1].value
+                return lambda act: impl(a0(act), constant)
             return lambda act: impl(a0(act), a1(act))
         return lambda act: impl(*[a(act) for a in args])
+
+    def fast(self, e: Expr) -> Callable[..., Any] | None:
+        """Python's own operators where the checked types make them CEL's (no dyn, no overflow, no NaN rules)."""
+        op = FAST_OPERATORS.get(e.function)
+        if op is None or len(e.args) != 2:
+            return None
+        kinds = {self.checked.types.get(a.id, celtypes.DynType).kind for a in e.args}
+        if e.function in ('_==_', '_!=_'):
+            return op if len(kinds) == 1 and kinds <= {celtypes.INT, celtypes.STRING, celtypes.BOOL} else None
+        return op if kinds <= ORDERED_KINDS and (len(kinds) == 1 or kinds <= NUMERIC_KINDS) else None
 
     def resolve(self, e: Expr) -> Callable[..., Any]:
         function = self.env.functions.get(e.function)
@@ -213,6 +250,17 @@ class Planner:
             raise EvalError(f"type '{type_of(value).name}' does not support field selection")
         return opt_select
 
+    def plan_macro(self, e: Expr) -> Node:
+        assert e.iter_range is not None and e.loop_step is not None
+        rng = self.plan(e.iter_range)
+        if e.macro == 'map':
+            condition, transform = macro_parts(e)
+            planned = self.plan(condition) if condition is not None else None
+            return mapping(rng, planned, self.plan(transform), e.iter_var, e.iter_var2)
+        step = e.loop_step
+        predicate = step.args[0] if e.macro == 'exists_one' else step.args[1]
+        return quantifier(e.macro, rng, self.plan(predicate), e.iter_var, e.iter_var2)
+
     def plan_list(self, e: Expr) -> Node:
         elems = [self.plan(x) for x in e.elements]
         if not e.optional_indices:
@@ -256,11 +304,80 @@ class Planner:
 
     def plan_comprehension(self, e: Expr) -> Node:
         assert e.iter_range and e.accu_init and e.loop_condition and e.loop_step and e.result
+        if e.macro:
+            return self.plan_macro(e)
         rng, init = self.plan(e.iter_range), self.plan(e.accu_init)
         self.accumulators.add(e.accu_var)
         cond, step, result = self.plan(e.loop_condition), self.plan(e.loop_step), self.plan(e.result)
         var, var2, accu = e.iter_var, e.iter_var2, e.accu_var
         return comprehension(rng, init, cond, step, result, var, var2, accu)
+
+
+def quantifier(kind: str, rng: Node, predicate: Node, var: str, var2: str) -> Node:
+    """all / exists / exists_one as direct loops, with the folds' outcomes (errors absorbed as they are)."""
+    def loop(act: Activation) -> Any:
+        items = rng(act)
+        saved = {k: act[k] for k in (var, var2) if k and k in act}
+        error: EvalError | None = None
+        count = 0
+        try:
+            for pair in iterate(items, bool(var2)):
+                if var2:
+                    act[var], act[var2] = pair
+                else:
+                    act[var] = pair
+                try:
+                    value = predicate(act)
+                except EvalError as e:
+                    if kind == 'exists_one':
+                        raise
+                    error = error or e
+                    continue
+                if type(value) is not bool:
+                    error = error or EvalError('no such overload')
+                elif kind == 'all' and value is False:
+                    return False
+                elif kind == 'exists' and value is True:
+                    return True
+                elif kind == 'exists_one' and value:
+                    count += 1
+        finally:
+            for k in (var, var2):
+                if k:
+                    act.pop(k, None)
+            act.update(saved)
+        if error is not None:
+            raise error
+        return kind == 'all' if kind != 'exists_one' else count == 1
+    return loop
+
+
+def mapping(rng: Node, condition: Node | None, transform: Node, var: str, var2: str) -> Node:
+    """map / filter / transformList as a direct loop: the list built once, not re-concatenated per item."""
+    def loop(act: Activation) -> Any:
+        items = rng(act)
+        saved = {k: act[k] for k in (var, var2) if k and k in act}
+        out = []
+        try:
+            for pair in iterate(items, bool(var2)):
+                if var2:
+                    act[var], act[var2] = pair
+                else:
+                    act[var] = pair
+                if condition is not None:
+                    keep = condition(act)
+                    if keep is False:
+                        continue
+                    if keep is not True:
+                        raise EvalError('no such overload')
+                out.append(transform(act))
+        finally:
+            for k in (var, var2):
+                if k:
+                    act.pop(k, None)
+            act.update(saved)
+        return out
+    return loop
 
 
 def comprehension(rng: Node, init: Node, cond: Node, step: Node, result: Node, var: str, var2: str,
@@ -288,6 +405,16 @@ def comprehension(rng: Node, init: Node, cond: Node, step: Node, result: Node, v
                     act.pop(k, None)
             act.update(saved)
     return fold
+
+
+def macro_parts(e: Expr) -> tuple[Expr | None, Expr]:
+    """A map-like macro's filter (or None) and transform, from its step: `cond ? accu + [x] : accu`."""
+    step = e.loop_step
+    assert step is not None
+    condition = None
+    if step.function == '_?_:_':
+        condition, step = step.args[0], step.args[1]
+    return condition, step.args[1].elements[0]
 
 
 def iterate(items: Any, pairs: bool) -> Any:
@@ -324,6 +451,16 @@ def logic(left: Node, right: Node, is_or: bool) -> Node:
             raise error
         return not stop
     return op
+
+
+def select_from(value: Any, field: str) -> Any:
+    """Field selection on what is not a plain map: optionals, lazily computed objects (a policy's `variables`)."""
+    if type(value) is Optional:
+        return optional_select(value, field)
+    lazy = getattr(value, 'cel_field', None)
+    if lazy is not None:
+        return lazy(field)
+    raise EvalError(f"type '{type_of(value).name}' does not support field selection")
 
 
 def optional_select(value: Optional, field: str) -> Optional:

@@ -117,7 +117,9 @@ def quantifier(kind: str) -> Callable[[Factory, Expr | None, list[Expr]], Expr |
             init, cond = f.lit(0), f.lit(True)
             step = f.call('_?_:_', predicate, f.call('_+_', f.accu(), f.lit(1)), f.accu())
             result = f.call('_==_', f.accu(), f.lit(1))
-        return f.fold(target, var, ACCU, init, cond, step, result, var2)
+        fold = f.fold(target, var, ACCU, init, cond, step, result, var2)
+        fold.macro = kind
+        return fold
     return expand
 
 
@@ -128,7 +130,9 @@ def map_macro(f: Factory, target: Expr | None, args: list[Expr]) -> Expr | None:
     step = f.call('_+_', f.accu(), f.list(fn))
     if len(args) == 3:
         step = f.call('_?_:_', args[1], step, f.accu())
-    return f.fold(target, var, ACCU, f.list(), f.lit(True), step, f.accu())
+    fold = f.fold(target, var, ACCU, f.list(), f.lit(True), step, f.accu())
+    fold.macro = 'map'
+    return fold
 
 
 def filter_macro(f: Factory, target: Expr | None, args: list[Expr]) -> Expr | None:
@@ -136,7 +140,9 @@ def filter_macro(f: Factory, target: Expr | None, args: list[Expr]) -> Expr | No
     var = simple_name(args[0], 'argument is not an identifier')
     step = f.call('_+_', f.accu(), f.list(args[0]))
     step = f.call('_?_:_', args[1], step, f.accu())
-    return f.fold(target, var, ACCU, f.list(), f.lit(True), step, f.accu())
+    fold = f.fold(target, var, ACCU, f.list(), f.lit(True), step, f.accu())
+    fold.macro = 'map'   # a filter is a map whose transform is the element itself
+    return fold
 
 
 def transform(kind: str) -> Callable[[Factory, Expr | None, list[Expr]], Expr | None]:

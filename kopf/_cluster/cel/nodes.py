@@ -39,6 +39,7 @@ class Expr:
         'kind',
         'loop_condition',
         'loop_step',
+        'macro',
         'name',
         'operand',
         'optional_indices',
@@ -70,6 +71,7 @@ class Expr:
         self.loop_condition: Expr | None = None
         self.loop_step: Expr | None = None
         self.result: Expr | None = None
+        self.macro = ''   # comprehensions: the macro they expand ('all', 'exists', 'exists_one', 'map', 'filter')
         for key, val in fields.items():
             setattr(self, key, val)
 
