@@ -210,7 +210,8 @@ def libraries_fidelity_of_ours() -> None:
         program = compiled.program
         return lambda obj: program.eval({'self': obj})
     ok, of = cel_libraries.fidelity(ours)
-    print(f'{"kopf._cluster.cel (ours)":28} as Kubernetes: {ok:2}/{of}   {cel_libraries.speed(ours, 20000):9,.0f} evals/s')
+    speed = cel_libraries.speed(ours, 20000)
+    print(f'{"kopf._cluster.cel (ours)":28} as Kubernetes: {ok:2}/{of}   {speed:9,.0f} evals/s')
 
 
 def main() -> None:

@@ -61,4 +61,4 @@ def test_syntax_errors(text: str, error: str) -> None:
 
 def test_wide_characters_are_marked_wide() -> None:
     _, _, issues = parser.parse('"ä" +')
-    assert str(issues).endswith(' | "ä" +\n | .．...^')
+    assert str(issues).endswith(' | "ä" +\n | .\uff0e...^')   # a FULLWIDTH FULL STOP under the wide letter

@@ -42,7 +42,7 @@ class Admitter:
         self.state = state
         self.services = dict(services or {})
         self.warnings: list[str] = []
-        self.subject = subject or policies.Subject(reviews.USER['username'], tuple(reviews.USER['groups']))
+        self.subject = subject or policies.Subject(str(reviews.USER['username']), tuple(reviews.USER['groups']))
         self.access = access   # what the policies' `authorizer` asks (`policies.authorize`)
 
     async def create(self, target: Target, body: Any, options: writing.Options) -> writing.Outcome:

@@ -17,7 +17,6 @@ from kopf._cluster.cel import authz, celtypes, environment
 from kopf._cluster.cel.celtypes import Type
 from kopf._cluster.cel.celvalues import EvalError
 from kopf._cluster.cel.decls import Env
-from kopf._cluster.cel.interpreter import PlanError
 from kopf._cluster.cel.nodes import Issues
 
 S, B, T, D = celtypes.StringType, celtypes.BoolType, celtypes.TimestampType, celtypes.DynType
@@ -130,15 +129,15 @@ def spec_causes(spec: Mapping[str, Any]) -> list[Cause]:
     """The expression-related refusals of a policy's spec, with the real server's fields and texts."""
     compiled = compile_policy(spec)
     causes: list[Cause] = []
-    for i, (name, expression) in enumerate(compiled.variables):
+    for i, (_name, expression) in enumerate(compiled.variables):
         causes += expression_causes(f'spec.variables[{i}].expression', expression)
-    for i, (item, expression, message) in enumerate(compiled.validations):
+    for i, (_item, expression, message) in enumerate(compiled.validations):
         causes += expression_causes(f'spec.validations[{i}].expression', expression)
         if message is not None:
             causes += expression_causes(f'spec.validations[{i}].messageExpression', message)
-    for i, (name, expression) in enumerate(compiled.conditions):
+    for i, (_name, expression) in enumerate(compiled.conditions):
         causes += expression_causes(f'spec.matchConditions[{i}].expression', expression)
-    for i, (key, expression) in enumerate(compiled.annotations):
+    for i, (_key, expression) in enumerate(compiled.annotations):
         causes += expression_causes(f'spec.auditAnnotations[{i}].valueExpression', expression)
     return causes
 

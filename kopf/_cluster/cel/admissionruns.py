@@ -10,8 +10,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from kopf._cluster.cel.celvalues import EvalError
 from kopf._cluster.cel.admissionexprs import Compiled, Expression, Variables
+from kopf._cluster.cel.celvalues import EvalError
 
 MAX_MESSAGE_BYTES = 5 * 1024
 
@@ -59,7 +59,8 @@ def run(compiled: Compiled, activation: dict[str, Any], failure_policy: str) -> 
             continue
         if value is not None and type(value) is not str and fail:
             decisions.append(Decision('deny', f"valueExpression '{annotation.text}' resulted in unsupported return "
-                                              f'type: {type(value).__name__}. Return type must be either string or null.'))
+                                              f'type: {type(value).__name__}. Return type must be either string or '
+                                              'null.'))
     return decisions
 
 

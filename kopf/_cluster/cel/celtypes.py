@@ -36,7 +36,7 @@ class Type:
             return True
         if self.kind != other.kind or len(self.params) != len(other.params) or self.name != other.name:
             return False
-        return all(a.exact(b) for a, b in zip(self.params, other.params))
+        return all(a.exact(b) for a, b in zip(self.params, other.params, strict=False))
 
     def is_dyn(self) -> bool:
         return self.kind in (DYN, ANY, TYPEPARAM)
@@ -47,7 +47,7 @@ class Type:
             return True
         if self.kind != other.kind or self.name != other.name or len(self.params) != len(other.params):
             return False
-        return all(a.assignable_from(b) for a, b in zip(self.params, other.params))
+        return all(a.assignable_from(b) for a, b in zip(self.params, other.params, strict=False))
 
 
 DynType = Type(DYN, 'dyn')
@@ -165,7 +165,7 @@ def is_equal_or_less_specific(t1: Type, t2: Type) -> bool:
         return False
     if t1.kind == OPAQUE:
         return (t1.name == t2.name and len(t1.params) == len(t2.params)
-                and all(is_equal_or_less_specific(a, b) for a, b in zip(t1.params, t2.params)))
+                and all(is_equal_or_less_specific(a, b) for a, b in zip(t1.params, t2.params, strict=False)))
     if t1.kind == LIST:
         return is_equal_or_less_specific(t1.params[0], t2.params[0])
     if t1.kind == MAP:
@@ -229,7 +229,7 @@ def is_valid_type_substitution(m: Mapping_, t1: Type, t2: Type) -> tuple[bool, b
 def internal_is_assignable_list(m: Mapping_, l1: Sequence[Type], l2: Sequence[Type]) -> bool:
     if len(l1) != len(l2):
         return False
-    return all(internal_is_assignable(m, a, b) for a, b in zip(l1, l2))
+    return all(internal_is_assignable(m, a, b) for a, b in zip(l1, l2, strict=False))
 
 
 def is_assignable(m: Mapping_, t1: Type, t2: Type) -> Mapping_ | None:

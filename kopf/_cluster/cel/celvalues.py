@@ -167,7 +167,7 @@ def equals(a: Any, b: Any) -> bool:
     if ta in (int, UInt, float) and tb in (int, UInt, float):
         return bool(a == b)  # NaN != NaN as in Go
     if ta in (list, tuple) and tb in (list, tuple):
-        return len(a) == len(b) and all(equals(x, y) for x, y in zip(a, b))
+        return len(a) == len(b) and all(equals(x, y) for x, y in zip(a, b, strict=False))
     if ta is dict and tb is dict:
         if len(a) != len(b):
             return False
@@ -179,7 +179,7 @@ def equals(a: Any, b: Any) -> bool:
     if ta is not tb and not (isinstance(a, Type) and isinstance(b, Type)):
         return False
     if isinstance(a, Type):
-        return a.name == b.name
+        return bool(a.name == b.name)
     return bool(a == b)
 
 
@@ -212,11 +212,11 @@ def compare(a: Any, b: Any) -> int:
     if ta in (int, UInt, float) and tb in (int, UInt, float) and ta is not bool and tb is not bool:
         if (isinstance(a, float) and math.isnan(a)) or (isinstance(b, float) and math.isnan(b)):
             return 2   # unordered: every comparison is false
-        return (a > b) - (a < b)
+        return int((a > b) - (a < b))
     if ta is tb and ta in (str, bytes, bool):
-        return (a > b) - (a < b)
+        return int((a > b) - (a < b))
     if ta is tb and ta in (Duration, Timestamp):
-        return (a.nanos > b.nanos) - (a.nanos < b.nanos)
+        return int((a.nanos > b.nanos) - (a.nanos < b.nanos))
     raise EvalError('no such overload')
 
 
@@ -327,7 +327,7 @@ def to_text(value: Any) -> str:
     """`string(x)` for the types that convert."""
     t = type(value)
     if t is str:
-        return value
+        return str(value)
     if t is bool:
         return 'true' if value else 'false'
     if t in (int, UInt):
@@ -336,7 +336,7 @@ def to_text(value: Any) -> str:
         return format_double(value)
     if t is bytes:
         try:
-            return value.decode('utf-8')
+            return str(value.decode('utf-8'))
         except UnicodeDecodeError:
             raise EvalError('invalid UTF-8 in bytes, cannot convert to string') from None
     if t is Duration:

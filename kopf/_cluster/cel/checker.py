@@ -22,8 +22,9 @@ from kopf._cluster.cel.celtypes import (
 from kopf._cluster.cel.decls import Env, Function, Scope
 from kopf._cluster.cel.nodes import Expr, Issues, Source
 
-RESERVED_FIELDS = frozenset({'true', 'false', 'null', 'in', 'as', 'break', 'const', 'continue', 'else', 'for', 'function',
-                             'if', 'import', 'let', 'loop', 'package', 'namespace', 'return', 'var', 'void', 'while'})
+RESERVED_FIELDS = frozenset({'true', 'false', 'null', 'in', 'as', 'break', 'const', 'continue', 'else', 'for',
+                             'function', 'if', 'import', 'let', 'loop', 'package', 'namespace', 'return', 'var', 'void',
+                             'while'})
 LITERAL_TYPES = {bool: celtypes.BoolType, int: celtypes.IntType, float: celtypes.DoubleType,
                  str: celtypes.StringType, bytes: celtypes.BytesType, type(None): celtypes.NullType}
 
@@ -220,7 +221,7 @@ class Checker:
                 continue
             if fn.name in ('_&&_', '_||_'):
                 failed = False
-                for arg, t in zip(args, arg_types):
+                for arg, t in zip(args, arg_types, strict=False):
                     if not self.is_assignable(t, BoolType):
                         self.type_mismatch(arg.id, BoolType, t)
                         failed = True

@@ -7,25 +7,16 @@ Go's uint64 arithmetic does there.
 """
 from __future__ import annotations
 
-import math
-from typing import Any
-
 from kopf._cluster.cel import celtypes, nodes
 from kopf._cluster.cel.checker import Checked
-from kopf._cluster.cel.costcalls import Node, Size, call_cost, k8s_call_cost, overload_estimators, size_or_unknown
-from kopf._cluster.cel.costmath import (
-    MAX,
-    add,
-    fixed,
-    mul,
-    union,
-)
+from kopf._cluster.cel.costcalls import Node, call_cost, k8s_call_cost, overload_estimators, size_or_unknown
+from kopf._cluster.cel.costmath import MAX, Size, add, fixed, mul, union
 from kopf._cluster.cel.nodes import Expr
 from kopf._cluster.cel.schematypes import Decl
 
 
 class Var:
-    __slots__ = ('path', 'size', 'entry')
+    __slots__ = ('entry', 'path', 'size')
 
     def __init__(self, path: list[str], size: Size | None, entry: tuple[str, Size, Size] | None) -> None:
         self.path = path
@@ -59,7 +50,7 @@ class Coster:
                 decl = decl.fields.get(name)
             if decl is None:
                 return None
-        return (0, decl.max_elements)
+        return (0, decl.max_elements) if decl is not None else None
 
     def type_of(self, e: Expr) -> celtypes.Type:
         return self.checked.types.get(e.id, celtypes.DynType)
@@ -304,5 +295,3 @@ def estimate(checked: Checked, decl: Decl | None) -> int:
     """The worst-case cost (cel-go's CostEstimate.Max)."""
     return Coster(checked, decl).cost(checked.expr)[1]
 
-
-__all__ = ['estimate', 'Coster', 'math', 'Any']

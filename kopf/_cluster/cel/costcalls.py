@@ -20,7 +20,7 @@ Estimate = tuple[Size, Size | None]
 
 
 class Node:
-    __slots__ = ('path', 'type', 'expr', 'size')
+    __slots__ = ('expr', 'path', 'size', 'type')
 
     def __init__(self, path: list[str] | None, t: celtypes.Type, expr: Expr | None, size: Size | None) -> None:
         self.path = path

@@ -10,7 +10,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from kopf._cluster.cel import crdrules
+from kopf._cluster.cel import crdpaths, crdrules
 from kopf._cluster.cel.crdrules import STATIC_COST_LIMIT, STATIC_CRD_COST_LIMIT, Node, Rule
 from kopf._cluster.cel.schematypes import MAX_REQUEST_SIZE
 
@@ -102,7 +102,7 @@ def rule_schema_causes(rule: Rule, path: str, node: Node) -> list[Cause]:
     if has_newlines(rule.field_path):
         out.append(cause('FieldValueInvalid', f'{path}.fieldPath',
                          f'Invalid value: {quoted(rule.field_path)}: must not contain line breaks'))
-    if rule.field_path and crdrules.valid_field_path(rule.field_path, node.schema) is None:
+    if rule.field_path and crdpaths.valid_field_path(rule.field_path, node.schema) is None:
         out.append(cause('FieldValueInvalid', f'{path}.fieldPath',
                          f'Invalid value: {quoted(rule.field_path)}: must be a valid path'))
     return out

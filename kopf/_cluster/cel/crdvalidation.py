@@ -38,7 +38,7 @@ def walk(node: Node, path: str, obj: Any, old: Any, current: Pair, parent: Pair,
     if node.rules:
         evaluate(node, path, obj, old, current if current is not None else parent, causes, warnings)
     for sub in node.all_of:
-        walk(sub, path, obj, old, None, parent if current is None else parent, causes, warnings)
+        walk(sub, path, obj, old, None, parent, causes, warnings)   # allOf: not ratcheted (as the real one)
     if type(obj) is list and node.items is not None:
         keys = node.schema.get('x-kubernetes-list-map-keys')
         old_items = correlate_list(old, keys) if node.schema.get('x-kubernetes-list-type') == 'map' else {}

@@ -8,7 +8,19 @@ from __future__ import annotations
 
 import functools
 
-from kopf._cluster.cel import authz, checker, literals, extlib, interpreter, k8sformats, k8slib, k8stypes, optionals, parser, stdlib
+from kopf._cluster.cel import (
+    authz,
+    checker,
+    extlib,
+    interpreter,
+    k8sformats,
+    k8slib,
+    k8stypes,
+    literals,
+    optionals,
+    parser,
+    stdlib,
+)
 from kopf._cluster.cel.celtypes import Type
 from kopf._cluster.cel.checker import Checked
 from kopf._cluster.cel.decls import Env

@@ -161,7 +161,7 @@ def strings_lib(env: Env) -> None:
 
 def list_slice(items: Any, start: int, end: int) -> list[Any]:
     if start < 0 or end < 0:
-        raise EvalError('cannot slice(%d, %d), negative indexes not supported' % (start, end))
+        raise EvalError(f'cannot slice({start}, {end}), negative indexes not supported')
     if start > end:
         raise EvalError(f'cannot slice({start}, {end}), start index must be less than or equal to end index')
     if len(items) < end:

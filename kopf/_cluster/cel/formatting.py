@@ -61,7 +61,7 @@ def clause(verb: str, precision: str | None, arg: Any) -> str:
             text = arg.hex()
         else:
             text = format(int(arg), 'x')
-        return text.upper() if verb == 'X' else text
+        return str(text.upper() if verb == 'X' else text)
     return format(int(arg), 'o')
 
 

@@ -475,7 +475,7 @@ def optional_select(value: Optional, field: str) -> Optional:
 def dispatcher(function: str, overloads: list[Overload]) -> Callable[..., Any]:
     def dispatch(*args: Any) -> Any:
         for o in overloads:
-            if len(o.args) == len(args) and all(runtime_assignable(t, a) for t, a in zip(o.args, args)):
+            if len(o.args) == len(args) and all(runtime_assignable(t, a) for t, a in zip(o.args, args, strict=False)):
                 assert o.impl is not None
                 return o.impl(*args)
         raise EvalError(f'no such overload: {function}')

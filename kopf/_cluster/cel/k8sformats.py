@@ -113,7 +113,7 @@ def checked(check: Callable[[str], Any], message: str) -> Callable[[str], list[s
 
 
 class NamedFormat:
-    __slots__ = ('name', 'check')
+    __slots__ = ('check', 'name')
 
     def __init__(self, name: str, check: Callable[[str], list[str]]) -> None:
         self.name = name
@@ -160,7 +160,7 @@ def named(name: Any) -> Optional:
 # ---- semver (blang/semver, as Kubernetes uses it) ----
 
 class Semver:
-    __slots__ = ('major', 'minor', 'patch', 'pre', 'build')
+    __slots__ = ('build', 'major', 'minor', 'patch', 'pre')
 
     def __init__(self, major: int, minor: int, patch: int, pre: list[str], build: list[str]) -> None:
         self.major, self.minor, self.patch, self.pre, self.build = major, minor, patch, pre, build

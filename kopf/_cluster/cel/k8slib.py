@@ -4,6 +4,7 @@ quantity, URLs, IPs and CIDRs, formats, semver and the authorizer in their own m
 from __future__ import annotations
 
 import functools
+import itertools
 from typing import Any
 
 from kopf._cluster.cel import celtypes
@@ -24,7 +25,7 @@ COMPARABLE = [('int', celtypes.IntType), ('uint', celtypes.UintType), ('double',
 
 
 def is_sorted(items: Any) -> bool:
-    return all(compare(a, b) != 1 for a, b in zip(items, items[1:]))
+    return all(compare(a, b) != 1 for a, b in itertools.pairwise(items))
 
 
 def summer(zero: Any) -> Any:

@@ -116,7 +116,7 @@ def q_sub(a: Quantity, b: Any) -> Quantity:
 # ---- URLs ----
 
 class URL:
-    __slots__ = ('text', 'parts')
+    __slots__ = ('parts', 'text')
 
     def __init__(self, text: str) -> None:
         self.text = text
@@ -314,7 +314,7 @@ def ip_text(value: Any) -> str:
 
 
 def is_canonical(text: Any) -> bool:
-    return str(parse_ip(text).addr) == text
+    return bool(str(parse_ip(text).addr) == text)
 
 
 def declare(env: Env) -> None:

@@ -183,8 +183,8 @@ def clause_mismatch(checked: Checked, arg: Expr, kinds: tuple[str, ...], nested:
                 return found
     if nested and arg.kind == nodes.MAP:
         for entry in arg.entries:
-            for x in (entry.key, entry.value):
-                found = clause_mismatch(checked, x, kinds, True) if isinstance(x, Expr) else None
+            for item in (entry.key, entry.value):
+                found = clause_mismatch(checked, item, kinds, True) if isinstance(item, Expr) else None
                 if found is not None:
                     return found
     return None

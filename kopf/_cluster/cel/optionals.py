@@ -6,7 +6,7 @@ from typing import Any
 from kopf._cluster.cel import celtypes
 from kopf._cluster.cel.celvalues import Duration, EvalError, Optional, Timestamp, UInt
 from kopf._cluster.cel.decls import Env, Overload
-from kopf._cluster.cel.stdlib import DYN, LIST_A, MAP_AB, A, B, Bp, I, fail, index
+from kopf._cluster.cel.stdlib import DYN, INT, LIST_A, MAP_AB, A, B, Bp, fail, index
 
 
 def optional_lib(env: Env) -> None:
@@ -21,12 +21,12 @@ def optional_lib(env: Env) -> None:
     f('or', Overload('optional_or_optional', [OA, OA], OA, lambda a, b: a if a.present else b, member=True))
     f('orValue', Overload('optional_orValue_value', [OA, A], A, lambda a, b: a.value if a.present else b,
                           member=True))
-    f('_[?_]', Overload('list_optindex_optional_int', [LIST_A, I], OA, opt_index),
-      Overload('optional_list_optindex_optional_int', [celtypes.optional_of(LIST_A), I], OA, opt_index),
+    f('_[?_]', Overload('list_optindex_optional_int', [LIST_A, INT], OA, opt_index),
+      Overload('optional_list_optindex_optional_int', [celtypes.optional_of(LIST_A), INT], OA, opt_index),
       Overload('map_optindex_optional_value', [MAP_AB, A], celtypes.optional_of(Bp), opt_index),
       Overload('optional_map_optindex_optional_value', [celtypes.optional_of(MAP_AB), A],
                celtypes.optional_of(Bp), opt_index))
-    f('_[_]', Overload('optional_list_index_int', [celtypes.optional_of(LIST_A), I], OA, opt_index),
+    f('_[_]', Overload('optional_list_index_int', [celtypes.optional_of(LIST_A), INT], OA, opt_index),
       Overload('optional_map_index_value', [celtypes.optional_of(MAP_AB), A], celtypes.optional_of(Bp),
                opt_index))
     env.add_ident('optional_type', celtypes.type_of(OA), celtypes.optional_of(DYN))

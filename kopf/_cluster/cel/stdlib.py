@@ -31,7 +31,7 @@ from kopf._cluster.cel.celvalues import (
 from kopf._cluster.cel.decls import Env, Overload
 
 B, BY, D, DUR, DYN = celtypes.BoolType, celtypes.BytesType, celtypes.DoubleType, celtypes.DurationType, celtypes.DynType
-I, S, TS, U = celtypes.IntType, celtypes.StringType, celtypes.TimestampType, celtypes.UintType
+INT, S, TS, U = celtypes.IntType, celtypes.StringType, celtypes.TimestampType, celtypes.UintType
 A, Bp = celtypes.param('A'), celtypes.param('B')
 LIST_A = celtypes.list_of(A)
 MAP_AB = celtypes.map_of(A, Bp)
@@ -212,7 +212,7 @@ def size(value: Any) -> int:
 def to_int(v: Any) -> int:
     t = type(v)
     if t is int:
-        return v
+        return int(v)
     if t is UInt:
         return check_int(int(v))
     if t is float:
@@ -224,9 +224,9 @@ def to_int(v: Any) -> int:
             raise EvalError("type conversion error from 'string' to 'int'")
         return check_int(int(v))
     if t is Duration:
-        return v.nanos
+        return int(v.nanos)
     if t is Timestamp:
-        return v.nanos // 1_000_000_000
+        return int(v.nanos // 1_000_000_000)
     raise fail()
 
 
@@ -365,26 +365,26 @@ def declare(env: Env) -> None:
     f('_+_', *[Overload(i, [t, t2], r, add) for i, t, t2, r in [
         ('add_bytes', BY, BY, BY), ('add_double', D, D, D), ('add_duration_duration', DUR, DUR, DUR),
         ('add_duration_timestamp', DUR, TS, TS), ('add_timestamp_duration', TS, DUR, TS),
-        ('add_int64', I, I, I), ('add_list', LA, LA, LA), ('add_string', S, S, S), ('add_uint64', U, U, U)]])
-    f('_/_', *[Overload(f'divide_{n}', [t, t], t, divide) for n, t in [('double', D), ('int64', I), ('uint64', U)]])
-    f('_%_', *[Overload(f'modulo_{n}', [t, t], t, modulo) for n, t in [('int64', I), ('uint64', U)]])
-    f('_*_', *[Overload(f'multiply_{n}', [t, t], t, multiply) for n, t in [('double', D), ('int64', I),
+        ('add_int64', INT, INT, INT), ('add_list', LA, LA, LA), ('add_string', S, S, S), ('add_uint64', U, U, U)]])
+    f('_/_', *[Overload(f'divide_{n}', [t, t], t, divide) for n, t in [('double', D), ('int64', INT), ('uint64', U)]])
+    f('_%_', *[Overload(f'modulo_{n}', [t, t], t, modulo) for n, t in [('int64', INT), ('uint64', U)]])
+    f('_*_', *[Overload(f'multiply_{n}', [t, t], t, multiply) for n, t in [('double', D), ('int64', INT),
                                                                              ('uint64', U)]])
-    f('-_', Overload('negate_double', [D], D, negate), Overload('negate_int64', [I], I, negate))
+    f('-_', Overload('negate_double', [D], D, negate), Overload('negate_int64', [INT], INT, negate))
     f('_-_', *[Overload(i, [t, t2], r, subtract) for i, t, t2, r in [
-        ('subtract_double', D, D, D), ('subtract_duration_duration', DUR, DUR, DUR), ('subtract_int64', I, I, I),
+        ('subtract_double', D, D, D), ('subtract_duration_duration', DUR, DUR, DUR), ('subtract_int64', INT, INT, INT),
         ('subtract_timestamp_duration', TS, DUR, TS), ('subtract_timestamp_timestamp', TS, TS, DUR),
         ('subtract_uint64', U, U, U)]])
     for op, name in (('<', 'less'), ('<=', 'less_equals'), ('>', 'greater'), ('>=', 'greater_equals')):
         impl = ordering(op)
         f(f'_{op}_', *[Overload(f'{name}_{n}', [t, t2], B, impl) for n, t, t2 in [
-            ('bool', B, B), ('int64', I, I), ('int64_double', I, D), ('int64_uint64', I, U), ('uint64', U, U),
-            ('uint64_double', U, D), ('uint64_int64', U, I), ('double', D, D), ('double_int64', D, I),
+            ('bool', B, B), ('int64', INT, INT), ('int64_double', INT, D), ('int64_uint64', INT, U), ('uint64', U, U),
+            ('uint64_double', U, D), ('uint64_int64', U, INT), ('double', D, D), ('double_int64', D, INT),
             ('double_uint64', D, U), ('string', S, S), ('bytes', BY, BY), ('timestamp', TS, TS),
             ('duration', DUR, DUR)]])
-    f('_[_]', Overload('index_list', [LIST_A, I], A, index), Overload('index_map', [MAP_AB, A], Bp, index))
+    f('_[_]', Overload('index_list', [LIST_A, INT], A, index), Overload('index_map', [MAP_AB, A], Bp, index))
     f('@in', Overload('in_list', [A, LIST_A], B, in_), Overload('in_map', [A, MAP_AB], B, in_))
-    f('size', *[Overload(i, [t], I, size, member=m) for i, t, m in [
+    f('size', *[Overload(i, [t], INT, size, member=m) for i, t, m in [
         ('size_bytes', BY, False), ('bytes_size', BY, True), ('size_list', LIST_A, False),
         ('list_size', LIST_A, True), ('size_map', MAP_AB, False), ('map_size', MAP_AB, True),
         ('size_string', S, False), ('string_size', S, True)]])
@@ -395,7 +395,7 @@ def declare(env: Env) -> None:
     f('startsWith', Overload('starts_with_string', [S, S], B, starts_with, member=True))
     f('matches', Overload('matches', [S, S], B, matches), Overload('matches_string', [S, S], B, matches, member=True))
     time_functions(env)
-    for t in (B, BY, D, DUR, I, celtypes.list_of(A), celtypes.map_of(A, Bp), celtypes.NullType, S, TS,
+    for t in (B, BY, D, DUR, INT, celtypes.list_of(A), celtypes.map_of(A, Bp), celtypes.NullType, S, TS,
               celtypes.TypeType, U):
         name = {'google.protobuf.Duration': 'google.protobuf.Duration',
                 'google.protobuf.Timestamp': 'google.protobuf.Timestamp'}.get(t.name, t.name)
@@ -407,19 +407,19 @@ def conversions(env: Env) -> None:
     f('bool', Overload('bool_to_bool', [B], B, to_bool), Overload('string_to_bool', [S], B, to_bool))
     f('bytes', Overload('bytes_to_bytes', [BY], BY, to_bytes), Overload('string_to_bytes', [S], BY, to_bytes))
     f('double', *[Overload(f'{n}_to_double', [t], D, to_double) for n, t in [
-        ('double', D), ('int64', I), ('string', S), ('uint64', U)]])
+        ('double', D), ('int64', INT), ('string', S), ('uint64', U)]])
     f('duration', *[Overload(f'{n}_to_duration', [t], DUR, to_duration) for n, t in [
-        ('duration', DUR), ('int64', I), ('string', S)]])
+        ('duration', DUR), ('int64', INT), ('string', S)]])
     f('dyn', Overload('to_dyn', [A], DYN, lambda v: v))
-    f('int', *[Overload(f'{n}_to_int64', [t], I, to_int) for n, t in [
-        ('int64', I), ('double', D), ('duration', DUR), ('string', S), ('timestamp', TS), ('uint64', U)]])
+    f('int', *[Overload(f'{n}_to_int64', [t], INT, to_int) for n, t in [
+        ('int64', INT), ('double', D), ('duration', DUR), ('string', S), ('timestamp', TS), ('uint64', U)]])
     f('string', *[Overload(f'{n}_to_string', [t], S, to_text) for n, t in [
-        ('string', S), ('bool', B), ('bytes', BY), ('double', D), ('duration', DUR), ('int64', I),
+        ('string', S), ('bool', B), ('bytes', BY), ('double', D), ('duration', DUR), ('int64', INT),
         ('timestamp', TS), ('uint64', U)]])
     f('timestamp', *[Overload(f'{n}_to_timestamp', [t], TS, to_timestamp) for n, t in [
-        ('timestamp', TS), ('int64', I), ('string', S)]])
+        ('timestamp', TS), ('int64', INT), ('string', S)]])
     f('uint', *[Overload(f'{n}_to_uint64', [t], U, to_uint) for n, t in [
-        ('uint64', U), ('double', D), ('int64', I), ('string', S)]])
+        ('uint64', U), ('double', D), ('int64', INT), ('string', S)]])
 
 
 def time_functions(env: Env) -> None:
@@ -429,8 +429,8 @@ def time_functions(env: Env) -> None:
              ('getSeconds', 'seconds', True), ('getMilliseconds', 'milliseconds', True)]
     for name, part, with_duration in parts:
         impl = time_getter(part)
-        overloads = [Overload(f'timestamp_to_{part}', [TS], I, impl, member=True),
-                     Overload(f'timestamp_to_{part}_with_tz', [TS, S], I, impl, member=True)]
+        overloads = [Overload(f'timestamp_to_{part}', [TS], INT, impl, member=True),
+                     Overload(f'timestamp_to_{part}_with_tz', [TS, S], INT, impl, member=True)]
         if with_duration:
-            overloads.append(Overload(f'duration_to_{part}', [DUR], I, impl, member=True))
+            overloads.append(Overload(f'duration_to_{part}', [DUR], INT, impl, member=True))
         env.add_function(name, *overloads)

@@ -37,7 +37,7 @@ def check(value: Any, schema: Mapping[str, Any], path: FieldPath, causes: list[C
         alternatives = results('anyOf')
         if all(alternatives):
             causes.append(composite(f'"{name}" must validate at least one schema (anyOf)'))
-            causes.extend(min(alternatives, key=len))
+            causes.extend(fewest(alternatives))
     if schema.get('oneOf'):
         alternatives = results('oneOf')
         valid = sum(1 for found in alternatives if not found)
@@ -45,7 +45,7 @@ def check(value: Any, schema: Mapping[str, Any], path: FieldPath, causes: list[C
             more = 'Found none valid' if valid == 0 else f'Found {valid} valid alternatives'
             causes.append(composite(f'"{name}" must validate one and only one schema (oneOf). {more}'))
             if valid == 0:
-                causes.extend(min(alternatives, key=len))
+                causes.extend(fewest(alternatives))
     if schema.get('allOf'):
         alternatives = results('allOf')
         for found in alternatives:
@@ -60,3 +60,8 @@ def check(value: Any, schema: Mapping[str, Any], path: FieldPath, causes: list[C
         validate(value, negated, path, found)
         if not found:
             causes.append(composite(f'"{name}" must not validate the schema (not)'))
+
+
+def fewest(alternatives: list[list[Cause]]) -> list[Cause]:
+    """The failed alternative that came closest (kube-openapi's best match count, approximated by fewest causes)."""
+    return min(alternatives, key=lambda causes: len(causes))

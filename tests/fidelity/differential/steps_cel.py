@@ -180,14 +180,16 @@ REFUSED = [
     refused(41, 'self.spec.a == oldSelf.spec.a', root=True),
     refused(42, properties=ITEMS_WITH_OLD),
     refused(43, properties=ATOMIC_WITH_OLD),
-    refused(44, 'self.free.size() < 3', properties={'free': {'type': 'object', 'x-kubernetes-preserve-unknown-fields': True}}),
+    refused(44, 'self.free.size() < 3', properties={'free': {'type': 'object',
+                                                              'x-kubernetes-preserve-unknown-fields': True}}),
     refused(45, 'self.list.all(x, self.list.all(y, x == y))'),
     refused(46, 'self.limited.all(x, self.limited.all(y, x == y))', "self.list.exists(x, x.contains(self.a))"),
     refused(47, properties={'deep': {'type': 'array', 'items': {'type': 'object', 'properties': {
         'words': {'type': 'array', 'items': {'type': 'string'}}},
         'x-kubernetes-validations': rules("self.words.all(w, w.matches('^[a-z]+$'))")}}}),
     refused(48, *[f"self.limited.all(x, x.matches('^[a-z]{{{i}}}$'))" for i in range(1, 13)],
-            properties={'limited': {'type': 'array', 'maxItems': 7000, 'items': {'type': 'string', 'maxLength': 1000}}}),
+            properties={'limited': {'type': 'array', 'maxItems': 7000,
+                                    'items': {'type': 'string', 'maxLength': 1000}}}),
     Step('GET', f'{CRDS}/refused0s.{GROUP}'),
 ]
 CEL = [*OBJECTS, *TRANSITIONS, *REFUSED]
