@@ -2,7 +2,7 @@
 
 `rule_causes(openAPIV3Schema, field)` walks the schema as apiextensions' CRD validation does and returns
 the causes: rule/message/messageExpression/reason/fieldPath checks, compile errors, `optionalOldSelf`
-without `oldSelf`, `oldSelf` under uncorrelatable lists and atomic maps, and static costs over the limits.
+without `oldSelf`, `oldSelf` under lists that cannot be correlated, and static costs over the limits.
 """
 from __future__ import annotations
 
@@ -59,9 +59,9 @@ def walk(node: Node, path: str, uncorrelatable: str | None, causes: list[Cause],
     if node.additional is not None:
         walk(node.additional, f'{path}.additionalProperties', uncorrelatable, causes, costs,
              child_cardinality(cardinality, schema.get('maxProperties')))
-    atomic_map = schema.get('x-kubernetes-map-type') == 'atomic'
+    correlatable = schema.get('x-kubernetes-map-type') in (None, 'granular', 'atomic')
     for key, sub in node.properties.items():
-        walk(sub, f'{path}.properties[{key}]', uncorrelatable or (path if atomic_map else None), causes, costs,
+        walk(sub, f'{path}.properties[{key}]', uncorrelatable or (None if correlatable else path), causes, costs,
              cardinality)
     if node.items is not None:
         sub_uncorrelatable = uncorrelatable or (path if schema.get('x-kubernetes-list-type') != 'map' else None)

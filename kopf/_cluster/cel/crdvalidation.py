@@ -47,7 +47,7 @@ def walk(node: Node, path: str, obj: Any, old: Any, current: Pair, parent: Pair,
             item_pair = (item, old_item) if current is not None and old_item is not None else None
             walk(node.items, f'{path}[{i}]', item, old_item, item_pair, current or parent, causes, warnings)
     elif type(obj) is dict:
-        correlatable = node.schema.get('x-kubernetes-map-type') != 'atomic'
+        correlatable = node.schema.get('x-kubernetes-map-type') in (None, 'granular', 'atomic')
         old_map = old if correlatable and type(old) is dict else {}
         for key, value in obj.items():
             if node.additional is not None:

@@ -274,6 +274,8 @@ class Parser:
         while self.tok.kind == ',':
             self.advance()
             args.append(self.expr())
+        if self.tok.kind != close and self.tok.kind != lexer.EOF and self.peek().kind == close:
+            raise self.syntax_error(self.tok, f"extraneous input {display(self.tok)} expecting '{close}'")
         self.expect({close, ','} if close == ')' else {close})
         return args
 

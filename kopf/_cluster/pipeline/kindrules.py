@@ -130,6 +130,7 @@ def prepare_crd(obj: dict[str, Any], settings: Settings) -> list[Cause]:
     causes = crds.causes_of(obj)
     if not causes:
         crds.with_defaults(obj)
+        obj.setdefault('status', crds.initial_status(obj))   # a create's answer shows it (updates keep theirs)
     return causes
 
 

@@ -72,6 +72,27 @@ def ruled(emulator: LocalCluster, envtest: Cluster, pair: tuple[Backend, Backend
 
 
 @pytest.fixture(scope='module')
+def policed(emulator: LocalCluster, envtest: Cluster, pair: tuple[Backend, Backend]) -> Iterator[tuple[Backend, Backend]]:
+    """Both backends with the CEL category's admission policies and bindings, once a real server applies them."""
+    for cluster in (emulator, envtest):
+        cluster.apply(steps_cel.NAMESPACE, steps_cel.PARAMS, *steps_cel.POLICIES)
+    probe = {'apiVersion': 'v1', 'kind': 'ConfigMap', 'metadata': {'name': 'forbidden-probe'}}
+    path = f'/api/v1/namespaces/{steps_cel.VAP_NS}/configmaps?dryRun=All'
+    for side in pair:
+        deadline = time.monotonic() + 60   # a real server takes its policies in a while
+        over = {**probe, 'metadata': {'name': 'probe'}, 'data': {'limit': '9'}}   # denied by one policy only
+        while side.http.request('POST', path, probe)[0] != 403 or side.http.request('POST', path, over)[0] != 422:
+            assert time.monotonic() < deadline, f'{side.name}: the policies do not act in 60 s'
+            time.sleep(0.5)
+    yield pair
+    for side in pair:
+        for obj in steps_cel.POLICIES:
+            plural = 'validatingadmissionpolicybindings' if obj['kind'].endswith('Binding') else \
+                'validatingadmissionpolicies'
+            side.http.request('DELETE', f'{steps_cel.ADMISSION}/{plural}/{obj["metadata"]["name"]}')
+
+
+@pytest.fixture(scope='module')
 def expiring(emulator: LocalCluster, envtest: Cluster) -> Iterator[tuple[Backend, Backend]]:
     """The emulator and a kube-apiserver without its watch cache: a compaction of etcd is seen by watches."""
     with EnvtestCluster(controller_manager=False, apiserver_flags=['--watch-cache=false']) as nocache:

@@ -117,7 +117,7 @@ BAD = [
     {'words': ['main', 'main']}, {'when': '1999-05-01T10:00:00Z'},
     {'delay': '2h'}, {'division': 0}, {'division': 20}, {'first': 'later'},
     {'minReplicas': 9, 'mode': 'turbo', 'owner': 'x'},
-    {'count': 0, 'ratio': 2, 'ports': [{'name': 'ssh', 'port': 22}]},
+    {'minReplicas': 9, 'maxReplicas': 5, 'image': 'X', 'tier': 'gold'},
     {'choice': {}}, {'choice': {'a': '1', 'b': '2'}}, {'either': 'abc'}, {'both': 0}, {'both': 9},
     {'never': 'bad'}, {'both': 0, 'minReplicas': 9},
 ]
@@ -154,7 +154,8 @@ def refused(index: int, *specs: Any, properties: dict[str, Any] | None = None, r
     """A CRD whose spec declares `specs` as its rules (or the root does): a real server refuses it."""
     spec_schema: dict[str, Any] = {'type': 'object', 'properties': properties or SIMPLE}
     schema: dict[str, Any] = {'type': 'object', 'properties': {'spec': spec_schema}}
-    (schema if root else spec_schema)['x-kubernetes-validations'] = rules(*specs)
+    if specs:
+        (schema if root else spec_schema)['x-kubernetes-validations'] = rules(*specs)
     return Step('POST', CRDS, crd(f'refused{index}s.{GROUP}', schema))
 
 
@@ -193,3 +194,104 @@ REFUSED = [
     Step('GET', f'{CRDS}/refused0s.{GROUP}'),
 ]
 CEL = [*OBJECTS, *TRANSITIONS, *REFUSED]
+
+# ---- ValidatingAdmissionPolicies: the fixture `policed` stores these on both sides and waits until they act.
+ADMISSION = '/apis/admissionregistration.k8s.io/v1'
+VAP_NS = 'd-vap'
+CM_RULES = [{'apiGroups': [''], 'apiVersions': ['v1'], 'operations': ['CREATE', 'UPDATE'], 'resources': ['configmaps']}]
+SCOPE = {'namespaceSelector': {'matchLabels': {'vap': 'yes'}}}
+
+
+def vap(name: str, **spec: Any) -> dict[str, Any]:
+    return {'apiVersion': 'admissionregistration.k8s.io/v1', 'kind': 'ValidatingAdmissionPolicy',
+            'metadata': {'name': name}, 'spec': {'matchConstraints': {'resourceRules': CM_RULES, **SCOPE}, **spec}}
+
+
+def vap_binding(name: str, policy: str, *actions: str, **spec: Any) -> dict[str, Any]:
+    return {'apiVersion': 'admissionregistration.k8s.io/v1', 'kind': 'ValidatingAdmissionPolicyBinding',
+            'metadata': {'name': name}, 'spec': {'policyName': policy, 'validationActions': list(actions), **spec}}
+
+
+POLICIES = [
+    vap('d-size', variables=[{'name': 'keys', 'expression': "has(object.data) ? size(object.data) : 0"}],
+        validations=[{'expression': 'variables.keys <= 3', 'messageExpression': "'too many keys: ' + "
+                                                                                 "string(variables.keys)"},
+                     {'expression': "!object.metadata.name.startsWith('forbidden')", 'reason': 'Forbidden',
+                      'message': 'forbidden names are forbidden'},
+                     {'expression': "!has(object.data) || !('bad' in object.data)"}]),
+    vap('d-params', paramKind={'apiVersion': 'v1', 'kind': 'ConfigMap'},
+        matchConditions=[{'name': 'not-params', 'expression': "!object.metadata.name.startsWith('param')"}],
+        validations=[{'expression': "!has(object.data) || !('limit' in object.data) || "
+                                    "int(object.data.limit) <= int(params.data.max)",
+                      'message': 'over the limit'}]),
+    vap('d-transition', validations=[{'expression': "request.operation != 'UPDATE' || !has(oldObject.data) || "
+                                                    "!has(object.data) || !has(oldObject.data.fixed) || "
+                                                    "object.data.fixed == oldObject.data.fixed",
+                                      'message': 'fixed is fixed'},
+                                     {'expression': "namespaceObject.metadata.labels['vap'] == 'yes'"},
+                                     {'expression': "authorizer.group('').resource('secrets').namespace('d-vap')"
+                                                    ".check('get').allowed()"}]),
+    vap('d-errors', failurePolicy='Fail', validations=[{'expression': "!has(object.data) || "
+                                                                      "!('boom' in object.data) || 1 / 0 == 1"}]),
+    vap('d-ignored', failurePolicy='Ignore', validations=[{'expression': "!has(object.data) || "
+                                                                         "!('quiet' in object.data) || 1 / 0 == 1"}]),
+    vap('d-warned', validations=[{'expression': "!has(object.data) || !('warn' in object.data)",
+                                  'message': 'just a warning'}]),
+    vap_binding('d-size', 'd-size', 'Deny'),
+    vap_binding('d-params', 'd-params', 'Deny', paramRef={'name': 'param-limits', 'namespace': VAP_NS,
+                                                          'parameterNotFoundAction': 'Deny'}),
+    vap_binding('d-transition', 'd-transition', 'Deny'),
+    vap_binding('d-errors', 'd-errors', 'Deny'),
+    vap_binding('d-ignored', 'd-ignored', 'Deny'),
+    vap_binding('d-warned', 'd-warned', 'Warn', 'Audit'),
+]
+PARAMS = {'apiVersion': 'v1', 'kind': 'ConfigMap', 'metadata': {'name': 'param-limits', 'namespace': VAP_NS},
+          'data': {'max': '5'}}
+NAMESPACE = {'apiVersion': 'v1', 'kind': 'Namespace', 'metadata': {'name': VAP_NS, 'labels': {'vap': 'yes'}}}
+
+
+def cms(name: str = '') -> str:
+    return f'/api/v1/namespaces/{VAP_NS}/configmaps' + (f'/{name}' if name else '')
+
+
+def cmap(name: str, **data: str) -> dict[str, Any]:
+    return {'apiVersion': 'v1', 'kind': 'ConfigMap', 'metadata': {'name': name}, 'data': data}
+
+
+def refused_vap(index: int, **spec: Any) -> Step:
+    return Step('POST', f'{ADMISSION}/validatingadmissionpolicies', vap(f'd-refused{index}', **spec))
+
+
+POLICY_STEPS = [
+    Step('POST', cms(), cmap('fine', a='1')),
+    Step('POST', cms(), cmap('big', a='1', b='2', c='3', d='4')),
+    Step('POST', cms(), cmap('forbidden-x')),
+    Step('POST', cms(), cmap('badkey', bad='1')),
+    Step('POST', cms(), cmap('limited', limit='3')),
+    Step('POST', cms(), cmap('overlimit', limit='9')),
+    Step('POST', cms(), cmap('param-extra', limit='9')),
+    Step('POST', cms(), cmap('boom', boom='1')),
+    Step('POST', cms(), cmap('quiet', quiet='1')),
+    Step('POST', cms(), cmap('warned', warn='1')),
+    Step('POST', cms(), cmap('fixed', fixed='a')),
+    Step('PATCH', cms('fixed'), {'data': {'fixed': 'b'}}, MERGE),
+    Step('PATCH', cms('fixed'), {'data': {'other': 'x'}}, MERGE),
+    Step('PATCH', cms('fine'), {'data': {'b': '2', 'c': '3', 'd': '4'}}, MERGE),
+    Step('GET', cms()),
+    refused_vap(0, validations=[{'expression': 'object.x +'}]),
+    refused_vap(1, validations=[{'expression': '1'}]),
+    refused_vap(2, validations=[{'expression': 'params.x == 1'}]),
+    refused_vap(3, validations=[{'expression': 'true', 'messageExpression': '1'}]),
+    refused_vap(4, validations=[{'expression': 'variables.x == 1'}]),
+    refused_vap(5, variables=[{'name': 'a', 'expression': 'variables.b'}, {'name': 'b', 'expression': '1'}],
+                validations=[{'expression': 'variables.a == 1'}]),
+    refused_vap(6, validations=[{'expression': 'request.nope == 1'}]),
+    refused_vap(7, matchConditions=[{'name': 'c', 'expression': "'x'"}], validations=[{'expression': 'true'}]),
+    refused_vap(8, validations=[{'expression': 'true', 'messageExpression': "authorizer.path('/').check('get')"
+                                                                          ".reason()"}]),
+    Step('POST', f'{ADMISSION}/validatingadmissionpolicybindings', vap_binding('d-refused', 'x', 'Deny', 'Warn')),
+    Step('POST', f'{ADMISSION}/validatingadmissionpolicybindings', vap_binding('d-refused', 'x', 'Nope')),
+    Step('POST', f'{ADMISSION}/validatingadmissionpolicybindings', vap_binding('d-refused', 'x')),
+    Step('POST', f'{ADMISSION}/validatingadmissionpolicybindings', vap_binding('d-refused', 'x', 'Deny', paramRef={
+        'name': 'a', 'selector': {}, 'parameterNotFoundAction': 'Nope'})),
+]

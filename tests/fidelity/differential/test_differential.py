@@ -18,6 +18,7 @@ RUNS: list[tuple[str, list[Step], str]] = [
     ('watch', steps.WATCH, 'pair'), ('watch', steps.EXPIRED, 'expiring'), ('selectors', steps.SELECTORS, 'pair'),
     ('tables', steps.TABLES, 'pair'), ('dry-run', steps.DRYRUN, 'pair'), ('admission', steps.ADMISSION, 'admitting'),
     ('bad-input', steps.BAD_INPUT, 'pair'), ('cel', steps_cel.CEL, 'ruled'),
+    ('cel', steps_cel.POLICY_STEPS, 'policed'),
 ]
 
 
