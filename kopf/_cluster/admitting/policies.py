@@ -16,9 +16,9 @@ from typing import Any
 from kopf._cluster import statuses
 from kopf._cluster.admitting import reviews
 from kopf._cluster.admitting.reviews import Request
-from kopf._cluster.apis import resourcetable
 from kopf._cluster.cel import admissionexprs, admissionruns, authz, celvalues
 from kopf._cluster.pipeline.state import State
+from kopf._shared import resourcetable
 
 POLICIES = ('admissionregistration.k8s.io', 'validatingadmissionpolicies')
 BINDINGS = ('admissionregistration.k8s.io', 'validatingadmissionpolicybindings')

@@ -9,8 +9,8 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from kopf._cluster.openapi.fielderrors import Cause
-from kopf._model.fields import FieldPath
-from kopf._model.schemas import format_path
+from kopf._shared.fields import FieldPath
+from kopf._shared.schemas import format_path
 
 JUNCTORS = frozenset({'allOf', 'anyOf', 'oneOf', 'not'})
 Validate = Callable[[Any, Mapping[str, Any], FieldPath, list[Cause]], None]

@@ -72,7 +72,8 @@ def ruled(emulator: LocalCluster, envtest: Cluster, pair: tuple[Backend, Backend
 
 
 @pytest.fixture(scope='module')
-def policed(emulator: LocalCluster, envtest: Cluster, pair: tuple[Backend, Backend]) -> Iterator[tuple[Backend, Backend]]:
+def policed(emulator: LocalCluster, envtest: Cluster,
+            pair: tuple[Backend, Backend]) -> Iterator[tuple[Backend, Backend]]:
     """Both backends with the CEL category's admission policies and bindings, once a real server applies them."""
     for cluster in (emulator, envtest):
         cluster.apply(steps_cel.NAMESPACE, steps_cel.PARAMS, *steps_cel.POLICIES)
