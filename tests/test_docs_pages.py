@@ -77,3 +77,10 @@ def test_local_cluster_page_workloads_test_passes(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setenv('KUBECONFIG', '')   # the test sets it; restored afterwards
     namespace: dict[str, Any] = docs_blocks.run(block, 'docs/local-cluster.md')
     namespace['test_available_and_crashing']()
+
+
+def test_local_cluster_page_cel_test_passes() -> None:
+    """The CEL example of docs/local-cluster.md runs and passes."""
+    block = next(code for code in docs_blocks.blocks('local-cluster.md') if 'def test_rules_refuse' in code)
+    namespace: dict[str, Any] = docs_blocks.run(block, 'docs/local-cluster.md')
+    namespace['test_rules_refuse_what_a_real_server_refuses']()

@@ -58,8 +58,9 @@ def stem(name: str) -> str:
     for suffix in ('ies', 'ings', 'ing', 'ers', 'er', 'es', 's'):
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
             word = word[:-len(suffix)] + ('y' if suffix == 'ies' else '')
+            if suffix in ('ings', 'ing', 'ers', 'er'):   # runn(ing) -> run; but cell(s) stays cell
+                word = re.sub(r'(.)\1$', r'\1', word)
             break
-    word = re.sub(r'(.)\1$', r'\1', word)
     return word.removesuffix('e')
 
 
@@ -68,6 +69,7 @@ def test_the_stemming() -> None:
     assert stem('runner') == stem('running') == 'run'
     assert stem('peers') == stem('peering') == 'peer'
     assert stem('progress') != stem('progressstorages')
+    assert stem('cells') != stem('cel')
 
 
 def test_no_two_modules_share_a_stem_or_a_synonym() -> None:

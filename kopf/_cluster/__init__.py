@@ -8,6 +8,7 @@ Its packages, each importing only those listed before it (no import cycles: `tes
 
     statuses     Kubernetes `Status` error bodies, exactly as a real API server renders them
     jsoncodec    JSON: the runtime's codec (`kopf._shared.encoding`), with the emulator's nesting bounds
+    cel          CEL as kube-apiserver 1.34 evaluates it: CRD validation rules, admission policies' expressions
     apis         what is served and how a URL addresses it: the resource table, the catalog, routing
     openapi      schemas and validation: defaulting, pruning, validation, structural checks, built-in schemas
     patchtypes   merge, JSON and strategic-merge patches; field ownership for server-side apply

@@ -663,6 +663,15 @@ def test_22_workloads_own_test() -> None:
     assert '1 passed' in result.stdout
 
 
+@pytest.mark.emulator_only(reason='the example\'s own test starts its own LocalCluster')
+def test_23_cel_own_test() -> None:
+    """The example's own test passes: CEL rules refuse a bad object, a changed immutable field, a bad status."""
+    args = [sys.executable, '-m', 'pytest', '-q', '-p', 'no:cacheprovider', str(EXAMPLES / '23-cel')]
+    result = subprocess.run(args, capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert '1 passed' in result.stdout
+
+
 def test_99_all_at_once(cluster: Cluster, kubeconfig: pathlib.Path) -> None:
     with runner('99-all-at-once', cluster) as operator:
         assert operator.wait_ready(20)

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kopf._cluster import jsoncodec, statuses
-from kopf._cluster.admitting import reviews
+from kopf._cluster.admitting import policies, reviews
 from kopf._cluster.admitting.reviews import CallFailed, Request
 from kopf._cluster.apis.routing import Target
 from kopf._cluster.openapi import conforming
@@ -38,10 +38,13 @@ HOST_ALIASES = dict.fromkeys([localhosts.K3D_HOST, localhosts.MINIKUBE_HOST, loc
 class Admitter:
     """Runs a write through the webhooks; `services` maps "namespace/name" to a base URL."""
 
-    def __init__(self, state: State, services: Mapping[str, str] | None = None) -> None:
+    def __init__(self, state: State, services: Mapping[str, str] | None = None,
+                 subject: policies.Subject | None = None, access: Any = None) -> None:
         self.state = state
         self.services = dict(services or {})
         self.warnings: list[str] = []
+        self.subject = subject or policies.Subject(str(reviews.USER['username']), tuple(reviews.USER['groups']))
+        self.access = access   # what the policies' `authorizer` asks (`policies.authorize`)
 
     async def create(self, target: Target, body: Any, options: writing.Options) -> writing.Outcome:
         dry = dryly(options)
@@ -150,6 +153,7 @@ class Admitter:
     async def validate(self, request: Request) -> None:
         if reviews.exempt(request):
             return
+        self.warnings.extend(policies.check(self.state, request, self.subject, self.access))
         hooks = [h for h in reviews.webhooks(self.state, mutating=False) if reviews.matches(self.state, h, request)]
         await asyncio.gather(*(self.call(hook, request) for hook in hooks))
 

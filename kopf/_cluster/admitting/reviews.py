@@ -63,6 +63,15 @@ def matches(state: State, hook: Mapping[str, Any], request: Request) -> bool:
     return _namespace_matches(state, hook.get('namespaceSelector'), request)
 
 
+def rule_matches(rule: Mapping[str, Any], request: Request) -> bool:
+    """A webhook's or a policy's rule (operations, groups, versions, resources, scope) against a request."""
+    return _rule_matches(rule, request)
+
+
+def namespace_matches(state: State, spec: Any, request: Request) -> bool:
+    return _namespace_matches(state, spec, request)
+
+
 def _rule_matches(rule: Mapping[str, Any], request: Request) -> bool:
     resource = request.resource
     wanted = f'{resource.plural}/{request.subresource}' if request.subresource else resource.plural
@@ -79,6 +88,11 @@ def _rule_matches(rule: Mapping[str, Any], request: Request) -> bool:
 
 def _listed(values: Any, value: str) -> bool:
     return isinstance(values, list) and ('*' in values or value in values)
+
+
+def label_selector(spec: Any) -> Any:
+    """A label selector (`matchLabels`, `matchExpressions`) as a predicate over objects."""
+    return _selector(spec)
 
 
 def _selector(spec: Any) -> Any:

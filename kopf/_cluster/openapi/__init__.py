@@ -2,6 +2,7 @@
 
     conforming     the one caller of this layer for the write pipeline: default -> (Strict) -> prune -> validate
     validation     validation of objects by their schemas (types, formats, enums, lists, maps, ...)
+    composition    `allOf`/`anyOf`/`oneOf`/`not`, with kube-openapi's texts
     defaulting     `default` values, top-down, and non-nullable nulls dropped
     structural     the structural-schema rules a CRD's schemas must follow to be accepted
     embedded       objects inside custom resources marked `x-kubernetes-embedded-resource`

@@ -23,6 +23,36 @@ def check_structural(schema: Any, field: str) -> list[dict[str, Any]]:
     return list(structural.check_structural(schema, field=field))
 
 
+def check_rules(schema: Any, field: str) -> list[dict[str, Any]]:
+    """Why a CRD's `x-kubernetes-validations` (CEL) make a real server refuse it; [] if they do not."""
+    from kopf._cluster.cel import crdchecks
+    return crdchecks.rule_causes(schema, field)
+
+
+def check_cel(obj: dict[str, Any], old: Mapping[str, Any] | None, schema: Mapping[str, Any],
+              causes: list[dict[str, Any]]) -> list[str]:
+    """The CRD's CEL rules over the object, after its schema validation; ratcheting warnings are returned.
+
+    As the real server does, the rules are not evaluated when a blocking schema error (required,
+    unsupported, too long, too many, wrong type) was found: one cause says so instead.
+    """
+    from kopf._cluster.cel import crdrules, crdvalidation
+    if not crdrules.has_rules(schema):
+        return []
+    if any(c.get('reason') in BLOCKING for c in causes):
+        causes.append(statuses.cause('FieldValueInvalid', '<nil>', 'Invalid value: null: some validation rules were '
+                                     'not checked because the object was invalid; correct the existing errors to '
+                                     'complete validation'))
+        return []
+    found, warnings = crdvalidation.validate(schema, obj, old)
+    causes.extend(found)
+    return warnings
+
+
+BLOCKING = frozenset({'FieldValueNotSupported', 'FieldValueRequired', 'FieldValueTooLong', 'FieldValueTooMany',
+                      'FieldValueTypeInvalid'})
+
+
 TOP = ('apiVersion', 'kind', 'metadata')
 OPAQUE_KEYWORDS = frozenset({'type', 'description', 'nullable', 'x-kubernetes-preserve-unknown-fields'})
 _opaque_cache: dict[int, tuple[Mapping[str, Any], frozenset[str]]] = {}
@@ -86,7 +116,8 @@ def _plain_metadata(meta: dict[str, Any]) -> bool:
     return True
 
 
-def conform(obj: dict[str, Any], resource: Resource, field_validation: str) -> list[str]:
+def conform(obj: dict[str, Any], resource: Resource, field_validation: str,
+            old: Mapping[str, Any] | None = None) -> list[str]:
     """Default, prune and validate an object about to be stored; returns Warning texts.
 
     `field_validation` is the `fieldValidation` parameter: Strict rejects unknown fields (400),
@@ -102,14 +133,14 @@ def conform(obj: dict[str, Any], resource: Resource, field_validation: str) -> l
     opaque = opaque_keys(schema)
     if opaque and _trivial(schema, opaque) and all(isinstance(obj[key], dict) for key in opaque if key in obj):
         return _conform_trivially(obj, schema, resource, field_validation)
-    if opaque and any(key in obj for key in opaque):
+    if opaque and any(key in obj for key in opaque) and 'x-kubernetes-validations' not in schema:
         view = {key: {} if key in opaque and isinstance(value, dict) else value for key, value in obj.items()}
         warnings = _conform(view, schema, resource, field_validation)
         for key in [key for key in obj if key not in view]:
             del obj[key]
         obj.update({key: value for key, value in view.items() if key not in opaque or key not in obj})
         return warnings
-    return _conform(obj, schema, resource, field_validation)
+    return _conform(obj, schema, resource, field_validation, old)
 
 
 def _trivial(schema: Mapping[str, Any], opaque: frozenset[str]) -> bool:
@@ -133,7 +164,8 @@ def _conform_trivially(obj: dict[str, Any], schema: Mapping[str, Any], resource:
     return [] if field_validation == 'Ignore' else validation.unknown_field_warnings(unknown)
 
 
-def _conform(obj: dict[str, Any], schema: Mapping[str, Any], resource: Resource, field_validation: str) -> list[str]:
+def _conform(obj: dict[str, Any], schema: Mapping[str, Any], resource: Resource, field_validation: str,
+             old: Mapping[str, Any] | None = None) -> list[str]:
     validation.apply_defaults(obj, schema)
     unknown = schemas.prune(obj, schema) + normalise_metadata(obj)   # a candidate: safe in place
     if unknown and field_validation == 'Strict':
@@ -143,6 +175,7 @@ def _conform(obj: dict[str, Any], schema: Mapping[str, Any], resource: Resource,
     warnings = [] if field_validation == 'Ignore' else validation.unknown_field_warnings(unknown)
     if resource.custom:
         causes = validation.validate(obj, schema)
+        warnings += check_cel(obj, old, schema, causes)
         if causes:
             meta = obj.get('metadata') or {}
             raise statuses.invalid(resource.kind, resource.group, meta.get('name') or '', causes)

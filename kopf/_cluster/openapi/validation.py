@@ -23,8 +23,8 @@ Written directly rather than on `jsonschema`: the k8s dialect needs custom keywo
 `-list-type`/`-list-map-keys`); the cause reason and message depend on which keyword failed and
 on the JSON type name of the offending value, which would mean re-deriving each jsonschema error;
 and the built-in schemas are cyclic dict graphs, which a walk along the value handles trivially.
-Not supported (real servers check them; a local one may skip them): `x-kubernetes-validations` (CEL),
-`allOf`/`anyOf`/`oneOf`/`not`.
+`allOf`/`anyOf`/`oneOf`/`not` are applied by `composition.py`; `x-kubernetes-validations` (CEL) by
+`kopf._cluster.cel`, after this validation (`conforming.check_cel`).
 
 This module is the entry point for objects; `apply_defaults` (`defaulting.py`) and the cause constructors
 (`fielderrors.py`) live next to it and are re-exported. The structural checks of CRD schemas are in
@@ -41,7 +41,8 @@ import uuid
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from kopf._cluster.openapi import embedded
+from kopf._cluster.openapi import composition, embedded
+from kopf._cluster.openapi.composition import JUNCTORS
 from kopf._cluster.openapi.defaulting import apply_defaults
 from kopf._cluster.openapi.fielderrors import (
     Cause,
@@ -125,6 +126,8 @@ def _validate(value: Any, schema: Mapping[str, Any], path: FieldPath, causes: li
     if not _type_matches(value, schema):
         causes.append(type_invalid(path, _expected_type(schema), value))
         return
+    if not JUNCTORS.isdisjoint(schema):
+        composition.check(value, schema, path, causes, _validate)
     enum = schema.get('enum')
     if isinstance(enum, list) and enum and not any(_json_equal(value, allowed) for allowed in enum):
         causes.append(not_supported(path, value, enum))

@@ -12,6 +12,7 @@
     kindrules       the few per-kind rules on top of the generic pipeline (events, namespaces, leases, ...)
     kind_defaults   the server-side defaults of built-in kinds that clients read back (Jobs, Services, ...)
     webhookconfigs  validation and defaults of admission webhook configurations (a per-kind rule)
+    policyconfigs   validation of ValidatingAdmissionPolicies (their CEL) and their bindings (a per-kind rule)
 
 Synchronous and free of I/O: functions take the state and decoded inputs and return an `Outcome`;
 stored objects are never mutated (every write builds a fresh dict: the watch history shares them).

@@ -56,8 +56,17 @@ def _version_causes(versions: Any) -> list[Cause]:
                                      'version'))
     for index, version in enumerate(versions):
         schema = ((version or {}).get('schema') or {}).get('openAPIV3Schema')
-        causes.extend(conforming.check_structural(schema, f'spec.versions[{index}].schema.openAPIV3Schema'))
+        field = f'spec.versions[{index}].schema.openAPIV3Schema'
+        structural = conforming.check_structural(schema, field)
+        rules_field = 'spec.validation.openAPIV3Schema' if _shared_schema(versions) else field
+        causes.extend(structural or conforming.check_rules(schema, rules_field))
     return causes
+
+
+def _shared_schema(versions: list[Any]) -> bool:
+    """All versions have one schema: a real server validates it once, as `spec.validation` (its internal form)."""
+    schemas = [((v or {}).get('schema') or {}).get('openAPIV3Schema') for v in versions if isinstance(v, Mapping)]
+    return bool(schemas) and all(s == schemas[0] for s in schemas)
 
 
 def with_defaults(crd: dict[str, Any]) -> dict[str, Any]:
@@ -68,6 +77,12 @@ def with_defaults(crd: dict[str, Any]) -> dict[str, Any]:
     names.setdefault('listKind', names['kind'] + 'List')
     spec.setdefault('conversion', {'strategy': 'None'})
     return crd
+
+
+def initial_status(crd: Mapping[str, Any]) -> dict[str, Any]:
+    """The status a CRD is stored with, before its names are accepted (what a create answers)."""
+    storage = [v['name'] for v in crd['spec']['versions'] if v.get('storage')]
+    return {'conditions': None, 'acceptedNames': {'plural': '', 'kind': ''}, 'storedVersions': storage}
 
 
 def established_status(crd: Mapping[str, Any], now: str) -> dict[str, Any]:

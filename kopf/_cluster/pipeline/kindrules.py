@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from kopf._cluster import statuses
-from kopf._cluster.pipeline import crds, metadata, webhookconfigs
+from kopf._cluster.pipeline import crds, metadata, policyconfigs, webhookconfigs
 
 Cause = dict[str, Any]
 Hook = Callable[[dict[str, Any], 'Settings'], list[Cause]]
@@ -130,6 +130,7 @@ def prepare_crd(obj: dict[str, Any], settings: Settings) -> list[Cause]:
     causes = crds.causes_of(obj)
     if not causes:
         crds.with_defaults(obj)
+        obj.setdefault('status', crds.initial_status(obj))   # a create's answer shows it (updates keep theirs)
     return causes
 
 
@@ -150,6 +151,9 @@ HOOKS: dict[tuple[str, str], Hook] = {
     ('apiextensions.k8s.io', 'customresourcedefinitions'): prepare_crd,
     ('admissionregistration.k8s.io', 'validatingwebhookconfigurations'): prepare_validating,
     ('admissionregistration.k8s.io', 'mutatingwebhookconfigurations'): prepare_mutating,
+    ('admissionregistration.k8s.io', 'validatingadmissionpolicies'): lambda obj, _: policyconfigs.prepare_policy(obj),
+    ('admissionregistration.k8s.io', 'validatingadmissionpolicybindings'):
+        lambda obj, _: policyconfigs.prepare_binding(obj),
 }
 
 

@@ -380,7 +380,7 @@ def _check_preconditions(resource: Resource, current: Obj, options: Options) -> 
 
 def _conform(state: State, obj: dict[str, Any], resource: Resource, options: Options,
              current: Obj | None = None) -> list[str]:
-    warnings = conforming.conform(obj, resource, options.validation)
+    warnings = conforming.conform(obj, resource, options.validation, current)
     meta = obj['metadata']
     causes = metadata.label_causes(meta) + kindrules.prepare(resource.key, obj, state.settings)
     if current is not None:

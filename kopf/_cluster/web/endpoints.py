@@ -12,7 +12,7 @@ from aiohttp import web
 from multidict import CIMultiDict
 
 from kopf._cluster import jsoncodec, statuses
-from kopf._cluster.admitting import calling, reviews
+from kopf._cluster.admitting import calling, policies, reviews
 from kopf._cluster.apis import routing
 from kopf._cluster.apis.routing import Target
 from kopf._cluster.openapi import documents
@@ -224,7 +224,8 @@ async def _serve(backend: Backend, request: web.Request, target: Target, verb: s
     outcome: writing.Outcome
     if verb == 'create' and podactions.handles(target):
         outcome = podactions.act(backend.state, target, body, options(params, agent=agent))
-    elif verb != 'deletecollection' and target.subresource != 'scale' and reviews.configured(backend.state):
+    elif verb != 'deletecollection' and target.subresource != 'scale' and (
+            reviews.configured(backend.state) or policies.configured(backend.state)):
         outcome = await _admitted(backend, request, target, verb, body)
     elif verb == 'create':
         outcome = writing.create(backend.state, target, body, options(params, agent=agent))
@@ -244,7 +245,9 @@ async def _serve(backend: Backend, request: web.Request, target: Target, verb: s
 
 async def _admitted(backend: Backend, request: web.Request, target: Target, verb: str, body: Any) -> writing.Outcome:
     """The same writes, through the admission webhooks (only when any are configured)."""
-    admitter = calling.Admitter(backend.state, backend.webhook_services)
+    subject = backend.access.subject_of(request)
+    admitter = calling.Admitter(backend.state, backend.webhook_services,
+                                policies.Subject(subject.user, subject.groups), backend.access)
     params = request.query
     agent = request.headers.get('User-Agent', '')
     if verb == 'create':

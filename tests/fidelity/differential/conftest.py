@@ -16,7 +16,7 @@ from kopf.testing import EnvtestCluster, LocalCluster
 from ... import backends
 from ...backends import Cluster
 from ..conftest import Http
-from . import steps
+from . import steps, steps_cel
 from .harness import Backend, Tally
 from .webhook import NAMESPACE, Webhook
 
@@ -61,6 +61,36 @@ def pair(emulator: LocalCluster, envtest: Cluster) -> tuple[Backend, Backend]:
     local = Backend('emulator', Http(emulator.url), {})
     real = Backend('envtest', Http(envtest.url, envtest.ssl_context), {})  # type: ignore[union-attr]
     return local, real
+
+
+@pytest.fixture(scope='module')
+def ruled(emulator: LocalCluster, envtest: Cluster, pair: tuple[Backend, Backend]) -> tuple[Backend, Backend]:
+    """Both backends with the CEL category's CRD (its rules compiled by each)."""
+    emulator.apply(steps_cel.RULED_CRD)
+    envtest.apply(steps_cel.RULED_CRD)
+    return pair
+
+
+@pytest.fixture(scope='module')
+def policed(emulator: LocalCluster, envtest: Cluster,
+            pair: tuple[Backend, Backend]) -> Iterator[tuple[Backend, Backend]]:
+    """Both backends with the CEL category's admission policies and bindings, once a real server applies them."""
+    for cluster in (emulator, envtest):
+        cluster.apply(steps_cel.NAMESPACE, steps_cel.PARAMS, *steps_cel.POLICIES)
+    probe = {'apiVersion': 'v1', 'kind': 'ConfigMap', 'metadata': {'name': 'forbidden-probe'}}
+    path = f'/api/v1/namespaces/{steps_cel.VAP_NS}/configmaps?dryRun=All'
+    for side in pair:
+        deadline = time.monotonic() + 60   # a real server takes its policies in a while
+        over = {**probe, 'metadata': {'name': 'probe'}, 'data': {'limit': '9'}}   # denied by one policy only
+        while side.http.request('POST', path, probe)[0] != 403 or side.http.request('POST', path, over)[0] != 422:
+            assert time.monotonic() < deadline, f'{side.name}: the policies do not act in 60 s'
+            time.sleep(0.5)
+    yield pair
+    for side in pair:
+        for obj in steps_cel.POLICIES:
+            plural = 'validatingadmissionpolicybindings' if obj['kind'].endswith('Binding') else \
+                'validatingadmissionpolicies'
+            side.http.request('DELETE', f'{steps_cel.ADMISSION}/{plural}/{obj["metadata"]["name"]}')
 
 
 @pytest.fixture(scope='module')
