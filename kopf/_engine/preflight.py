@@ -7,6 +7,7 @@ must give valid webhook names: an operator must never silently run without the w
 `check_kwargs()` (at the start, before the startup handlers) warns of handlers that ask for a kwarg
 that nothing provides (e.g. a misspelt index id).
 """
+import inspect
 import logging
 
 from kopf._admission import protocols
@@ -38,7 +39,6 @@ def check(registry: registries.OperatorRegistry, settings: settings_.OperatorSet
 
 def check_kwargs(registry: registries.OperatorRegistry) -> None:
     """Warn of handlers that ask for a kwarg that neither kopf nor any `@kopf.index` provides."""
-    import inspect  # lazily: at start only
     known = KNOWN_KWARGS | {h.id for h in registry.indexing}
     for handler in registry.handlers:
         try:

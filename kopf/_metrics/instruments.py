@@ -43,7 +43,7 @@ class Address:
 
 
 class Metrics:
-    """Metrics off: every hook does nothing (the hot path pays one call)."""
+    """Metrics off: every hook does nothing."""
 
     enabled = False
     address: Address | None = None
