@@ -69,7 +69,7 @@ class Metrics:
     def observe(self, served: Mapping[resources.Resource, Any]) -> None:
         """The resources served (their contexts: records by uid), read at scrape time."""
 
-    # -- set by the Lease leader election (`leasing`) and its shards (`sharding`) ---------------------
+    # -- set by the Lease leader election (`kopf._leases.holding`) and the shards (`kopf._shards.membership`) --
 
     def shards(self, held: int) -> None:
         """How many shards this replica holds."""

@@ -5,15 +5,15 @@
   `PrometheusMetrics` (made by `enable()` after the startup handlers, which may set `settings.metrics`)
   keeps one `CollectorRegistry` per operator, so several operators in one process never mix their
   figures. `prometheus_client` is imported only then (`kopf[metrics]`).
-- Hooks call it where things happen: handler attempts (`changing`; timers' and daemons' in `spawning`),
-  patches (`applying`), the convergence of objects (the records' `Converged` effect, in `queueing`),
-  timers' lateness (`spawning`);
+- Hooks call it where things happen: handler attempts (`kopf._engine.changing`; timers' and daemons' in
+  `kopf._daemons.workers`), patches (`kopf._engine.applying`), the convergence of objects (the records'
+  `Converged` effect, in `kopf._engine.queueing`), timers' lateness (`kopf._daemons.workers`);
   API requests and watch streams through the API client's `observer` (`_api` knows no reactor).
 - What is a count of live things is read at scrape time, at no cost in between: objects queued and
   running per resource (the records' phases), daemons and timers running, index sizes, and the
   scopes paused by peering (`ctx.pausing`).
-- The Lease leader election (`leasing`) sets `kopf_peering_lease_held` through `lease()`; the
-  shards (`sharding`) set `kopf_peering_shards_held` through `shards()`.
+- The Lease leader election (`kopf._leases.holding`) sets `kopf_peering_lease_held` through `lease()`; the
+  shards (`kopf._shards.membership`) set `kopf_peering_shards_held` through `shards()`.
 - `/metrics` answers GET only (other methods: 405); other paths 404. It is served on the metrics
   address, and on the liveness endpoint's server when that is on too (`route()`).
 """
