@@ -66,7 +66,7 @@ def parse_timestamp(value: str) -> datetime.datetime:
     """An ISO-8601 timestamp; naive ones are UTC. Raises `ValueError` if it is not a timestamp.
 
     The formats that Kubernetes, we and upstream Kopf write (`...Z`, `...+00:00`, with or without
-    microseconds) are parsed by `datetime.fromisoformat` (much faster than iso8601); anything it
+    microseconds) are parsed by `datetime.fromisoformat` (in C); anything it
     refuses (e.g. `2024-05`, `2024-5-1T...`) falls back to iso8601, imported only then.
     """
     try:
