@@ -2,7 +2,7 @@
 
 `VERSION` is the one place to change it: setup.py puts it into the package metadata; a source tree
 that is not installed reports it as it is. `kopf.__version__` is looked up lazily (the facade's
-`__getattr__`): importing `importlib.metadata` costs ~20% of `import kopf`.
+`__getattr__`), so that `import kopf` does not import `importlib.metadata`.
 """
 import functools
 
@@ -11,7 +11,7 @@ VERSION = '0.1.0'
 
 @functools.cache
 def version() -> str:
-    import importlib.metadata
+    import importlib.metadata  # only when the version is asked for
     try:
         return importlib.metadata.version('kopf')
     except importlib.metadata.PackageNotFoundError:  # a source tree on sys.path, not installed

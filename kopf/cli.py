@@ -1,15 +1,24 @@
-"""The `kopf` command line: `kopf run`, `kopf cluster`, `kopf freeze`, `kopf resume`.
+"""The `kopf` command line: `kopf run`, `kopf rbac`, `kopf cluster`, `kopf freeze`, `kopf resume`.
 
 The CLI only parses options and hands them to the library; it holds no logic of its own.
 """
+import asyncio
 import contextlib
 import dataclasses
 import os
 import pathlib
+import warnings
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
 import click
+
+from kopf._admission import protocols
+from kopf._api import credentials
+from kopf._core import registries
+from kopf._engine import identity as identity_
+from kopf._engine import loading, loggers, running
+from kopf._kits import loops
 
 
 @click.group(name='kopf', context_settings={'help_option_names': ['-h', '--help'], 'auto_envvar_prefix': 'KOPF'})
@@ -23,7 +32,7 @@ class _ClusterCommand(click.Command):
     (imported only when the help is shown: `kopf run` does not pay for it)."""
 
     def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        from kopf._cluster.control import operations
+        from kopf._cluster.control import operations  # the emulator: only for this help
 
         with formatter.section('Control API (for tests; also LocalCluster methods)'):
             formatter.write_dl(operations.routes_help())
@@ -57,9 +66,7 @@ def posing_options(fn: Callable[..., Any]) -> Callable[..., Any]:
 def cluster(host: str, port: int, config_path: str, apply: tuple[str, ...], state: str | None,
             tls: bool, token: str | None, git_version: str | None, tls_sans: tuple[str, ...], verbose: bool) -> None:
     """Serve a local Kubernetes API (in memory) until interrupted."""
-    import asyncio
-
-    from kopf._cluster.control import command
+    from kopf._cluster.control import command  # the emulator: only for `kopf cluster`
 
     try:
         asyncio.run(command.serve(host, port, config_path, apply, state, tls or bool(tls_sans), token, verbose,
@@ -105,7 +112,6 @@ def logging_options(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 def _configure_logging(verbose: bool, debug: bool, quiet: bool, log_format: str,
                        log_refkey: str | None, log_prefix: bool | None) -> None:
-    from kopf._engine import loggers
     loggers.configure(debug=debug, verbose=verbose, quiet=quiet, log_format=loggers.LogFormat[log_format.upper()],
                       log_prefix=log_prefix, log_refkey=log_refkey)
 
@@ -158,26 +164,15 @@ def run(ctx: click.Context, /, paths: tuple[str, ...], modules: tuple[str, ...],
         clusterwide: bool, standalone: bool | None, liveness_endpoint: str | None, local_cluster: bool,
         apply: tuple[str, ...], state: str | None, kubeconfig: str | None, **more: Any) -> None:
     """Run an operator: load the handlers from the files and modules, then serve the cluster."""
-    import warnings
-
-    from kopf._admission import protocols
-    from kopf._engine import loading, running
-    from kopf._kits import loops
-
     controls = ctx.obj if isinstance(ctx.obj, CLIControls) else CLIControls()
     legacy_namespace = os.environ.get('KOPF_RUN_NAMESPACE')  # upstream's legacy env var: appended to -n
     if legacy_namespace:
         namespaces = (*namespaces, legacy_namespace)
-    if clusterwide and namespaces:
-        raise click.UsageError('Either --namespace or --all-namespaces, not both.')
     posing = {'git_version': more.pop('git_version'), 'tls_sans': more.pop('tls_sans')}
-    for given, option in ((apply, '--apply'), (state, '--state'), (kubeconfig, '--kubeconfig'),
-                          (posing['git_version'], '--git-version'), (posing['tls_sans'], '--tls-san')):
-        if given and not local_cluster:
-            raise click.UsageError(f'{option} works only with --local-cluster'
-                                   + (' (for a real cluster, set KUBECONFIG).' if option == '--kubeconfig' else '.'))
-    if local_cluster and controls.vault is not None:
-        raise click.UsageError('--local-cluster cannot be used with a given vault (e.g. KopfRunner(cluster=...)).')
+    local = {'manifests': apply, 'state': state, 'kubeconfig': kubeconfig, **posing} if local_cluster else None
+    _check_run_options(namespaces, clusterwide, controls, local, given={
+        '--apply': apply, '--state': state, '--kubeconfig': kubeconfig,
+        '--git-version': posing['git_version'], '--tls-san': posing['tls_sans']})
     try:
         factory = loops.loop_factory(more['uvloop'])
     except loops.LoopError as exc:
@@ -188,23 +183,38 @@ def run(ctx: click.Context, /, paths: tuple[str, ...], modules: tuple[str, ...],
     _configure_logging(more['verbose'], more['debug'], more['quiet'], more['log_format'],
                        more['log_refkey'], more['log_prefix'])
     priority = 666 if more['dev'] else more['priority']  # `--dev`: kopf._peering.priorities.DEV_PRIORITY
+    options = {'namespaces': namespaces, 'clusterwide': clusterwide or not namespaces, 'standalone': standalone,
+               'liveness_endpoint': liveness_endpoint, 'metrics_endpoint': more['metrics_endpoint'],
+               'priority': priority, 'peering_name': more['peering_name'], 'lease_name': more['lease_name'],
+               'lease_namespace': more['lease_namespace'], 'shards': more['shards']}
+    _run_operator(controls, paths, modules, local, options, factory)
+
+
+def _check_run_options(namespaces: tuple[str, ...], clusterwide: bool, controls: 'CLIControls',
+                       local: dict[str, Any] | None, *, given: dict[str, Any]) -> None:
+    """The usage errors of `kopf run`: options that exclude each other, the local cluster's without it."""
+    if clusterwide and namespaces:
+        raise click.UsageError('Either --namespace or --all-namespaces, not both.')
+    for option, value in given.items():
+        if value and local is None:
+            raise click.UsageError(f'{option} works only with --local-cluster'
+                                   + (' (for a real cluster, set KUBECONFIG).' if option == '--kubeconfig' else '.'))
+    if local is not None and controls.vault is not None:
+        raise click.UsageError('--local-cluster cannot be used with a given vault (e.g. KopfRunner(cluster=...)).')
+
+
+def _run_operator(controls: 'CLIControls', paths: tuple[str, ...], modules: tuple[str, ...],
+                  local: dict[str, Any] | None, options: dict[str, Any], factory: loops.LoopFactory | None) -> None:
+    """The operator's code loaded (after the local cluster, if any, has started), then run until it stops."""
     with contextlib.ExitStack() as stack:
         try:
-            if local_cluster:
-                vault = stack.enter_context(_local_cluster(apply, state=state, kubeconfig=kubeconfig, **posing))
-            else:
-                vault = controls.vault
+            vault = stack.enter_context(_local_cluster(**local)) if local is not None else controls.vault
             if controls.registry is not None:  # the loaded files' decorators register into it
                 stack.enter_context(_default_registry(controls.registry))
             loading.load(paths, modules)  # after KUBECONFIG is set: clients read it at import time
             _warn_if_nothing_registered(controls.registry, paths, modules)
             loops.run(running.operator(
-                namespaces=namespaces, clusterwide=clusterwide or not namespaces,
-                standalone=standalone, vault=vault, liveness_endpoint=liveness_endpoint,
-                metrics_endpoint=more['metrics_endpoint'],
-                priority=priority, peering_name=more['peering_name'],
-                lease_name=more['lease_name'], lease_namespace=more['lease_namespace'], shards=more['shards'],
-                registry=controls.registry, settings=controls.settings, memo=controls.memo,
+                **options, vault=vault, registry=controls.registry, settings=controls.settings, memo=controls.memo,
                 stop_flag=controls.stop_flag, ready_flag=controls.ready_flag), factory)
         except (loading.LoadingError, running.OperatorError, protocols.UnsupportedHandlersError) as exc:
             if isinstance(exc, loading.LoadingError) and exc.details:
@@ -237,9 +247,7 @@ def rbac(paths: tuple[str, ...], modules: tuple[str, ...], namespaces: tuple[str
          extra: tuple[str, ...], crds: tuple[str, ...], name: str, service_accounts: tuple[str, ...],
          users: tuple[str, ...]) -> None:
     """Print the RBAC YAML for the framework's own requests that the handlers imply."""
-    from kopf._core import registries
-    from kopf._engine import loading
-    from kopf._rbac import rendering
+    from kopf._rbac import rendering  # a feature: only for `kopf rbac`
 
     if clusterwide and namespaces:
         raise click.UsageError('Either --namespace or --all-namespaces, not both.')
@@ -303,10 +311,7 @@ def resume(ctx: click.Context, /, namespaces: tuple[str, ...], clusterwide: bool
 
 def _peer_command(ctx: click.Context, more: dict[str, Any], command: str, *, name: str, namespaces: tuple[str, ...],
                   clusterwide: bool, id_: str | None, **options: Any) -> None:
-    import asyncio
-
-    from kopf._engine import identity as identity_
-    from kopf._peering import keepalives as peering
+    from kopf._peering import keepalives as peering  # a feature: only for `kopf freeze/resume`
 
     if clusterwide and namespaces:
         raise click.UsageError('Either --namespace or --all-namespaces, not both.')
@@ -323,8 +328,6 @@ def _peer_command(ctx: click.Context, more: dict[str, Any], command: str, *, nam
 
 
 def _warn_if_nothing_registered(registry: Any, paths: tuple[str, ...], modules: tuple[str, ...]) -> None:
-    from kopf._core import registries
-    from kopf._engine import loading, running
     warning = loading.nothing_registered(registry or registries.get_default_registry(), paths, modules)
     if warning is not None:
         running.logger.warning(warning)
@@ -332,7 +335,6 @@ def _warn_if_nothing_registered(registry: Any, paths: tuple[str, ...], modules: 
 
 @contextlib.contextmanager
 def _default_registry(registry: Any) -> Iterator[None]:
-    from kopf._core import registries
     previous = registries.get_default_registry()
     registries.set_default_registry(registry)
     try:
@@ -353,8 +355,7 @@ def _local_cluster(manifests: tuple[str, ...], *, state: str | None = None, kube
     then talk to the local cluster, never to a real one by accident. With `git_version` and `tls_sans`
     (which makes it serve HTTPS with a throw-away CA), it poses as another flavour of cluster.
     """
-    from kopf._api import credentials
-    from kopf._cluster.control.local import LocalCluster
+    from kopf._cluster.control.local import LocalCluster  # the emulator: only with `--local-cluster`
 
     with contextlib.ExitStack() as stack:
         try:

@@ -1,8 +1,8 @@
 """A small HTTP/1.1 server for the webhook servers: requests with bodies in, JSON answers out, keep-alive.
 
 Why not aiohttp's web server: an admission review is one small POST whose answer the API server waits
-for; aiohttp's request objects, router and response machinery cost as much per review as the rest of
-the review together (measured by bench/admission.py), and none of it is needed here.
+for; aiohttp's request objects, router and response machinery are not needed for it (docs/design/decisions.md
+#17).
 
 Rules:
 - A request is a request line and headers of at most `MAX_HEAD` bytes (else 431), then a body of
@@ -16,11 +16,10 @@ Rules:
 - Nothing hangs: a request must arrive whole within `request_timeout` seconds of its first byte
   (else 408); an idle keep-alive connection is closed after `idle_timeout` seconds.
 - `handler(request)` returns `(status, JSON bytes)`, or `(status, JSON bytes, after)`: `after()` is called
-  once that answer is written (e.g. the log lines of a review: they cost as much as the rest of the
-  review, and the client need not wait for them); if the handler raises, the answer is a 500.
-- Answers are sent at the end of the loop's cycle, all that are ready together (`Server.flush`): with
-  async handlers, each answer sent at once woke its client mid-cycle, and on a busy machine the client
-  then took the CPU from the server before it had sent the others (bench/admission.py: 8 connections).
+  once that answer is written (e.g. the log lines of a review: the client need not wait for them); if
+  the handler raises, the answer is a 500.
+- Answers are sent at the end of the loop's cycle, all that are ready together (`Server.flush`), not each
+  at once: a client woken mid-cycle would take the CPU from the server before it had sent the others.
   Per connection, the order of answers (and of the close after the last one) is kept.
 """
 import asyncio

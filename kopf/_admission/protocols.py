@@ -6,10 +6,11 @@ The server classes themselves are in `kopf._admission.servers`.
 """
 import base64
 import json
+import urllib.parse
 from collections.abc import AsyncIterator, Awaitable, Iterable, Mapping, Sequence
 from typing import Any, Protocol, TypedDict
 
-from kopf._core import registries
+from kopf._core import errors, filters, registries
 from kopf._core import settings as settings_
 from kopf._core.kwargs import Headers, SSLPeer
 from kopf._shared import fields
@@ -98,7 +99,6 @@ def parse_review(payload: Any) -> Mapping[str, Any]:
 
 def priority(exc: BaseException) -> int:
     """Which error's message and code answer a review: AdmissionError > PermanentError > TemporaryError > other."""
-    from kopf._core import errors
     if isinstance(exc, errors.AdmissionError):
         return 3
     if isinstance(exc, errors.PermanentError):
@@ -151,7 +151,6 @@ def webhook_name(handler_id: str, managed: str) -> str:
 def build_webhooks(handlers: Iterable[Any], resources: Iterable[Any], config: Mapping[str, Any], *,
                    managed: str, selects: Any) -> list[dict[str, Any]]:
     """One webhook per handler: rules for the resources it selects (`selects(handler, resource)`), its path."""
-    import urllib.parse
     result = []
     resources = list(resources)
     for handler in handlers:
@@ -188,7 +187,6 @@ def build_webhooks(handlers: Iterable[Any], resources: Iterable[Any], config: Ma
 
 
 def _object_selector(labels: Mapping[str, Any] | None) -> dict[str, Any]:
-    from kopf._core import filters
     expressions: list[dict[str, Any]] = []
     for key, value in (labels or {}).items():
         if value is filters.PRESENT:

@@ -17,12 +17,14 @@ import os
 import pathlib
 import socket
 import ssl
+import urllib.parse
 from collections.abc import AsyncIterator, Iterable, Mapping
 from typing import Any, ClassVar
 
 from kopf._admission import protocols
 from kopf._admission.protocols import WebhookClientConfig, WebhookFn, WebhookServerProtocol
-from kopf._shared import localhosts
+from kopf._api import credentials
+from kopf._shared import encoding, localhosts
 
 PathLike = str | os.PathLike[str]
 
@@ -115,7 +117,7 @@ class WebhookServer:
         await self._stop()
 
     async def _start(self, fn: WebhookFn) -> WebhookClientConfig:
-        from kopf._admission import httpserving  # lazily: only operators with admission webhooks serve them
+        from kopf._admission import httpserving  # only when a webhook server starts
 
         self._host = self.host or await self._guess_host()
         prefix = '/' + (self.path or '').strip('/')
@@ -153,11 +155,11 @@ class WebhookServer:
             if self.certfile is not None and self.pkeyfile is not None:
                 context.load_cert_chain(self.certfile, self.pkeyfile, password=self.password)
             else:
-                from kopf._shared import certificates  # lazily: needs `cryptography`
+                from kopf._shared import certificates  # optional: `cryptography`
                 host = self._host or 'localhost'
                 made = certificates.make(host, *([self.addr] if self.addr else []), *self.extra_sans)
                 ca_pem = made.ca_pem
-                import tempfile  # lazily: it brings shutil, bz2, lzma, random (~4 MB of RSS) into every operator
+                import tempfile  # only here: it loads shutil, bz2, lzma and random
                 with tempfile.TemporaryDirectory() as tmp:
                     cert, key = pathlib.Path(tmp) / 'cert.pem', pathlib.Path(tmp) / 'key.pem'
                     cert.write_bytes(made.cert_pem)
@@ -194,7 +196,7 @@ async def _serve_review(fn: WebhookFn, prefix: str, request: Any) -> tuple[int, 
     """One request: POST `<prefix>[/<webhook id>]` with an AdmissionReview; 400 for what is not one, 500 for our
     own failure (logged), 404/405 for other paths and methods. The handlers' outcome lines are logged once the
     answer is written (the third item: `httpserving` calls it then)."""
-    from kopf._admission import answering
+    from kopf._admission import answering  # the admission runtime: only when serving
 
     deferred: answering.Deferred = []
     token = answering.deferred_logs.set(deferred)
@@ -206,10 +208,6 @@ async def _serve_review(fn: WebhookFn, prefix: str, request: Any) -> tuple[int, 
 
 
 async def _answer_review(fn: WebhookFn, prefix: str, request: Any) -> tuple[int, bytes]:
-    import urllib.parse
-
-    from kopf._shared import encoding
-
     path: str = request.path
     if path != prefix and not path.startswith(prefix + '/'):
         return 404, b'{"error":"Not found."}'
@@ -265,7 +263,7 @@ class WebhookAutoServer(WebhookServer):
 
 async def guess_host() -> str | None:
     """The host for webhooks of the operator's cluster, if it is a known local one (`kopf._admission.protocols`)."""
-    from kopf._admission.answering import client_var
+    from kopf._admission.answering import client_var  # the admission runtime: only when serving
 
     client = client_var.get(None)
     if client is None:  # a server started outside of an operator: nothing to ask
@@ -286,10 +284,6 @@ async def guess_host() -> str | None:
 
 async def _server_certificate_names(client: Any) -> list[str]:
     """The names in the API server's TLS certificate, reached as the client reaches it (none for plain HTTP)."""
-    import urllib.parse
-
-    from kopf._api import credentials
-
     creds = (await client.vault.select()).credentials
     parsed = urllib.parse.urlsplit(creds.server)
     if not isinstance(creds, credentials.ConnectionInfo) or parsed.scheme != 'https' or not parsed.hostname:
@@ -353,7 +347,7 @@ class WebhookNgrokTunnel:
 def _pyngrok(tunnel: WebhookNgrokTunnel) -> tuple[Any, Any]:
     """pyngrok's `ngrok` module and a config for this tunnel; a clear error if pyngrok is not installed."""
     try:
-        from pyngrok import conf, ngrok
+        from pyngrok import conf, ngrok  # `kopf[dev]`: only for the tunnel
     except ImportError:
         raise ImportError(
             f'kopf.{type(tunnel).__name__} needs pyngrok: pip install "kopf[dev]" (or pip install pyngrok).'

@@ -90,7 +90,7 @@ class ConnectionInfo:
         return {}
 
     def as_aiohttp_basic_auth(self) -> 'aiohttp.BasicAuth | None':
-        import aiohttp
+        import aiohttp  # only for aiohttp's sessions
 
         if self.username is None and self.password is None:
             return None
@@ -116,7 +116,7 @@ class ConnectionInfo:
             context.check_hostname = False
             context.verify_mode = ssl.CERT_NONE
         if self.certificate_path or self.certificate_data:
-            import tempfile  # lazily: ~2 ms of imports (shutil, random) at startup, needed only here
+            import tempfile  # only here: it loads shutil and random
             with tempfile.TemporaryDirectory(prefix='kopf-tls-') as tmpdir:
                 certfile = self.certificate_path or _write(tmpdir, 'cert.pem', self.certificate_data)
                 keyfile = self.private_key_path or _write(tmpdir, 'key.pem', self.private_key_data)
@@ -262,7 +262,7 @@ class Vault:
             await self._close_discarded()
         if len(items) == 1:
             return items[0]
-        import random  # lazily: only with several credentials at once (rare); ~1 ms at startup otherwise
+        import random  # only with several credentials at once (rare)
         top = max(item.credentials.priority for item in items)
         return random.choice([item for item in items if item.credentials.priority == top])
 

@@ -13,7 +13,7 @@ Rules (kubectl's):
 The files are read by a small reader of the plain block-style YAML that kubectl and most tools write
 (`_read_plain_yaml`), which refuses anything else (flow collections, anchors, tags, multi-line or
 escaped scalars, scalars that YAML 1.1 would read as numbers, dates, yes/no...); PyYAML reads those.
-That saves importing PyYAML (~10 ms) at every start of an operator with a kubeconfig.
+So an operator with a kubeconfig does not import PyYAML at every start.
 """
 import dataclasses
 import datetime
@@ -361,6 +361,28 @@ def _user_fields(user: _Entry, cluster: _Entry, environ: Mapping[str, str] | Non
 def run_exec_plugin(user: _Entry, cluster: _Entry, environ: Mapping[str, str] | None) -> dict[str, Any]:
     """Run a client-go credential plugin and parse its ExecCredential (token, client cert/key, expiration)."""
     field = f'{user.field}.exec'
+    command, args, env = _exec_command(user, cluster, environ)
+    try:
+        proc = subprocess.run([command, *args], env=env, capture_output=True, text=True, timeout=60, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise _fail(user.path, f'{field}.command', f'the credential plugin {command!r} failed to run: {exc}') from exc
+    if proc.returncode != 0:
+        raise _fail(user.path, f'{field}.command',
+                    f'the credential plugin {command!r} exited with {proc.returncode}: {proc.stderr.strip()}')
+    try:
+        status = json.loads(proc.stdout)['status']
+        if not isinstance(status, Mapping):
+            raise TypeError('status is not a mapping')
+    except (ValueError, KeyError, TypeError) as exc:
+        raise _fail(user.path, f'{field}.command',
+                    f'the credential plugin {command!r} printed no valid ExecCredential: {exc}') from exc
+    return _exec_credential(user, status)
+
+
+def _exec_command(user: _Entry, cluster: _Entry,
+                  environ: Mapping[str, str] | None) -> tuple[str, list[str], dict[str, str]]:
+    """The plugin's command, its args and its environment (with `KUBERNETES_EXEC_INFO`), as client-go runs it."""
+    field = f'{user.field}.exec'
     spec = user.value['exec']
     if not isinstance(spec, Mapping) or not isinstance(spec.get('command'), str) or not spec['command']:
         raise _fail(user.path, f'{field}.command', 'a command (string) is required')
@@ -382,20 +404,12 @@ def run_exec_plugin(user: _Entry, cluster: _Entry, environ: Mapping[str, str] | 
         info['spec']['cluster'] = {'server': cluster.value.get('server'),
                                    'certificate-authority-data': cluster.value.get('certificate-authority-data')}
     env['KUBERNETES_EXEC_INFO'] = json.dumps(info)
-    try:
-        proc = subprocess.run([command, *args], env=env, capture_output=True, text=True, timeout=60, check=False)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise _fail(user.path, f'{field}.command', f'the credential plugin {command!r} failed to run: {exc}') from exc
-    if proc.returncode != 0:
-        raise _fail(user.path, f'{field}.command',
-                    f'the credential plugin {command!r} exited with {proc.returncode}: {proc.stderr.strip()}')
-    try:
-        status = json.loads(proc.stdout)['status']
-        if not isinstance(status, Mapping):
-            raise TypeError('status is not a mapping')
-    except (ValueError, KeyError, TypeError) as exc:
-        raise _fail(user.path, f'{field}.command',
-                    f'the credential plugin {command!r} printed no valid ExecCredential: {exc}') from exc
+    return command, args, env
+
+
+def _exec_credential(user: _Entry, status: Mapping[str, Any]) -> dict[str, Any]:
+    """The fields of an ExecCredential's `status`: the token, the client certificate and key, the expiration."""
+    field = f'{user.field}.exec'
     expiration: datetime.datetime | None = None
     if status.get('expirationTimestamp'):
         try:

@@ -6,6 +6,7 @@ lazily, only when their login function is called: `import kopf` must not import 
 """
 import asyncio
 import dataclasses
+import importlib.util
 import logging
 import os
 import pathlib
@@ -59,7 +60,7 @@ def login_with_service_account(*, directory: str = SERVICE_ACCOUNT_DIR, **_: Any
 def login_via_pykube(**_: Any) -> credentials.ConnectionInfo | None:
     """Credentials as pykube-ng finds them (service account, then kubeconfig); None if pykube is absent."""
     try:
-        import pykube
+        import pykube  # an optional client: only for this login
     except ImportError:
         return None
     try:
@@ -88,7 +89,7 @@ def login_via_pykube(**_: Any) -> credentials.ConnectionInfo | None:
 def login_via_client(**_: Any) -> credentials.ConnectionInfo | None:
     """Credentials as the `kubernetes` client loads them (in-cluster, then kubeconfig); None if it is absent."""
     try:
-        import kubernetes
+        import kubernetes  # an optional client: only for this login
     except ImportError:
         return None
     config = kubernetes.client.Configuration()
@@ -157,7 +158,7 @@ def _kubeconfig_namespace(kubernetes: Any) -> str | None:
 async def login_via_async_client(**_: Any) -> credentials.ConnectionInfo | None:
     """Credentials as `kubernetes_asyncio` loads them (in-cluster, then kubeconfig); None if it is absent."""
     try:
-        import kubernetes_asyncio
+        import kubernetes_asyncio  # an optional client: only for this login
     except ImportError:
         return None
     config = kubernetes_asyncio.client.Configuration()
@@ -181,16 +182,14 @@ async def login_by_defaults() -> list[credentials.ConnectionInfo]:
     libraries pick it: a 401 then means a re-login, never a silent switch to another cluster's user).
     pykube-ng and/or the `kubernetes` client, if installed, are used only
     when those find nothing or fail, or when the kubeconfig's user has a legacy `auth-provider` plugin
-    (which the `kubernetes` client can refresh): so an installed client costs no import (~0.17 s for
-    `kubernetes`) at every start when kopf can log in by itself. Upstream logs in through the installed
+    (which the `kubernetes` client can refresh): so an installed client is not imported at every start
+    when kopf can log in by itself. Upstream logs in through the installed
     clients first; the resulting credentials are the same.
     A client library that fails is logged and skipped. What is wrong with the kubeconfig is reported
     once, as the one error (the clients are not asked to read the same files): `$KUBECONFIG` set to
     files that do not exist, or a kubeconfig that cannot be used (`context 'x' is not defined in f`);
     unless its user has an `auth-provider` (the `kubernetes` client may still log in with it).
     """
-    import importlib.util
-
     found, failed = await _login_with([login_with_service_account])
     if found:
         return found

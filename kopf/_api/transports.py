@@ -131,14 +131,14 @@ class AiohttpTransport:
     def proxied(cls, creds: credentials.ConnectionInfo, *, trust_env: bool,
                 slots: asyncio.Semaphore, agent: str = USER_AGENT) -> 'AiohttpTransport':
         """A session of our own, through `creds.proxy_url` or (with `trust_env`) the environment's proxy."""
-        import aiohttp
+        import aiohttp  # only for proxies and aiohttp's sessions
 
         connector = aiohttp.TCPConnector(ssl=creds.as_ssl_context(), limit=0)
         session = aiohttp.ClientSession(headers=headers(creds, agent), connector=connector, trust_env=trust_env)
         return cls(session, server=creds.server, proxy=creds.proxy_url, slots=slots, owned=True)
 
     def _kwargs(self, total: float | None, connect: float | None) -> dict[str, Any]:
-        import aiohttp
+        import aiohttp  # only for proxies and aiohttp's sessions
 
         kwargs: dict[str, Any] = {'timeout': aiohttp.ClientTimeout(total=total, sock_connect=connect),
                                   'headers': {} if 'User-Agent' in self.session.headers else {'User-Agent': USER_AGENT}}
@@ -178,7 +178,7 @@ class _AiohttpStream:
     """An aiohttp answer read as a `StreamResponse`; its transport errors become `http.TransportError`."""
 
     def __init__(self, response: 'aiohttp.ClientResponse') -> None:
-        import aiohttp
+        import aiohttp  # only for proxies and aiohttp's sessions
 
         self._response = response
         self._errors = aiohttp.ClientError

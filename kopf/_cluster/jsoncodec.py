@@ -52,5 +52,5 @@ __all__ = ['MAX_DEPTH', 'TooDeep', 'clone', 'dumps', 'dumps_kept', 'fast', 'load
 
 
 def clone(obj: Any) -> Any:
-    """A deep copy of a JSON-compatible value (faster than copy.deepcopy for our dicts)."""
+    """A deep copy of a JSON-compatible value, through the JSON codec (not `copy.deepcopy`)."""
     return loads(dumps(obj))

@@ -27,7 +27,7 @@ _ATOMS = (str, int, float, bool, type(None))
 
 
 def copy_value(value: Any) -> Any:
-    """A deep copy of a JSON-like value (dicts, lists, scalars): like `copy.deepcopy`, much cheaper.
+    """A deep copy of a JSON-like value (dicts, lists, scalars): like `copy.deepcopy`, without its memo.
 
     Other values (rare in bodies) are deep-copied as usual.
     """

@@ -100,7 +100,7 @@ class Patch(dict[str, Any]):
             ops_or_none: list[dict[str, Any]] | None = known(source) if known is not None else None
             if ops_or_none is not None:
                 return ops_or_none
-        import jsonpatch  # lazily, only for the generic diff (~1.2 ms): finalizer edits know their ops
+        import jsonpatch  # only for the generic diff: finalizer edits know their ops
 
         target = copying.deepcopy(dict(source))
         if merged and self:
@@ -114,7 +114,7 @@ class Patch(dict[str, Any]):
 def copy(patch: Patch) -> Patch:
     """A copy of a patch whose nested dicts can be written without touching the original (values shared)."""
     copied = Patch(body=patch._body, fns=patch.fns)
-    for key, value in patch.items():  # the top level here: one call less per settled cycle
+    for key, value in patch.items():  # the top level here, the nested dicts by `_copy_dicts`
         copied[key] = _copy_dicts(value) if isinstance(value, dict) else value
     return copied
 

@@ -9,11 +9,9 @@ import dataclasses
 import logging
 import warnings
 from collections.abc import Iterable, MutableMapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from kopf._storage.diffbasestorages import DiffBaseStorage
-    from kopf._storage.progressstorages import ProgressStorage
+from kopf._storage import diffbasestorages, progressstorages
 
 Backoffs = float | Iterable[float]
 SelectorMapping = MutableMapping[Any, str]  # resource selector (str, tuple, EVERYTHING, callable) → selector
@@ -159,22 +157,14 @@ class NetworkingSettings:
     trust_env: bool = False
 
 
-def _default_progress_storage() -> 'ProgressStorage':
-    from kopf._storage import progressstorages as progress  # lazily: the storages are codecs over this layer
-    return progress.SmartProgressStorage()
-
-
-def _default_diffbase_storage() -> 'DiffBaseStorage':
-    from kopf._storage import diffbasestorages  # lazily: the storages are codecs over this layer
-    return diffbasestorages.AnnotationsDiffBaseStorage()
-
-
 @dataclasses.dataclass
 class PersistenceSettings:
     """`settings.persistence`: the finalizer name and where progress and diff-base are kept."""
     finalizer: str = 'kopf.zalando.org/KopfFinalizerMarker'
-    progress_storage: 'ProgressStorage' = dataclasses.field(default_factory=_default_progress_storage)
-    diffbase_storage: 'DiffBaseStorage' = dataclasses.field(default_factory=_default_diffbase_storage)
+    progress_storage: progressstorages.ProgressStorage = dataclasses.field(
+        default_factory=progressstorages.SmartProgressStorage)
+    diffbase_storage: diffbasestorages.DiffBaseStorage = dataclasses.field(
+        default_factory=diffbasestorages.AnnotationsDiffBaseStorage)
     consistency_timeout: float = 5.0
 
 

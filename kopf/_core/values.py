@@ -9,10 +9,10 @@ repr, eq and hash as `@dataclasses.dataclass(frozen=True)`. A subclass of a stan
 frozen at run time too (dataclasses refuse a non-frozen one); the other way round, a standard frozen
 dataclass cannot subclass a `@frozen` one (these are the framework's own values: none does).
 
-Why not frozen at run time as well: a frozen dataclass sets each field through `object.__setattr__`
-(~0.1 µs a field), and the ways around that (filling the instance's `__dict__`) turn off CPython's
-inline attribute values, so that every later read of a field goes through a dict: in the reactor's
-cycle that was 4.6% of all the instructions of an object's lifecycle (`bench/instructions.py`).
+Why not frozen at run time as well: a frozen dataclass's `__init__` sets each field through
+`object.__setattr__`, and the ways around that (filling the instance's `__dict__`) turn off CPython's
+inline attribute values, so that every later read of a field goes through a dict. Either costs more
+instructions per lifecycle than the check is worth (the figures: docs/design/decisions.md #15).
 
 The test suite turns the run-time freezing on (`KOPF_STRICT_VALUES=1`, set by tests/conftest.py before
 kopf is imported): there, `@frozen` is `@dataclasses.dataclass(frozen=True)` itself, so that a value

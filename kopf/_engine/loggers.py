@@ -50,7 +50,7 @@ class LocalObjectLogger(logging.LoggerAdapter[logging.Logger]):
         return _reference(self.body)[1]
 
     def process(self, msg: Any, kwargs: MutableMapping[str, Any]) -> tuple[Any, MutableMapping[str, Any]]:
-        ref, prefix = _reference(self.body)  # one read of the metadata per message (a message or more per cycle)
+        ref, prefix = _reference(self.body)  # read per message: only the body is kept
         extra = kwargs.get('extra')
         kwargs['extra'] = {**ref, **extra} if extra else ref
         return (f'{prefix} {msg}' if _prefixing else msg), kwargs

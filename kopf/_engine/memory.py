@@ -19,7 +19,7 @@ def _lookup() -> Callable[[int], int] | None:
     if not sys.platform.startswith('linux'):
         return None
     try:
-        import ctypes
+        import ctypes  # only after a large resumption
         libc = ctypes.CDLL(None)  # the process's own C library: glibc has malloc_trim, musl has not
         trim: Callable[[int], int] = libc.malloc_trim
     except (OSError, AttributeError):

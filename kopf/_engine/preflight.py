@@ -3,6 +3,7 @@ handlers) warns of handlers that ask for a kwarg that nothing provides (e.g. a m
 
 (What admission handlers need, a webhook server, is checked by `kopf._admission.protocols.check()`.)
 """
+import inspect
 import logging
 
 from kopf._core import registries
@@ -12,7 +13,6 @@ logger = logging.getLogger('kopf.reactor.preflight')
 
 def check_kwargs(registry: registries.OperatorRegistry) -> None:
     """Warn of handlers that ask for a kwarg that neither kopf nor any `@kopf.index` provides."""
-    import inspect  # lazily: at start only
     known = KNOWN_KWARGS | {h.id for h in registry.indexing}
     for handler in registry.handlers:
         try:

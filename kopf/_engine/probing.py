@@ -5,7 +5,7 @@ A GET on the path answers JSON `{probe handler id: result}` (results that are no
 concurrent requests share one run). A probe handler's final failure answers HTTP 500.
 Only `http://` endpoints; the host defaults to `localhost`, the port to 80. With metrics on, the same
 server answers `GET /metrics` too (`kopf._metrics.prometheus`).
-aiohttp's server side (`aiohttp.web`, ~17 ms to import) is imported only when an endpoint is served.
+aiohttp's server side (`aiohttp.web`) is imported only when an endpoint is served.
 """
 import asyncio
 import dataclasses
@@ -18,7 +18,7 @@ from kopf._core.causes import Activity
 from kopf._engine import activities, contexts
 
 if TYPE_CHECKING:
-    from aiohttp import web
+    from aiohttp import web  # aiohttp's server: only when serving
 
 logger = logging.getLogger('kopf.reactor.probing')
 
@@ -54,7 +54,7 @@ class Prober:
             return self.cached[1]
 
     async def handle(self, request: 'web.Request') -> 'web.Response':
-        from aiohttp import web
+        from aiohttp import web  # aiohttp's server: only when serving
         try:
             return web.json_response(await self.results())
         except activities.ActivityError as exc:
@@ -63,12 +63,12 @@ class Prober:
 
 async def serve(ctx: contexts.OperatorContext, url: str) -> None:
     """Serve the liveness endpoint until cancelled."""
-    from aiohttp import web
+    from aiohttp import web  # aiohttp's server: only when serving
     endpoint = Endpoint.parse(url)
     app = web.Application()
     app.router.add_get(endpoint.path, Prober(ctx).handle)
     if ctx.metrics.enabled and endpoint.path != '/metrics':
-        from kopf._metrics import prometheus as metrics
+        from kopf._metrics import prometheus as metrics  # `kopf[metrics]`: only with metrics on
         metrics.route(app, ctx.metrics)  # `/metrics` on the liveness server too
     runner = web.AppRunner(app, access_log=None)
     await runner.setup()

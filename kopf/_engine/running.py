@@ -1,10 +1,11 @@
 """Running an operator: `kopf.run()`, `kopf.operator()`, `kopf.spawn_tasks()`, `kopf.run_tasks()`.
 
-Order: refuse handler kinds whose runtime is not here yet → startup activities (with retries; they
-may tune `settings`) → check that the cluster answers → `ready_flag` → the peerings (unless
-standalone; their scopes paused until their first look) → one TaskGroup (the event poster, the
-peerings, the observer with its watchers and workers, the stopper) → cleanup activities last.
-SIGINT/SIGTERM (main thread only) or the `stop_flag` stop it gracefully.
+Order: startup activities (with retries; they may tune `settings`) → what the handlers and options need
+(the admission webhooks' server, the Lease's timing, the metrics) → check that the cluster answers → `ready_flag` → the shards,
+the Lease or the peerings (their scopes paused until ours) → one TaskGroup (those, the event poster, the
+observer with its watchers and workers, the stopper, the servers asked for: admission, metrics, liveness)
+→ the Lease released → cleanup activities last. SIGINT/SIGTERM (main thread only) or the `stop_flag` stop
+it gracefully. The features are imported here only when the registry or the options ask for them.
 """
 import asyncio
 import logging
@@ -15,6 +16,7 @@ import warnings
 from collections.abc import Collection, Coroutine
 from typing import Any
 
+import kopf._version
 from kopf._api import apierrors, credentials, events, namespaces
 from kopf._api import client as client_
 from kopf._core import memos, progress, registries
@@ -78,18 +80,9 @@ async def spawn_tasks(
         **later: Any,
 ) -> list[asyncio.Task[None]]:
     """The operator's root task(s), created in the current loop; await them with `run_tasks()`."""
-    if logger.isEnabledFor(logging.DEBUG):  # the version's metadata is read only if logged (~2 ms)
-        import kopf._version
+    if logger.isEnabledFor(logging.DEBUG):  # the version's metadata is read only if logged
         logger.debug(f'Starting Kopf {kopf._version.version()}.')
-    unknown = set(later) - LATER_OPTIONS
-    if unknown:
-        raise TypeError(f'Unknown options of the operator: {", ".join(sorted(unknown))}')
-    if liveness_endpoint is not None:
-        from kopf._engine import probing  # lazily: only with a liveness endpoint (~0.6 ms)
-        try:
-            probing.Endpoint.parse(liveness_endpoint)
-        except ValueError as exc:
-            raise OperatorError(str(exc)) from None
+    _check_options(later, liveness_endpoint=liveness_endpoint)
     if namespace is not None:
         warnings.warn('namespace= is deprecated; use namespaces=[...].', DeprecationWarning, stacklevel=2)
         namespaces = [*namespaces, namespace]
@@ -99,8 +92,32 @@ async def spawn_tasks(
     settings = settings if settings is not None else settings_.OperatorSettings()
     _peering_options(settings, standalone=standalone, priority=priority, peering_name=peering_name,
                      clusterwide=clusterwide)
-    if metrics_endpoint is not None:  # `kopf run --metrics`: checked now, for a clear error before anything starts
-        from kopf._metrics import prometheus as metrics  # lazily: an operator without metrics never loads it
+    _feature_options(settings, metrics_endpoint=metrics_endpoint, lease_name=lease_name,
+                     lease_namespace=lease_namespace, shards=shards)
+    ctx = _operator_context(registry, settings, memo=memo, lifecycle=lifecycle, vault=vault)
+    scope = observing.Scope(clusterwide=clusterwide, patterns=tuple(namespaces))
+    coro = _orchestrate(ctx, scope, stop_flag=stop_flag, ready_flag=ready_flag, liveness=liveness_endpoint)
+    return [asyncio.create_task(coro, name='kopf operator')]
+
+
+def _check_options(later: dict[str, Any], *, liveness_endpoint: str | None) -> None:
+    """Refuse what cannot run before anything starts: unknown options, a malformed liveness endpoint."""
+    unknown = set(later) - LATER_OPTIONS
+    if unknown:
+        raise TypeError(f'Unknown options of the operator: {", ".join(sorted(unknown))}')
+    if liveness_endpoint is not None:
+        from kopf._engine import probing  # only with a liveness endpoint
+        try:
+            probing.Endpoint.parse(liveness_endpoint)
+        except ValueError as exc:
+            raise OperatorError(str(exc)) from None
+
+
+def _feature_options(settings: settings_.OperatorSettings, *, metrics_endpoint: str | int | None,
+                     lease_name: str | None, lease_namespace: str | None, shards: int | None) -> None:
+    """The options of `run()` for metrics, Leases and shards into `settings` (metrics checked now: a clear error)."""
+    if metrics_endpoint is not None:
+        from kopf._metrics import prometheus as metrics  # only with metrics: `prometheus_client`
         try:
             metrics.check(metrics_endpoint)
         except metrics.MetricsError as exc:
@@ -112,21 +129,24 @@ async def spawn_tasks(
         settings.peering.lease.namespace = lease_namespace
     if shards is not None:
         settings.peering.lease.shards = shards
+
+
+def _operator_context(registry: registries.OperatorRegistry, settings: settings_.OperatorSettings, *,
+                      memo: Any, lifecycle: Any, vault: credentials.Vault | None) -> contexts.OperatorContext:
+    """The operator's context: its identity, memo, lifecycle, indices (if any handler fills one) and API client."""
     identity = identity_.make_identity()
     ctx = contexts.OperatorContext(
         settings=settings, registry=registry, client=None,  # type: ignore[arg-type]  # set below
         memo=memo if memo is not None else memos.Memo(), lifecycle=lifecycle or progress.get_default_lifecycle())
     preflight.check_kwargs(registry)
     if registry.indexing:
-        from kopf._indices import filling  # lazily: an operator without indices never loads it
+        from kopf._indices import filling  # only with `@kopf.index` handlers
         ctx.indexing = indexing = filling.Indexing(registry)
         ctx.indices = indexing.indices
     vault = vault if vault is not None else credentials.Vault(activities.make_login(ctx))
     ctx.identity = identity
     ctx.client = client_.APIClient(vault, settings, identity=identity)
-    scope = observing.Scope(clusterwide=clusterwide, patterns=tuple(namespaces))
-    coro = _orchestrate(ctx, scope, stop_flag=stop_flag, ready_flag=ready_flag, liveness=liveness_endpoint)
-    return [asyncio.create_task(coro, name='kopf operator')]
+    return ctx
 
 
 def _peering_options(settings: settings_.OperatorSettings, *, standalone: bool | None, priority: int | None,
@@ -167,56 +187,8 @@ async def _orchestrate(ctx: contexts.OperatorContext, scope: observing.Scope, *,
     restore = _install_signals(stopping, ctx.settings)
     stopper = asyncio.ensure_future(_stopper(stopping, stop_flag))
     try:
-        if not await _start_or_stop(ctx, stopper):
-            return
-        try:
-            flags.raise_flag(ready_flag)
-            if ctx.registry.spawning:  # after the startup handlers, which may register some
-                from kopf._daemons import spawning  # lazily: an operator without daemons and timers never loads it
-                ctx.daemons = spawning.Daemons
-            if ctx.settings.peering.lease.name and ctx.settings.peering.lease.shards:  # shards paused until ours
-                from kopf._shards import assignment, membership
-                ctx.shards = total = ctx.settings.peering.lease.shards
-                ctx.shard_of = lambda uid: assignment.shard_of(uid, total)
-                ctx.leasing = membership.Sharding(ctx)
-            elif ctx.settings.peering.lease.name:  # paused before any watcher starts, until the Lease is ours
-                from kopf._leases import holding
-                ctx.leasing = holding.Leasing(ctx)
-            if _peers(ctx.settings):  # its scopes are paused before any watcher starts
-                from kopf._peering import keepalives as peering
-                ctx.peering = peering.Peerings(ctx, clusterwide=ctx.settings.peering.clusterwide or scope.clusterwide,
-                                               namespaces=namespaces.exact_names(scope.patterns) or ())
-            async with asyncio.TaskGroup() as tg:
-                if ctx.peering is not None:
-                    ctx.peering.start(tg)
-                if ctx.leasing is not None:
-                    ctx.leasing.start(tg)
-                tg.create_task(_logged('Poster of events', poster.run()), name='kopf event poster')
-                tg.create_task(_logged('Resource observer', observing.Observer(ctx, scope, tg).run()),
-                               name='kopf observer')
-                tg.create_task(_until(ctx, stopper), name='kopf stopper')
-                if ctx.registry.webhooks:
-                    from kopf._admission import answering as admission
-                    ctx.admission = admission.Admission(ctx)
-                    tg.create_task(_logged('Admission webhook server', ctx.admission.serve()),
-                                   name='kopf admission webhooks')
-                if getattr(ctx.metrics, 'address', None) is not None:  # metrics on, with an endpoint of their own
-                    from kopf._metrics import prometheus as metrics
-                    tg.create_task(metrics.serve(ctx), name='kopf metrics endpoint')
-                if liveness is not None:
-                    from kopf._engine import probing
-                    tg.create_task(probing.serve(ctx, liveness), name='kopf liveness endpoint')
-        except* _Stopped:
-            logger.debug('Root tasks are stopped: finishing normally; tasks left: set()')  # as upstream 1.45.2
-            logger.debug('Hung tasks stopping is skipped: no tasks given.')  # none is left behind here
-        except* Exception as group:
-            for exc in group.exceptions:
-                logger.error('The operator has failed.', exc_info=exc)
-            raise OperatorError(f'The operator has failed: {group.exceptions[0]!r}') from None
-        finally:
-            if ctx.leasing is not None:  # after the handlers stopped: the next replica acquires it at once
-                await asyncio.shield(ctx.leasing.release())
-            await asyncio.shield(activities.run_activity(ctx, Activity.CLEANUP))
+        if await _start_or_stop(ctx, stopper):
+            await _serve(ctx, scope, poster, stopper, ready_flag=ready_flag, liveness=liveness)
     finally:
         stopper.cancel()
         await asyncio.gather(stopper, return_exceptions=True)
@@ -224,6 +196,70 @@ async def _orchestrate(ctx: contexts.OperatorContext, scope: observing.Scope, *,
         restore()
         events.poster_var.reset(token)
         await ctx.client.close()
+
+
+async def _serve(ctx: contexts.OperatorContext, scope: observing.Scope, poster: events.EventPoster,
+                 stopper: 'asyncio.Future[None]', *, ready_flag: Flag | None, liveness: str | None) -> None:
+    """The started operator: its root tasks in one TaskGroup until the stop; then the Lease and the cleanup."""
+    try:
+        flags.raise_flag(ready_flag)
+        _pause_until_ours(ctx, scope)
+        async with asyncio.TaskGroup() as tg:
+            _root_tasks(ctx, scope, tg, poster, stopper, liveness=liveness)
+    except* _Stopped:
+        logger.debug('Root tasks are stopped: finishing normally; tasks left: set()')  # as upstream 1.45.2
+        logger.debug('Hung tasks stopping is skipped: no tasks given.')  # none is left behind here
+    except* Exception as group:
+        for exc in group.exceptions:
+            logger.error('The operator has failed.', exc_info=exc)
+        raise OperatorError(f'The operator has failed: {group.exceptions[0]!r}') from None
+    finally:
+        if ctx.leasing is not None:  # after the handlers stopped: the next replica acquires it at once
+            await asyncio.shield(ctx.leasing.release())
+        await asyncio.shield(activities.run_activity(ctx, Activity.CLEANUP))
+
+
+def _pause_until_ours(ctx: contexts.OperatorContext, scope: observing.Scope) -> None:
+    """The features plugged in before any watcher starts: daemons and timers; the shards, the Lease or the
+    peering (their scopes paused until ours)."""
+    if ctx.registry.spawning:  # after the startup handlers, which may register some
+        from kopf._daemons import spawning  # only with daemons or timers
+        ctx.daemons = spawning.Daemons
+    lease = ctx.settings.peering.lease
+    if lease.name and lease.shards:
+        from kopf._shards import assignment, membership  # only with `--shards`
+        ctx.shards = total = lease.shards
+        ctx.shard_of = lambda uid: assignment.shard_of(uid, total)
+        ctx.leasing = membership.Sharding(ctx)
+    elif lease.name:
+        from kopf._leases import holding  # only with `--lease`
+        ctx.leasing = holding.Leasing(ctx)
+    if _peers(ctx.settings):
+        from kopf._peering import keepalives as peering  # only when peering
+        ctx.peering = peering.Peerings(ctx, clusterwide=ctx.settings.peering.clusterwide or scope.clusterwide,
+                                       namespaces=namespaces.exact_names(scope.patterns) or ())
+
+
+def _root_tasks(ctx: contexts.OperatorContext, scope: observing.Scope, tg: asyncio.TaskGroup,
+                poster: events.EventPoster, stopper: 'asyncio.Future[None]', *, liveness: str | None) -> None:
+    """The root tasks: the peering or Lease, the event poster, the observer, the stopper, the servers asked for."""
+    if ctx.peering is not None:
+        ctx.peering.start(tg)
+    if ctx.leasing is not None:
+        ctx.leasing.start(tg)
+    tg.create_task(_logged('Poster of events', poster.run()), name='kopf event poster')
+    tg.create_task(_logged('Resource observer', observing.Observer(ctx, scope, tg).run()), name='kopf observer')
+    tg.create_task(_until(ctx, stopper), name='kopf stopper')
+    if ctx.registry.webhooks:
+        from kopf._admission import answering as admission  # only with admission handlers
+        ctx.admission = admission.Admission(ctx)
+        tg.create_task(_logged('Admission webhook server', ctx.admission.serve()), name='kopf admission webhooks')
+    if getattr(ctx.metrics, 'address', None) is not None:  # metrics on, with an endpoint of their own
+        from kopf._metrics import prometheus as metrics  # only with metrics: `prometheus_client`
+        tg.create_task(metrics.serve(ctx), name='kopf metrics endpoint')
+    if liveness is not None:
+        from kopf._engine import probing  # only with a liveness endpoint
+        tg.create_task(probing.serve(ctx, liveness), name='kopf liveness endpoint')
 
 
 async def _logged(label: str, coro: Coroutine[Any, Any, None]) -> None:
@@ -251,7 +287,7 @@ async def _until(ctx: contexts.OperatorContext, stopper: 'asyncio.Future[None]')
     try:
         await stopper  # raises _Stopped when the stop comes
     finally:
-        from kopf._daemons import spawning  # lazily: loaded by the first daemon or timer, else only now
+        from kopf._daemons import spawning  # loaded by the first daemon or timer, else only now
         await spawning.stop_all(ctx, DaemonStoppingReason.OPERATOR_EXITING)  # before the watchers go
 
 
@@ -268,13 +304,13 @@ async def _start(ctx: contexts.OperatorContext) -> None:
             raise OperatorError(str(exc)) from None
     lease = ctx.settings.peering.lease
     if lease.name:
-        from kopf._leases import elections  # lazily: only with a Lease
+        from kopf._leases import elections  # only with `--lease`
         if problem := elections.check(elections.durations_of(lease)):
             raise OperatorError(f'The lease {lease.name!r}: {problem}')
     if lease.shards and (not lease.name or not isinstance(lease.shards, int) or lease.shards < 0):
         raise OperatorError(f'--shards {lease.shards!r} needs --lease NAME and a positive number of shards.')
     if ctx.settings.metrics.enabled or ctx.settings.metrics.endpoint is not None:  # set by startup handlers too
-        from kopf._metrics import prometheus as metrics
+        from kopf._metrics import prometheus as metrics  # only with metrics: `prometheus_client`
         try:
             metrics.enable(ctx)
         except metrics.MetricsError as exc:

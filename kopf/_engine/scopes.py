@@ -6,7 +6,7 @@ while this replica does not hold its Lease). A scope is paused while anyone paus
 may act unless the whole operator, its namespace or its shard is paused (`paused(namespace, shard)`:
 the shard is the object's record's, `ObjectRecord.shard`).
 
-What a paused scope means for the reactor (`kopf._engine.observing`, `queueing`, `spawning`):
+What a paused scope means for the reactor (`kopf._engine.observing`, `queueing`, `kopf._daemons.spawning`):
 its watch streams stop (the streams of indexed resources go on feeding the indices only), no
 cycle runs handlers, its daemons stop with `OPERATOR_PAUSING` and its timers stop; cycles that are
 in flight finish, unless a pauser cancels them (`cancelling=True`: a Lease lost, whose holder must

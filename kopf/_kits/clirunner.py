@@ -1,5 +1,6 @@
 """`KopfRunner`: the `kopf` CLI in a thread with its own event loop, as a context manager (for tests)."""
 import concurrent.futures
+import dataclasses
 import pathlib
 import threading
 import time
@@ -9,8 +10,11 @@ from typing import TYPE_CHECKING, Any
 
 import click.testing
 
+import kopf.cli as cli
+from kopf._api import credentials, kubeconfig
+from kopf._engine import loggers
+
 if TYPE_CHECKING:
-    from kopf._api import credentials
     from kopf._cluster.control.local import LocalCluster
     from kopf._kits.envtest import EnvtestCluster
 
@@ -66,7 +70,6 @@ class KopfRunner:
         self._thread: threading.Thread | None = None
 
     def __enter__(self) -> 'KopfRunner':
-        import kopf.cli as cli  # the CLI is what it drives
         vault = self.vault if self.cluster is None else cluster_vault(self.cluster)
         controls = cli.CLIControls(registry=self.registry, settings=self.settings, memo=self.memo, vault=vault,
                                    stop_flag=self.stop_flag, ready_flag=self.ready_flag)
@@ -89,8 +92,6 @@ class KopfRunner:
                 raise error
 
     def _target(self, controls: Any) -> None:
-        import kopf.cli as cli
-        from kopf._engine import loggers
         try:
             result = click.testing.CliRunner().invoke(cli.main, self.args, obj=controls, **self.click_kwargs)
         except BaseException as exc:  # pragma: no cover  # CliRunner catches all; just in case
@@ -156,9 +157,6 @@ class KopfRunner:
 
 def cluster_vault(cluster: 'LocalCluster | EnvtestCluster') -> 'credentials.Vault':
     """A credentials vault for the local cluster (from its kubeconfig: its URL, CA and token, if any)."""
-    import dataclasses
-
-    from kopf._api import credentials, kubeconfig
     info = kubeconfig.load([pathlib.Path(cluster.kubeconfig)])
     if info.default_namespace is None:
         info = dataclasses.replace(info, default_namespace='default')

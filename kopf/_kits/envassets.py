@@ -51,10 +51,10 @@ def binary(assets: pathlib.Path, name: str) -> pathlib.Path:
 
 def write_pki(pki: pathlib.Path, admin: str) -> None:
     """A CA; the apiserver's serving certificate; the admin's client certificate; the SA key pair."""
-    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives import serialization  # optional: `cryptography`
     from cryptography.hazmat.primitives.asymmetric import ec
 
-    from kopf._shared import certificates
+    from kopf._shared import certificates  # optional: `cryptography`
 
     made = certificates.make('localhost', '10.0.0.1', 'kubernetes', 'kubernetes.default', 'kubernetes.default.svc')
     (pki / 'ca.crt').write_bytes(made.ca_pem)

@@ -40,15 +40,13 @@ import urllib.parse
 import weakref
 from collections.abc import Callable, Iterable, Sequence
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import yaml
 
+from kopf._api.credentials import ConnectionInfo
 from kopf._cluster.control import manifests
 from kopf._kits import envassets, envprocs
-
-if TYPE_CHECKING:
-    from kopf._api.credentials import ConnectionInfo
 
 Obj = dict[str, Any]
 EnvtestError = envassets.EnvtestError  # public here: `kopf.testing.EnvtestCluster` raises it
@@ -294,10 +292,9 @@ class EnvtestCluster:
             raise RuntimeError('The envtest cluster is not started yet.')
         return self._ssl
 
-    def connection_info(self, **kwargs: Any) -> 'ConnectionInfo':
+    def connection_info(self, **kwargs: Any) -> ConnectionInfo:
         """A `kopf.ConnectionInfo` for the admin (for a `Vault` or a login handler)."""
-        from kopf._api import credentials
-        return credentials.ConnectionInfo(server=self.url, ca_path=str(self.pki / 'ca.crt'),
+        return ConnectionInfo(server=self.url, ca_path=str(self.pki / 'ca.crt'),
                               certificate_path=str(self.pki / 'admin.crt'),
                               private_key_path=str(self.pki / 'admin.key'), **kwargs)
 
@@ -308,7 +305,7 @@ class EnvtestCluster:
         `system:authenticated`); RBAC then allows it only what is bound to it (e.g. by `kopf rbac`).
         The files are in the data directory (`pki/user-<user>.*`, `user-<user>.kubeconfig`).
         """
-        from kopf._shared import certificates
+        from kopf._shared import certificates  # optional: `cryptography`
         if self.dir is None:
             raise RuntimeError('The envtest cluster is not started yet.')
         if not user or '/' in user or 'system:masters' in groups:

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 @pytest.fixture
 def kopf_local_cluster() -> Iterator['LocalCluster']:
     """The pytest fixture of a `LocalCluster` in its own thread and event loop (for `KopfRunner`, sync tests)."""
-    from kopf._cluster.control.local import LocalCluster
+    from kopf._cluster.control.local import LocalCluster  # the emulator: only for this fixture
     with LocalCluster() as cluster:
         yield cluster
 
@@ -28,7 +28,7 @@ def kopf_local_cluster() -> Iterator['LocalCluster']:
 @pytest.fixture
 async def kopf_local_cluster_async() -> AsyncIterator['LocalCluster']:
     """The pytest fixture of a `LocalCluster` in the test's own event loop (async tests, looptime)."""
-    from kopf._cluster.control.local import LocalCluster
+    from kopf._cluster.control.local import LocalCluster  # the emulator: only for this fixture
     async with LocalCluster() as cluster:
         yield cluster
 
@@ -36,6 +36,6 @@ async def kopf_local_cluster_async() -> AsyncIterator['LocalCluster']:
 @pytest.fixture(scope='session')
 def kopf_envtest_cluster() -> Iterator['EnvtestCluster']:
     """The pytest fixture of ONE `EnvtestCluster` (a real kube-apiserver) per pytest run, shared by the tests."""
-    from kopf._kits.envtest import EnvtestCluster
+    from kopf._kits.envtest import EnvtestCluster  # optional: `cryptography`
     with EnvtestCluster() as cluster:
         yield cluster

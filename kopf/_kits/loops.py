@@ -24,7 +24,7 @@ def loop_factory(uvloop: bool | None) -> LoopFactory | None:
         if uvloop:
             raise LoopError('--uvloop needs uvloop installed: pip install kopf[uvloop] (or run with --no-uvloop).')
         return None
-    import uvloop as uvloop_
+    import uvloop as uvloop_  # `kopf[uvloop]`: only if installed
     factory: LoopFactory = uvloop_.new_event_loop
     return factory
 

@@ -1,7 +1,7 @@
 """Leader election on `coordination.k8s.io/v1` Leases (`kopf run --lease NAME`): the I/O of `kopf._leases.elections`.
 
-- One `Elector` per Lease; it pauses its scope (`kopf._engine.scopes`: the whole operator today;
-  a shard's scope later) from the start until it holds the Lease, and again when it cannot renew
+- One `Elector` per Lease; it pauses its scope (`kopf._engine.scopes`: the whole operator, or a shard's
+  objects for `kopf._shards.membership`) from the start until it holds the Lease, and again when it cannot renew
   it before the renew deadline (a due time in the operator's one scheduler, so the pause comes on
   time even while a write hangs). Peering and Leases differ only in who pauses the scope.
 - Writes: a create (no Lease yet), or an update with the Lease's resourceVersion (a precondition:
@@ -282,7 +282,8 @@ async def resolve_namespace(ctx: contexts.OperatorContext) -> str:
 
 
 class Leasing:
-    """The Leases this operator holds: one (the whole operator) today; several (shards) later."""
+    """The Lease of `--lease NAME` without `--shards`: one `Elector` for the whole operator (the shards'
+    Leases are `kopf._shards.membership.Sharding`'s)."""
 
     def __init__(self, ctx: contexts.OperatorContext) -> None:
         settings = ctx.settings.peering.lease

@@ -5,15 +5,15 @@
   `PrometheusMetrics` (made by `enable()` after the startup handlers, which may set `settings.metrics`)
   keeps one `CollectorRegistry` per operator, so several operators in one process never mix their
   figures. `prometheus_client` is imported only then (`kopf[metrics]`).
-- Hooks call it where things happen: handler attempts (`changing`; timers' and daemons' in `spawning`),
-  patches (`applying`), the convergence of objects (the records' `Converged` effect, in `queueing`),
-  timers' lateness (`spawning`);
+- Hooks call it where things happen: handler attempts (`kopf._engine.changing`; timers' and daemons' in
+  `kopf._daemons.workers`), patches (`kopf._engine.applying`), the convergence of objects (the records'
+  `Converged` effect, in `kopf._engine.queueing`), timers' lateness (`kopf._daemons.workers`);
   API requests and watch streams through the API client's `observer` (`_api` knows no reactor).
 - What is a count of live things is read at scrape time, at no cost in between: objects queued and
   running per resource (the records' phases), daemons and timers running, index sizes, and the
   scopes paused by peering (`ctx.pausing`).
-- The Lease leader election (`leasing`) sets `kopf_peering_lease_held` through `lease()`; the
-  shards (`sharding`) set `kopf_peering_shards_held` through `shards()`.
+- The Lease leader election (`kopf._leases.holding`) sets `kopf_peering_lease_held` through `lease()`; the
+  shards (`kopf._shards.membership`) set `kopf_peering_shards_held` through `shards()`.
 - `/metrics` answers GET only (other methods: 405); other paths 404. It is served on the metrics
   address, and on the liveness endpoint's server when that is on too (`route()`).
 """
@@ -28,7 +28,7 @@ from kopf._engine.contexts import Metrics  # the no-op (metrics off), which this
 from kopf._metrics import instruments
 
 if TYPE_CHECKING:
-    from aiohttp import web
+    from aiohttp import web  # aiohttp's server: only when serving
 
 logger = logging.getLogger('kopf.reactor.metrics')
 
@@ -43,7 +43,7 @@ class PrometheusMetrics(Metrics):
     enabled = True
 
     def __init__(self, ctx: Any, address: instruments.Address | None = None) -> None:
-        import prometheus_client as prom
+        import prometheus_client as prom  # `kopf[metrics]`: only with metrics on
 
         self.address = address
         self.served: Mapping[Resource, Any] = {}
@@ -114,12 +114,12 @@ class PrometheusMetrics(Metrics):
 
     def exposition(self) -> bytes:
         """The whole registry in the Prometheus text format."""
-        import prometheus_client as prom
+        import prometheus_client as prom  # `kopf[metrics]`: only with metrics on
         return bytes(prom.generate_latest(self.registry))
 
 
 class _Children:
-    """A metric's children by their label values, looked up once (`.labels()` costs ~10x a dict lookup)."""
+    """A metric's children by their label values, kept in a dict (not looked up by `.labels()` at every hook)."""
 
     __slots__ = ('children', 'metric')
 
@@ -145,7 +145,7 @@ class _Live:
         return []  # dynamic: not checked for duplicates at registration
 
     def collect(self) -> Iterator[Any]:
-        from prometheus_client.core import GaugeMetricFamily
+        from prometheus_client.core import GaugeMetricFamily  # `kopf[metrics]`: only with metrics on
 
         families = {
             'objects': GaugeMetricFamily('kopf_objects', 'Objects known (their records), per resource.',
@@ -171,7 +171,7 @@ class _Live:
         yield from self._pauses()
 
     def _spawns(self) -> Iterator[Any]:
-        from prometheus_client.core import GaugeMetricFamily
+        from prometheus_client.core import GaugeMetricFamily  # `kopf[metrics]`: only with metrics on
 
         daemons = GaugeMetricFamily('kopf_daemons_running', 'Daemons running.', labels=['resource'])
         timers = GaugeMetricFamily('kopf_timers_running', 'Timers scheduled or running.', labels=['resource'])
@@ -185,7 +185,7 @@ class _Live:
         yield timers
 
     def _indices(self) -> Iterator[Any]:
-        from prometheus_client.core import GaugeMetricFamily
+        from prometheus_client.core import GaugeMetricFamily  # `kopf[metrics]`: only with metrics on
 
         sizes = GaugeMetricFamily('kopf_index_keys', 'Keys in each in-memory index.', labels=['index'])
         indexing = self.ctx.indexing
@@ -195,7 +195,7 @@ class _Live:
 
 
     def _pauses(self) -> Iterator[Any]:
-        from prometheus_client.core import GaugeMetricFamily
+        from prometheus_client.core import GaugeMetricFamily  # `kopf[metrics]`: only with metrics on
 
         paused = GaugeMetricFamily('kopf_peering_paused', '1 while peering pauses the scope (a namespace; '
                                    '"*": the whole operator).', labels=['scope'])
@@ -231,7 +231,7 @@ def check(endpoint: str | int | None) -> instruments.Address | None:
 
 def route(app: 'web.Application', metrics: Metrics) -> None:
     """`GET /metrics` on this app (the metrics' own server, or the liveness endpoint's)."""
-    from aiohttp import web
+    from aiohttp import web  # aiohttp's server: only when serving
 
     async def handle(request: web.Request) -> web.Response:
         assert isinstance(metrics, PrometheusMetrics)
@@ -243,7 +243,7 @@ def route(app: 'web.Application', metrics: Metrics) -> None:
 
 async def serve(ctx: Any) -> None:
     """Serve `/metrics` on the metrics address until cancelled."""
-    from aiohttp import web
+    from aiohttp import web  # aiohttp's server: only when serving
 
     address = ctx.metrics.address
     app = web.Application()

@@ -27,9 +27,10 @@ import random
 from collections.abc import Collection, Coroutine, Mapping
 from typing import Any
 
-from kopf._api import apierrors, watching, watchstate
+from kopf._api import apierrors, credentials, loginning, watching, watchstate
 from kopf._api import client as client_
 from kopf._core import resources
+from kopf._core import settings as settings_
 from kopf._engine import contexts
 from kopf._engine import identity as identity_
 from kopf._peering import priorities as peers
@@ -381,8 +382,6 @@ async def _found(client: client_.APIClient, name: str, namespace: str | None) ->
 async def command(command: str, *, vault: Any, name: str, namespaces: Collection[str | None], identity: str,
                   **options: Any) -> None:
     """`kopf freeze` / `kopf resume` with their own API client (the given vault, or kubeconfig & co)."""
-    from kopf._api import credentials, loginning
-    from kopf._core import settings as settings_
 
     vault = vault if vault is not None else credentials.Vault(loginning.login_by_defaults)
     client = client_.APIClient(vault, settings_.OperatorSettings())

@@ -10,6 +10,7 @@ from typing import Any
 
 import yaml
 
+from kopf._api import namespaces as namespaces_
 from kopf._core import registries, resources
 from kopf._rbac import rules as rbac
 from kopf._shared import resourcetable
@@ -47,7 +48,6 @@ def generate(registry: registries.OperatorRegistry, options: rbac.Options, *,
 
 def options_for(namespaces: Iterable[str], **kwargs: Any) -> rbac.Options:
     """`-n` patterns as `kopf run` takes them: exact names get Roles; globs or exclusions: cluster-wide rules."""
-    from kopf._api import namespaces as namespaces_
 
     patterns = tuple(namespaces)
     exact = namespaces_.exact_names(patterns) if patterns else None

@@ -1,18 +1,19 @@
 """RBAC for the framework's own requests, derived from the registry and the options of `kopf rbac`. Pure.
 
-What the framework requests (the code paths of kopf/_api and kopf/_reactor), and so what it needs:
+What the framework requests (the code paths of kopf/_api, kopf/_engine and the features), and so what it needs:
 
 | request (code path)                                        | needed when                  | verbs                  |
 |------------------------------------------------------------|------------------------------|------------------------|
 | list + watch a handled resource (`watching.watch_objs`)    | any resource handler         | list, watch            |
-| patch the object (`patching.patch_obj`), re-read it on a   | change handlers, daemons,    | get, patch             |
-|   conflict of a guarded JSON-patch                         |   timers                     |                        |
+| patch the object (`objectwrites.patch_obj`), re-read it    | change handlers, daemons,    | get, patch             |
+|   on a conflict of a guarded JSON-patch                    |   timers                     |                        |
 | patch `<plural>/status` (results, status storages)         | the same, if it has status   | patch                  |
 | post Events (`events.post_event`)                          | always (`kopf.info()`, ...)  | create                 |
 | the schema of a resource (`discovery.schema`: GET its CRD) | any resource handler         | get                    |
 | watch the CRDs (resources appearing later)                 | any resource handler         | list, watch            |
 | watch the namespaces (`-n` with globs or exclusions)       | globs in `-n`                | list, watch            |
-| managed webhook configurations (`admission.configure`)     | admission handlers           | create, patch          |
+| managed webhook configurations                             | admission handlers           | create, patch          |
+|   (`answering.Admission.configure`)                        |                              |                        |
 | peering objects (`--peering NAME`)                         | the option                   | get list watch patch   |
 | leases (`--lease NAME`)                                    | the option                   | get create update watch|
 | the members of the shards (`--lease NAME --shards N`: the  | `--shards`                   | + list                 |

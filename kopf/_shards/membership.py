@@ -1,6 +1,6 @@
 """Sharding across replicas on Leases (`kopf run --lease NAME --shards N`): the I/O of `kopf._shards.assignment`.
 
-- N shard Leases `NAME-<i>`, each an `Elector` (`leasing`) whose scope is `scopes.Shard(i)`: the
+- N shard Leases `NAME-<i>`, each an `Elector` (`kopf._leases.holding`) whose scope is `scopes.Shard(i)`: the
   objects hashed into shard i act only while its Lease is ours (the one "may act now?" predicate of
   `kopf._engine.scopes`, asked with the object's record's shard).
 - Membership: one Lease per replica (`NAME-member-<hash of the identity>`, labelled

@@ -24,7 +24,7 @@ class Certificates:
 
     def client(self, user: str, groups: tuple[str, ...] = ('system:masters',)) -> tuple[bytes, bytes]:
         """A client certificate and key (PEM) signed by this CA: CN = user, O = groups."""
-        from cryptography import x509
+        from cryptography import x509  # optional: `cryptography`
         from cryptography.hazmat.primitives import serialization
         from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
@@ -39,7 +39,7 @@ class Certificates:
 
 def make(host: str = '127.0.0.1', *extra_sans: str) -> Certificates:
     """A new CA and a server certificate for localhost, 127.0.0.1, `host` and the extra names/addresses."""
-    from cryptography import x509
+    from cryptography import x509  # optional: `cryptography`
     from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
     ca_key, ca = _authority()
@@ -61,7 +61,7 @@ def make(host: str = '127.0.0.1', *extra_sans: str) -> Certificates:
 
 
 def _authority() -> tuple[Any, Any]:
-    from cryptography import x509
+    from cryptography import x509  # optional: `cryptography`
     from cryptography.hazmat.primitives.asymmetric import ec
     from cryptography.x509.oid import NameOID
 
@@ -80,7 +80,7 @@ def _authority() -> tuple[Any, Any]:
 
 
 def _leaf(subject: Any, issuer: Any) -> tuple[Any, Any]:
-    from cryptography import x509
+    from cryptography import x509  # optional: `cryptography`
     from cryptography.hazmat.primitives.asymmetric import ec
 
     now = datetime.datetime.now(datetime.UTC)
@@ -92,16 +92,16 @@ def _leaf(subject: Any, issuer: Any) -> tuple[Any, Any]:
 
 
 def _sign(builder: Any, key: Any) -> Any:
-    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives import hashes  # optional: `cryptography`
     return builder.sign(key, hashes.SHA256())
 
 
 def _pem(cert: Any) -> bytes:
-    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives import serialization  # optional: `cryptography`
     return bytes(cert.public_bytes(serialization.Encoding.PEM))
 
 
 def _key_pem(key: Any) -> bytes:
-    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives import serialization  # optional: `cryptography`
     return bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
                                    serialization.NoEncryption()))

@@ -41,7 +41,7 @@ def resolve(obj: Mapping[str, Any] | None, path: FieldPath, default: Any = MISSI
     """The value at the path, or `default` if any key on the way is absent or not a mapping."""
     current: Any = obj
     for key in path:
-        if type(current) is dict:  # the common case, without the costlier ABC check
+        if type(current) is dict:  # the common case: no ABC check
             current = current.get(key, MISSING)
             if current is MISSING:
                 return default

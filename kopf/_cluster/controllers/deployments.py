@@ -18,6 +18,7 @@ step of its rollout, as upstream's controller does per sync:
 import copy
 from typing import Any
 
+from kopf._cluster import jsoncodec
 from kopf._cluster.controllers import clock
 from kopf._cluster.controllers.writeplans import (
     DEPLOYMENTS,
@@ -43,7 +44,6 @@ SKIPPED_ANNOTATIONS = {'kubectl.kubernetes.io/last-applied-configuration', REVIS
 
 def template_hash(template: Obj, collisions: int = 0) -> str:
     """A stable hash of a pod template (FNV-1a of its canonical JSON), encoded as upstream encodes its hash."""
-    from kopf._cluster import jsoncodec
     data = jsoncodec.dumps(_sorted(template)) + (str(collisions).encode() if collisions else b'')
     value = 0x811c9dc5
     for byte in data:
@@ -224,10 +224,8 @@ def _clean_history(plan: Plan, deployment: Obj, olds: list[Obj], specs: dict[str
 def _write_status(plan: Plan, deployment: Obj, new: Obj | None, live: list[Obj], top: int, created: bool,
                   now: float) -> None:
     meta = deployment['metadata']
-    spec = deployment.get('spec') or {}
     replicas = _replicas(deployment)
     _, unavailable = limits(deployment)
-    old_status = deployment.get('status') or {}
     counts = {
         'replicas': sum(_status(rs, 'replicas') for rs in live),
         'updatedReplicas': _status(new, 'replicas') if new is not None and not created else 0,
@@ -237,12 +235,31 @@ def _write_status(plan: Plan, deployment: Obj, new: Obj | None, live: list[Obj],
     counts['unavailableReplicas'] = max(0, replicas - counts['availableReplicas'])
     status: Obj = {'observedGeneration': int(meta.get('generation') or 1), **counts}
     stamp = clock.stamp(now)
-    old = old_status.get('conditions') or []
+    old = (deployment.get('status') or {}).get('conditions') or []
     available = counts['availableReplicas'] >= replicas - unavailable
     conditions = [condition(old, 'Available', 'True' if available else 'False',
                             'MinimumReplicasAvailable' if available else 'MinimumReplicasUnavailable',
                             'Deployment has minimum availability.' if available else
                             'Deployment does not have minimum availability.', stamp, update_time=True)]
+    status['conditions'] = [conditions[0], _progressing(plan, deployment, new, counts, created, now)]
+    status = without_zeros(status)
+    number = top if new is not None else 0
+    annotations = dict(meta.get('annotations') or {})
+    candidate = {**deployment, 'status': status}
+    if number and annotations.get(REVISION) != str(number):
+        annotations[REVISION] = str(number)
+        candidate['metadata'] = {**meta, 'annotations': annotations}
+    plan.update(DEPLOYMENTS, deployment, candidate)
+
+
+def _progressing(plan: Plan, deployment: Obj, new: Obj | None, counts: dict[str, int], created: bool,
+                 now: float) -> Obj:
+    """The Progressing condition: paused, complete, a new ReplicaSet, progressing, or past its deadline."""
+    spec = deployment.get('spec') or {}
+    replicas = _replicas(deployment)
+    old_status = deployment.get('status') or {}
+    old = old_status.get('conditions') or []
+    stamp = clock.stamp(now)
     name = new['metadata']['name'] if new is not None else ''
     complete = new is not None and not created and counts['updatedReplicas'] == replicas \
         and counts['replicas'] == replicas and counts['availableReplicas'] == replicas
@@ -272,12 +289,4 @@ def _write_status(plan: Plan, deployment: Obj, new: Obj | None, live: list[Obj],
                                     f'ReplicaSet "{name}" has timed out progressing.', stamp, update_time=True)
         else:
             plan.wake(since + int(deadline))
-    status['conditions'] = [conditions[0], progressing]
-    status = without_zeros(status)
-    number = top if new is not None else 0
-    annotations = dict(meta.get('annotations') or {})
-    candidate = {**deployment, 'status': status}
-    if number and annotations.get(REVISION) != str(number):
-        annotations[REVISION] = str(number)
-        candidate['metadata'] = {**meta, 'annotations': annotations}
-    plan.update(DEPLOYMENTS, deployment, candidate)
+    return progressing

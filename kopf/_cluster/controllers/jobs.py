@@ -55,15 +55,7 @@ def reconcile(job: Obj, pods: list[Obj], now: float) -> Plan:
         status['completionTime'] = stamp
     elif not spec.get('suspend'):
         remaining = (completions - succeeded if completions is not None else parallelism) - len(active)
-        wanted = max(0, min(parallelism - len(active), remaining))
-        fail_first = knobs.failing_pods(job)
-        template = spec.get('template') or {}
-        for index in range(wanted):
-            pod = pod_from_template(job, template, f'{job["metadata"]["name"]}-')
-            if len(pods) + index < fail_first:
-                pod['metadata'].setdefault('annotations', {})[knobs.EXIT_CODE] = '1'
-            pod['spec'] = copy.deepcopy(pod['spec'])
-            plan.writes.append(Create(PODS, pod))
+        _create_pods(plan, job, max(0, min(parallelism - len(active), remaining)), existing=len(pods))
     status.update(active=len(active), ready=sum(1 for pod in active if podstates.ready(pod)),
                   succeeded=succeeded, failed=failed, terminating=0)
     if conditions:
@@ -72,3 +64,15 @@ def reconcile(job: Obj, pods: list[Obj], now: float) -> Plan:
     status['uncountedTerminatedPods'] = {}
     plan.update(JOBS, job, {**job, 'status': status})
     return plan
+
+
+def _create_pods(plan: Plan, job: Obj, wanted: int, *, existing: int) -> None:
+    """The Job's next Pods (`<job>-xxxxx`); of all its Pods, the first `fail-pods` (`knobs`) fail."""
+    fail_first = knobs.failing_pods(job)
+    template = (job.get('spec') or {}).get('template') or {}
+    for index in range(wanted):
+        pod = pod_from_template(job, template, f'{job["metadata"]["name"]}-')
+        if existing + index < fail_first:
+            pod['metadata'].setdefault('annotations', {})[knobs.EXIT_CODE] = '1'
+        pod['spec'] = copy.deepcopy(pod['spec'])
+        plan.writes.append(Create(PODS, pod))

@@ -86,7 +86,7 @@ def _load() -> tuple[dict[str, str], dict[str, dict[str, Any]]]:
 
 def _parse(raw: bytes) -> Any:
     try:
-        import orjson
+        import orjson  # optional: `kopf[fast]`
     except ImportError:
         return json.loads(raw)
     return orjson.loads(raw)

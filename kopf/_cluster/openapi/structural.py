@@ -53,15 +53,19 @@ _UNTYPED_DETAILS = {
 
 
 def _check_node(schema: Mapping[str, Any], field: str, causes: list[Cause], *, level: str) -> None:
-    kind = schema.get('type')
     properties = schema.get('properties')
     properties = properties if isinstance(properties, Mapping) else {}
+    _check_children(schema, properties, field, causes, level=level)
+    _check_keywords(schema, field, causes)
+    _check_type(schema, properties, field, causes, level=level)
+
+
+def _check_children(schema: Mapping[str, Any], properties: Mapping[str, Any], field: str, causes: list[Cause], *,
+                    level: str) -> None:
+    """The items, properties and additionalProperties: each checked as a node, and how they may combine."""
     additional = schema.get('additionalProperties')
     items = schema.get('items')
-    embedded = bool(schema.get(EMBEDDED))
-    preserve = schema.get(PRESERVE)
-
-    if kind == 'array' and not isinstance(items, Mapping):
+    if schema.get('type') == 'array' and not isinstance(items, Mapping):
         causes.append(required(f'{field}.items', 'must be specified'))
     if isinstance(items, Mapping):
         _check_node(items, f'{field}.items', causes, level='items')
@@ -76,6 +80,11 @@ def _check_node(schema: Mapping[str, Any], field: str, causes: list[Cause], *, l
         causes.append(forbidden(f'{field}.additionalProperties',
                                 'additionalProperties and properties are mutual exclusive'))
 
+
+def _check_keywords(schema: Mapping[str, Any], field: str, causes: list[Cause]) -> None:
+    """The extensions that exclude each other, the unsupported keywords, `uniqueItems`, an invalid `pattern`."""
+    embedded = bool(schema.get(EMBEDDED))
+    preserve = schema.get(PRESERVE)
     if schema.get(INT_OR_STRING) and preserve:
         causes.append(invalid(f'{field}.{PRESERVE}', True, f'must be false if {INT_OR_STRING} is true'))
     if schema.get(INT_OR_STRING) and embedded:
@@ -95,12 +104,19 @@ def _check_node(schema: Mapping[str, Any], field: str, causes: list[Cause], *, l
         except re.error as e:
             causes.append(invalid(f'{field}.pattern', pattern, f"must be a valid regular expression, but isn't: {e}"))
 
+
+def _check_type(schema: Mapping[str, Any], properties: Mapping[str, Any], field: str, causes: list[Cause], *,
+                level: str) -> None:
+    """The type where one is required, embedded resources, the root's object and its metadata."""
+    kind = schema.get('type')
+    embedded = bool(schema.get(EMBEDDED))
+    preserve = schema.get(PRESERVE)
     if embedded and kind != 'object':
         detail = f'must be object if {EMBEDDED} is true'
         causes.append(invalid(f'{field}.type', kind, detail) if kind else required(f'{field}.type', detail))
     elif not kind and not schema.get(INT_OR_STRING) and not preserve:
         causes.append(required(f'{field}.type', _UNTYPED_DETAILS[level]))
-    if embedded and additional is not None:
+    if embedded and schema.get('additionalProperties') is not None:
         causes.append(forbidden(f'{field}.additionalProperties', f'must not be used if {EMBEDDED} is set'))
     if level == 'root' and kind and kind != 'object':
         causes.append(invalid(f'{field}.type', kind, 'must be object at the root'))

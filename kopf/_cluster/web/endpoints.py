@@ -178,7 +178,8 @@ async def api(backend: Backend, request: web.Request) -> web.StreamResponse:
     return await _serve(backend, request, target, verb)
 
 
-async def _serve(backend: Backend, request: web.Request, target: Target, verb: str) -> web.Response:
+async def _read(backend: Backend, request: web.Request, target: Target, verb: str) -> web.Response:
+    """A get or a list: the object(s) as JSON, or as a Table if the client asks for one; a scale's view."""
     store = backend.state.store
     params = request.query
     if verb == 'get' and target.subresource == 'scale':
@@ -196,12 +197,18 @@ async def _serve(backend: Backend, request: web.Request, target: Target, verb: s
                                                          version=version)))
     if verb == 'get':
         return respond(200, jsoncodec.dumps(reading.get_object(store, target)))
-    if verb == 'list' and table:
+    if table:
         items, meta = reading.select(store, target, params)
         return respond(200, jsoncodec.dumps(tables.table(target.resource, items, meta, include=include,
                                                          version=version)))
-    if verb == 'list':
-        return respond(200, reading.list_objects(store, target, params))
+    return respond(200, reading.list_objects(store, target, params))
+
+
+async def _serve(backend: Backend, request: web.Request, target: Target, verb: str) -> web.Response:
+    if verb in ('get', 'list'):
+        return await _read(backend, request, target, verb)
+    params = request.query
+    tables.negotiate(request.headers.get('Accept', ''))   # an unacceptable one: a 406, for writes too
     headers = request.headers
     raw_type = headers.get('Content-Type', '')
     # A real server's 415 (also for form-urlencoded, the default of urllib and `curl -d`).

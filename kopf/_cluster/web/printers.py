@@ -26,6 +26,7 @@ from kopf._cluster.web.cells import (
     text,
     when,
 )
+from kopf._shared import resourcetable
 
 
 def _pod_ready(obj: Mapping[str, Any]) -> str:
@@ -458,7 +459,6 @@ COMMON: dict[str, Cell] = {
 
 @functools.cache
 def _columns() -> dict[tuple[str, str], tuple[Mapping[str, Any], ...]]:
-    from kopf._shared import resourcetable
     return {resource.key: resource.table_columns for resource in resourcetable.BUILTINS}
 
 

@@ -67,7 +67,7 @@ def package_of(api_version: str) -> str:
 
 def decode(data: bytes) -> dict[str, Any]:
     """A protobuf request body as the JSON object a client would have sent; 400 if undecodable."""
-    from kopf._cluster.web.protos.messages import MESSAGES
+    from kopf._cluster.web.protos.messages import MESSAGES  # the generated tables: only for protobuf bodies
     if not data.startswith(MAGIC):
         raise statuses.bad_request('the protobuf body does not start with the k8s envelope magic')
     try:
