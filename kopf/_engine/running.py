@@ -1,8 +1,9 @@
 """Running an operator: `kopf.run()`, `kopf.operator()`, `kopf.spawn_tasks()`, `kopf.run_tasks()`.
 
 Order: startup activities (with retries; they may tune `settings`) → what the handlers and options need
-(the admission webhooks' server, the Lease's timing, the metrics) → check that the cluster answers → `ready_flag` → the shards,
-the Lease or the peerings (their scopes paused until ours) → one TaskGroup (those, the event poster, the
+(the admission webhooks' server, the Lease's timing, the metrics) → check that the cluster answers →
+`ready_flag` → daemons and timers plugged in; the shards, the Lease or the peerings (their scopes paused
+until ours) → one TaskGroup (those, the event poster, the
 observer with its watchers and workers, the stopper, the servers asked for: admission, metrics, liveness)
 → the Lease released → cleanup activities last. SIGINT/SIGTERM (main thread only) or the `stop_flag` stop
 it gracefully. The features are imported here only when the registry or the options ask for them.

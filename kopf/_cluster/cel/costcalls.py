@@ -107,58 +107,66 @@ def int_literal(node: Node, default: int) -> int:
 Estimator = Callable[[Any, Node | None, list[Node]], Estimate | None]
 
 
+def _estimate_slice(c: Any, target: Node | None, args: list[Node]) -> Estimate | None:
+    if target is None or len(args) != 2:
+        return None
+    s = node_size(c, target)
+    start, end = int_literal(args[0], 0), int_literal(args[1], s[1])
+    return list_call(1, fixed(max(end - start, 0) if end >= start else (end - start) % 2 ** 64))
+
+
+def _estimate_range(c: Any, target: Node | None, args: list[Node]) -> Estimate | None:
+    if target is not None or len(args) != 1:
+        return None
+    return list_call(1, fixed(int_literal(args[0], MAX)))
+
+
+def _estimate_reverse(c: Any, target: Node | None, args: list[Node]) -> Estimate | None:
+    return None if target is None or args else list_call(1, node_size(c, target))
+
+
+def _estimate_flatten(c: Any, target: Node | None, args: list[Node]) -> Estimate | None:
+    if target is None or len(args) > 1:
+        return None
+    depth = int_literal(args[0], MAX) if args else 1
+    return list_call(float(depth), node_size(c, target))
+
+
+def _estimate_distinct(c: Any, target: Node | None, args: list[Node]) -> Estimate | None:
+    if target is None or args:
+        return None
+    s = node_size(c, target)
+    return list_call(2.0, mul(s, s))
+
+
+def _estimate_sort_by(elem: celtypes.Type, by_keys: bool) -> Estimator:
+    def estimate(c: Any, target: Node | None, args: list[Node]) -> Estimate | None:
+        if target is None or len(args) != (1 if by_keys else 0):
+            return None
+        s = node_size(c, args[0] if by_keys else target)
+        factor = 2.0 + (STRING_FACTOR if elem.kind in (celtypes.STRING, celtypes.BYTES) else 0)
+        return list_call(factor, mul(s, s))
+    return estimate
+
+
+def _estimate_sets(c: Any, target: Node | None, args: list[Node]) -> Estimate | None:
+    if len(args) != 2:
+        return None
+    return add(by_factor(mul(node_size(c, args[0]), node_size(c, args[1])), 1.0), (1, 1)), None
+
+
 @functools.lru_cache(maxsize=1)
 def overload_estimators() -> dict[str, Estimator]:
     """cel-go's per-overload estimators of the ext libraries (lists v3, sets)."""
-    def slice_(c: Any, target: Node | None, args: list[Node]) -> Estimate | None:
-        if target is None or len(args) != 2:
-            return None
-        s = node_size(c, target)
-        start, end = int_literal(args[0], 0), int_literal(args[1], s[1])
-        return list_call(1, fixed(max(end - start, 0) if end >= start else (end - start) % 2 ** 64))
-
-    def range_(c: Any, target: Node | None, args: list[Node]) -> Estimate | None:
-        if target is not None or len(args) != 1:
-            return None
-        return list_call(1, fixed(int_literal(args[0], MAX)))
-
-    def reverse(c: Any, target: Node | None, args: list[Node]) -> Estimate | None:
-        return None if target is None or args else list_call(1, node_size(c, target))
-
-    def flatten(c: Any, target: Node | None, args: list[Node]) -> Estimate | None:
-        if target is None or len(args) > 1:
-            return None
-        depth = int_literal(args[0], MAX) if args else 1
-        return list_call(float(depth), node_size(c, target))
-
-    def distinct(c: Any, target: Node | None, args: list[Node]) -> Estimate | None:
-        if target is None or args:
-            return None
-        s = node_size(c, target)
-        return list_call(2.0, mul(s, s))
-
-    def sort_by(elem: celtypes.Type, by_keys: bool) -> Estimator:
-        def estimate(c: Any, target: Node | None, args: list[Node]) -> Estimate | None:
-            if target is None or len(args) != (1 if by_keys else 0):
-                return None
-            s = node_size(c, args[0] if by_keys else target)
-            factor = 2.0 + (STRING_FACTOR if elem.kind in (celtypes.STRING, celtypes.BYTES) else 0)
-            return list_call(factor, mul(s, s))
-        return estimate
-
-    def sets(c: Any, target: Node | None, args: list[Node]) -> Estimate | None:
-        if len(args) != 2:
-            return None
-        return add(by_factor(mul(node_size(c, args[0]), node_size(c, args[1])), 1.0), (1, 1)), None
-
-    found: dict[str, Estimator] = {'list_slice': slice_, 'lists_range': range_, 'list_reverse': reverse,
-                                   'list_flatten': flatten, 'list_flatten_int': flatten, 'list_distinct': distinct}
+    found: dict[str, Estimator] = {
+        'list_slice': _estimate_slice, 'lists_range': _estimate_range, 'list_reverse': _estimate_reverse,
+        'list_flatten': _estimate_flatten, 'list_flatten_int': _estimate_flatten, 'list_distinct': _estimate_distinct}
     for t in (celtypes.BoolType, celtypes.BytesType, celtypes.DoubleType, celtypes.DurationType, celtypes.IntType,
               celtypes.StringType, celtypes.TimestampType, celtypes.UintType):
-        found[f'list_{t.name}_sort'] = sort_by(t, False)
-        found[f'list_{t.name}_sortByAssociatedKeys'] = sort_by(t, True)
+        found[f'list_{t.name}_sort'] = _estimate_sort_by(t, False)
+        found[f'list_{t.name}_sortByAssociatedKeys'] = _estimate_sort_by(t, True)
     for name in ('list_sets_contains_list', 'list_sets_equivalent_list', 'list_sets_intersects_list'):
-        found[name] = sets
+        found[name] = _estimate_sets
     return found
 
 
@@ -186,27 +194,9 @@ def k8s_call_cost(c: Any, function: str, overload: str, target: Node | None, arg
                 elem_cost = add(elem_cost, by_factor(elem, STRING_FACTOR))
             return mul(sz(target), elem_cost), None
         return by_factor(sz(target), STRING_FACTOR), None
-    if function in ('url', 'jsonpatch.escapeKey') and len(args) == 1:
-        s = sz(args[0])
-        return by_factor(s, STRING_FACTOR), s
-    if function in ('lowerAscii', 'upperAscii', 'substring', 'trim') and target is not None:
-        s = sz(target)
-        return by_factor(s, STRING_FACTOR), s
-    if function == 'replace' and target is not None and len(args) >= 2:
-        return replace_cost(sz(target), sz(args[0]), sz(args[1]))
-    if function == 'split' and target is not None:
-        s = sz(target)
-        maximum = s[1]
-        if len(args) > 1 and args[1].expr is not None and args[1].expr.kind == nodes.LITERAL \
-                and type(args[1].expr.value) is int:
-            maximum = args[1].expr.value % 2 ** 64
-        return by_factor(s, 2 * STRING_FACTOR), (0, maximum)
-    if function == 'join' and target is not None:
-        return join_cost(c, target, args)
-    if function in ('find', 'findAll') and target is not None and args:
-        s = sz(target)
-        text = by_factor(add(s, (1, 1)), STRING_FACTOR)
-        return mul(text, by_factor(sz(args[0]), REGEX_FACTOR)), (0, s[1])
+    strings = _string_call_cost(c, function, target, args)
+    if strings is not None:
+        return strings
     if function in ('cidr', 'isIP', 'isCIDR', 'quantity', 'isQuantity', 'semver', 'isSemver') and args:
         return by_factor(sz(args[0]), STRING_FACTOR), None
     if function == 'ip':
@@ -221,6 +211,36 @@ def k8s_call_cost(c: Any, function: str, overload: str, target: Node | None, arg
     if function == 'validate' and args:
         return by_factor(by_factor(sz(args[0]), STRING_FACTOR), 128 * REGEX_FACTOR), None
     return None
+
+
+def _string_call_cost(c: Any, function: str, target: Node | None, args: list[Node]) -> Estimate | None:
+    """The string library's calls (and `url`, `jsonpatch.escapeKey`) of `k8s_call_cost`."""
+    sz = functools.partial(node_size, c)
+    if function in ('url', 'jsonpatch.escapeKey') and len(args) == 1:
+        s = sz(args[0])
+        return by_factor(s, STRING_FACTOR), s
+    if target is None:
+        return None
+    if function in ('lowerAscii', 'upperAscii', 'substring', 'trim'):
+        s = sz(target)
+        return by_factor(s, STRING_FACTOR), s
+    if function == 'replace' and len(args) >= 2:
+        return replace_cost(sz(target), sz(args[0]), sz(args[1]))
+    if function == 'split':
+        s = sz(target)
+        maximum = s[1]
+        if len(args) > 1 and args[1].expr is not None and args[1].expr.kind == nodes.LITERAL \
+                and type(args[1].expr.value) is int:
+            maximum = args[1].expr.value % 2 ** 64
+        return by_factor(s, 2 * STRING_FACTOR), (0, maximum)
+    if function == 'join':
+        return join_cost(c, target, args)
+    if function in ('find', 'findAll') and args:
+        s = sz(target)
+        text = by_factor(add(s, (1, 1)), STRING_FACTOR)
+        return mul(text, by_factor(sz(args[0]), REGEX_FACTOR)), (0, s[1])
+    return None
+
 
 
 def replace_cost(s: Size, old: Size, new: Size) -> Estimate:
