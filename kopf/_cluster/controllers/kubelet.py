@@ -10,8 +10,8 @@ annotations: see `knobs`) and the clock, so that a second look at an unchanged P
   with a failing image: Pending, ErrImagePull and 1 s later ImagePullBackOff;
   with a crash loop: Running, CrashLoopBackOff, `restartCount` growing at back-offs of 10 s, 20 s, ... 5 min;
   on a NotReady node: not ready (Ready=False, NodeNotReady);
-- Pods that do not restart (restartPolicy Never/OnFailure: Jobs) finish `run-seconds` after they start:
-  Succeeded with exit code 0, else Failed.
+- Pods that do not restart (restartPolicy Never/OnFailure) of a Job finish `run-seconds` after they start:
+  Succeeded with exit code 0, else Failed; those of no Job run until deleted, unless annotated (`knobs`).
 """
 import hashlib
 import zlib
@@ -85,6 +85,8 @@ def reconcile(pod: Obj, nodes: list[Obj], settings: knobs.Knobs, now: float) -> 
     behaviour = knobs.pod_behaviour(pod, settings)
     running_at = started + behaviour.start_delay
     ready_node = node is not None and node_ready(node)
+    restarts = candidate['spec'].get('restartPolicy', 'Always') == 'Always'
+    finishes_at = None if restarts or behaviour.run_seconds is None else running_at + behaviour.run_seconds
     if now < running_at:
         _pending(candidate, 'ContainerCreating', '', now)
         plan.wake(running_at)
@@ -95,12 +97,12 @@ def reconcile(pod: Obj, nodes: list[Obj], settings: knobs.Knobs, now: float) -> 
             plan.wake(running_at + PULL_BACKOFF_AFTER)
     elif behaviour.crashes:
         plan.wake(_crashing(candidate, running_at, now))
-    elif candidate['spec'].get('restartPolicy', 'Always') != 'Always' and now >= running_at + behaviour.run_seconds:
-        _finished(candidate, running_at, running_at + behaviour.run_seconds, behaviour.exit_code, now)
+    elif finishes_at is not None and now >= finishes_at:
+        _finished(candidate, running_at, finishes_at, behaviour.exit_code, now)
     else:
         _running(candidate, running_at, ready_node, now)
-        if candidate['spec'].get('restartPolicy', 'Always') != 'Always':
-            plan.wake(running_at + behaviour.run_seconds)
+        if finishes_at is not None:
+            plan.wake(finishes_at)
     plan.update(PODS, pod, candidate)
     return plan
 
