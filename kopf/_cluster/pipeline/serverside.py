@@ -123,7 +123,8 @@ def plan(state: State, target: Target, current: Obj, body: Any, options: writing
     candidate = jsoncodec.clone(merge_object(current, config, conforming.schema_of(resource)))
     staying = applied.keys() | kept
     parents = {path[:index] for path in staying for index in range(1, len(path))}
-    for path in managers.owned.get(identity, set()) - staying - parents:   # `spec: {}` once, `spec.x` now
+    dropped = managers.owned.get(identity, set()) - staying - parents   # `spec: {}` once, `spec.x` now
+    for path in sorted(dropped, key=lambda path: path[-1] != '.'):   # whole items first: their keys go with them
         _remove(candidate, path)
     return Plan(candidate, managers, identity, set(applied), taken)
 
@@ -170,21 +171,22 @@ def merge(live: Any, config: Any, node: Mapping[str, Any] | None) -> Any:
             return list(live) + [item for item in config if item not in live]
         if kind == 'map':
             items = (node or {}).get('items')
+            schema = items if isinstance(items, Mapping) else None
             result_list = list(live)
             for item in config:
                 found = isinstance(item, Mapping)
-                index = _find(result_list, fieldowners.element_key(item, keys), keys) if found else None
+                index = _find(result_list, fieldowners.element_key(item, keys, schema), keys, schema) if found else None
                 if index is None:
                     result_list.append(item)
                 else:
-                    result_list[index] = merge(result_list[index], item, items if isinstance(items, Mapping) else None)
+                    result_list[index] = merge(result_list[index], item, schema)
             return result_list
     return config
 
 
-def _find(items: list[Any], element: str, keys: list[str]) -> int | None:
+def _find(items: list[Any], element: str, keys: list[str], schema: Mapping[str, Any] | None = None) -> int | None:
     for index, item in enumerate(items):
-        if isinstance(item, Mapping) and fieldowners.element_key(item, keys) == element:
+        if isinstance(item, Mapping) and fieldowners.element_key(item, keys, schema) == element:
             return index
     return None
 
