@@ -86,8 +86,10 @@ def needs_a_pod(name: str) -> str | None:
 
 
 def run(e2e: pathlib.Path, kubeconfig: str, focus: str, skip: str, report: pathlib.Path, log: pathlib.Path) -> None:
+    kubectl = e2e.parent / 'kubectl'   # the one built with the envtest binaries (the specs' `kubectl explain`)
     command = [str(e2e), f'--kubeconfig={kubeconfig}', *E2E_FLAGS, f'--ginkgo.focus={focus}',
                f'--ginkgo.json-report={report}'] + ([f'--ginkgo.skip={skip}'] if skip else [])
+    command += [f'--kubectl-path={kubectl}'] if kubectl.exists() else []
     started = time.monotonic()
     with log.open('w') as output:
         subprocess.run(command, cwd=report.parent, stdout=output, stderr=subprocess.STDOUT, check=False)

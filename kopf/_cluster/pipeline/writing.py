@@ -11,7 +11,7 @@ from typing import Any
 
 from kopf._cluster import jsoncodec, statuses
 from kopf._cluster.apis.routing import Target
-from kopf._cluster.openapi import conforming
+from kopf._cluster.openapi import conforming, fieldorder
 from kopf._cluster.patchtypes import jsonpatches
 from kopf._cluster.pipeline import crds, kind_defaults, kindrules, metadata, scaling
 from kopf._cluster.pipeline.state import State
@@ -70,6 +70,7 @@ def create(state: State, target: Target, body: Any, options: Options) -> Outcome
     if resource.generation:
         meta['generation'] = 1
     if options.dry_run:
+        fieldorder.arrange(obj)   # as the store would (the answer is what it would store)
         return Outcome(201, jsoncodec.dumps(obj), warnings, obj)
     change = state.store.save(resource.key, obj, None)
     if options.manager:
@@ -182,6 +183,8 @@ def update(state: State, target: Target, current: Obj, candidate: Any, options: 
         return Outcome(200, jsoncodec.dumps(current), warnings, current)
     if resource.generation and _content(candidate, resource) != _content(current, resource):
         meta['generation'] = int(old_meta.get('generation') or 0) + 1
+    if options.dry_run or meta.get('deletionTimestamp') and not meta.get('finalizers'):
+        fieldorder.arrange(candidate)   # as the store would (what it answers is not stored)
     if options.dry_run:
         return Outcome(200, jsoncodec.dumps(candidate), warnings, candidate)
     if meta.get('deletionTimestamp') and not meta.get('finalizers') and not _holds(candidate, resource):

@@ -55,6 +55,8 @@ def parse_bool(value: str | None) -> bool:
 
 
 def respond(code: int, data: bytes, warnings: list[str] | None = None) -> web.Response:
+    """A JSON answer ending with a newline, as Go's `json.Encoder` (and so kube-apiserver) writes it."""
+    data += b'\n'
     if not warnings:   # the hot path: the same headers, built once instead of twice
         return web.Response(status=code, body=data, content_type=JSON_TYPE)
     headers: CIMultiDict[str] = CIMultiDict()

@@ -14,6 +14,7 @@ DOCS = pathlib.Path(__file__).parents[3] / 'docs' / 'local-cluster.md'
 #: (category, steps, the fixture of the two backends): a category may take more than one run.
 RUNS: list[tuple[str, list[Step], str]] = [
     ('discovery', steps.DISCOVERY, 'pair'), ('crud', steps.CRUD, 'pair'), ('patch', steps.PATCHES, 'pair'),
+    ('apply', steps.APPLIES, 'pair'),
     ('subresources', steps.SUB, 'pair'), ('crd-schema', steps.SCHEMA, 'pair'), ('deletion', steps.DELETION, 'pair'),
     ('watch', steps.WATCH, 'pair'), ('watch', steps.EXPIRED, 'expiring'), ('selectors', steps.SELECTORS, 'pair'),
     ('tables', steps.TABLES, 'pair'), ('dry-run', steps.DRYRUN, 'pair'), ('admission', steps.ADMISSION, 'admitting'),
