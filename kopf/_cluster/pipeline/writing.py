@@ -30,6 +30,7 @@ class Options:
     preconditions: dict[str, Any] = dataclasses.field(default_factory=dict)
     manager: str = ''             # fieldManager (or the User-Agent's product); '' for untracked writes
     force: bool = False           # server-side apply: take conflicting fields over
+    duplicates: tuple[str, ...] = ()   # the body's duplicate fields (strict decoding: 400 or warnings)
 
 
 @dataclasses.dataclass
@@ -383,7 +384,7 @@ def _check_preconditions(resource: Resource, current: Obj, options: Options) -> 
 
 def _conform(state: State, obj: dict[str, Any], resource: Resource, options: Options,
              current: Obj | None = None) -> list[str]:
-    warnings = conforming.conform(obj, resource, options.validation)
+    warnings = _conform_repeated(obj, resource, options)
     meta = obj['metadata']
     causes = metadata.label_causes(meta) + kindrules.prepare(resource.key, obj, state.settings)
     if current is not None:
@@ -391,6 +392,22 @@ def _conform(state: State, obj: dict[str, Any], resource: Resource, options: Opt
     if causes:
         raise statuses.invalid(resource.kind, resource.group, meta.get('name') or '', causes)
     return warnings
+
+
+def _conform_repeated(obj: dict[str, Any], resource: Resource, options: Options) -> list[str]:
+    """Conform, with the body's duplicate fields told as a real server's strict decoding tells them."""
+    repeated = [f'duplicate field "{path}"' for path in options.duplicates]
+    try:
+        warnings = conforming.conform(obj, resource, options.validation)
+    except statuses.ApiError as exc:
+        if repeated and exc.code == 400 and 'strict decoding error: ' in exc.message:
+            exc.message += ', ' + ', '.join(repeated)
+            raise statuses.bad_request(exc.message) from None
+        raise
+    if repeated and options.validation == 'Strict':
+        raise statuses.bad_request(f'{resource.kind} in version "{resource.version}" cannot be handled as a '
+                                   f'{resource.kind}: strict decoding error: ' + ', '.join(repeated))
+    return warnings + (repeated if options.validation == 'Warn' else [])
 
 
 def _content(obj: Obj, resource: Resource) -> dict[str, Any]:

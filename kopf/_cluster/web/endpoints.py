@@ -20,7 +20,7 @@ from kopf._cluster.patchtypes import jsonpatches
 from kopf._cluster.pipeline import podactions, scaling, serverside, writing
 from kopf._cluster.pipeline.state import State
 from kopf._cluster.store import reading
-from kopf._cluster.web import accessreviews, accessrules, apidiscovery, protobuf, tables
+from kopf._cluster.web import accessreviews, accessrules, apidiscovery, duplicates, protobuf, tables
 from kopf._cluster.web.faults import Faults
 from kopf._cluster.web.watchstreams import Streams
 from kopf._shared import resourcetable
@@ -109,8 +109,12 @@ OPTIONS_KINDS = {'create': 'CreateOptions', 'update': 'UpdateOptions', 'patch': 
 _PLAIN_OPTIONS: dict[str, writing.Options] = {}   # by User-Agent: the options of writes without a query
 
 
-def options(params: Mapping[str, str], body: Any = None, agent: str = '') -> writing.Options:
-    """Write options from the query (and a DeleteOptions body); `agent` (User-Agent) names unnamed managers."""
+def options(params: Mapping[str, str], body: Any = None, agent: str = '', repeated: list[str] | None = None,
+            ) -> writing.Options:
+    """Write options from the query (and a DeleteOptions body); `agent` (User-Agent) names unnamed managers;
+    `repeated`: the body's duplicate fields."""
+    if repeated:
+        return dataclasses.replace(options(params, body, agent), duplicates=tuple(repeated))
     if not params and body is None:   # the hot path: the same (frozen) options for every such write
         plain = _PLAIN_OPTIONS.get(agent)
         if plain is None:
@@ -210,7 +214,10 @@ async def _serve(backend: Backend, request: web.Request, target: Target, verb: s
     if verb in ('create', 'update') and raw_type and not any(t in raw_type for t in ('json', 'yaml', 'protobuf')):
         raise statuses.unsupported_media(['application/json', 'application/yaml',
                                           'application/vnd.kubernetes.protobuf'])
-    body = decode(await request.read(), raw_type)
+    raw = await request.read()
+    body = decode(raw, raw_type)
+    repeated = duplicates.duplicates(raw, body, jsoncodec.dumps) if verb in ('create', 'update') and raw and not any(
+        t in raw_type for t in ('yaml', 'protobuf')) else []
     kind = accessreviews.KINDS.get(target.resource.key)
     if kind is not None:   # create-only (the routing allows nothing else): answered, never stored
         answered = accessreviews.review(kind, body, backend.access.subject_of(request), backend.access,
@@ -229,9 +236,9 @@ async def _serve(backend: Backend, request: web.Request, target: Target, verb: s
     elif verb != 'deletecollection' and target.subresource != 'scale' and reviews.configured(backend.state):
         outcome = await _admitted(backend, request, target, verb, body)
     elif verb == 'create':
-        outcome = writing.create(backend.state, target, body, options(params, agent=agent))
+        outcome = writing.create(backend.state, target, body, options(params, agent=agent, repeated=repeated))
     elif verb == 'update':
-        outcome = writing.replace(backend.state, target, body, options(params, agent=agent))
+        outcome = writing.replace(backend.state, target, body, options(params, agent=agent, repeated=repeated))
     elif verb == 'patch' and content_type == jsonpatches.APPLY and target.subresource != 'scale':
         outcome = serverside.apply(backend.state, target, body, options(params, agent=agent))
     elif verb == 'patch':
