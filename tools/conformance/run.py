@@ -115,10 +115,15 @@ def main() -> None:
     parser.add_argument('--backend', choices=['envtest', 'local', 'both'], default='both')
     parser.add_argument('--focus', default=FOCUS, help='a regular expression of spec texts (default: all 95)')
     parser.add_argument('--report', type=pathlib.Path, default=None, help='where the reports go (a temp dir)')
+    parser.add_argument('--summarize', action='store_true', help='only summarize the reports in --report')
     args = parser.parse_args()
     workdir = (args.report or pathlib.Path(tempfile.mkdtemp(prefix='kopf-conformance-'))).resolve()
     workdir.mkdir(parents=True, exist_ok=True)
     e2e = build('tools/conformance/build.sh')
+    if args.summarize:
+        selected = specs(e2e, args.focus, workdir)
+        summarize(selected, {name: why for name in selected if (why := needs_a_pod(name))}, workdir)
+        return
     assets = build('tools/envtest/build.sh') if args.backend != 'local' else None
     selected = specs(e2e, args.focus, workdir)
     pods = {name: why for name in selected if (why := needs_a_pod(name))}

@@ -172,6 +172,7 @@ def update(state: State, target: Target, current: Obj, candidate: Any, options: 
     if rv and rv != old_meta['resourceVersion']:
         raise statuses.conflict(resource.qualified, resource.group, resource.plural, target.name or '')
     candidate = _split_subresource(target, current, candidate)
+    kind_defaults.on_update(resource.key, candidate)
     meta = candidate['metadata']
     for field in metadata.SERVER_FIELDS:
         meta.pop(field, None)

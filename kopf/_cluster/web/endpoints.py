@@ -4,6 +4,7 @@ Request handlers receive a `Backend` (the state, the watch streams, the counters
 never the server object itself.
 """
 import dataclasses
+import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -68,6 +69,9 @@ def respond(code: int, data: bytes, warnings: list[str] | None = None) -> web.Re
 
 
 def respond_error(error: statuses.ApiError) -> web.Response:
+    if error.code == 406:   # no serializer was negotiated: a real server writes indented JSON, no newline
+        text = json.dumps(error.status(), indent=2, ensure_ascii=False).encode()
+        return web.Response(status=406, body=jsoncodec.go_escaped(text), content_type=JSON_TYPE)
     response = respond(error.code, jsoncodec.dumps(error.status()))
     response.headers.update(error.headers)
     return response
@@ -106,6 +110,7 @@ def too_deep() -> str:
 
 OPTIONS_KINDS = {'create': 'CreateOptions', 'update': 'UpdateOptions', 'patch': 'PatchOptions',
                  'delete': 'DeleteOptions', 'deletecollection': 'DeleteOptions'}
+UNKNOWN_MANAGER = 'unknown'   # a write with no fieldManager and no User-Agent: a real server's name for it
 _PLAIN_OPTIONS: dict[str, writing.Options] = {}   # by User-Agent: the options of writes without a query
 
 
@@ -120,7 +125,7 @@ def options(params: Mapping[str, str], body: Any = None, agent: str = '', repeat
         if plain is None:
             if len(_PLAIN_OPTIONS) > 100:
                 _PLAIN_OPTIONS.clear()
-            plain = _PLAIN_OPTIONS[agent] = writing.Options(manager=agent.split('/')[0])
+            plain = _PLAIN_OPTIONS[agent] = writing.Options(manager=agent.split('/')[0] or UNKNOWN_MANAGER)
         return plain
     body = body if isinstance(body, Mapping) else {}
     validation = params.get('fieldValidation') or 'Warn'
@@ -132,7 +137,7 @@ def options(params: Mapping[str, str], body: Any = None, agent: str = '', repeat
         dry_run=bool(dry_run),
         propagation=_propagation(params, body),
         preconditions=dict(body.get('preconditions') or {}),
-        manager=params.get('fieldManager') or agent.split('/')[0],
+        manager=params.get('fieldManager') or agent.split('/')[0] or UNKNOWN_MANAGER,
         force=parse_bool(params.get('force')),
     )
 

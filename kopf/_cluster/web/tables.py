@@ -30,6 +30,7 @@ TABLE_VERSIONS = ('v1', 'v1beta1')
 PLAIN = ('application/json', 'application/yaml', 'application/vnd.kubernetes.protobuf',
          'application/json;stream=watch', 'application/vnd.kubernetes.protobuf;stream=watch')
 INCLUDE_OBJECT = ('Metadata', 'Object', 'None')
+COLUMN_FIELDS = ('name', 'type', 'format', 'description', 'priority')
 DEFAULT_COLUMNS = [{'name': 'Age', 'type': 'date', 'jsonPath': '.metadata.creationTimestamp',
                     'description': AGE['description']}]
 
@@ -173,8 +174,9 @@ def table(resource: Resource, objects: Iterable[Mapping[str, Any]], list_meta: M
     rows = [{'cells': cells(obj), 'object': _row_object(resource, obj, include, version)} for obj in objects]
     meta = {key: list_meta[key] for key in LIST_META if key in list_meta}   # ListMeta's Go order
     body: dict[str, Any] = {'kind': 'Table', 'apiVersion': f'meta.k8s.io/{version}', 'metadata': meta}
-    if headers:
-        body['columnDefinitions'] = [definition for definition, _ in cols]
+    if headers:   # in TableColumnDefinition's Go order
+        body['columnDefinitions'] = [{key: definition[key] for key in COLUMN_FIELDS if key in definition}
+                                     for definition, _ in cols]
     body['rows'] = rows
     return body
 

@@ -264,7 +264,7 @@ APPLIES = [
     applied('podtemplates', 'new', 'bob', template('new', {'containerPort': 8080, 'hostPort': 9090})),
     applied('podtemplates', 'new', 'alice', template('new', P80, P80)),              # a duplicate item
     applied('podtemplates', 'new', 'alice', template('new', P80, P80_TCP)),          # the same, once defaulted
-    applied('podtemplates', 'new', 'alice', template('new', {'protocol': 'TCP'})),   # no containerPort
+    applied('podtemplates', 'new', 'alice', template('new', P80_UDP, {**P80, 'hostPort': 80})),
     Step('PATCH', core('apply', 'podtemplates', 'new'), {'template': {'spec': {'containers': [
         {'name': 'c', 'ports': [{'containerPort': 80, 'name': 'smp'}]}]}}}, SMP),
     applied('podtemplates', 'new', 'alice', template('new', {**P80, 'name': 'mine'})),
@@ -274,14 +274,18 @@ APPLIES = [
     applied('services', 's', 'alice', service('s', S80)),
     applied('services', 's', 'alice', service('s', {**S80, 'targetPort': 8080})),
     applied('services', 's', 'bob', service('s', {**S80_TCP, 'targetPort': 9090})),
-    applied('services', 's', 'bob', service('s', {**S80, 'name': 'a'}, {**S80_UDP, 'name': 'b'})),
-    applied('services', 's', 'bob', service('s', {**S80, 'name': 'a'}, {**S80_UDP, 'name': 'b'}), force=True),
+    applied('services', 's', 'bob', service('s', {**S80, 'name': 'a', 'targetPort': 80},
+                                            {**S80_UDP, 'name': 'b'})),
+    applied('services', 's', 'bob', service('s', {**S80, 'name': 'a', 'targetPort': 81},
+                                            {**S80_UDP, 'name': 'b'}), force=True),
     Step('GET', core('apply', 'services', 's')),
     applied('services', 's', 'alice', service('s')),
     applied('services', 's', 'bob', service('s', {**S80_UDP, 'name': 'b'})),
     Step('GET', core('apply', 'services', 's')),
-    applied('services', 'fresh', 'alice', service('fresh', S80, S80_UDP)),
-    applied('services', 'fresh', 'bob', service('fresh', {**S80_TCP, 'nodePort': 30080})),
+    applied('services', 'fresh', 'alice', service('fresh', {**S80, 'name': 'a'}, {**S80_UDP, 'name': 'b'})),
+    applied('services', 'fresh', 'bob', service('fresh', {**S80_TCP, 'name': 'a', 'targetPort': 8080})),
+    applied('services', 'fresh', 'bob', service('fresh', {**S80, 'name': 'a', 'targetPort': 8080}), force=True),
+    Step('GET', core('apply', 'services', 'fresh')),
 ]
 
 

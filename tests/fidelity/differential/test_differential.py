@@ -28,6 +28,7 @@ def test_category(category: str, sequence: list[Step], backends: str, request: p
     counted = tally(category)
     run(sequence, *sides, counted)
     assert not counted.failures, '\n'.join(counted.failures)
+    assert not counted.bytes_failures, '\n'.join(counted.bytes_failures)
 
 
 def test_categories_are_big_enough() -> None:
@@ -42,6 +43,8 @@ def test_every_cited_difference_is_listed() -> None:
     cited = {k for _, sequence, _ in RUNS for step in sequence for k in step.known}
     assert cited <= set(known.KNOWN), cited - set(known.KNOWN)
     assert set(known.KNOWN) <= cited, set(known.KNOWN) - cited
+    cited_bytes = {k for _, sequence, _ in RUNS for step in sequence for k in step.known_bytes} | {'message'}
+    assert cited_bytes == set(known.BYTES_KNOWN), cited_bytes ^ set(known.BYTES_KNOWN)
 
 
 def test_docs_table_is_generated_from_the_allow_list() -> None:
