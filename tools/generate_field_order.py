@@ -34,7 +34,8 @@ EXTRA = {'meta.k8s.io/v1/Table': 'k8s.io/apimachinery/pkg/apis/meta/v1.Table',
          'meta.k8s.io/v1/ObjectMeta': 'k8s.io/apimachinery/pkg/apis/meta/v1.ObjectMeta'}
 EXT = 'k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1.'
 #: Types with their own MarshalJSON, written as another type: a schema, or a list of schemas, or a bool.
-ALIASES = {EXT + 'JSONSchemaPropsOrArray': EXT + 'JSONSchemaProps', EXT + 'JSONSchemaPropsOrBool': EXT + 'JSONSchemaProps'}
+ALIASES = {EXT + 'JSONSchemaPropsOrArray': EXT + 'JSONSchemaProps',
+           EXT + 'JSONSchemaPropsOrBool': EXT + 'JSONSchemaProps'}
 STRUCT = re.compile(r'^type (\w+) struct \{\n(.*?)^\}', re.MULTILINE | re.DOTALL)
 NAMED = re.compile(r'^type (\w+) ((?:map\[|\[\])[^\n{]+)$', re.MULTILINE)
 FIELD = re.compile(r'^\s*(?:(\w+)\s+)?([\w.\[\]*]+)\s+`([^`]*)`')

@@ -115,7 +115,8 @@ def test_a_defaulted_list_map_key_names_the_same_item() -> None:
     assert ('.metadata',) not in applied   # an empty metadata (the server's fields left out) is no field
     schema = kindschemas.schema_for('', 'v1', 'Pod')
     merged = serverside.merge_object(_ports({'containerPort': 80, 'protocol': 'TCP', 'name': 'a'}),
-                                     _ports({'containerPort': 80, 'name': 'b'}, {'containerPort': 80, 'protocol': 'UDP'}),
+                                     _ports({'containerPort': 80, 'name': 'b'},
+                                            {'containerPort': 80, 'protocol': 'UDP'}),
                                      schema)
     assert merged['spec']['containers'][0]['ports'] == [{'containerPort': 80, 'protocol': 'TCP', 'name': 'b'},
                                                         {'containerPort': 80, 'protocol': 'UDP'}]

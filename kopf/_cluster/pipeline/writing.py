@@ -185,7 +185,7 @@ def update(state: State, target: Target, current: Obj, candidate: Any, options: 
         return Outcome(200, jsoncodec.dumps(current), warnings, current)
     if resource.generation and _content(candidate, resource) != _content(current, resource):
         meta['generation'] = int(old_meta.get('generation') or 0) + 1
-    if options.dry_run or meta.get('deletionTimestamp') and not meta.get('finalizers'):
+    if options.dry_run or (meta.get('deletionTimestamp') and not meta.get('finalizers')):
         fieldorder.arrange(candidate)   # as the store would (what it answers is not stored)
     if options.dry_run:
         return Outcome(200, jsoncodec.dumps(candidate), warnings, candidate)

@@ -169,7 +169,7 @@ def _bytewise(step: Step, where: str, emulator: Backend, envtest: Backend, tally
     if ours == theirs:
         tally.bytes_equal += 1
         return
-    pairs = [(a, b) for a, b in zip(ours, theirs) if a != b] or [(str(len(ours)), str(len(theirs)))]
+    pairs = [(a, b) for a, b in zip(ours, theirs, strict=False) if a != b] or [(str(len(ours)), str(len(theirs)))]
     reasons = [i for i in step.known_bytes if BYTES_KNOWN[i].matches(pairs[0][0], pairs[0][1])]
     if reasons:
         tally.bytes_known += 1
@@ -196,6 +196,6 @@ def _generated(step: Step, raws: list[bytes]) -> list[str]:
 
 
 def _first_difference(ours: str, theirs: str, context: int = 60) -> str:
-    at = next((i for i, (a, b) in enumerate(zip(ours, theirs)) if a != b), min(len(ours), len(theirs)))
+    at = next((i for i, (a, b) in enumerate(zip(ours, theirs, strict=False)) if a != b), min(len(ours), len(theirs)))
     start = max(0, at - context)
     return f'at {at}: emulator=...{ours[start:at + context]!r} envtest=...{theirs[start:at + context]!r}'

@@ -104,7 +104,7 @@ def normalize(tree: Tree) -> Tree:
     result: dict[bytes, Any] = {}
     for key, value in tree.items():
         name = _name(key)
-        empty = isinstance(value, Raw) and value.value in ('', None) or value in ([], {})
+        empty = (isinstance(value, Raw) and value.value in ('', None)) or value in ([], {})
         if name in compare.DROPPED:
             continue
         if name in compare.OPAQUE and not empty:

@@ -25,4 +25,5 @@ def test_rendered(raw: bytes, text: str) -> None:
 
 def test_generated_names_in_messages() -> None:
     raw = b'{"message":"configmaps \\"g-x7k2p\\" already exists"}\n'
-    assert rawbytes.rendered(raw, {'g-x7k2p': '<generated>'}) == '{"message":"configmaps \\"<generated>\\" already exists"}\\n'
+    expected = '{"message":"configmaps \\"<generated>\\" already exists"}\\n'
+    assert rawbytes.rendered(raw, {'g-x7k2p': '<generated>'}) == expected
