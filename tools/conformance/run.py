@@ -34,6 +34,10 @@ NEED_A_POD = {
     r'CustomResourceFieldSelectors': 'deploys the CRD conversion webhook (agnhost) as a Deployment',
     r'Aggregator': 'deploys the sample-apiserver as a Deployment behind an APIService, and calls it',
     r'Namespaces .*should ensure that all pods are removed': 'waits for its Pod to be Running (a kubelet)',
+    r'OrderedNamespaceDeletion': 'waits for its Pod to be Running (a kubelet)',
+    r'Garbage collector .*(should orphan pods created by rc|should keep the rc around|'
+    r'should not delete dependents that have both)': 'sizes its ReplicationController by the Ready, schedulable '
+                                                     'Nodes (envtest registers none: no kubelet)',
 }
 E2E_FLAGS = ['--allowed-not-ready-nodes=-1', '--num-nodes=0', '--provider=skeleton', '--disable-log-dump',
              '--ginkgo.no-color', '--ginkgo.timeout=4h']
