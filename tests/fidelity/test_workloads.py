@@ -270,3 +270,15 @@ def test_bare_pods_run_until_deleted_unless_annotated(cluster: Cluster, namespac
     cluster.apply(pod('later'))   # a write after the jump: the controllers have looked at the Pods again
     wait_for(lambda: phase('later') == 'Running', within=30)
     assert phase('bare') == 'Running'
+
+
+def test_pods_of_a_replication_controller(cluster: Cluster, namespace: str) -> None:
+    cluster.apply({'apiVersion': 'v1', 'kind': 'ReplicationController', 'metadata': {'name': 'rc', 'namespace': namespace},
+                   'spec': {'replicas': 2, 'selector': {'app': 'rc'}, 'template': {
+                       'metadata': {'labels': {'app': 'rc'}},
+                       'spec': {'containers': [{'name': 'c', 'image': 'busybox'}]}}}})
+    pods = wait_for(lambda: len(cluster.list('v1', 'Pod', namespace)) == 2 and cluster.list('v1', 'Pod', namespace),
+                    within=30)
+    assert {ref['kind'] for p in pods for ref in p['metadata']['ownerReferences']} == {'ReplicationController'}
+    status = wait_for(lambda: (cluster.get('v1', 'ReplicationController', 'rc', namespace) or {}).get('status'))
+    assert status['replicas'] == 2
