@@ -273,7 +273,8 @@ def test_bare_pods_run_until_deleted_unless_annotated(cluster: Cluster, namespac
 
 
 def test_pods_of_a_replication_controller(cluster: Cluster, namespace: str) -> None:
-    cluster.apply({'apiVersion': 'v1', 'kind': 'ReplicationController', 'metadata': {'name': 'rc', 'namespace': namespace},
+    meta = {'name': 'rc', 'namespace': namespace}
+    cluster.apply({'apiVersion': 'v1', 'kind': 'ReplicationController', 'metadata': meta,
                    'spec': {'replicas': 2, 'selector': {'app': 'rc'}, 'template': {
                        'metadata': {'labels': {'app': 'rc'}},
                        'spec': {'containers': [{'name': 'c', 'image': 'busybox'}]}}}})
