@@ -8,6 +8,7 @@ even when empty (as Go's JSON does for struct fields); zero `Time` values are dr
 """
 import base64
 import datetime
+import re
 import struct
 from collections.abc import Iterator
 from typing import Any
@@ -103,6 +104,7 @@ def message(data: bytes, name: str, table: dict[str, list[list[Any]]]) -> Any:
         return special
     spec = {field[0]: field for field in table[name]}
     out: dict[str, Any] = {}
+    kept: set[str] = set()   # values written as JSON whatever they are (`default: 0`, `additionalProperties: false`)
     for number, raw in iterate(data):
         field = spec.get(number)
         if field is None:
@@ -126,7 +128,22 @@ def message(data: bytes, name: str, table: dict[str, list[list[Any]]]) -> Any:
             value = _value(kind, type_name, raw, table)
             if value is not None:
                 out[key] = value
-    return {k: v for k, v in out.items() if not _is_zero(v)}
+                if type_name in RAW_JSON or type_name in EITHER:
+                    kept.add(key)
+    result = {k: v for k, v in out.items() if k in kept or not _is_zero(v)}
+    return _json_names(result) if name == EXT + 'JSONSchemaProps' else result
+
+
+def _json_names(schema: dict[str, Any]) -> dict[str, Any]:
+    """A CRD schema's JSON names where its protobuf names differ: `$ref`, `$schema`, `x-kubernetes-*`."""
+    renamed = {}
+    for key, value in schema.items():
+        if key in ('ref', 'schema'):
+            key = '$' + key
+        elif key.startswith('xKubernetes'):
+            key = 'x-kubernetes' + re.sub(r'[A-Z]', lambda m: '-' + m.group().lower(), key[len('xKubernetes'):])
+        renamed[key] = value
+    return renamed
 
 
 _NOT_SPECIAL = object()
