@@ -16,3 +16,9 @@ from kopf._cluster.web import duplicates
 ])
 def test_duplicates(raw: bytes, found: list[str]) -> None:
     assert duplicates.duplicates(raw, json.loads(raw), jsoncodec.dumps) == found
+
+
+def test_yaml_duplicates_by_line() -> None:
+    raw = b'\napiVersion: x\nkind: y\nspec:\n  foo: 1\n  foo: 2\n  bar: {a: 1, a: 2}\n'
+    assert duplicates.yaml_duplicates(raw) == ['line 6: key "foo" already set in map',
+                                               'line 7: key "a" already set in map']

@@ -1,4 +1,4 @@
-"""Duplicate fields in a JSON request body, as kube-apiserver's strict decoding reports them.
+"""Duplicate fields in a JSON request body (or keys in a YAML apply), as kube-apiserver's strict decoding reports them.
 
 A real server decodes bodies with `sigs.k8s.io/json`, which notes every key an object repeats
 (`duplicate field "spec.replicas"`): with `fieldValidation=Strict` it is a 400 beside the unknown
@@ -39,3 +39,26 @@ def _walk(value: Any, path: str) -> list[str]:
         for index, item in enumerate(value):
             result.extend(_walk(item, f'{path}[{index}]'))
     return result
+
+
+def yaml_duplicates(raw: bytes) -> list[str]:
+    """go-yaml's strict errors of a YAML document: `line 9: key "foo" already set in map`, in document order."""
+    import yaml  # only for server-side applies, which are YAML
+
+    found: list[str] = []
+
+    class Loader(yaml.SafeLoader):
+        def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+            seen: set[Any] = set()
+            for key_node, _ in node.value:
+                key = self.construct_object(key_node, deep=True)
+                if isinstance(key, (str, int, float, bool)) and key in seen:
+                    found.append(f'line {key_node.start_mark.line + 1}: key {json.dumps(key)} already set in map')
+                seen.add(key)
+            return super().construct_mapping(node, deep=deep)
+
+    try:
+        yaml.load(raw, Loader=Loader)
+    except yaml.YAMLError:
+        return []
+    return found

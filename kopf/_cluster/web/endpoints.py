@@ -245,7 +245,7 @@ async def _serve(backend: Backend, request: web.Request, target: Target, verb: s
     elif verb == 'update':
         outcome = writing.replace(backend.state, target, body, options(params, agent=agent, repeated=repeated))
     elif verb == 'patch' and content_type == jsonpatches.APPLY and target.subresource != 'scale':
-        outcome = serverside.apply(backend.state, target, body, options(params, agent=agent))
+        outcome = _apply(backend, target, raw, body, options(params, agent=agent))
     elif verb == 'patch':
         outcome = writing.patch(backend.state, target, content_type, body, options(params, agent=agent))
     elif verb == 'delete':
@@ -254,6 +254,18 @@ async def _serve(backend: Backend, request: web.Request, target: Target, verb: s
     else:
         return respond(200, _delete_collection(backend, target, params, body))
     return respond(outcome.code, outcome.data, outcome.warnings)
+
+
+def _apply(backend: Backend, target: Target, raw: bytes, body: Any, opts: writing.Options) -> writing.Outcome:
+    """A server-side apply; its YAML's duplicate keys are go-yaml's strict errors (Strict: a 400; Warn: warnings)."""
+    repeated = duplicates.yaml_duplicates(raw) if opts.validation != 'Ignore' and b':' in raw else []
+    text = 'error converting YAML to JSON: yaml: unmarshal errors:\n' + '\n'.join(f'  {line}' for line in repeated)
+    if repeated and opts.validation == 'Strict':
+        raise statuses.bad_request(f'error strict decoding YAML: {text}')
+    outcome = serverside.apply(backend.state, target, body, opts)
+    if repeated:   # a header holds no newline
+        outcome.warnings = [*outcome.warnings, text.replace('\n', ' ')]
+    return outcome
 
 
 async def _admitted(backend: Backend, request: web.Request, target: Target, verb: str, body: Any) -> writing.Outcome:
