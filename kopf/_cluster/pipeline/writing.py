@@ -337,6 +337,9 @@ def _split_subresource(target: Target, current: Obj, candidate: dict[str, Any]) 
     """With a status subresource, each endpoint changes only its own part: the main one keeps the stored status,
     `/status` changes only the status, a namespace's `/finalize` only `spec.finalizers`."""
     sub = target.subresource
+    if sub == 'status' and target.resource.key == ('', 'namespaces'):   # its status strategy resets the spec only
+        kept = {**candidate, 'spec': jsoncodec.clone(current['spec'])} if 'spec' in current else dict(candidate)
+        return kept if 'spec' in current else {k: v for k, v in kept.items() if k != 'spec'}
     if sub == 'status' or sub == 'finalize':
         result: dict[str, Any] = jsoncodec.clone(current)
         if sub == 'finalize':
