@@ -19,7 +19,7 @@ from typing import Any
 
 from kopf._cluster import jsoncodec, statuses
 from kopf._cluster.apis.routing import Target
-from kopf._cluster.openapi import conforming, kindschemas
+from kopf._cluster.openapi import conforming, kindschemas, validation
 from kopf._cluster.patchtypes import fieldowners, jsonpatches
 from kopf._cluster.patchtypes.fieldowners import Identity, Managers, Path
 from kopf._cluster.pipeline import writing
@@ -75,6 +75,7 @@ def quietly(options: writing.Options) -> writing.Options:
 
 def create(state: State, target: Target, body: Any, options: writing.Options) -> writing.Outcome:
     config = creation_body(target, body)
+    _check_items(config, target.resource)
     outcome = writing.create(state, dataclasses.replace(target, name=None, subresource=None),
                              jsoncodec.clone(config), quietly(options))
     own_created(state, target, config, options, outcome)
@@ -131,10 +132,15 @@ def plan(state: State, target: Target, current: Obj, body: Any, options: writing
 
 
 def _check_items(config: dict[str, Any], resource: Any) -> None:
-    """A configuration that names one list-map item twice is a real server's 500 (no typed patch is made)."""
+    """A configuration that a real server cannot make a typed patch of is its 500: a field a custom resource's
+    schema does not declare (`.spec.x: field not declared in schema`), one list-map item named twice."""
     schema = conforming.schema_of(resource)
-    found = _repeated(config.get('spec'), ((schema or {}).get('properties') or {}).get('spec'), '.spec') or \
-        _repeated(config.get('template'), ((schema or {}).get('properties') or {}).get('template'), '.template')
+    unknown = validation.unknown_fields(config, schema) if resource.custom and schema is not None else []
+    texts = [''.join(f'.{part}' if isinstance(part, str) else f'[{part}]' for part in path) +
+             ': field not declared in schema' for path in unknown]
+    found = ('errors:\n' + '\n'.join(f'  {text}' for text in texts) if len(texts) > 1 else texts[0]) if texts else (
+        _repeated(config.get('spec'), ((schema or {}).get('properties') or {}).get('spec'), '.spec') or
+        _repeated(config.get('template'), ((schema or {}).get('properties') or {}).get('template'), '.template'))
     if found:
         meta = config.get('metadata') or {}
         group, _, version = str(config.get('apiVersion')).rpartition('/')
