@@ -224,6 +224,8 @@ async def _serve(backend: Backend, request: web.Request, target: Target, verb: s
     repeated = duplicates.duplicates(raw, body, jsoncodec.dumps) if verb in ('create', 'update') and raw and not any(
         t in raw_type for t in ('yaml', 'protobuf')) else []
     kind = accessreviews.KINDS.get(target.resource.key)
+    if kind is not None and tables.negotiate(headers.get('Accept', '')):   # no Table of what is never stored
+        raise statuses.not_acceptable(('application/json', 'application/yaml', 'application/vnd.kubernetes.protobuf'))
     if kind is not None:   # create-only (the routing allows nothing else): answered, never stored
         answered = accessreviews.review(kind, body, backend.access.subject_of(request), backend.access,
                                         target.namespace)
