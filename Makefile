@@ -46,7 +46,8 @@ test-envtest: install
 # envtest cache) against envtest and against the local cluster; prints `passed on envtest: N, passed on the local
 # cluster: M, need a pod: K`. Needs Go; not in CI (about half an hour).
 conformance: install
-	$(BIN)/python tools/conformance/run.py $(if $(BACKEND),--backend=$(BACKEND),) $(if $(FOCUS),--focus='$(FOCUS)',)
+	$(BIN)/python tools/conformance/run.py $(if $(BACKEND),--backend=$(BACKEND),) $(if $(FOCUS),--focus='$(FOCUS)',) \
+		$(if $(SKIP),--skip='$(SKIP)',)
 
 demo: install
 	$(BIN)/python examples/demo.py

@@ -120,6 +120,7 @@ def main() -> None:
     parser.add_argument('--focus', default=FOCUS, help='a regular expression of spec texts (default: all 95)')
     parser.add_argument('--report', type=pathlib.Path, default=None, help='where the reports go (a temp dir)')
     parser.add_argument('--summarize', action='store_true', help='only summarize the reports in --report')
+    parser.add_argument('--skip', default='', help='a regular expression of specs not to run (counted as not run)')
     args = parser.parse_args()
     workdir = (args.report or pathlib.Path(tempfile.mkdtemp(prefix='kopf-conformance-'))).resolve()
     workdir.mkdir(parents=True, exist_ok=True)
@@ -131,7 +132,7 @@ def main() -> None:
     assets = build('tools/envtest/build.sh') if args.backend != 'local' else None
     selected = specs(e2e, args.focus, workdir)
     pods = {name: why for name in selected if (why := needs_a_pod(name))}
-    skip = '|'.join(f'({pattern})' for pattern in NEED_A_POD)
+    skip = '|'.join(f'({pattern})' for pattern in [*NEED_A_POD, *([args.skip] if args.skip else [])])
     if args.backend in ('envtest', 'both') and assets is not None:
         against_envtest(e2e, assets, args.focus, skip, workdir)
     if args.backend in ('local', 'both'):
