@@ -278,8 +278,9 @@ def test_pods_of_a_replication_controller(cluster: Cluster, namespace: str) -> N
                    'spec': {'replicas': 2, 'selector': {'app': 'rc'}, 'template': {
                        'metadata': {'labels': {'app': 'rc'}},
                        'spec': {'containers': [{'name': 'c', 'image': 'busybox'}]}}}})
-    pods = wait_for(lambda: len(cluster.list('v1', 'Pod', namespace)) == 2 and cluster.list('v1', 'Pod', namespace),
-                    within=30)
+    def owned() -> list[dict[str, Any]]:
+        return [p for p in cluster.list('v1', 'Pod', namespace) if p['metadata']['name'].startswith('rc-')]
+    pods = wait_for(lambda: len(owned()) == 2 and owned(), within=30)
     assert {ref['kind'] for p in pods for ref in p['metadata']['ownerReferences']} == {'ReplicationController'}
     status = wait_for(lambda: (cluster.get('v1', 'ReplicationController', 'rc', namespace) or {}).get('status'))
     assert status['replicas'] == 2
