@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install test lint typecheck unit docs demo bench clean envtest test-envtest dist
+.PHONY: install test lint typecheck unit docs demo bench clean envtest test-envtest conformance dist
 
 install: $(STAMP)
 
@@ -41,6 +41,13 @@ envtest:
 # The cluster-facing suites (fidelity, e2e, examples) against that real API server.
 test-envtest: install
 	KUBEBUILDER_ASSETS="$$(tools/envtest/build.sh)" $(BIN)/pytest tests/fidelity tests/e2e --backend=envtest
+
+# Kubernetes' own [sig-api-machinery] [Conformance] specs (e2e.test, built once from tools/conformance into the
+# envtest cache) against envtest and against the local cluster; prints `passed on envtest: N, passed on the local
+# cluster: M, need a pod: K`. Needs Go; not in CI (about half an hour).
+conformance: install
+	$(BIN)/python tools/conformance/run.py $(if $(BACKEND),--backend=$(BACKEND),) $(if $(FOCUS),--focus='$(FOCUS)',) \
+		$(if $(SKIP),--skip='$(SKIP)',)
 
 demo: install
 	$(BIN)/python examples/demo.py

@@ -28,10 +28,11 @@ class ApiError(Exception):
         self.headers = dict(headers or {})
 
     def status(self) -> dict[str, Any]:
-        body: dict[str, Any] = {
-            'kind': 'Status', 'apiVersion': 'v1', 'metadata': {}, 'status': 'Failure',
-            'message': self.message, 'reason': self.reason,
-        }
+        body: dict[str, Any] = {'kind': 'Status', 'apiVersion': 'v1', 'metadata': {}, 'status': 'Failure'}
+        if self.message:   # Go's `omitempty`
+            body['message'] = self.message
+        if self.reason:
+            body['reason'] = self.reason
         if self.details is not None:
             body['details'] = self.details
         body['code'] = self.code
@@ -88,7 +89,7 @@ def json_patch_failed() -> ApiError:
 
 
 def bad_request(message: str) -> ApiError:
-    return ApiError(400, 'BadRequest', message, {})
+    return ApiError(400, 'BadRequest', message)   # no details, as NewBadRequest
 
 
 def method_not_allowed() -> ApiError:
@@ -98,12 +99,12 @@ def method_not_allowed() -> ApiError:
 def unsupported_media(types: Sequence[str]) -> ApiError:
     accepted = ', '.join(types)
     text = f'the body of the request was in an unknown format - accepted media types include: {accepted}'
-    return ApiError(415, 'UnsupportedMediaType', text, {})
+    return ApiError(415, 'UnsupportedMediaType', text)
 
 
 def not_acceptable(types: Sequence[str] = ('application/json', 'application/yaml')) -> ApiError:
     text = f'only the following media types are accepted: {", ".join(types)}'
-    return ApiError(406, 'NotAcceptable', text, {})
+    return ApiError(406, 'NotAcceptable', text)
 
 
 def namespace_not_found(namespace: str) -> ApiError:
@@ -119,7 +120,7 @@ def namespace_terminating(plural: str, name: str, namespace: str) -> ApiError:
 
 
 def expired(message: str) -> ApiError:
-    return ApiError(410, 'Expired', message, {})
+    return ApiError(410, 'Expired', message)
 
 
 def internal(text: str) -> ApiError:

@@ -79,3 +79,16 @@ def test_invalid_reviews(kind: str, body: Any, code: int) -> None:
     with pytest.raises(statuses.ApiError) as error:
         accessreviews.review(kind, body, ADMIN, RULES, 'default')
     assert error.value.code == code
+
+
+def test_no_table_of_an_access_review() -> None:
+    """Kubernetes' conformance: a Table of what is never stored (a backend without metadata) is a 406."""
+    from kopf.testing import LocalCluster
+    from tests.fidelity.conftest import Http
+    with LocalCluster() as cluster:
+        body = {'apiVersion': 'authorization.k8s.io/v1', 'kind': 'SelfSubjectAccessReview',
+                'spec': {'nonResourceAttributes': {'path': '/', 'verb': 'get'}}}
+        path = '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews'
+        table = {'Accept': 'application/json;as=Table;v=v1;g=meta.k8s.io'}
+        assert Http(cluster.url).request('POST', path, body, headers=table)[0] == 406
+        assert Http(cluster.url).request('POST', path, body)[0] == 201

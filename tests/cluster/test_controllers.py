@@ -125,6 +125,41 @@ def test_kubelet_pods_that_do_not_restart_finish(exit_code: str, phase: str) -> 
     assert done['status']['containerStatuses'][0]['state']['terminated']['exitCode'] == int(exit_code)
 
 
+JOB_REF = {'apiVersion': 'batch/v1', 'kind': 'Job', 'name': 'j', 'uid': 'uid-j', 'controller': True}
+
+
+@pytest.mark.parametrize('restart', ['Never', 'OnFailure'])
+def test_kubelet_pods_of_a_job_finish_after_run_seconds(restart: str) -> None:
+    pod = _pod(restart=restart)
+    pod['metadata']['ownerReferences'] = [JOB_REF]
+    started = _step(pod, NOW)
+    assert kubelet.reconcile(_step(started, NOW + 0.06), [_node()], knobs.Knobs(), NOW + 0.06).wake_at == NOW + 0.1
+    assert _step(started, NOW + 1)['status']['phase'] == 'Succeeded'
+
+
+@pytest.mark.parametrize('owners', [[], [{**JOB_REF, 'controller': False}], [{**JOB_REF, 'kind': 'ReplicaSet'}]])
+def test_kubelet_pods_of_no_job_run_until_deleted(owners: list[Obj]) -> None:
+    pod = _pod(restart='Never')
+    pod['metadata']['ownerReferences'] = owners
+    running = _step(_step(pod, NOW), NOW + 0.06)
+    assert running['status']['phase'] == 'Running'
+    later = kubelet.reconcile(running, [_node()], knobs.Knobs(), NOW + 3600)
+    assert later.writes == [] and later.wake_at is None
+
+
+@pytest.mark.parametrize('annotations, finished_at, phase', [
+    ({knobs.RUN_SECONDS: '2'}, NOW + 2.05, 'Succeeded'),
+    ({knobs.EXIT_CODE: '2'}, NOW + 0.1, 'Failed'),
+    ({knobs.RUN_SECONDS: '1', knobs.EXIT_CODE: '0'}, NOW + 1.05, 'Succeeded'),
+])
+def test_kubelet_pods_of_no_job_finish_when_annotated(annotations: Obj, finished_at: float, phase: str) -> None:
+    started = _step(_pod(restart='Never', annotations=annotations), NOW)
+    assert _step(started, finished_at - 0.01)['status']['phase'] == 'Running'
+    done = _step(started, finished_at)
+    assert done['status']['phase'] == phase
+    assert done['status']['containerStatuses'][0]['state']['terminated']['finishedAt'] == clock.stamp(finished_at)
+
+
 def _ready_pod(name: str, since: float, node: str = 'n') -> Obj:
     pod = _pod(name, phase='Running', podIP=f'10.0.0.{len(name)}',
                conditions=[{'type': 'Ready', 'status': 'True', 'lastTransitionTime': clock.stamp(since)}])

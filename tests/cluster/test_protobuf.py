@@ -58,3 +58,29 @@ def test_bad_bodies() -> None:
     with pytest.raises(statuses.ApiError) as exc:
         protobuf.decode(_envelope('v1', 'NoSuchKind', b''))
     assert exc.value.code == 415
+
+
+def _number(message: str, name: str) -> int:
+    from kopf._cluster.web.protos.messages import MESSAGES
+    return next(int(f[0]) for f in MESSAGES[message] if f[1] == name)
+
+
+def test_custom_resource_definition_with_its_schema_unions() -> None:
+    ext = 'k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.'
+    props = ext + 'JSONSchemaProps'
+    inner = _field(_number(props, 'type'), 'string')
+    schema = (_field(_number(props, 'type'), 'object') +
+              _field(_number(props, 'xKubernetesPreserveUnknownFields'), 1) +
+              _field(_number(props, 'default'), _field(1, b'{"a": 0}')) +
+              _field(_number(props, 'items'), _field(1, inner)) +
+              _field(_number(props, 'additionalProperties'), _field(1, 0)))
+    version = (_field(_number(ext + 'CustomResourceDefinitionVersion', 'name'), 'v1') +
+               _field(_number(ext + 'CustomResourceDefinitionVersion', 'schema'), _field(1, schema)))
+    spec = (_field(_number(ext + 'CustomResourceDefinitionSpec', 'group'), 'example.com') +
+            _field(_number(ext + 'CustomResourceDefinitionSpec', 'versions'), version))
+    body = protobuf.decode(_envelope('apiextensions.k8s.io/v1', 'CustomResourceDefinition',
+                                     _field(1, _field(1, 'things.example.com')) + _field(2, spec)))
+    assert body['metadata'] == {'name': 'things.example.com'}
+    assert body['spec']['versions'][0]['schema']['openAPIV3Schema'] == {
+        'type': 'object', 'x-kubernetes-preserve-unknown-fields': True, 'default': {'a': 0},
+        'items': {'type': 'string'}, 'additionalProperties': False}

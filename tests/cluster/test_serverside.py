@@ -98,3 +98,31 @@ def test_ownership_survives_a_state_file(tmp_path: Any) -> None:
         assert exc.code == 409 and 'conflict with "first": .data.a' in exc.message
     else:
         raise AssertionError('the ownership of "first" was lost in the restart')
+
+
+def _ports(*ports: dict[str, Any]) -> dict[str, Any]:
+    return {'apiVersion': 'v1', 'kind': 'Pod', 'metadata': {'name': 'p'},
+            'spec': {'containers': [{'name': 'c', 'ports': list(ports)}]}}
+
+
+def test_a_defaulted_list_map_key_names_the_same_item() -> None:
+    assert POD is not None
+    applied = fieldowners.flatten(_ports({'containerPort': 80}), POD)
+    live = fieldowners.flatten(_ports({'containerPort': 80, 'protocol': 'TCP'}), POD)
+    item = ('.spec', '.containers', '[name="c"]', '.ports', '[containerPort=80,protocol="TCP"]')
+    assert applied[item + ('.',)] == live[item + ('.',)]   # the item itself: no conflict over it
+    assert item + ('.protocol',) in live and item + ('.protocol',) not in applied
+    assert ('.metadata',) not in applied   # an empty metadata (the server's fields left out) is no field
+    schema = kindschemas.schema_for('', 'v1', 'Pod')
+    merged = serverside.merge_object(_ports({'containerPort': 80, 'protocol': 'TCP', 'name': 'a'}),
+                                     _ports({'containerPort': 80, 'name': 'b'},
+                                            {'containerPort': 80, 'protocol': 'UDP'}),
+                                     schema)
+    assert merged['spec']['containers'][0]['ports'] == [{'containerPort': 80, 'protocol': 'TCP', 'name': 'b'},
+                                                        {'containerPort': 80, 'protocol': 'UDP'}]
+
+
+def test_a_custom_resource_key_defaulted_by_its_schema() -> None:
+    items = {'type': 'object', 'properties': {'port': {'type': 'integer'}, 'proto': {'type': 'string', 'default': 'X'}}}
+    assert fieldowners.element_key({'port': 1}, ['port', 'proto'], items) == '[port=1,proto="X"]'
+    assert fieldowners.element_key({'port': 1}, ['port', 'proto']) == '[port=1]'   # no default: left out

@@ -107,7 +107,7 @@ def _kex(name: str, **spec: Any) -> dict[str, Any]:
 async def test_validating_webhook_denies_and_allows(local_cluster: LocalCluster, webhook: Webhook) -> None:
     local_cluster.apply(CRD, webhook.config('ValidatingWebhookConfiguration', '/validate'))
     status, _, body = await call(local_cluster, 'POST', KEX, _kex('denied', deny=True))
-    assert status == 403 and body['reason'] == ''  # the webhook's own (none here), as a real server says it
+    assert status == 403 and 'reason' not in body  # the webhook's own (none here: omitted), as a real server says it
     assert body['message'] == 'admission webhook "validate.kopf.dev" denied the request: no denials here'
     status, _, body = await call(local_cluster, 'POST', KEX, _kex('allowed'))
     assert status == 201

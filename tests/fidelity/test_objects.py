@@ -267,3 +267,15 @@ def test_builtin_of_a_wrong_type_is_a_bad_request(kubectl: Kubectl, raw: Http) -
     body = {'metadata': {'name': 'typed'}, 'spec': {'containers': [{'name': 'c', 'ports': [{'containerPort': 1.5}]}]}}
     status, _, error = raw.request('POST', '/api/v1/namespaces/default/pods', body)
     assert status == 400 and 'cannot unmarshal number 1.5 into Go struct field ContainerPort' in error['message']
+
+
+def test_namespace_status_patch_keeps_its_metadata_changes(raw: Http, namespace: str) -> None:
+    """A Namespace's status strategy resets only its spec: annotations patched through /status stay."""
+    body = {'metadata': {'annotations': {'patched': 'yes'}}, 'spec': {'finalizers': []},
+            'status': {'conditions': [{'type': 'StatusPatch', 'status': 'True', 'reason': 'E2E'}]}}
+    status, _, patched = raw.request('PATCH', f'/api/v1/namespaces/{namespace}/status', body,
+                                     'application/merge-patch+json')
+    assert status == 200, patched
+    assert patched['metadata']['annotations']['patched'] == 'yes'
+    assert patched['spec'] == {'finalizers': ['kubernetes']}
+    assert patched['status']['conditions'][-1]['reason'] == 'E2E'

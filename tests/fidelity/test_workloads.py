@@ -250,3 +250,37 @@ def test_kubectl_status_column_of_failing_pods(kubectl: Kubectl, namespace: str)
     assert rows['crashy'][3].startswith('(') and rows['crashy'][4] == 'ago)'
     assert rows['pully'][:3] == ['0/1', 'ImagePullBackOff', '0']
     assert rows['done'][:3] == ['0/1', 'Completed', '0']
+
+
+@pytest.mark.emulator_only(reason=RUNS_PODS)
+def test_bare_pods_run_until_deleted_unless_annotated(cluster: Cluster, namespace: str) -> None:
+    def pod(name: str, **annotations: str) -> dict[str, Any]:
+        return {'apiVersion': 'v1', 'kind': 'Pod', 'metadata': {'name': name, 'namespace': namespace,
+                                                                'annotations': annotations},
+                'spec': {'restartPolicy': 'Never', 'containers': [{'name': 'c', 'image': 'busybox'}]}}
+
+    def phase(name: str) -> str:
+        return str(((cluster.get('v1', 'Pod', name, namespace) or {}).get('status') or {}).get('phase'))
+
+    cluster.apply(pod('bare'), pod('timed', **{'emulator.kopf.dev/run-seconds': '0.5'}),
+                  pod('failing', **{'emulator.kopf.dev/exit-code': '3'}))
+    wait_for(lambda: phase('timed') == 'Succeeded' and phase('failing') == 'Failed', within=30)
+    wait_for(lambda: phase('bare') == 'Running', within=30)
+    cluster.advance_clock(3600)  # type: ignore[union-attr]
+    cluster.apply(pod('later'))   # a write after the jump: the controllers have looked at the Pods again
+    wait_for(lambda: phase('later') == 'Running', within=30)
+    assert phase('bare') == 'Running'
+
+
+def test_pods_of_a_replication_controller(cluster: Cluster, namespace: str) -> None:
+    meta = {'name': 'rc', 'namespace': namespace}
+    cluster.apply({'apiVersion': 'v1', 'kind': 'ReplicationController', 'metadata': meta,
+                   'spec': {'replicas': 2, 'selector': {'app': 'rc'}, 'template': {
+                       'metadata': {'labels': {'app': 'rc'}},
+                       'spec': {'containers': [{'name': 'c', 'image': 'busybox'}]}}}})
+    def owned() -> list[dict[str, Any]]:
+        return [p for p in cluster.list('v1', 'Pod', namespace) if p['metadata']['name'].startswith('rc-')]
+    pods = wait_for(lambda: len(owned()) == 2 and owned(), within=30)
+    assert {ref['kind'] for p in pods for ref in p['metadata']['ownerReferences']} == {'ReplicationController'}
+    status = wait_for(lambda: (cluster.get('v1', 'ReplicationController', 'rc', namespace) or {}).get('status'))
+    assert status['replicas'] == 2

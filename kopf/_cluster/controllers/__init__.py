@@ -10,7 +10,7 @@
     podstates         what controllers read from a Pod: active, ready, available, finished
     seeding           fake Ready nodes, the `kubernetes` Service, each namespace's ServiceAccount and root CA
     kubelet           the fake scheduler and kubelet: Pods bound, Pending, Running and Ready, failing on demand
-    replicasets       ReplicaSets: Pods created and deleted to `spec.replicas`, their counts
+    replicasets       ReplicaSets and ReplicationControllers: Pods created and deleted to `spec.replicas`, their counts
     deployments       Deployments: ReplicaSets per template, rolling updates, revisions, status, conditions
     statefulsets      StatefulSets: Pods `<set>-0..N-1` created, removed and updated in order
     daemonsets        DaemonSets: a Pod per fitting node

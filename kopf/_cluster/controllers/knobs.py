@@ -5,8 +5,12 @@ Annotations on a Pod (or on the pod template of a Deployment, ReplicaSet or Job,
     emulator.kopf.dev/start-delay: "2.5"     seconds from scheduling until the containers run (default 0.05)
     emulator.kopf.dev/image-pull: "fail"      ErrImagePull, then ImagePullBackOff; the Pod stays Pending
     emulator.kopf.dev/crash-loop: "true"      Running, but the containers crash: CrashLoopBackOff, restarts
-    emulator.kopf.dev/run-seconds: "1"        Job pods (restartPolicy Never/OnFailure) finish after this (0.05)
-    emulator.kopf.dev/exit-code: "1"          Job pods exit with this code (0: Succeeded, else Failed)
+    emulator.kopf.dev/run-seconds: "1"        a Pod that does not restart (Never/OnFailure) finishes after this
+    emulator.kopf.dev/exit-code: "1"          ... with this exit code (0: Succeeded, else Failed)
+
+A Job's Pods finish after `run_seconds` (0.05) unless these say otherwise; a Pod of no Job that does not
+restart runs until it is deleted (as a real process would, for all the kubelet knows), unless one of them
+is set: then it finishes too (after `run-seconds`, or the emulator-wide `run_seconds`).
 
 On a Job: `emulator.kopf.dev/fail-pods: "N"`: its first N pods fail (exit code 1), the later ones succeed.
 """
@@ -38,7 +42,7 @@ class PodBehaviour:
     start_delay: float
     pull_fails: bool
     crashes: bool
-    run_seconds: float
+    run_seconds: float | None   # None: it runs until deleted (a Pod of no Job, no annotation)
     exit_code: int
 
 
@@ -58,8 +62,16 @@ def _matches(images: list[str], patterns: list[str]) -> bool:
     return any(fnmatch.fnmatchcase(image, pattern) for image in images for pattern in patterns)
 
 
+def of_job(pod: dict[str, Any]) -> bool:
+    """Whether a Job controls the Pod (a controller ownerReference of kind Job in batch)."""
+    return any(isinstance(ref, dict) and ref.get('controller') and ref.get('kind') == 'Job'
+               and str(ref.get('apiVersion', '')).startswith('batch/')
+               for ref in pod['metadata'].get('ownerReferences') or [])
+
+
 def pod_behaviour(pod: dict[str, Any], knobs: Knobs) -> PodBehaviour:
     annotations = pod['metadata'].get('annotations') or {}
+    finishes = of_job(pod) or RUN_SECONDS in annotations or EXIT_CODE in annotations
     images = [str(c.get('image') or '') for c in (pod.get('spec') or {}).get('containers') or []]
     try:
         exit_code = int(annotations.get(EXIT_CODE, 0))
@@ -69,7 +81,7 @@ def pod_behaviour(pod: dict[str, Any], knobs: Knobs) -> PodBehaviour:
         start_delay=_number(annotations.get(START_DELAY), knobs.start_delay),
         pull_fails=_flag(annotations.get(IMAGE_PULL, '')) or _matches(images, knobs.failing_images),
         crashes=_flag(annotations.get(CRASH_LOOP, '')) or _matches(images, knobs.crashing_images),
-        run_seconds=_number(annotations.get(RUN_SECONDS), knobs.run_seconds),
+        run_seconds=_number(annotations.get(RUN_SECONDS), knobs.run_seconds) if finishes else None,
         exit_code=exit_code,
     )
 

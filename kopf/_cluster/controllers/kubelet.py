@@ -10,8 +10,8 @@ annotations: see `knobs`) and the clock, so that a second look at an unchanged P
   with a failing image: Pending, ErrImagePull and 1 s later ImagePullBackOff;
   with a crash loop: Running, CrashLoopBackOff, `restartCount` growing at back-offs of 10 s, 20 s, ... 5 min;
   on a NotReady node: not ready (Ready=False, NodeNotReady);
-- Pods that do not restart (restartPolicy Never/OnFailure: Jobs) finish `run-seconds` after they start:
-  Succeeded with exit code 0, else Failed.
+- Pods that do not restart (restartPolicy Never/OnFailure) of a Job finish `run-seconds` after they start:
+  Succeeded with exit code 0, else Failed; those of no Job run until deleted, unless annotated (`knobs`).
 """
 import hashlib
 import zlib
@@ -54,6 +54,15 @@ def choose_node(pod: Obj, nodes: list[Obj]) -> Obj | None:
     return fits[zlib.crc32(str(pod['metadata']['name']).encode()) % len(fits)]
 
 
+def _unschedulable(candidate: Obj, nodes: int, now: float) -> None:
+    status = candidate['status']
+    conditions = [condition(status.get('conditions') or [], 'PodScheduled', 'False', 'Unschedulable',
+                            f'0/{nodes} nodes are available: {nodes} node(s) were not ready '
+                            'or did not match the Pod\'s node affinity/selector.',
+                            clock.stamp(now), probe_time=True)]
+    status.update(phase='Pending', conditions=conditions)
+
+
 def reconcile(pod: Obj, nodes: list[Obj], settings: knobs.Knobs, now: float) -> Plan:
     plan = Plan()
     if pod['metadata'].get('deletionTimestamp') or podstates.finished(pod):
@@ -67,11 +76,7 @@ def reconcile(pod: Obj, nodes: list[Obj], settings: knobs.Knobs, now: float) -> 
     if not node_name:
         node = choose_node(pod, nodes)
         if node is None:
-            conditions = [condition(status.get('conditions') or [], 'PodScheduled', 'False', 'Unschedulable',
-                                    f'0/{len(nodes)} nodes are available: {len(nodes)} node(s) were not ready '
-                                    'or did not match the Pod\'s node affinity/selector.',
-                                    clock.stamp(now), probe_time=True)]
-            status.update(phase='Pending', conditions=conditions)
+            _unschedulable(candidate, len(nodes), now)
             plan.update(PODS, pod, candidate)
             return plan
         node_name = candidate['spec']['nodeName'] = node['metadata']['name']
@@ -85,6 +90,8 @@ def reconcile(pod: Obj, nodes: list[Obj], settings: knobs.Knobs, now: float) -> 
     behaviour = knobs.pod_behaviour(pod, settings)
     running_at = started + behaviour.start_delay
     ready_node = node is not None and node_ready(node)
+    restarts = candidate['spec'].get('restartPolicy', 'Always') == 'Always'
+    finishes_at = None if restarts or behaviour.run_seconds is None else running_at + behaviour.run_seconds
     if now < running_at:
         _pending(candidate, 'ContainerCreating', '', now)
         plan.wake(running_at)
@@ -95,12 +102,12 @@ def reconcile(pod: Obj, nodes: list[Obj], settings: knobs.Knobs, now: float) -> 
             plan.wake(running_at + PULL_BACKOFF_AFTER)
     elif behaviour.crashes:
         plan.wake(_crashing(candidate, running_at, now))
-    elif candidate['spec'].get('restartPolicy', 'Always') != 'Always' and now >= running_at + behaviour.run_seconds:
-        _finished(candidate, running_at, running_at + behaviour.run_seconds, behaviour.exit_code, now)
+    elif finishes_at is not None and now >= finishes_at:
+        _finished(candidate, running_at, finishes_at, behaviour.exit_code, now)
     else:
         _running(candidate, running_at, ready_node, now)
-        if candidate['spec'].get('restartPolicy', 'Always') != 'Always':
-            plan.wake(running_at + behaviour.run_seconds)
+        if finishes_at is not None:
+            plan.wake(finishes_at)
     plan.update(PODS, pod, candidate)
     return plan
 

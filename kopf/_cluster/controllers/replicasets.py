@@ -1,4 +1,5 @@
-"""The ReplicaSet controller: as many active Pods as `spec.replicas`, and the counts in its status.
+"""The ReplicaSet controller (and the ReplicationController's, the same): as many active Pods as `spec.replicas`,
+and the counts in its status.
 
 `reconcile(rs, pods, now)` gets the ReplicaSet's own Pods (those it controls) and plans the Pods to
 create (from its template, named `<rs>-xxxxx`) or to delete (unscheduled, then pending, then not ready,
@@ -13,6 +14,7 @@ from kopf._cluster.controllers.writeplans import (
     REPLICASETS,
     Create,
     Delete,
+    Key,
     Obj,
     Plan,
     count,
@@ -47,7 +49,7 @@ def _deletion_rank(pod: Obj) -> tuple[int, float]:
     return rank, -created if status is not None else 0.0
 
 
-def reconcile(rs: Obj, pods: list[Obj], now: float) -> Plan:
+def reconcile(rs: Obj, pods: list[Obj], now: float, key: Key = REPLICASETS) -> Plan:
     plan = Plan()
     if rs['metadata'].get('deletionTimestamp'):
         return plan
@@ -79,5 +81,5 @@ def reconcile(rs: Obj, pods: list[Obj], now: float) -> Plan:
     old = rs.get('status') or {}
     if old.get('conditions'):
         status['conditions'] = old['conditions']
-    plan.update(REPLICASETS, rs, {**rs, 'status': status})
+    plan.update(key, rs, {**rs, 'status': status})
     return plan

@@ -55,9 +55,12 @@ logger = logging.getLogger(__name__)
 Entry = tuple[str, str, str]    # (what, namespace, name)
 OPTIONS = writing.Options(validation='Ignore')
 BUDGET = 200                    # objects reconciled per step before the event loop serves requests again
+RCS: Key = ('', 'replicationcontrollers')
 OWNED: dict[str, str] = {'ReplicaSet': 'replicaset', 'Job': 'job', 'Deployment': 'deployment',
-                         'StatefulSet': 'statefulset', 'DaemonSet': 'daemonset', 'CronJob': 'cronjob'}
+                         'StatefulSet': 'statefulset', 'DaemonSet': 'daemonset', 'CronJob': 'cronjob',
+                         'ReplicationController': 'replicationcontroller'}
 KINDS: dict[Key, str] = {DEPLOYMENTS: 'deployment', REPLICASETS: 'replicaset', JOBS: 'job', PODS: 'pod',
+                         RCS: 'replicationcontroller',
                          SERVICES: 'service', statefulsets.STATEFULSETS: 'statefulset',
                          daemonsets.DAEMONSETS: 'daemonset', cronjobs.CRONJOBS: 'cronjob'}
 KEYS: dict[str, Key] = {what: key for key, what in KINDS.items()}
@@ -176,8 +179,8 @@ class Workloads:
         owned = self._owned(obj, {'deployment': REPLICASETS, 'cronjob': JOBS}.get(what, PODS))
         if what == 'deployment':
             return deployments.reconcile(obj, owned, now)
-        if what == 'replicaset':
-            return replicasets.reconcile(obj, owned, now)
+        if what in ('replicaset', 'replicationcontroller'):
+            return replicasets.reconcile(obj, owned, now, KEYS[what])
         if what == 'statefulset':
             return statefulsets.reconcile(obj, owned, now)
         if what == 'cronjob':

@@ -10,7 +10,8 @@
     kindschemas    the schemas of the built-in kinds (from `data/`), and their strategic-merge metadata
     documents      the served OpenAPI documents (/openapi/v2, /openapi/v3): the real server's, and the CRDs'
     gotypes        built-ins' JSON types checked as Go decodes them (a 400, not a 422)
-    data           the generated schema file of the built-in kinds and the OpenAPI documents (package data)
+    fieldorder     objects in the field order kube-apiserver writes them (Go structs' order, sorted maps)
+    data           the generated schema file of the built-in kinds, their Go field order, the OpenAPI documents
 
 Synchronous functions over dicts; no I/O (but reading the package data once).
 """

@@ -28,7 +28,10 @@ SERVER_META = frozenset({'name', 'namespace', 'uid', 'resourceVersion', 'generat
                          'deletionTimestamp', 'deletionGracePeriodSeconds', 'managedFields', 'selfLink'})
 OBJECT_META = 'io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta'
 LOG_LIMIT = 16
-KEY_DEFAULTS = {'protocol': 'TCP'}   # the only defaulted list-map key among the served built-ins
+#: The list-map keys the built-ins' schemas default and their objects may omit (kube-apiserver 1.34's
+#: OpenAPI: Container/EphemeralContainer `ports` and ServiceSpec `ports`; its other keys' defaults are the
+#: zero values of required fields, which validation makes every item set).
+KEY_DEFAULTS = {'protocol': 'TCP'}
 
 
 @dataclasses.dataclass
@@ -110,7 +113,8 @@ def flatten(obj: Any, resource: Resource, *, with_status: bool = True) -> Fields
             continue
         if key == 'metadata' and isinstance(value, Mapping):
             meta = {k: v for k, v in value.items() if k not in SERVER_META}
-            fields.update(_walk(meta, kindschemas.definition(OBJECT_META), ('.metadata',)))
+            if meta:   # the server's own fields stripped, an empty metadata is no field (as upstream's)
+                fields.update(_walk(meta, kindschemas.definition(OBJECT_META), ('.metadata',)))
         else:
             fields.update(_walk(value, properties.get(key), (f'.{key}',)))
     return fields
@@ -130,8 +134,9 @@ def _walk(value: Any, node: Mapping[str, Any] | None, path: Path) -> Iterator[tu
             if kind == 'set':
                 yield path + (f'[={json.dumps(item)}]',), item
             elif isinstance(item, Mapping):
-                element = path + (element_key(item, keys),)
-                yield element + ('.',), {key: item.get(key) for key in keys}
+                key = element_key(item, keys, items if isinstance(items, Mapping) else None)
+                element = path + (key,)
+                yield element + ('.',), key   # the item itself: its keys (defaults included) are its value
                 yield from _walk(item, items if isinstance(items, Mapping) else None, element)
     else:
         yield path, value
@@ -153,7 +158,16 @@ def list_type(node: Mapping[str, Any] | None) -> tuple[str, list[str]]:
     return 'atomic', []
 
 
-def element_key(item: Mapping[str, Any], keys: list[str]) -> str:
-    """`[name="x"]`; a missing key takes its default (ports' protocol: TCP), as structured-merge-diff does."""
-    values = {key: item.get(key, KEY_DEFAULTS.get(key)) for key in sorted(keys)}
+def element_key(item: Mapping[str, Any], keys: list[str], items: Mapping[str, Any] | None = None) -> str:
+    """`[name="x"]`; a missing key takes its default, as structured-merge-diff does: the schema's `default`
+    of that key (the items' schema, for custom resources), else the built-ins' (ports' protocol: TCP);
+    a key with no default is left out (another item than one that sets it)."""
+    properties = (items or {}).get('properties') or {}
+    values = {key: item[key] if key in item else _key_default(properties.get(key), key) for key in sorted(keys)}
     return '[' + ','.join(f'{key}={json.dumps(value)}' for key, value in values.items() if value is not None) + ']'
+
+
+def _key_default(node: Any, key: str) -> Any:
+    if isinstance(node, Mapping) and 'default' in node:
+        return node['default']
+    return KEY_DEFAULTS.get(key)

@@ -27,7 +27,7 @@ def json_patch(target: Any, ops: Any) -> Any:
     if not isinstance(ops, list):
         raise statuses.bad_request('json: cannot unmarshal object into Go value of type jsonpatch.Patch')
     if len(ops) > 10000:
-        raise statuses.ApiError(413, 'RequestEntityTooLarge', 'The request is too large: too many operations', {})
+        raise statuses.ApiError(413, 'RequestEntityTooLarge', 'The request is too large: too many operations')
     result = jsoncodec.clone(target)
     if _apply_simply(result, ops):
         return result

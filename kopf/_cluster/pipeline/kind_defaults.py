@@ -43,6 +43,7 @@ def _containers(pod_spec: Any, restart: str | None = 'Always') -> None:
 
 def _template(template: Any, restart: str | None = 'Always') -> None:
     if isinstance(template, dict):
+        template.setdefault('metadata', {})   # a Go struct, not a pointer: always written, `{}` when empty
         _containers(template.get('spec'), restart)
 
 
@@ -293,5 +294,31 @@ ON_CREATE: dict[tuple[str, str], Callable[[Obj], None]] = {
 
 def apply(key: tuple[str, str], obj: Obj) -> None:
     fill = ON_CREATE.get(key)
+    if fill is not None:
+        fill(obj)
+
+
+def service_ports(obj: Obj) -> None:
+    spec = _spec(obj)
+    for port in spec.get('ports') or []:
+        if isinstance(port, dict):
+            _fill(port, protocol='TCP', targetPort=port.get('port'))
+
+
+#: The defaults a real server fills on every write, as it decodes: here those of list items an update or an
+#: apply may add (containers and their ports, Services' ports); nothing allocated (IPs, node ports) again.
+ON_UPDATE: dict[tuple[str, str], Callable[[Obj], None]] = {
+    ('', 'pods'): lambda obj: _containers(obj.get('spec'), None),
+    ('', 'podtemplates'): pod_template,
+    ('', 'services'): service_ports,
+    ('apps', 'deployments'): lambda obj: _template(_spec(obj).get('template')),
+    ('apps', 'replicasets'): lambda obj: _template(_spec(obj).get('template')),
+    ('apps', 'daemonsets'): lambda obj: _template(_spec(obj).get('template')),
+    ('apps', 'statefulsets'): lambda obj: _template(_spec(obj).get('template')),
+}
+
+
+def on_update(key: tuple[str, str], obj: Obj) -> None:
+    fill = ON_UPDATE.get(key)
     if fill is not None:
         fill(obj)

@@ -142,7 +142,17 @@ def prepare_mutating(obj: dict[str, Any], settings: Settings) -> list[Cause]:
     return webhookconfigs.prepare(obj, mutating=True, allow_http=settings.allow_http_webhooks)
 
 
+def prepare_service(obj: dict[str, Any], settings: Settings) -> list[Cause]:
+    """A Service of more than one port names each (the real server's first check of its ports)."""
+    ports = (obj.get('spec') or {}).get('ports') or []
+    if len(ports) < 2:
+        return []
+    return [statuses.cause('FieldValueRequired', f'spec.ports[{index}].name', 'Required value')
+            for index, port in enumerate(ports) if isinstance(port, dict) and not port.get('name')]
+
+
 HOOKS: dict[tuple[str, str], Hook] = {
+    ('', 'services'): prepare_service,
     ('', 'events'): prepare_event,
     ('', 'namespaces'): prepare_namespace,
     ('', 'configmaps'): prepare_configmap,

@@ -19,7 +19,7 @@ from typing import Any
 
 from kopf._cluster import jsoncodec, statuses
 from kopf._cluster.apis.routing import Target
-from kopf._cluster.openapi import conforming, kindschemas
+from kopf._cluster.openapi import conforming, kindschemas, validation
 from kopf._cluster.patchtypes import fieldowners, jsonpatches
 from kopf._cluster.patchtypes.fieldowners import Identity, Managers, Path
 from kopf._cluster.pipeline import writing
@@ -75,6 +75,7 @@ def quietly(options: writing.Options) -> writing.Options:
 
 def create(state: State, target: Target, body: Any, options: writing.Options) -> writing.Outcome:
     config = creation_body(target, body)
+    _check_items(config, target.resource)
     outcome = writing.create(state, dataclasses.replace(target, name=None, subresource=None),
                              jsoncodec.clone(config), quietly(options))
     own_created(state, target, config, options, outcome)
@@ -108,6 +109,7 @@ def plan(state: State, target: Target, current: Obj, body: Any, options: writing
     """Merge the configuration into the live object; 409 on others' fields with other values (unless forced)."""
     resource = target.resource
     config = configuration(body)
+    _check_items(config, resource)
     identity = fieldowners.identity_of(options.manager, 'Apply', resource.api_version, target.subresource)
     with_status = target.subresource == 'status' or not resource.has_status
     managers = state.managers.setdefault(current['metadata'].get('uid', ''), Managers())
@@ -123,9 +125,54 @@ def plan(state: State, target: Target, current: Obj, body: Any, options: writing
     candidate = jsoncodec.clone(merge_object(current, config, conforming.schema_of(resource)))
     staying = applied.keys() | kept
     parents = {path[:index] for path in staying for index in range(1, len(path))}
-    for path in managers.owned.get(identity, set()) - staying - parents:   # `spec: {}` once, `spec.x` now
+    dropped = managers.owned.get(identity, set()) - staying - parents   # `spec: {}` once, `spec.x` now
+    for path in sorted(dropped, key=lambda path: path[-1] != '.'):   # whole items first: their keys go with them
         _remove(candidate, path)
     return Plan(candidate, managers, identity, set(applied), taken)
+
+
+def _check_items(config: dict[str, Any], resource: Any) -> None:
+    """A configuration that a real server cannot make a typed patch of is its 500: a field a custom resource's
+    schema does not declare (`.spec.x: field not declared in schema`), one list-map item named twice."""
+    schema = conforming.schema_of(resource)
+    unknown = validation.unknown_fields(config, schema) if resource.custom and schema is not None else []
+    texts = [''.join(f'.{part}' if isinstance(part, str) else f'[{part}]' for part in path) +
+             ': field not declared in schema' for path in unknown]
+    found = ('errors:\n' + '\n'.join(f'  {text}' for text in texts) if len(texts) > 1 else texts[0]) if texts else (
+        _repeated(config.get('spec'), ((schema or {}).get('properties') or {}).get('spec'), '.spec') or
+        _repeated(config.get('template'), ((schema or {}).get('properties') or {}).get('template'), '.template'))
+    if found:
+        meta = config.get('metadata') or {}
+        group, _, version = str(config.get('apiVersion')).rpartition('/')
+        where = f'{meta.get("namespace") or ""}/{meta.get("name") or ""}; {group}/{version}, Kind={config.get("kind")}'
+        raise statuses.ApiError(500, '', f'failed to create typed patch object ({where}): {found}')
+
+
+def _repeated(value: Any, node: Any, path: str) -> str | None:
+    """`<path>: duplicate entries for key [k=v]` for the first list-map item named twice, as structured-merge-diff."""
+    if isinstance(value, Mapping) and isinstance(node, Mapping):
+        properties = node.get('properties') or {}
+        additional = node.get('additionalProperties')
+        for key, item in value.items():
+            sub = properties.get(key, additional if isinstance(additional, Mapping) else None)
+            found = _repeated(item, sub, f'{path}.{key}')
+            if found:
+                return found
+    elif isinstance(value, list) and isinstance(node, Mapping):
+        kind, keys = fieldowners.list_type(node)
+        items = node.get('items') if isinstance(node.get('items'), Mapping) else None
+        seen: set[str] = set()
+        for item in value:
+            if kind != 'map' or not isinstance(item, Mapping):
+                continue
+            element = fieldowners.element_key(item, keys, items)
+            if element in seen:
+                return f'{path}: duplicate entries for key {element}'
+            seen.add(element)
+            found = _repeated(item, items, path + element)
+            if found:
+                return found
+    return None
 
 
 def conflict_error(conflicts: list[tuple[Identity, Path]]) -> statuses.ApiError:
@@ -166,25 +213,59 @@ def merge(live: Any, config: Any, node: Mapping[str, Any] | None) -> Any:
         return result
     if isinstance(config, list) and isinstance(live, list):
         kind, keys = fieldowners.list_type(node)
+        items = (node or {}).get('items')
+        schema = items if isinstance(items, Mapping) else None
         if kind == 'set':
-            return list(live) + [item for item in config if item not in live]
-        if kind == 'map':
-            items = (node or {}).get('items')
-            result_list = list(live)
-            for item in config:
-                found = isinstance(item, Mapping)
-                index = _find(result_list, fieldowners.element_key(item, keys), keys) if found else None
-                if index is None:
-                    result_list.append(item)
-                else:
-                    result_list[index] = merge(result_list[index], item, items if isinstance(items, Mapping) else None)
-            return result_list
+            return _merge_items(live, config, lambda item: json.dumps(item, sort_keys=True), lambda old, new: new)
+        if kind == 'map' and all(isinstance(item, Mapping) for item in [*live, *config]):
+            return _merge_items(live, config, lambda item: fieldowners.element_key(item, keys, schema),
+                                lambda old, new: merge(old, new, schema))
     return config
 
 
-def _find(items: list[Any], element: str, keys: list[str]) -> int | None:
+def _merge_items(live: list[Any], config: list[Any], key: Any, merged: Any) -> list[Any]:
+    """Associative lists merged in structured-merge-diff's order: shared items where the configuration puts
+    them, the live object's others where they were, new ones where the configuration has them."""
+    lhs, rhs = [(key(item), item) for item in live], [(key(item), item) for item in config]
+    old, new = dict(reversed(lhs)), dict(reversed(rhs))
+    shared = [k for k, _ in rhs if k in old]
+    upcoming = shared.pop(0) if shared else None
+    done: set[str] = set()
+    out: list[Any] = []
+    left = right = 0
+    while left < len(lhs) or right < len(rhs):
+        if left < len(lhs) and right < len(rhs):
+            k = lhs[left][0]
+            if k == rhs[right][0]:
+                done.add(k)
+                out.append(merged(old[k], new[k]))
+                left, right = left + 1, right + 1
+                upcoming = shared.pop(0) if shared else None
+                continue
+            if k in new and upcoming is not None and upcoming != k:
+                left += 1
+                continue
+        if left < len(lhs):
+            k = lhs[left][0]
+            if k not in new:
+                out.append(lhs[left][1])
+                left += 1
+                continue
+            if k in done:
+                left += 1
+        if right < len(rhs):
+            k = rhs[right][0]
+            done.add(k)
+            out.append(merged(old[k], new[k]) if k in old else new[k])
+            right += 1
+            if upcoming is not None and upcoming == k:
+                upcoming = shared.pop(0) if shared else None
+    return out
+
+
+def _find(items: list[Any], element: str, keys: list[str], schema: Mapping[str, Any] | None = None) -> int | None:
     for index, item in enumerate(items):
-        if isinstance(item, Mapping) and fieldowners.element_key(item, keys) == element:
+        if isinstance(item, Mapping) and fieldowners.element_key(item, keys, schema) == element:
             return index
     return None
 

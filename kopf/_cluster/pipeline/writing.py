@@ -7,11 +7,12 @@ Stored objects are never mutated: every write builds a fresh dict (watch history
 import dataclasses
 import json
 import uuid
+from collections.abc import Mapping
 from typing import Any
 
 from kopf._cluster import jsoncodec, statuses
 from kopf._cluster.apis.routing import Target
-from kopf._cluster.openapi import conforming
+from kopf._cluster.openapi import conforming, fieldorder
 from kopf._cluster.patchtypes import jsonpatches
 from kopf._cluster.pipeline import crds, kind_defaults, kindrules, metadata, scaling
 from kopf._cluster.pipeline.state import State
@@ -30,6 +31,7 @@ class Options:
     preconditions: dict[str, Any] = dataclasses.field(default_factory=dict)
     manager: str = ''             # fieldManager (or the User-Agent's product); '' for untracked writes
     force: bool = False           # server-side apply: take conflicting fields over
+    duplicates: tuple[str, ...] = ()   # the body's duplicate fields (strict decoding: 400 or warnings)
 
 
 @dataclasses.dataclass
@@ -70,6 +72,7 @@ def create(state: State, target: Target, body: Any, options: Options) -> Outcome
     if resource.generation:
         meta['generation'] = 1
     if options.dry_run:
+        fieldorder.arrange(obj)   # as the store would (the answer is what it would store)
         return Outcome(201, jsoncodec.dumps(obj), warnings, obj)
     change = state.store.save(resource.key, obj, None)
     if options.manager:
@@ -170,6 +173,7 @@ def update(state: State, target: Target, current: Obj, candidate: Any, options: 
     if rv and rv != old_meta['resourceVersion']:
         raise statuses.conflict(resource.qualified, resource.group, resource.plural, target.name or '')
     candidate = _split_subresource(target, current, candidate)
+    kind_defaults.on_update(resource.key, candidate)
     meta = candidate['metadata']
     for field in metadata.SERVER_FIELDS:
         meta.pop(field, None)
@@ -182,6 +186,8 @@ def update(state: State, target: Target, current: Obj, candidate: Any, options: 
         return Outcome(200, jsoncodec.dumps(current), warnings, current)
     if resource.generation and _content(candidate, resource) != _content(current, resource):
         meta['generation'] = int(old_meta.get('generation') or 0) + 1
+    if options.dry_run or (meta.get('deletionTimestamp') and not meta.get('finalizers')):
+        fieldorder.arrange(candidate)   # as the store would (what it answers is not stored)
     if options.dry_run:
         return Outcome(200, jsoncodec.dumps(candidate), warnings, candidate)
     if meta.get('deletionTimestamp') and not meta.get('finalizers') and not _holds(candidate, resource):
@@ -332,6 +338,9 @@ def _split_subresource(target: Target, current: Obj, candidate: dict[str, Any]) 
     """With a status subresource, each endpoint changes only its own part: the main one keeps the stored status,
     `/status` changes only the status, a namespace's `/finalize` only `spec.finalizers`."""
     sub = target.subresource
+    if sub == 'status' and target.resource.key == ('', 'namespaces'):   # its status strategy resets the spec only
+        kept = {**candidate, 'spec': jsoncodec.clone(current['spec'])} if 'spec' in current else dict(candidate)
+        return kept if 'spec' in current else {k: v for k, v in kept.items() if k != 'spec'}
     if sub == 'status' or sub == 'finalize':
         result: dict[str, Any] = jsoncodec.clone(current)
         if sub == 'finalize':
@@ -380,7 +389,7 @@ def _check_preconditions(resource: Resource, current: Obj, options: Options) -> 
 
 def _conform(state: State, obj: dict[str, Any], resource: Resource, options: Options,
              current: Obj | None = None) -> list[str]:
-    warnings = conforming.conform(obj, resource, options.validation, current)
+    warnings = _conform_repeated(obj, resource, options, current)
     meta = obj['metadata']
     causes = metadata.label_causes(meta) + kindrules.prepare(resource.key, obj, state.settings)
     if current is not None:
@@ -388,6 +397,23 @@ def _conform(state: State, obj: dict[str, Any], resource: Resource, options: Opt
     if causes:
         raise statuses.invalid(resource.kind, resource.group, meta.get('name') or '', causes)
     return warnings
+
+
+def _conform_repeated(obj: dict[str, Any], resource: Resource, options: Options,
+                      current: Mapping[str, Any] | None) -> list[str]:
+    """Conform, with the body's duplicate fields told as a real server's strict decoding tells them."""
+    repeated = [f'duplicate field "{path}"' for path in options.duplicates]
+    try:
+        warnings = conforming.conform(obj, resource, options.validation, current)
+    except statuses.ApiError as exc:
+        if repeated and exc.code == 400 and 'strict decoding error: ' in exc.message:
+            exc.message += ', ' + ', '.join(repeated)
+            raise statuses.bad_request(exc.message) from None
+        raise
+    if repeated and options.validation == 'Strict':
+        raise statuses.bad_request(f'{resource.kind} in version "{resource.version}" cannot be handled as a '
+                                   f'{resource.kind}: strict decoding error: ' + ', '.join(repeated))
+    return warnings + (repeated if options.validation == 'Warn' else [])
 
 
 def _content(obj: Obj, resource: Resource) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from kopf._cluster import jsoncodec, statuses
+from kopf._cluster.openapi import fieldorder
 
 Key = tuple[str, str]           # (group, plural)
 ObjKey = tuple[str, str]        # (namespace or '', name)
@@ -92,6 +93,7 @@ class Store:
         """Persist a created or modified object with a fresh RV; returns the change (already published)."""
         rv = self.rv + 1
         obj['metadata']['resourceVersion'] = str(rv)
+        fieldorder.arrange(obj)   # once here: every answer made of it is in kube-apiserver's field order
         try:
             data = jsoncodec.dumps_kept(obj)   # first: what cannot be sent is never stored
         except jsoncodec.TooDeep:   # e.g. after a JSON patch's `add` deep inside

@@ -46,11 +46,17 @@ def list_objects(store: Store, target: Target, params: Mapping[str, str]) -> byt
     return jsoncodec.dumps(listing(resource, items, list_meta))
 
 
+LIST_META = ('selfLink', 'resourceVersion', 'continue', 'remainingItemCount')   # ListMeta's Go order
+
+
 def listing(resource: Resource, items: list[Obj], list_meta: dict[str, Any]) -> dict[str, Any]:
     """A list's body: built-ins' items without their apiVersion and kind, as a real server lists them."""
-    if not resource.custom:
-        items = [{k: v for k, v in item.items() if k != 'kind' and k != 'apiVersion'} for item in items]
-    return {'kind': resource.list_kind, 'apiVersion': resource.api_version, 'metadata': list_meta, 'items': items}
+    if resource.custom:   # as Go encodes an unstructured list: keys sorted
+        return {'apiVersion': resource.api_version, 'items': items, 'kind': resource.list_kind,
+                'metadata': dict(sorted(list_meta.items()))}
+    items = [{k: v for k, v in item.items() if k != 'kind' and k != 'apiVersion'} for item in items]
+    meta = {key: list_meta[key] for key in LIST_META if key in list_meta}
+    return {'kind': resource.list_kind, 'apiVersion': resource.api_version, 'metadata': meta, 'items': items}
 
 
 def select(store: Store, target: Target, params: Mapping[str, str]) -> tuple[list[Obj], dict[str, Any]]:

@@ -106,7 +106,12 @@ def field_value(obj: Mapping[str, Any], field: str) -> str:
     current: Any = obj
     for part in field.split('.'):
         current = current.get(part) if isinstance(current, Mapping) else None
+    if isinstance(current, bool) or field in BOOLEAN_FIELDS:   # strconv.FormatBool of a Go bool: unset is false
+        return 'true' if current else 'false'
     return '' if current is None else str(current)
+
+
+BOOLEAN_FIELDS = frozenset({'spec.unschedulable'})   # nodes' (the only boolean field label of the built-ins)
 
 
 def matcher(labels: Sequence[Requirement], fields: Sequence[Requirement]) -> Callable[[Mapping[str, Any]], bool]:

@@ -8,6 +8,7 @@
     tables         kubectl's `Table` answers (typed CRD printer columns, events, `includeObject`)
     printers       the columns of built-in kinds
     cells          values at JSONPaths as Table cells (kubectl's defaults), and relative ages
+    duplicates     the duplicate fields of a JSON body (strict decoding's `duplicate field "x"`)
     protobuf       decoding kubectl's protobuf bodies of built-in kinds (by the field tables in `protos`)
     protos         the generated protobuf field tables of the built-in kinds
     accessrules    users by bearer token or client certificate (401), and the `forbid()` rules (403)

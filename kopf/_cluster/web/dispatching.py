@@ -91,7 +91,7 @@ class Dispatcher:
         backend.faults.requests.append(entry)
         if backend.access.required and not backend.access.authenticated(request, path):
             entry['code'] = 401
-            return endpoints.respond_error(statuses.ApiError(401, 'Unauthorized', 'Unauthorized', {}))
+            return endpoints.respond_error(statuses.ApiError(401, 'Unauthorized', 'Unauthorized'))
         response = await self._answer(request, path)
         entry['code'] = response.status
         return response

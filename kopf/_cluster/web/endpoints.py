@@ -4,6 +4,7 @@ Request handlers receive a `Backend` (the state, the watch streams, the counters
 never the server object itself.
 """
 import dataclasses
+import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -20,7 +21,7 @@ from kopf._cluster.patchtypes import jsonpatches
 from kopf._cluster.pipeline import podactions, scaling, serverside, writing
 from kopf._cluster.pipeline.state import State
 from kopf._cluster.store import reading
-from kopf._cluster.web import accessreviews, accessrules, apidiscovery, protobuf, tables
+from kopf._cluster.web import accessreviews, accessrules, apidiscovery, duplicates, protobuf, tables
 from kopf._cluster.web.faults import Faults
 from kopf._cluster.web.watchstreams import Streams
 from kopf._shared import resourcetable
@@ -55,6 +56,8 @@ def parse_bool(value: str | None) -> bool:
 
 
 def respond(code: int, data: bytes, warnings: list[str] | None = None) -> web.Response:
+    """A JSON answer ending with a newline, as Go's `json.Encoder` (and so kube-apiserver) writes it."""
+    data += b'\n'
     if not warnings:   # the hot path: the same headers, built once instead of twice
         return web.Response(status=code, body=data, content_type=JSON_TYPE)
     headers: CIMultiDict[str] = CIMultiDict()
@@ -66,6 +69,9 @@ def respond(code: int, data: bytes, warnings: list[str] | None = None) -> web.Re
 
 
 def respond_error(error: statuses.ApiError) -> web.Response:
+    if error.code == 406:   # no serializer was negotiated: a real server writes indented JSON, no newline
+        text = json.dumps(error.status(), indent=2, ensure_ascii=False).encode()
+        return web.Response(status=406, body=jsoncodec.go_escaped(text), content_type=JSON_TYPE)
     response = respond(error.code, jsoncodec.dumps(error.status()))
     response.headers.update(error.headers)
     return response
@@ -104,17 +110,22 @@ def too_deep() -> str:
 
 OPTIONS_KINDS = {'create': 'CreateOptions', 'update': 'UpdateOptions', 'patch': 'PatchOptions',
                  'delete': 'DeleteOptions', 'deletecollection': 'DeleteOptions'}
+UNKNOWN_MANAGER = 'unknown'   # a write with no fieldManager and no User-Agent: a real server's name for it
 _PLAIN_OPTIONS: dict[str, writing.Options] = {}   # by User-Agent: the options of writes without a query
 
 
-def options(params: Mapping[str, str], body: Any = None, agent: str = '') -> writing.Options:
-    """Write options from the query (and a DeleteOptions body); `agent` (User-Agent) names unnamed managers."""
+def options(params: Mapping[str, str], body: Any = None, agent: str = '', repeated: list[str] | None = None,
+            ) -> writing.Options:
+    """Write options from the query (and a DeleteOptions body); `agent` (User-Agent) names unnamed managers;
+    `repeated`: the body's duplicate fields."""
+    if repeated:
+        return dataclasses.replace(options(params, body, agent), duplicates=tuple(repeated))
     if not params and body is None:   # the hot path: the same (frozen) options for every such write
         plain = _PLAIN_OPTIONS.get(agent)
         if plain is None:
             if len(_PLAIN_OPTIONS) > 100:
                 _PLAIN_OPTIONS.clear()
-            plain = _PLAIN_OPTIONS[agent] = writing.Options(manager=agent.split('/')[0])
+            plain = _PLAIN_OPTIONS[agent] = writing.Options(manager=agent.split('/')[0] or UNKNOWN_MANAGER)
         return plain
     body = body if isinstance(body, Mapping) else {}
     validation = params.get('fieldValidation') or 'Warn'
@@ -126,7 +137,7 @@ def options(params: Mapping[str, str], body: Any = None, agent: str = '') -> wri
         dry_run=bool(dry_run),
         propagation=_propagation(params, body),
         preconditions=dict(body.get('preconditions') or {}),
-        manager=params.get('fieldManager') or agent.split('/')[0],
+        manager=params.get('fieldManager') or agent.split('/')[0] or UNKNOWN_MANAGER,
         force=parse_bool(params.get('force')),
     )
 
@@ -215,8 +226,13 @@ async def _serve(backend: Backend, request: web.Request, target: Target, verb: s
     if verb in ('create', 'update') and raw_type and not any(t in raw_type for t in ('json', 'yaml', 'protobuf')):
         raise statuses.unsupported_media(['application/json', 'application/yaml',
                                           'application/vnd.kubernetes.protobuf'])
-    body = decode(await request.read(), raw_type)
+    raw = await request.read()
+    body = decode(raw, raw_type)
+    repeated = duplicates.duplicates(raw, body, jsoncodec.dumps) if verb in ('create', 'update') and raw and not any(
+        t in raw_type for t in ('yaml', 'protobuf')) else []
     kind = accessreviews.KINDS.get(target.resource.key)
+    if kind is not None and tables.negotiate(headers.get('Accept', '')):   # no Table of what is never stored
+        raise statuses.not_acceptable(('application/json', 'application/yaml', 'application/vnd.kubernetes.protobuf'))
     if kind is not None:   # create-only (the routing allows nothing else): answered, never stored
         answered = accessreviews.review(kind, body, backend.access.subject_of(request), backend.access,
                                         target.namespace)
@@ -235,11 +251,11 @@ async def _serve(backend: Backend, request: web.Request, target: Target, verb: s
             reviews.configured(backend.state) or policies.configured(backend.state)):
         outcome = await _admitted(backend, request, target, verb, body)
     elif verb == 'create':
-        outcome = writing.create(backend.state, target, body, options(params, agent=agent))
+        outcome = writing.create(backend.state, target, body, options(params, agent=agent, repeated=repeated))
     elif verb == 'update':
-        outcome = writing.replace(backend.state, target, body, options(params, agent=agent))
+        outcome = writing.replace(backend.state, target, body, options(params, agent=agent, repeated=repeated))
     elif verb == 'patch' and content_type == jsonpatches.APPLY and target.subresource != 'scale':
-        outcome = serverside.apply(backend.state, target, body, options(params, agent=agent))
+        outcome = _apply(backend, target, raw, body, options(params, agent=agent))
     elif verb == 'patch':
         outcome = writing.patch(backend.state, target, content_type, body, options(params, agent=agent))
     elif verb == 'delete':
@@ -248,6 +264,18 @@ async def _serve(backend: Backend, request: web.Request, target: Target, verb: s
     else:
         return respond(200, _delete_collection(backend, target, params, body))
     return respond(outcome.code, outcome.data, outcome.warnings)
+
+
+def _apply(backend: Backend, target: Target, raw: bytes, body: Any, opts: writing.Options) -> writing.Outcome:
+    """A server-side apply; its YAML's duplicate keys are go-yaml's strict errors (Strict: a 400; Warn: warnings)."""
+    repeated = duplicates.yaml_duplicates(raw) if opts.validation != 'Ignore' and b':' in raw else []
+    text = 'error converting YAML to JSON: yaml: unmarshal errors:\n' + '\n'.join(f'  {line}' for line in repeated)
+    if repeated and opts.validation == 'Strict':
+        raise statuses.bad_request(f'error strict decoding YAML: {text}')
+    outcome = serverside.apply(backend.state, target, body, opts)
+    if repeated:   # a header holds no newline
+        outcome.warnings = [*outcome.warnings, text.replace('\n', ' ')]
+    return outcome
 
 
 async def _admitted(backend: Backend, request: web.Request, target: Target, verb: str, body: Any) -> writing.Outcome:

@@ -8,6 +8,7 @@ even when empty (as Go's JSON does for struct fields); zero `Time` values are dr
 """
 import base64
 import datetime
+import re
 import struct
 from collections.abc import Iterator
 from typing import Any
@@ -19,7 +20,11 @@ META = 'k8s.io.apimachinery.pkg.apis.meta.v1.'
 TIME, MICRO_TIME = META + 'Time', META + 'MicroTime'
 QUANTITY = 'k8s.io.apimachinery.pkg.api.resource.Quantity'
 INT_OR_STRING = 'k8s.io.apimachinery.pkg.util.intstr.IntOrString'
-RAW_JSON = {'k8s.io.apimachinery.pkg.runtime.RawExtension', META + 'FieldsV1'}
+EXT = 'k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.'
+RAW_JSON = {'k8s.io.apimachinery.pkg.runtime.RawExtension', META + 'FieldsV1', EXT + 'JSON'}
+#: A CRD schema's unions, written in JSON as one of their members: (the member message, the other member).
+EITHER = {EXT + 'JSONSchemaPropsOrArray': 'schemas', EXT + 'JSONSchemaPropsOrBool': 'allows',
+          EXT + 'JSONSchemaPropsOrStringArray': 'strings'}
 
 
 def varint(data: bytes, pos: int) -> tuple[int, int]:
@@ -58,10 +63,18 @@ def fields(data: bytes) -> list[tuple[int, Any]]:
     return list(iterate(data))
 
 
+#: The protobuf packages of the groups whose types are not in k8s.io/api.
+PACKAGES = {'apiextensions.k8s.io': 'k8s.io.apiextensions_apiserver.pkg.apis.apiextensions',
+            'apiregistration.k8s.io': 'k8s.io.kube_aggregator.pkg.apis.apiregistration'}
+
+
 def package_of(api_version: str) -> str:
     group, _, version = api_version.rpartition('/')
     if group == 'meta.k8s.io':
         return META.rstrip('.')
+    if group in PACKAGES:
+        return f'{PACKAGES[group]}.{version}'
+
     return f'k8s.io.api.{group.split(".")[0] if group else "core"}.{version}'
 
 
@@ -91,6 +104,7 @@ def message(data: bytes, name: str, table: dict[str, list[list[Any]]]) -> Any:
         return special
     spec = {field[0]: field for field in table[name]}
     out: dict[str, Any] = {}
+    kept: set[str] = set()   # values written as JSON whatever they are (`default: 0`, `additionalProperties: false`)
     for number, raw in iterate(data):
         field = spec.get(number)
         if field is None:
@@ -114,7 +128,22 @@ def message(data: bytes, name: str, table: dict[str, list[list[Any]]]) -> Any:
             value = _value(kind, type_name, raw, table)
             if value is not None:
                 out[key] = value
-    return {k: v for k, v in out.items() if not _is_zero(v)}
+                if type_name in RAW_JSON or type_name in EITHER:
+                    kept.add(key)
+    result = {k: v for k, v in out.items() if k in kept or not _is_zero(v)}
+    return _json_names(result) if name == EXT + 'JSONSchemaProps' else result
+
+
+def _json_names(schema: dict[str, Any]) -> dict[str, Any]:
+    """A CRD schema's JSON names where its protobuf names differ: `$ref`, `$schema`, `x-kubernetes-*`."""
+    renamed = {}
+    for key, value in schema.items():
+        if key in ('ref', 'schema'):
+            key = '$' + key
+        elif key.startswith('xKubernetes'):
+            key = 'x-kubernetes' + re.sub(r'[A-Z]', lambda m: '-' + m.group().lower(), key[len('xKubernetes'):])
+        renamed[key] = value
+    return renamed
 
 
 _NOT_SPECIAL = object()
@@ -136,7 +165,24 @@ def _special(data: bytes, name: str) -> Any:
     if name in RAW_JSON:
         raw = dict(iterate(data)).get(1, b'')
         return jsoncodec.loads(raw) if raw else None
+    if name in EITHER:
+        return _either(data, EITHER[name])
     return _NOT_SPECIAL
+
+
+def _either(data: bytes, other: str) -> Any:
+    """JSONSchemaPropsOrArray (a schema, or a list), OrBool (a schema, or a bool), OrStringArray (or strings)."""
+    from kopf._cluster.web.protos.messages import MESSAGES
+    schema = EXT + 'JSONSchemaProps'
+    parts = list(iterate(data))
+    if other == 'schemas' and any(number == 2 for number, _ in parts):
+        return [message(raw, schema, MESSAGES) for number, raw in parts if number == 2]
+    if other == 'allows' and not any(number == 2 for number, _ in parts):
+        return bool(dict(parts).get(1, 0))
+    if other == 'strings' and any(number == 2 for number, _ in parts):
+        return [raw.decode() for number, raw in parts if number == 2]
+    found = next((raw for number, raw in parts if number == (1 if other != 'allows' else 2)), b'')
+    return message(found, schema, MESSAGES)
 
 
 def _value(kind: str, type_name: str, raw: Any, table: dict[str, list[list[Any]]]) -> Any:

@@ -18,7 +18,9 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from kopf._cluster import statuses
+from kopf._cluster import jsoncodec, statuses
+from kopf._cluster.openapi import fieldorder
+from kopf._cluster.store.reading import LIST_META
 from kopf._cluster.web import printers
 from kopf._cluster.web.cells import AGE, NAME, Cell, age, human_duration, jsonpath
 from kopf._shared.resourcetable import Resource
@@ -28,6 +30,7 @@ TABLE_VERSIONS = ('v1', 'v1beta1')
 PLAIN = ('application/json', 'application/yaml', 'application/vnd.kubernetes.protobuf',
          'application/json;stream=watch', 'application/vnd.kubernetes.protobuf;stream=watch')
 INCLUDE_OBJECT = ('Metadata', 'Object', 'None')
+COLUMN_FIELDS = ('name', 'type', 'format', 'description', 'priority')
 DEFAULT_COLUMNS = [{'name': 'Age', 'type': 'date', 'jsonPath': '.metadata.creationTimestamp',
                     'description': AGE['description']}]
 
@@ -169,18 +172,26 @@ def table(resource: Resource, objects: Iterable[Mapping[str, Any]], list_meta: M
     cols = columns(resource)
     cells = row_cells(resource)
     rows = [{'cells': cells(obj), 'object': _row_object(resource, obj, include, version)} for obj in objects]
-    body: dict[str, Any] = {'kind': 'Table', 'apiVersion': f'meta.k8s.io/{version}', 'metadata': dict(list_meta)}
-    if headers:
-        body['columnDefinitions'] = [definition for definition, _ in cols]
+    meta = {key: list_meta[key] for key in LIST_META if key in list_meta}   # ListMeta's Go order
+    body: dict[str, Any] = {'kind': 'Table', 'apiVersion': f'meta.k8s.io/{version}', 'metadata': meta}
+    if headers:   # in TableColumnDefinition's Go order
+        body['columnDefinitions'] = [{key: definition[key] for key in COLUMN_FIELDS if key in definition}
+                                     for definition, _ in cols]
     body['rows'] = rows
     return body
 
 
-def partial(obj: Mapping[str, Any], version: str = 'v1') -> dict[str, Any]:
-    return {'kind': 'PartialObjectMetadata', 'apiVersion': f'meta.k8s.io/{version}', 'metadata': obj['metadata']}
+def partial(obj: Mapping[str, Any], version: str = 'v1', custom: bool = False) -> dict[str, Any]:
+    """A PartialObjectMetadata; a custom resource's metadata (stored with sorted keys) in ObjectMeta's Go order."""
+    meta = obj['metadata']
+    if custom:
+        meta = jsoncodec.clone(meta)
+        fieldorder.arrange_as(meta, 'meta.k8s.io/v1', 'ObjectMeta')
+    return {'kind': 'PartialObjectMetadata', 'apiVersion': f'meta.k8s.io/{version}', 'metadata': meta}
 
 
 def _row_object(resource: Resource, obj: Mapping[str, Any], include: str, version: str) -> dict[str, Any] | None:
     if include == 'Object':   # stored built-ins may lack their kind and apiVersion: a real server sends them
-        return {'kind': resource.kind, 'apiVersion': resource.api_version, **obj}
-    return partial(obj, version) if include == 'Metadata' else None
+        whole = {'kind': resource.kind, 'apiVersion': resource.api_version, **obj}
+        return dict(sorted(whole.items())) if resource.custom else whole
+    return partial(obj, version, resource.custom) if include == 'Metadata' else None

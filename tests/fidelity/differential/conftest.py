@@ -34,9 +34,17 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     failures = sum(len(t.failures) for t in TALLIES.values())
     messages = sum(len(t.messages) for t in TALLIES.values())
     write(f'  {"total":<14} {total[0]:>8} {total[1]:>6} {total[2]:>6} {failures:>9}  ({messages})')
+    write('differential bytes: category  compared  equal  known  failures  (answers equal in value, not picked)')
+    for name, t in TALLIES.items():
+        write(f'  {name:<14} {t.bytewise:>8} {t.bytes_equal:>6} {t.bytes_known:>6} {len(t.bytes_failures):>9}')
+    total = [sum(getattr(t, k) for t in TALLIES.values()) for k in ('bytewise', 'bytes_equal', 'bytes_known')]
+    write(f'  {"total":<14} {total[0]:>8} {total[1]:>6} {total[2]:>6} '
+          f'{sum(len(t.bytes_failures) for t in TALLIES.values()):>9}')
     for name, t in TALLIES.items():
         for line in t.messages:
             write(f'  message differs [{name}] {line}')
+        for line in t.bytes_failures:
+            write(f'  bytes differ [{name}] {line}')
     if os.environ.get('KOPF_DIFFERENTIAL_DETAILS'):  # both answers of every failure, for a closer look
         details = {name: t.details for name, t in TALLIES.items() if t.details}
         pathlib.Path(os.environ['KOPF_DIFFERENTIAL_DETAILS']).write_text(json.dumps(details, indent=1))

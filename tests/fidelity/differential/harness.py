@@ -8,8 +8,8 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..conftest import Http
-from . import compare
-from .known import KNOWN
+from . import compare, rawbytes
+from .known import BYTES_KNOWN, KNOWN
 
 JSON, MERGE, PATCH, SMP, APPLY = ('application/json', 'application/merge-patch+json', 'application/json-patch+json',
                                   'application/strategic-merge-patch+json', 'application/apply-patch+yaml')
@@ -24,6 +24,7 @@ class Step:
     ctype: str = JSON
     accept: str = 'application/json'
     known: tuple[str, ...] = ()  # ids in known.KNOWN: the fields allowed to differ in this answer
+    known_bytes: tuple[str, ...] = ()  # ids in known.BYTES_KNOWN: why its bytes may differ (values equal)
     save: str | None = None  # remember this answer's metadata.resourceVersion under this name
     events: int = 0  # a watch: read up to this many events (the stream ends by its timeoutSeconds)
     pick: Callable[[Any], Any] | None = None  # compare only this part of the body (discovery)
@@ -36,8 +37,10 @@ class Backend:
 
     def __init__(self, name: str, http: Http, actions: Mapping[str, Callable[[dict[str, str]], Any]]) -> None:
         self.name, self.http, self.actions, self.saved = name, http, actions, dict[str, str]()
+        self.raw: list[bytes] = []   # the last answer's bytes as sent (a watch: one per event line)
 
     def send(self, step: Step) -> tuple[int, Any]:
+        self.raw = []
         if step.action:
             return 200, {'observed': self.actions[step.action](self.saved)}
         path = step.path.format(**self.saved)
@@ -47,7 +50,7 @@ class Backend:
         body = step.body.encode() if isinstance(step.body, str) else self.fill(step.body)
         deadline = time.monotonic() + 60
         while True:
-            code, _, answer = self.http.request(step.method, path, body, step.ctype, headers)
+            code, answer = self.request(step.method, path, body, step.ctype, headers)
             if not step.until_gone or code == 404 or time.monotonic() > deadline:
                 break
             time.sleep(0.1)
@@ -56,6 +59,20 @@ class Backend:
             self.saved.update({step.save: meta.get('resourceVersion', ''), f'{step.save}_uid': meta.get('uid', ''),
                                f'{step.save}_continue': urllib.parse.quote(meta.get('continue', ''))})
         return code, answer
+
+    def request(self, method: str, path: str, body: Any, ctype: str, headers: dict[str, str]) -> tuple[int, Any]:
+        """As `Http.request()`, keeping the answer's bytes in `raw`."""
+        conn = self.http.connection()
+        data = None if body is None else (body if isinstance(body, bytes) else json.dumps(body).encode())
+        conn.request(method, path, body=data, headers={**headers, **({'Content-Type': ctype} if data else {})})
+        response = conn.getresponse()
+        raw = response.read()
+        conn.close()
+        self.raw = [raw]
+        try:
+            return response.status, json.loads(raw) if raw else None
+        except ValueError:
+            return response.status, raw.decode()
 
     def fill(self, body: Any) -> Any:
         """The body with `'{saved}'` strings replaced by this backend's saved values (uids differ)."""
@@ -76,6 +93,7 @@ class Backend:
             while len(events) <= count and (line := response.readline()):
                 if line.strip() and not compare.furniture((event := json.loads(line)).get('object')):
                     events.append(event)
+                    self.raw.append(line)
         except TimeoutError:
             events.append('<no more events in 15 s>')
         finally:
@@ -92,6 +110,11 @@ class Tally:
     messages: list[str] = dataclasses.field(default_factory=list)
     used: set[str] = dataclasses.field(default_factory=set)
     details: list[tuple[str, Any, Any]] = dataclasses.field(default_factory=list)  # the failures' answers
+    bytewise: int = 0   # answers compared byte for byte (those equal once normalized, not picked)
+    bytes_equal: int = 0
+    bytes_known: int = 0
+    bytes_failures: list[str] = dataclasses.field(default_factory=list)
+    bytes_used: set[str] = dataclasses.field(default_factory=set)
 
 
 def run(steps: list[Step], emulator: Backend, envtest: Backend, tally: Tally) -> None:
@@ -108,6 +131,12 @@ def run(steps: list[Step], emulator: Backend, envtest: Backend, tally: Tally) ->
             tally.messages.append(f'{where}: {compare.sample(left, right, loose, 1)}')
         if not strict:
             tally.exact += 1
+            if step.pick is None and not step.action and loose:   # its bytes differ by the message: listed
+                tally.bytewise += 1
+                tally.bytes_known += 1
+                tally.bytes_used.add('message')
+            elif step.pick is None and not step.action:
+                _bytewise(step, where, emulator, envtest, tally)
         elif step.known and compare.covered(strict, compare.known_patterns(step.known, KNOWN)):
             tally.known += 1
             tally.used.update(step.known)
@@ -129,3 +158,44 @@ def _view(answer: tuple[int, Any], pick: Callable[[Any], Any] | None) -> Any:
         return [body[0], *[compare.view(0, e.get('object')) | {'type': e.get('type')} if isinstance(e, dict) else e
                            for e in body[1:]]]
     return compare.view(code, body)
+
+
+def _bytewise(step: Step, where: str, emulator: Backend, envtest: Backend, tally: Tally) -> None:
+    """Compare the two answers' bytes once normalized (see rawbytes.py); a listed difference is counted apart."""
+    generated = {name: '<generated>' for side in (emulator, envtest) for name in _generated(step, side.raw)}
+    ours = [rawbytes.rendered(raw, generated) for raw in emulator.raw]
+    theirs = [rawbytes.rendered(raw, generated) for raw in envtest.raw]
+    tally.bytewise += 1
+    if ours == theirs:
+        tally.bytes_equal += 1
+        return
+    pairs = [(a, b) for a, b in zip(ours, theirs, strict=False) if a != b] or [(str(len(ours)), str(len(theirs)))]
+    reasons = [i for i in step.known_bytes if BYTES_KNOWN[i].matches(pairs[0][0], pairs[0][1])]
+    if reasons:
+        tally.bytes_known += 1
+        tally.bytes_used.update(reasons)
+        return
+    tally.bytes_failures.append(f'{where}: {_first_difference(*pairs[0])}')
+
+
+def _generated(step: Step, raws: list[bytes]) -> list[str]:
+    """The names a server generated, as its object or its Status (in `details.name`) shows them."""
+    names = []
+    for raw in raws if len(raws) == 1 else []:
+        try:
+            body = json.loads(raw)
+        except ValueError:
+            continue
+        meta = body.get('metadata') if isinstance(body, dict) else None
+        if isinstance(meta, dict) and meta.get('generateName') and meta.get('name'):
+            names.append(str(meta['name']))
+        details = body.get('details') if isinstance(body, dict) else None
+        if _generates(step.body) and isinstance(details, dict) and details.get('name'):
+            names.append(str(details['name']))
+    return names
+
+
+def _first_difference(ours: str, theirs: str, context: int = 60) -> str:
+    at = next((i for i, (a, b) in enumerate(zip(ours, theirs, strict=False)) if a != b), min(len(ours), len(theirs)))
+    start = max(0, at - context)
+    return f'at {at}: emulator=...{ours[start:at + context]!r} envtest=...{theirs[start:at + context]!r}'

@@ -223,6 +223,72 @@ PATCHES = [
          MERGE),
 ]
 
+def template(name: str, *ports: dict[str, Any], **container: Any) -> dict[str, Any]:
+    """A PodTemplate (no controller acts on it): one container `c` with these ports."""
+    return {'apiVersion': 'v1', 'kind': 'PodTemplate', 'metadata': {'name': name},
+            'template': {'spec': {'containers': [{'name': 'c', 'image': 'busybox:1', **container,
+                                                  **({'ports': list(ports)} if ports else {})}]}}}
+
+
+def service(name: str, *ports: dict[str, Any]) -> dict[str, Any]:
+    return {'apiVersion': 'v1', 'kind': 'Service', 'metadata': {'name': name},
+            'spec': {'selector': {'app': name}, **({'ports': list(ports)} if ports else {})}}
+
+
+def applied(plural: str, name: str, manager: str, body: Any, force: bool = False) -> Step:
+    query = f'fieldManager={manager}' + ('&force=true' if force else '')
+    return Step('PATCH', core('apply', plural, name, query), body, APPLY)
+
+
+P80, P80_TCP, P80_UDP = {'containerPort': 80}, {'containerPort': 80, 'protocol': 'TCP'}, {'containerPort': 80,
+                                                                                          'protocol': 'UDP'}
+S80, S80_TCP, S80_UDP = {'port': 80}, {'port': 80, 'protocol': 'TCP'}, {'port': 80, 'protocol': 'UDP'}
+#: Server-side apply where the server defaults a list-map key (ports' `protocol`): merges and conflicts.
+APPLIES = [
+    namespace('apply'),
+    Step('POST', core('apply', 'podtemplates', query='fieldManager=creator'), template('t', P80)),
+    applied('podtemplates', 't', 'alice', template('t', P80)),                       # the same port: merged
+    applied('podtemplates', 't', 'bob', template('t', P80_TCP)),                     # the default, spelled out
+    applied('podtemplates', 't', 'alice', template('t', {**P80, 'name': 'http'})),
+    applied('podtemplates', 't', 'bob', template('t', {**P80_TCP, 'name': 'web'})),  # alice's name: conflict
+    applied('podtemplates', 't', 'bob', template('t', {**P80, 'name': 'web'}), force=True),
+    applied('podtemplates', 't', 'carol', template('t', P80_UDP)),                   # another item
+    Step('GET', core('apply', 'podtemplates', 't')),
+    applied('podtemplates', 't', 'carol', template('t', P80_UDP, {'containerPort': 81})),
+    applied('podtemplates', 't', 'carol', template('t', {'containerPort': 81, 'protocol': 'TCP'})),
+    Step('GET', core('apply', 'podtemplates', 't')),
+    applied('podtemplates', 't', 'alice', template('t')),                            # alice lets go of hers
+    applied('podtemplates', 't', 'bob', template('t')),
+    Step('GET', core('apply', 'podtemplates', 't')),
+    applied('podtemplates', 'new', 'alice', template('new', P80, {'containerPort': 8080, 'hostPort': 8080})),
+    applied('podtemplates', 'new', 'bob', template('new', {'containerPort': 8080, 'hostPort': 9090})),
+    applied('podtemplates', 'new', 'alice', template('new', P80, P80)),              # a duplicate item
+    applied('podtemplates', 'new', 'alice', template('new', P80, P80_TCP)),          # the same, once defaulted
+    applied('podtemplates', 'new', 'alice', template('new', P80_UDP, {**P80, 'hostPort': 80})),
+    Step('PATCH', core('apply', 'podtemplates', 'new'), {'template': {'spec': {'containers': [
+        {'name': 'c', 'ports': [{'containerPort': 80, 'name': 'smp'}]}]}}}, SMP),
+    applied('podtemplates', 'new', 'alice', template('new', {**P80, 'name': 'mine'})),
+    applied('podtemplates', 'new', 'alice', template('new', {**P80, 'name': 'mine'}), force=True),
+    Step('GET', core('apply', 'podtemplates', 'new')),
+    Step('POST', core('apply', 'services', query='fieldManager=creator'), service('s', S80)),
+    applied('services', 's', 'alice', service('s', S80)),
+    applied('services', 's', 'alice', service('s', {**S80, 'targetPort': 8080})),
+    applied('services', 's', 'bob', service('s', {**S80_TCP, 'targetPort': 9090})),
+    applied('services', 's', 'bob', service('s', {**S80, 'name': 'a', 'targetPort': 80},
+                                            {**S80_UDP, 'name': 'b'})),
+    applied('services', 's', 'bob', service('s', {**S80, 'name': 'a', 'targetPort': 81},
+                                            {**S80_UDP, 'name': 'b'}), force=True),
+    Step('GET', core('apply', 'services', 's')),
+    applied('services', 's', 'alice', service('s')),
+    applied('services', 's', 'bob', service('s', {**S80_UDP, 'name': 'b'})),
+    Step('GET', core('apply', 'services', 's')),
+    applied('services', 'fresh', 'alice', service('fresh', {**S80, 'name': 'a'}, {**S80_UDP, 'name': 'b'})),
+    applied('services', 'fresh', 'bob', service('fresh', {**S80_TCP, 'name': 'a', 'targetPort': 8080})),
+    applied('services', 'fresh', 'bob', service('fresh', {**S80, 'name': 'a', 'targetPort': 8080}), force=True),
+    Step('GET', core('apply', 'services', 'fresh')),
+]
+
+
 SUB = [
     namespace('sub'),
     Step('POST', diffs('sub'), diff('s', {'size': 2, 'replicas': 2}, status={'phase': 'ignored'})),

@@ -14,6 +14,7 @@ DOCS = pathlib.Path(__file__).parents[3] / 'docs' / 'local-cluster.md'
 #: (category, steps, the fixture of the two backends): a category may take more than one run.
 RUNS: list[tuple[str, list[Step], str]] = [
     ('discovery', steps.DISCOVERY, 'pair'), ('crud', steps.CRUD, 'pair'), ('patch', steps.PATCHES, 'pair'),
+    ('apply', steps.APPLIES, 'pair'),
     ('subresources', steps.SUB, 'pair'), ('crd-schema', steps.SCHEMA, 'pair'), ('deletion', steps.DELETION, 'pair'),
     ('watch', steps.WATCH, 'pair'), ('watch', steps.EXPIRED, 'expiring'), ('selectors', steps.SELECTORS, 'pair'),
     ('tables', steps.TABLES, 'pair'), ('dry-run', steps.DRYRUN, 'pair'), ('admission', steps.ADMISSION, 'admitting'),
@@ -28,6 +29,7 @@ def test_category(category: str, sequence: list[Step], backends: str, request: p
     counted = tally(category)
     run(sequence, *sides, counted)
     assert not counted.failures, '\n'.join(counted.failures)
+    assert not counted.bytes_failures, '\n'.join(counted.bytes_failures)
 
 
 def test_categories_are_big_enough() -> None:
@@ -42,6 +44,8 @@ def test_every_cited_difference_is_listed() -> None:
     cited = {k for _, sequence, _ in RUNS for step in sequence for k in step.known}
     assert cited <= set(known.KNOWN), cited - set(known.KNOWN)
     assert set(known.KNOWN) <= cited, set(known.KNOWN) - cited
+    cited_bytes = {k for _, sequence, _ in RUNS for step in sequence for k in step.known_bytes} | {'message'}
+    assert cited_bytes == set(known.BYTES_KNOWN), cited_bytes ^ set(known.BYTES_KNOWN)
 
 
 def test_docs_table_is_generated_from_the_allow_list() -> None:

@@ -1,0 +1,123 @@
+"""Objects in the field order kube-apiserver writes them, so that answers are byte for byte a real server's.
+
+kube-apiserver encodes built-in objects with Go's `encoding/json`: a struct's fields in declaration order
+(`kind`, `apiVersion`, `metadata`, `spec`, `status`; `name`, `generateName`, `namespace`, `uid`, ... in
+metadata), a map's keys sorted; custom resources are maps all the way down, so all their keys are sorted.
+The struct orders are generated from the Go sources (`data/field_order.json`, by
+`tools/generate_field_order.py`). `arrange()` reorders an object in place (its values untouched), once,
+when it is stored: every answer made of it (GET, lists, watch events, Tables) then serializes in that order.
+Values kept as the client sent them (`RawExtension`, a CRD's `default`s and `example`s) keep their order.
+"""
+import functools
+import importlib.resources
+import json
+from typing import Any
+
+Spec = Any   # None (a scalar, or kept as sent) | int (a struct) | ['list', Spec] | ['map', Spec]
+UNKNOWN = 1 << 20   # fields no Go struct has (none should be stored) go last, in their own order
+
+
+class Positions(dict[str, int]):
+    """A struct's field positions; a field it does not have goes last."""
+
+    def __missing__(self, key: str) -> int:
+        return UNKNOWN
+
+
+Struct = tuple[Positions, dict[str, Spec]]   # field -> position, field -> child spec (only non-scalars)
+
+
+@functools.cache
+def _table() -> tuple[list[Struct], dict[str, int]]:
+    text = importlib.resources.files('kopf._cluster.openapi.data').joinpath('field_order.json').read_text()
+    data = json.loads(text)
+    structs = [(Positions({name: i for i, (name, _) in enumerate(fields)}),
+                {name: child for name, child in fields if child is not None})
+               for _, fields in data['types']]
+    return structs, data['kinds']
+
+
+def struct_of(api_version: Any, kind: Any) -> int | None:
+    """The struct of a built-in kind (`apps/v1`, `Deployment`); None for custom resources."""
+    return _table()[1].get(f'{api_version}/{kind}')
+
+
+def arrange(obj: dict[str, Any]) -> None:
+    """Reorder an object's keys in place: a built-in kind by its Go structs, any other with sorted keys."""
+    index = struct_of(obj.get('apiVersion'), obj.get('kind'))
+    if index is None:
+        sort_keys(obj)
+    else:
+        _struct(obj, index, _table()[0])
+
+
+def arrange_as(value: Any, api_version: str, kind: str) -> None:
+    """Reorder a value of a known built-in kind (a Table, a Status) whatever its own `kind` field says."""
+    index = struct_of(api_version, kind)
+    if index is not None and isinstance(value, dict):
+        _struct(value, index, _table()[0])
+
+
+def sort_keys(value: Any) -> None:
+    """Every map's keys sorted, recursively, in place (Go's encoding of `map[string]interface{}`); and
+    whole floats made integers, as a real server keeps them (`1.0` is `1`: Go writes a float64 so)."""
+    if isinstance(value, dict):
+        if value:
+            _reorder(value, sorted(value))
+            for key, item in value.items():
+                if type(item) is float:
+                    value[key] = _number(item)
+                elif isinstance(item, (dict, list)):
+                    sort_keys(item)
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            if type(item) is float:
+                value[index] = _number(item)
+            elif isinstance(item, (dict, list)):
+                sort_keys(item)
+
+
+def _number(value: float) -> float | int:
+    return int(value) if value.is_integer() and abs(value) < 1e21 and not (value == 0 and str(value)[0] == '-') \
+        else value
+
+
+def _reorder(value: dict[str, Any], keys: list[str]) -> None:
+    if list(value) != keys:
+        items = [(key, value.pop(key)) for key in keys]
+        value.update(items)
+
+
+def _struct(value: dict[str, Any], index: int, structs: list[Struct]) -> None:
+    positions, children = structs[index]
+    last = -1
+    for key in value:   # mostly in order already (stored before): checked at the cost of one look-up a key
+        position = positions[key]
+        if position < last:
+            _reorder(value, sorted(value, key=positions.__getitem__))
+            break
+        last = position
+    for key, item in value.items():
+        if type(item) is dict or type(item) is list:
+            child = children.get(key)
+            if child is not None:
+                _child(item, child, structs)
+
+
+def _child(value: Any, spec: Spec, structs: list[Struct]) -> None:
+    if isinstance(spec, int):
+        if type(value) is dict:
+            _struct(value, spec, structs)
+        elif type(value) is list:   # a schema's `items` may be a list of schemas (JSONSchemaPropsOrArray)
+            for item in value:
+                if type(item) is dict:
+                    _struct(item, spec, structs)
+    elif spec[0] == 'list' and isinstance(value, list):
+        if spec[1] is not None:
+            for item in value:
+                _child(item, spec[1], structs)
+    elif spec[0] == 'map' and isinstance(value, dict) and value:
+        _reorder(value, sorted(value))
+        if spec[1] is not None:
+            for item in value.values():
+                _child(item, spec[1], structs)
