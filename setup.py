@@ -52,6 +52,7 @@ setup(
             'types-PyYAML>=6.0.12',
             'uvloop>=0.23.0',
             'build>=1.3.0',  # make dist
+            'setuptools>=75', 'wheel',  # tests/test_packaging_offline.py builds the wheel without network or isolation
             'prometheus-client>=0.26.0',
         ],
     },
