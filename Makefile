@@ -15,7 +15,7 @@ $(STAMP): setup.py pyproject.toml requirements.txt
 	touch $(STAMP)
 
 lint: install
-	$(BIN)/ruff check kopf tests examples bench tools docs
+	$(BIN)/ruff check kopf _kopf_pytest.py tests examples bench tools docs
 
 typecheck: install
 	$(BIN)/mypy

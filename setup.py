@@ -26,6 +26,7 @@ setup(
     license='MIT',
     python_requires='>=3.11',
     packages=find_packages(include=['kopf', 'kopf.*']),
+    py_modules=['_kopf_pytest'],  # the pytest plugin (entry point below): outside the package, so that it stays thin
     package_data={'kopf': ['py.typed', 'peering.yaml', '_cluster/openapi/data/*.json', '_cluster/openapi/data/*.xz',
                           '_shared/data/*.json']},
     include_package_data=True,
@@ -56,7 +57,12 @@ setup(
             'prometheus-client>=0.26.0',
         ],
     },
-    entry_points={'console_scripts': ['kopf = kopf.cli:main']},
+    entry_points={
+        'console_scripts': ['kopf = kopf.cli:main'],
+        # kopf.testing's fixtures in every pytest run of the venv (`-p no:kopf` turns them off): a module that imports
+        # only pytest until a fixture is requested (the local cluster, envtest), not even kopf's facade.
+        'pytest11': ['kopf = _kopf_pytest'],
+    },
     classifiers=[
         'Programming Language :: Python :: 3.11',
         'Programming Language :: Python :: 3.12',

@@ -18,7 +18,7 @@ import pytest
 from kopf import _version
 
 ROOT = pathlib.Path(__file__).parent.parent
-SOURCES = ['setup.py', 'pyproject.toml', 'requirements.txt', 'README.md', 'MANIFEST.in']
+SOURCES = ['setup.py', 'pyproject.toml', 'requirements.txt', 'README.md', 'MANIFEST.in', '_kopf_pytest.py']
 
 
 def _pip(*args: str) -> subprocess.CompletedProcess[str]:
