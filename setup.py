@@ -35,6 +35,7 @@ setup(
         'full-auth': ['pykube-ng>=23.6.0', 'kubernetes>=37.0.0'],
         'cluster': ['cryptography>=50.0.0'],  # HTTPS mode of the local cluster (--tls)
         'fast': ['orjson>=3.13.0'],
+        'webhooks': ['cryptography>=50.0.0'],  # self-signed webhook servers (kopf.WebhookServer() without a cert)
         'dev': ['pyngrok>=9.1.0', 'cryptography>=50.0.0'],  # webhook tunnels (ngrok) and self-signed servers
         'uvloop': ['uvloop>=0.23.0'],  # `kopf run` uses it when installed (--no-uvloop: asyncio's own loop)
         'metrics': ['prometheus-client>=0.26.0'],  # `kopf run --metrics`, `settings.metrics`

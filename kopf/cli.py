@@ -429,6 +429,8 @@ def _local_cluster(manifests: tuple[str, ...], *, state: str | None = None, kube
             if git_version is not None:
                 posing['git_version'] = git_version
             cluster = stack.enter_context(LocalCluster(kubeconfig=kubeconfig, state_file=state, **posing))
+        except ImportError as exc:  # `cryptography` for --tls-san: one line naming the extra
+            raise click.ClickException(str(exc)) from None
         except OSError as exc:
             what = f'write the kubeconfig {kubeconfig}' if kubeconfig else 'start the local cluster'
             raise click.ClickException(f'Cannot {what}: {exc.strerror or exc}') from None

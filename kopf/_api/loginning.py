@@ -12,6 +12,7 @@ import pathlib
 from typing import Any
 
 from kopf._api import apierrors, credentials, kubeconfig
+from kopf._shared import extras
 
 logger = logging.getLogger('kopf._api.loginning')
 
@@ -60,7 +61,8 @@ def login_via_pykube(**_: Any) -> credentials.ConnectionInfo | None:
     """Credentials as pykube-ng finds them (service account, then kubeconfig); None if pykube is absent."""
     try:
         import pykube
-    except ImportError:
+    except ImportError:  # the built-in fallbacks never call it then: a login handler of the operator did
+        logger.warning(extras.needs(extras.PYKUBE) + ' Without it, it finds no credentials.')
         return None
     try:
         config = pykube.KubeConfig.from_env()
@@ -89,7 +91,8 @@ def login_via_client(**_: Any) -> credentials.ConnectionInfo | None:
     """Credentials as the `kubernetes` client loads them (in-cluster, then kubeconfig); None if it is absent."""
     try:
         import kubernetes
-    except ImportError:
+    except ImportError:  # the built-in fallbacks never call it then: a login handler of the operator did
+        logger.warning(extras.needs(extras.KUBERNETES) + ' Without it, it finds no credentials.')
         return None
     config = kubernetes.client.Configuration()
     try:
@@ -158,7 +161,8 @@ async def login_via_async_client(**_: Any) -> credentials.ConnectionInfo | None:
     """Credentials as `kubernetes_asyncio` loads them (in-cluster, then kubeconfig); None if it is absent."""
     try:
         import kubernetes_asyncio
-    except ImportError:
+    except ImportError:  # the built-in fallbacks never call it: a login handler of the operator did
+        logger.warning(extras.needs(extras.KUBERNETES_ASYNCIO) + ' Without it, it finds no credentials.')
         return None
     config = kubernetes_asyncio.client.Configuration()
     try:
