@@ -165,6 +165,27 @@ def handler_calls(logfile: pathlib.Path, namespace: str, handler: str) -> collec
     return collections.Counter(match[1] for match in pattern.finditer(logfile.read_text(errors='replace')))
 
 
+_STAMP = r'^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3})\] '
+_OURS_RETRY = re.compile(_STAMP + r'kopf\._api\s+\[WARNING \] \w+ \S*?/kopfbenches/([\w.-]+)(?:/status)? failed '
+                                   r'.*; retrying in', re.M)
+_UPSTREAM_RETRY = re.compile(_STAMP + r'kopf\.objects\s+\[ERROR\s+\] \[[\w.-]+/([\w.-]+)\] '
+                                      r'Request attempt #\d+/\d+ failed', re.M)
+
+
+def failed_attempts(logfile: pathlib.Path, since: float, until: float) -> collections.Counter[str]:
+    """Failed (and retried) requests per object between two times, by the operator's log (both frameworks log
+    each retried attempt: ours "... failed (...); retrying in Ns.", upstream's "Request attempt #k/9 failed")."""
+    import datetime
+    text = logfile.read_text(errors='replace')
+    found: collections.Counter[str] = collections.Counter()
+    for pattern in (_OURS_RETRY, _UPSTREAM_RETRY):
+        for stamp, name in pattern.findall(text):
+            when = datetime.datetime.strptime(stamp, '%Y-%m-%d %H:%M:%S,%f').timestamp()   # local time, as logged
+            if since <= when <= until:
+                found[name] += 1
+    return found
+
+
 async def one_run(fw: h.Framework, emu: h.EmulatorProcess, args: argparse.Namespace, rep: int,
                   logdir: pathlib.Path) -> dict[str, Any]:
     ns = f'faults-{fw.name}-{rep}'
@@ -207,6 +228,8 @@ async def one_run(fw: h.Framework, emu: h.EmulatorProcess, args: argparse.Namesp
                 cpu2 = op.cpu()
             after = await client.counters()
     calls = handler_calls(op.logfile, ns, 'create_fn')
+    failed_creating = failed_attempts(op.logfile, started, deleted)
+    failed_deleting = failed_attempts(op.logfile, deleted, deleted + delete_s + 1)
     slowest = sorted(names, key=lambda name: tracker.gone[name], reverse=True)[:5]
     created_slowest = sorted(names, key=lambda name: tracker.visible['create_fn'][name], reverse=True)[:5]
     result = {'create_s': create_s, 'delete_s': delete_s,
@@ -216,9 +239,12 @@ async def one_run(fw: h.Framework, emu: h.EmulatorProcess, args: argparse.Namesp
               'watch_restarts': watch.restarts, 'watch_relists': watch.relists,
               'requests': {key: after.get(key, 0) - before.get(key, 0) for key in sorted(after)
                            if after.get(key, 0) != before.get(key, 0)},
-              'slowest_deletions': {name: round(tracker.gone[name] - deleted, 2) for name in slowest},
-              'slowest_creations': {name: round(tracker.visible['create_fn'][name] - started, 2)
-                                    for name in created_slowest},
+              'failed_attempts_creating': sum(failed_creating.values()),
+              'failed_attempts_deleting': sum(failed_deleting.values()),
+              'slowest_deletions': {name: [round(tracker.gone[name] - deleted, 2), failed_deleting[name]]
+                                    for name in slowest},   # seconds, failed attempts of that object
+              'slowest_creations': {name: [round(tracker.visible['create_fn'][name] - started, 2),
+                                           failed_creating[name]] for name in created_slowest},
               'loadavg': h.loadavg()}
     log(f'  {fw.name} run {rep + 1}: created in {create_s:.1f} s, deleted in {delete_s:.1f} s, '
         f'{result["duplicates"]} duplicates, CPU {result["cpu_s_create"]} + {result["cpu_s_delete"]} s, '

@@ -167,7 +167,9 @@ def faults_chart(plt: Any) -> tuple[Any, list[pathlib.Path]] | None:
     _bars(axes, ['creations converged', 'deletions converged'],
           [data['ours']['create_s'], data['ours']['delete_s']],
           [data['upstream']['create_s'], data['upstream']['delete_s']], 'seconds (lower is better)', '{:.1f}')
-    figure.suptitle(f'{meta["objects"]:,} objects under write faults ({meta["faults"]}), median of {meta["runs"]}')
+    load = meta.get('loadavg_end', [None])[0]
+    figure.suptitle(f'{meta["objects"]:,} objects under write faults, median of {meta["runs"]} '
+                    f'({meta["date"][:10]}, load {load})\n{meta["faults"]}', fontsize=9)
     return figure, [path]
 
 
