@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install test lint typecheck unit docs demo bench clean envtest test-envtest conformance dist
+.PHONY: install test lint typecheck unit docs demo bench charts clean envtest test-envtest conformance dist
 
 install: $(STAMP)
 
@@ -15,7 +15,7 @@ $(STAMP): setup.py pyproject.toml requirements.txt
 	touch $(STAMP)
 
 lint: install
-	$(BIN)/ruff check kopf tests examples bench tools docs
+	$(BIN)/ruff check kopf _kopf_pytest.py tests examples bench tools docs
 
 typecheck: install
 	$(BIN)/mypy
@@ -54,6 +54,10 @@ demo: install
 
 bench: install
 	$(BIN)/python bench/run.py $(if $(QUICK),--quick,)
+
+# docs/charts/*.svg from bench/results/*.json (matplotlib: installed into bench/.venvs/plot, never into .venv).
+charts: install
+	$(BIN)/python bench/plot.py
 
 # A wheel and an sdist in dist/, checked: the emulator's data files are in both, the sdist builds.
 dist: install

@@ -26,6 +26,7 @@ setup(
     license='MIT',
     python_requires='>=3.11',
     packages=find_packages(include=['kopf', 'kopf.*']),
+    py_modules=['_kopf_pytest'],  # the pytest plugin (entry point below): outside the package, so that it stays thin
     package_data={'kopf': ['py.typed', 'peering.yaml', '_cluster/openapi/data/*.json', '_cluster/openapi/data/*.xz',
                           '_shared/data/*.json']},
     include_package_data=True,
@@ -34,6 +35,7 @@ setup(
         'full-auth': ['pykube-ng>=23.6.0', 'kubernetes>=37.0.0'],
         'cluster': ['cryptography>=50.0.0'],  # HTTPS mode of the local cluster (--tls)
         'fast': ['orjson>=3.13.0'],
+        'webhooks': ['cryptography>=50.0.0'],  # self-signed webhook servers (kopf.WebhookServer() without a cert)
         'dev': ['pyngrok>=9.1.0', 'cryptography>=50.0.0'],  # webhook tunnels (ngrok) and self-signed servers
         'uvloop': ['uvloop>=0.23.0'],  # `kopf run` uses it when installed (--no-uvloop: asyncio's own loop)
         'metrics': ['prometheus-client>=0.26.0'],  # `kopf run --metrics`, `settings.metrics`
@@ -52,10 +54,16 @@ setup(
             'types-PyYAML>=6.0.12',
             'uvloop>=0.23.0',
             'build>=1.3.0',  # make dist
+            'setuptools>=75', 'wheel',  # tests/test_packaging_offline.py builds the wheel without network or isolation
             'prometheus-client>=0.26.0',
         ],
     },
-    entry_points={'console_scripts': ['kopf = kopf.cli:main']},
+    entry_points={
+        'console_scripts': ['kopf = kopf.cli:main'],
+        # kopf.testing's fixtures in every pytest run of the venv (`-p no:kopf` turns them off): a module that imports
+        # only pytest until a fixture is requested (the local cluster, envtest), not even kopf's facade.
+        'pytest11': ['kopf = _kopf_pytest'],
+    },
     classifiers=[
         'Programming Language :: Python :: 3.11',
         'Programming Language :: Python :: 3.12',

@@ -10,7 +10,8 @@ installed).
     with kopf.testing.LocalCluster() as cluster:              # its own event loop in a thread
         subprocess.run(['kubectl', '--kubeconfig', str(cluster.kubeconfig), 'get', 'ns'])
 
-In a `conftest.py`: `pytest_plugins = ['kopf.testing']` for the fixtures.
+The fixtures need no import: kopf's pytest plugin (the `pytest11` entry point `kopf`) provides them in every
+pytest run; `pytest_plugins = ['kopf.testing']` in a `conftest.py` still works (e.g. with `-p no:kopf`).
 """
 from kopf._cluster.control.local import LocalCluster as LocalCluster
 from kopf._kits.clirunner import KopfRunner as KopfRunner

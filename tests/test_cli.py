@@ -4,13 +4,15 @@ import sys
 from click.testing import CliRunner
 
 import kopf
+from kopf import _version
 from kopf.cli import main
 
 
 def test_version_option() -> None:
     result = CliRunner().invoke(main, ['--version'])
     assert result.exit_code == 0
-    assert result.output.strip() == f'kopf, version {kopf.__version__}'
+    assert result.output.splitlines() == [f'kopf, version {kopf.__version__}',
+                                          f'Tested against Kubernetes {", ".join(_version.KUBERNETES)} (envtest)']
 
 
 def test_help_option() -> None:
@@ -22,3 +24,15 @@ def test_help_option() -> None:
 def test_python_dash_m_kopf() -> None:
     proc = subprocess.run([sys.executable, '-m', 'kopf', '--version'], capture_output=True, text=True, check=True)
     assert proc.stdout.startswith('kopf, version ')
+
+
+def test_run_help_groups_the_options_as_kubectl_does() -> None:
+    result = CliRunner().invoke(main, ['run', '--help'], terminal_width=100)
+    assert result.exit_code == 0
+    titles = [line.rstrip(':') for line in result.output.splitlines() if line.endswith(':') and not line[:1].isspace()]
+    assert titles == ['Examples', 'Handlers and scope', 'Peering and leases', 'Probes and metrics', 'Logging',
+                      'Local cluster (instead of a real one)', 'Event loop', 'Other options',
+                      'Connection', 'Webhooks', 'Environment']
+    other = result.output.split('Other options:')[1].split('Connection:')[0]
+    assert other.split() == ['-h,', '--help', 'Show', 'this', 'message', 'and', 'exit.']   # every option has its group
+

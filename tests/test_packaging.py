@@ -3,6 +3,7 @@ MANIFEST.in (what `make dist` checks in the built wheel and sdist: tools/check_d
 import fnmatch
 import importlib.metadata
 import pathlib
+import re
 import subprocess
 import sys
 
@@ -22,10 +23,41 @@ def test_the_version_is_the_package_metadatas() -> None:
     assert kopf.__commit_id__ is None
 
 
-@pytest.mark.parametrize('text, expected', [('1.2.3', (1, 2, 3)), ('0.1.0', (0, 1, 0)),
-                                            ('1.2.3.dev4', (1, 2, 3, 'dev4'))])
+@pytest.mark.parametrize('text, expected', [
+    ('1.2.3', (1, 2, 3)),
+    ('0.1.0', (0, 1, 0)),
+    ('1.2.3.dev4', (1, 2, 3, 'dev4')),
+    ('1.45.2+0.1.0', (1, 45, 2, '0.1.0')),               # ours: the local part apart, not glued to the patch number
+    ('1.45.2+0.1.0.dev3', (1, 45, 2, '0.1.0.dev3')),
+    ('1.45.2rc1', (1, 45, 2, 'rc1')),
+    ('1.45.2.post1.dev2+abc.7', (1, 45, 2, 'post1', 'dev2', 'abc.7')),
+    ('1.45', (1, 45)),
+    ('not-a-version', ('not-a-version',)),
+])
 def test_version_tuples(text: str, expected: tuple[int | str, ...]) -> None:
     assert _version.version_tuple(text) == expected
+
+
+def test_the_version_states_the_upstream_api_level() -> None:
+    assert _version.VERSION == f'{_version.UPSTREAM}+{_version.RELEASE}'
+    assert _version.version_tuple(_version.VERSION)[:3] == _version.version_tuple(_version.UPSTREAM)
+    assert _version.version_tuple(_version.VERSION) >= (1, 38)   # as an operator checks upstream's version
+    assert _version.version_tuple(_version.VERSION) < (2,)
+
+
+def _envtest_versions() -> set[str]:
+    """The Kubernetes versions that tools/envtest builds: its VERSION file(s) and its per-version folders."""
+    envtest = ROOT / 'tools' / 'envtest'
+    found = {path.read_text().strip().removeprefix('v') for path in envtest.rglob('VERSION')}
+    found |= {path.name for path in envtest.iterdir() if path.is_dir() and re.fullmatch(r'\d+\.\d+\.\d+', path.name)}
+    return found
+
+
+def test_the_tested_kubernetes_versions_are_envtests() -> None:
+    from kopf._kits import envassets
+    assert set(_version.KUBERNETES) == _envtest_versions()
+    assert list(_version.KUBERNETES) == sorted(_version.KUBERNETES, key=_version.version_tuple)
+    assert envassets.DEFAULT_VERSION in _version.KUBERNETES
 
 
 def test_import_kopf_does_not_read_the_metadata() -> None:

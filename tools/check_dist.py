@@ -12,6 +12,7 @@ import tarfile
 import zipfile
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
+PLUGIN = '_kopf_pytest.py'  # a top-level module beside the package (setup.py's py_modules)
 
 
 def data_files() -> list[str]:
@@ -34,6 +35,8 @@ def missing(dist: pathlib.Path) -> list[str]:
                  if name not in in_sdist]
     if not any(name.endswith('entry_points.txt') for name in in_wheel):
         problems.append(f'the console script (entry_points.txt) in {wheels[0].name}')
+    problems += [f'{PLUGIN} (the pytest plugin) in {archive}' for archive, names in
+                 ((wheels[0].name, in_wheel), (sdists[0].name, in_sdist)) if PLUGIN not in names]
     return problems
 
 

@@ -1,19 +1,20 @@
 """Testing an operator: `KopfRunner` runs `kopf run` in a thread against a local cluster.
 
-`kopf_local_cluster` is a pytest fixture of `kopf.testing`: an in-memory Kubernetes API in its own
-thread; `cluster=` points the operator at it without touching the environment variables.
+`kopf_local_cluster` is a pytest fixture of kopf's pytest plugin (registered when kopf is installed: no import, no
+conftest.py line): an in-memory Kubernetes API in its own thread; `cluster=` points the operator at it without
+touching the environment variables.
 """
 import pathlib
 import time
 
 import kopf
-from kopf.testing import KopfRunner, LocalCluster, kopf_local_cluster  # noqa: F401  # a fixture
+from kopf.testing import KopfRunner, LocalCluster
 
 HERE = pathlib.Path(__file__).parent
 EXAMPLES = HERE.parent
 
 
-def test_the_operator(kopf_local_cluster: LocalCluster) -> None:  # noqa: F811
+def test_the_operator(kopf_local_cluster: LocalCluster) -> None:
     kopf_local_cluster.apply(EXAMPLES / 'crd.yaml')
     with KopfRunner(['run', '-A', '--verbose', str(HERE / 'example.py')],
                     cluster=kopf_local_cluster, registry=kopf.OperatorRegistry(), timeout=30) as runner:

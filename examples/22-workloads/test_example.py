@@ -8,7 +8,7 @@ import pathlib
 import time
 
 import kopf
-from kopf.testing import KopfRunner, LocalCluster, kopf_local_cluster  # noqa: F401  # a fixture
+from kopf.testing import KopfRunner, LocalCluster
 
 HERE = pathlib.Path(__file__).parent
 EXAMPLES = HERE.parent
@@ -24,7 +24,7 @@ def _condition(cluster: LocalCluster, name: str) -> dict | None:
     return None
 
 
-def test_available_and_crashing(kopf_local_cluster: LocalCluster) -> None:  # noqa: F811
+def test_available_and_crashing(kopf_local_cluster: LocalCluster) -> None:   # kopf's pytest plugin
     kopf_local_cluster.apply(EXAMPLES / 'crd.yaml')
     kopf_local_cluster.set_workloads(crashing_images=['*:broken'])
     os.environ['KUBECONFIG'] = str(kopf_local_cluster.kubeconfig)   # for the operator's `kubernetes` client

@@ -13,7 +13,7 @@ from typing import Any, Protocol, TypedDict
 from kopf._core import errors, filters, registries
 from kopf._core import settings as settings_
 from kopf._core.kwargs import Headers, SSLPeer
-from kopf._shared import fields
+from kopf._shared import extras, fields
 
 
 class WebhookClientConfigService(TypedDict, total=False):
@@ -204,8 +204,9 @@ class UnsupportedHandlersError(Exception):
 
 
 def check(registry: registries.OperatorRegistry, settings: settings_.OperatorSettings) -> None:
-    """What admission handlers need: a webhook server (set in a startup handler), valid managed webhook names;
-    an operator must never silently run without the webhooks it asked for."""
+    """What admission handlers need: a webhook server (set in a startup handler), valid managed webhook names,
+    the server's optional dependencies (one line naming the extra, before any watcher starts); an operator
+    must never silently run without the webhooks it asked for."""
     webhooks = registry.webhooks
     if not webhooks:
         return
@@ -219,3 +220,6 @@ def check(registry: registries.OperatorRegistry, settings: settings_.OperatorSet
             validate_managed(settings.admission.managed)
         except ValueError as exc:
             raise UnsupportedHandlersError(str(exc)) from None
+    problem = extras.unmet_needs(settings.admission.server)  # e.g. `cryptography` for a self-signed certificate
+    if problem is not None:
+        raise UnsupportedHandlersError(problem)

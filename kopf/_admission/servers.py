@@ -24,7 +24,7 @@ from typing import Any, ClassVar
 from kopf._admission import protocols
 from kopf._admission.protocols import WebhookClientConfig, WebhookFn, WebhookServerProtocol
 from kopf._api import credentials
-from kopf._shared import encoding, localhosts
+from kopf._shared import encoding, extras, localhosts
 
 PathLike = str | os.PathLike[str]
 
@@ -78,6 +78,15 @@ class WebhookServer:
         self._context: ssl.SSLContext | None = None
         self._host: str | None = None  # the URL host chosen when the server starts
         self.bound_port: int | None = None  # the port it listens on, once started
+
+    def _needs(self) -> list[tuple[tuple[extras.Dependency, ...], str]]:
+        """The optional dependencies it needs as configured (checked before the operator's watchers start)."""
+        if self.insecure or self.context is not None or (self.certfile is not None and self.pkeyfile is not None):
+            return []
+        return [((extras.WEBHOOK_CERTIFICATES,), self._self_signed())]
+
+    def _self_signed(self) -> str:
+        return f'kopf.{type(self).__name__}() without certfile/pkeyfile (a self-signed certificate)'
 
     async def _guess_host(self) -> str | None:
         """The URL host when none is given: the class's (`DEFAULT_HOST`), or (in `WebhookAutoServer`) a detected one."""
@@ -157,7 +166,13 @@ class WebhookServer:
             else:
                 from kopf._shared import certificates  # optional: `cryptography`
                 host = self._host or 'localhost'
-                made = certificates.make(host, *([self.addr] if self.addr else []), *self.extra_sans)
+                try:
+                    made = certificates.make(host, *([self.addr] if self.addr else []), *self.extra_sans)
+                except ImportError as exc:
+                    if (exc.name or '').split('.')[0] != 'cryptography':
+                        raise
+                    raise ImportError(extras.needs(extras.WEBHOOK_CERTIFICATES, what=self._self_signed()),
+                                      name='cryptography') from None
                 ca_pem = made.ca_pem
                 import tempfile  # only here: it loads shutil, bz2, lzma and random
                 with tempfile.TemporaryDirectory() as tmp:
@@ -325,6 +340,9 @@ class WebhookNgrokTunnel:
         self.addr, self.port, self.path = addr, port, path
         self.token, self.region, self.binary = token, region, binary
 
+    def _needs(self) -> list[tuple[tuple[extras.Dependency, ...], str]]:
+        return [((extras.NGROK,), f'kopf.{type(self).__name__}')]
+
     async def __call__(self, fn: WebhookFn) -> AsyncIterator[WebhookClientConfig]:
         ngrok, config = _pyngrok(self)
         server = WebhookServer(addr=self.addr or '127.0.0.1', port=self.port, path=self.path, insecure=True)
@@ -349,9 +367,7 @@ def _pyngrok(tunnel: WebhookNgrokTunnel) -> tuple[Any, Any]:
     try:
         from pyngrok import conf, ngrok  # `kopf[dev]`: only for the tunnel
     except ImportError:
-        raise ImportError(
-            f'kopf.{type(tunnel).__name__} needs pyngrok: pip install "kopf[dev]" (or pip install pyngrok).'
-        ) from None
+        raise ImportError(extras.needs(extras.NGROK, what=f'kopf.{type(tunnel).__name__}'), name='pyngrok') from None
     options: dict[str, Any] = {}
     if tunnel.token is not None:
         options['auth_token'] = tunnel.token
@@ -373,6 +389,10 @@ class WebhookAutoTunnel:
             path: str | None = None,
     ) -> None:
         self.addr, self.port, self.path = addr, port, path
+
+    def _needs(self) -> list[tuple[tuple[extras.Dependency, ...], str]]:
+        """Either will do: a detected local cluster is served directly (self-signed), else through ngrok."""
+        return [((extras.WEBHOOK_CERTIFICATES, extras.NGROK), f'kopf.{type(self).__name__}')]
 
     async def __call__(self, fn: WebhookFn) -> AsyncIterator[WebhookClientConfig]:
         host = await guess_host()

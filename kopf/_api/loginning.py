@@ -13,6 +13,7 @@ import pathlib
 from typing import Any
 
 from kopf._api import apierrors, credentials, kubeconfig
+from kopf._shared import extras
 
 logger = logging.getLogger('kopf._api.loginning')
 
@@ -60,8 +61,9 @@ def login_with_service_account(*, directory: str = SERVICE_ACCOUNT_DIR, **_: Any
 def login_via_pykube(**_: Any) -> credentials.ConnectionInfo | None:
     """Credentials as pykube-ng finds them (service account, then kubeconfig); None if pykube is absent."""
     try:
-        import pykube  # an optional client: only for this login
-    except ImportError:
+        import pykube
+    except ImportError:  # the built-in fallbacks never call it then: a login handler of the operator did
+        logger.warning(extras.needs(extras.PYKUBE) + ' Without it, it finds no credentials.')
         return None
     try:
         config = pykube.KubeConfig.from_env()
@@ -89,8 +91,9 @@ def login_via_pykube(**_: Any) -> credentials.ConnectionInfo | None:
 def login_via_client(**_: Any) -> credentials.ConnectionInfo | None:
     """Credentials as the `kubernetes` client loads them (in-cluster, then kubeconfig); None if it is absent."""
     try:
-        import kubernetes  # an optional client: only for this login
-    except ImportError:
+        import kubernetes
+    except ImportError:  # the built-in fallbacks never call it then: a login handler of the operator did
+        logger.warning(extras.needs(extras.KUBERNETES) + ' Without it, it finds no credentials.')
         return None
     config = kubernetes.client.Configuration()
     try:
@@ -158,8 +161,9 @@ def _kubeconfig_namespace(kubernetes: Any) -> str | None:
 async def login_via_async_client(**_: Any) -> credentials.ConnectionInfo | None:
     """Credentials as `kubernetes_asyncio` loads them (in-cluster, then kubeconfig); None if it is absent."""
     try:
-        import kubernetes_asyncio  # an optional client: only for this login
-    except ImportError:
+        import kubernetes_asyncio
+    except ImportError:  # the built-in fallbacks never call it: a login handler of the operator did
+        logger.warning(extras.needs(extras.KUBERNETES_ASYNCIO) + ' Without it, it finds no credentials.')
         return None
     config = kubernetes_asyncio.client.Configuration()
     try:

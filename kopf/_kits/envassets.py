@@ -9,6 +9,8 @@ A missing one is an `EnvtestError` that names it and says how to get it.
 import os
 import pathlib
 
+from kopf._shared import extras
+
 #: The version `make envtest` builds (tools/envtest/VERSION); its binaries are looked up first.
 DEFAULT_VERSION = '1.34.4'
 
@@ -51,8 +53,11 @@ def binary(assets: pathlib.Path, name: str) -> pathlib.Path:
 
 def write_pki(pki: pathlib.Path, admin: str) -> None:
     """A CA; the apiserver's serving certificate; the admin's client certificate; the SA key pair."""
-    from cryptography.hazmat.primitives import serialization  # optional: `cryptography`
-    from cryptography.hazmat.primitives.asymmetric import ec
+    try:
+        from cryptography.hazmat.primitives import serialization
+        from cryptography.hazmat.primitives.asymmetric import ec
+    except ImportError:
+        raise EnvtestError(extras.needs(extras.ENVTEST_PKI)) from None
 
     from kopf._shared import certificates  # optional: `cryptography`
 

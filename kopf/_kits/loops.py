@@ -9,6 +9,8 @@ import importlib.util
 from collections.abc import Callable, Coroutine
 from typing import Any
 
+from kopf._shared import extras
+
 LoopFactory = Callable[[], asyncio.AbstractEventLoop]
 
 
@@ -22,7 +24,7 @@ def loop_factory(uvloop: bool | None) -> LoopFactory | None:
         return None
     if importlib.util.find_spec('uvloop') is None:
         if uvloop:
-            raise LoopError('--uvloop needs uvloop installed: pip install kopf[uvloop] (or run with --no-uvloop).')
+            raise LoopError(extras.needs(extras.UVLOOP, otherwise='run with --no-uvloop'))
         return None
     import uvloop as uvloop_  # `kopf[uvloop]`: only if installed
     factory: LoopFactory = uvloop_.new_event_loop

@@ -26,6 +26,7 @@ from kopf._core import handlers, records
 from kopf._core.resources import Resource
 from kopf._engine.contexts import Metrics  # the no-op (metrics off), which this module is not loaded for
 from kopf._metrics import instruments
+from kopf._shared import extras
 
 if TYPE_CHECKING:
     from aiohttp import web  # aiohttp's server: only when serving
@@ -222,7 +223,7 @@ def check(endpoint: str | int | None) -> instruments.Address | None:
     try:
         import prometheus_client  # noqa: F401
     except ImportError:
-        raise MetricsError('Metrics need prometheus_client: pip install "kopf[metrics]".') from None
+        raise MetricsError(extras.needs(extras.METRICS)) from None
     try:
         return None if endpoint is None else instruments.Address.parse(endpoint)
     except instruments.AddressError as exc:

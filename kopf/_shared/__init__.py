@@ -11,5 +11,6 @@ Modules:
 - `resourcetable`  the built-in resources a real kube-apiserver serves, and the resources a CRD serves (pure)
 - `localhosts`     the host names by which local clusters' nodes reach the developer's machine (pure)
 - `certificates`   throw-away CAs and certificates as PEM bytes: for `--tls`, envtest, self-signed webhooks
+- `extras`         the optional dependencies: what needs each, its extra, the one line without it (pure)
 - `data`           the generated table of the built-in resources (package data)
 """

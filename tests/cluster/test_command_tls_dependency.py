@@ -13,7 +13,8 @@ def test_tls_without_cryptography_is_a_clear_startup_error(tmp_path: pathlib.Pat
     for name in [name for name in sys.modules if name == 'cryptography' or name.startswith('cryptography.')]:
         monkeypatch.delitem(sys.modules, name)
     monkeypatch.setitem(sys.modules, 'cryptography', None)  # an import of it raises ImportError
-    expected = r'--tls needs the cryptography package: pip install "kopf\[cluster\]"'
+    expected = (r'HTTPS mode \(--tls, --tls-san, LocalCluster\(tls=True\)\) needs cryptography: '
+                r'pip install "kopf\[cluster\]"')
     with pytest.raises(command.StartupError, match=expected):
         asyncio.run(command.serve('127.0.0.1', 0, str(tmp_path / 'kubeconfig'), [], tls=True))
     assert not (tmp_path / 'kubeconfig').exists()

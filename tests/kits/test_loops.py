@@ -23,7 +23,7 @@ def test_uvloop_when_installed_or_asked_for() -> None:
 def test_uvloop_asked_for_but_missing(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(importlib.util, 'find_spec', lambda name: None)
     assert loops.loop_factory(None) is None
-    with pytest.raises(loops.LoopError, match=r'pip install kopf\[uvloop\]'):
+    with pytest.raises(loops.LoopError, match=r'pip install "kopf\[uvloop\]"'):
         loops.loop_factory(True)
 
 
@@ -46,4 +46,4 @@ def test_kopf_run_uvloop_without_uvloop_is_a_usage_error(monkeypatch: pytest.Mon
     monkeypatch.setattr(importlib.util, 'find_spec', lambda name: None)
     result = CliRunner().invoke(cli.main, ['run', '-A', '--uvloop', 'nonexistent.py'])
     assert result.exit_code == 2
-    assert '--uvloop needs uvloop installed: pip install kopf[uvloop]' in result.stderr
+    assert '--uvloop needs uvloop: pip install "kopf[uvloop]" (or run with --no-uvloop).' in result.stderr

@@ -29,8 +29,8 @@ async def serve(host: str, port: int, config_path: str, apply: Sequence[str], st
         await emulator.start()
     except OSError as exc:
         raise StartupError(f'cannot listen on {host}:{port}: {exc.strerror or exc}') from None
-    except ImportError as exc:  # only optional packages are imported on start: `cryptography` for --tls
-        raise StartupError(f'--tls needs the cryptography package: pip install "kopf[cluster]" ({exc})') from None
+    except ImportError as exc:  # only optional packages are imported on start: `cryptography` for --tls (one line)
+        raise StartupError(str(exc)) from None
     except (ValueError, KeyError, TypeError) as exc:
         raise StartupError(f'cannot resume from the state file {state}: {exc}') from None
     try:

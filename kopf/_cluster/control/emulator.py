@@ -29,6 +29,7 @@ from kopf._cluster.web import accessrules, apidiscovery, faults, kubeconfigfiles
 from kopf._cluster.web.dispatching import Dispatcher
 from kopf._cluster.web.endpoints import Backend
 from kopf._cluster.web.watchstreams import Streams
+from kopf._shared import extras
 
 P = ParamSpec('P')
 R = TypeVar('R')
@@ -106,6 +107,13 @@ class Emulator(Controls):
         """Bind and serve; raises OSError if the port is taken (or the state file is unreadable)."""
         if self.state_file is not None and self.state_file.exists():
             self.state.restore(jsoncodec.loads(self.state_file.read_bytes()))
+        if self.tls and self.certificates is None:  # first: a missing `cryptography` leaves nothing half-started
+            try:
+                self.certificates = tlsmode.make(self.host, *self.tls_sans)
+            except ImportError as exc:
+                if (exc.name or '').split('.')[0] != 'cryptography':
+                    raise
+                raise ImportError(extras.needs(extras.CLUSTER_TLS), name='cryptography') from None
         self.controllers.reset()
         if self.workloads is not None:
             self.workloads.seed()   # before serving: clients see the nodes and namespaces' defaults from the start
@@ -121,8 +129,6 @@ class Emulator(Controls):
             raise
         self.port = sock.getsockname()[1]
         self.backend.address = self.address
-        if self.tls and self.certificates is None:
-            self.certificates = tlsmode.make(self.host, *self.tls_sans)
         context = None
         if self.tls and self.certificates is not None:
             context = tlsmode.server_context(self.certificates, verify_clients=self.access.client_certs)

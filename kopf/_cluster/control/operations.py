@@ -89,33 +89,40 @@ class Operation(Generic[P, R]):
 
 def fail(emu: Controlled, method: str = '*', path: str = '*', status: int | None = 500, *, count: int | None = 1,
          retry_after: int | None = None, text: bool = False, message: str | None = None,
-         latency: float = 0.0, drop: bool = False, agent: str = '*') -> Rule:
+         latency: float = 0.0, drop: bool = False, agent: str = '*', ratio: float | None = None,
+         seed: int | None = None) -> Rule:
     """Fail the next `count` requests matching method and path (glob, or `re:` regex) with `status`.
 
     `agent`: a glob of the User-Agent of the requests to fail (`'*'`: any client).
     `status=None` only delays them (by `latency` seconds); `drop=True` resets their connections instead
     of answering; `count=None` applies to every matching request until `clear_faults()`.
+    `ratio`: fail each matching request with this probability (0..1), reproducibly with a `seed`; with a
+    ratio, the rule holds for every matching request until cleared, unless a `count` other than 1 is given
+    (then: that many matching requests are considered, failed or not).
     """
+    if ratio is not None and count == 1:
+        count = None
     return emu.faults.add(Rule(method=method, path=path, status=None if drop else status, count=count,
                                retry_after=retry_after, text=text, message=message, latency=latency, drop=drop,
-                               agent=agent))
+                               agent=agent, ratio=ratio, seed=seed))
 
 
-def drop(emu: Controlled, method: str = '*', path: str = '*', *, count: int | None = 1) -> Rule:
+def drop(emu: Controlled, method: str = '*', path: str = '*', *, count: int | None = 1,
+         ratio: float | None = None, seed: int | None = None) -> Rule:
     """Reset the connection of the next `count` matching requests without any answer (a connection error)."""
-    return fail(emu, method, path, None, count=count, drop=True)
+    return fail(emu, method, path, None, count=count, drop=True, ratio=ratio, seed=seed)
 
 
 def throttle(emu: Controlled, method: str = '*', path: str = '*', *, count: int | None = 1,
-             retry_after: int = 1) -> Rule:
+             retry_after: int = 1, ratio: float | None = None, seed: int | None = None) -> Rule:
     """The plain-text 429 with `Retry-After` that real servers send under max-in-flight throttling."""
-    return fail(emu, method, path, 429, count=count, retry_after=retry_after, text=True)
+    return fail(emu, method, path, 429, count=count, retry_after=retry_after, text=True, ratio=ratio, seed=seed)
 
 
 def delay(emu: Controlled, method: str = '*', path: str = '*', seconds: float = 1.0, *,
-          count: int | None = 1) -> Rule:
+          count: int | None = 1, ratio: float | None = None, seed: int | None = None) -> Rule:
     """Answer the next `count` matching requests `seconds` later (cut with a 504 at the request's deadline)."""
-    return fail(emu, method, path, None, count=count, latency=seconds)
+    return fail(emu, method, path, None, count=count, latency=seconds, ratio=ratio, seed=seed)
 
 
 def clear_faults(emu: Controlled) -> None:
@@ -130,7 +137,9 @@ def _fault_args(body: Body) -> dict[str, Any]:
             'retry_after': arg(body, 'retryAfter', int, None, low=0, nullable=True),
             'text': arg(body, 'text', bool, False), 'message': arg(body, 'message', str, None, nullable=True),
             'latency': arg(body, 'latency', float, 0.0, low=0), 'drop': arg(body, 'drop', bool, False),
-            'agent': arg(body, 'agent', str, '*')}
+            'agent': arg(body, 'agent', str, '*'),
+            'ratio': arg(body, 'ratio', float, None, low=0, high=1, nullable=True),
+            'seed': arg(body, 'seed', int, None, nullable=True)}
 
 
 _TYPE_NAMES = {str: 'a string', int: 'an integer', float: 'a number', bool: 'true or false'}
@@ -304,7 +313,8 @@ class Controls:
     """The table: every control operation, as a method of the emulator and of `LocalCluster`."""
 
     fail = Operation(fail, Route(('POST',), '/faults', '{"method", "path", "status", "count", "retryAfter", '
-                                                       '"text", "message", "latency", "drop", "agent"}',
+                                                       '"text", "message", "latency", "drop", "agent", "ratio", '
+                                                       '"seed"}',
                                  _fault_args, lambda rule: (201, {'ok': True})))
     drop = Operation(drop)
     throttle = Operation(throttle)

@@ -1,7 +1,8 @@
-"""Injected faults (fail or delay the next N matching requests), request counters and a request log."""
+"""Injected faults (fail or delay the next N matching requests, or a seeded share of them), counters, a request log."""
 import collections
 import dataclasses
 import fnmatch
+import random
 import re
 from typing import Any
 
@@ -26,6 +27,9 @@ class Rule:
     `drop=True` resets the connection instead of answering (a connection error for the client).
     `agent` is a glob of the client's User-Agent (kopf sends `kopf/<version> (<identity>)`), so that
     only one client's requests fail (e.g. one replica's lease requests).
+    `ratio` (0..1): each matching request fails with this probability, drawn from a generator seeded by
+    `seed` (the same sequence of draws in every run; concurrent clients may still meet them in another
+    order); `count` then counts the matching requests considered, failed or not.
     """
 
     method: str = '*'
@@ -38,7 +42,16 @@ class Rule:
     message: str | None = None
     drop: bool = False
     agent: str = '*'
+    ratio: float | None = None
+    seed: int | None = None
     hits: int = 0
+    passed: int = 0   # matching requests that the ratio let through
+    _draws: random.Random | None = dataclasses.field(default=None, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.ratio is not None and not 0 <= self.ratio <= 1:
+            raise ValueError(f'ratio must be from 0 to 1, not {self.ratio!r}')
+        self._draws = random.Random(self.seed) if self.ratio is not None else None
 
     def matches(self, method: str, path: str, agent: str = '') -> bool:
         if self.count is not None and self.count <= 0:
@@ -51,10 +64,15 @@ class Rule:
             return re.search(self.path[3:], path) is not None
         return fnmatch.fnmatchcase(path, self.path)
 
-    def consume(self) -> None:
-        self.hits += 1
+    def consume(self) -> bool:
+        """Count a matching request against the rule; whether it fails (always, unless a ratio lets it pass)."""
         if self.count is not None:
             self.count -= 1
+        if self._draws is not None and self.ratio is not None and self._draws.random() >= self.ratio:
+            self.passed += 1
+            return False
+        self.hits += 1
+        return True
 
     def response(self) -> tuple[int, dict[str, str], bytes]:
         """The status code, headers and body of the injected failure."""
@@ -89,8 +107,7 @@ class Faults:
 
     def find(self, method: str, path: str, agent: str = '') -> Rule | None:
         for rule in self.rules:
-            if rule.matches(method, path, agent):
-                rule.consume()
+            if rule.matches(method, path, agent) and rule.consume():
                 return rule
         return None
 
