@@ -1,4 +1,4 @@
-"""The `kopf` command line: `kopf run`, `kopf cluster`, `kopf freeze`, `kopf resume`.
+"""The `kopf` command line: `kopf run`, `kopf cluster`, `kopf rbac`, `kopf crd`, `kopf freeze`, `kopf resume`.
 
 The CLI only parses options and hands them to the library; it holds no logic of its own.
 """
@@ -262,6 +262,39 @@ def rbac(paths: tuple[str, ...], modules: tuple[str, ...], namespaces: tuple[str
     for warning in generated.warnings:
         click.echo(f'Warning: {warning}', err=True)
     click.echo(generated.dump(), nl=False)
+
+
+@main.command()
+@click.argument('targets', nargs=-1, required=True, metavar='PATH.py[:CLASS] | MODULE[:CLASS]...')
+@click.option('-o', '--output', 'output', default=None, type=click.Path(file_okay=False),
+              help='Write one file per CRD into this directory (<plural>.<group>.yaml), not to stdout.')
+def crd(targets: tuple[str, ...], output: str | None) -> None:
+    """Print the CRDs of the resource classes (@kopf.custom_resource) in files or modules (needs kopf[models])."""
+    from kopf._typed import declaring, finding
+
+    try:
+        classes = finding.find(targets)
+        from kopf._typed import definitions  # imports pydantic
+        assembled = definitions.assemble(classes)
+    except ModuleNotFoundError as exc:
+        if exc.name not in ('pydantic', 'pydantic_core'):
+            raise
+        click.echo("Error: kopf crd needs pydantic: pip install 'kopf[models]'", err=True)
+        raise SystemExit(1) from None
+    except (finding.FindingError, declaring.DeclarationError, ValueError) as exc:
+        click.echo(f'Error: {exc}', err=True)
+        raise SystemExit(1) from None
+    for warning in assembled.warnings:
+        click.echo(f'Warning: {warning}', err=True)
+    if output is None:
+        click.echo(assembled.dump(), nl=False)
+        return
+    os.makedirs(output, exist_ok=True)
+    for item in assembled.crds:
+        name = item['metadata']['name']
+        path = pathlib.Path(output) / f'{name}.yaml'
+        path.write_text(assembled.dump(name), encoding='utf-8')
+        click.echo(f'Wrote {path}', err=True)
 
 
 @main.command()
