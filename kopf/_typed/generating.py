@@ -321,12 +321,46 @@ def _formatted(format_: str) -> Callable[[Walker, Node, str], Schema]:
 
 
 def _validator(w: Walker, node: Node, where: str) -> Schema:
-    if not _is_own(node):
-        function = (node.get('function') or {}).get('function')
-        name = getattr(function, '__qualname__', None) or repr(function)
-        w.warnings.append(f'{where}: the Python validator {name} has no OpenAPI form: '
-                          f'the API server does not check what it checks.')
-    return w.walk(node['schema'], where)
+    function = (node.get('function') or {}).get('function')
+    schema = w.walk(node['schema'], where)
+    if _is_own(node):
+        return schema
+    constraint = _constraint(function, schema)
+    if constraint is not None:
+        schema.update(constraint)
+        return schema
+    name = getattr(function, '__qualname__', None) or repr(function)
+    w.warnings.append(f'{where}: the Python validator {name} has no OpenAPI form: '
+                      f'the API server does not check what it checks.')
+    return schema
+
+
+# pydantic's own constraints, applied as validators when they follow another annotation (`Annotated[list[X],
+# kopf.ListSet(), Field(max_length=3)]`): a `functools.partial` of these functions, with the bound as a keyword.
+CONSTRAINTS = {'greater_than_or_equal_validator': ('ge', 'minimum', None),
+               'greater_than_validator': ('gt', 'minimum', 'exclusiveMinimum'),
+               'less_than_or_equal_validator': ('le', 'maximum', None),
+               'less_than_validator': ('lt', 'maximum', 'exclusiveMaximum'),
+               'multiple_of_validator': ('multiple_of', 'multipleOf', None),
+               'min_length_validator': ('min_length', 'min', None),
+               'max_length_validator': ('max_length', 'max', None)}
+
+
+def _constraint(function: Any, schema: Schema) -> Schema | None:
+    inner = getattr(function, 'func', None)
+    if getattr(inner, '__module__', None) != 'pydantic._internal._validators':
+        return None
+    known = CONSTRAINTS.get(getattr(inner, '__name__', ''))
+    keywords = getattr(function, 'keywords', {})
+    if known is None or known[0] not in keywords:
+        return None
+    keyword, name, flag = known
+    if name in ('min', 'max'):
+        noun = {'array': 'Items', 'object': 'Properties', 'string': 'Length'}.get(schema.get('type', ''))
+        if noun is None:
+            return None
+        name = f'{name}{noun}'
+    return {name: keywords[keyword], **({flag: True} if flag else {})}
 
 
 def _is_own(node: Node) -> bool:
