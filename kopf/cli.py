@@ -151,6 +151,8 @@ def _operator_sources(namespaces_help: str, clusterwide_help: str) -> Callable[[
 @click.option('--kubeconfig', 'kubeconfig', default=None, type=click.Path(dir_okay=False),
               help='Write the local cluster\'s kubeconfig to this path (needs --local-cluster).')
 @posing_options
+@click.option('--install-crds', 'install_crds', is_flag=True, default=False,
+              help='Create or update the CRDs of the loaded resource classes (@kopf.custom_resource) at startup.')
 @click.option('--uvloop/--no-uvloop', 'uvloop', default=None,
               help='Use uvloop (default: if installed, e.g. by pip install kopf[uvloop]) or asyncio\'s own loop.')
 @click.pass_context
@@ -195,15 +197,18 @@ def run(ctx: click.Context, /, paths: tuple[str, ...], modules: tuple[str, ...],
                 vault = controls.vault
             if controls.registry is not None:  # the loaded files' decorators register into it
                 stack.enter_context(_default_registry(controls.registry))
+            declared_before = _declared_count()
             loading.load(paths, modules)  # after KUBECONFIG is set: clients read it at import time
             _warn_if_nothing_registered(controls.registry, paths, modules)
+            settings = _with_crds(controls.settings, paths, modules, declared_before) \
+                if more['install_crds'] else controls.settings
             loops.run(running.operator(
                 namespaces=namespaces, clusterwide=clusterwide or not namespaces,
                 standalone=standalone, vault=vault, liveness_endpoint=liveness_endpoint,
                 metrics_endpoint=more['metrics_endpoint'],
                 priority=priority, peering_name=more['peering_name'],
                 lease_name=more['lease_name'], lease_namespace=more['lease_namespace'], shards=more['shards'],
-                registry=controls.registry, settings=controls.settings, memo=controls.memo,
+                registry=controls.registry, settings=settings, memo=controls.memo,
                 stop_flag=controls.stop_flag, ready_flag=controls.ready_flag), factory)
         except (loading.LoadingError, running.OperatorError, preflight.UnsupportedHandlersError) as exc:
             if isinstance(exc, loading.LoadingError) and exc.details:
@@ -360,6 +365,27 @@ def _warn_if_nothing_registered(registry: Any, paths: tuple[str, ...], modules: 
     warning = loading.nothing_registered(registry or registries.get_default_registry(), paths, modules)
     if warning is not None:
         running.logger.warning(warning)
+
+
+def _declared_count() -> int:
+    from kopf._typed import declaring
+    return len(declaring.DECLARED)
+
+
+def _with_crds(settings: Any, paths: tuple[str, ...], modules: tuple[str, ...], since: int) -> Any:
+    """The settings with the loaded resource classes in `settings.crds.install` (`kopf run --install-crds`)."""
+    from kopf._model import settings as settings_
+    from kopf._reactor import loading
+    from kopf._typed import finding
+
+    names = [*(loading.script_name(idx, path) for idx, path in enumerate(paths)), *modules]
+    classes = finding.loaded(names, since=since)
+    if not classes:
+        raise loading.LoadingError('--install-crds: the loaded code declares no resource classes '
+                                   '(@kopf.custom_resource(...)).')
+    settings = settings if settings is not None else settings_.OperatorSettings()
+    settings.crds.install = [*settings.crds.install, *(cls for cls in classes if cls not in settings.crds.install)]
+    return settings
 
 
 @contextlib.contextmanager

@@ -93,7 +93,7 @@ def test_import_kopf_does_not_import_optional_clients() -> None:
     code = (
         'import sys, kopf; '
         'heavy = {"kubernetes", "pykube", "jsonschema", "orjson", "cryptography", "trustme", "aiohttp", '
-        '"prometheus_client", "uvloop", "pythonjsonlogger"}; '  # the extras: only when used
+        '"prometheus_client", "uvloop", "pythonjsonlogger", "pydantic", "pydantic_core"}; '  # the extras: when used
         'print(sorted(heavy & {m.split(".")[0] for m in sys.modules}))'
     )
     proc = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, check=True)

@@ -8,8 +8,8 @@ import importlib
 import importlib.util
 import os.path
 import sys
-from collections.abc import Iterable
 import types
+from collections.abc import Iterable
 from typing import Any
 
 from kopf._typed import declaring
@@ -26,6 +26,18 @@ def find(targets: Iterable[str]) -> list[type]:
             if cls not in found:
                 found.append(cls)
     return found
+
+
+def loaded(module_names: Iterable[str], *, since: int = 0) -> list[type]:
+    """The classes declared since `since` (in DECLARED), and those in these loaded modules' namespaces."""
+    found = list(declaring.DECLARED[since:])
+    for name in module_names:
+        module = sys.modules.get(name)
+        for value in vars(module).values() if module is not None else ():
+            if declaring.declaration_of(value) is not None and value not in found:
+                found.append(value)
+    order = {cls: index for index, cls in enumerate(declaring.DECLARED)}
+    return sorted(found, key=lambda cls: order.get(cls, len(order)))
 
 
 def _classes(target: str) -> list[type]:

@@ -68,4 +68,4 @@ def priority(version: str) -> tuple[int, int, int, str]:
 
 def _reversed(text: str) -> str:
     """A key that sorts names alphabetically when the sort is in reverse order."""
-    return ''.join(chr(0x10FFFF - ord(char)) for char in text)
+    return ''.join(chr(0x10FFFE - ord(char)) for char in text) + chr(0x10FFFF)   # a prefix sorts first

@@ -12,10 +12,9 @@ import uuid
 from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, Literal
 
-from typing_extensions import TypedDict
-
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, RootModel, field_validator
 from pydantic.alias_generators import to_camel
+from typing_extensions import TypedDict
 
 import kopf
 
