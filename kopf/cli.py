@@ -232,18 +232,21 @@ def run(ctx: click.Context, /, paths: tuple[str, ...], modules: tuple[str, ...],
               help='A YAML file of more rules (a list of rules, or a Role/ClusterRole), e.g. what handlers call.')
 @click.option('--crd', 'crds', multiple=True, type=click.Path(dir_okay=False),
               help='A manifest with the CRDs of the handled resources (their groups, scopes, subresources).')
+@click.option('--install-crds', 'install_crds', is_flag=True,
+              help='The operator runs with --install-crds: the CRDs of its resource classes are created, updated.')
 @click.option('--name', default='kopf', show_default=True, help='The name of the (Cluster)Role(Binding)s.')
 @click.option('--service-account', 'service_accounts', multiple=True,
               help='Bind to this NAMESPACE/NAME (repeatable; default: default/kopf unless --user).')
 @click.option('--user', 'users', multiple=True, help='Bind to this user (repeatable), e.g. of a client certificate.')
 def rbac(paths: tuple[str, ...], modules: tuple[str, ...], namespaces: tuple[str, ...], clusterwide: bool,
          peering_name: str | None, standalone: bool, lease_name: str | None, shards: int | None,
-         extra: tuple[str, ...], crds: tuple[str, ...], name: str, service_accounts: tuple[str, ...],
-         users: tuple[str, ...]) -> None:
+         extra: tuple[str, ...], crds: tuple[str, ...], install_crds: bool, name: str,
+         service_accounts: tuple[str, ...], users: tuple[str, ...]) -> None:
     """Print the RBAC YAML for the framework's own requests that the handlers imply."""
     from kopf._core import registries
     from kopf._engine import loading
     from kopf._rbac import rendering
+    from kopf._typed import declaring, finding
 
     if clusterwide and namespaces:
         raise click.UsageError('Either --namespace or --all-namespaces, not both.')
@@ -256,11 +259,18 @@ def rbac(paths: tuple[str, ...], modules: tuple[str, ...], namespaces: tuple[str
     peering_name = None if standalone else peering_name or 'default'
     registry = registries.OperatorRegistry()
     try:
+        declared_before = _declared_count()
         with _default_registry(registry):
             loading.load(paths, modules)
+        names = [*(loading.script_name(idx, path) for idx, path in enumerate(paths)), *modules]
+        declared = finding.loaded(names, since=declared_before)
+        installed = tuple(dict.fromkeys(d.crd_name for cls in declared if (d := declaring.declaration_of(cls))))
+        if install_crds and not installed:
+            raise loading.LoadingError('--install-crds: the loaded code declares no resource classes.')
         options = rendering.options_for(namespaces, peering=peering_name, lease=lease_name, shards=bool(shards),
-                                        name=name, service_accounts=service_accounts, users=users)
-        generated = rendering.generate(registry, options, crds=crds, extra=extra)
+                                        name=name, service_accounts=service_accounts, users=users,
+                                        installed_crds=installed if install_crds else ())
+        generated = rendering.generate(registry, options, crds=crds, extra=extra, declared=declared)
     except (loading.LoadingError, ValueError) as exc:
         click.echo(f'Error: {exc}', err=True)
         raise SystemExit(1) from None

@@ -14,6 +14,7 @@ What the framework requests (the code paths of kopf/_api and kopf/_reactor), and
 | watch the namespaces (`-n` with globs or exclusions)       | globs in `-n`                | list, watch            |
 | managed webhook configurations (`admission.configure`)     | admission handlers           | create, patch          |
 | peering objects (`--peering NAME`)                         | the option                   | get list watch patch   |
+| the typed resources' CRDs (`typed.installing`)              | `--install-crds`             | get create update      |
 | leases (`--lease NAME`)                                    | the option                   | get create update watch|
 | the members of the shards (`--lease NAME --shards N`: the  | `--shards`                   | + list                 |
 |   membership Leases, listed by label; `NAME-<i>` as above) |                              |                        |
@@ -73,6 +74,7 @@ class Options:
     users: tuple[str, ...] = ()
     posting: bool = True                 # settings.posting.enabled
     scanning: bool = True                # not settings.scanning.disabled
+    installed_crds: tuple[str, ...] = ()  # `--install-crds`: the CRDs of the typed resources (their names)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -145,6 +147,9 @@ def _framework_grants(registry: registries.OperatorRegistry, options: Options,
         crds = frozenset({'get', *(READ if options.scanning else ())})
         result.append(Grant('apiextensions.k8s.io', 'customresourcedefinitions', crds, None,
                             'the resources\' schemas; CRDs appearing later'))
+    if options.installed_crds:
+        result.append(Grant('apiextensions.k8s.io', 'customresourcedefinitions', frozenset({'get', 'create', 'update'}),
+                            None, f'--install-crds: {", ".join(options.installed_crds)}'))
     if options.posting:
         event_places = set(places(options, True))
         if None not in event_places and any(t.namespaced is False for t in found):
