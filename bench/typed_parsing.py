@@ -14,10 +14,10 @@ Printed, never asserted.
 import argparse
 import datetime
 import enum
+import os
 import pathlib
 import subprocess
 import sys
-import os
 import time
 from typing import Annotated, Literal
 

@@ -5,6 +5,7 @@ selectors are resolved against the built-in resources of the local cluster's tab
 the `--crd` manifests (no cluster is contacted); the rules come from `kopf._rbac.rules`.
 """
 import dataclasses
+import inspect
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -97,7 +98,7 @@ def declared_resources(classes: Iterable[type]) -> list[resources.Resource]:
 
 
 def _subresources(cls: type, declaration: Any) -> list[str]:
-    has_status = any('status' in (base.__dict__.get('__annotations__') or {}) for base in cls.__mro__)
+    has_status = any('status' in inspect.get_annotations(base) for base in cls.__mro__)
     status = declaration.status_subresource or (declaration.status_subresource is None and has_status)
     return [*(['status'] if status else []), *(['scale'] if declaration.scale else [])]
 
