@@ -3,6 +3,7 @@
 The CLI only parses options and hands them to the library; it holds no logic of its own.
 """
 import contextlib
+import copy
 import dataclasses
 import os
 import pathlib
@@ -393,8 +394,9 @@ def _with_crds(settings: Any, paths: tuple[str, ...], modules: tuple[str, ...], 
     if not classes:
         raise loading.LoadingError('--install-crds: the loaded code declares no resource classes '
                                    '(@kopf.custom_resource(...)).')
-    settings = settings if settings is not None else settings_.OperatorSettings()
-    settings.crds.install = [*settings.crds.install, *(cls for cls in classes if cls not in settings.crds.install)]
+    settings = copy.copy(settings) if settings is not None else settings_.OperatorSettings()  # the caller's: kept
+    install = [*settings.crds.install, *(cls for cls in classes if cls not in settings.crds.install)]
+    settings.crds = dataclasses.replace(settings.crds, install=install)
     return settings
 
 
