@@ -9,8 +9,9 @@ that does not parse (e.g. one created before a stricter model) is a permanent er
 naming the field. The CEL rule (`minReplicas <= maxReplicas`) is checked by the API server: such an
 object is refused before any handler sees it.
 """
-import kopf
 from models import Database, DatabaseSpec, DatabaseStatus
+
+import kopf
 
 
 @kopf.on.create(Database)

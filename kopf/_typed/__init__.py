@@ -10,6 +10,6 @@ Declaring needs no pydantic (`import kopf` stays light); generating and parsing 
 - `versioning`  may two versions convert without a webhook (the same stored fields); Kubernetes' version order (pure)
 - `definitions`  the CRDs of the declared classes: versions grouped, checked, ordered; YAML (imports pydantic)
 - `installing`  `--install-crds`: create, update or keep each CRD at startup; stored versions never dropped (I/O)
-- `parsing`  typed handlers: `spec`/`status`/`body`/`old`/`new` parsed into their models; models into patches
+- `parsing`  typed handlers: `spec`/`status`/`body`/`old`/`new` parsed into their models (imports pydantic)
 - `finding`  the classes that `kopf crd MODULE[:CLASS]` names: files or modules, all declared ones or one
 """

@@ -142,16 +142,6 @@ def _path(prefix: str, loc: tuple[Any, ...]) -> str:
     return text
 
 
-def patch_value(value: Any) -> Any:
-    """A model written into a patch: pydantic's fields that were set; a dataclass's that are not None (as JSON)."""
-    pydantic = sys.modules.get('pydantic')
-    if pydantic is not None and isinstance(value, pydantic.BaseModel):
-        return value.model_dump(mode='json', by_alias=True, exclude_unset=True)
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return _adapter(type(value)).dump_python(value, mode='json', by_alias=True, exclude_none=True)
-    return value
-
-
 def resource_of(selector_args: tuple[Any, ...]) -> type | None:
     """The resource class named as a decorator's first positional argument (`@kopf.on.create(Database)`)."""
     first = selector_args[0] if selector_args else None

@@ -748,9 +748,12 @@ def test_23_typed(cluster: Cluster, request: pytest.FixtureRequest) -> None:
         assert operator.wait_ready(20)
         cluster.apply({'apiVersion': 'typed.kopf.dev/v2', 'kind': 'Database',
                        'metadata': {'name': 'db1', 'namespace': 'default'}, 'spec': spec})
-        assert wait_for(lambda: _database(cluster).get('status')) == {'phase': 'Ready', 'replicas': 2}
-        v1 = _database(cluster, api_version='typed.kopf.dev/v1')   # the same object in the deprecated version
-        assert v1['spec']['users'] == [{'name': 'alice', 'role': 'owner'}] and 'backups' not in v1['spec']
+        wait_for(lambda: (_database(cluster).get('status') or {}).get('phase') == 'Ready')
+        assert _database(cluster)['status'] == {'phase': 'Ready', 'replicas': 2}
+        import kubernetes  # the same object in the deprecated version, as a client reads it (over HTTP)
+        v1 = kubernetes.client.CustomObjectsApi(k8s(cluster)).get_namespaced_custom_object(
+            'typed.kopf.dev', 'v1', 'default', 'databases', 'db1')
+        assert v1['apiVersion'] == 'typed.kopf.dev/v1' and v1['spec']['users'] == [{'name': 'alice', 'role': 'owner'}]
         bad = {'apiVersion': 'typed.kopf.dev/v2', 'kind': 'Database', 'metadata': {'name': 'db2'},
                'spec': {'scaling': {'minReplicas': 5, 'maxReplicas': 2}}}
         if backends.is_envtest(cluster):   # the CEL rule: the real server refuses the object

@@ -82,16 +82,6 @@ def test_a_bad_value_names_the_field_path_and_the_value(spec: dict[str, Any], me
     assert message in str(info.value)
 
 
-@pytest.mark.parametrize('value, expected', [
-    (Spec(size=2), {'size': 2}),                          # only what was set
-    (Spec(), {}),
-    (Status(phase='Ready'), {'ready': False, 'phase': 'Ready'}),   # a dataclass: all but the Nones
-    ({'plain': 'dict'}, {'plain': 'dict'}),
-])
-def test_patch_values(value: Any, expected: dict[str, Any]) -> None:
-    assert parsing.patch_value(value) == expected
-
-
 def test_the_resource_class_as_a_selector() -> None:
     assert parsing.resource_of((Parsed,)) is Parsed
     assert parsing.resource_of(('example.com', 'v1', 'parseds')) is None
