@@ -274,7 +274,7 @@ async def _attempt(
 ) -> Outcome:
     # Only async handlers can be cancelled at their deadline; no timeout scope for the others.
     deadline = asyncio.timeout(remaining) if remaining is not None and is_async(handler.fn) else None
-    typed = parsing.typed_params(handler.fn, getattr(handler, 'resource_class', None))
+    typed = parsing.typed_params(handler.fn, getattr(handler, 'resource_class', None), getattr(handler, 'field', None))
     try:
         if typed:   # typed handlers (docs/models.md): a body that does not parse is a permanent error
             kwargs = parsing.parsed(typed, kwargs)

@@ -33,8 +33,13 @@ class Param:
 
 
 @functools.cache
-def typed_params(fn: Callable[..., Any], resource: type | None = None) -> tuple[Param, ...]:
-    """The typed parameters of a handler (none for most handlers): by annotations, or by the resource class."""
+def typed_params(fn: Callable[..., Any], resource: type | None = None,
+                 field: tuple[str, ...] | None = None) -> tuple[Param, ...]:
+    """The typed parameters of a handler (none for most handlers): by annotations, or by the resource class.
+
+    With a `field` (field handlers, `field=` filters), `old` and `new` are that field's values: typed as the
+    field's type in the resource class, if the path leads through models there.
+    """
     try:
         parameters = inspect.signature(fn).parameters
     except (TypeError, ValueError):
@@ -49,7 +54,9 @@ def typed_params(fn: Callable[..., Any], resource: type | None = None) -> tuple[
         if _is_model(annotation):
             found.append(Param(name, annotation, _title(annotation)))
         elif annotation is inspect.Parameter.empty and resource is not None:
-            model = resource if name in ('body', 'old', 'new') else fields.get(name)
+            whole = name == 'body' or (name in ('old', 'new') and not field)
+            model = resource if whole else _path_type(resource, field or ()) if name in ('old', 'new') \
+                else fields.get(name)
             if model is not None and _is_model(model):
                 found.append(Param(name, model, _title(model)))
     return tuple(found)
@@ -67,6 +74,17 @@ def _field_types(resource: type) -> dict[str, Any]:
         return typing.get_type_hints(resource)
     except Exception:
         return {}
+
+
+def _path_type(resource: type, path: tuple[str, ...]) -> Any:
+    """The type at a field path of a model (`spec.scaling` → `Scaling`), or None if it leaves the models."""
+    current: Any = resource
+    for name in path:
+        options = [arg for arg in typing.get_args(current) if arg is not type(None)] or [current]
+        current = _field_types(options[0]).get(name) if isinstance(options[0], type) else None
+        if current is None:
+            return None
+    return current
 
 
 def _is_model(annotation: Any) -> bool:

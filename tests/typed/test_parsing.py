@@ -46,6 +46,17 @@ def test_typed_params(fn: Any, resource: type | None, expected: list[tuple[str, 
     assert [(p.name, p.title) for p in parsing.typed_params(fn, resource)] == expected
 
 
+@pytest.mark.parametrize('field, expected', [
+    (('spec',), [('body', 'Parsed'), ('spec', 'Spec'), ('status', 'Status'), ('old', 'Spec'), ('new', 'Spec')]),
+    (('status',), [('body', 'Parsed'), ('spec', 'Spec'), ('status', 'Status'), ('old', 'Status'), ('new', 'Status')]),
+    (('spec', 'size'), [('body', 'Parsed'), ('spec', 'Spec'), ('status', 'Status')]),   # an int: as it is
+    (('metadata', 'labels'), [('body', 'Parsed'), ('spec', 'Spec'), ('status', 'Status')]),
+])
+def test_a_field_handlers_old_and_new_are_the_fields_type(field: tuple[str, ...],
+                                                           expected: list[tuple[str, str]]) -> None:
+    assert [(p.name, p.title) for p in parsing.typed_params(unannotated, Parsed, field)] == expected
+
+
 BODY = {'apiVersion': 'example.com/v1', 'kind': 'Parsed', 'metadata': {'name': 'p1'},
         'spec': {'size': 3, 'names': ['a']}, 'status': {'phase': 'Ready'}}
 
