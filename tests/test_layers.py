@@ -244,3 +244,25 @@ def test_a_standalone_operator_loads_no_optional_feature() -> None:
     env = {**os.environ, 'USER': 'someone'}
     proc = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, check=True, env=env)
     assert proc.stdout.strip() == '[]'
+
+
+def test_declaring_typed_resources_and_handlers_does_not_import_pydantic() -> None:
+    """Typed resources (docs/models.md) import pydantic when a model is used (a CRD made, a kwarg parsed), not when
+    declared: dataclass models and their handlers cost an operator without pydantic nothing."""
+    code = (
+        'import dataclasses, sys, kopf\n'
+        '@kopf.Rule("self.a > 0")\n'
+        '@dataclasses.dataclass\n'
+        'class Spec:\n'
+        '    a: int = 1\n'
+        '@kopf.custom_resource("example.com", "v1", kind="Thing",\n'
+        '                      printer_columns=[kopf.PrinterColumn("A", ".spec.a")])\n'
+        '@dataclasses.dataclass\n'
+        'class Thing:\n'
+        '    spec: Spec\n'
+        '@kopf.on.create(Thing)\n'
+        'def fn(spec: Spec, **_): pass\n'
+        'print(sorted(m for m in sys.modules if m.split(".")[0] in ("pydantic", "pydantic_core")))\n'
+    )
+    proc = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, check=True)
+    assert proc.stdout.strip() == '[]'
