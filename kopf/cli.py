@@ -385,8 +385,8 @@ def _declared_count() -> int:
 
 def _with_crds(settings: Any, paths: tuple[str, ...], modules: tuple[str, ...], since: int) -> Any:
     """The settings with the loaded resource classes in `settings.crds.install` (`kopf run --install-crds`)."""
-    from kopf._model import settings as settings_
-    from kopf._reactor import loading
+    from kopf._core import settings as settings_
+    from kopf._engine import loading
     from kopf._typed import finding
 
     names = [*(loading.script_name(idx, path) for idx, path in enumerate(paths)), *modules]

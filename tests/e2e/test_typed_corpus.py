@@ -28,6 +28,32 @@ from ..typed import corpus, sampling
 
 Obj = dict[str, Any]
 ASSEMBLED = definitions.assemble([case.cls for case in corpus.CASES])
+NO_CEL_GROUP = f'nocel.{corpus.GROUP}'   # the same CRDs without their CEL rules: is a refusal the rules' only?
+
+# What the local cluster does differently from kube-apiserver 1.34.4 here (found by this test on envtest): the
+# objects are allowed to differ on the emulator backend only, and must still differ there (so a fix is noticed).
+EMULATOR_DIFFERS = {
+    # An embedded resource's `metadata` must be an object: kube-apiserver refuses a string or a null there.
+    'C26EmbeddedModel': {'spec.object.metadata: a wrong type', 'spec.object.metadata: a null'},
+}
+
+
+def _without_cel(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {key: _without_cel(item) for key, item in value.items() if key != 'x-kubernetes-validations'}
+    if isinstance(value, list):
+        return [_without_cel(item) for item in value]
+    return value
+
+
+def _no_cel_crd(crd: Obj) -> Obj:
+    crd = _without_cel(crd)
+    crd['spec']['group'] = NO_CEL_GROUP
+    crd['metadata']['name'] = f'{crd["spec"]["names"]["plural"]}.{NO_CEL_GROUP}'
+    return crd
+
+
+NO_CEL_CRDS = [_no_cel_crd(crd) for crd in ASSEMBLED.crds]
 
 
 @pytest.fixture(scope='module')
@@ -36,11 +62,11 @@ def corpus_cluster(request: pytest.FixtureRequest) -> Iterator[Cluster]:
     if backends.backend(request.config) == 'envtest':
         shared = request.getfixturevalue('envtest_cluster')
         with backends.cluster_cleaned(shared):
-            shared.apply(*ASSEMBLED.crds)
+            shared.apply(*ASSEMBLED.crds, *NO_CEL_CRDS)
             yield shared
         return
     with LocalCluster() as local:
-        local.apply(*ASSEMBLED.crds)
+        local.apply(*ASSEMBLED.crds, *NO_CEL_CRDS)
         yield local
 
 
@@ -72,11 +98,12 @@ def _post(cluster: Cluster, path: str, body: Obj) -> tuple[int, Any]:
         return exc.code, json.loads(exc.read() or b'null')
 
 
-def _server_accepts(cluster: Cluster, cls: type, fields: Obj, index: int) -> tuple[bool, str, Obj]:
+def _server_accepts(cluster: Cluster, cls: type, fields: Obj, index: int, *,
+                    group: str | None = None) -> tuple[bool, str, Obj]:
     """Whether the server accepts the object; why not; and the object as it would store it (pruned, defaulted)."""
     declaration = declaring.declaration_of(cls)
     assert declaration is not None
-    api_version = f'{declaration.group}/{declaration.version}'
+    api_version = f'{group or declaration.group}/{declaration.version}'
     where = '/namespaces/default' if declaration.scope == 'Namespaced' else ''
     path = f'/apis/{api_version}{where}/{declaration.plural}?dryRun=All'
     body = {'apiVersion': api_version, 'kind': declaration.kind, 'metadata': {'name': f'sample-{index}'}, **fields}
@@ -116,18 +143,31 @@ SERVED = [case for case in corpus.CASES if getattr(declaring.declaration_of(case
 
 
 @pytest.mark.parametrize('case', SERVED, ids=[case.cls.__name__ for case in SERVED])
-def test_pydantic_and_the_server_agree(corpus_cluster: Cluster, case: corpus.Case) -> None:
-    disagreements = []
+def test_pydantic_and_the_server_agree(corpus_cluster: Cluster, case: corpus.Case,
+                                       request: pytest.FixtureRequest) -> None:
+    """Every generated object: accepted by both or refused by both; or refused by the server for a CEL rule only
+    (the same CRD without its rules accepts it), which pydantic cannot evaluate (docs/models.md)."""
+    disagreements, by_cel = [], []
     outcomes = set()
     for index, (what, fields) in enumerate(_samples(case)):
         server, server_says, stored = _server_accepts(corpus_cluster, case.cls, fields, index)
         python, python_says = _pydantic_accepts(case.cls, stored)
         outcomes.add(server)
-        if server != python:
-            disagreements.append(f'{what}: server {"accepts" if server else "refuses"} ({server_says}), '
-                                 f'pydantic {"accepts" if python else "refuses"} ({python_says}): {fields}')
-    assert disagreements == []
+        if server == python:
+            continue
+        if not server and _server_accepts(corpus_cluster, case.cls, fields, index, group=NO_CEL_GROUP)[0]:
+            by_cel.append(what)
+            continue
+        disagreements.append(f'{what}: server {"accepts" if server else "refuses"} ({server_says}), '
+                             f'pydantic {"accepts" if python else "refuses"} ({python_says}): {fields}')
+    known = EMULATOR_DIFFERS.get(case.cls.__name__, set()) if not backends.is_envtest(corpus_cluster) else set()
+    assert sorted(what.split(': server')[0] for what in disagreements) == sorted(known)
     assert outcomes == {True, False}   # the samples cross the constraints: some are valid, some not
+    assert not by_cel or _has_rules(case.cls)
+
+
+def _has_rules(cls: type) -> bool:
+    return 'x-kubernetes-validations' in json.dumps(definitions.generating.resource_schema(cls).schema)
 
 
 @pytest.mark.parametrize('case', [c for c in SERVED if c.server_only or c.pydantic_only],

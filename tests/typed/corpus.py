@@ -318,7 +318,7 @@ class C20RuleOptions(BaseModel):
 
 
 @case(server_only=[{'spec': {'replicas': 3}}])
-@kopf.Rule('!has(self.spec) || self.spec.replicas < 3', message='fewer than 3 at the top')
+@kopf.Rule("!has(self.spec) || !('replicas' in self.spec) || self.spec.replicas < 3", message='fewer than 3 at the top')
 class C21RuleOnRoot(BaseModel):
     spec: Annotated[dict[str, int], Field(max_length=3)] = {}
 
