@@ -201,7 +201,7 @@ def run(ctx: click.Context, /, paths: tuple[str, ...], modules: tuple[str, ...],
             declared_before = _declared_count()
             loading.load(paths, modules)  # after KUBECONFIG is set: clients read it at import time
             _warn_if_nothing_registered(controls.registry, paths, modules)
-            settings = _with_crds(controls.settings, paths, modules, declared_before) \
+            settings = _with_crds(controls.settings, controls.registry, paths, modules, declared_before) \
                 if more['install_crds'] else controls.settings
             loops.run(running.operator(
                 namespaces=namespaces, clusterwide=clusterwide or not namespaces,
@@ -383,14 +383,20 @@ def _declared_count() -> int:
     return len(declaring.DECLARED)
 
 
-def _with_crds(settings: Any, paths: tuple[str, ...], modules: tuple[str, ...], since: int) -> Any:
-    """The settings with the loaded resource classes in `settings.crds.install` (`kopf run --install-crds`)."""
+def _with_crds(settings: Any, registry: Any, paths: tuple[str, ...], modules: tuple[str, ...], since: int) -> Any:
+    """The settings with the loaded resource classes in `settings.crds.install` (`kopf run --install-crds`):
+    those declared by the loaded code or in its namespaces, and those its handlers name (`@kopf.on.create(X)`)."""
+    from kopf._core import registries
     from kopf._core import settings as settings_
     from kopf._engine import loading
     from kopf._typed import finding
 
     names = [*(loading.script_name(idx, path) for idx, path in enumerate(paths)), *modules]
     classes = finding.loaded(names, since=since)
+    for handler in (registry or registries.get_default_registry()).handlers:
+        named = getattr(handler, 'resource_class', None)
+        if named is not None and named not in classes:
+            classes.append(named)
     if not classes:
         raise loading.LoadingError('--install-crds: the loaded code declares no resource classes '
                                    '(@kopf.custom_resource(...)).')

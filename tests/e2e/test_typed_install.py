@@ -94,3 +94,26 @@ def test_no_resource_classes_is_an_error(tmp_path: pathlib.Path, cluster: Cluste
         runner.future.result(timeout=30)
     assert runner.exit_code == 1
     assert '--install-crds: the loaded code declares no resource classes' in runner.output
+
+
+def test_a_resource_class_named_by_a_handler_is_installed_too(tmp_path: pathlib.Path, cluster: Cluster) -> None:
+    """A resource class imported from a module loaded before (not declared anew, not in the file's namespace)."""
+    (tmp_path / 'gizmomodels.py').write_text(
+        'import kopf\nfrom pydantic import BaseModel\n\n'
+        '@kopf.custom_resource("install.kopf.dev", "v1", kind="Gizmo")\n'
+        'class Gizmo(BaseModel):\n    spec: dict = {}\n')
+    path = tmp_path / 'gizmos.py'
+    path.write_text('import kopf\nimport gizmomodels\n\n'
+                    '@kopf.on.create(gizmomodels.Gizmo)\ndef fn(**_): pass\n')
+    import sys
+    sys.path.insert(0, str(tmp_path))
+    try:
+        import gizmomodels  # noqa: F401  # imported before: `kopf run` loading the file declares nothing anew
+        runner = KopfRunner(['run', '-A', '--standalone', '--install-crds', str(path)], cluster=cluster,
+                            registry=kopf.OperatorRegistry(), settings=fast_settings(), timeout=30)
+        with runner:
+            assert runner.wait_ready(20)
+    finally:
+        sys.path.remove(str(tmp_path))
+        sys.modules.pop('gizmomodels', None)
+    assert 'Created the CRD gizmos.install.kopf.dev (versions: v1).' in runner.output
