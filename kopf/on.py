@@ -20,7 +20,7 @@ from kopf._core.causes import Activity, Reason
 from kopf._core.errors import ErrorsMode
 from kopf._core.registries import OperatorRegistry
 from kopf._shared import fields
-from kopf._typed import declaring, parsing
+from kopf._typed import declaring
 
 F = TypeVar('F', bound=Callable[..., Any])
 SelectorArg = str | selectors.Marker | Callable[..., bool] | type | None
@@ -174,7 +174,7 @@ class _Registrar:
         self.decorator = decorator
         self.options = options
         self.registry = registry or options.get('registry') or registries.get_default_registry()
-        self.resource_class = None if selector_args is None else parsing.resource_of(selector_args)
+        self.resource_class = None if selector_args is None else declaring.resource_of(selector_args)
         if selector_args is not None and self.resource_class is not None:   # exactly its group, version, plural
             selector_args = self._resource_selector(self.resource_class, selector_args)
         self.selector = (

@@ -6,7 +6,7 @@ one of them when the handler's decorator names a resource class (`@kopf.on.creat
 parameter has no annotation of its own: `body` is then the resource class, `spec` and `status` its fields'
 types. Untyped parameters (none of these, or `kopf.Spec`, `dict`, `Any`) stay as they are, and a handler
 without typed parameters costs one cached lookup. A value that does not parse is a `ParseError` naming the
-field path; the caller makes it a permanent error of the handler. pydantic is imported only for typed ones.
+field path: a permanent error of the handler. pydantic is imported only for typed ones (see docs/models.md).
 """
 import dataclasses
 import functools
@@ -16,13 +16,15 @@ import typing
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from kopf._typed import declaring
+from kopf._core import errors
 
 NAMES = ('body', 'spec', 'status', 'old', 'new')
 
 
-class ParseError(Exception):
-    """A kwarg that does not parse as its model: the message names the model, the field path, the value."""
+class ParseError(errors.PermanentError):
+    """A kwarg that does not parse as its model: the message names the model, the field path, the value.
+
+    A permanent error of the handler: the object must change before it can parse."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -158,9 +160,3 @@ def _path(prefix: str, loc: tuple[Any, ...]) -> str:
     for part in loc:
         text += f'[{part}]' if isinstance(part, int) else f'.{part}' if text else str(part)
     return text
-
-
-def resource_of(selector_args: tuple[Any, ...]) -> type | None:
-    """The resource class named as a decorator's first positional argument (`@kopf.on.create(Database)`)."""
-    first = selector_args[0] if selector_args else None
-    return first if declaring.declaration_of(first) is not None else None

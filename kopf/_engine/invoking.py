@@ -31,10 +31,9 @@ import weakref
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from kopf._core import errors, handlers, outcomes, registries, settings
+from kopf._core import errors, handlers, outcomes, registries, settings, typedkwargs
 from kopf._core import handlerids as ids
 from kopf._core.outcomes import Outcome, OutcomeKind
-from kopf._typed import parsing
 
 DEFAULT_BACKOFF = 60.0  # settings.execution.default_backoff, if the caller does not pass its own
 
@@ -274,10 +273,11 @@ async def _attempt(
 ) -> Outcome:
     # Only async handlers can be cancelled at their deadline; no timeout scope for the others.
     deadline = asyncio.timeout(remaining) if remaining is not None and is_async(handler.fn) else None
-    typed = parsing.typed_params(handler.fn, getattr(handler, 'resource_class', None), getattr(handler, 'field', None))
+    typed = typedkwargs.typed_params(handler.fn, getattr(handler, 'resource_class', None),
+                                     getattr(handler, 'field', None))
     try:
         if typed:   # typed handlers (docs/models.md): a body that does not parse is a permanent error
-            kwargs = parsing.parsed(typed, kwargs)
+            kwargs = typedkwargs.parsed(typed, kwargs)   # a ParseError: a PermanentError
         if deadline is None:
             result = await invoke(handler.fn, kwargs=kwargs, executor=executor)
         else:
@@ -287,8 +287,6 @@ async def _attempt(
         if deadline is not None and deadline.expired():
             return _timed_out(handler)
         return judge(handler, exc, default_backoff=default_backoff)
-    except parsing.ParseError as exc:
-        return Outcome(kind=OutcomeKind.FAILURE, exception=errors.PermanentError(str(exc)))
     except Exception as exc:
         return judge(handler, exc, default_backoff=default_backoff)
     outcome = Outcome(kind=OutcomeKind.SUCCESS, result=result)

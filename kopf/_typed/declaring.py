@@ -83,6 +83,12 @@ def declaration_of(cls: Any) -> Declaration | None:
     return cls.__dict__.get(ATTR) if isinstance(cls, type) else None
 
 
+def resource_of(selector_args: tuple[Any, ...]) -> type | None:
+    """The resource class named as a decorator's first positional argument (`@kopf.on.create(Database)`)."""
+    first = selector_args[0] if selector_args else None
+    return first if declaration_of(first) is not None else None
+
+
 def qualname(cls: type) -> str:
     return f'{cls.__module__}:{cls.__qualname__}'
 

@@ -11,7 +11,7 @@ from typing import Any
 import yaml
 
 from kopf._typed import declaring, generating, versioning
-from kopf._typed.marking import SchemaError
+from kopf._typed.extensions import SchemaError
 
 Schema = dict[str, Any]
 API_VERSION = 'apiextensions.k8s.io/v1'

@@ -14,8 +14,8 @@ from typing import Any
 import pydantic
 import pydantic_core
 
-from kopf._typed import declaring, docstrings, markers, marking
-from kopf._typed.marking import SchemaError
+from kopf._typed import declaring, docstrings, extensions, markers
+from kopf._typed.extensions import SchemaError
 
 Node = Mapping[str, Any]
 Schema = dict[str, Any]
@@ -98,7 +98,7 @@ class Walker:
         if description and 'description' not in schema:
             schema['description'] = description
         for marker in (node.get('metadata') or {}).get(markers.METADATA_KEY, ()):
-            marking.apply(marker, schema, where)
+            extensions.apply(marker, schema, where)
         return schema
 
     def fields(self, cls: type, fields: Sequence[tuple[str, Node, bool | None]], where: str) -> Schema:
@@ -165,7 +165,7 @@ def _typed_dict(w: Walker, node: Node, where: str) -> Schema:
 
 def _with_class_markers(cls: type, schema: Schema, where: str) -> Schema:
     for marker in markers.class_markers(cls):
-        marking.apply(marker, schema, where)
+        extensions.apply(marker, schema, where)
     return schema
 
 

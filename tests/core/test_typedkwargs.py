@@ -6,7 +6,8 @@ import pytest
 from pydantic import BaseModel, Field
 
 import kopf
-from kopf._typed import parsing
+from kopf._core import typedkwargs as parsing
+from kopf._typed import declaring
 
 
 class Spec(BaseModel):
@@ -94,6 +95,6 @@ def test_a_bad_value_names_the_field_path_and_the_value(spec: dict[str, Any], me
 
 
 def test_the_resource_class_as_a_selector() -> None:
-    assert parsing.resource_of((Parsed,)) is Parsed
-    assert parsing.resource_of(('example.com', 'v1', 'parseds')) is None
-    assert parsing.resource_of(()) is None
+    assert declaring.resource_of((Parsed,)) is Parsed
+    assert declaring.resource_of(('example.com', 'v1', 'parseds')) is None
+    assert declaring.resource_of(()) is None

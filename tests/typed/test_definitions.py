@@ -8,7 +8,7 @@ from pydantic import BaseModel
 
 import kopf
 from kopf._typed import definitions
-from kopf._typed.marking import SchemaError
+from kopf._typed.extensions import SchemaError
 
 
 class Spec(BaseModel):

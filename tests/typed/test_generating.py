@@ -11,7 +11,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 import kopf
 from kopf._typed import generating
-from kopf._typed.marking import SchemaError
+from kopf._typed.extensions import SchemaError
 
 
 class Colour(enum.Enum):
