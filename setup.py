@@ -40,6 +40,7 @@ setup(
         'uvloop': ['uvloop>=0.23.0'],  # `kopf run` uses it when installed (--no-uvloop: asyncio's own loop)
         'metrics': ['prometheus-client>=0.26.0'],  # `kopf run --metrics`, `settings.metrics`
         'docs': ['sphinx>=9.0.4', 'myst-parser>=5.2.0', 'furo>=2025.12.19'],  # `make docs`: the docs site
+        'models': ['pydantic>=2.11.0'],  # typed resources: `kopf crd`, `--install-crds`, parsed handler kwargs
         'test': [
             'pytest>=9.2.0',
             'pytest-asyncio>=1.5.0',
@@ -56,6 +57,7 @@ setup(
             'build>=1.3.0',  # make dist
             'setuptools>=75', 'wheel',  # tests/test_packaging_offline.py builds the wheel without network or isolation
             'prometheus-client>=0.26.0',
+            'pydantic>=2.11.0',
         ],
     },
     entry_points={

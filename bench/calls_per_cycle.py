@@ -29,17 +29,38 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 PLURAL = 'kopfexamples'
 
 
-def registry() -> kopf.OperatorRegistry:
+def registry(typed: bool = False) -> kopf.OperatorRegistry:
     registry = kopf.OperatorRegistry()
+    if typed:   # the same handlers, their `spec` parsed into a realistic model (bench/typed_parsing.py)
+        import typed_parsing
+
+        class BenchSpec(typed_parsing.WideSpec):
+            n: int = 0
+
+        def create_fn(spec: BenchSpec, **_: Any) -> Any:
+            return {'done': True}
+
+        def update_fn(spec: BenchSpec, **_: Any) -> Any:
+            return {'n': spec.n}
+
+        def delete_fn(spec: BenchSpec, **_: Any) -> Any:
+            return None
+
+        for decorator, fn in ((kopf.on.create, create_fn), (kopf.on.update, update_fn), (kopf.on.delete, delete_fn)):
+            decorator('kopf.dev', 'v1', PLURAL, registry=registry)(fn)
+        return registry
     kopf.on.create('kopf.dev', 'v1', PLURAL, registry=registry)(lambda **_: {'done': True})
     kopf.on.update('kopf.dev', 'v1', PLURAL, registry=registry)(lambda spec, **_: {'n': spec.get('n')})
     kopf.on.delete('kopf.dev', 'v1', PLURAL, registry=registry)(lambda **_: None)
     return registry
 
 
+WIDE: dict[str, Any] = {}   # `--wide`: every object's spec is a realistic one (20 fields, 2 levels) besides `n`
+
+
 def example(i: int, n: int = 0) -> dict[str, Any]:
     return {'apiVersion': 'kopf.dev/v1', 'kind': 'KopfExample',
-            'metadata': {'name': f'kex-{i:05d}', 'namespace': 'default'}, 'spec': {'n': n}}
+            'metadata': {'name': f'kex-{i:05d}', 'namespace': 'default'}, 'spec': {**WIDE, 'n': n}}
 
 
 async def until(check: Any, what: str, within: float = 300) -> None:
@@ -58,14 +79,20 @@ class Switch(Protocol):
     def disable(self) -> None: ...
 
 
-def run(count: int, profiler: Switch, *, logs: bool = False, burst: bool = False) -> None:
+def run(count: int, profiler: Switch, *, logs: bool = False, burst: bool = False, wide: bool = False,
+        typed: bool = False) -> None:
     """The scenario on a local cluster of its own with the bench CRD (also `instructions.py`'s).
 
     `logs`: the operator's INFO lines formatted as `kopf run` does (`kopf.configure()`), written to
     /dev/null (else nothing is logged: the root logger's WARNING level drops them before formatting).
     `burst`: each step's N requests are sent from one thread, one after another, while the operator
     works (as `bench/run.py`'s burst: many objects in flight), not one `to_thread` call per object.
+    `wide`: the objects' specs are realistic (bench/typed_parsing.py's 20 fields); `typed`: the handlers'
+    `spec` is annotated with that model, so each call parses it (docs/models.md), and `wide` is implied.
     """
+    if wide or typed:
+        import typed_parsing
+        WIDE.update(typed_parsing.SPEC)
     if logs:
         kopf.configure(verbose=False)
         devnull = open(os.devnull, 'w')  # for the whole process
@@ -74,10 +101,11 @@ def run(count: int, profiler: Switch, *, logs: bool = False, burst: bool = False
                 handler.setStream(devnull)
     with LocalCluster() as cluster:
         cluster.apply(str(ROOT / 'examples' / 'crd.yaml'))
-        asyncio.run(scenario(cluster, count, profiler, burst=burst))
+        asyncio.run(scenario(cluster, count, profiler, burst=burst, typed=typed))
 
 
-async def scenario(cluster: LocalCluster, count: int, profiler: Switch, *, burst: bool = False) -> None:
+async def scenario(cluster: LocalCluster, count: int, profiler: Switch, *, burst: bool = False,
+                   typed: bool = False) -> None:
     def objects() -> list[dict[str, Any]]:
         return cluster.list('kopf.dev/v1', PLURAL, 'default')
 
@@ -88,7 +116,7 @@ async def scenario(cluster: LocalCluster, count: int, profiler: Switch, *, burst
     settings = kopf.OperatorSettings()
     vault = cluster_vault(cluster)
     stop, ready = asyncio.Event(), asyncio.Event()
-    task = asyncio.create_task(kopf.operator(registry=registry(), vault=vault, settings=settings,
+    task = asyncio.create_task(kopf.operator(registry=registry(typed), vault=vault, settings=settings,
                                              namespaces=['default'], stop_flag=stop, ready_flag=ready))
     await ready.wait()
     async def each(fn: Any) -> None:
@@ -120,9 +148,11 @@ def main() -> None:
     parser.add_argument('--dump', metavar='FILE', help="also write the profile (pstats) to this file")
     parser.add_argument('--logs', action='store_true', help="log INFO lines as `kopf run` does (to /dev/null)")
     parser.add_argument('--burst', action='store_true', help="each step's requests from one thread at once")
+    parser.add_argument('--wide', action='store_true', help='realistic specs (bench/typed_parsing.py: 20 fields)')
+    parser.add_argument('--typed', action='store_true', help="the handlers' spec parsed into that model (--wide)")
     args = parser.parse_args()
     profiler = cProfile.Profile()
-    run(args.objects, profiler, logs=args.logs, burst=args.burst)
+    run(args.objects, profiler, logs=args.logs, burst=args.burst, wide=args.wide, typed=args.typed)
     if args.dump:
         profiler.dump_stats(args.dump)
     stats = pstats.Stats(profiler).stats  # type: ignore[attr-defined]

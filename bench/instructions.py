@@ -55,11 +55,13 @@ def main() -> None:
     parser.add_argument('--report', metavar='FILE', help='print the per-lifecycle figure of a callgrind file')
     parser.add_argument('--logs', action='store_true', help="log INFO lines as `kopf run` does (to /dev/null)")
     parser.add_argument('--burst', action='store_true', help="each step's requests from one thread at once")
+    parser.add_argument('--wide', action='store_true', help='realistic specs (bench/typed_parsing.py: 20 fields)')
+    parser.add_argument('--typed', action='store_true', help="the handlers' spec parsed into that model (--wide)")
     args = parser.parse_args()
     if args.report:
         report(args.report, args.objects)
         return
-    calls_per_cycle.run(args.objects, Toggle(), logs=args.logs, burst=args.burst)
+    calls_per_cycle.run(args.objects, Toggle(), logs=args.logs, burst=args.burst, wide=args.wide, typed=args.typed)
     print(f'kopf: {calls_per_cycle.kopf.__file__}')
 
 

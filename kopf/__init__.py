@@ -131,6 +131,22 @@ from kopf._daemons.reasons import (
 from kopf._indices.lookups import Index, Store
 # --- end block: compat types ---
 
+# --- block: typed resources (models become CRDs; no pydantic until a model is used) ---
+from kopf._typed.declaring import custom_resource
+from kopf._typed.markers import (
+    Atomic,
+    EmbeddedResource,
+    Format,
+    Granular,
+    ListMap,
+    ListSet,
+    PreserveUnknownFields,
+    PrinterColumn,
+    Rule,
+    Scale,
+)
+# --- end block: typed resources ---
+
 # --- block: reactor (running, embedding, lifecycles, loggers) ---
 from kopf import lifecycles
 from kopf.lifecycles import get_default_lifecycle, set_default_lifecycle
@@ -255,6 +271,19 @@ __all__ = [
     'WebhookServer',
     'WebhookServerProtocol',
     # --- end all: compat types ---
+    # --- all: typed resources ---
+    'Atomic',
+    'EmbeddedResource',
+    'Format',
+    'Granular',
+    'ListMap',
+    'ListSet',
+    'PreserveUnknownFields',
+    'PrinterColumn',
+    'Rule',
+    'Scale',
+    'custom_resource',
+    # --- end all: typed resources ---
     # --- all: reactor ---
     'LocalObjectLogger',
     'LogFormat',

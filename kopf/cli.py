@@ -1,9 +1,10 @@
-"""The `kopf` command line: `kopf run`, `kopf rbac`, `kopf cluster`, `kopf freeze`, `kopf resume`.
+"""The `kopf` command line: `kopf run`, `kopf cluster`, `kopf rbac`, `kopf crd`, `kopf freeze`, `kopf resume`.
 
 The CLI only parses options and hands them to the library; it holds no logic of its own.
 """
 import asyncio
 import contextlib
+import copy
 import dataclasses
 import os
 import pathlib
@@ -19,7 +20,7 @@ from kopf._api import credentials
 from kopf._core import registries
 from kopf._engine import identity as identity_
 from kopf._engine import loading, loggers, running
-from kopf._kits import loops
+from kopf._kits import clihelp, loops
 
 
 @click.group(name='kopf', context_settings={'help_option_names': ['-h', '--help'], 'auto_envvar_prefix': 'KOPF'})
@@ -79,72 +80,6 @@ def cluster(host: str, port: int, config_path: str, apply: tuple[str, ...], stat
         pass
 
 
-class _GroupedCommand(click.Command):
-    """A command whose `--help` reads as kubectl's: the description, examples, the options in titled groups
-    (by the parameters' names; the rest under "Other options"), then notes (e.g. what has no options)."""
-
-    def __init__(self, *args: Any, groups: tuple[tuple[str, tuple[str, ...]], ...] = (), examples: str = '',
-                 notes: tuple[tuple[str, str], ...] = (), **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.groups, self.examples, self.notes = groups, examples, notes
-
-    def format_help_text(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        super().format_help_text(ctx, formatter)
-        if self.examples:
-            with formatter.section('Examples'):
-                for line in self.examples.strip().splitlines():
-                    formatter.write(' ' * formatter.current_indent + line.strip() + '\n')
-
-    def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        records = {param.name: record for param in self.get_params(ctx) if isinstance(param, click.Option)
-                   if (record := param.get_help_record(ctx)) is not None}
-        width = min(30, max((len(term) for term, _ in records.values()), default=0))  # one column for all groups
-        for title, names in (*self.groups, ('Other options', tuple(records))):
-            rows = [(term.ljust(width), text) for name in names if name in records
-                    for term, text in [records.pop(name)]]
-            if rows:
-                with formatter.section(title):
-                    formatter.write_dl(rows)
-
-    def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        for title, text in self.notes:
-            with formatter.section(title):
-                formatter.write_text(text)
-        super().format_epilog(ctx, formatter)
-
-
-RUN_GROUPS = (
-    ('Handlers and scope', ('modules', 'namespaces', 'clusterwide')),
-    ('Peering and leases', ('standalone', 'dev', 'peering_name', 'priority', 'lease_name', 'lease_namespace',
-                            'shards')),
-    ('Probes and metrics', ('liveness_endpoint', 'metrics_endpoint')),
-    ('Logging', ('verbose', 'debug', 'quiet', 'log_format', 'log_refkey', 'log_prefix')),
-    ('Local cluster (instead of a real one)', ('local_cluster', 'apply', 'state', 'kubeconfig', 'tls_sans',
-                                               'git_version')),
-    ('Event loop', ('uvloop',)),
-)
-RUN_EXAMPLES = """
-    # The handlers in handlers.py, for one namespace of the current kubeconfig context
-    kopf run handlers.py -n default
-    # The whole cluster, with a liveness probe and Prometheus metrics
-    kopf run handlers.py -A -L http://0.0.0.0:8080/healthz --metrics 0.0.0.0:9090
-    # One of several replicas: only the holder of the Lease acts
-    kopf run -m my_operator.handlers -A --lease my-operator
-    # On an in-memory local cluster, with a CRD applied, for development
-    kopf run handlers.py -A --local-cluster --apply crd.yaml --kubeconfig local.kubeconfig
-"""
-RUN_NOTES = (
-    ('Connection', 'As kubectl connects: $KUBECONFIG (else ~/.kube/config) and its current context, or the '
-                   'pod\'s service account in a cluster; @kopf.on.login() handlers replace that (docs/api-client.md). '
-                   'With --local-cluster: the local cluster.'),
-    ('Webhooks', 'Admission webhooks are served when settings.admission.server is set in a startup handler, '
-                 'e.g. kopf.WebhookServer() (docs/admission.md).'),
-    ('Environment', 'KOPF_RUN_NAMESPACE (added to -n), KOPF_RUN_PEERING, KOPF_RUN_LEASE, KOPF_RUN_LEASE_NAMESPACE, '
-                    'KOPF_RUN_SHARDS; the other options by their names, e.g. KOPF_RUN_LOG_FORMAT=json, '
-                    'KOPF_RUN_LIVENESS_ENDPOINT, KOPF_RUN_METRICS_ENDPOINT.'),
-)
-
-
 @dataclasses.dataclass
 class CLIControls:
     """What an embedder (e.g. `kopf.testing.KopfRunner`) passes to `kopf run` as click's `obj`.
@@ -196,7 +131,8 @@ def _operator_sources(namespaces_help: str, clusterwide_help: str) -> Callable[[
     return decorate
 
 
-@main.command(cls=_GroupedCommand, groups=RUN_GROUPS, examples=RUN_EXAMPLES, notes=RUN_NOTES)
+@main.command(cls=clihelp.GroupedCommand, groups=clihelp.RUN_GROUPS, examples=clihelp.RUN_EXAMPLES,
+              notes=clihelp.RUN_NOTES)
 @_operator_sources('Namespaces to serve: names or globs, comma-separated, "!" to exclude (repeatable).',
                    'Serve the whole cluster.')
 @click.option('--standalone', is_flag=True, default=None, help='No peering with other operators.')
@@ -224,6 +160,8 @@ def _operator_sources(namespaces_help: str, clusterwide_help: str) -> Callable[[
 @click.option('--kubeconfig', 'kubeconfig', default=None, type=click.Path(dir_okay=False),
               help='Write the local cluster\'s kubeconfig to this path (needs --local-cluster).')
 @posing_options
+@click.option('--install-crds', 'install_crds', is_flag=True, default=False,
+              help='Create or update the CRDs of the loaded resource classes (@kopf.custom_resource) at startup.')
 @click.option('--uvloop/--no-uvloop', 'uvloop', default=None,
               help='Use uvloop (default: if installed, e.g. by pip install kopf[uvloop]) or asyncio\'s own loop.')
 @click.pass_context
@@ -254,7 +192,7 @@ def run(ctx: click.Context, /, paths: tuple[str, ...], modules: tuple[str, ...],
                'liveness_endpoint': liveness_endpoint, 'metrics_endpoint': more['metrics_endpoint'],
                'priority': priority, 'peering_name': more['peering_name'], 'lease_name': more['lease_name'],
                'lease_namespace': more['lease_namespace'], 'shards': more['shards']}
-    _run_operator(controls, paths, modules, local, options, factory)
+    _run_operator(controls, paths, modules, local, options, factory, install_crds=more['install_crds'])
 
 
 def _check_run_options(namespaces: tuple[str, ...], clusterwide: bool, controls: 'CLIControls',
@@ -271,17 +209,21 @@ def _check_run_options(namespaces: tuple[str, ...], clusterwide: bool, controls:
 
 
 def _run_operator(controls: 'CLIControls', paths: tuple[str, ...], modules: tuple[str, ...],
-                  local: dict[str, Any] | None, options: dict[str, Any], factory: loops.LoopFactory | None) -> None:
+                  local: dict[str, Any] | None, options: dict[str, Any], factory: loops.LoopFactory | None, *,
+                  install_crds: bool = False) -> None:
     """The operator's code loaded (after the local cluster, if any, has started), then run until it stops."""
     with contextlib.ExitStack() as stack:
         try:
             vault = stack.enter_context(_local_cluster(**local)) if local is not None else controls.vault
             if controls.registry is not None:  # the loaded files' decorators register into it
                 stack.enter_context(_default_registry(controls.registry))
+            declared_before = _declared_count()
             loading.load(paths, modules)  # after KUBECONFIG is set: clients read it at import time
             _warn_if_nothing_registered(controls.registry, paths, modules)
+            settings = _with_crds(controls.settings, controls.registry, paths, modules, declared_before) \
+                if install_crds else controls.settings
             loops.run(running.operator(
-                **options, vault=vault, registry=controls.registry, settings=controls.settings, memo=controls.memo,
+                **options, vault=vault, registry=controls.registry, settings=settings, memo=controls.memo,
                 stop_flag=controls.stop_flag, ready_flag=controls.ready_flag), factory)
         except (loading.LoadingError, running.OperatorError, protocols.UnsupportedHandlersError) as exc:
             if isinstance(exc, loading.LoadingError) and exc.details:
@@ -305,16 +247,19 @@ def _run_operator(controls: 'CLIControls', paths: tuple[str, ...], modules: tupl
               help='A YAML file of more rules (a list of rules, or a Role/ClusterRole), e.g. what handlers call.')
 @click.option('--crd', 'crds', multiple=True, type=click.Path(dir_okay=False),
               help='A manifest with the CRDs of the handled resources (their groups, scopes, subresources).')
+@click.option('--install-crds', 'install_crds', is_flag=True,
+              help='The operator runs with --install-crds: the CRDs of its resource classes are created, updated.')
 @click.option('--name', default='kopf', show_default=True, help='The name of the (Cluster)Role(Binding)s.')
 @click.option('--service-account', 'service_accounts', multiple=True,
               help='Bind to this NAMESPACE/NAME (repeatable; default: default/kopf unless --user).')
 @click.option('--user', 'users', multiple=True, help='Bind to this user (repeatable), e.g. of a client certificate.')
 def rbac(paths: tuple[str, ...], modules: tuple[str, ...], namespaces: tuple[str, ...], clusterwide: bool,
          peering_name: str | None, standalone: bool, lease_name: str | None, shards: int | None,
-         extra: tuple[str, ...], crds: tuple[str, ...], name: str, service_accounts: tuple[str, ...],
-         users: tuple[str, ...]) -> None:
+         extra: tuple[str, ...], crds: tuple[str, ...], install_crds: bool, name: str,
+         service_accounts: tuple[str, ...], users: tuple[str, ...]) -> None:
     """Print the RBAC YAML for the framework's own requests that the handlers imply."""
     from kopf._rbac import rendering  # a feature: only for `kopf rbac`
+    from kopf._typed import declaring, finding  # a feature: only with resource classes
 
     if clusterwide and namespaces:
         raise click.UsageError('Either --namespace or --all-namespaces, not both.')
@@ -327,17 +272,57 @@ def rbac(paths: tuple[str, ...], modules: tuple[str, ...], namespaces: tuple[str
     peering_name = None if standalone else peering_name or 'default'
     registry = registries.OperatorRegistry()
     try:
+        declared_before = _declared_count()
         with _default_registry(registry):
             loading.load(paths, modules)
+        names = [*(loading.script_name(idx, path) for idx, path in enumerate(paths)), *modules]
+        declared = finding.loaded(names, since=declared_before)
+        installed = tuple(dict.fromkeys(d.crd_name for cls in declared if (d := declaring.declaration_of(cls))))
+        if install_crds and not installed:
+            raise loading.LoadingError('--install-crds: the loaded code declares no resource classes.')
         options = rendering.options_for(namespaces, peering=peering_name, lease=lease_name, shards=bool(shards),
-                                        name=name, service_accounts=service_accounts, users=users)
-        generated = rendering.generate(registry, options, crds=crds, extra=extra)
+                                        name=name, service_accounts=service_accounts, users=users,
+                                        installed_crds=installed if install_crds else ())
+        generated = rendering.generate(registry, options, crds=crds, extra=extra, declared=declared)
     except (loading.LoadingError, ValueError) as exc:
         click.echo(f'Error: {exc}', err=True)
         raise SystemExit(1) from None
     for warning in generated.warnings:
         click.echo(f'Warning: {warning}', err=True)
     click.echo(generated.dump(), nl=False)
+
+
+@main.command()
+@click.argument('targets', nargs=-1, required=True, metavar='PATH.py[:CLASS] | MODULE[:CLASS]...')
+@click.option('-o', '--output', 'output', default=None, type=click.Path(file_okay=False),
+              help='Write one file per CRD into this directory (<plural>.<group>.yaml), not to stdout.')
+def crd(targets: tuple[str, ...], output: str | None) -> None:
+    """Print the CRDs of the resource classes (@kopf.custom_resource) in files or modules (needs kopf[models])."""
+    from kopf._typed import declaring, finding
+
+    try:
+        classes = finding.find(targets)
+        from kopf._typed import definitions  # imports pydantic
+        assembled = definitions.assemble(classes)
+    except ModuleNotFoundError as exc:
+        if exc.name not in ('pydantic', 'pydantic_core'):
+            raise
+        click.echo("Error: kopf crd needs pydantic: pip install 'kopf[models]'", err=True)
+        raise SystemExit(1) from None
+    except (finding.FindingError, declaring.DeclarationError, ValueError) as exc:
+        click.echo(f'Error: {exc}', err=True)
+        raise SystemExit(1) from None
+    for warning in assembled.warnings:
+        click.echo(f'Warning: {warning}', err=True)
+    if output is None:
+        click.echo(assembled.dump(), nl=False)
+        return
+    os.makedirs(output, exist_ok=True)
+    for item in assembled.crds:
+        name = item['metadata']['name']
+        path = pathlib.Path(output) / f'{name}.yaml'
+        path.write_text(assembled.dump(name), encoding='utf-8')
+        click.echo(f'Wrote {path}', err=True)
 
 
 @main.command()
@@ -398,6 +383,34 @@ def _warn_if_nothing_registered(registry: Any, paths: tuple[str, ...], modules: 
     warning = loading.nothing_registered(registry or registries.get_default_registry(), paths, modules)
     if warning is not None:
         running.logger.warning(warning)
+
+
+def _declared_count() -> int:
+    from kopf._typed import declaring
+    return len(declaring.DECLARED)
+
+
+def _with_crds(settings: Any, registry: Any, paths: tuple[str, ...], modules: tuple[str, ...], since: int) -> Any:
+    """The settings with the loaded resource classes in `settings.crds.install` (`kopf run --install-crds`):
+    those declared by the loaded code or in its namespaces, and those its handlers name (`@kopf.on.create(X)`)."""
+    from kopf._core import registries
+    from kopf._core import settings as settings_
+    from kopf._engine import loading
+    from kopf._typed import finding
+
+    names = [*(loading.script_name(idx, path) for idx, path in enumerate(paths)), *modules]
+    classes = finding.loaded(names, since=since)
+    for handler in (registry or registries.get_default_registry()).handlers:
+        named = getattr(handler, 'resource_class', None)
+        if named is not None and named not in classes:
+            classes.append(named)
+    if not classes:
+        raise loading.LoadingError('--install-crds: the loaded code declares no resource classes '
+                                   '(@kopf.custom_resource(...)).')
+    settings = copy.copy(settings) if settings is not None else settings_.OperatorSettings()  # the caller's: kept
+    install = [*settings.crds.install, *(cls for cls in classes if cls not in settings.crds.install)]
+    settings.crds = dataclasses.replace(settings.crds, install=install)
+    return settings
 
 
 @contextlib.contextmanager

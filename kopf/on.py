@@ -20,9 +20,10 @@ from kopf._core.causes import Activity, Reason
 from kopf._core.errors import ErrorsMode
 from kopf._core.registries import OperatorRegistry
 from kopf._shared import fields
+from kopf._typed import declaring
 
 F = TypeVar('F', bound=Callable[..., Any])
-SelectorArg = str | selectors.Marker | Callable[..., bool] | None
+SelectorArg = str | selectors.Marker | Callable[..., bool] | type | None
 
 __all__ = [
     'startup', 'cleanup', 'login', 'probe',
@@ -173,11 +174,25 @@ class _Registrar:
         self.decorator = decorator
         self.options = options
         self.registry = registry or options.get('registry') or registries.get_default_registry()
+        self.resource_class = None if selector_args is None else declaring.resource_of(selector_args)
+        if selector_args is not None and self.resource_class is not None:   # exactly its group, version, plural
+            selector_args = self._resource_selector(self.resource_class, selector_args)
         self.selector = (
             None if selector_args is None else
             selectors.parse_selector(*selector_args, **{k: v for k, v in options.items() if k in _SELECTOR_KEYS})
         )
         self.common = self._behaviour(default_errors) | self._filters()
+        if self.resource_class is not None:
+            self.common['resource_class'] = self.resource_class
+
+    def _resource_selector(self, cls: type, args: tuple[SelectorArg, ...]) -> tuple[SelectorArg, ...]:
+        declaration = declaring.declaration_of(cls)
+        assert declaration is not None   # found by it
+        given = sorted(key for key in _SELECTOR_KEYS if self.options.get(key) is not None)
+        if any(arg is not None for arg in args[1:]) or given:
+            raise TypeError(f'{self.decorator}(): a resource class ({cls.__name__}) names the resource; '
+                            f'give no other selector ({", ".join(given) or "positional arguments"}).')
+        return declaration.group, declaration.version, declaration.plural
 
     def _behaviour(self, default_errors: ErrorsMode) -> dict[str, Any]:
         opts = self.options

@@ -25,7 +25,7 @@ IO_MODULES = {'asyncio', 'aiohttp', 'socket', 'ssl', 'subprocess', 'threading'}
 CLOCK_READS = re.compile(r'\b(time\.(time|monotonic|perf_counter)(_ns)?|datetime\.(datetime\.)?(now|utcnow|today)|'
                          r'get_running_loop\(\)\.time|loop\.time)\(')
 PURE_PACKAGES = {'_core', '_storage'}
-FEATURES = ['_daemons', '_indices', '_admission', '_peering', '_leases', '_shards', '_metrics', '_rbac']
+FEATURES = ['_daemons', '_indices', '_admission', '_peering', '_leases', '_shards', '_metrics', '_rbac', '_typed']
 LAYERS = {'_shared': 0, '_core': 1, '_storage': 2, '_api': 2, '_engine': 3, **dict.fromkeys(FEATURES, 4), '_kits': 5}
 FACADE = {'__init__.py', 'on.py', 'cli.py', 'testing.py', 'lifecycles.py', '__main__.py', '_version.py'}
 
@@ -93,7 +93,7 @@ def test_import_kopf_does_not_import_optional_clients() -> None:
     code = (
         'import sys, kopf; '
         'heavy = {"kubernetes", "pykube", "jsonschema", "orjson", "cryptography", "trustme", "aiohttp", '
-        '"prometheus_client", "uvloop", "pythonjsonlogger"}; '  # the extras: only when used
+        '"prometheus_client", "uvloop", "pythonjsonlogger", "pydantic", "pydantic_core"}; '  # the extras: when used
         'print(sorted(heavy & {m.split(".")[0] for m in sys.modules}))'
     )
     proc = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, check=True)
@@ -154,6 +154,8 @@ def test_kopf_run_and_kopf_rbac_load_no_emulator_module(tmp_path: pathlib.Path) 
 FEATURE_FACES = {
     ('_shards', 'kopf._leases.holding'): 'each shard is held by a Lease: the same holder as `--lease`',
     ('_shards', 'kopf._leases.elections'): "the shard Leases' holders are read by the same rules",
+    ('_rbac', 'kopf._typed.declaring'): 'the declared resource classes resolve without their CRD (`kopf rbac`)',
+    ('_rbac', 'kopf._typed.versioning'): "of their versions, the preferred one: Kubernetes' order",
 }
 # Where the lower layers reach up, and why. Each is a module of the layer below naming one above it.
 UPWARD_ALLOWED = {
@@ -163,7 +165,7 @@ UPWARD_ALLOWED = {
     ('_engine/running.py', 'kopf._daemons'), ('_engine/running.py', 'kopf._indices'),
     ('_engine/running.py', 'kopf._admission'), ('_engine/running.py', 'kopf._peering'),
     ('_engine/running.py', 'kopf._leases'), ('_engine/running.py', 'kopf._shards'),
-    ('_engine/running.py', 'kopf._metrics'),
+    ('_engine/running.py', 'kopf._metrics'), ('_engine/running.py', 'kopf._typed'),
     # The liveness endpoint serves the metrics on the same port when both are on the same address.
     ('_engine/probing.py', 'kopf._metrics.prometheus'),
     # `KopfRunner` runs the `kopf run` command itself: the CLI is what it drives.
@@ -274,3 +276,25 @@ def test_only_the_records_module_changes_a_record() -> None:
     found = {str(path.relative_to(ROOT)): lines for path in sorted(ROOT.rglob('*.py'))
              if path.name != 'records.py' and (lines := _record_writes(path))}
     assert found == {}
+
+
+def test_declaring_typed_resources_and_handlers_does_not_import_pydantic() -> None:
+    """Typed resources (docs/models.md) import pydantic when a model is used (a CRD made, a kwarg parsed), not when
+    declared: dataclass models and their handlers cost an operator without pydantic nothing."""
+    code = (
+        'import dataclasses, sys, kopf\n'
+        '@kopf.Rule("self.a > 0")\n'
+        '@dataclasses.dataclass\n'
+        'class Spec:\n'
+        '    a: int = 1\n'
+        '@kopf.custom_resource("example.com", "v1", kind="Thing",\n'
+        '                      printer_columns=[kopf.PrinterColumn("A", ".spec.a")])\n'
+        '@dataclasses.dataclass\n'
+        'class Thing:\n'
+        '    spec: Spec\n'
+        '@kopf.on.create(Thing)\n'
+        'def fn(spec: Spec, **_): pass\n'
+        'print(sorted(m for m in sys.modules if m.split(".")[0] in ("pydantic", "pydantic_core")))\n'
+    )
+    proc = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, check=True)
+    assert proc.stdout.strip() == '[]'

@@ -144,7 +144,7 @@ def test_functions_stay_within_the_size_limit() -> None:
 # module or a subpackage anywhere in the package (the emulator's are nested by concern).
 MIRRORS = {folder: f'_{folder}' for folder in ('core', 'shared', 'engine', 'storage', 'api', 'cluster', 'kits',
                                                 'daemons', 'indices', 'admission', 'peering', 'leases', 'shards',
-                                                'metrics', 'rbac')}
+                                                'metrics', 'rbac', 'typed')}
 ACROSS_MODULES = {  # files that test one concern across modules, and that concern
     'storage/test_docs_examples.py': "docs/persistence.md's and docs/settings.md's examples: storages and settings",
     'storage/test_reactor_paths.py': "both storages' (progress, diff-base) fast paths against their per-key methods",

@@ -35,6 +35,7 @@ Modules:
 - `filters`     labels, annotations, `when`, field and value filters
 - `registries`  the registry of handlers and which apply to a resource and a cause
 - `kwargs`      the keyword arguments of handlers and filter callbacks, built from a cause
+- `typedkwargs` typed handlers: `spec`/`status`/`body`/`old`/`new` parsed into the models they are annotated with
 - `errors`      the errors handlers raise to steer their retries, and the errors mode
 - `outcomes`    the outcome of one attempt of one handler
 - `progress`    the per-handler state machine of change handling

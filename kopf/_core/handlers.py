@@ -60,6 +60,7 @@ class ResourceHandler(BaseHandler):
     when: filters.FilterFn | None = None
     field: fields.FieldPath | None = None
     value: filters.ValueFilter = None
+    resource_class: type | None = None   # `@kopf.on.create(Database)`: its unannotated spec/status/body are typed
 
 
 @dataclasses.dataclass(frozen=True, eq=False, kw_only=True)

@@ -1,5 +1,6 @@
 """`kopf.Patch`: the merge-patch a cycle accumulates, with write views and JSON-patch transformations."""
 import copy as copying
+import dataclasses
 from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping
 from typing import Any
 
@@ -45,6 +46,31 @@ class PatchView(MutableMapping[str, Any]):
         return repr(dict(self._read()))
 
 
+def as_patch(value: Any, what: str = 'a patch') -> dict[str, Any]:
+    """A dict, a pydantic model (the fields that were set) or a dataclass (its non-None fields), as JSON."""
+    if isinstance(value, Mapping):
+        return dict(value)
+    dump = getattr(value, 'model_dump', None)
+    if callable(dump) and hasattr(value, '__pydantic_fields_set__'):
+        result: dict[str, Any] = dump(mode='json', by_alias=True, exclude_unset=True)
+        return result
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        import pydantic  # dataclasses' JSON form (datetimes, enums, nested models): pydantic's
+        dumped: dict[str, Any] = pydantic.TypeAdapter(type(value)).dump_python(
+            value, mode='json', by_alias=True, exclude_none=True)
+        return dumped
+    raise TypeError(f'{what} takes a dict, a pydantic model or a dataclass, not {value!r}.')
+
+
+def _merged(old: Any, new: Mapping[str, Any]) -> dict[str, Any]:
+    """A merge-patch's stanza with another merged in: dicts key by key, anything else replaced."""
+    result = dict(old) if isinstance(old, Mapping) else {}
+    for key, value in new.items():
+        result[key] = _merged(result.get(key), value) if isinstance(value, Mapping) and \
+            isinstance(result.get(key), Mapping) else value
+    return result
+
+
 class MetaPatch(PatchView):
     @property
     def labels(self) -> PatchView:
@@ -82,9 +108,24 @@ class Patch(dict[str, Any]):
     def spec(self) -> PatchView:
         return PatchView(self, ('spec',))
 
+    @spec.setter
+    def spec(self, value: Any) -> None:
+        self._merge('spec', value)
+
     @property
     def status(self) -> PatchView:
         return PatchView(self, ('status',))
+
+    @status.setter
+    def status(self, value: Any) -> None:
+        """`patch.status = MyStatus(...)`: a typed model merged in (docs/models.md), or a dict."""
+        self._merge('status', value)
+
+    def _merge(self, key: str, value: Any) -> None:
+        if isinstance(value, PatchView) and value._patch is self and value._path == (key,):
+            return   # `patch.status = patch.status`, e.g. after `patch.status |= ...` on the view
+        merged = _merged(self.get(key), as_patch(value, f'patch.{key}'))
+        self[key] = merged
 
     def as_json_patch(self, body: Mapping[str, Any] | None = None, *, merged: bool = False) -> list[dict[str, Any]]:
         """The JSON-patch that turns `body` into the result of applying the `.fns` to it.

@@ -184,6 +184,12 @@ class MetricsSettings:
 
 
 @dataclasses.dataclass
+class CRDSettings:
+    """`settings.crds`: the CRDs of typed resources (docs/models.md), created or updated at startup."""
+    install: list[type] = dataclasses.field(default_factory=list)  # resource classes (`kopf run --install-crds`)
+
+
+@dataclasses.dataclass
 class OperatorSettings:
     """All settings of one operator (`kopf.OperatorSettings`), tuned in startup handlers."""
     process: ProcessSettings = dataclasses.field(default_factory=ProcessSettings)
@@ -198,6 +204,7 @@ class OperatorSettings:
     persistence: PersistenceSettings = dataclasses.field(default_factory=PersistenceSettings)
     background: BackgroundSettings = dataclasses.field(default_factory=BackgroundSettings)
     metrics: MetricsSettings = dataclasses.field(default_factory=MetricsSettings)
+    crds: CRDSettings = dataclasses.field(default_factory=CRDSettings)
 
     @property
     def batching(self) -> QueueingSettings:

@@ -31,7 +31,7 @@ import weakref
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from kopf._core import errors, handlers, outcomes, registries, settings
+from kopf._core import errors, handlers, outcomes, registries, settings, typedkwargs
 from kopf._core import handlerids as ids
 from kopf._core.outcomes import Outcome, OutcomeKind
 
@@ -273,7 +273,11 @@ async def _attempt(
 ) -> Outcome:
     # Only async handlers can be cancelled at their deadline; no timeout scope for the others.
     deadline = asyncio.timeout(remaining) if remaining is not None and is_async(handler.fn) else None
+    typed = typedkwargs.typed_params(handler.fn, getattr(handler, 'resource_class', None),
+                                     getattr(handler, 'field', None))
     try:
+        if typed:   # typed handlers (docs/models.md): a body that does not parse is a permanent error
+            kwargs = typedkwargs.parsed(typed, kwargs)   # a ParseError: a PermanentError
         if deadline is None:
             result = await invoke(handler.fn, kwargs=kwargs, executor=executor)
         else:

@@ -61,13 +61,18 @@ def nothing_registered(registry: Any, paths: Iterable[str], modules: Iterable[st
             f'e.g. @kopf.on.create instead of @kopf.on.create(...)?')
 
 
+def script_name(idx: int, path: str) -> str:
+    """The module name of the idx-th file (in `sys.modules` while the operator runs)."""
+    return f'__kopf_script_{idx}__{path}'
+
+
 def _load_file(idx: int, path: str) -> None:
     if not os.path.isfile(path):
         raise LoadingError(f'No such file: {path}')
     directory = os.path.dirname(os.path.abspath(path))
     if directory not in sys.path:
         sys.path.insert(0, directory)
-    name = f'__kopf_script_{idx}__{path}'
+    name = script_name(idx, path)
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
         raise LoadingError(f'Cannot load {path}: not a Python file?')

@@ -322,6 +322,12 @@ async def _start(ctx: contexts.OperatorContext) -> None:
         raise OperatorError(f'Cannot log in to the cluster: {exc}') from None
     except Exception as exc:
         raise OperatorError(f'Cannot reach the Kubernetes API: {exc}') from None
+    if ctx.settings.crds.install:   # typed resources: lazily, as they import pydantic
+        from kopf._typed import installing
+        try:
+            await installing.install_classes(ctx.client, ctx.settings.crds.install, logger)
+        except installing.InstallError as exc:
+            raise OperatorError(str(exc)) from None
 
 
 async def _stopper(stopping: asyncio.Event, stop_flag: Flag | None) -> None:

@@ -5,6 +5,7 @@ selectors are resolved against the built-in resources of the local cluster's tab
 the `--crd` manifests (no cluster is contacted); the rules come from `kopf._rbac.rules`.
 """
 import dataclasses
+import inspect
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -32,9 +33,12 @@ class Generated:
 
 
 def generate(registry: registries.OperatorRegistry, options: rbac.Options, *,
-             crds: Sequence[str] = (), extra: Sequence[str] = ()) -> Generated:
-    """The manifests for the registry's handlers (ValueError naming the file if a manifest is bad)."""
-    known = [*builtin_resources(), *crd_resources(crds)]
+             crds: Sequence[str] = (), extra: Sequence[str] = (), declared: Sequence[type] = ()) -> Generated:
+    """The manifests for the registry's handlers (ValueError naming the file if a manifest is bad).
+
+    `declared`: the resource classes of the loaded code (typed resources): they resolve without a `--crd`.
+    """
+    known = [*builtin_resources(), *crd_resources(crds), *declared_resources(declared)]
     grants, warnings = rbac.grants(registry, known, options)
     extra_cluster: list[dict[str, Any]] = []
     extra_namespaced: list[dict[str, Any]] = []
@@ -73,6 +77,30 @@ def crd_resources(paths: Iterable[str]) -> list[resources.Resource]:
                     name = (doc.get('metadata') or {}).get('name')
                     raise ValueError(f'{path}: the CRD {name!r} is incomplete: {exc!r} is missing.') from None
     return _converted(served)
+
+
+def declared_resources(classes: Iterable[type]) -> list[resources.Resource]:
+    """The resources of the resource classes (`@kopf.custom_resource`), as their CRDs will serve them."""
+    from kopf._typed import declaring, versioning
+
+    found = [(cls, declaration) for cls in classes if (declaration := declaring.declaration_of(cls)) is not None]
+    preferred: dict[str, str] = {}
+    for _, d in found:
+        best = preferred.get(d.crd_name)
+        if d.served and (best is None or versioning.priority(d.version) > versioning.priority(best)):
+            preferred[d.crd_name] = d.version
+    verbs = frozenset({'create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'})
+    return [resources.Resource(group=d.group, version=d.version, plural=d.plural, kind=d.kind, singular=d.singular,
+                               shortcuts=frozenset(d.shortnames), categories=frozenset(d.categories),
+                               subresources=frozenset(_subresources(cls, d)), namespaced=d.scope == 'Namespaced',
+                               preferred=preferred.get(d.crd_name) == d.version, verbs=verbs)
+            for cls, d in found if d.served]
+
+
+def _subresources(cls: type, declaration: Any) -> list[str]:
+    has_status = any('status' in inspect.get_annotations(base) for base in cls.__mro__)
+    status = declaration.status_subresource or (declaration.status_subresource is None and has_status)
+    return [*(['status'] if status else []), *(['scale'] if declaration.scale else [])]
 
 
 def _converted(served: Iterable[Any]) -> list[resources.Resource]:

@@ -15,6 +15,7 @@ What the framework requests (the code paths of kopf/_api, kopf/_engine and the f
 | managed webhook configurations                             | admission handlers           | create, patch          |
 |   (`answering.Admission.configure`)                        |                              |                        |
 | peering objects (`--peering NAME`)                         | the option                   | get list watch patch   |
+| the typed resources' CRDs (`typed.installing`)              | `--install-crds`             | get create update      |
 | leases (`--lease NAME`)                                    | the option                   | get create update watch|
 | the members of the shards (`--lease NAME --shards N`: the  | `--shards`                   | + list                 |
 |   membership Leases, listed by label; `NAME-<i>` as above) |                              |                        |
@@ -74,6 +75,7 @@ class Options:
     users: tuple[str, ...] = ()
     posting: bool = True                 # settings.posting.enabled
     scanning: bool = True                # not settings.scanning.disabled
+    installed_crds: tuple[str, ...] = ()  # `--install-crds`: the CRDs of the typed resources (their names)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -146,6 +148,9 @@ def _framework_grants(registry: registries.OperatorRegistry, options: Options,
         crds = frozenset({'get', *(READ if options.scanning else ())})
         result.append(Grant('apiextensions.k8s.io', 'customresourcedefinitions', crds, None,
                             'the resources\' schemas; CRDs appearing later'))
+    if options.installed_crds:
+        result.append(Grant('apiextensions.k8s.io', 'customresourcedefinitions', frozenset({'get', 'create', 'update'}),
+                            None, f'--install-crds: {", ".join(options.installed_crds)}'))
     if options.posting:
         event_places = set(places(options, True))
         if None not in event_places and any(t.namespaced is False for t in found):

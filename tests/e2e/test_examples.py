@@ -734,3 +734,43 @@ def test_21_shards(cluster: Cluster) -> None:
         lease = cluster.get('coordination.k8s.io/v1', 'Lease', f'example-operator-{i}', 'default') or {}
         assert not lease['spec'].get('holderIdentity')  # released on exit
     assert "the shards held: [0, 1, 2] of 3." in operator.output
+
+
+TYPED = EXAMPLES / '24-typed'
+
+
+def test_24_typed_crds_yaml_is_what_kopf_crd_prints() -> None:
+    """The checked-in CRD has no drift from the models (a fresh interpreter: the module is named `models`)."""
+    proc = subprocess.run([sys.executable, '-m', 'kopf', 'crd', str(TYPED / 'models.py')],
+                          capture_output=True, text=True, check=True)
+    assert proc.stdout == (TYPED / 'crds.yaml').read_text()
+
+
+def _database(cluster: Cluster, name: str = 'db1', api_version: str = 'typed.kopf.dev/v2') -> Obj:
+    return cluster.get(api_version, 'Database', name, 'default') or {}
+
+
+def test_24_typed(cluster: Cluster, request: pytest.FixtureRequest) -> None:
+    spec = {'engine': 'mysql', 'users': [{'name': 'alice', 'role': 'owner'}],
+            'scaling': {'minReplicas': 2, 'maxReplicas': 4}}
+    with runner('24-typed', cluster, '--install-crds') as operator:
+        assert operator.wait_ready(20)
+        cluster.apply({'apiVersion': 'typed.kopf.dev/v2', 'kind': 'Database',
+                       'metadata': {'name': 'db1', 'namespace': 'default'}, 'spec': spec})
+        wait_for(lambda: (_database(cluster).get('status') or {}).get('phase') == 'Ready')
+        assert _database(cluster)['status'] == {'phase': 'Ready', 'replicas': 2}
+        import kubernetes  # the same object in the deprecated version, as a client reads it (over HTTP)
+        v1 = kubernetes.client.CustomObjectsApi(k8s(cluster)).get_namespaced_custom_object(
+            'typed.kopf.dev', 'v1', 'default', 'databases', 'db1')
+        assert v1['apiVersion'] == 'typed.kopf.dev/v1' and v1['spec']['users'] == [{'name': 'alice', 'role': 'owner'}]
+        if backends.is_envtest(cluster):   # v2's field pruned when read as v1 (the local cluster keeps it so far)
+            assert 'backups' not in v1['spec']
+        bad = {'apiVersion': 'typed.kopf.dev/v2', 'kind': 'Database', 'metadata': {'name': 'db2'},
+               'spec': {'scaling': {'minReplicas': 5, 'maxReplicas': 2}}}
+        if backends.is_envtest(cluster):   # the CEL rule: the real server refuses the object
+            with pytest.raises(Exception, match='minReplicas must not exceed maxReplicas'):
+                cluster.apply(bad)
+    output = operator.output
+    assert 'Created the CRD databases.typed.kopf.dev (versions: v2, v1).' in output
+    assert 'Creating a mysql database db1 with 2 replicas, alice (owner).' in output
+    assert 'Scaling to 2 replicas (between 2 and 4).' in output

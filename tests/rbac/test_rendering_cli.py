@@ -114,3 +114,45 @@ def test_standalone_needs_no_peering_and_a_lease_goes_where_the_resources_go() -
         == {'create', 'get', 'update', 'watch'}
     assert found[('kopf.dev', 'kopfexamples', 'ns2')] == {'get', 'list', 'patch', 'watch'}
     assert found[('apiextensions.k8s.io', 'customresourcedefinitions', None)] == {'get', 'list', 'watch'}
+
+
+TYPED = '''
+import kopf
+from pydantic import BaseModel
+
+
+class Spec(BaseModel):
+    size: int = 1
+
+
+@kopf.custom_resource('example.com', 'v1', kind='Gadget', scope='Cluster')
+class Gadget(BaseModel):
+    spec: Spec
+    status: dict = {}
+
+
+@kopf.on.create('gadgets')
+def fn(**_): pass
+'''
+
+
+def test_typed_resources_resolve_without_their_crd_and_install_crds_adds_its_rules(tmp_path: pathlib.Path) -> None:
+    path = tmp_path / 'typed_operator.py'
+    path.write_text(TYPED)
+    code, out, err = rbac(str(path), '-A', '--standalone', '--install-crds')
+    assert (code, err) == (0, '')   # no warning: the selector resolves to the declared resource
+    rules = yaml.safe_load_all(out).__next__()['rules']
+    assert {'apiGroups': ['apiextensions.k8s.io'], 'resources': ['customresourcedefinitions'],
+            'verbs': ['create', 'get', 'list', 'update', 'watch']} in rules
+    assert {'apiGroups': ['example.com'], 'resources': ['gadgets/status'], 'verbs': ['patch']} in rules
+    assert '#   create,get,update customresourcedefinitions.apiextensions.k8s.io cluster-wide: ' \
+           '--install-crds: gadgets.example.com\n' in out
+
+    code, out, _ = rbac(str(path), '-A', '--standalone')   # without the flag: no rules to write CRDs
+    assert code == 0 and 'create,get,update customresourcedefinitions' not in out
+
+
+def test_install_crds_without_resource_classes_is_an_error() -> None:
+    code, _, err = rbac(str(ROOT / 'examples/01-minimal/example.py'), '-A', '--install-crds')
+    assert code == 1
+    assert 'Error: --install-crds: the loaded code declares no resource classes.' in err
