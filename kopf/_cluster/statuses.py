@@ -30,8 +30,10 @@ class ApiError(Exception):
     def status(self) -> dict[str, Any]:
         body: dict[str, Any] = {
             'kind': 'Status', 'apiVersion': 'v1', 'metadata': {}, 'status': 'Failure',
-            'message': self.message, 'reason': self.reason,
+            'message': self.message,
         }
+        if self.reason:   # a real server's error that is not a Status (StatusReasonUnknown) has none
+            body['reason'] = self.reason
         if self.details is not None:
             body['details'] = self.details
         body['code'] = self.code

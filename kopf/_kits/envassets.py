@@ -1,8 +1,9 @@
 """The files of an envtest cluster: where its binaries are, and the throw-away PKI it starts with.
 
-The binaries come from an explicit directory, `$KUBEBUILDER_ASSETS` (the directory `setup-envtest use
--p path` prints), or `~/.cache/kopf/envtest/<version>/` (`$KOPF_ENVTEST_CACHE` instead of
-`~/.cache/kopf/envtest`) where `make envtest` builds them, `DEFAULT_VERSION` first, else the newest.
+The binaries come from an explicit directory, an explicit version's `~/.cache/kopf/envtest/<version>/`
+(`$KOPF_ENVTEST_CACHE` instead of `~/.cache/kopf/envtest`; `tools/envtest/build.sh VERSION` builds
+them there), `$KUBEBUILDER_ASSETS` (the directory `setup-envtest use -p path` prints), or that cache:
+`DEFAULT_VERSION` first (what `make envtest` builds), else the newest.
 A missing one is an `EnvtestError` that names it and says how to get it.
 `cryptography` is imported only when the PKI is written.
 """
@@ -21,10 +22,12 @@ def cache_root() -> pathlib.Path:
     return pathlib.Path(os.environ.get('KOPF_ENVTEST_CACHE') or pathlib.Path.home() / '.cache' / 'kopf' / 'envtest')
 
 
-def find_assets(assets: str | os.PathLike[str] | None = None) -> pathlib.Path:
-    """The directory with the binaries: explicit, `$KUBEBUILDER_ASSETS`, or the `make envtest` cache."""
+def find_assets(assets: str | os.PathLike[str] | None = None, version: str | None = None) -> pathlib.Path:
+    """The directory with the binaries: explicit, `version`'s in the cache, `$KUBEBUILDER_ASSETS`, or the cache."""
     if assets is not None:
         return pathlib.Path(assets)
+    if version is not None:   # `tools/envtest/build.sh VERSION` builds it there
+        return cache_root() / version.removeprefix('v')
     if os.environ.get('KUBEBUILDER_ASSETS'):
         return pathlib.Path(os.environ['KUBEBUILDER_ASSETS'])
     root = cache_root()
@@ -42,10 +45,13 @@ def _version_key(path: pathlib.Path) -> tuple[int, ...]:
 def binary(assets: pathlib.Path, name: str) -> pathlib.Path:
     path = assets / name
     if not (path.is_file() and os.access(path, os.X_OK)):
-        raise EnvtestError(
-            f'{name} is not found in {assets}: run `make envtest` in kopf\'s repository (it builds etcd, '
-            f'kube-apiserver, kube-controller-manager and kubectl from their Go modules), or point '
-            f'$KUBEBUILDER_ASSETS at a directory of setup-envtest binaries.')
+        version = assets.name if assets.parent == cache_root() and assets.name != DEFAULT_VERSION else ''
+        how = (f'run `tools/envtest/build.sh {version}` in kopf\'s repository (it builds etcd and kube-apiserver '
+               f'{version} from their Go modules)' if version else
+               'run `make envtest` in kopf\'s repository (it builds etcd, kube-apiserver, kube-controller-manager '
+               'and kubectl from their Go modules), or point $KUBEBUILDER_ASSETS at a directory of setup-envtest '
+               'binaries')
+        raise EnvtestError(f'{name} is not found in {assets}: {how}.')
     return path
 
 

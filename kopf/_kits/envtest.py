@@ -38,7 +38,7 @@ import threading
 import time
 import urllib.parse
 import weakref
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
@@ -82,16 +82,22 @@ class EnvtestCluster:
     deletion, service accounts, `kube-root-ca.crt`, Deployments, Jobs, ...) and then keeps the
     `ServiceAccount` admission plugin on, as real clusters do; without it, that plugin is off.
     `None` (the default) runs it when its binary is present.
+
+    `version='1.37.2'` takes the binaries `tools/envtest/build.sh 1.37.2` built (and checks the server's
+    `/version` says so); `feature_gates={'ShardedListAndWatch': True}` is kube-apiserver's `--feature-gates`.
     """
 
     def __init__(self, *, assets: str | os.PathLike[str] | None = None,
+                 version: str | None = None, feature_gates: Mapping[str, bool] | None = None,
                  controller_manager: bool | None = None,
                  kubeconfig: str | os.PathLike[str] | None = None,
                  manifests: Sequence[manifests.Manifest] = (),
                  apiserver_flags: Iterable[str] = (), etcd_flags: Iterable[str] = (),
                  controller_manager_flags: Iterable[str] = (),
                  startup_timeout: float = 120.0) -> None:
-        self.assets = envassets.find_assets(assets)
+        self.assets = envassets.find_assets(assets, version)
+        self.wanted_version = None if version is None else 'v' + version.removeprefix('v')
+        self.feature_gates = dict(feature_gates or {})
         self._want_kcm = controller_manager
         self._kubeconfig_path = None if kubeconfig is None else pathlib.Path(kubeconfig)
         self._manifests = list(manifests)
@@ -153,7 +159,7 @@ class EnvtestCluster:
             f'--listen-peer-urls={peer_url}', f'--initial-advertise-peer-urls={peer_url}',
             f'--initial-cluster=envtest={peer_url}', '--unsafe-no-fsync', '--log-level=warn',
             *self._etcd_flags])
-        self._wait(lambda: _http_ok(f'{etcd_url}/health'), 'etcd')
+        self._wait(lambda: envprocs.http_ok(f'{etcd_url}/health'), 'etcd')
 
         admission = [] if self.controller_manager else ['--disable-admission-plugins=ServiceAccount']
         self._spawn('kube-apiserver', [
@@ -166,11 +172,15 @@ class EnvtestCluster:
             f'--service-account-issuer=https://127.0.0.1:{self._port}/',
             f'--service-account-key-file={pki / "sa.pub"}',
             f'--service-account-signing-key-file={pki / "sa.key"}',
-            *admission, *self._apiserver_flags])
+            *admission, *_gates(self.feature_gates), *self._apiserver_flags])
         self._ssl = ssl.create_default_context(cafile=str(pki / 'ca.crt'))
         self._ssl.load_cert_chain(str(pki / 'admin.crt'), str(pki / 'admin.key'))
         self._wait(lambda: self._ready('/readyz'), 'kube-apiserver')
         self._wait(lambda: self.get('v1', 'Namespace', 'default') is not None, 'the default namespace')
+        served = self.version.get('gitVersion', '')
+        if self.wanted_version is not None and served.split('+')[0] != self.wanted_version:
+            raise envassets.EnvtestError(f'{apiserver} is {served}, not {self.wanted_version}: '
+                                         f'rebuild it with `tools/envtest/build.sh {self.wanted_version}`.')
 
         self._kubeconfig = self._write_kubeconfig(self._kubeconfig_path or self.dir / 'kubeconfig')
         if self.controller_manager:
@@ -247,9 +257,11 @@ class EnvtestCluster:
         `apiserver_flags=['--watch-cache=false']`, a watch from a compacted resourceVersion is refused.
         """
         if revision is None:
-            status, answer = _etcd(self.etcd_url, '/v3/kv/range', {'key': base64.b64encode(b'/').decode()})
+            whole = {'key': base64.b64encode(b'/').decode()}
+            status, answer = envprocs.etcd_call(self.etcd_url, '/v3/kv/range', whole)
             revision = answer['header']['revision']
-        status, answer = _etcd(self.etcd_url, '/v3/kv/compaction', {'revision': str(revision), 'physical': True})
+        compaction = {'revision': str(revision), 'physical': True}
+        status, answer = envprocs.etcd_call(self.etcd_url, '/v3/kv/compaction', compaction)
         if status != 200 and 'has been compacted' not in str(answer):   # compacted already: nothing to do
             raise envassets.EnvtestError(f'etcd refused the compaction to {revision}: {status} {answer}')
         return int(revision)
@@ -472,22 +484,8 @@ class EnvtestCluster:
         return self.request('GET', '/version')[1]  # type: ignore[no-any-return]
 
 
-def _http_ok(url: str) -> bool:
-    parsed = urllib.parse.urlparse(url)
-    conn = http.client.HTTPConnection(parsed.hostname or '127.0.0.1', parsed.port, timeout=2)
-    try:
-        conn.request('GET', parsed.path)
-        return conn.getresponse().status == 200
-    finally:
-        conn.close()
-
-
-def _etcd(url: str, path: str, body: Obj) -> tuple[int, Any]:
-    parsed = urllib.parse.urlparse(url)
-    conn = http.client.HTTPConnection(parsed.hostname or '127.0.0.1', parsed.port, timeout=30)
-    try:
-        conn.request('POST', path, json.dumps(body), {'Content-Type': 'application/json'})
-        response = conn.getresponse()
-        return response.status, json.loads(response.read() or b'null')
-    finally:
-        conn.close()
+def _gates(gates: Mapping[str, bool]) -> list[str]:
+    """kube-apiserver's `--feature-gates=A=true,B=false` (no flag without gates)."""
+    if not gates:
+        return []
+    return ['--feature-gates=' + ','.join(f'{name}={str(bool(on)).lower()}' for name, on in sorted(gates.items()))]

@@ -196,12 +196,13 @@ async def _serve(backend: Backend, request: web.Request, target: Target, verb: s
                                                          version=version)))
     if verb == 'get':
         return respond(200, jsoncodec.dumps(reading.get_object(store, target)))
-    if verb == 'list' and table:
-        items, meta = reading.select(store, target, params)
+    shards = backend.state.settings.shard_selectors
+    if verb == 'list' and table:   # a Table has no `shardInfo` (a real server copies only the other list fields)
+        items, meta = reading.select(store, target, params, shards)
         return respond(200, jsoncodec.dumps(tables.table(target.resource, items, meta, include=include,
                                                          version=version)))
     if verb == 'list':
-        return respond(200, reading.list_objects(store, target, params))
+        return respond(200, reading.list_objects(store, target, params, shards))
     headers = request.headers
     raw_type = headers.get('Content-Type', '')
     # A real server's 415 (also for form-urlencoded, the default of urllib and `curl -d`).
@@ -261,7 +262,7 @@ async def _admitted(backend: Backend, request: web.Request, target: Target, verb
 
 def _delete_collection(backend: Backend, target: Target, params: Mapping[str, str], body: Any) -> bytes:
     """Delete every object matching the query's selectors, each as a single DELETE would."""
-    match = reading.object_matcher(target, params)
+    match = reading.object_matcher(target, params, backend.state.settings.shard_selectors)
     deleted: list[Any] = []
     for obj in list(backend.state.store.iterate(target.resource.key, target.namespace)):
         if match(obj):
