@@ -5,10 +5,16 @@ The binaries come from an explicit directory, an explicit version's `~/.cache/ko
 them there), `$KUBEBUILDER_ASSETS` (the directory `setup-envtest use -p path` prints), or that cache:
 `DEFAULT_VERSION` first (what `make envtest` builds), else the newest.
 A missing one is an `EnvtestError` that names it and says how to get it.
-`cryptography` is imported only when the PKI is written.
+`cryptography` is imported only when the PKI is written. The kubeconfigs written from that PKI, and
+the audit log (its policy, its events) are files of the cluster's data directory too.
 """
+import base64
+import json
 import os
 import pathlib
+from typing import Any
+
+import yaml
 
 #: The version `make envtest` builds (tools/envtest/VERSION); its binaries are looked up first.
 DEFAULT_VERSION = '1.34.4'
@@ -76,3 +82,44 @@ def write_pki(pki: pathlib.Path, admin: str) -> None:
     (pki / 'sa.key').write_bytes(sa_key.private_bytes(pem, serialization.PrivateFormat.TraditionalOpenSSL, raw))
     (pki / 'sa.pub').write_bytes(sa_key.public_key().public_bytes(
         pem, serialization.PublicFormat.SubjectPublicKeyInfo))
+
+
+def write_kubeconfig(path: str | os.PathLike[str], url: str, pki: pathlib.Path, *, user: str, cert: str,
+                     key: str) -> pathlib.Path:
+    """A kubeconfig for this server and one of the identities in `pki` (private: mode 0600)."""
+    def b64(name: str) -> str:
+        return base64.b64encode((pki / name).read_bytes()).decode()
+    config = {
+        'apiVersion': 'v1', 'kind': 'Config', 'current-context': 'envtest', 'preferences': {},
+        'clusters': [{'name': 'envtest', 'cluster': {'server': url, 'certificate-authority-data': b64('ca.crt')}}],
+        'users': [{'name': user, 'user': {'client-certificate-data': b64(cert), 'client-key-data': b64(key)}}],
+        'contexts': [{'name': 'envtest', 'context': {'cluster': 'envtest', 'user': user, 'namespace': 'default'}}],
+    }
+    path = pathlib.Path(path)
+    path.write_text(yaml.safe_dump(config))
+    path.chmod(0o600)
+    return path
+
+
+AUDIT_POLICY = {'apiVersion': 'audit.k8s.io/v1', 'kind': 'Policy', 'omitStages': ['RequestReceived'],
+                'rules': [{'level': 'Metadata'}]}
+
+
+def audit_flags(directory: pathlib.Path) -> list[str]:
+    """kube-apiserver's flags to log every request (its metadata: URI, verb, user, status) to `audit.log`."""
+    (directory / 'audit-policy.yaml').write_text(yaml.safe_dump(AUDIT_POLICY))
+    return [f'--audit-policy-file={directory / "audit-policy.yaml"}', f'--audit-log-path={directory / "audit.log"}',
+            '--audit-log-format=json', '--audit-log-mode=blocking']
+
+
+def read_audit(path: pathlib.Path) -> list[dict[str, Any]]:
+    """The audit events logged so far (JSON lines; a line being written is left for the next read)."""
+    if not path.exists():
+        return []
+    events = []
+    for line in path.read_text().splitlines():
+        try:
+            events.append(json.loads(line))
+        except ValueError:
+            break
+    return events

@@ -42,8 +42,6 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-import yaml
-
 from kopf._cluster.control import manifests
 from kopf._kits import envassets, envprocs
 
@@ -84,11 +82,12 @@ class EnvtestCluster:
     `None` (the default) runs it when its binary is present.
 
     `version='1.37.2'` takes the binaries `tools/envtest/build.sh 1.37.2` built (and checks the server's
-    `/version` says so); `feature_gates={'ShardedListAndWatch': True}` is kube-apiserver's `--feature-gates`.
+    `/version` says so); `feature_gates={'ShardedListAndWatch': True}` is kube-apiserver's `--feature-gates`;
+    `audit=True` logs every request the server receives (`audit_events()`: its URI, verb, user, status).
     """
 
     def __init__(self, *, assets: str | os.PathLike[str] | None = None,
-                 version: str | None = None, feature_gates: Mapping[str, bool] | None = None,
+                 version: str | None = None, feature_gates: Mapping[str, bool] | None = None, audit: bool = False,
                  controller_manager: bool | None = None,
                  kubeconfig: str | os.PathLike[str] | None = None,
                  manifests: Sequence[manifests.Manifest] = (),
@@ -98,6 +97,7 @@ class EnvtestCluster:
         self.assets = envassets.find_assets(assets, version)
         self.wanted_version = None if version is None else 'v' + version.removeprefix('v')
         self.feature_gates = dict(feature_gates or {})
+        self._audit = audit
         self._want_kcm = controller_manager
         self._kubeconfig_path = None if kubeconfig is None else pathlib.Path(kubeconfig)
         self._manifests = list(manifests)
@@ -172,7 +172,8 @@ class EnvtestCluster:
             f'--service-account-issuer=https://127.0.0.1:{self._port}/',
             f'--service-account-key-file={pki / "sa.pub"}',
             f'--service-account-signing-key-file={pki / "sa.key"}',
-            *admission, *_gates(self.feature_gates), *self._apiserver_flags])
+            *admission, *_gates(self.feature_gates), *(envassets.audit_flags(self.dir) if self._audit else []),
+            *self._apiserver_flags])
         self._ssl = ssl.create_default_context(cafile=str(pki / 'ca.crt'))
         self._ssl.load_cert_chain(str(pki / 'admin.crt'), str(pki / 'admin.key'))
         self._wait(lambda: self._ready('/readyz'), 'kube-apiserver')
@@ -335,20 +336,13 @@ class EnvtestCluster:
 
     def _write_kubeconfig(self, path: pathlib.Path, *, user: str = ADMIN_USER, cert: str = 'admin.crt',
                           key: str = 'admin.key') -> pathlib.Path:
-        def b64(name: str) -> str:
-            return base64.b64encode((self.pki / name).read_bytes()).decode()
-        config = {
-            'apiVersion': 'v1', 'kind': 'Config', 'current-context': 'envtest', 'preferences': {},
-            'clusters': [{'name': 'envtest', 'cluster': {'server': self.url,
-                                                        'certificate-authority-data': b64('ca.crt')}}],
-            'users': [{'name': user, 'user': {'client-certificate-data': b64(cert), 'client-key-data': b64(key)}}],
-            'contexts': [{'name': 'envtest', 'context': {'cluster': 'envtest', 'user': user,
-                                                         'namespace': 'default'}}],
-        }
-        path = pathlib.Path(path)
-        path.write_text(yaml.safe_dump(config))
-        path.chmod(0o600)
-        return path
+        return envassets.write_kubeconfig(path, self.url, self.pki, user=user, cert=cert, key=key)
+
+    def audit_events(self) -> list[Obj]:
+        """What the server logged of the requests it received (`audit=True`: each request's final stage)."""
+        if self.dir is None or not self._audit:
+            raise RuntimeError('The envtest cluster is not started, or not with audit=True.')
+        return envassets.read_audit(self.dir / 'audit.log')
 
     # -- raw requests ----------------------------------------------------------------------------
 

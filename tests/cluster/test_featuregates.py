@@ -1,4 +1,4 @@
-"""`--feature-gates` of the local cluster: parsed as kube-apiserver takes it, refused when unknown, decided per version."""
+"""The local cluster's `--feature-gates`: parsed as kube-apiserver takes them, unknown ones refused, by version."""
 import pytest
 
 from kopf._cluster.control import featuregates

@@ -56,7 +56,8 @@ def test_a_version_takes_its_own_cache_directory(tmp_path: pathlib.Path, monkeyp
 
 def test_a_missing_version_says_how_to_build_it(tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv('KOPF_ENVTEST_CACHE', str(tmp_path))
-    with pytest.raises(envtest.EnvtestError, match=r'etcd is not found in .*1\.37\.2: run `tools/envtest/build.sh 1\.37\.2`'):
+    build = r'etcd is not found in .*1\.37\.2: run `tools/envtest/build.sh 1\.37\.2`'
+    with pytest.raises(envtest.EnvtestError, match=build):
         EnvtestCluster(version='1.37.2').start()
 
 
