@@ -7,6 +7,8 @@ import urllib.parse
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from kopf._cluster.store.shardselectors import hash_field
+
 from ..conftest import Http
 from . import compare
 from .known import KNOWN
@@ -55,6 +57,9 @@ class Backend:
             meta = answer.get('metadata') or {}
             self.saved.update({step.save: meta.get('resourceVersion', ''), f'{step.save}_uid': meta.get('uid', ''),
                                f'{step.save}_continue': urllib.parse.quote(meta.get('continue', ''))})
+            if meta.get('uid'):   # the uid's shard hash and the next value: a range one hash wide (shardsteps.py)
+                value = int(hash_field(meta['uid']), 16)
+                self.saved.update({f'{step.save}_hash': f'{value:016x}', f'{step.save}_next': f'{value + 1:016x}'})
         return code, answer
 
     def fill(self, body: Any) -> Any:

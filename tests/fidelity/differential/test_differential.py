@@ -6,7 +6,7 @@ import pathlib
 
 import pytest
 
-from . import known, steps
+from . import known, shardsteps, steps
 from .conftest import tally
 from .harness import Step, run
 
@@ -17,7 +17,7 @@ RUNS: list[tuple[str, list[Step], str]] = [
     ('subresources', steps.SUB, 'pair'), ('crd-schema', steps.SCHEMA, 'pair'), ('deletion', steps.DELETION, 'pair'),
     ('watch', steps.WATCH, 'pair'), ('watch', steps.EXPIRED, 'expiring'), ('selectors', steps.SELECTORS, 'pair'),
     ('tables', steps.TABLES, 'pair'), ('dry-run', steps.DRYRUN, 'pair'), ('admission', steps.ADMISSION, 'admitting'),
-    ('bad-input', steps.BAD_INPUT, 'pair'),
+    ('bad-input', steps.BAD_INPUT, 'pair'), ('sharding', shardsteps.SHARDING, 'sharding_pair'),
 ]
 
 
