@@ -112,12 +112,19 @@ async def watch_objs(
         namespace: str | None = None,
         label_selector: str | None = None,
         field_selector: str | None = None,
+        shard_selector: str | None = None,
         state: watchstate.WatchState | None = None,
 ) -> AsyncIterator[watchstate.StreamItem]:
-    """Every change of the resource's objects, once each: listed (type None), LISTED, then watch events."""
+    """Every change of the resource's objects, once each: listed (type None), LISTED, then watch events.
+
+    `shard_selector` (the replica's shards) is sent unless `settings.watching.shard_selectors` has one
+    for the resource (sent as given). Whether the server filtered: `state.shard_info` after each LIST.
+    """
     state = state if state is not None else watchstate.WatchState()
     watching = client.settings.watching
     query = server_side_selectors(client.settings, resource)
+    if shard_selector and 'shardSelector' not in query:
+        query['shardSelector'] = shard_selector
     for key, value in [('labelSelector', label_selector), ('fieldSelector', field_selector)]:
         if value:
             query[key] = ','.join(sorted({*query[key].split(','), value})) if key in query else value
