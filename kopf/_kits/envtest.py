@@ -244,6 +244,11 @@ class EnvtestCluster:
             time.sleep(0.1)
 
     @property
+    def pids(self) -> dict[str, int]:
+        """The process ids of the running etcd, kube-apiserver (and kube-controller-manager)."""
+        return {name: process.pid for name, process in self._processes.items()}
+
+    @property
     def etcd_url(self) -> str:
         """The client URL of this cluster's etcd (plain HTTP on loopback)."""
         args = self._processes['etcd'].args if 'etcd' in self._processes else []
