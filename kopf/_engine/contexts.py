@@ -43,6 +43,7 @@ class OperatorContext:
     leasing: Any = None    # the Leases of the leader election, if any (`leasing.Leasing`)
     identity: str | None = None  # this operator's identity in peerings and Leases (also in its User-Agent)
     shards: int = 0        # `--shards N`: objects are handled by the holder of their shard's Lease (0: unsharded)
+    selection: Any = None  # the shards held, sent as the watches' `shardSelector` (`sharding.Selection`)
     served: Mapping[Any, 'ResourceContext'] = dataclasses.field(default_factory=dict)  # by resource (`observing`)
 
     def __post_init__(self) -> None:

@@ -35,6 +35,7 @@ from typing import Any
 from kopf._api import apierrors, discovery, namespaces, watching, watchstate
 from kopf._core import handlers, resources, selectors
 from kopf._engine import contexts, queueing
+from kopf._shards import streams as shardstreams
 from kopf._storage import fitting
 
 logger = logging.getLogger('kopf.reactor.observing')
@@ -284,14 +285,21 @@ class Observer:
 
     async def read(self, dispatcher: queueing.Dispatcher, rctx: contexts.ResourceContext,
                    namespace: str | None) -> None:
+        def deliver(item: watchstate.StreamItem) -> None:
+            if item is watchstate.LISTED:
+                dispatcher.listed()
+                return
+            ns = (item['object'].get('metadata') or {}).get('namespace')
+            if self.scope.serves(ns):
+                dispatcher.dispatch(item)
+
         try:
+            selection = shardstreams.selection_for(self.ctx, rctx.resource) if self.ctx.selection else None
+            if selection is not None:   # `--shards N`: the server sends only the shards held (if it can)
+                await shardstreams.read(self.ctx, rctx, namespace, selection, deliver)
+                return
             async for item in watching.watch_objs(self.ctx.client, rctx.resource, namespace=namespace):
-                if item is watchstate.LISTED:
-                    dispatcher.listed()
-                    continue
-                ns = (item['object'].get('metadata') or {}).get('namespace')
-                if self.scope.serves(ns):
-                    dispatcher.dispatch(item)
+                deliver(item)
         finally:
             logger.debug(f'Stopping the watch-stream for {_where(rctx.resource, namespace)}.')
             pausing = self.ctx.pausing  # paused: its handlers finish, however long they take (a lost Lease: cancelled)

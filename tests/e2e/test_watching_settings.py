@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 import kopf
-from kopf._model import shards
+from kopf._shards import assignment as shards
 from kopf.testing import cluster_vault
 
 from .. import backends

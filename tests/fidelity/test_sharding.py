@@ -2,7 +2,7 @@
 
 With `--backend=envtest`, the cluster is the run's 1.37.2 with the gate (`sharding_cluster`); a server
 without the feature (the run's 1.34.4; the local cluster with the gate off, or posing as 1.35) ignores it.
-The hash: a range one hash wide, computed by `kopf._model.shards` (the framework's own code), returns
+The hash: a range one hash wide, computed by `kopf._shards.assignment` (the framework's own code), returns
 exactly its object, and a bisection that asks only the server finds the same 64 bits.
 """
 import urllib.parse
@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from kopf._model import shards
+from kopf._shards import assignment as shards
 from kopf.testing import LocalCluster
 
 from .. import backends
