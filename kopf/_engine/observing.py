@@ -35,7 +35,6 @@ from typing import Any
 from kopf._api import apierrors, discovery, namespaces, watching, watchstate
 from kopf._core import handlers, resources, selectors
 from kopf._engine import contexts, queueing
-from kopf._shards import streams as shardstreams
 from kopf._storage import fitting
 
 logger = logging.getLogger('kopf.reactor.observing')
@@ -294,9 +293,9 @@ class Observer:
                 dispatcher.dispatch(item)
 
         try:
-            selection = shardstreams.selection_for(self.ctx, rctx.resource) if self.ctx.selection else None
-            if selection is not None:   # `--shards N`: the server sends only the shards held (if it can)
-                await shardstreams.read(self.ctx, rctx, namespace, selection, deliver)
+            selection = self.ctx.selection   # `--shards N`: the server sends only the shards held (if it can)
+            if selection is not None and selection.applies(self.ctx, rctx.resource):
+                await selection.read(self.ctx, rctx, namespace, deliver)
                 return
             async for item in watching.watch_objs(self.ctx.client, rctx.resource, namespace=namespace):
                 deliver(item)

@@ -21,7 +21,7 @@
 """
 import asyncio
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from kopf._api import apierrors
@@ -30,6 +30,7 @@ from kopf._engine import contexts, scopes
 from kopf._leases import elections
 from kopf._leases import holding as leasing
 from kopf._shards import assignment as shards
+from kopf._shards import streams
 
 logger = logging.getLogger('kopf.reactor.sharding')
 
@@ -56,6 +57,15 @@ class Selection:
     async def changed_since(self, version: int) -> None:
         while self.version == version:
             await self._changed.wait()
+
+    def applies(self, ctx: contexts.OperatorContext, resource: Any) -> bool:
+        """Whether this resource's watches send the shards (`streams.selection_for`)."""
+        return streams.selection_for(ctx, resource) is not None
+
+    async def read(self, ctx: contexts.OperatorContext, rctx: contexts.ResourceContext, namespace: str | None,
+                   deliver: Callable[[Any], None]) -> None:
+        """The engine's watch of the resource, as a sharded replica's (`streams.read`)."""
+        await streams.read(ctx, rctx, namespace, self, deliver)
 
 
 class Sharding:
