@@ -123,3 +123,16 @@ def read_audit(path: pathlib.Path) -> list[dict[str, Any]]:
         except ValueError:
             break
     return events
+
+
+def version_flags(apiserver: pathlib.Path) -> list[str]:
+    """Flags a kube-apiserver of this version needs on loopback: from 1.37 (measured; 1.34 does not), the endpoint
+    reconciler refuses an advertise address in 127.0.0.0/8 ("may not be in the loopback range"): none is run."""
+    import subprocess
+    try:
+        found = subprocess.run([str(apiserver), '--version'], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.SubprocessError):
+        return []
+    numbers = found.strip().rpartition(' v')[2].split('.')
+    minor = int(numbers[1]) if len(numbers) > 1 and numbers[1].isdigit() else 0
+    return ['--endpoint-reconciler-type=none'] if minor >= 35 else []

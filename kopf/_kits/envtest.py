@@ -173,6 +173,7 @@ class EnvtestCluster:
             f'--service-account-key-file={pki / "sa.pub"}',
             f'--service-account-signing-key-file={pki / "sa.key"}',
             *admission, *_gates(self.feature_gates), *(envassets.audit_flags(self.dir) if self._audit else []),
+            *envassets.version_flags(apiserver),
             *self._apiserver_flags])
         self._ssl = ssl.create_default_context(cafile=str(pki / 'ca.crt'))
         self._ssl.load_cert_chain(str(pki / 'admin.crt'), str(pki / 'admin.key'))

@@ -271,7 +271,10 @@ def _delete_collection(backend: Backend, target: Target, params: Mapping[str, st
             outcome = writing.delete(backend.state, one, options(params, body))
             deleted.append(outcome.obj or obj)
     backend.wake_controllers()
-    return jsoncodec.dumps(reading.listing(target.resource, deleted, {'resourceVersion': str(backend.state.store.rv)}))
+    list_meta: dict[str, Any] = {'resourceVersion': str(backend.state.store.rv)}
+    if backend.state.settings.shard_selectors and params.get('shardSelector') and not target.resource.custom:
+        list_meta['shardInfo'] = {'selector': str(reading.shard_selector(params))}   # as its list says
+    return jsoncodec.dumps(reading.listing(target.resource, deleted, list_meta))
 
 
 def _is_discovery(parts: list[str]) -> bool:

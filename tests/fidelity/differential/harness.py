@@ -53,6 +53,7 @@ class Backend:
             if not step.until_gone or code == 404 or time.monotonic() > deadline:
                 break
             time.sleep(0.1)
+        answer = self.unfill(answer)
         if step.save and isinstance(answer, dict):
             meta = answer.get('metadata') or {}
             self.saved.update({step.save: meta.get('resourceVersion', ''), f'{step.save}_uid': meta.get('uid', ''),
@@ -71,6 +72,20 @@ class Backend:
         if isinstance(body, str) and (found := re.fullmatch(r'\{(\w+)\}', body)):
             return self.saved[found.group(1)]
         return body
+
+    def unfill(self, answer: Any) -> Any:
+        """This side's saved shard hashes in the answer back to their placeholders (`shardInfo` echoes them)."""
+        hashes = {value: f'{{{key}}}' for key, value in self.saved.items() if key.endswith(('_hash', '_next'))}
+        if not hashes:
+            return answer
+        if isinstance(answer, dict):
+            return {key: self.unfill(value) for key, value in answer.items()}
+        if isinstance(answer, list):
+            return [self.unfill(value) for value in answer]
+        if isinstance(answer, str) and 'shardRange' in answer:
+            for value, placeholder in hashes.items():
+                answer = answer.replace(f"'0x{value}'", f"'0x{placeholder}'")
+        return answer
 
     def watch(self, path: str, count: int) -> list[Any]:
         conn = self.http.connection(timeout=15)
