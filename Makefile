@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install test lint typecheck unit docs demo bench charts clean envtest test-envtest conformance dist
+.PHONY: install test lint typecheck unit docs demo bench charts clean envtest envtest-sharding test-envtest conformance dist
 
 install: $(STAMP)
 
@@ -34,12 +34,18 @@ docs: install
 	@echo "docs: build/docs/index.html"
 
 # A real etcd + kube-apiserver + kube-controller-manager + kubectl, built once from their Go modules
-# (tools/envtest) into ~/.cache/kopf/envtest/<version>/; prints that directory. Needs Go.
+# (tools/envtest/1.34.4) into ~/.cache/kopf/envtest/<version>/; prints that directory. Needs Go.
 envtest:
 	@tools/envtest/build.sh
 
-# The cluster-facing suites (fidelity, e2e, examples) against that real API server.
+# etcd + kube-apiserver 1.37.2 (tools/envtest/1.37.2): the server of the sharding tests (shardSelector=).
+envtest-sharding:
+	@tools/envtest/build.sh 1.37.2
+
+# The cluster-facing suites (fidelity, e2e, examples) against the real API server: 1.34.4, and 1.37.2
+# with ShardedListAndWatch for the sharding tests (one of each per pytest run).
 test-envtest: install
+	@tools/envtest/build.sh 1.37.2 >/dev/null
 	KUBEBUILDER_ASSETS="$$(tools/envtest/build.sh)" $(BIN)/pytest tests/fidelity tests/e2e --backend=envtest
 
 # Kubernetes' own [sig-api-machinery] [Conformance] specs (e2e.test, built once from tools/conformance into the

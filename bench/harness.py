@@ -12,6 +12,7 @@ import os
 import pathlib
 import signal
 import socket
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -115,10 +116,14 @@ class EmulatorProcess:
         self.proc: subprocess.Popen[bytes] | None = None
         self.port = 0
 
+    tls: ssl.SSLContext | None = None   # plain HTTP
+    feature_gates = ''                  # `kopf cluster --feature-gates`, e.g. ShardedListAndWatch=false
+
     def start(self) -> None:
+        gates = ['--feature-gates', self.feature_gates] if self.feature_gates else []
         with open(self.logfile, 'wb') as out:
             self.proc = subprocess.Popen([self.python, '-m', 'kopf', 'cluster', '--port', '0',
-                                          '--kubeconfig', str(self.kubeconfig)],
+                                          '--kubeconfig', str(self.kubeconfig), *gates],
                                          cwd=ROOT, stdout=out, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 60
         while not self.kubeconfig.exists():
@@ -167,6 +172,33 @@ async def local_cluster(python: str, logdir: pathlib.Path, *, crd: bool = True) 
         emu.stop()
 
 
+class EnvtestServer:
+    """A real kube-apiserver (kopf.testing.EnvtestCluster: etcd + kube-apiserver) with the bench CRD, as the
+    bench sees a server: its port, its kubeconfig, its TLS context, the pid whose CPU is the server's."""
+
+    def __init__(self, cluster: Any) -> None:
+        self.cluster = cluster
+        self.port = int(cluster.url.rsplit(':', 1)[1])
+        self.kubeconfig = pathlib.Path(cluster.kubeconfig)
+        self.tls: ssl.SSLContext | None = cluster.ssl_context
+        self.pid = cluster.pids['kube-apiserver']
+
+
+@contextlib.asynccontextmanager
+async def envtest_server(version: str, feature_gates: dict[str, bool]) -> AsyncIterator[EnvtestServer]:
+    """kube-apiserver `version` (`tools/envtest/build.sh VERSION`) with these gates, for the block."""
+    from kopf.testing import EnvtestCluster
+    cluster = EnvtestCluster(version=version, feature_gates=feature_gates, controller_manager=False)
+    await asyncio.to_thread(cluster.start)
+    try:
+        await asyncio.to_thread(cluster.apply, CRD)
+        server = EnvtestServer(cluster)
+        log(f'kube-apiserver {version} at {cluster.url} (pid {server.pid}), gates {feature_gates}')
+        yield server
+    finally:
+        await asyncio.to_thread(cluster.stop)
+
+
 async def create_crd(emu: EmulatorProcess, *, settle: float = 0.5) -> None:
     """The bench CRD (`kopfbenches`), then a short pause for it to be served."""
     async with Client(emu.port, connections=1) as client:
@@ -208,8 +240,8 @@ class Connection:
         self.reader, self.writer = reader, writer
 
     @classmethod
-    async def open(cls, port: int) -> 'Connection':
-        reader, writer = await asyncio.open_connection('127.0.0.1', port, limit=2**26)
+    async def open(cls, port: int, tls: ssl.SSLContext | None = None) -> 'Connection':
+        reader, writer = await asyncio.open_connection('127.0.0.1', port, limit=2**26, ssl=tls)
         return cls(reader, writer)
 
     @staticmethod
@@ -257,12 +289,12 @@ class Connection:
 class Client:
     """A few pipelined connections to the emulator; bulk requests with the send time of each."""
 
-    def __init__(self, port: int, connections: int = 8, depth: int = 16) -> None:
-        self.port, self.n, self.depth = port, connections, depth
+    def __init__(self, port: int, connections: int = 8, depth: int = 16, tls: ssl.SSLContext | None = None) -> None:
+        self.port, self.n, self.depth, self.tls = port, connections, depth, tls   # tls: to a real server (envtest)
         self.conns: list[Connection] = []
 
     async def __aenter__(self) -> 'Client':
-        self.conns = [await Connection.open(self.port) for _ in range(self.n)]
+        self.conns = [await Connection.open(self.port, self.tls) for _ in range(self.n)]
         return self
 
     async def __aexit__(self, *_: Any) -> None:
@@ -314,15 +346,16 @@ class Client:
 class Watch:
     """A raw watch of the benchmark objects in one namespace; `on_event(type, obj, now)` per event."""
 
-    def __init__(self, port: int, namespace: str, rv: str, on_event: Callable[[str, dict[str, Any], float], None]):
-        self.port, self.namespace, self.rv, self.on_event = port, namespace, rv, on_event
+    def __init__(self, port: int, namespace: str, rv: str, on_event: Callable[[str, dict[str, Any], float], None],
+                 tls: ssl.SSLContext | None = None):
+        self.port, self.namespace, self.rv, self.on_event, self.tls = port, namespace, rv, on_event, tls
         self.task: asyncio.Task[None] | None = None
 
     def start(self) -> None:
         self.task = asyncio.create_task(self.run())
 
     async def run(self) -> None:
-        conn = await Connection.open(self.port)
+        conn = await Connection.open(self.port, self.tls)
         path = f'{objects_path(self.namespace)}?watch=true&resourceVersion={self.rv}'
         conn.writer.write(f'GET {path} HTTP/1.1\r\nHost: localhost\r\n\r\n'.encode())
         await conn.reader.readuntil(b'\r\n\r\n')

@@ -47,6 +47,9 @@ def posing_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     fn = click.option('--tls-san', 'tls_sans', multiple=True, metavar='NAME',
                       help='An extra name in the serving certificate (repeatable; implies TLS), '
                            'e.g. k3s, minikubeCA, docker-for-desktop.')(fn)
+    fn = click.option('--feature-gates', 'feature_gates', default='', metavar='GATES',
+                      help='Feature gates as kube-apiserver takes them, e.g. ShardedListAndWatch=false '
+                           '(serve shardSelector= or ignore it; on by default from --git-version v1.36).')(fn)
     return click.option('--git-version', 'git_version', default=None, metavar='VERSION',
                         help='The gitVersion that /version reports, e.g. v1.31.0+k3s1 (to pose as k3s).')(fn)
 
@@ -66,13 +69,14 @@ def posing_options(fn: Callable[..., Any]) -> Callable[..., Any]:
 @click.option('-v', '--verbose', is_flag=True, default=False,
               help='Print a line per request to stderr: method, path, status, milliseconds.')
 def cluster(host: str, port: int, config_path: str, apply: tuple[str, ...], state: str | None,
-            tls: bool, token: str | None, git_version: str | None, tls_sans: tuple[str, ...], verbose: bool) -> None:
+            tls: bool, token: str | None, git_version: str | None, tls_sans: tuple[str, ...], feature_gates: str,
+            verbose: bool) -> None:
     """Serve a local Kubernetes API (in memory) until interrupted."""
     from kopf._cluster.control import command  # the emulator: only for `kopf cluster`
 
     try:
         asyncio.run(command.serve(host, port, config_path, apply, state, tls or bool(tls_sans), token, verbose,
-                                  git_version=git_version, tls_sans=tls_sans))
+                                  git_version=git_version, tls_sans=tls_sans, feature_gates=feature_gates))
     except command.StartupError as exc:
         click.echo(f'Error: {exc}', err=True)
         raise SystemExit(1) from None
@@ -173,11 +177,12 @@ def run(ctx: click.Context, /, paths: tuple[str, ...], modules: tuple[str, ...],
     legacy_namespace = os.environ.get('KOPF_RUN_NAMESPACE')  # upstream's legacy env var: appended to -n
     if legacy_namespace:
         namespaces = (*namespaces, legacy_namespace)
-    posing = {'git_version': more.pop('git_version'), 'tls_sans': more.pop('tls_sans')}
+    posing = {'git_version': more.pop('git_version'), 'tls_sans': more.pop('tls_sans'),
+              'feature_gates': more.pop('feature_gates')}
     local = {'manifests': apply, 'state': state, 'kubeconfig': kubeconfig, **posing} if local_cluster else None
     _check_run_options(namespaces, clusterwide, controls, local, given={
-        '--apply': apply, '--state': state, '--kubeconfig': kubeconfig,
-        '--git-version': posing['git_version'], '--tls-san': posing['tls_sans']})
+        '--apply': apply, '--state': state, '--kubeconfig': kubeconfig, '--git-version': posing['git_version'],
+        '--tls-san': posing['tls_sans'], '--feature-gates': posing['feature_gates']})
     try:
         factory = loops.loop_factory(more['uvloop'])
     except loops.LoopError as exc:
@@ -425,7 +430,8 @@ def _default_registry(registry: Any) -> Iterator[None]:
 
 @contextlib.contextmanager
 def _local_cluster(manifests: tuple[str, ...], *, state: str | None = None, kubeconfig: str | None = None,
-                   git_version: str | None = None, tls_sans: tuple[str, ...] = ()) -> Iterator[Any]:
+                   git_version: str | None = None, tls_sans: tuple[str, ...] = (),
+                   feature_gates: str = '') -> Iterator[Any]:
     """A local cluster in its own thread and loop, the manifests applied; yields a vault pointing at it.
 
     With `state`, its objects are resumed from that file (if it exists) and saved there on exit, as by
@@ -435,16 +441,21 @@ def _local_cluster(manifests: tuple[str, ...], *, state: str | None = None, kube
     then talk to the local cluster, never to a real one by accident. With `git_version` and `tls_sans`
     (which makes it serve HTTPS with a throw-away CA), it poses as another flavour of cluster.
     """
-    from kopf._cluster.control.local import LocalCluster  # the emulator: only with `--local-cluster`
+    from kopf._cluster.control import featuregates  # the emulator: only with `--local-cluster`
+    from kopf._cluster.control.local import LocalCluster
 
     with contextlib.ExitStack() as stack:
         try:
             posing: dict[str, Any] = {'tls': True, 'tls_sans': tls_sans} if tls_sans else {}
             if git_version is not None:
                 posing['git_version'] = git_version
+            if feature_gates:
+                posing['feature_gates'] = featuregates.parse(feature_gates)
             cluster = stack.enter_context(LocalCluster(kubeconfig=kubeconfig, state_file=state, **posing))
         except ImportError as exc:  # `cryptography` for --tls-san: one line naming the extra
             raise click.ClickException(str(exc)) from None
+        except featuregates.GateError as exc:
+            raise click.ClickException(f'--feature-gates: {exc}') from None
         except OSError as exc:
             what = f'write the kubeconfig {kubeconfig}' if kubeconfig else 'start the local cluster'
             raise click.ClickException(f'Cannot {what}: {exc.strerror or exc}') from None

@@ -4,7 +4,7 @@
 kube-apiserver: see tests/backends.py and `make test-envtest`.
 """
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 
 # Before kopf is imported: the pure layer's values are frozen at run time too (kopf._core.values),
 # here and in the operators that the tests start as processes (they inherit the environment).
@@ -95,3 +95,24 @@ async def local_cluster() -> AsyncIterator[LocalCluster]:
     """A local Kubernetes API in the test's own event loop (so looptime-driven tests see it), on a free port."""
     async with LocalCluster() as cluster:
         yield cluster
+
+
+@pytest.fixture(scope='session')
+def sharding_envtest(request: pytest.FixtureRequest) -> Iterator[EnvtestCluster]:
+    """kube-apiserver 1.37.2 with ShardedListAndWatch on (`tools/envtest/build.sh 1.37.2`), once per run, audited."""
+    if request.config.getoption('--backend') != 'envtest':
+        pytest.skip('needs --backend=envtest')
+    from . import backends
+    with EnvtestCluster(version=backends.SHARDING_VERSION, feature_gates=backends.SHARDING_GATES,
+                        controller_manager=False, audit=True) as cluster:
+        yield cluster
+
+
+@pytest.fixture
+def sharding_cluster(request: pytest.FixtureRequest) -> Iterator[LocalCluster | EnvtestCluster]:
+    """A cluster that serves `shardSelector=`: a fresh LocalCluster, or (envtest) the run's 1.37.2 with the gate."""
+    if request.config.getoption('--backend') != 'envtest':
+        with LocalCluster() as local:
+            yield local
+        return
+    yield request.getfixturevalue('sharding_envtest')

@@ -112,16 +112,21 @@ async def watch_objs(
         namespace: str | None = None,
         label_selector: str | None = None,
         field_selector: str | None = None,
+        shard_selector: str | None = None,
         state: watchstate.WatchState | None = None,
         keep_bodies: bool = False,
 ) -> AsyncIterator[watchstate.StreamItem]:
     """Every change of the resource's objects, once each: listed (type None), LISTED, then watch events.
 
     `keep_bodies`: a vanished object's DELETED (found by a re-list) carries its last body, not a stub.
+    `shard_selector` (the replica's shards) is sent unless `settings.watching.shard_selectors` has one
+    for the resource (sent as given). Whether the server filtered: `state.shard_info` after each LIST.
     """
     state = state if state is not None else watchstate.WatchState(keep_bodies=keep_bodies)
     watching = client.settings.watching
     query = server_side_selectors(client.settings, resource)
+    if shard_selector and 'shardSelector' not in query:
+        query['shardSelector'] = shard_selector
     for key, value in [('labelSelector', label_selector), ('fieldSelector', field_selector)]:
         if value:
             query[key] = ','.join(sorted({*query[key].split(','), value})) if key in query else value

@@ -22,10 +22,14 @@ Rules:
 - With `streaming` (the initial listing streamed by the watch itself): ADDED events are the listing
   (yielded as `type: None`, not moving the resourceVersion) until the BOOKMARK annotated
   `k8s.io/initial-events-end`, which ends the listing: its resourceVersion is where to resume.
+- `narrow()`: the selection changes (the replica's shards): objects outside it are forgotten without a
+  DELETED (they still exist; another replica has them), and the re-list that follows yields the newly
+  selected objects as listed (`type: None`, as at start), not as ADDED.
+- A list page's `metadata.shardInfo.selector` (the server filtered it by a shard selector) is kept.
 """
 import dataclasses
 import enum
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from kopf._api import apierrors
@@ -61,13 +65,16 @@ class Page:
     continue_token: str | None = None
     kind: str | None = None  # of the list, e.g. `ConfigMapList`
     api_version: str | None = None
+    shard_info: str | None = None  # the server's normal form of the shard selector it filtered by
 
     @classmethod
     def from_list(cls, payload: Mapping[str, Any]) -> 'Page':
         meta = payload.get('metadata') or {}
+        shard_info = meta.get('shardInfo')
         return cls(items=payload.get('items') or [], resource_version=meta.get('resourceVersion'),
                    continue_token=meta.get('continue') or None,
-                   kind=payload.get('kind'), api_version=payload.get('apiVersion'))
+                   kind=payload.get('kind'), api_version=payload.get('apiVersion'),
+                   shard_info=shard_info.get('selector') if isinstance(shard_info, Mapping) else None)
 
 
 @dataclasses.dataclass
@@ -79,6 +86,8 @@ class WatchState:
     known: dict[str, str | None] = dataclasses.field(default_factory=dict)  # uid → resourceVersion
     listing: set[str] | None = None  # uids seen so far in an ongoing (re-)listing
     streaming: bool = False  # the initial listing comes as watch events (`sendInitialEvents=true`)
+    reselecting: bool = False  # a re-list after `narrow()`: new objects come as listed, not ADDED
+    shard_info: str | None = None  # of the last list's first page (None: the server did not say it filtered)
     keep_bodies: bool = False  # keep each object's last body, for the DELETED of one that vanishes
     bodies: dict[str, RawBody] = dataclasses.field(default_factory=dict)  # uid → body (with `keep_bodies`)
     item_kind: str | None = None  # of the listed objects: for a vanished one's stub
@@ -129,9 +138,22 @@ def step(state: WatchState, item: Page | Mapping[str, Any]) -> list[StreamItem]:
     return _step_event(state, item)
 
 
+def narrow(state: WatchState, keep: Callable[[str], bool]) -> list[str]:
+    """The selection changed: forget the objects outside it (no DELETED), re-list; the uids forgotten."""
+    dropped = [uid for uid in state.known if not keep(uid)]
+    for uid in dropped:
+        del state.known[uid]
+        state.bodies.pop(uid, None)
+    state.listing = None
+    state.resource_version = None
+    state.reselecting = state.listed
+    return dropped
+
+
 def _step_page(state: WatchState, page: Page) -> list[StreamItem]:
     if state.listing is None:
         state.listing = set()
+        state.shard_info = page.shard_info
     item_kind = page.kind[:-4] if page.kind and page.kind.endswith('List') else None
     state.item_kind, state.api_version = item_kind or state.item_kind, page.api_version or state.api_version
     result: list[StreamItem] = []
@@ -145,7 +167,7 @@ def _step_page(state: WatchState, page: Page) -> list[StreamItem]:
         previous = state.remember(uid, rv, body)
         if previous == rv:
             pass  # unchanged since yielded (a re-list, or a listing restarted after an expired `continue`)
-        elif not state.listed:
+        elif not state.listed or (state.reselecting and previous is MISSING):
             result.append({'type': None, 'object': body})
         elif previous is MISSING:
             result.append({'type': 'ADDED', 'object': body})
@@ -157,6 +179,7 @@ def _step_page(state: WatchState, page: Page) -> list[StreamItem]:
     for uid in [uid for uid in state.known if uid not in state.listing]:
         result.append({'type': 'DELETED', 'object': state.vanish(uid)})
     state.listing = None
+    state.reselecting = False
     state.resource_version = page.resource_version or '0'
     if not state.listed:
         state.listed = True

@@ -31,7 +31,7 @@ class ApiError(Exception):
         body: dict[str, Any] = {'kind': 'Status', 'apiVersion': 'v1', 'metadata': {}, 'status': 'Failure'}
         if self.message:   # Go's `omitempty`
             body['message'] = self.message
-        if self.reason:
+        if self.reason:   # a real server's error that is not a Status (StatusReasonUnknown) has none
             body['reason'] = self.reason
         if self.details is not None:
             body['details'] = self.details

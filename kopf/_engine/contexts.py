@@ -16,7 +16,7 @@ import asyncio
 import dataclasses
 import sys
 import weakref
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Awaitable, Callable, Collection, Mapping
 from typing import Any, Protocol
 
 from kopf._api import client as client_
@@ -144,6 +144,17 @@ class Dispatcher(Protocol):
     def take_over(self, record: records_.ObjectRecord) -> None: ...
 
 
+Deliver = Callable[[Any], Awaitable[None]]  # a watch stream's items (events, LISTED) to the engine
+
+
+class Selection(Protocol):
+    """The shards this replica holds, as its watches send them (`kopf._shards.membership.Selection`)."""
+
+    def applies(self, ctx: 'OperatorContext', resource: resources.Resource) -> bool: ...
+    async def read(self, ctx: 'OperatorContext', rctx: 'ResourceContext', namespace: str | None,
+                   deliver: Deliver, *, keep_bodies: bool = False) -> None: ...
+
+
 class Spawn(Protocol):
     """One daemon or timer of one object (`kopf._daemons.workers.Spawn`): what the operator's exit needs."""
 
@@ -174,6 +185,7 @@ class OperatorContext:
     shards: int = 0        # `--shards N`: objects are handled by the holder of their shard's Lease (0: unsharded)
     shard_of: Callable[[str], int] | None = None  # with `--shards`: an object's shard by its uid
     daemons: Callable[['ResourceContext'], Daemons] | None = None  # with daemons or timers: their hooks
+    selection: Selection | None = None  # `--shards N`: the shards held, sent as the watches' `shardSelector`
     served: Mapping[Any, 'ResourceContext'] = dataclasses.field(default_factory=dict)  # by resource (`observing`)
 
     def __post_init__(self) -> None:

@@ -285,18 +285,25 @@ class Observer:
 
     async def read(self, dispatcher: queueing.Dispatcher, rctx: contexts.ResourceContext,
                    namespace: str | None) -> None:
+        async def deliver(item: watchstate.StreamItem) -> None:
+            if item is watchstate.LISTED:
+                dispatcher.listed()
+                return
+            ns = (item['object'].get('metadata') or {}).get('namespace')
+            if self.scope.serves(ns):
+                dispatcher.dispatch(item)
+                if item['type'] is None and len(dispatcher.ready) > dispatcher.backlog_limit:
+                    await dispatcher.backlog()  # the listing no faster than its objects' first cycles
+
         keep = keeps_bodies(rctx)
         try:
+            selection = self.ctx.selection   # `--shards N`: the server sends only the shards held (if it can)
+            if selection is not None and selection.applies(self.ctx, rctx.resource):
+                await selection.read(self.ctx, rctx, namespace, deliver, keep_bodies=keep)
+                return
             stream = watching.watch_objs(self.ctx.client, rctx.resource, namespace=namespace, keep_bodies=keep)
             async for item in stream:
-                if item is watchstate.LISTED:
-                    dispatcher.listed()
-                    continue
-                ns = (item['object'].get('metadata') or {}).get('namespace')
-                if self.scope.serves(ns):
-                    dispatcher.dispatch(item)
-                    if item['type'] is None and len(dispatcher.ready) > dispatcher.backlog_limit:
-                        await dispatcher.backlog()  # the listing no faster than its objects' first cycles
+                await deliver(item)
         finally:
             logger.debug(f'Stopping the watch-stream for {_where(rctx.resource, namespace)}.')
             pausing = self.ctx.pausing  # paused: its handlers finish, however long they take (a lost Lease: cancelled)

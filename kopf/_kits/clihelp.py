@@ -48,7 +48,7 @@ RUN_GROUPS = (
     ('Probes and metrics', ('liveness_endpoint', 'metrics_endpoint')),
     ('Logging', ('verbose', 'debug', 'quiet', 'log_format', 'log_refkey', 'log_prefix')),
     ('Local cluster (instead of a real one)', ('local_cluster', 'apply', 'state', 'kubeconfig', 'tls_sans',
-                                               'git_version')),
+                                               'git_version', 'feature_gates')),
     ('Event loop', ('uvloop',)),
 )
 RUN_EXAMPLES = """

@@ -9,13 +9,17 @@ Nothing runs in a process killed by SIGKILL (a CI job's timeout, the OOM killer)
 cluster has a `Lifeline`, a small `sh` that reads the pids of the cluster's processes from a pipe
 whose other end only we hold. When that pipe closes without a word (we died), it stops their process
 groups (SIGTERM, then SIGKILL after 5 s) and removes the data directory. A normal stop disarms it first.
+`http_ok` and `etcd_call` reach etcd itself (its health, its v3 JSON gateway).
 """
+import http.client
+import json
 import os
 import pathlib
 import shutil
 import signal
 import subprocess
 import threading
+import urllib.parse
 import weakref
 from collections.abc import Mapping
 from typing import Any
@@ -143,3 +147,26 @@ def kill_all(processes: Mapping[str, 'subprocess.Popen[bytes]'], directory: path
                 process.kill()
                 process.wait(timeout=10)
     shutil.rmtree(directory, ignore_errors=True)
+
+
+def http_ok(url: str) -> bool:
+    """A plain-HTTP GET on loopback answers 200 (etcd's `/health`)."""
+    parsed = urllib.parse.urlparse(url)
+    conn = http.client.HTTPConnection(parsed.hostname or '127.0.0.1', parsed.port, timeout=2)
+    try:
+        conn.request('GET', parsed.path)
+        return conn.getresponse().status == 200
+    finally:
+        conn.close()
+
+
+def etcd_call(url: str, path: str, body: Mapping[str, Any]) -> tuple[int, Any]:
+    """One call of etcd's v3 JSON gateway (plain HTTP on loopback): the status and the decoded answer."""
+    parsed = urllib.parse.urlparse(url)
+    conn = http.client.HTTPConnection(parsed.hostname or '127.0.0.1', parsed.port, timeout=30)
+    try:
+        conn.request('POST', path, json.dumps(body), {'Content-Type': 'application/json'})
+        response = conn.getresponse()
+        return response.status, json.loads(response.read() or b'null')
+    finally:
+        conn.close()

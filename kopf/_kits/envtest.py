@@ -38,11 +38,9 @@ import threading
 import time
 import urllib.parse
 import weakref
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import Any
-
-import yaml
 
 from kopf._api.credentials import ConnectionInfo
 from kopf._cluster.control import manifests
@@ -80,16 +78,24 @@ class EnvtestCluster:
     deletion, service accounts, `kube-root-ca.crt`, Deployments, Jobs, ...) and then keeps the
     `ServiceAccount` admission plugin on, as real clusters do; without it, that plugin is off.
     `None` (the default) runs it when its binary is present.
+
+    `version='1.37.2'` takes the binaries `tools/envtest/build.sh 1.37.2` built (and checks the server's
+    `/version` says so); `feature_gates={'ShardedListAndWatch': True}` is kube-apiserver's `--feature-gates`;
+    `audit=True` logs every request the server receives (`audit_events()`: its URI, verb, user, status).
     """
 
     def __init__(self, *, assets: str | os.PathLike[str] | None = None,
+                 version: str | None = None, feature_gates: Mapping[str, bool] | None = None, audit: bool = False,
                  controller_manager: bool | None = None,
                  kubeconfig: str | os.PathLike[str] | None = None,
                  manifests: Sequence[manifests.Manifest] = (),
                  apiserver_flags: Iterable[str] = (), etcd_flags: Iterable[str] = (),
                  controller_manager_flags: Iterable[str] = (),
                  startup_timeout: float = 120.0) -> None:
-        self.assets = envassets.find_assets(assets)
+        self.assets = envassets.find_assets(assets, version)
+        self.wanted_version = None if version is None else 'v' + version.removeprefix('v')
+        self.feature_gates = dict(feature_gates or {})
+        self._audit = audit
         self._want_kcm = controller_manager
         self._kubeconfig_path = None if kubeconfig is None else pathlib.Path(kubeconfig)
         self._manifests = list(manifests)
@@ -151,7 +157,7 @@ class EnvtestCluster:
             f'--listen-peer-urls={peer_url}', f'--initial-advertise-peer-urls={peer_url}',
             f'--initial-cluster=envtest={peer_url}', '--unsafe-no-fsync', '--log-level=warn',
             *self._etcd_flags])
-        self._wait(lambda: _http_ok(f'{etcd_url}/health'), 'etcd')
+        self._wait(lambda: envprocs.http_ok(f'{etcd_url}/health'), 'etcd')
 
         admission = [] if self.controller_manager else ['--disable-admission-plugins=ServiceAccount']
         self._spawn('kube-apiserver', [
@@ -164,25 +170,35 @@ class EnvtestCluster:
             f'--service-account-issuer=https://127.0.0.1:{self._port}/',
             f'--service-account-key-file={pki / "sa.pub"}',
             f'--service-account-signing-key-file={pki / "sa.key"}',
-            *admission, *self._apiserver_flags])
+            *admission, *_gates(self.feature_gates), *(envassets.audit_flags(self.dir) if self._audit else []),
+            *envassets.version_flags(apiserver),
+            *self._apiserver_flags])
         self._ssl = ssl.create_default_context(cafile=str(pki / 'ca.crt'))
         self._ssl.load_cert_chain(str(pki / 'admin.crt'), str(pki / 'admin.key'))
         self._wait(lambda: self._ready('/readyz'), 'kube-apiserver')
         self._wait(lambda: self.get('v1', 'Namespace', 'default') is not None, 'the default namespace')
+        served = self.version.get('gitVersion', '')
+        if self.wanted_version is not None and served.split('+')[0] != self.wanted_version:
+            raise envassets.EnvtestError(f'{apiserver} is {served}, not {self.wanted_version}: '
+                                         f'rebuild it with `tools/envtest/build.sh {self.wanted_version}`.')
 
         self._kubeconfig = self._write_kubeconfig(self._kubeconfig_path or self.dir / 'kubeconfig')
         if self.controller_manager:
-            kcm_config = self._write_kubeconfig(self.dir / 'kcm.kubeconfig')
-            self._spawn('kube-controller-manager', [
-                str(kcm), f'--kubeconfig={kcm_config}', '--leader-elect=false', '--secure-port=0',
-                f'--service-account-private-key-file={pki / "sa.key"}', f'--root-ca-file={pki / "ca.crt"}',
-                f'--cluster-signing-cert-file={pki / "ca.crt"}', f'--cluster-signing-key-file={pki / "ca.key"}',
-                f'--service-cluster-ip-range={SERVICE_CLUSTER_IP_RANGE}', '--controllers=*',
-                *self._kcm_flags])
-            self._wait(lambda: self.get('v1', 'ServiceAccount', 'default', 'default') is not None,
-                       'the default ServiceAccount (from kube-controller-manager)')
+            self._start_controller_manager(kcm, pki)
         if self._manifests:
             self.apply(*self._manifests)
+
+    def _start_controller_manager(self, kcm: pathlib.Path, pki: pathlib.Path) -> None:
+        assert self.dir is not None
+        kcm_config = self._write_kubeconfig(self.dir / 'kcm.kubeconfig')
+        self._spawn('kube-controller-manager', [
+            str(kcm), f'--kubeconfig={kcm_config}', '--leader-elect=false', '--secure-port=0',
+            f'--service-account-private-key-file={pki / "sa.key"}', f'--root-ca-file={pki / "ca.crt"}',
+            f'--cluster-signing-cert-file={pki / "ca.crt"}', f'--cluster-signing-key-file={pki / "ca.key"}',
+            f'--service-cluster-ip-range={SERVICE_CLUSTER_IP_RANGE}', '--controllers=*',
+            *self._kcm_flags])
+        self._wait(lambda: self.get('v1', 'ServiceAccount', 'default', 'default') is not None,
+                   'the default ServiceAccount (from kube-controller-manager)')
 
     def stop(self) -> None:
         """Stop the processes (controller-manager, apiserver, etcd) and remove the data directory."""
@@ -231,6 +247,11 @@ class EnvtestCluster:
             time.sleep(0.1)
 
     @property
+    def pids(self) -> dict[str, int]:
+        """The process ids of the running etcd, kube-apiserver (and kube-controller-manager)."""
+        return {name: process.pid for name, process in self._processes.items()}
+
+    @property
     def etcd_url(self) -> str:
         """The client URL of this cluster's etcd (plain HTTP on loopback)."""
         args = self._processes['etcd'].args if 'etcd' in self._processes else []
@@ -245,9 +266,11 @@ class EnvtestCluster:
         `apiserver_flags=['--watch-cache=false']`, a watch from a compacted resourceVersion is refused.
         """
         if revision is None:
-            status, answer = _etcd(self.etcd_url, '/v3/kv/range', {'key': base64.b64encode(b'/').decode()})
+            whole = {'key': base64.b64encode(b'/').decode()}
+            status, answer = envprocs.etcd_call(self.etcd_url, '/v3/kv/range', whole)
             revision = answer['header']['revision']
-        status, answer = _etcd(self.etcd_url, '/v3/kv/compaction', {'revision': str(revision), 'physical': True})
+        compaction = {'revision': str(revision), 'physical': True}
+        status, answer = envprocs.etcd_call(self.etcd_url, '/v3/kv/compaction', compaction)
         if status != 200 and 'has been compacted' not in str(answer):   # compacted already: nothing to do
             raise envassets.EnvtestError(f'etcd refused the compaction to {revision}: {status} {answer}')
         return int(revision)
@@ -320,20 +343,13 @@ class EnvtestCluster:
 
     def _write_kubeconfig(self, path: pathlib.Path, *, user: str = ADMIN_USER, cert: str = 'admin.crt',
                           key: str = 'admin.key') -> pathlib.Path:
-        def b64(name: str) -> str:
-            return base64.b64encode((self.pki / name).read_bytes()).decode()
-        config = {
-            'apiVersion': 'v1', 'kind': 'Config', 'current-context': 'envtest', 'preferences': {},
-            'clusters': [{'name': 'envtest', 'cluster': {'server': self.url,
-                                                        'certificate-authority-data': b64('ca.crt')}}],
-            'users': [{'name': user, 'user': {'client-certificate-data': b64(cert), 'client-key-data': b64(key)}}],
-            'contexts': [{'name': 'envtest', 'context': {'cluster': 'envtest', 'user': user,
-                                                         'namespace': 'default'}}],
-        }
-        path = pathlib.Path(path)
-        path.write_text(yaml.safe_dump(config))
-        path.chmod(0o600)
-        return path
+        return envassets.write_kubeconfig(path, self.url, self.pki, user=user, cert=cert, key=key)
+
+    def audit_events(self) -> list[Obj]:
+        """What the server logged of the requests it received (`audit=True`: each request's final stage)."""
+        if self.dir is None or not self._audit:
+            raise RuntimeError('The envtest cluster is not started, or not with audit=True.')
+        return envassets.read_audit(self.dir / 'audit.log')
 
     # -- raw requests ----------------------------------------------------------------------------
 
@@ -469,22 +485,8 @@ class EnvtestCluster:
         return self.request('GET', '/version')[1]  # type: ignore[no-any-return]
 
 
-def _http_ok(url: str) -> bool:
-    parsed = urllib.parse.urlparse(url)
-    conn = http.client.HTTPConnection(parsed.hostname or '127.0.0.1', parsed.port, timeout=2)
-    try:
-        conn.request('GET', parsed.path)
-        return conn.getresponse().status == 200
-    finally:
-        conn.close()
-
-
-def _etcd(url: str, path: str, body: Obj) -> tuple[int, Any]:
-    parsed = urllib.parse.urlparse(url)
-    conn = http.client.HTTPConnection(parsed.hostname or '127.0.0.1', parsed.port, timeout=30)
-    try:
-        conn.request('POST', path, json.dumps(body), {'Content-Type': 'application/json'})
-        response = conn.getresponse()
-        return response.status, json.loads(response.read() or b'null')
-    finally:
-        conn.close()
+def _gates(gates: Mapping[str, bool]) -> list[str]:
+    """kube-apiserver's `--feature-gates=A=true,B=false` (no flag without gates)."""
+    if not gates:
+        return []
+    return ['--feature-gates=' + ','.join(f'{name}={str(bool(on)).lower()}' for name, on in sorted(gates.items()))]

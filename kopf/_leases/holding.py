@@ -117,7 +117,8 @@ class Elector:
         holder_changed = (lease.holder if lease else None) != (self.lease.holder if self.lease else None)
         if (lease.key if lease else None) != (self.lease.key if self.lease else None):
             self.observed_at = asyncio.get_running_loop().time()
-            self.write_due = 0.0  # decide at once (e.g. a release is seen: acquire now)
+            if lease is None or lease.holder != self.identity:  # not our own renewal (its answer, its echo):
+                self.write_due = 0.0  # decide at once (e.g. a release is seen: acquire now)
         self.lease = lease
         if lease is None or lease.holder != self.identity:
             self.renewed_at = None

@@ -5,7 +5,8 @@
   range test is `start <= hash < end`; shard `i` covers `[⌊i·2⁶⁴/N⌋, ⌊(i+1)·2⁶⁴/N⌋)`, so the
   last one ends at 2⁶⁴ (written `0x10000000000000000` on the wire).
 - `selector()` is the `shardRange(object.metadata.uid, '0x…', '0x…')` expression of some shards
-  (joined with `||`), for a server that filters by it; the client filters by `shard_of()` anyway.
+  (joined with `||`), for a server that filters by it; `held_selector()` the same with adjacent shards'
+  ranges merged (what a replica sends for the shards it holds); the client filters by `shard_of()` anyway.
 - Shard assignment (`plan()`): each live member targets a fair share of the N shards (⌈N/m⌉ for
   the first `N mod m` members by identity, ⌊N/m⌋ for the others); a replica over its share
   releases its highest shards; one under its share takes the lowest free ones (no valid holder).
@@ -60,6 +61,24 @@ def selector(indices: Iterable[int], total: int) -> str:
     """The `shardSelector` of these shards (empty: none)."""
     ranges = [bounds(i, total) for i in sorted(set(indices))]
     return ' || '.join(f"shardRange({KEY}, '{hex_bound(start)}', '{hex_bound(end)}')" for start, end in ranges)
+
+
+def ranges(indices: Iterable[int], total: int) -> list[tuple[int, int]]:
+    """The hash ranges of these shards, adjacent ones merged: `[0, 1, 3]` of 6 is two ranges, not three."""
+    merged: list[tuple[int, int]] = []
+    for start, end in (bounds(i, total) for i in sorted(set(indices))):
+        if merged and merged[-1][1] == start:
+            merged[-1] = (merged[-1][0], end)
+        else:
+            merged.append((start, end))
+    return merged
+
+
+def held_selector(indices: Iterable[int], total: int) -> str:
+    """The `shardSelector` a replica sends for the shards it holds: one expression, adjacent shards merged
+    (its normal form, as the server echoes it in `shardInfo`); empty if it holds none."""
+    return ' || '.join(f"shardRange({KEY}, '{hex_bound(start)}', '{hex_bound(end)}')"
+                       for start, end in ranges(indices, total))
 
 
 def targets(total: int, members: Collection[str]) -> dict[str, int]:

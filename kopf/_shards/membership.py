@@ -16,6 +16,8 @@
   as at operator start; a shard lost (its Lease could not be renewed) pauses its objects and cancels
   their cycles in flight, as a lost Lease does for the whole operator.
 - Every change of the shard set is logged with the identity (and `kopf_peering_shards_held` is set).
+- The shards held are also the `Selection` the watches send as `shardSelector=` (`observing`): a server
+  that serves it sends each replica only its shards' objects; a change re-lists with the new ranges.
 """
 import asyncio
 import logging
@@ -28,10 +30,42 @@ from kopf._engine import contexts, scopes
 from kopf._leases import elections
 from kopf._leases import holding as leasing
 from kopf._shards import assignment as shards
+from kopf._shards import streams
 
 logger = logging.getLogger('kopf.reactor.sharding')
 
 LABEL = 'kopf.dev/shards-of'
+
+
+class Selection:
+    """The shards held, for the watches' `shardSelector`: each change bumps the version and wakes the watchers."""
+
+    def __init__(self, total: int) -> None:
+        self.total = total
+        self.held: frozenset[int] = frozenset()
+        self.version = 0
+        self.ignored: set[str] = set()   # the resources whose server was seen to ignore the selector (logged once)
+        self._changed = asyncio.Event()
+
+    def update(self, held: set[int]) -> None:
+        if frozenset(held) != self.held:
+            self.held = frozenset(held)
+            self.version += 1
+            self._changed.set()
+            self._changed = asyncio.Event()
+
+    async def changed_since(self, version: int) -> None:
+        while self.version == version:
+            await self._changed.wait()
+
+    def applies(self, ctx: contexts.OperatorContext, resource: Any) -> bool:
+        """Whether this resource's watches send the shards (`streams.selection_for`)."""
+        return streams.selection_for(ctx, resource) is not None
+
+    async def read(self, ctx: contexts.OperatorContext, rctx: contexts.ResourceContext, namespace: str | None,
+                   deliver: contexts.Deliver, *, keep_bodies: bool = False) -> None:
+        """The engine's watch of the resource, as a sharded replica's (`streams.read`)."""
+        await streams.read(ctx, rctx, namespace, self, deliver, keep_bodies=keep_bodies)
 
 
 class Sharding:
@@ -59,6 +93,7 @@ class Sharding:
         self.membership = leasing.Elector(ctx, member, self.namespace, self.identity, pauses=False,
                                           configures=False, labels={LABEL: self.name}, on_change=self.changed.set)
         ctx.pausing.on_shard = self.shard_changed  # after the electors paused their shards (nothing was held)
+        ctx.selection = self.selection = Selection(self.total)  # what the watches send as `shardSelector`
 
     def start(self, tg: asyncio.TaskGroup) -> None:
         tg.create_task(self.run(tg), name=f'kopf shards of {self.name}')
@@ -168,6 +203,7 @@ class Sharding:
                 else:
                     owner.take_over(record)
         self.ctx.metrics.shards(len(self.held))
+        self.selection.update(self.held)  # the watches re-list with the new ranges (after the pause, if released)
         what = ('released' if self.exiting or not cancelling else 'lost') if paused else 'taken over'
         logger.info(f'The shard {self.electors[index].name} is {what} by {self.identity!r}; '
                     f'the shards held: {shards.describe(self.held)} of {self.total}.')

@@ -3,7 +3,7 @@ from typing import Any
 import pytest
 
 from kopf._api import apierrors
-from kopf._api.watchstate import LISTED, Page, WatchState, step
+from kopf._api.watchstate import LISTED, Page, WatchState, narrow, step
 
 
 def obj(uid: str, rv: str, **extra: Any) -> dict[str, Any]:
@@ -147,3 +147,26 @@ def test_streamed_listing_without_objects() -> None:
     state = WatchState(streaming=True)
     assert types(step(state, _end_bookmark('9'))) == [LISTED]
     assert state.resource_version == '9'
+
+
+def test_narrowing_forgets_without_deleted_and_relists_arrivals_as_listed() -> None:
+    state = WatchState()
+    step(state, Page(items=[obj('a', '1'), obj('b', '1')], resource_version='10'))
+    assert narrow(state, keep=lambda uid: uid != 'b') == ['b']
+    assert state.needs_listing
+    items = step(state, Page(items=[obj('a', '1'), obj('c', '5')], resource_version='11'))
+    assert types(items) == [(None, 'c')]   # c arrives as listed (its shard became ours); a is unchanged; no b
+    assert types(step(state, ev('ADDED', obj('d', '12')))) == [('ADDED', 'd')]   # after the re-list: as usual
+    state.resource_version = None   # a 410: a later re-list is as usual
+    assert types(step(state, Page(items=[obj('a', '1'), obj('c', '5'), obj('d', '12'), obj('e', '13')],
+                                  resource_version='13'))) == [('ADDED', 'e')]
+
+
+def test_the_lists_shard_info_is_kept() -> None:
+    state = WatchState()
+    page = Page.from_list({'metadata': {'resourceVersion': '1', 'shardInfo': {'selector': 'shardRange(x)'}},
+                           'items': []})
+    step(state, page)
+    assert state.shard_info == 'shardRange(x)'
+    step(state, Page.from_list({'metadata': {'resourceVersion': '2'}, 'items': []}))
+    assert state.shard_info is None

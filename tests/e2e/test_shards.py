@@ -1,5 +1,8 @@
 """Sharding across replicas end to end: three, then four `kopf run --lease NAME --shards 6` processes.
 
+On a server that serves `shardSelector=` (the local cluster; with `--backend=envtest`, kube-apiserver
+1.37.2 with ShardedListAndWatch), each replica's watches carry the ranges of the shards it holds.
+
 The operator (`operators/shards.py`) records the start and end of every handler and timer call with
 the replica's tag and the monotonic time into one log file. The test checks that every object is
 handled once, by the holder of its shard, spread over all replicas; that no object is handled by two
@@ -12,17 +15,21 @@ runs again) and while one is SIGKILLed (its shards are taken within lease durati
 import collections
 import os
 import pathlib
+import re
 import signal
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from kopf._shards import assignment as shards
+from kopf.testing import EnvtestCluster
 
+from .. import backends
 from ..backends import Cluster
 from . import test_leases, test_peering
-from .conftest import example
+from .conftest import CRD, example
 
 OPERATOR = pathlib.Path(__file__).parent / 'operators' / 'shards.py'
 LEASE = 'e2e-shards'
@@ -31,8 +38,29 @@ DURATION, DEADLINE, RETRY = 6.0, 4.0, 1.0
 OBJECTS = int(os.environ.get('KOPF_E2E_SHARDS_OBJECTS', '600'))
 TIMED = 10  # every 10th object has a timer
 
-cluster = pytest.fixture(test_peering.cluster.__wrapped__, name='cluster')
 started = pytest.fixture(test_peering.operators.__wrapped__, name='started')  # killed at the end
+
+
+@pytest.fixture
+def cluster(request: pytest.FixtureRequest) -> Iterator[Cluster]:
+    """The local cluster (it serves `shardSelector=`), or (envtest) kube-apiserver 1.37.2 with ShardedListAndWatch."""
+    if backends.backend(request.config) != 'envtest':
+        yield from test_peering.cluster.__wrapped__(request)
+        return
+    real: EnvtestCluster = request.getfixturevalue('sharding_envtest')
+    real.apply(str(CRD))
+    yield real
+    for obj in real.list('kopf.dev/v1', 'KopfExample', namespace='default'):
+        real.delete('kopf.dev/v1', 'KopfExample', obj['metadata']['name'], 'default', force=True)
+    for i in range(SHARDS):
+        real.delete('coordination.k8s.io/v1', 'Lease', f'{LEASE}-{i}', 'default')
+
+
+def watched_selectors(replica: 'Replica') -> set[str]:
+    """The `shardSelector`s the replica watched KopfExamples with (as it logs them)."""
+    found = re.findall(r'Watching kopfexamples\S* cluster-wide for the shards \[[0-9, ]*\]: shardSelector=(.*)$',
+                       replica.output.read_text(), re.M)
+    return set(found)
 
 
 def wait_for(check: Any, within: float = 120.0) -> Any:
@@ -124,6 +152,9 @@ def test_shards_shared_rebalanced_on_join_and_taken_over_after_a_sigkill(
     assert set(done.values()) == {'r1', 'r2', 'r3'}  # spread over all replicas
     creates = collections.Counter(name for kind, name, *_ in calls(tmp_path, {}) if kind == 'create')
     assert set(creates) == names and set(creates.values()) == {1}
+    for replica in started:   # each watched its shards' objects only (a server with the gate sends no other)
+        mine = [i for i, tag in owners.items() if tag == replica.tag]
+        assert shards.held_selector(mine, SHARDS) in watched_selectors(replica)
 
     # A fourth replica joins: shards are released after their work, taken over by it; nothing completed re-runs.
     started.append(Replica(cluster, tmp_path, 'r4'))

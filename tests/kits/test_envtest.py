@@ -47,6 +47,29 @@ def test_assets_from_the_cache_newest_version_first(tmp_path: pathlib.Path, monk
     assert EnvtestCluster().assets == tmp_path / envassets.DEFAULT_VERSION
 
 
+def test_a_version_takes_its_own_cache_directory(tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv('KUBEBUILDER_ASSETS', str(tmp_path / 'elsewhere'))   # an explicit version wins over it
+    monkeypatch.setenv('KOPF_ENVTEST_CACHE', str(tmp_path))
+    assert EnvtestCluster(version='v1.37.2').assets == tmp_path / '1.37.2'
+    assert EnvtestCluster(version='1.37.2').wanted_version == 'v1.37.2'
+
+
+def test_a_missing_version_says_how_to_build_it(tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv('KOPF_ENVTEST_CACHE', str(tmp_path))
+    build = r'etcd is not found in .*1\.37\.2: run `tools/envtest/build.sh 1\.37\.2`'
+    with pytest.raises(envtest.EnvtestError, match=build):
+        EnvtestCluster(version='1.37.2').start()
+
+
+@pytest.mark.parametrize('gates, flags', [
+    ({}, []),
+    ({'ShardedListAndWatch': True}, ['--feature-gates=ShardedListAndWatch=true']),
+    ({'B': False, 'A': True}, ['--feature-gates=A=true,B=false']),
+])
+def test_feature_gates_are_one_flag(gates: dict[str, bool], flags: list[str]) -> None:
+    assert envtest._gates(gates) == flags
+
+
 def test_not_imported_by_import_kopf() -> None:
     assert kopf is not None
     code = 'import kopf, sys; assert not {"kopf._kits.envtest", "kopf._kits.envassets"} & set(sys.modules)'

@@ -79,6 +79,16 @@ def test_selector_of_shards() -> None:
     assert shards.selector([], 6) == ''
 
 
+def test_held_selector_merges_adjacent_shards() -> None:
+    assert shards.ranges([0, 1, 3, 5], 6) == [(0, shards.bounds(1, 6)[1]), shards.bounds(3, 6), shards.bounds(5, 6)]
+    assert shards.held_selector([5, 4, 0], 6) == (
+        "shardRange(object.metadata.uid, '0x0000000000000000', '0x2aaaaaaaaaaaaaaa') || "
+        "shardRange(object.metadata.uid, '0xaaaaaaaaaaaaaaaa', '0x10000000000000000')")
+    assert shards.held_selector(range(6), 6) == (
+        "shardRange(object.metadata.uid, '0x0000000000000000', '0x10000000000000000')")
+    assert shards.held_selector([], 6) == ''
+
+
 @pytest.mark.parametrize('total, members, expected', [
     (6, ['a'], {'a': 6}),
     (6, ['b', 'a', 'c'], {'a': 2, 'b': 2, 'c': 2}),

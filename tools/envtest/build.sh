@@ -1,14 +1,22 @@
 #!/usr/bin/env bash
-# Build etcd, kube-apiserver, kube-controller-manager and kubectl from their Go modules into
-# ${KOPF_ENVTEST_CACHE:-~/.cache/kopf/envtest}/<version>/ (once: skipped when all are present),
-# then print that directory. It is what `make envtest` runs; it needs Go and the Go module proxy.
+# Build one Kubernetes version's envtest binaries from their Go modules (tools/envtest/<version>/:
+# etcd plus every main package under its cmd/) into ${KOPF_ENVTEST_CACHE:-~/.cache/kopf/envtest}/<version>/
+# (once: skipped when all are present), then print that directory.
+# Usage: tools/envtest/build.sh [VERSION]   (default: the one in tools/envtest/VERSION, v1.34.4).
+# `make envtest` runs it for the default version and `make envtest-sharding` for 1.37.2; it needs Go
+# (at least the go directive of that version's go.mod: GOTOOLCHAIN=local) and the Go module proxy.
 set -euo pipefail
 export GOTOOLCHAIN=local CGO_ENABLED=0
 here="$(cd "$(dirname "$0")" && pwd)"
-version="$(cat "$here/VERSION")"            # v1.34.4
+version="${1:-$(cat "$here/VERSION")}"
+version="v${version#v}"                   # v1.34.4
+src="$here/${version#v}"
+[ -f "$src/go.mod" ] || { echo "tools/envtest/build.sh: no tools/envtest/${version#v}/go.mod (make it with gen-gomod.sh $version)" >&2; exit 1; }
 cache="${KOPF_ENVTEST_CACHE:-$HOME/.cache/kopf/envtest}"
 out="$cache/${version#v}"
-bins=(etcd kube-apiserver kube-controller-manager kubectl)
+cmds=()
+for d in "$src"/cmd/*/; do cmds+=("$(basename "$d")"); done
+bins=(etcd "${cmds[@]}")
 
 present=1
 for b in "${bins[@]}"; do [ -x "$out/$b" ] || present=0; done
@@ -17,7 +25,7 @@ if [ "$present" = 1 ]; then
   exit 0
 fi
 
-command -v go >/dev/null || { echo "make envtest: Go is not installed (needed to build $version)" >&2; exit 1; }
+command -v go >/dev/null || { echo "tools/envtest/build.sh: Go is not installed (needed to build $version)" >&2; exit 1; }
 major="${version#v}"; major="${major%%.*}"
 minor="${version#v*.}"; minor="${minor%%.*}"
 stamp=""
@@ -29,9 +37,9 @@ done
 tmp="$(mktemp -d "$cache/.build-XXXXXX" 2>/dev/null || { mkdir -p "$cache"; mktemp -d "$cache/.build-XXXXXX"; })"
 trap 'rm -rf "$tmp"' EXIT
 start=$SECONDS
-echo "building $version into $out (the first build takes long; see README)" >&2
-(cd "$here" && go build -trimpath -ldflags "-s -w$stamp" -o "$tmp/" ./cmd/kube-apiserver ./cmd/kube-controller-manager ./cmd/kubectl)
-(cd "$here/etcd" && go build -trimpath -ldflags "-s -w" -o "$tmp/etcd" .)
+echo "building $version (${bins[*]}) into $out (the first build takes long; see README)" >&2
+(cd "$src" && go build -trimpath -ldflags "-s -w$stamp" -o "$tmp/" "${cmds[@]/#/./cmd/}")
+(cd "$src/etcd" && go build -trimpath -ldflags "-s -w" -o "$tmp/etcd" .)
 echo "built in $((SECONDS - start)) s" >&2
 mkdir -p "$out"
 for b in "${bins[@]}"; do mv -f "$tmp/$b" "$out/$b"; done

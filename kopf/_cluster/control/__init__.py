@@ -8,6 +8,7 @@
     local        `LocalCluster` (public as `kopf.testing.LocalCluster`): the emulator in this loop or a thread
     command      `kopf cluster`: serve until SIGINT/SIGTERM, with a kubeconfig and pre-applied manifests
     manifests    reading manifests for `--apply` and `LocalCluster.apply`: dicts, lists, YAML text or files
+    featuregates  `--feature-gates`: parsed, refused when unknown (also for the version posed as), decided
 
 The top of the emulator: nothing else in `kopf._cluster` imports this package.
 """

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from kopf._cluster import statuses
-from kopf._cluster.control import manifests
+from kopf._cluster.control import featuregates, manifests
 from kopf._cluster.control.emulator import Emulator
 
 
@@ -18,10 +18,15 @@ class StartupError(Exception):
 
 async def serve(host: str, port: int, config_path: str, apply: Sequence[str], state: str | None = None,
                 tls: bool = False, token: str | None = None, verbose: bool = False, *,
-                git_version: str | None = None, tls_sans: Sequence[str] = ()) -> None:
+                git_version: str | None = None, tls_sans: Sequence[str] = (), feature_gates: str = '') -> None:
     tokens = {token: 'admin'} if token else None
     posing: dict[str, Any] = {'git_version': git_version} if git_version is not None else {}
-    emulator = Emulator(host=host, port=port, state_file=state, tls=tls, tokens=tokens, tls_sans=tls_sans, **posing)
+    try:
+        gates = featuregates.parse(feature_gates)
+        emulator = Emulator(host=host, port=port, state_file=state, tls=tls, tokens=tokens, tls_sans=tls_sans,
+                            feature_gates=gates, **posing)
+    except featuregates.GateError as exc:
+        raise StartupError(f'--feature-gates: {exc}') from None
     if verbose:   # one line per request on stderr: method, path and query, status, milliseconds
         emulator.dispatcher.print_request = lambda line: print(line, file=sys.stderr, flush=True)
     objects = [(path, obj) for path in apply for obj in _load(path)]

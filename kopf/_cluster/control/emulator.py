@@ -17,7 +17,7 @@ from aiohttp import web
 
 from kopf._cluster import jsoncodec, statuses
 from kopf._cluster.apis.routing import Target
-from kopf._cluster.control import httpapi
+from kopf._cluster.control import featuregates, httpapi
 from kopf._cluster.control.operations import Controlled, Controls
 from kopf._cluster.controllers import sweeping
 from kopf._cluster.controllers.workloads import Workloads
@@ -38,13 +38,13 @@ R = TypeVar('R')
 class Emulator(Controls):
     """A Kubernetes API server in memory, served over plain HTTP on loopback by default."""
 
-    def __init__(self, *, host: str = '127.0.0.1', port: int = 0, git_version: str = apidiscovery.DEFAULT_VERSION,
+    def __init__(self, *, host: str = '127.0.0.1', port: int = 0, git_version: str | None = None,
                  history_size: int = 10000, bookmark_interval: float = 60.0, watch_timeout: float = 1800.0,
                  allow_http_webhooks: bool = False, state_file: str | os.PathLike[str] | None = None,
                  tls: bool = False, tokens: Mapping[str, str] | None = None,
                  webhook_services: Mapping[str, str] | None = None, event_ttl: float = 3600.0,
                  client_certs: bool = False, tls_sans: Iterable[str] = (), workloads: bool = True,
-                 nodes: int = 1) -> None:
+                 nodes: int = 1, feature_gates: Mapping[str, bool] | None = None) -> None:
         self.host = host
         self.tls_sans = tuple(tls_sans)  # more names/addresses in the serving certificate (e.g. "k3s", "minikube")
         self.port = port
@@ -52,7 +52,10 @@ class Emulator(Controls):
         self.kubeconfig_path: pathlib.Path | None = None   # the last kubeconfig written (rewritten on rotation)
         self.certificates: tlsmode.Certificates | None = None
         self.state_file = pathlib.Path(state_file) if state_file is not None else None
-        settings = kindrules.Settings(allow_http_webhooks=allow_http_webhooks, event_ttl=event_ttl)
+        self.feature_gates = featuregates.resolve(feature_gates or {}, git_version)   # GateError if unknown
+        git_version = git_version or apidiscovery.DEFAULT_VERSION   # given: posing as it (discovery, features)
+        settings = kindrules.Settings(allow_http_webhooks=allow_http_webhooks, event_ttl=event_ttl,
+                                      shard_selectors=self.feature_gates['ShardedListAndWatch'])
         self.state = State(history_size=history_size, settings=settings)
         self.hub = Hub(bookmark_interval=bookmark_interval)
         self.state.store.listeners.append(self.hub)

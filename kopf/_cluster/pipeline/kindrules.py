@@ -25,6 +25,7 @@ class Settings:
 
     allow_http_webhooks: bool = False
     event_ttl: float = 3600.0         # seconds after which Events are deleted, as a real server does
+    shard_selectors: bool = True      # `shardSelector=` is served (feature gate ShardedListAndWatch, 1.36+)
 
 
 def prepare_event(obj: dict[str, Any], settings: Settings) -> list[Cause]:

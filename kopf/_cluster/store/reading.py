@@ -5,7 +5,7 @@ from typing import Any
 
 from kopf._cluster import jsoncodec, statuses
 from kopf._cluster.apis.routing import Target
-from kopf._cluster.store import selection
+from kopf._cluster.store import selection, shardselectors
 from kopf._cluster.store.objectstore import Obj, Store
 from kopf._shared.resourcetable import Resource
 
@@ -30,19 +30,37 @@ def as_version(obj: Obj, api_version: str) -> Obj:
     return obj if obj.get('apiVersion') == api_version else {**obj, 'apiVersion': api_version}
 
 
-def object_matcher(target: Target, params: Mapping[str, str]) -> Any:
+def object_matcher(target: Target, params: Mapping[str, str], shards: bool = False) -> Any:
+    """The predicate of the query's selectors; with `shards` (the gate is on), `shardSelector=` too."""
     labels = selection.parse_labels(params.get('labelSelector'))
     fields = selection.parse_fields(params.get('fieldSelector'), target.resource.selectable_fields())
     if target.name is not None:
         fields.append(selection.Requirement('metadata.name', '=', (target.name,)))
-    return selection.matcher(labels, fields)
+    match = selection.matcher(labels, fields)
+    sharded = shard_selector(params) if shards else None
+    if sharded is None:
+        return match
+    return lambda obj: sharded.matches(obj) and match(obj)
 
 
-def list_objects(store: Store, target: Target, params: Mapping[str, str]) -> bytes:
+def shard_selector(params: Mapping[str, str]) -> shardselectors.Selector | None:
+    """The query's `shardSelector` (absent or empty: none); a bad one is the real server's 500."""
+    text = params.get('shardSelector')
+    if not text:
+        return None
+    try:
+        return shardselectors.parse(text)
+    except shardselectors.ShardSelectorError as exc:
+        raise statuses.ApiError(500, '', f'invalid shard selector: {exc}') from None
+
+
+def list_objects(store: Store, target: Target, params: Mapping[str, str], shards: bool = False) -> bytes:
     resource = target.resource
-    items, list_meta = select(store, target, params)
+    items, list_meta = select(store, target, params, shards)
     if resource.custom:
         list_meta.setdefault('continue', '')  # as a real server's lists of custom resources have it
+    elif shards and params.get('shardSelector'):   # custom resources' lists have no place for it (unstructured)
+        list_meta['shardInfo'] = {'selector': str(shard_selector(params))}
     return jsoncodec.dumps(listing(resource, items, list_meta))
 
 
@@ -59,11 +77,14 @@ def listing(resource: Resource, items: list[Obj], list_meta: dict[str, Any]) -> 
     return {'kind': resource.list_kind, 'apiVersion': resource.api_version, 'metadata': meta, 'items': items}
 
 
-def select(store: Store, target: Target, params: Mapping[str, str]) -> tuple[list[Obj], dict[str, Any]]:
+def select(store: Store, target: Target, params: Mapping[str, str],
+           shards: bool = False) -> tuple[list[Obj], dict[str, Any]]:
     """The objects of one list page (selectors, limit, continue) and the list's metadata."""
     resource = target.resource
     match = object_matcher(target, params)
     limit = _int(params.get('limit'), 'limit')
+    if shards and params.get('shardSelector'):   # parsed by the storage: after the handler's checks
+        match = object_matcher(target, params, shards)
     list_rv, start = _decode_continue(params.get('continue'))
     if start is not None and list_rv < store.compacted:
         raise statuses.expired(EXPIRED_CONTINUE)
@@ -88,7 +109,8 @@ def select(store: Store, target: Target, params: Mapping[str, str]) -> tuple[lis
     list_meta: dict[str, Any] = {'resourceVersion': str(list_rv)}
     if token:
         list_meta['continue'] = token
-        if not (params.get('labelSelector') or params.get('fieldSelector') or target.name is not None):
+        if not (params.get('labelSelector') or params.get('fieldSelector') or target.name is not None
+                or (shards and params.get('shardSelector'))):
             list_meta['remainingItemCount'] = following  # a real server counts only unfiltered lists
     return items, list_meta
 

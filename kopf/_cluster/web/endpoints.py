@@ -208,11 +208,12 @@ async def _read(backend: Backend, request: web.Request, target: Target, verb: st
                                                          version=version)))
     if verb == 'get':
         return respond(200, jsoncodec.dumps(reading.get_object(store, target)))
-    if table:
-        items, meta = reading.select(store, target, params)
+    shards = backend.state.settings.shard_selectors
+    if table:   # a Table has no `shardInfo` (a real server copies only the other list fields)
+        items, meta = reading.select(store, target, params, shards)
         return respond(200, jsoncodec.dumps(tables.table(target.resource, items, meta, include=include,
                                                          version=version)))
-    return respond(200, reading.list_objects(store, target, params))
+    return respond(200, reading.list_objects(store, target, params, shards))
 
 
 async def _serve(backend: Backend, request: web.Request, target: Target, verb: str) -> web.Response:
@@ -299,7 +300,7 @@ async def _admitted(backend: Backend, request: web.Request, target: Target, verb
 
 def _delete_collection(backend: Backend, target: Target, params: Mapping[str, str], body: Any) -> bytes:
     """Delete every object matching the query's selectors, each as a single DELETE would."""
-    match = reading.object_matcher(target, params)
+    match = reading.object_matcher(target, params, backend.state.settings.shard_selectors)
     deleted: list[Any] = []
     for obj in list(backend.state.store.iterate(target.resource.key, target.namespace)):
         if match(obj):
@@ -308,7 +309,10 @@ def _delete_collection(backend: Backend, target: Target, params: Mapping[str, st
             outcome = writing.delete(backend.state, one, options(params, body))
             deleted.append(outcome.obj or obj)
     backend.wake_controllers()
-    return jsoncodec.dumps(reading.listing(target.resource, deleted, {'resourceVersion': str(backend.state.store.rv)}))
+    list_meta: dict[str, Any] = {'resourceVersion': str(backend.state.store.rv)}
+    if backend.state.settings.shard_selectors and params.get('shardSelector') and not target.resource.custom:
+        list_meta['shardInfo'] = {'selector': str(reading.shard_selector(params))}   # as its list says
+    return jsoncodec.dumps(reading.listing(target.resource, deleted, list_meta))
 
 
 def _is_discovery(parts: list[str]) -> bool:

@@ -37,10 +37,14 @@ class Streams:
         bookmarks = params.get('allowWatchBookmarks') in TRUE
         if 'sendInitialEvents' in params or 'resourceVersionMatch' in params:
             _check_initial_events(params)
+        shards = self.state.settings.shard_selectors
         match = reading.object_matcher(target, params)
         seconds = _timeout(params.get('timeoutSeconds'), self.max_timeout)   # a bad value: a 400 before streaming
+        if shards and params.get('shardSelector'):   # the storage parses it: after the handler's checks
+            match = reading.object_matcher(target, params, shards)
         await self.wait_for_rv(params.get('resourceVersion') or '')
-        selective = bool(params.get('labelSelector') or params.get('fieldSelector') or target.name)
+        selective = bool(params.get('labelSelector') or params.get('fieldSelector') or target.name
+                         or (shards and params.get('shardSelector')))
         response = web.StreamResponse(status=200, headers={'Content-Type': 'application/json'})
         response.enable_chunked_encoding()
         watcher = self.hub.subscribe(target.resource.key, target.namespace, match, selective)

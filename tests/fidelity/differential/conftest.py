@@ -102,6 +102,16 @@ def policed(emulator: LocalCluster, envtest: Cluster,
 
 
 @pytest.fixture(scope='module')
+def sharding_pair(sharding_envtest: EnvtestCluster) -> Iterator[tuple[Backend, Backend]]:
+    """The emulator (shardSelector= served by default) and kube-apiserver 1.37.2 with ShardedListAndWatch."""
+    with LocalCluster() as local:
+        for cluster in (local, sharding_envtest):
+            cluster.apply(steps.CRD)
+        yield (Backend('emulator', Http(local.url), {}),
+               Backend('envtest', Http(sharding_envtest.url, sharding_envtest.ssl_context), {}))
+
+
+@pytest.fixture(scope='module')
 def expiring(emulator: LocalCluster, envtest: Cluster) -> Iterator[tuple[Backend, Backend]]:
     """The emulator and a kube-apiserver without its watch cache: a compaction of etcd is seen by watches."""
     with EnvtestCluster(controller_manager=False, apiserver_flags=['--watch-cache=false']) as nocache:

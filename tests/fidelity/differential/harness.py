@@ -7,6 +7,8 @@ import urllib.parse
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from kopf._cluster.store.shardselectors import hash_field
+
 from ..conftest import Http
 from . import compare, rawbytes
 from .known import BYTES_KNOWN, KNOWN
@@ -54,10 +56,14 @@ class Backend:
             if not step.until_gone or code == 404 or time.monotonic() > deadline:
                 break
             time.sleep(0.1)
+        answer = self.unfill(answer)
         if step.save and isinstance(answer, dict):
             meta = answer.get('metadata') or {}
             self.saved.update({step.save: meta.get('resourceVersion', ''), f'{step.save}_uid': meta.get('uid', ''),
                                f'{step.save}_continue': urllib.parse.quote(meta.get('continue', ''))})
+            if meta.get('uid'):   # the uid's shard hash and the next value: a range one hash wide (shardsteps.py)
+                value = int(hash_field(meta['uid']), 16)
+                self.saved.update({f'{step.save}_hash': f'{value:016x}', f'{step.save}_next': f'{value + 1:016x}'})
         return code, answer
 
     def request(self, method: str, path: str, body: Any, ctype: str, headers: dict[str, str]) -> tuple[int, Any]:
@@ -83,6 +89,20 @@ class Backend:
         if isinstance(body, str) and (found := re.fullmatch(r'\{(\w+)\}', body)):
             return self.saved[found.group(1)]
         return body
+
+    def unfill(self, answer: Any) -> Any:
+        """This side's saved shard hashes in the answer back to their placeholders (`shardInfo` echoes them)."""
+        hashes = {value: f'{{{key}}}' for key, value in self.saved.items() if key.endswith(('_hash', '_next'))}
+        if not hashes:
+            return answer
+        if isinstance(answer, dict):
+            return {key: self.unfill(value) for key, value in answer.items()}
+        if isinstance(answer, list):
+            return [self.unfill(value) for value in answer]
+        if isinstance(answer, str) and 'shardRange' in answer:
+            for value, placeholder in hashes.items():
+                answer = answer.replace(f"'0x{value}'", f"'0x{placeholder}'")
+        return answer
 
     def watch(self, path: str, count: int) -> list[Any]:
         conn = self.http.connection(timeout=15)

@@ -6,7 +6,7 @@ import pathlib
 
 import pytest
 
-from . import known, steps, steps_cel
+from . import known, shardsteps, steps, steps_cel
 from .conftest import tally
 from .harness import Step, run
 
@@ -19,7 +19,7 @@ RUNS: list[tuple[str, list[Step], str]] = [
     ('watch', steps.WATCH, 'pair'), ('watch', steps.EXPIRED, 'expiring'), ('selectors', steps.SELECTORS, 'pair'),
     ('tables', steps.TABLES, 'pair'), ('dry-run', steps.DRYRUN, 'pair'), ('admission', steps.ADMISSION, 'admitting'),
     ('bad-input', steps.BAD_INPUT, 'pair'), ('cel', steps_cel.CEL, 'ruled'),
-    ('cel', steps_cel.POLICY_STEPS, 'policed'),
+    ('cel', steps_cel.POLICY_STEPS, 'policed'), ('sharding', shardsteps.SHARDING, 'sharding_pair'),
 ]
 
 

@@ -1,0 +1,17 @@
+// kube-apiserver of the k8s.io/kubernetes version in ../../go.mod, for kopf.testing.EnvtestCluster.
+package main
+
+import (
+	"os"
+	_ "time/tzdata" // CronJob time zones
+
+	"k8s.io/component-base/cli"
+	_ "k8s.io/component-base/logs/json/register"
+	_ "k8s.io/component-base/metrics/prometheus/clientgo"
+	_ "k8s.io/component-base/metrics/prometheus/version"
+	"k8s.io/kubernetes/cmd/kube-apiserver/app"
+)
+
+func main() {
+	os.Exit(cli.Run(app.NewAPIServerCommand()))
+}
