@@ -124,14 +124,8 @@ async def watch_objs(
     """
     state = state if state is not None else watchstate.WatchState(keep_bodies=keep_bodies)
     watching = client.settings.watching
-    query = server_side_selectors(client.settings, resource)
-    if shard_selector and 'shardSelector' not in query:
-        query['shardSelector'] = shard_selector
-    for key, value in [('labelSelector', label_selector), ('fieldSelector', field_selector)]:
-        if value:
-            query[key] = ','.join(sorted({*query[key].split(','), value})) if key in query else value
+    query = _query(client.settings, resource, label_selector, field_selector, shard_selector)
     where = f'{resource.name} in {namespace!r}' if namespace else f'{resource.name} cluster-wide'
-    path = resource.get_url(namespace=namespace)
     streamed = False  # the initial listing is streamed at most once; after a failure, it is listed
     while True:
         state.streaming = state.needs_listing and not state.listed and watching.initial_streaming and not streamed
@@ -148,36 +142,58 @@ async def watch_objs(
                 _tell(client, resource, 'expired')
                 state.restart_listing()
                 continue
-        params = {'watch': 'true', 'allowWatchBookmarks': 'true', **query}
-        if state.streaming:
-            params.update(sendInitialEvents='true', resourceVersionMatch='NotOlderThan')
-        else:
-            params['resourceVersion'] = state.resource_version or '0'
-        if watching.server_timeout is not None:
-            params['timeoutSeconds'] = str(int(watching.server_timeout))
-        try:
-            backoffs = apierrors.endless_backoffs(client.settings.networking.error_backoffs)
-            async with client.stream(path, params=params, backoffs=backoffs) as response:
-                _tell(client, resource, 'connected')
-                async for line in _lines(response, watching.inactivity_timeout):
-                    for item in watchstate.step(state, encoding.loads(line)):
-                        yield item
-                    if state.needs_listing and not state.streaming:
-                        logger.info(f'The watch of {where} is too old (410 Expired); re-listing.')
-                        _tell(client, resource, 'expired')
-                        break
-        except apierrors.APIClientError as exc:
-            if exc.status != 410:
-                raise
-            state.resource_version = None
-            logger.info(f'The watch of {where} is too old (410 Expired); re-listing.')
-            _tell(client, resource, 'expired')
-        except apierrors.APIServerError as exc:  # an ERROR event in the stream: resume from the last RV
-            logger.warning(f'The watch of {where} reported a server error ({exc}); reconnecting.')
-        except TimeoutError:
-            logger.info(f'The watch of {where} was silent for {watching.inactivity_timeout}s; reconnecting.')
-        except OSError as exc:  # `http.TransportError`s, the OS's, TLS errors; aiohttp's are mapped to the former
-            if not apierrors.is_retriable(exc):
-                raise  # a certificate that fails verification: reconnecting does not heal it
-            logger.info(f'The watch of {where} broke ({type(exc).__name__}: {exc}); reconnecting.')
+        async for item in _watched(client, resource, namespace, query, state, where):
+            yield item
         await asyncio.sleep(watching.reconnect_backoff)
+
+
+def _query(settings: settings_.OperatorSettings, resource: resources.Resource, label_selector: str | None,
+           field_selector: str | None, shard_selector: str | None) -> dict[str, str]:
+    """The selectors of the LIST and WATCH: the settings', the caller's label/field selectors, the shards held."""
+    query = server_side_selectors(settings, resource)
+    if shard_selector and 'shardSelector' not in query:
+        query['shardSelector'] = shard_selector
+    for key, value in [('labelSelector', label_selector), ('fieldSelector', field_selector)]:
+        if value:
+            query[key] = ','.join(sorted({*query[key].split(','), value})) if key in query else value
+    return query
+
+
+async def _watched(
+        client: client_.APIClient, resource: resources.Resource, namespace: str | None,
+        query: Mapping[str, str], state: watchstate.WatchState, where: str,
+) -> AsyncIterator[watchstate.StreamItem]:
+    """The items of one WATCH request, until it ends, breaks, stays silent, or needs a re-list (a 410)."""
+    watching = client.settings.watching
+    params = {'watch': 'true', 'allowWatchBookmarks': 'true', **query}
+    if state.streaming:
+        params.update(sendInitialEvents='true', resourceVersionMatch='NotOlderThan')
+    else:
+        params['resourceVersion'] = state.resource_version or '0'
+    if watching.server_timeout is not None:
+        params['timeoutSeconds'] = str(int(watching.server_timeout))
+    try:
+        backoffs = apierrors.endless_backoffs(client.settings.networking.error_backoffs)
+        async with client.stream(resource.get_url(namespace=namespace), params=params, backoffs=backoffs) as response:
+            _tell(client, resource, 'connected')
+            async for line in _lines(response, watching.inactivity_timeout):
+                for item in watchstate.step(state, encoding.loads(line)):
+                    yield item
+                if state.needs_listing and not state.streaming:
+                    logger.info(f'The watch of {where} is too old (410 Expired); re-listing.')
+                    _tell(client, resource, 'expired')
+                    return
+    except apierrors.APIClientError as exc:
+        if exc.status != 410:
+            raise
+        state.resource_version = None
+        logger.info(f'The watch of {where} is too old (410 Expired); re-listing.')
+        _tell(client, resource, 'expired')
+    except apierrors.APIServerError as exc:  # an ERROR event in the stream: resume from the last RV
+        logger.warning(f'The watch of {where} reported a server error ({exc}); reconnecting.')
+    except TimeoutError:
+        logger.info(f'The watch of {where} was silent for {watching.inactivity_timeout}s; reconnecting.')
+    except OSError as exc:  # `http.TransportError`s, the OS's, TLS errors; aiohttp's are mapped to the former
+        if not apierrors.is_retriable(exc):
+            raise  # a certificate that fails verification: reconnecting does not heal it
+        logger.info(f'The watch of {where} broke ({type(exc).__name__}: {exc}); reconnecting.')

@@ -40,6 +40,7 @@ Modules:
 - `outcomes`    the outcome of one attempt of one handler
 - `progress`    the per-handler state machine of change handling
 - `plans`       one cycle as values: `decide()`, then (the engine invokes) `settle()`
+- `attempts`    the handlers of one cause in a cycle: those due now, what their attempts (and sub-handlers') came to
 - `records`     the per-object record and its transition `step()`
 - `finalizers`  when and how our finalizer is added or removed
 - `budgets`     the 256 KiB annotations budget of an object

@@ -27,27 +27,19 @@ import dataclasses
 import datetime
 import enum
 import logging
-from collections.abc import Callable, Collection, Iterable, Mapping, MutableMapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, MutableMapping
 from typing import Any, Protocol
 
-from kopf._core import causes, diffs, essences, finalizers, patches, progress, values
+from kopf._core import attempts, causes, diffs, essences, finalizers, patches, progress, values
+from kopf._core.attempts import Handling, ProgressStorage
 from kopf._core.bodies import Body, RawEvent
 from kopf._core.causes import Reason
 from kopf._core.handlers import ChangingHandler, WatchingHandler
 from kopf._core.kwargs import ChangingCause, Logger, WatchingCause
-from kopf._core.outcomes import LogEntry, Outcome, OutcomeKind, describe
+from kopf._core.outcomes import LogEntry, Outcome
 from kopf._core.records import ObjectRecord
 from kopf._core.registries import OperatorRegistry
 from kopf._core.resources import Resource
-from kopf._shared import fields
-
-
-class ProgressStorage(progress.StorageLike, Protocol):
-    """What deciding needs of a progress storage (`kopf.ProgressStorage` has it)."""
-
-    def fetch_all(self, *, keys: Collection[str], body: Mapping[str, Any]) -> Mapping[str, Any]: ...
-    def clear_fresh(self, *, essence: dict[str, Any]) -> dict[str, Any]: ...
-    def writes_only_own_fields(self) -> bool: ...
 
 
 class DiffBaseStorage(Protocol):
@@ -91,17 +83,6 @@ class Skip(enum.Enum):
     FINALIZER = 'finalizer'  # our finalizer is added first, in a cycle of its own
     NOOP = 'noop'            # nothing changed
     RELEASING = 'releasing'  # the deletion is handled: our finalizer goes once daemons and timers exited
-
-
-@values.frozen
-class Handling:
-    """The handlers of one cause (or of one parent's sub-handlers) in this cycle."""
-
-    handlers: tuple[ChangingHandler, ...]    # all that match the cause, in their order
-    state: progress.State                    # their states (purposed; fresh ones for the new)
-    selected: tuple[ChangingHandler, ...]    # to attempt now: due, as the lifecycle picks them
-    refused: Mapping[str, Outcome]           # selected, but out of retries or time: not invoked
-    default_backoff: float = 60.0
 
 
 @values.frozen
@@ -166,64 +147,67 @@ def decide(ctx: Context, record: ObjectRecord, event: RawEvent, *, now: datetime
     """
     body: Mapping[str, Any] = event['object']
     event_type = event.get('type')
-    registry, finalizer = ctx.registry, ctx.finalizer  # properties: read once per cycle
     patch = patches.Patch(body=body)
-    watching: tuple[WatchingHandler, ...] = ()
-    watching_cause: WatchingCause | None = None
+    fields: dict[str, Any] = {}   # the plan's fields as the branches decide them
+    registry = ctx.registry  # a property: read once per cycle
     if fresh and WatchingHandler in registry.kinds(ctx.resource):  # else no cause, logger and views for nobody
         watching_cause = _watching_cause(ctx, record, event, patch, logger, event_logger)
-        watching = tuple(registry.iter_watching_handlers(watching_cause))
-    logs: tuple[LogEntry, ...] = ()
-    skip: Skip | None = None
-    edit = finalizers.Edit.KEEP
-    cause: ChangingCause | None = None
-    essence: Any = None
-    handling: Handling | None = None
-    stale: progress.State | None = None
-    unguarded: tuple[ChangingHandler, ...] = ()
-    has = deleting = deletion = False
+        fields.update(watching_cause=watching_cause, watching=tuple(registry.iter_watching_handlers(watching_cause)))
     if event_type == 'DELETED':
-        skip, logs = Skip.GONE, (_REALLY_DELETED,)
         cause, unguarded, deletion = _unguarded(ctx, record, body, patch, logger, None)
+        fields.update(skip=Skip.GONE, logs=(_REALLY_DELETED,), cause=cause, unguarded=unguarded, deletion=deletion)
     else:
-        change, essence = detect(ctx, record, body, registry=registry, finalizer=finalizer)
-        cause = make_cause(ctx, record, body, patch, logger, change)
-        has, deleting = finalizers.state(body, finalizer)
-        requires = registry.requires_finalizer(cause, excluding=finished)
-        if not registry.prematch(cause):  # stealth: only our finalizer is edited (for daemons and timers)
-            if deleting and has and requires:
-                skip = Skip.RELEASING  # once its daemons and timers have exited
-            else:
-                skip = Skip.STEALTH
-                if has and not requires:
-                    edit = finalizers.Edit.REMOVE
-                elif requires and not has and not deleting:
-                    edit = finalizers.Edit.ADD  # no change handlers, but daemons or timers: their deletion waits
-        elif change.reason == Reason.FREE:
-            skip = Skip.FREE
-            cause, unguarded, deletion = _unguarded(ctx, record, body, patch, logger, cause)
-        elif change.reason == Reason.DELETE and record.deletion_handled:
-            skip = Skip.RELEASING  # the handlers are done: not again
+        _decide_live(fields, ctx, record, body, patch, logger, now=now, finished=finished)
+        fields['busy'] = busy
+    return Plan(body=body, event_type=event_type, patch=patch, logger=logger, finalizer=ctx.finalizer,
+                progress_storage=ctx.progress_storage, diffbase_storage=ctx.diffbase_storage, **fields)
+
+
+def _decide_live(fields: dict[str, Any], ctx: Context, record: ObjectRecord, body: Mapping[str, Any],
+                 patch: patches.Patch, logger: Logger, *, now: datetime.datetime, finished: Collection[str]) -> None:
+    """The plan's fields for an object that exists (maybe being deleted): its cause, its finalizer, its handlers."""
+    registry, finalizer = ctx.registry, ctx.finalizer
+    change, essence = detect(ctx, record, body, registry=registry, finalizer=finalizer)
+    cause = make_cause(ctx, record, body, patch, logger, change)
+    has, deleting = finalizers.state(body, finalizer)
+    requires = registry.requires_finalizer(cause, excluding=finished)
+    fields.update(cause=cause, essence=essence, has_finalizer=has, deleting=deleting)
+    if not registry.prematch(cause):  # stealth: only our finalizer is edited (for daemons and timers)
+        if deleting and has and requires:
+            fields['skip'] = Skip.RELEASING  # once its daemons and timers have exited
         else:
-            edit = finalizers.edit(has=has, requires=requires, deleting=deleting)
-            if edit is finalizers.Edit.ADD:
-                skip, logs = Skip.FINALIZER, (_ADDING,)
-            else:
-                if edit is finalizers.Edit.REMOVE:
-                    logs = (_REMOVING,)
-                records = ctx.progress_storage.fetch_all(keys=registry.get_changing_ids(ctx.resource), body=body)
-                if change.reason == Reason.NOOP:
-                    skip, stale = Skip.NOOP, progress.State.from_records(records) or None
-                else:
-                    found = tuple(registry.iter_changing_handlers(cause))
-                    handling = plan_handlers(records, found, purpose=cause.reason, lifecycle=ctx.lifecycle, now=now,
-                                             default_backoff=ctx.default_backoff)
-                    logs += _progress_logs(handling, cause, body, logger)
-    return Plan(body=body, event_type=event_type, patch=patch, logger=logger, finalizer=finalizer,
-                progress_storage=ctx.progress_storage, diffbase_storage=ctx.diffbase_storage, logs=logs,
-                watching=watching, watching_cause=watching_cause, skip=skip, edit=edit, cause=cause,
-                essence=essence, handling=handling, stale=stale, unguarded=unguarded, deletion=deletion,
-                has_finalizer=has, deleting=deleting, busy=busy and event_type != 'DELETED')
+            fields['skip'] = Skip.STEALTH
+            if has and not requires:
+                fields['edit'] = finalizers.Edit.REMOVE
+            elif requires and not has and not deleting:
+                fields['edit'] = finalizers.Edit.ADD  # no change handlers, but daemons or timers: their deletion waits
+    elif change.reason == Reason.FREE:
+        unguarded_cause, unguarded, deletion = _unguarded(ctx, record, body, patch, logger, cause)
+        fields.update(skip=Skip.FREE, cause=unguarded_cause, unguarded=unguarded, deletion=deletion)
+    elif change.reason == Reason.DELETE and record.deletion_handled:
+        fields['skip'] = Skip.RELEASING  # the handlers are done: not again
+    else:
+        edit = finalizers.edit(has=has, requires=requires, deleting=deleting)
+        _decide_handlers(fields, ctx, body, cause, change, logger, now=now, edit=edit)
+
+
+def _decide_handlers(fields: dict[str, Any], ctx: Context, body: Mapping[str, Any], cause: ChangingCause,
+                     change: causes.Change, logger: Logger, *, now: datetime.datetime, edit: finalizers.Edit) -> None:
+    """The plan's fields for a cause with change handlers: our finalizer first, or nothing changed, or the due ones."""
+    fields['edit'] = edit
+    if edit is finalizers.Edit.ADD:
+        fields.update(skip=Skip.FINALIZER, logs=(_ADDING,))
+        return
+    logs: tuple[LogEntry, ...] = (_REMOVING,) if edit is finalizers.Edit.REMOVE else ()
+    registry = ctx.registry
+    records = ctx.progress_storage.fetch_all(keys=registry.get_changing_ids(ctx.resource), body=body)
+    if change.reason == Reason.NOOP:
+        fields.update(skip=Skip.NOOP, stale=progress.State.from_records(records) or None, logs=logs)
+        return
+    found = tuple(registry.iter_changing_handlers(cause))
+    handling = attempts.plan_handlers(records, found, purpose=cause.reason, lifecycle=ctx.lifecycle, now=now,
+                             default_backoff=ctx.default_backoff)
+    fields.update(handling=handling, logs=logs + _progress_logs(handling, cause, body, logger))
 
 
 _REALLY_DELETED = LogEntry(logging.DEBUG, 'Deleted, really deleted, and we are notified.')
@@ -247,18 +231,6 @@ def make_cause(ctx: Context, record: ObjectRecord, body: Mapping[str, Any], patc
     return ChangingCause(logger=logger, memo=record.memo, indices=ctx.indices, resource=ctx.resource,
                          body=Body(body), patch=patch, reason=change.reason, initial=change.initial,
                          diff=change.diff, old=change.old, new=change.new)
-
-
-def plan_handlers(records: Mapping[str, progress.Record], handlers: Sequence[ChangingHandler], *,
-                  purpose: str | None, lifecycle: progress.Lifecycle, now: datetime.datetime,
-                  default_backoff: float = 60.0) -> Handling:
-    """The handlers' states from their records, and which of them to attempt now (pre-checked)."""
-    state = progress.State.from_records(records)
-    state = state.with_purpose(purpose, handlers, now=now).with_handlers(handlers, now=now)
-    selected = tuple(state.select(handlers, lifecycle=lifecycle, now=now))
-    refused: dict[str, Outcome] = {h.id: o for h in selected if (o := state.precheck(h, now=now)) is not None}
-    return Handling(handlers=tuple(handlers), state=state, selected=selected, refused=refused,
-                    default_backoff=default_backoff)
 
 
 def _watching_cause(ctx: Context, record: ObjectRecord, event: RawEvent, patch: patches.Patch, logger: Logger,
@@ -305,7 +277,7 @@ def settle(plan: Plan, outcomes: Outcomes, *, now: datetime.datetime) -> Settlem
     """The patch, the wake-up and the logs of a cycle whose handlers came to these outcomes."""
     patch = patches.copy(plan.patch)
     for handler in plan.watching:
-        _deliver(patch, handler.id, outcomes.watching.get(handler.id))
+        attempts.deliver(patch, handler.id, outcomes.watching.get(handler.id))
     if plan.skip is Skip.GONE or plan.skip is Skip.FREE:
         return Settlement(patch=patch, logs=(), deletion_handled=plan.deletion)
     if plan.edit is finalizers.Edit.ADD:
@@ -320,7 +292,8 @@ def settle(plan: Plan, outcomes: Outcomes, *, now: datetime.datetime) -> Settlem
     if plan.skip is Skip.NOOP or plan.handling is None or plan.cause is None:
         return _settle_noop(plan, patch)
     handling = plan.handling
-    state, logs = merge_outcomes(handling, outcomes.changing, patch=patch, now=now)
+    state, logs = attempts.merge_outcomes(handling, outcomes.changing, patch=patch, now=now, body=plan.body,
+                                 storage=plan.progress_storage)
     if not state.done:
         state.store(body=plan.body, patch=patch, storage=plan.progress_storage)
         wakeup = state.delay(now=now)
@@ -333,7 +306,7 @@ def settle(plan: Plan, outcomes: Outcomes, *, now: datetime.datetime) -> Settlem
         title = causes.TITLES.get(plan.cause.reason, str(plan.cause.reason).capitalize())
         c = state.counts
         logs.append(LogEntry(logging.INFO, f'{title} is processed: {c.success} succeeded; {c.failure} failed.'))
-    purge(state, handling.handlers, body=plan.body, patch=patch, storage=plan.progress_storage)
+    attempts.purge(state, handling.handlers, body=plan.body, patch=patch, storage=plan.progress_storage)
     if plan.deleting:
         logs.extend(_release(plan, patch))
         return Settlement(patch=patch, logs=tuple(logs), handled=True, deletion_handled=True)
@@ -363,57 +336,9 @@ def _settle_noop(plan: Plan, patch: patches.Patch) -> Settlement:
     if plan.stale:
         ids = ', '.join(sorted(plan.stale))
         logs += (LogEntry(logging.DEBUG, f'Purging the progress of a cause that is gone: {ids}.'),)
-        purge(plan.stale, (), body=plan.body, patch=patch, storage=plan.progress_storage)
+        attempts.purge(plan.stale, (), body=plan.body, patch=patch, storage=plan.progress_storage)
     return Settlement(patch=patch, logs=logs, settled=plan.essence if not patch.fns else None)
 
-
-def merge_outcomes(handling: Handling, outcomes: Mapping[str, Outcome], *, patch: patches.Patch,
-                   now: datetime.datetime) -> tuple[progress.State, list[LogEntry]]:
-    """The states after the attempts; their results into `status.<id>` of the patch; their log lines."""
-    for handler in handling.selected:
-        _deliver(patch, handler.id, outcomes.get(handler.id))
-    attempted: dict[str, Outcome] = {h.id: outcomes[h.id] for h in handling.selected if h.id in outcomes}
-    merged = handling.state.with_outcomes(attempted, handling.handlers, now=now,
-                                          default_backoff=handling.default_backoff)
-    logs: list[LogEntry] = []
-    for handler in handling.selected:
-        if handler.id in attempted:
-            logs.append(describe(handler, attempted[handler.id], merged[handler.id]))
-    return merged, logs
-
-
-def deliver_result(patch: patches.Patch, handler_id: str, result: Any) -> None:
-    """A mapping is merged into `status.<id>`; anything else replaces it."""
-    status = patch.setdefault('status', {})
-    if fields.is_mapping(result):
-        current = status.get(handler_id)
-        status[handler_id] = {**(current if fields.is_mapping(current) else {}), **result}
-    else:
-        status[handler_id] = result
-
-
-def _deliver(patch: patches.Patch, handler_id: str, outcome: Outcome | None) -> None:
-    if outcome is not None and outcome.kind is OutcomeKind.SUCCESS and outcome.result is not None:
-        deliver_result(patch, handler_id, outcome.result)
-
-
-def purge(state: progress.State, handlers: Iterable[ChangingHandler], *, body: Mapping[str, Any],
-          patch: patches.Patch, storage: ProgressStorage) -> None:
-    """Purge the cause's records: its states, dropped ids, its handlers, and sub-handlers at any depth."""
-    keys = set(state) | set(state.dropped) | {h.id for h in handlers}
-    pending = sorted(state.subrefs)
-    while pending:
-        key = pending.pop()
-        if key not in keys:
-            keys.add(key)
-            record = storage.fetch(key=key, body=body)
-            pending.extend((record or {}).get('subrefs') or ())
-    for key in sorted(keys):
-        storage.purge(key=key, body=body, patch=patch)
-    storage.flush()
-
-
-# -- re-checking the server's answer ------------------------------------------------------------------
 
 _UNDECIDING_META = frozenset({'resourceVersion', 'managedFields', 'generation', 'annotations'})
 

@@ -388,7 +388,7 @@ def one_by_one(handlers: Sequence[H], **_: Any) -> list[H]:
 
 def randomized(handlers: Sequence[H], **_: Any) -> list[H]:
     """One random handler."""
-    import random  # lazily: only these two lifecycles need it (~1 ms at startup)
+    import random  # only these two lifecycles need it
     return [random.choice(handlers)] if handlers else []
 
 

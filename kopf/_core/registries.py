@@ -407,6 +407,7 @@ class SubhandlingContext:
     runner: Callable[['SubhandlingContext'], Awaitable[None]] | None = None
     lifecycle: Any = None   # `kopf.execute(lifecycle=...)`: how to pick the sub-handlers (None: the default)
     executed: bool = False  # `kopf.execute()` was called: the sub-handlers are not run again implicitly
+    settled: Any = None     # what they came to (`kopf._core.attempts.Children`), for the parent's outcome
 
 
 @dataclasses.dataclass(slots=True, eq=False)

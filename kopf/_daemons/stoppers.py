@@ -16,7 +16,7 @@ class SyncDaemonStopped(DaemonStopped):
 
     __slots__ = ('_event', '_lock')
 
-    _made = threading.Lock()  # guards the lazy making of events (an event costs ~0.5 KB: not for every timer)
+    _made = threading.Lock()  # guards the lazy making of events (made only for those that wait)
 
     def __init__(self) -> None:
         super().__init__()
@@ -48,7 +48,7 @@ class AsyncDaemonStopped(DaemonStopped):
 
     def __init__(self) -> None:
         super().__init__()
-        self._event: asyncio.Event | None = None  # made at the first wait (~0.6 KB: not for every timer)
+        self._event: asyncio.Event | None = None  # made at the first wait (not for every timer)
         self._loop: asyncio.AbstractEventLoop | None = None  # known since the first wait
 
     def _wake(self) -> None:

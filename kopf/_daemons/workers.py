@@ -15,7 +15,7 @@ import warnings
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from kopf._core import handlers, outcomes, patches, plans, progress
+from kopf._core import attempts, handlers, outcomes, patches, progress
 from kopf._core.kwargs import handler_kwargs
 from kopf._core.outcomes import Outcome, OutcomeKind
 from kopf._daemons import decisions, stoppers
@@ -135,7 +135,7 @@ class Spawn:
             metrics.handled(background.rctx.resource, handler.id, outcome.kind.value, time.perf_counter() - begun,
                             retry=state.retries > 0)
         if outcome.kind is OutcomeKind.SUCCESS and outcome.result is not None:
-            plans.deliver_result(patch, handler.id, outcome.result)
+            attempts.deliver_result(patch, handler.id, outcome.result)
         await background.apply(patch)
         return outcome
 

@@ -7,15 +7,17 @@ handlers, one at a time, in the plan's order, and returns their outcomes for `se
 - Change handlers due now, unless refused (out of retries or time). Their kwargs get the attempt's
   `retry`, `started` and `runtime`; async ones are cancelled when their `timeout=` runs out.
 - Sub-handlers (`@kopf.subhandler`, `kopf.register`, `kopf.execute`) run inside their parent's
-  attempt through the same plan → invoke → merge steps; their records go into the plan's patch;
-  while any is unfinished, the parent is retried (`HandlerChildrenRetry`) and `kopf.execute()`
-  does not return.
+  attempt through the same plan → invoke → settle steps, as values: what they came to rides on the
+  parent's outcome (`Outcome.children`) into the cycle's `settle()`, which writes their records and
+  results and logs their lines; while any is unfinished, the parent is retried (`HandlerChildrenRetry`)
+  and `kopf.execute()` does not return.
 """
+import dataclasses
 import datetime
 import functools
 import time
 
-from kopf._core import errors, handlers, plans, progress, registries
+from kopf._core import attempts, errors, handlers, plans, progress, registries
 from kopf._core.kwargs import ChangingCause, handler_kwargs
 from kopf._core.outcomes import Outcome, OutcomeKind
 from kopf._engine import contexts, invoking
@@ -28,7 +30,7 @@ def now() -> datetime.datetime:
 async def invoke(rctx: contexts.ResourceContext, plan: plans.Plan) -> plans.Outcomes:
     """Await the plan's handlers; their outcomes by handler id."""
     watching: dict[str, Outcome] = {}
-    if plan.watching_cause is not None or plan.unguarded:  # else not read at all (properties: calls per cycle)
+    if plan.watching_cause is not None or plan.unguarded:  # the settings are read only if needed
         execution = rctx.settings.execution
     if plan.watching_cause is not None:
         cause = plan.watching_cause
@@ -50,7 +52,7 @@ async def invoke(rctx: contexts.ResourceContext, plan: plans.Plan) -> plans.Outc
     return plans.Outcomes(watching=watching, changing=changing)
 
 
-async def attempt_all(rctx: contexts.ResourceContext, plan: plans.Plan, handling: plans.Handling,
+async def attempt_all(rctx: contexts.ResourceContext, plan: plans.Plan, handling: attempts.Handling,
                       cause: ChangingCause) -> dict[str, Outcome]:
     outcomes: dict[str, Outcome] = {}
     for handler in handling.selected:
@@ -59,7 +61,7 @@ async def attempt_all(rctx: contexts.ResourceContext, plan: plans.Plan, handling
     return outcomes
 
 
-async def attempt(rctx: contexts.ResourceContext, plan: plans.Plan, handling: plans.Handling,
+async def attempt(rctx: contexts.ResourceContext, plan: plans.Plan, handling: attempts.Handling,
                   cause: ChangingCause, handler: handlers.ChangingHandler) -> Outcome:
     """One attempt of one handler, then its implicit sub-handlers if it succeeded."""
     moment = now()
@@ -70,12 +72,13 @@ async def attempt(rctx: contexts.ResourceContext, plan: plans.Plan, handling: pl
     outcome = await invoking.invoke_handler(
         handler, kwargs=kwargs, execution=rctx.settings.execution,
         remaining=handling.state.remaining(handler, now=moment),
-        subhandling=sub, logger=plan.logger, log_outcome=False)  # logged once judged: plans.merge_outcomes
+        subhandling=sub, logger=plan.logger, log_outcome=False)  # logged once judged: attempts.merge_outcomes
     if outcome.kind is OutcomeKind.SUCCESS and sub.registry.handlers and not sub.executed:
         try:
             await run_children(rctx, plan, sub)
         except errors.HandlerChildrenRetry as exc:
             outcome = Outcome(kind=OutcomeKind.RETRY, exception=exc, delay=exc.delay, subrefs=outcome.subrefs)
+        outcome = dataclasses.replace(outcome, children=sub.settled)
     if handling is plan.handling:  # top-level (sub-handler ids come from user data): its children's time included
         metrics = rctx.operator.metrics
         if metrics.enabled:  # off: not even the no-op's call
@@ -85,18 +88,16 @@ async def attempt(rctx: contexts.ResourceContext, plan: plans.Plan, handling: pl
 
 
 async def run_children(rctx: contexts.ResourceContext, plan: plans.Plan, sub: registries.SubhandlingContext) -> None:
-    """Run the sub-handlers through the state machine; `HandlerChildrenRetry` while any is unfinished."""
+    """Run the sub-handlers through the same steps as their parent's (plan → invoke → settle, as values):
+    what they came to is kept for the parent's outcome; `HandlerChildrenRetry` while any is unfinished."""
     cause = sub.cause
     children = list(sub.registry.iter_subhandlers(cause))
     sub.executed = True
     records = plan.progress_storage.fetch_all(keys=[c.id for c in children], body=plan.body)
-    handling = plans.plan_handlers(records, children, purpose=cause.reason, lifecycle=sub.lifecycle or rctx.lifecycle,
-                                   now=now(), default_backoff=rctx.default_backoff)
+    handling = attempts.plan_handlers(records, children, purpose=cause.reason,
+                                      lifecycle=sub.lifecycle or rctx.lifecycle, now=now(),
+                                      default_backoff=rctx.default_backoff)
     outcomes = await attempt_all(rctx, plan, handling, cause)
-    state, logs = plans.merge_outcomes(handling, outcomes, patch=plan.patch, now=now())
-    for entry in logs:
-        entry.emit(plan.logger)
-    state.store(body=plan.body, patch=plan.patch, storage=plan.progress_storage)
-    if not state.done:
-        delay = state.delay(now=now())
-        raise errors.HandlerChildrenRetry(f'Sub-handlers of {sub.parent} are not finished yet.', delay=delay)
+    settled = sub.settled = attempts.settle_children(handling, outcomes, now=now())
+    if not settled.done:
+        raise errors.HandlerChildrenRetry(f'Sub-handlers of {sub.parent} are not finished yet.', delay=settled.delay)

@@ -243,25 +243,45 @@ async def invoke_handler(
     else:
         if logger is not None and logger.isEnabledFor(logging.DEBUG):  # built only to be logged: per review too
             outcomes.invoked(handler).emit(logger)
-        if 'body' in kwargs:
-            owner = kwargs['body']
-        else:  # no object of its own (activities): the owner set around the call stays (`owner_context()`)
-            outer = registries.execution.get()
-            owner = outer.owner if outer is not None else None
-        token = registries.execution.set(registries.Execution(handler, owner, subhandling))
-        try:
-            outcome = await _attempt(handler, kwargs, executor, remaining, default_backoff)
-        except asyncio.CancelledError:
-            if logger is not None:
-                logger.warning(f'{handler} is cancelled. Will escalate.')
-            raise
-        finally:
-            registries.execution.reset(token)
+        execution_context = registries.Execution(handler, _owner(kwargs), subhandling)
+        outcome = await _attempt_in(execution_context, kwargs, executor, remaining, default_backoff, logger)
     if subhandling is not None and subhandling.registry.handlers:
-        outcome = dataclasses.replace(outcome, subrefs=tuple(h.id for h in subhandling.registry.handlers))
+        outcome = dataclasses.replace(outcome, subrefs=tuple(h.id for h in subhandling.registry.handlers),
+                                      children=subhandling.settled)
     if logger is not None and log_outcome:
         outcomes.describe(handler, outcome).emit(logger)
     return outcome
+
+
+def _owner(kwargs: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The default owner of `kopf.adopt()` & co. in the handler: its `body`; or (activities, with no object of
+    their own) the owner set around the call (`owner_context()`)."""
+    if 'body' in kwargs:
+        body: Mapping[str, Any] = kwargs['body']
+        return body
+    outer = registries.execution.get()
+    return outer.owner if outer is not None else None
+
+
+async def _attempt_in(
+        context: registries.Execution,
+        kwargs: Mapping[str, Any],
+        executor: concurrent.futures.Executor | None,
+        remaining: float | None,
+        default_backoff: float,
+        logger: logging.Logger | logging.LoggerAdapter[Any] | None,
+) -> Outcome:
+    """The attempt with its execution context set (`registries.execution`: sync handlers see it in their thread)."""
+    assert context.handler is not None
+    token = registries.execution.set(context)
+    try:
+        return await _attempt(context.handler, kwargs, executor, remaining, default_backoff)
+    except asyncio.CancelledError:
+        if logger is not None:
+            logger.warning(f'{context.handler} is cancelled. Will escalate.')
+        raise
+    finally:
+        registries.execution.reset(token)
 
 
 async def _attempt(

@@ -94,7 +94,7 @@ class Dispatcher:
         self.limit: float = math.inf if limit is None else limit  # None: unlimited, as upstream
         # ... though more cycles than the executor has threads for the sync handlers (4 per thread, for the
         # overlap with API requests) would only wait for one, holding their bodies and kwargs meanwhile
-        # (10,000 objects resumed at once: ~200 MB more): those start when a runner is free instead.
+        # (their bodies and kwargs held meanwhile): those start when a runner is free instead.
         # Async handlers free their runner's place while they await, so they are never held back.
         selected = rctx.registry.select(handlers.ResourceHandler, rctx.resource)
         threads = getattr(rctx.settings.execution.executor, '_max_workers', None)
@@ -191,7 +191,7 @@ class Dispatcher:
 
     def _release_memory(self, total: int) -> None:
         self._release = None
-        if memory.release():  # ~2 ms for a 10,000-object heap
+        if memory.release():
             logger.debug(f'Gave the heap freed by resuming {total:,} objects back to the OS.')
 
     async def drain(self, grace: float | None) -> None:

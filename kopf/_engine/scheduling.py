@@ -1,7 +1,8 @@
 """The operator's one scheduler: everything that happens later, on one loop timer.
 
-Delayed retries, the error throttling and the end of the wait for our own write (today); timers,
-daemon back-offs and lease renewals (next) all ask it to call them back at a loop time. Their due
+Delayed retries, the error throttling, the end of the wait for our own write, timers and daemons'
+back-offs (`kopf._daemons.workers`), and the Leases' renew deadlines and expiries (`kopf._leases.holding`)
+all ask it to call them back at a loop time. Their due
 times live in one heap (`kopf._engine.duetimes.Schedule`); one `loop.call_at()` is armed for the
 earliest of them, never a sleeping task or a timer handle per object. A key has one due time: asking
 again keeps the earlier one (or sets it, with `replace=True`); a callback runs in the loop, and must

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 import kopf
-from kopf._core import errors, patches, plans, progress, records
+from kopf._core import attempts, errors, patches, plans, progress, records
 from kopf._core.causes import Reason
 from kopf._core.finalizers import AppendFinalizer, Edit, RemoveFinalizer
 from kopf._core.outcomes import LogEntry, Outcome, OutcomeKind
@@ -578,7 +578,7 @@ def test_success_result_merged_into_status(written: dict[str, Any] | None, resul
 ])
 def test_deliver_result(current: dict[str, Any], result: Any, expected: dict[str, Any]) -> None:
     patch = patches.Patch(copy.deepcopy(current))
-    plans.deliver_result(patch, 'h', result)
+    attempts.deliver_result(patch, 'h', result)
     assert dict(patch) == expected
 
 

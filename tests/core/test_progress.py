@@ -5,7 +5,7 @@ from typing import Any
 
 import pytest
 
-from kopf._core import errors, plans, progress
+from kopf._core import attempts, errors, progress
 from kopf._core.outcomes import Outcome, OutcomeKind
 from kopf._core.progress import HandlerState, State
 
@@ -216,7 +216,7 @@ def test_purge_when_done_covers_states_handlers_and_subrefs() -> None:
                                 now=T0)
     assert state['parent'].subrefs == ('parent/a', 'parent/b', 'parent/c')
     assert state.done
-    plans.purge(state, [Handler('other')], body={}, patch={}, storage=storage)
+    attempts.purge(state, [Handler('other')], body={}, patch={}, storage=storage)
     assert storage.purged == ['other', 'parent', 'parent/a', 'parent/b', 'parent/c']
 
 
