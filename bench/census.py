@@ -66,8 +66,11 @@ async def main(args: argparse.Namespace) -> None:
         vault = credentials.Vault()
         vault.populate([kopf.ConnectionInfo(server=f'http://127.0.0.1:{emu.port}', default_namespace=ns)])
         stop = asyncio.Event()
+        settings = kopf.OperatorSettings()
+        if args.chunk_size is not None:
+            settings.watching.chunk_size = args.chunk_size or None  # 0: one unpaginated LIST
         started = time.monotonic()
-        task = asyncio.create_task(kopf.operator(registry=registry, vault=vault, standalone=True,
+        task = asyncio.create_task(kopf.operator(registry=registry, vault=vault, standalone=True, settings=settings,
                                                  namespaces=[ns], stop_flag=stop))
         ctx = await _context(contexts)
         while sum(len(r.records) for r in ctx.served.values()) < args.objects or not ctx.idle():
@@ -78,8 +81,8 @@ async def main(args: argparse.Namespace) -> None:
         await asyncio.sleep(args.settle)
         gc.collect()
         rss = vm('VmRSS')
-        h.log(f'resumed {args.objects:,} in {resumed:.1f} s; RSS {rss:.1f} MB, after import {base_rss:.1f} MB: '
-              f'{(rss - base_rss) * 1024 * 1024 / args.objects:,.0f} B per object')
+        h.log(f'resumed {args.objects:,} in {resumed:.1f} s; RSS {rss:.1f} MB (peak {vm("VmHWM"):.1f} MB), '
+              f'after import {base_rss:.1f} MB: {(rss - base_rss) * 1024 * 1024 / args.objects:,.0f} B per object')
         if args.trace:
             snapshot = tracemalloc.take_snapshot()
             traced, peak = tracemalloc.get_traced_memory()
@@ -128,4 +131,6 @@ if __name__ == '__main__':
     parser.add_argument('--top', type=int, default=25)
     parser.add_argument('--frames', type=int, default=1, help="tracemalloc's traceback depth")
     parser.add_argument('--no-trace', dest='trace', action='store_false', help='no tracemalloc (faster)')
+    parser.add_argument('--chunk-size', type=int, default=None,
+                        help="settings.watching.chunk_size (0: none, one LIST; default: the operator's default)")
     asyncio.run(main(parser.parse_args()))

@@ -18,7 +18,7 @@ import re
 UPSTREAM = '1.45.2'   # the upstream Kopf API level that we are compatible with
 RELEASE = '0.1.0'     # this project's own release
 VERSION = f'{UPSTREAM}+{RELEASE}'
-KUBERNETES = ('1.34.4',)
+KUBERNETES = ('1.34.4', '1.37.2')
 
 # PEP 440 (normalised, as metadata holds it): release, pre-release, post-release, dev-release, local part.
 _PEP440 = re.compile(r'(?P<release>\d+(?:\.\d+)*)(?P<pre>(?:a|b|rc)\d+)?(?:\.(?P<post>post\d+))?'

@@ -38,6 +38,14 @@ RawBody = dict[str, Any]
 RawEvent = dict[str, Any]
 
 
+Version = int | str | None  # a resourceVersion as kept per object: an int where it is one (28 bytes, not ~55)
+
+
+def compact(rv: str | None) -> Version:
+    """A resourceVersion as kept per object: Kubernetes' are decimal numbers (opaque ones are kept as they are)."""
+    return int(rv) if rv is not None and rv.isdigit() and len(rv) < 19 else rv
+
+
 class Missing(enum.Enum):
     MISSING = 'MISSING'  # an object not known before
 
@@ -83,7 +91,7 @@ class WatchState:
 
     resource_version: str | None = None  # to watch from; None means "list first"
     listed: bool = False  # the initial listing has completed once (LISTED was yielded)
-    known: dict[str, str | None] = dataclasses.field(default_factory=dict)  # uid → resourceVersion
+    known: dict[str, Version] = dataclasses.field(default_factory=dict)  # uid → resourceVersion (`compact()`)
     listing: set[str] | None = None  # uids seen so far in an ongoing (re-)listing
     streaming: bool = False  # the initial listing comes as watch events (`sendInitialEvents=true`)
     reselecting: bool = False  # a re-list after `narrow()`: new objects come as listed, not ADDED
@@ -93,7 +101,7 @@ class WatchState:
     item_kind: str | None = None  # of the listed objects: for a vanished one's stub
     api_version: str | None = None
 
-    def remember(self, uid: str, rv: str | None, body: RawBody) -> str | Missing | None:
+    def remember(self, uid: str, rv: Version, body: RawBody) -> Version | Missing:
         """Keep what is known of an object now; what was known before (MISSING if it was not known)."""
         previous = self.known.get(uid, MISSING)
         self.known[uid] = rv
@@ -107,7 +115,7 @@ class WatchState:
         body = self.bodies.pop(uid, None)
         if body is not None:
             return body
-        meta = {'uid': uid} if rv is None else {'uid': uid, 'resourceVersion': rv}
+        meta = {'uid': uid} if rv is None else {'uid': uid, 'resourceVersion': str(rv)}
         stub: RawBody = {'metadata': meta}
         if self.api_version:
             stub['apiVersion'] = self.api_version
@@ -164,8 +172,9 @@ def _step_page(state: WatchState, page: Page) -> list[StreamItem]:
             body['apiVersion'] = page.api_version
         uid, rv = _key(body)
         state.listing.add(uid)
-        previous = state.remember(uid, rv, body)
-        if previous == rv:
+        version = compact(rv)
+        previous = state.remember(uid, version, body)
+        if previous == version:
             pass  # unchanged since yielded (a re-list, or a listing restarted after an expired `continue`)
         elif not state.listed or (state.reselecting and previous is MISSING):
             result.append({'type': None, 'object': body})
@@ -209,13 +218,14 @@ def _step_event(state: WatchState, event: Mapping[str, Any]) -> list[StreamItem]
         return []
     if rv:
         state.resource_version = rv
-    if rv is not None and state.known.get(uid, MISSING) == rv:
+    version = compact(rv)
+    if rv is not None and state.known.get(uid, MISSING) == version:
         return []  # seen already
     if etype == 'DELETED':
         state.known.pop(uid, None)
         state.bodies.pop(uid, None)
     else:
-        state.remember(uid, rv, obj)
+        state.remember(uid, version, obj)
     return [{'type': etype, 'object': obj}]
 
 
@@ -239,7 +249,8 @@ def _step_streamed(state: WatchState, etype: Any, obj: RawBody, uid: str, rv: st
         state.listing.discard(uid)
         return [{'type': 'DELETED', 'object': obj}] if known else []
     state.listing.add(uid)
-    if state.remember(uid, rv, obj) == rv:
+    version = compact(rv)
+    if state.remember(uid, version, obj) == version:
         return []
     return [{'type': None, 'object': obj}]
 

@@ -108,6 +108,7 @@ class Dispatcher:
         self.indexing = rctx.operator.indexing if rctx.registry.has_handlers(rctx.resource,
                                                                             handlers.IndexingHandler) else None
         self.key = key if key is not None else self  # the stream: (resource, namespace)
+        self.started: float | None = None  # the stream's first item: its initial listing is timed from it
         self.namespace: str | None = key[1] if isinstance(key, tuple) and len(key) == 2 else None
         rctx.dispatchers[self.namespace] = self
         self.progress: listings.Progress | None = None  # of the initial listing, until all its objects are resumed
@@ -122,6 +123,8 @@ class Dispatcher:
         }
 
     def dispatch(self, event: RawEvent) -> None:
+        if self.started is None:
+            self.started = asyncio.get_running_loop().time()
         meta = event.get('object', {}).get('metadata') or {}
         name, namespace = meta.get('name'), meta.get('namespace')
         uid = str(meta.get('uid') or f'{namespace}/{name}')
@@ -144,7 +147,7 @@ class Dispatcher:
             self.indexing.expect(self.key, uid, limit=self.limit)
         if self.resuming and event.get('type') is None:
             if self.progress is None:
-                self.progress = listings.Progress(self._describe(), started=asyncio.get_running_loop().time())
+                self.progress = listings.Progress(self._describe(), started=self.started)
             self.progress.seen(uid)
         arrived = records.Arrived(event, now=asyncio.get_running_loop().time())  # its convergence clock
         self._carry_out(record, records.step(record, arrived))
@@ -172,8 +175,10 @@ class Dispatcher:
             self.indexing.listed(self.key)
         if self.resuming:
             self.resuming = False  # later re-lists (after a 410) are not counted
-            if self.progress is not None:
-                self._report(self.progress.listing_over(asyncio.get_running_loop().time()))
+            if self.progress is None:  # an empty listing: processed at once
+                now = asyncio.get_running_loop().time()
+                self.progress = listings.Progress(self._describe(), started=self.started or now)
+            self._report(self.progress.listing_over(asyncio.get_running_loop().time()))
 
     def _describe(self) -> str:
         namespace = self.key[1] if isinstance(self.key, tuple) and len(self.key) == 2 else None
@@ -183,6 +188,12 @@ class Dispatcher:
         if report is not None:
             logger.log(report.level, report.message)
         if self.progress is not None and self.progress.finished:
+            seconds = asyncio.get_running_loop().time() - self.progress.started
+            logger.debug(f'The initial listing of {self._describe()} is processed: {self.progress.total:,} '
+                         f'objects in {seconds:.1f} s.')
+            metrics = self.rctx.operator.metrics
+            if metrics.enabled:
+                metrics.listed(self.rctx.resource, seconds)
             if self.progress.large and not self.closed and self.rctx.settings.process.release_memory:
                 # The listing's bodies are freed; the echoes of the last patches pass within a second.
                 loop = asyncio.get_running_loop()

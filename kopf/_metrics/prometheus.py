@@ -77,6 +77,8 @@ class PrometheusMetrics(Metrics):
         self._watches = counter('kopf_watch_connections', 'Watch streams opened (the first and every reconnection).',
                                 [R])
         self._expired = counter('kopf_watch_expired', 'Watches and listings that expired (410 Gone): re-listed.', [R])
+        self._listed = gauge('kopf_initial_listing_seconds', 'From a watch stream\'s start to its initial listing '
+                             'processed (every listed object\'s first cycle over).', [R])
         self._shards = gauge('kopf_peering_shards_held', 'Shards this replica holds.', [])
         self._leases = gauge('kopf_peering_lease_held', '1 while this replica holds the Lease.', ['lease'])
         registry.register(_Live(ctx, self))
@@ -103,6 +105,9 @@ class PrometheusMetrics(Metrics):
 
     def watched(self, resource: str, what: str) -> None:
         (self._expired if what == 'expired' else self._watches)(resource).inc()
+
+    def listed(self, resource: Resource, seconds: float) -> None:
+        self._listed(resource.name).set(seconds)
 
     def observe(self, served: Mapping[Resource, Any]) -> None:
         self.served = served

@@ -64,7 +64,7 @@ def list_objects(store: Store, target: Target, params: Mapping[str, str], shards
     return jsoncodec.dumps(listing(resource, items, list_meta))
 
 
-LIST_META = ('selfLink', 'resourceVersion', 'continue', 'remainingItemCount')   # ListMeta's Go order
+LIST_META = ('selfLink', 'resourceVersion', 'continue', 'remainingItemCount', 'shardInfo')  # ListMeta's Go order
 
 
 def listing(resource: Resource, items: list[Obj], list_meta: dict[str, Any]) -> dict[str, Any]:
