@@ -93,6 +93,9 @@ def fail(emu: Controlled, method: str = '*', path: str = '*', status: int | None
          seed: int | None = None) -> Rule:
     """Fail the next `count` requests matching method and path (glob, or `re:` regex) with `status`.
 
+    A `re:` regex that does not match the path is tried on the path with its query too
+    (`re:/kopfexamples\\?.*continue=`: the list requests of a paged listing but its first).
+
     `agent`: a glob of the User-Agent of the requests to fail (`'*'`: any client).
     `status=None` only delays them (by `latency` seconds); `drop=True` resets their connections instead
     of answering; `count=None` applies to every matching request until `clear_faults()`.

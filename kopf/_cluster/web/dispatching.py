@@ -98,7 +98,8 @@ class Dispatcher:
 
     async def _answer(self, request: web.Request, path: str) -> web.StreamResponse:
         faults = self.backend.faults
-        rule = faults.find(request.method, path, request.headers.get('User-Agent', '')) if faults.rules else None
+        agent = request.headers.get('User-Agent', '')
+        rule = faults.find(request.method, path, agent, request.query_string) if faults.rules else None
         if rule is not None:
             deadline = _deadline(request)
             if rule.latency and rule.latency >= deadline:   # the server's own request deadline cuts it

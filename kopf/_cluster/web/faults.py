@@ -53,15 +53,17 @@ class Rule:
             raise ValueError(f'ratio must be from 0 to 1, not {self.ratio!r}')
         self._draws = random.Random(self.seed) if self.ratio is not None else None
 
-    def matches(self, method: str, path: str, agent: str = '') -> bool:
+    def matches(self, method: str, path: str, agent: str = '', query: str = '') -> bool:
         if self.count is not None and self.count <= 0:
             return False
         if self.agent != '*' and not fnmatch.fnmatchcase(agent, self.agent):
             return False
         if self.method != '*' and self.method.upper() != method.upper():
             return False
-        if self.path.startswith('re:'):
-            return re.search(self.path[3:], path) is not None
+        if self.path.startswith('re:'):   # the path, or the path with its query (e.g. `\\?.*continue=`)
+            pattern = self.path[3:]
+            return re.search(pattern, path) is not None or (bool(query) and
+                                                            re.search(pattern, f'{path}?{query}') is not None)
         return fnmatch.fnmatchcase(path, self.path)
 
     def consume(self) -> bool:
@@ -105,9 +107,9 @@ class Faults:
     def clear(self) -> None:
         self.rules.clear()
 
-    def find(self, method: str, path: str, agent: str = '') -> Rule | None:
+    def find(self, method: str, path: str, agent: str = '', query: str = '') -> Rule | None:
         for rule in self.rules:
-            if rule.matches(method, path, agent) and rule.consume():
+            if rule.matches(method, path, agent, query) and rule.consume():
                 return rule
         return None
 
