@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 import kopf
-from kopf._core import causes, errors, plans, progress
+from kopf._core import attempts, causes, errors, plans, progress
 from kopf._core.outcomes import Outcome, OutcomeKind
 from kopf._core.patches import merge
 
@@ -70,7 +70,7 @@ def cycle(config: kopf.OperatorConfig, body: dict[str, Any], now: datetime.datet
         outcomes[handler.id] = state.precheck(handler, now=now) or fns[handler.id](state[handler.id].retry)
     state = state.with_outcomes(outcomes, HANDLERS, now=now, default_backoff=config.execution.default_backoff)
     if state.done:
-        plans.purge(state, HANDLERS, body=kopf.Body(body), patch=patch, storage=storage)
+        attempts.purge(state, HANDLERS, body=kopf.Body(body), patch=patch, storage=storage)
         diffbase.store(body=kopf.Body(body), patch=patch, essence=essence)
     else:
         state.store(body=kopf.Body(body), patch=patch, storage=storage)
@@ -204,5 +204,5 @@ def test_done_in_one_cycle_writes_no_progress() -> None:
     state = state.with_outcomes({h.id: Outcome(kind=OutcomeKind.SUCCESS) for h in HANDLERS}, HANDLERS, now=T0)
     assert state.done
     patch = kopf.Patch()
-    plans.purge(state, HANDLERS, body=kopf.Body(BODY), patch=patch, storage=storage)
+    attempts.purge(state, HANDLERS, body=kopf.Body(BODY), patch=patch, storage=storage)
     assert patch == {}
