@@ -115,7 +115,10 @@ class Observer:
         logger.debug(f'Starting the watch-stream for {_where(CRDS, None)}.')
         try:
             async for item in watching.watch_objs(self.ctx.client, CRDS):
-                if item is not watchstate.LISTED and item.get('type') is not None:
+                if item is watchstate.LISTED:
+                    if self.unresolved:  # a CRD made between the first discovery and this listing: look again
+                        await self.refresh()
+                elif item.get('type') is not None:
                     await self.rediscover(item.get('object'))
                     await self.refresh()
         except (apierrors.APIForbiddenError, apierrors.APINotFoundError) as exc:

@@ -234,6 +234,31 @@ async def test_unresolved_resource_warns_then_is_served(
     await eventually(lambda: calls)
     assert calls == ['other-1']
     assert len([r for r in caplog.records if 'Unresolved resources' in r.getMessage()]) == 1
+
+
+async def test_a_crd_made_between_the_discovery_and_the_crds_listing_is_served(
+        cluster: LocalCluster, registry: kopf.OperatorRegistry, start_operator: Starter,
+        caplog: pytest.LogCaptureFixture) -> None:
+    # The CRDs' LIST is held back; the CRD is made after the first discovery and before that listing
+    # answers: it comes as a listed object (no event), and the unresolved selector is looked at again.
+    calls: list[str] = []
+    kopf.on.create('kopf.dev', 'v1', 'kopfgaps', registry=registry)(lambda name, **_: calls.append(name))
+    cluster.delay('GET', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', seconds=2.0)
+    await start_operator()
+    await eventually(lambda: 'Starting the watch-stream for customresourcedefinitions' in caplog.text)
+    cluster.apply({
+        'apiVersion': 'apiextensions.k8s.io/v1', 'kind': 'CustomResourceDefinition',
+        'metadata': {'name': 'kopfgaps.kopf.dev'},
+        'spec': {'group': 'kopf.dev', 'scope': 'Namespaced',
+                 'names': {'plural': 'kopfgaps', 'singular': 'kopfgap', 'kind': 'KopfGap'},
+                 'versions': [{'name': 'v1', 'served': True, 'storage': True,
+                               'schema': {'openAPIV3Schema': {'type': 'object',
+                                                              'x-kubernetes-preserve-unknown-fields': True}}}]},
+    })
+    cluster.apply({'apiVersion': 'kopf.dev/v1', 'kind': 'KopfGap',
+                   'metadata': {'name': 'gap-1', 'namespace': 'default'}, 'spec': {}})
+    await eventually(lambda: calls, within=20)
+    assert calls == ['gap-1']
     assert logging.WARNING in [r.levelno for r in caplog.records if 'Unresolved' in r.getMessage()]
 
 

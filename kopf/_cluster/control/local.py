@@ -87,7 +87,12 @@ class LocalCluster(Controls):
         self._thread = threading.Thread(target=self._run_loop, args=(loop, started), daemon=True,
                                         name='kopf-local-cluster')
         self._thread.start()
-        started.result()
+        try:
+            started.result()
+        except KeyboardInterrupt:  # Ctrl-C while starting: stopped all the same (its state saved), then raised
+            started.result()
+            self.__exit__(None, None, None)
+            raise
         return self
 
     def __exit__(self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None) -> None:
