@@ -83,7 +83,7 @@ class WatchingSettings:
     connect_timeout: float | None = None
     reconnect_backoff: float = 0.1
     inactivity_timeout: float | None = 70.0
-    chunk_size: int | None = None
+    chunk_size: int | None = 500  # pages of the initial LIST (None: one unpaginated LIST; decisions #19)
     initial_streaming: bool = False
     label_selectors: SelectorMapping = dataclasses.field(default_factory=dict)
     field_selectors: SelectorMapping = dataclasses.field(default_factory=dict)

@@ -116,7 +116,7 @@ class Observer:
         try:
             async for item in watching.watch_objs(self.ctx.client, CRDS):
                 if item is watchstate.LISTED:
-                    if self.unresolved:  # a CRD made between the first discovery and this listing: look again
+                    if self.unresolved and not self.rechecks_needed:  # a CRD made since the discovery: look again
                         await self.refresh()
                 elif item.get('type') is not None:
                     await self.rediscover(item.get('object'))

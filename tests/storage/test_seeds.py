@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 import kopf
-from kopf._core import attempts, causes, errors, plans, progress
+from kopf._core import attempts, causes, errors, progress
 from kopf._core.outcomes import Outcome, OutcomeKind
 from kopf._core.patches import merge
 
