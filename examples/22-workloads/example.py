@@ -59,5 +59,6 @@ def availability(name, namespace, deployment_conditions, pod_problems, patch, **
     elif problems:
         condition = {'type': 'Available', 'status': 'False', 'reason': problems[0]}
     else:
-        condition = {'type': 'Available', 'status': 'False', 'reason': found[0]['progressing'] if found else 'Pending'}
+        progressing = found[0]['progressing'] if found else None   # None: the Deployment has no conditions yet
+        condition = {'type': 'Available', 'status': 'False', 'reason': progressing or 'Pending'}
     patch.status['conditions'] = [condition]
