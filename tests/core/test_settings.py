@@ -37,7 +37,7 @@ from kopf._core import settings as settings_module
     ('watching.connect_timeout', None),
     ('watching.reconnect_backoff', 0.1),
     ('watching.inactivity_timeout', 70.0),
-    ('watching.chunk_size', None),
+    ('watching.chunk_size', 500),
     ('watching.initial_streaming', False),
     ('watching.label_selectors', {}),
     ('watching.field_selectors', {}),
