@@ -332,12 +332,11 @@ def test_kubectl_apply_get_describe_delete(kubectl: Kubectl, sample: dict[str, A
                                                                                'labels': {'applied': 'again'}}}))
     assert again.returncode == 0, again.stderr
     assert again.stdout.strip().endswith(f'/{name} configured'), again.stdout
-    got = kubectl('get', what, name)
+    got = kubectl('get', what, name, '-o', 'wide')   # the wide table starts with the plain one's columns
     assert got.returncode == 0, got.stderr
     first = resource.table_columns[0]['name']   # Name, but for Events (Last Seen)
     assert got.stdout.splitlines()[0].startswith(first.upper()), got.stdout
     assert got.stdout.splitlines()[1].startswith(name) or first != 'Name', got.stdout
-    assert kubectl('get', what, name, '-o', 'wide').returncode == 0
     if kubectl.minor() >= NEWER_THAN_KUBECTL.get(sample['kind'], 0):
         described = kubectl('describe', what, name)
         assert described.returncode == 0, described.stderr
