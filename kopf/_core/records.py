@@ -422,7 +422,9 @@ def _answer_as_event(work: Work, done: Done) -> RawEvent | None:
     if done.watched or finalizers.let_go(body, done.finalizer) or rv is None:
         work.expected_rv = None if rv is None else str(rv)  # wait for it through the watch
         return None
-    work.applied_rv, work.expected_rv = str(rv), None
+    # Its echo (or a newer event) may have come through the watch while the cycle ran: nothing older comes after.
+    echoed = work.pending is not None and is_consistent(rv_of(work.pending), str(rv))
+    work.applied_rv, work.expected_rv = None if echoed else str(rv), None
     return {'type': 'MODIFIED', 'object': body}
 
 

@@ -198,27 +198,32 @@ def test_an_error_with_a_newer_event_queues_it_to_wait_out_the_throttling() -> N
 ANSWER = ev(5)['object']
 
 
-@pytest.mark.parametrize('pending, effects, pending_after', [
-    (None, [Enqueue(first=True)], ev(5)),     # decide on the server's answer now, not on its echo later
-    (ev(4), [Enqueue(first=True)], ev(5)),    # an older pending event: the answer is newer
-    (ev(5), [Enqueue()], ev(5)),               # the echo itself: kept (it is as new)
-    (ev(6), [Enqueue()], ev(6)),               # a newer one: kept, and decided on
+# The echo of the patch (or a newer event) may come through the watch before the patch's answer is read:
+# then nothing older comes after it, and nothing is awaited (`applied_rv`: None).
+@pytest.mark.parametrize('pending, effects, pending_after, applied_rv', [
+    (None, [Enqueue(first=True)], ev(5), '5'),     # decide on the server's answer now, not on its echo later
+    (ev(4), [Enqueue(first=True)], ev(5), '5'),    # an older pending event: the answer is newer
+    (ev(5), [Enqueue()], ev(5), None),              # the echo itself: kept (it is as new)
+    (ev(6), [Enqueue()], ev(6), None),              # a newer one: kept, and decided on
 ])
-def test_an_unsettled_answer_is_decided_on_next(pending: Any, effects: list[Any], pending_after: Any) -> None:
+def test_an_unsettled_answer_is_decided_on_next(
+        pending: Any, effects: list[Any], pending_after: Any, applied_rv: str | None) -> None:
     record = rec(phase=Phase.RUNNING, pending=pending)
     assert step(record, Done(event=ev(1), now=0, answer=ANSWER, finalizer=F)) == effects
     assert w(record).pending == pending_after
-    assert w(record).applied_rv == '5' and w(record).expected_rv is None
+    assert w(record).applied_rv == applied_rv and w(record).expected_rv is None
 
 
-@pytest.mark.parametrize('pending, effects, pending_after', [
-    (None, [], None), (ev(4), [], None), (ev(5), [], None),   # not newer than an answer needing nothing more
-    (ev(6), [Enqueue()], ev(6)),
+@pytest.mark.parametrize('pending, effects, pending_after, applied_rv', [
+    (None, [], None, '5'), (ev(4), [], None, '5'),   # not newer than an answer needing nothing more
+    (ev(5), [], None, None),                         # ... and its echo came already: nothing awaited
+    (ev(6), [Enqueue()], ev(6), None),
 ])
-def test_a_settled_answer_needs_no_cycle(pending: Any, effects: list[Any], pending_after: Any) -> None:
+def test_a_settled_answer_needs_no_cycle(
+        pending: Any, effects: list[Any], pending_after: Any, applied_rv: str | None) -> None:
     record = rec(phase=Phase.RUNNING, pending=pending)
     assert step(record, Done(event=ev(1), now=0, answer=ANSWER, settled=True, finalizer=F)) == effects
-    assert w(record).pending == pending_after and w(record).applied_rv == '5'
+    assert w(record).pending == pending_after and w(record).applied_rv == applied_rv
 
 
 def test_with_on_event_handlers_the_answer_is_awaited_through_the_watch() -> None:
@@ -445,6 +450,15 @@ def test_an_idle_record_keeps_its_work_while_our_own_write_is_awaited() -> None:
     step(record, Done(event=ev(4), now=1, answer=ev(5)['object'], settled=True))
     assert record.phase is Phase.IDLE and w(record).applied_rv == '5'  # the echo of our patch is skipped
     assert step(record, Arrived(ev(5))) == []
+
+
+def test_an_idle_record_keeps_no_work_when_the_echo_came_before_the_answer() -> None:
+    """A real server may send the patch's watch event before the patch's answer is read (seen on envtest)."""
+    record = rec(phase=Phase.RUNNING)
+    assert step(record, Arrived(ev(5))) == []  # the echo, while the cycle still awaits the answer
+    step(record, Done(event=ev(4), now=1, answer=ev(5)['object'], settled=True))
+    assert record.phase is Phase.IDLE and record.work is None
+    assert step(record, Arrived(ev(6))) == [Enqueue()]  # the next change is handled as usual
 
 
 def test_a_cycle_that_handled_a_cause_remembers_it() -> None:

@@ -207,17 +207,25 @@ async def test_delayed_wake_ups_of_many_objects_share_one_scheduler(rctx: contex
     assert len(rctx.operator.scheduler) == 0
 
 
-@pytest.mark.parametrize('during, expected', [(None, ['1']), (4, ['1']), (9, ['1', '9'])])
+# The watch brings an object's events in the order of their resourceVersions: our patch's echo (rv 5) comes
+# after the events older than it, before the newer ones, and before or after the patch's answer is read.
+@pytest.mark.parametrize('during, after, expected', [
+    ([], [5], ['1']),          # the echo after the cycle: skipped
+    ([4], [5], ['1']),         # an older event during the cycle, the echo after it: both skipped
+    ([5], [], ['1']),          # the echo during the cycle (before its answer is read): nothing awaited after it
+    ([5, 9], [], ['1', '9']),  # a newer event: decided on
+])
 async def test_a_settled_answer_is_not_rechecked(
-        rctx: contexts.ResourceContext, during: int | None, expected: list[str]) -> None:
+        rctx: contexts.ResourceContext, during: list[int], after: list[int], expected: list[str]) -> None:
     seen: list[str] = []
     dispatcher: queueing.Dispatcher
 
     async def process(rctx: Any, record: records.ObjectRecord, ev: Any, *, fresh: bool, logger: Any,
                       **_: Any) -> records.Done:
         seen.append(ev['object']['metadata']['resourceVersion'])
-        if during is not None and len(seen) == 1:
-            dispatcher.dispatch(event(during))  # older or newer than our patch's answer (rv 5)
+        if len(seen) == 1:
+            for rv in during:
+                dispatcher.dispatch(event(rv))  # older or newer than our patch's answer (rv 5), or it
         await asyncio.sleep(0.01)
         return done(ev, answer=event(5)['object'] if len(seen) == 1 else None, settled=True)
 
@@ -225,8 +233,10 @@ async def test_a_settled_answer_is_not_rechecked(
         dispatcher = dispatcher_with(process)(rctx, tg)
         dispatcher.dispatch(event(1))
         await asyncio.sleep(0.1)
-        dispatcher.dispatch(event(5))  # the echo of our own patch: skipped
+        for rv in after:
+            dispatcher.dispatch(event(rv))
     assert seen == expected
+    assert rctx.records['u1'].work is None  # idle: nothing awaited any more
 
 
 # -- settings.queueing: worker_limit, exit_timeout ----------------------------------------------------
