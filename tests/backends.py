@@ -10,6 +10,7 @@ their count printed; `--run-emulator-only` runs them there anyway, to check that
 (2026-12-02: of tests/fidelity's 20, the 8 that pass start a LocalCluster of their own and test it, not
 the backend; the 12 others fail for their stated reasons).
 """
+import asyncio
 import contextlib
 import pathlib
 import time
@@ -34,6 +35,25 @@ KEPT_IN_DEFAULT = {('ConfigMap', 'kube-root-ca.crt'), ('Service', 'kubernetes'),
 CLEANED_IN_DEFAULT = [('v1', 'ConfigMap'), ('v1', 'Secret'), ('v1', 'Pod'), ('v1', 'Service'), ('v1', 'Event'),
                       ('apps/v1', 'Deployment'), ('apps/v1', 'ReplicaSet'), ('batch/v1', 'Job'),
                       ('v1', 'ServiceAccount'), ('coordination.k8s.io/v1', 'Lease')]
+
+
+async def expire_history(cluster: Cluster, crd: str = 'kopfexamples.kopf.dev') -> None:
+    """What the cluster served until now is too old: a watch or a `continue` token from then gets 410 Expired.
+
+    A write first (a ConfigMap in `default`), so that even the newest resourceVersion handed out is older than
+    the compaction. The emulator: its history compacted. Envtest: etcd compacted, and the CRD's watch cache
+    started anew, which a compaction alone is not (kube-apiserver 1.34 serves watches and `continue` tokens
+    from its cache: `kopf._kits.envhistory`); the other resources' watches are served as before.
+    """
+    marker = {'apiVersion': 'v1', 'kind': 'ConfigMap', 'metadata': {'name': 'history-expired', 'namespace': 'default'},
+              'data': {'at': str(time.monotonic_ns())}}
+    if isinstance(cluster, EnvtestCluster):
+        await asyncio.to_thread(cluster.apply, marker)
+        await asyncio.to_thread(cluster.compact_history)
+        await asyncio.to_thread(cluster.restart_watch_cache, crd)
+    else:
+        cluster.apply(marker)
+        cluster.compact_history()
 
 
 def backend(config: pytest.Config) -> str:

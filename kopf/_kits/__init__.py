@@ -10,4 +10,5 @@ Modules:
 - `envtest`      `EnvtestCluster`: a real etcd + kube-apiserver as a test backend
 - `envassets`    where the envtest binaries are, and the throw-away PKI of an envtest cluster
 - `envprocs`     how an envtest cluster's processes are stopped (also on SIGTERM/SIGHUP)
+- `envhistory`   the history an envtest cluster serves: compactions of etcd, the watch cache started anew
 """

@@ -18,14 +18,14 @@ processes and the directory are gone after the `with` block, also when it fails,
 process is ended by SIGTERM or SIGHUP (a handler installed on the first start in the main thread
 stops every running cluster, then lets the signal do what it did before). `compact_history()`
 compacts etcd through its own API: watches from older resourceVersions get their 410 (or, through
-the apiserver's watch cache, whatever the cache still holds).
+the apiserver's watch cache, whatever the cache still holds); `restart_watch_cache(crd_name)` starts
+that cache anew for a CRD's resource, as a restart of the server does.
 `user_kubeconfig(user, groups)` makes a non-admin identity (a client certificate signed by the same
 CA): RBAC is enforced, so it can do only what is bound to it.
 
 Not imported by `import kopf`: only by `kopf.testing`, and `cryptography` is imported on start.
 """
 import asyncio
-import base64
 import http.client
 import json
 import os
@@ -44,7 +44,7 @@ from typing import Any
 
 from kopf._api.credentials import ConnectionInfo
 from kopf._cluster.control import manifests
-from kopf._kits import envassets, envprocs
+from kopf._kits import envassets, envhistory, envprocs
 
 Obj = dict[str, Any]
 EnvtestError = envassets.EnvtestError  # public here: `kopf.testing.EnvtestCluster` raises it
@@ -262,18 +262,20 @@ class EnvtestCluster:
         """Compact etcd up to a revision (a resourceVersion; the current one by default): older ones are gone.
 
         Through etcd's v3 JSON gateway (`/v3/kv/compaction`, physical); returns the revision compacted to.
-        A kube-apiserver with its watch cache (the default) keeps serving watches from its cache; with
+        A kube-apiserver with its watch cache (the default) keeps serving watches and `continue` tokens from
+        its cache (`restart_watch_cache()` ends that for a CRD's resource); with
         `apiserver_flags=['--watch-cache=false']`, a watch from a compacted resourceVersion is refused.
         """
-        if revision is None:
-            whole = {'key': base64.b64encode(b'/').decode()}
-            status, answer = envprocs.etcd_call(self.etcd_url, '/v3/kv/range', whole)
-            revision = answer['header']['revision']
-        compaction = {'revision': str(revision), 'physical': True}
-        status, answer = envprocs.etcd_call(self.etcd_url, '/v3/kv/compaction', compaction)
-        if status != 200 and 'has been compacted' not in str(answer):   # compacted already: nothing to do
-            raise envassets.EnvtestError(f'etcd refused the compaction to {revision}: {status} {answer}')
-        return int(revision)
+        return envhistory.compact(self.etcd_url, revision)
+
+    def restart_watch_cache(self, crd_name: str) -> None:
+        """Start kube-apiserver's watch cache of a CRD's resource anew, as after a restart of the server.
+
+        Its spec is changed and changed back (its storage is rebuilt each time); when this returns, a watch
+        from an earlier resourceVersion gets `410 Expired`, and an earlier `continue` token is read from
+        etcd (`410 Expired` if compacted: `compact_history()`). See `kopf._kits.envhistory`.
+        """
+        envhistory.restart_watch_cache(self.request, self.url, self.ssl_context, self.etcd_url, crd_name)
 
     def log_tail(self, name: str, lines: int = 20) -> str:
         """The last lines of a process's output (its log is in the data directory while running)."""

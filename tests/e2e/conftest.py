@@ -1,6 +1,7 @@
 """End-to-end fixtures: the cluster (the emulator in the test's loop, or the shared envtest cluster with
 `--backend=envtest`: tests/backends.py), and an operator task against it."""
 import asyncio
+import dataclasses
 import functools
 import logging
 import pathlib
@@ -11,12 +12,13 @@ from typing import Any
 import pytest
 
 import kopf
-from kopf._api import credentials
+from kopf._api import credentials, kubeconfig
 from kopf._engine import contexts
 from kopf.testing import LocalCluster, cluster_vault
 
 from .. import backends, waiting
 from ..backends import Cluster
+from ..relay import Relay
 
 ROOT = pathlib.Path(__file__).parent.parent.parent
 CRD = ROOT / 'examples' / 'crd.yaml'
@@ -39,11 +41,17 @@ def fast_settings() -> kopf.OperatorSettings:
     return settings
 
 
-def vault_for(cluster: Cluster) -> credentials.Vault:
-    if backends.is_envtest(cluster):
+def vault_for(cluster: Cluster, server: str | None = None) -> credentials.Vault:
+    """The credentials of the cluster's admin; `server`: another URL to it (a `Relay`'s)."""
+    if backends.is_envtest(cluster) and server is None:
         return cluster_vault(cluster)
+    if backends.is_envtest(cluster):
+        info = dataclasses.replace(kubeconfig.load([pathlib.Path(cluster.kubeconfig)]), server=server)
+        vault = credentials.Vault()
+        vault.populate([dataclasses.replace(info, default_namespace=info.default_namespace or 'default')])
+        return vault
     vault = credentials.Vault()
-    vault.populate([kopf.ConnectionInfo(server=cluster.url, default_namespace='default')])
+    vault.populate([kopf.ConnectionInfo(server=server or cluster.url, default_namespace='default')])
     return vault
 
 
@@ -72,6 +80,15 @@ Starter = Callable[..., Awaitable[asyncio.Task[None]]]
 
 
 @pytest.fixture
+async def relay(cluster: Cluster) -> AsyncIterator[Relay]:
+    """A relay to the cluster whose connections the test cuts (`vault=vault_for(cluster, relay.url)`).
+
+    Requested before `start_operator`, it is set up before and torn down after the operator."""
+    async with Relay(cluster.url) as running:
+        yield running
+
+
+@pytest.fixture
 async def start_operator(cluster: Cluster, registry: kopf.OperatorRegistry,
                          caplog: pytest.LogCaptureFixture) -> AsyncIterator[Starter]:
     """Start the operator as a task in this loop; stopped (gracefully) at the end of the test."""
@@ -82,7 +99,8 @@ async def start_operator(cluster: Cluster, registry: kopf.OperatorRegistry,
         stop, ready = kwargs.pop('stop_flag', None) or asyncio.Event(), asyncio.Event()
         kwargs.setdefault('settings', fast_settings())
         kwargs.setdefault('clusterwide', not kwargs.get('namespaces'))
-        task = asyncio.create_task(kopf.operator(registry=registry, vault=vault_for(cluster),
+        vault = kwargs.pop('vault', None) or vault_for(cluster)
+        task = asyncio.create_task(kopf.operator(registry=registry, vault=vault,
                                                  stop_flag=stop, ready_flag=ready, **kwargs))
         running.append((task, stop))
         await asyncio.wait([task, asyncio.ensure_future(ready.wait())], return_when=asyncio.FIRST_COMPLETED)

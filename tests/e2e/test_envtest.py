@@ -96,6 +96,29 @@ def test_compact_history_expires_older_resource_versions(envtest: EnvtestCluster
         assert err.value.status == 410
 
 
+
+def test_a_watch_cache_started_anew_expires_what_a_compaction_alone_does_not(envtest: EnvtestCluster) -> None:
+    """kube-apiserver 1.34 serves watches and `continue` tokens from its watch cache, past etcd's compaction."""
+    kexes = '/apis/kopf.dev/v1/namespaces/default/kopfexamples'
+    crd = ('apiextensions.k8s.io/v1', 'CustomResourceDefinition', 'kopfexamples.kopf.dev')
+    with backends.cluster_cleaned(envtest):
+        envtest.apply(*[{'apiVersion': 'kopf.dev/v1', 'kind': 'KopfExample', 'metadata': {'name': f'cached-{idx}'}}
+                        for idx in range(3)])
+        page = envtest.request('GET', f'{kexes}?limit=1')[1]
+        token, rv = page['metadata']['continue'], page['metadata']['resourceVersion']
+        envtest.apply({'apiVersion': 'v1', 'kind': 'ConfigMap', 'metadata': {'name': 'after-the-page'}})
+        assert envtest.compact_history() > int(rv)
+        assert envtest.request('GET', f'{kexes}?limit=1&continue={token}')[0] == 200  # the cache's snapshot
+        assert envtest.request('GET', f'{kexes}?watch=true&resourceVersion={rv}&timeoutSeconds=1')[1] is None  # served
+        spec = envtest.get(*crd)['spec']  # type: ignore[index]
+        envtest.restart_watch_cache('kopfexamples.kopf.dev')
+        status, body = envtest.request('GET', f'{kexes}?limit=1&continue={token}', check=False)
+        assert status == 410 and body['message'].startswith('The provided continue parameter is too old')
+        watched = envtest.request('GET', f'{kexes}?watch=true&resourceVersion={rv}&timeoutSeconds=1')[1]
+        assert watched['type'] == 'ERROR' and watched['object']['code'] == 410
+        assert watched['object']['message'].startswith('too old resource version')
+        assert envtest.get(*crd)['spec'] == spec  # type: ignore[index]  # changed and changed back
+
 SIGTERMED = """
 import sys
 from kopf._kits.envtest import ApiError
