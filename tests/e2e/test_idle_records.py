@@ -111,9 +111,11 @@ async def test_a_paged_listing_whose_continue_expires_midway_loses_and_repeats_n
     settings.watching.chunk_size = 3
     settings.queueing.worker_limit = 1  # the queue grows past a page: the listing waits for it midway
     await start_operator(settings=settings)
-    await eventually(lambda: held.is_set() and waiting_midway(registry))  # the next page is not asked for yet
-    await backends.expire_history(cluster)  # the listing's continue token is too old now
-    holding.set()
+    try:
+        await eventually(lambda: held.is_set() and waiting_midway(registry))  # the next page is not asked for yet
+        await backends.expire_history(cluster)  # the listing's continue token is too old now
+    finally:
+        holding.set()
     await eventually(lambda: listed(registry) and idle(registry))  # the listing started anew and is processed
     assert calls == collections.Counter(names)  # each handled once: none lost, none repeated
     assert caplog.text.count(EXPIRED_MIDWAY) == 1
