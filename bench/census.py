@@ -81,7 +81,8 @@ async def main(args: argparse.Namespace) -> None:
         await asyncio.sleep(args.settle)
         gc.collect()
         rss = vm('VmRSS')
-        h.log(f'resumed {args.objects:,} in {resumed:.1f} s ({resume_cpu:.2f} s of CPU); RSS {rss:.1f} MB (peak {vm("VmHWM"):.1f} MB), '
+        h.log(f'resumed {args.objects:,} in {resumed:.1f} s ({resume_cpu:.2f} s of CPU); '
+              f'RSS {rss:.1f} MB (peak {vm("VmHWM"):.1f} MB), '
               f'after import {base_rss:.1f} MB: {(rss - base_rss) * 1024 * 1024 / args.objects:,.0f} B per object')
         if args.trace:
             snapshot = tracemalloc.take_snapshot()

@@ -236,6 +236,7 @@ async def test_unresolved_resource_warns_then_is_served(
     assert len([r for r in caplog.records if 'Unresolved resources' in r.getMessage()]) == 1
 
 
+@pytest.mark.emulator_only(reason="holds the CRDs' listing back with the local cluster's delay()")
 async def test_a_crd_made_between_the_discovery_and_the_crds_listing_is_served(
         cluster: LocalCluster, registry: kopf.OperatorRegistry, start_operator: Starter,
         caplog: pytest.LogCaptureFixture) -> None:
