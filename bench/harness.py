@@ -118,15 +118,14 @@ class EmulatorProcess:
 
     tls: ssl.SSLContext | None = None   # plain HTTP
     feature_gates = ''                  # `kopf cluster --feature-gates`, e.g. ShardedListAndWatch=false
-    state: pathlib.Path | None = None   # `kopf cluster --state`: the objects resumed from this file (saved on exit)
+    options: tuple[str, ...] = ()       # more `kopf cluster` options, e.g. ('--state', FILE, '--history-size', N)
     start_timeout = 60.0                # seconds for the kubeconfig to appear (a big state file takes longer)
 
     def start(self) -> None:
         gates = ['--feature-gates', self.feature_gates] if self.feature_gates else []
-        state = ['--state', str(self.state)] if self.state is not None else []
         with open(self.logfile, 'wb') as out:
             self.proc = subprocess.Popen([self.python, '-m', 'kopf', 'cluster', '--port', '0',
-                                          '--kubeconfig', str(self.kubeconfig), *gates, *state],
+                                          '--kubeconfig', str(self.kubeconfig), *gates, *self.options],
                                          cwd=ROOT, stdout=out, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + self.start_timeout
         while not self.kubeconfig.exists():

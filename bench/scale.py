@@ -120,14 +120,15 @@ async def no_handler_due(args: argparse.Namespace, state: pathlib.Path, logdir: 
     """Ours restarts over N handled objects with no handler due: until the listing is processed; RSS; requests."""
     ours = run.ours_framework()
     empty = await empty_cluster_rss(ours.python, logdir)
-    async with scale_state.cluster(ours.python, state, logdir, 'idle') as emu:
+    async with scale_state.cluster(ours.python, state, logdir, 'idle', args.history) as emu:
         out: dict[str, Any] = await cluster_figures(emu, empty, args.objects)
-        before = await counters(emu)
+        before, cluster_cpu = await counters(emu), h.cpu_seconds(emu.pid)
         op = operator(ours, emu, logdir, args, resume=False)
         log(f'ours, no handler due: {args.objects:,} objects, chunk_size={args.chunk_size}')
         async with h.running(op):
             out['listed_s'] = await wait_listed(op, args.timeout)
             out['listed_cpu_s'] = op.cpu()
+            out['listed_cluster_cpu_s'] = h.cpu_seconds(emu.pid) - cluster_cpu
             await asyncio.sleep(args.settle)
             memory = op.memory()
         after = await counters(emu)
@@ -184,16 +185,16 @@ async def with_resume(fw: h.Framework, args: argparse.Namespace, state: pathlib.
                       limit: float) -> dict[str, Any]:
     """The operator with a resume handler on each object: until all resumed; RSS idle and peak; the churn."""
     out: dict[str, Any] = {}
-    async with scale_state.cluster(run.ours_framework().python, state, logdir, fw.name) as emu, \
+    async with scale_state.cluster(run.ours_framework().python, state, logdir, fw.name, args.history) as emu, \
             watching(emu, (seen := Seen(since=time.time())), args.namespaces):
         op = operator(fw, emu, logdir, args, resume=True)
         log(f'{fw.name}, a resume handler on each of {args.objects:,} objects, chunk_size={args.chunk_size}')
-        before = await counters(emu)
+        before, cluster_cpu = await counters(emu), h.cpu_seconds(emu.pid)
         async with h.running(op):
             if not await wait_resumed(op, seen, args.objects, limit):
                 return incomplete(op, seen, args.objects, limit)
             out.update(resume_s=seen.newest['resume_fn'] - op.spawned_at, resume_cpu_s=op.cpu(),
-                       resumed=seen.objects('resume_fn'))
+                       resumed=seen.objects('resume_fn'), resume_cluster_cpu_s=h.cpu_seconds(emu.pid) - cluster_cpu)
             out.update(resume_requests(before, await counters(emu), args.objects))
             await asyncio.sleep(args.settle)
             memory = op.memory()
@@ -282,19 +283,22 @@ async def bench(args: argparse.Namespace) -> dict[str, Any]:
         report['ratio'] = h.ratios(report['ours'], report['upstream'], RATIOS)
     report['meta'] = run.meta(args, logdir, loadavg_start=loadavg_start, objects=args.objects,
                               namespaces=args.namespaces, chunk_size=args.chunk_size, state=str(state),
-                              churn={'rate': args.churn, 'seconds': args.churn_seconds})
+                              churn={'rate': args.churn, 'seconds': args.churn_seconds}, history=args.history)
     report['meta']['mode'] = str(args.objects)
     return report
 
 
 ROWS = [
     ('listed_s', 'no handler due: start → initial listing processed, s', '{:.1f}'),
+    ('listed_cpu_s', 'no handler due: CPU s until then', '{:.1f}'),
+    ('listed_cluster_cpu_s', "no handler due: the cluster's CPU s meanwhile", '{:.1f}'),
     ('idle_rss_mb', 'no handler due: RSS idle, MB', '{:.0f}'),
     ('idle_peak_mb', 'no handler due: RSS peak, MB', '{:.0f}'),
     ('requests_per_object', 'no handler due: requests per object', '{:.4f}'),
     ('writes_per_object', 'no handler due: writes (PATCH...) per object', '{:.4f}'),
     ('resume_s', 'resume handler each: start → all resumed, s', '{:.1f}'),
     ('resume_cpu_s', 'resume handler each: CPU s until then', '{:.1f}'),
+    ('resume_cluster_cpu_s', "resume handler each: the cluster's CPU s meanwhile", '{:.1f}'),
     ('resume_lists', 'resume handler each: LIST requests (pages)', '{:,}'),
     ('resume_writes_per_object', 'resume handler each: PATCHes per object', '{:.2f}'),
     ('resume_rss_mb', 'resume handler each: RSS idle, MB', '{:.0f}'),
@@ -304,13 +308,15 @@ ROWS = [
     ('churn_update_calls', 'churn: update handler calls', '{:,}'),
     ('churn_rss_mb', 'churn: RSS after, MB', '{:.0f}'),
 ]
-RATIOS = [key for key, *_ in ROWS if key not in ('resumed', 'resume_lists', 'churn_update_calls')]
+RATIOS = [key for key, *_ in ROWS if key not in ('resumed', 'resume_lists', 'churn_update_calls',
+                                                 'resume_cluster_cpu_s')]
 
 
 def table(report: dict[str, Any]) -> str:
     meta, cluster = report['meta'], report['cluster']
     lines = [f"kopf bench scale: {meta['objects']:,} objects in {meta['namespaces']} namespaces, chunk_size "
-             f"{meta['chunk_size']}, churn {meta['churn']['rate']:g}/s for {meta['churn']['seconds']:g} s; "
+             f"{meta['chunk_size']}, churn {meta['churn']['rate']:g}/s for {meta['churn']['seconds']:g} s, "
+             f"cluster history {meta['history']:,}; "
              f"{meta['machine']['cores']} cores, {meta['machine']['memory_gb']} GB, load {meta['loadavg_start']} → "
              f"{meta['loadavg_end']}",
              f"local cluster: {cluster['cluster_rss_mb']:,.0f} MB RSS after loading "
@@ -341,11 +347,15 @@ def main() -> int:
                         help="seconds for upstream's resume of all objects; then, how far it got (default 1800)")
     parser.add_argument('--timeout', type=float, default=1800.0, help="seconds for ours' listing and resume")
     parser.add_argument('--settle', type=float, default=5.0, help='seconds idle before the RSS is read')
+    parser.add_argument('--history', type=int, default=0,
+                        help="the cluster's --history-size (default: enough that no continue token expires in the "
+                             "run: 2 x objects + 3 x churn + 10,000; 10000: the cluster's own default)")
     parser.add_argument('--state', type=pathlib.Path, default=None,
                         help=f'the state file (written if missing; default: cached by N in {scale_state.CACHE})')
     parser.add_argument('--no-write', action='store_true', help='print only; do not write bench/results/')
     args = parser.parse_args()
     args.quick = False
+    args.history = args.history or 2 * args.objects + 3 * int(args.churn * args.churn_seconds) + 10_000
     run.run_and_report('scale', bench(args), table, write=not args.no_write)
     return 0
 

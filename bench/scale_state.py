@@ -102,9 +102,10 @@ def state_chunks(objects: int, spaces: int) -> Iterator[bytes]:
 
 
 @contextlib.asynccontextmanager
-async def cluster(python: str, state: pathlib.Path, logdir: pathlib.Path, tag: str) -> AsyncIterator[h.EmulatorProcess]:
-    """A local cluster process resumed from the state file (through a hard link in its own directory), for
-    the block; then SIGKILLed: what it would save on exit is not needed (and a million objects take long)."""
+async def cluster(python: str, state: pathlib.Path, logdir: pathlib.Path, tag: str,
+                  history: int) -> AsyncIterator[h.EmulatorProcess]:
+    """A local cluster process resumed from the state file (through a hard link in its own directory) that
+    keeps `history` changes, for the block; then SIGKILLed: what it would save on exit is not needed."""
     workdir = logdir / f'cluster-{tag}'
     workdir.mkdir()
     linked = workdir / 'state.json'
@@ -113,7 +114,7 @@ async def cluster(python: str, state: pathlib.Path, logdir: pathlib.Path, tag: s
     except OSError:   # another filesystem: a copy
         shutil.copyfile(state, linked)
     emu = h.EmulatorProcess(python, workdir)
-    emu.state, emu.start_timeout = linked, 1800.0
+    emu.options, emu.start_timeout = ('--state', str(linked), '--history-size', str(history)), 1800.0
     started = time.monotonic()
     emu.start()
     log(f'cluster {tag}: resumed from the state file in {time.monotonic() - started:.1f} s')
