@@ -129,7 +129,7 @@ async def no_handler_due(args: argparse.Namespace, state: pathlib.Path, logdir: 
             out['listed_s'] = await wait_listed(op, args.timeout)
             out['listed_cpu_s'] = op.cpu()
             out['listed_cluster_cpu_s'] = h.cpu_seconds(emu.pid) - cluster_cpu
-            await asyncio.sleep(args.settle)
+            await quiet(op, args.settle, args.timeout)
             memory = op.memory()
         after = await counters(emu)
     requests = {k: after[k] - before.get(k, 0) for k in after if after[k] != before.get(k, 0)}
@@ -196,14 +196,27 @@ async def with_resume(fw: h.Framework, args: argparse.Namespace, state: pathlib.
             out.update(resume_s=seen.newest['resume_fn'] - op.spawned_at, resume_cpu_s=op.cpu(),
                        resumed=seen.objects('resume_fn'), resume_cluster_cpu_s=h.cpu_seconds(emu.pid) - cluster_cpu)
             out.update(resume_requests(before, await counters(emu), args.objects))
-            await asyncio.sleep(args.settle)
+            out['resume_quiet_s'] = await quiet(op, args.settle, limit) - op.spawned_at
             memory = op.memory()
             out.update(resume_rss_mb=memory['VmRSS'], resume_peak_mb=memory['VmHWM'])
             log(f'  {fw.name}: all resumed {out["resume_s"]:.1f} s after start; RSS {memory["VmRSS"]:.0f} MB '
                 f'(peak {memory["VmHWM"]:.0f} MB)')
             if args.churn > 0 and args.churn_seconds > 0:
                 out.update(await churn(op, emu, seen, args))
+        out['cluster_rss_end_mb'] = h.memory_mb(emu.pid)['VmRSS']   # its history included
     return out
+
+
+async def quiet(op: h.Operator, settle: float, within: float) -> float:
+    """When the operator is quiet: less than 5% of a core over `settle` seconds (e.g. the echoes of its
+    own patches are read through); `within` seconds at most."""
+    deadline = time.monotonic() + within
+    while op.alive() and time.monotonic() < deadline:
+        cpu0, t0 = op.cpu(), time.time()
+        await asyncio.sleep(settle)
+        if op.cpu() - cpu0 < 0.05 * settle:
+            return t0
+    return time.time()
 
 
 def incomplete(op: h.Operator, seen: Seen, total: int, limit: float) -> dict[str, Any]:
@@ -261,7 +274,7 @@ async def churn(op: h.Operator, emu: h.EmulatorProcess, seen: Seen, args: argpar
     seen.since = time.time()
     calls0, cpu0 = seen.calls.get('update_fn', 0), op.cpu()
     sent = await paced(emu.port, patches(args, total), args.churn)
-    await h.wait_for(lambda: time.time() - seen.seen_at.get('update_fn', 0.0) > 3.0 or not op.alive(), 120, 0.2)
+    await quiet(op, args.settle, 600)
     cpu, calls = op.cpu() - cpu0, seen.calls.get('update_fn', 0) - calls0
     rss = op.memory()['VmRSS']
     log(f'  {op.framework.name}: churn: {sent:,} events, {calls:,} update handler calls; '
@@ -301,15 +314,17 @@ ROWS = [
     ('resume_cluster_cpu_s', "resume handler each: the cluster's CPU s meanwhile", '{:.1f}'),
     ('resume_lists', 'resume handler each: LIST requests (pages)', '{:,}'),
     ('resume_writes_per_object', 'resume handler each: PATCHes per object', '{:.2f}'),
+    ('resume_quiet_s', 'resume handler each: start → quiet (< 5% CPU), s', '{:.1f}'),
     ('resume_rss_mb', 'resume handler each: RSS idle, MB', '{:.0f}'),
     ('resume_peak_mb', 'resume handler each: RSS peak, MB', '{:.0f}'),
     ('resumed', 'resume handler each: objects resumed', '{:,}'),
     ('churn_cpu_ms_per_event', 'churn: CPU ms per watch event', '{:.2f}'),
     ('churn_update_calls', 'churn: update handler calls', '{:,}'),
     ('churn_rss_mb', 'churn: RSS after, MB', '{:.0f}'),
+    ('cluster_rss_end_mb', "the cluster's RSS at the end, MB", '{:,.0f}'),
 ]
 RATIOS = [key for key, *_ in ROWS if key not in ('resumed', 'resume_lists', 'churn_update_calls',
-                                                 'resume_cluster_cpu_s')]
+                                                 'resume_cluster_cpu_s', 'cluster_rss_end_mb')]
 
 
 def table(report: dict[str, Any]) -> str:
@@ -345,8 +360,11 @@ def main() -> int:
     parser.add_argument('--upstream', action='store_true', help='upstream Kopf 1.45.2 too, after ours')
     parser.add_argument('--upstream-timeout', type=float, default=1800.0,
                         help="seconds for upstream's resume of all objects; then, how far it got (default 1800)")
-    parser.add_argument('--timeout', type=float, default=1800.0, help="seconds for ours' listing and resume")
-    parser.add_argument('--settle', type=float, default=5.0, help='seconds idle before the RSS is read')
+    parser.add_argument('--timeout', type=float, default=7200.0,
+                        help="seconds for ours' listing, and for its resume of all objects (default 7200)")
+    parser.add_argument('--settle', type=float, default=5.0,
+                        help="an operator is idle after this many seconds below 5%% of a core: its RSS is read "
+                             "then, and a churn's CPU counted until then (default 5)")
     parser.add_argument('--history', type=int, default=0,
                         help="the cluster's --history-size (default: enough that no continue token expires in the "
                              "run: 2 x objects + 3 x churn + 10,000; 10000: the cluster's own default)")
