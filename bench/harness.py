@@ -118,14 +118,16 @@ class EmulatorProcess:
 
     tls: ssl.SSLContext | None = None   # plain HTTP
     feature_gates = ''                  # `kopf cluster --feature-gates`, e.g. ShardedListAndWatch=false
+    options: tuple[str, ...] = ()       # more `kopf cluster` options, e.g. ('--state', FILE, '--history-size', N)
+    start_timeout = 60.0                # seconds for the kubeconfig to appear (a big state file takes longer)
 
     def start(self) -> None:
         gates = ['--feature-gates', self.feature_gates] if self.feature_gates else []
         with open(self.logfile, 'wb') as out:
             self.proc = subprocess.Popen([self.python, '-m', 'kopf', 'cluster', '--port', '0',
-                                          '--kubeconfig', str(self.kubeconfig), *gates],
+                                          '--kubeconfig', str(self.kubeconfig), *gates, *self.options],
                                          cwd=ROOT, stdout=out, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + self.start_timeout
         while not self.kubeconfig.exists():
             if self.proc.poll() is not None or time.monotonic() > deadline:
                 raise RuntimeError(f'The emulator did not start; see {self.logfile}')
@@ -407,22 +409,26 @@ class Framework:
 
 
 class Operator:
-    """One operator process: `python -I -m kopf run --standalone -n NS bench/operator.py` (cwd: a temp dir)."""
+    """One operator process: `python -I -m kopf run --standalone -n NS bench/operator.py` (cwd: a temp dir);
+    `-A` if `all_namespaces` (NS names the log file only); `env`: for bench/operator.py, e.g. BENCH_NO_RESUME."""
 
     def __init__(self, framework: Framework, kubeconfig: pathlib.Path, namespace: str, logdir: pathlib.Path,
-                 extra_args: Iterable[str] = (), profile: pathlib.Path | None = None) -> None:
+                 extra_args: Iterable[str] = (), profile: pathlib.Path | None = None, *,
+                 all_namespaces: bool = False, env: dict[str, str] | None = None) -> None:
         self.framework, self.kubeconfig, self.namespace = framework, kubeconfig, namespace
         self.profile = profile  # py-spy's raw (collapsed) stacks go here; the operator runs under py-spy
         self.logfile = logdir / f'operator-{framework.name}-{namespace}.log'
         self.extra_args = list(extra_args)
+        self.scope = ['-A'] if all_namespaces else ['-n', namespace]
+        self.env = dict(env or {})
         self.proc: subprocess.Popen[bytes] | None = None
         self.spawned_at = 0.0
         self.cwd = tempfile.mkdtemp(prefix='kopf-bench-cwd-')
 
     def start(self) -> None:
         env = {k: v for k, v in os.environ.items() if not k.startswith(('PYTHON', 'KOPF'))}
-        env.update(KUBECONFIG=str(self.kubeconfig), BENCH_FRAMEWORK=self.framework.label)
-        cmd = [self.framework.python, '-I', '-m', 'kopf', 'run', '--standalone', '-n', self.namespace,
+        env.update(KUBECONFIG=str(self.kubeconfig), BENCH_FRAMEWORK=self.framework.label, **self.env)
+        cmd = [self.framework.python, '-I', '-m', 'kopf', 'run', '--standalone', *self.scope,
                *self.framework.run_args, *self.extra_args, str(OPERATOR)]
         if self.profile is not None:
             spy = pathlib.Path(self.framework.python).parent / 'py-spy'

@@ -162,3 +162,37 @@ def test_unwritable_kubeconfig_is_one_line(tmp_path: pathlib.Path) -> None:
                           timeout=30)
     assert proc.returncode != 0 and 'Traceback' not in proc.stderr
     assert 'cannot write the kubeconfig' in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+
+
+def _request(url: str, method: str = 'GET', body: object = None) -> tuple[int, dict[str, object]]:
+    data = json.dumps(body).encode() if body is not None else None
+    request = urllib.request.Request(url, data=data, method=method, headers={'Content-Type': 'application/json'})
+    try:
+        with urllib.request.urlopen(request) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read())
+
+
+@pytest.mark.parametrize('history, writes, expired', [(3, 2, False), (3, 4, True), (None, 20, False)])
+def test_history_size_bounds_a_continue_token(tmp_path: pathlib.Path, history: int | None, writes: int,
+                                              expired: bool) -> None:
+    proc, url = _start(tmp_path, *(['--history-size', str(history)] if history else []))
+    path = f'{url}/api/v1/namespaces/default/configmaps'
+    try:
+        for name in ('a', 'b'):
+            assert _request(path, 'POST', {'metadata': {'name': name}})[0] == 201
+        status, page = _request(f'{path}?limit=1')
+        token = page['metadata']['continue']  # type: ignore[index]
+        for n in range(writes):
+            assert _request(f'{path}/b', 'PUT', {'metadata': {'name': 'b'}, 'data': {'n': str(n)}})[0] == 200
+        status, page = _request(f'{path}?limit=1&continue={token}')
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=20)
+    assert (status, page.get('reason')) == ((410, 'Expired') if expired else (200, None))
+
+
+def test_history_size_must_be_positive(tmp_path: pathlib.Path) -> None:
+    result = subprocess.run([*COMMAND, '--history-size', '0'], cwd=tmp_path, capture_output=True, text=True)
+    assert result.returncode == 2 and "'--history-size'" in result.stderr

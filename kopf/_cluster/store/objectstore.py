@@ -7,6 +7,7 @@ The store also indexes ownership (dependents by owner uid, live uids) and namesp
 on every write and deletion, so that garbage collection and namespace cleanup cost in proportion to the
 dependents of what was deleted or to the namespace's own objects, not to all objects.
 """
+import bisect
 import collections
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -68,6 +69,7 @@ class Store:
         self.uids: collections.Counter[Any] = collections.Counter()   # uids of the stored objects
         self.order: dict[Location, int] = {}     # insertion order within a bucket (dict order is kept)
         self.namespaced: dict[str, set[Location]] = {}   # namespace -> where its objects are stored
+        self.ordered: dict[Key, list[ObjKey]] = {}   # a kind's keys sorted; dropped when one is added or removed
         self._seq = 0
 
     def next_rv(self) -> int:
@@ -80,9 +82,22 @@ class Store:
     def iterate(self, key: Key, namespace: str | None = None) -> Iterator[Obj]:
         """Objects of a kind, sorted by namespace then name, optionally in one namespace only."""
         bucket = self.objects[key]
-        for objkey in sorted(bucket):
-            if namespace is None or objkey[0] == namespace:
-                yield bucket[objkey]
+        for objkey in self.keys(key, namespace):
+            yield bucket[objkey]
+
+    def keys(self, key: Key, namespace: str | None = None, after: ObjKey | None = None) -> list[ObjKey]:
+        """A kind's object keys sorted by namespace then name (a copy), optionally in one namespace only,
+        optionally only those after `after` (a list's continue point): found by bisection, so that a page of
+        a paged list costs its own objects, not all of them (the sorted keys are kept until the set changes)."""
+        ordered = self.ordered.get(key)
+        if ordered is None:
+            ordered = self.ordered[key] = sorted(self.objects[key])
+        low, high = 0, len(ordered)
+        if namespace is not None:   # (ns,) sorts before (ns, any name); (ns + NUL,) after them and before others
+            low, high = bisect.bisect_left(ordered, (namespace,)), bisect.bisect_left(ordered, (namespace + '\0',))
+        if after is not None:
+            low = max(low, bisect.bisect_right(ordered, after))
+        return ordered[low:high]
 
     def count(self, key: Key, namespace: str | None = None) -> int:
         if namespace is None:
@@ -111,6 +126,7 @@ class Store:
         objkey = (meta.get('namespace') or '', meta['name'])
         self._unindex((key, objkey), self.objects[key].pop(objkey, None))
         self.order.pop((key, objkey), None)
+        self.ordered.pop(key, None)
         located = self.namespaced.get(objkey[0])   # kept across saves (same place), dropped only here
         if located is not None:
             located.discard((key, objkey))
@@ -126,7 +142,10 @@ class Store:
         meta = obj['metadata']
         objkey = (meta.get('namespace') or '', meta['name'])
         bucket = self.objects[key]
-        self._unindex((key, objkey), bucket.get(objkey))
+        old = bucket.get(objkey)
+        if old is None:
+            self.ordered.pop(key, None)
+        self._unindex((key, objkey), old)
         bucket[objkey] = obj
         self._index((key, objkey), obj)
 
@@ -138,6 +157,7 @@ class Store:
         self.uids.clear()
         self.order.clear()
         self.namespaced.clear()
+        self.ordered.clear()
 
     def dependents_of(self, uids: set[str]) -> list[tuple[Key, Obj]]:
         """The stored objects with an owner reference to any of `uids`, in the store's iteration order."""

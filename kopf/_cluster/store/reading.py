@@ -92,16 +92,15 @@ def select(store: Store, target: Target, params: Mapping[str, str],
     items: list[Obj] = []
     token = ''
     following = 0  # objects after a full page, matching or not: a real server's etcd paging sees them all
-    for obj in store.iterate(resource.key, target.namespace):
-        meta = obj['metadata']
-        if start is not None and (meta.get('namespace') or '', meta['name']) <= start:
-            continue
+    keys = store.keys(resource.key, target.namespace, after=start)
+    bucket = store.objects[resource.key]
+    for index, objkey in enumerate(keys):
         if limit and len(items) >= limit:
-            following += 1
-            continue
-        if not match(obj):
-            continue
-        items.append(as_version(obj, resource.api_version))
+            following = len(keys) - index
+            break
+        obj = bucket[objkey]
+        if match(obj):
+            items.append(as_version(obj, resource.api_version))
     list_rv = list_rv or store.rv
     if following:
         last = items[-1]['metadata']
