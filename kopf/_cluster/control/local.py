@@ -25,7 +25,7 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 from kopf._cluster.control import manifests
 from kopf._cluster.control.emulator import Emulator
 from kopf._cluster.control.operations import Controlled, Controls
-from kopf._cluster.web import kubeconfigs
+from kopf._cluster.web import kubeconfigfiles
 
 T = TypeVar('T')
 P = ParamSpec('P')
@@ -159,7 +159,7 @@ class LocalCluster(Controls):
         path = self._kubeconfig.parent / f'user-{user.replace(":", "-")}.kubeconfig'
         ca_pem = self.emulator.certificates.ca_pem if self.emulator.certificates is not None else None
         impersonate = None if self.emulator.tls else (user, list(groups))
-        return kubeconfigs.write(path, self.url, ca_pem=ca_pem, token=token, impersonate=impersonate)
+        return kubeconfigfiles.write(path, self.url, ca_pem=ca_pem, token=token, impersonate=impersonate)
 
     # -- objects ---------------------------------------------------------------------------------
 

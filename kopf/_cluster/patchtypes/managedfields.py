@@ -114,7 +114,7 @@ def _decode(entries: list[Any]) -> Managed | None:
         managed.fields[identity] = fieldsets.decode(entry.get('fieldsV1') or {})
         managed.versions[identity] = version
         managed.times[identity] = entry.get('time')
-        managed.encoded[identity] = (frozenset(managed.fields[identity]), entry)
+        managed.encoded[identity] = (frozenset(managed.fields[identity]), dict(entry))
     return managed
 
 
@@ -213,7 +213,7 @@ def _bare(obj: Any) -> Any:
 def _changed(live: Any, new: Any) -> bool:
     """Whether an apply changed the object (its managedFields aside)."""
     if not isinstance(live, Mapping) or not isinstance(new, Mapping):
-        return live != new
+        return bool(live != new)
     meta = {k: v for k, v in (live.get('metadata') or {}).items() if k != 'managedFields'}
     new_meta = {k: v for k, v in (new.get('metadata') or {}).items() if k != 'managedFields'}
     return meta != new_meta or {k: v for k, v in live.items() if k != 'metadata'} != \

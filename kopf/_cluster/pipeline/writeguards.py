@@ -105,7 +105,8 @@ def manage(target: Target, current: Obj | None, candidate: dict[str, Any], manag
             meta['managedFields'] = current['metadata']['managedFields']
         return
     schema = conforming.schema_of(resource)
-    ignored = [('f:status',)] if resource.has_status and sub != 'status' else [('f:spec',)] if sub else []
+    ignored: list[tuple[str, ...]] = [('f:status',)] if resource.has_status and sub != 'status' else \
+        [('f:spec',)] if sub else []
     if current is None:
         ignored += SET_BY_THE_SERVER.get(resource.key, [])
     live = current if current is not None else managedfields.empty_object(resource.api_version, resource.kind,

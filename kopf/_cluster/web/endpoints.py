@@ -232,16 +232,9 @@ async def _serve(backend: Backend, request: web.Request, target: Target, verb: s
     body = decode(raw, raw_type)
     repeated = duplicates.duplicates(raw, body, jsoncodec.dumps) if verb in ('create', 'update') and raw and not any(
         t in raw_type for t in ('yaml', 'protobuf')) else []
-    kind = accessreviews.KINDS.get(target.resource.key)
-    if kind is not None and tables.negotiate(headers.get('Accept', '')):   # no Table of what is never stored
-        raise statuses.not_acceptable(('application/json', 'application/yaml', 'application/vnd.kubernetes.protobuf'))
-    if kind is not None:   # create-only (the routing allows nothing else): answered, never stored
-        answered = accessreviews.review(kind, body, accessrules.user_of(request), backend.access, target.namespace,
-                                        _manager(request))
-        return respond(201, jsoncodec.dumps(answered))
-    if target.subresource == 'token':   # TokenRequest: issued, never stored
-        issued = tokenrequests.issue(backend.state, target, body, _manager(request))
-        return respond(201, jsoncodec.dumps(issued))
+    unstored = _unstored(backend, request, target, body)
+    if unstored is not None:
+        return unstored
     content_type = raw_type.split(';')[0].strip()
     agent = headers.get('User-Agent', '')
     user = accessrules.user_of(request)
@@ -284,6 +277,20 @@ def _apply(backend: Backend, target: Target, raw: bytes, body: Any, opts: writin
     if repeated:   # a header holds no newline
         outcome.warnings = [*outcome.warnings, text.replace('\n', ' ')]
     return outcome
+def _unstored(backend: Backend, request: web.Request, target: Target, body: Any) -> web.Response | None:
+    """The access reviews and TokenRequests: create-only (the routing allows nothing else), answered, never stored."""
+    kind = accessreviews.KINDS.get(target.resource.key)
+    if kind is not None and tables.negotiate(request.headers.get('Accept', '')):   # no Table of the unstored
+        raise statuses.not_acceptable(('application/json', 'application/yaml', 'application/vnd.kubernetes.protobuf'))
+    if kind is not None:
+        answered = accessreviews.review(kind, body, accessrules.user_of(request), backend.access, target.namespace,
+                                        _manager(request))
+        return respond(201, jsoncodec.dumps(answered))
+    if target.subresource == 'token':
+        return respond(201, jsoncodec.dumps(tokenrequests.issue(backend.state, target, body, _manager(request))))
+    return None
+
+
 def _manager(request: web.Request) -> str:
     """The field manager of a request: `fieldManager`, else the User-Agent's product, else `unknown`."""
     return request.query.get('fieldManager') or request.headers.get('User-Agent', '').split('/')[0] or UNKNOWN_MANAGER

@@ -9,6 +9,7 @@ the code, `reason`, `details` (kind, group, name, causes' field and reason) and 
 Messages are compared loosely: a different message is reported, never a failure.
 """
 import fnmatch
+import json
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any

@@ -261,4 +261,5 @@ VALIDATION: list[Step] = [
                                    {'kind': 'Group', 'name': 'g'})),
 ]
 
-RBAC_STEPS: list[Step] = BOOTSTRAP + SETUP + VERBS + BINDING_KINDS + AGGREGATION + TOKENS + IMPERSONATION + ESCALATION + VALIDATION
+RBAC_STEPS: list[Step] = (BOOTSTRAP + SETUP + VERBS + BINDING_KINDS + AGGREGATION + TOKENS + IMPERSONATION + ESCALATION
+                           + VALIDATION)
