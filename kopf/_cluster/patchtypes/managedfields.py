@@ -196,7 +196,7 @@ def applied(live: Any, new: Mapping[str, Any], config: Any, *, manager: str, api
             managed.fields[other] = paths - changed - removed
     managed.fields[identity] = mine
     managed.versions[identity] = api_version
-    if _changed(live, new) or identity not in managed.times:
+    if _changed(live, new):   # a no-op apply leaves the time as it was (none for a new applier), as upstream
         managed.times[identity] = now
     for other in managed.fields:
         managed.fields[other] -= STRIPPED

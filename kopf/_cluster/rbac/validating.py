@@ -51,7 +51,7 @@ def on_update(plural: str, old: Mapping[str, Any], new: Mapping[str, Any]) -> li
     group, kind, name = _ref(new)
     shown = json.dumps({'APIGroup': group, 'Kind': kind, 'Name': name}, separators=(',', ':'))
     message = f'Invalid value: {shown}: cannot change roleRef'
-    return [{'reason': 'FieldValueInvalid', 'field': 'roleRef', 'message': message}]
+    return [{'reason': 'FieldValueInvalid', 'message': message, 'field': 'roleRef'}]
 
 
 def _ref(obj: Mapping[str, Any]) -> tuple[str, str, str]:
@@ -67,11 +67,13 @@ def _rule(rule: Mapping[str, Any], namespaced: bool, path: str) -> list[Cause]:
     if urls:
         shown = f'Invalid value: {json.dumps([str(url) for url in urls], separators=(",", ":"))}: '
         if namespaced:
-            causes.append({'reason': 'FieldValueInvalid', 'field': f'{path}.nonResourceURLs',
-                           'message': shown + 'namespaced rules cannot apply to non-resource URLs'})
+            causes.append({'reason': 'FieldValueInvalid',
+                           'message': shown + 'namespaced rules cannot apply to non-resource URLs',
+                           'field': f'{path}.nonResourceURLs'})
         if rule.get('apiGroups') or rule.get('resources') or rule.get('resourceNames'):
-            causes.append({'reason': 'FieldValueInvalid', 'field': f'{path}.nonResourceURLs',
-                           'message': shown + 'rules cannot apply to both regular resources and non-resource URLs'})
+            causes.append({'reason': 'FieldValueInvalid',
+                           'message': shown + 'rules cannot apply to both regular resources and non-resource URLs',
+                           'field': f'{path}.nonResourceURLs'})
         return causes
     if not rule.get('apiGroups'):
         causes.append(fielderrors.required(f'{path}.apiGroups', 'resource rules must supply at least one api group'))

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kopf._cluster import statuses
-from kopf._cluster.openapi import kindschemas
+from kopf._cluster.openapi import fieldorder, kindschemas
 from kopf._cluster.patchtypes import managedfields
 from kopf._cluster.pipeline import metadata
 from kopf._cluster.rbac import resolver, satokens
@@ -38,6 +38,13 @@ KINDS = {   # (group, plural) -> kind
 def review(kind: str, body: Any, requester: User, access: accessrules.Access,
            namespace: str | None = None, manager: str = 'unknown') -> dict[str, Any]:
     """The review with its `status` filled in, as a real API server answers its creation."""
+    answered = _answered(kind, body, requester, access, namespace, manager)
+    fieldorder.arrange(answered)   # in the Go structs' order, as the real server encodes it
+    return answered
+
+
+def _answered(kind: str, body: Any, requester: User, access: accessrules.Access,
+              namespace: str | None, manager: str) -> dict[str, Any]:
     group = AUTHENTICATION if kind in ('TokenReview', 'SelfSubjectReview') else AUTHORIZATION
     if body is None and kind == 'SelfSubjectReview':
         body = {}
