@@ -181,7 +181,7 @@ AGGREGATION: list[Step] = [
     Step('GET', f'{CLUSTER_ROLE}/diff-agg', until=has_rules_for('pods')),
     Step('PATCH', f'{CLUSTER_ROLE}/diff-agg-part', {'rules': rules(('', 'pods', ['get', 'list']))}, MERGE),
     Step('GET', f'{CLUSTER_ROLE}/diff-agg', until=lambda code, body: 'list' in str(body.get('rules'))),
-    Step('POST', CLUSTER_ROLE, role('diff-to-view', rules(('kopf.dev', 'diffs', ['get'])), kind='ClusterRole',
+    Step('POST', CLUSTER_ROLE, role('diff-to-view', rules(('kopf.dev', 'diffs', ['get', 'list'])), kind='ClusterRole',
                                     labels={'rbac.authorization.k8s.io/aggregate-to-view': 'true'})),
     Step('GET', f'{CLUSTER_ROLE}/view', until=has_rules_for('diffs'),
          pick=diff_rules),
