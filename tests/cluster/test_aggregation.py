@@ -36,3 +36,16 @@ def test_the_bootstrap_roles_are_aggregated_to_the_fixed_point() -> None:
     assert {'create', 'delete', 'get'} <= verbs('admin', 'pods') and 'create' in verbs('admin', 'rolebindings')
     assert not any(aggregation.changed(roles[n].get('rules'), aggregation.aggregated(roles[n], roles.values()) or [])
                    for n in ('admin', 'edit', 'view'))
+
+
+def test_the_seeded_copies_are_the_objects_with_their_managed_fields() -> None:
+    """`seeded()` copies a template made once: the same as computing each object's managed fields at `now`."""
+    now = '2026-01-02T03:04:05Z'
+    first, second = bootstrap.seeded(now), bootstrap.seeded(now)
+    for (key, obj), (_, other), (expected_key, expected) in zip(first, second, bootstrap.objects(), strict=True):
+        assert key == expected_key and obj['metadata']['uid'] != other['metadata']['uid']
+        assert obj['metadata']['managedFields'] == bootstrap.managed(expected, now)
+        assert obj['metadata']['creationTimestamp'] == now
+        meta = {k: v for k, v in obj['metadata'].items() if k not in ('uid', 'resourceVersion', 'creationTimestamp',
+                                                                        'managedFields')}
+        assert {**obj, 'metadata': meta} == expected

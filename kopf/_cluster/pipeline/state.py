@@ -43,12 +43,10 @@ class State:
 
     def _seed_rbac(self) -> None:
         """The bootstrap policy, as a real server ensures it at every start (only the missing objects)."""
-        for key, obj in bootstrap.objects():
+        for key, obj in bootstrap.seeded(metadata.now()):
             meta = obj['metadata']
             if self.store.get(key, meta.get('namespace') or '', meta['name']) is None:
-                now = metadata.now()
-                meta.update(uid=str(uuid.uuid4()), creationTimestamp=now, managedFields=bootstrap.managed(obj, now))
-                self.store.save(key, obj, None)
+                self.store.save(key, obj, None, arranged=True)
 
     def _seed_namespace(self, name: str) -> None:
         obj = {

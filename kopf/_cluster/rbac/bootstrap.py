@@ -8,17 +8,22 @@ rules as the aggregation controller computes them (`aggregation`).
 
     objects() -> [(storage key, object)], in the order a real server creates them
     managed(obj, now) -> the object's `managedFields`: `kube-apiserver` wrote it, the aggregation its rules
+    seeded(now) -> [(storage key, object)] ready to store: uids, times and `managedFields` filled in (the
+        objects, their field order and their managed fields are computed once per process, then copied)
 """
 import functools
 import importlib.resources
 import json
+import uuid
 from collections.abc import Mapping
 from typing import Any
 
-from kopf._cluster.openapi import kindschemas
+from kopf._cluster import jsoncodec
+from kopf._cluster.openapi import fieldorder, kindschemas
 from kopf._cluster.patchtypes import managedfields
 from kopf._cluster.rbac import aggregation, resolver
 
+NOW = '<now>'   # the placeholder of the seeding moment in the template
 PLURALS = {'ClusterRole': resolver.CLUSTER_ROLES, 'ClusterRoleBinding': resolver.CLUSTER_ROLE_BINDINGS,
            'Role': resolver.ROLES, 'RoleBinding': resolver.ROLE_BINDINGS}
 MANAGER = 'kube-apiserver'   # the field manager of the objects the server writes at its start
@@ -60,3 +65,27 @@ def managed(obj: Mapping[str, Any], now: str) -> list[dict[str, Any]]:
         entries = managedfields.applied(before, obj, config, manager=aggregation.MANAGER, api_version=api_version,
                                         subresource='', schema=schema, ignored=[], now=now)
     return entries
+
+
+def seeded(now: str) -> list[tuple[tuple[str, str], dict[str, Any]]]:
+    """Fresh copies of the bootstrap objects as a server stores them at `now` (but their resourceVersions)."""
+    found: list[tuple[tuple[str, str], dict[str, Any]]] = []
+    for key, obj in jsoncodec.loads(_template()):
+        meta = obj['metadata']
+        meta.update(uid=str(uuid.uuid4()), creationTimestamp=now)
+        for entry in meta['managedFields']:
+            entry['time'] = now
+        found.append(((key[0], key[1]), obj))
+    return found
+
+
+@functools.cache
+def _template() -> bytes:
+    """The objects with their managed fields, in kube-apiserver's field order, the moment left as `NOW`."""
+    found = []
+    for key, obj in objects():
+        obj['metadata'].update(uid='', resourceVersion='', creationTimestamp=NOW)
+        obj['metadata']['managedFields'] = managed(obj, NOW)
+        fieldorder.arrange(obj)
+        found.append((key, obj))
+    return jsoncodec.dumps(found)
