@@ -28,7 +28,7 @@ setup(
     packages=find_packages(include=['kopf', 'kopf.*']),
     py_modules=['_kopf_pytest'],  # the pytest plugin (entry point below): outside the package, so that it stays thin
     package_data={'kopf': ['py.typed', 'peering.yaml', '_cluster/openapi/data/*.json', '_cluster/openapi/data/*.xz',
-                          '_shared/data/*.json']},
+                          '_shared/data/*.json', '_cluster/rbac/data/*.json', '_cluster/patchtypes/data/*.json']},
     include_package_data=True,
     install_requires=read_requirements('requirements.txt'),
     extras_require={

@@ -74,7 +74,7 @@ def test_unknown_attributes_are_still_errors() -> None:
 def test_every_data_file_is_in_package_data_and_the_manifest() -> None:
     setup = (ROOT / 'setup.py').read_text()
     data = ['py.typed', 'peering.yaml', '_cluster/openapi/data/*.json', '_cluster/openapi/data/*.xz',
-            '_shared/data/*.json']
+            '_shared/data/*.json', '_cluster/rbac/data/*.json', '_cluster/patchtypes/data/*.json']
     globs = ['kopf/' + glob for glob in data if f"'{glob}'" in setup]
     manifest = (ROOT / 'MANIFEST.in').read_text()
     files = check_dist.data_files()

@@ -13,6 +13,9 @@ Its packages, each importing only those listed before it (no import cycles: `tes
     openapi      schemas and validation: defaulting, pruning, validation, structural checks, built-in schemas
     patchtypes   merge, JSON and strategic-merge patches; field ownership for server-side apply
     store        objects and resourceVersions, the change history, watch fan-out, reads with selectors
+    rbac         authorization: users, request attributes, RBAC evaluation, the bootstrap policy, escalation
+                 checks, ClusterRole aggregation, ServiceAccount tokens (pure: no I/O)
+    quotas       ResourceQuota: quantities, what objects cost, the admission check, the status usage (pure)
     pipeline     the writes (create, replace, patch, apply, delete, scale) and the whole state they change
     controllers  namespace and CRD cleanup, garbage collection, event expiry; workloads (nodes, Pods that run,
                  ReplicaSets, Deployments, Jobs, endpoints) on a clock tests can advance

@@ -105,7 +105,7 @@ OVERRIDES: dict[tuple[str, str], dict[str, Any]] = {
        for plural in ('roles', 'rolebindings', 'clusterroles', 'clusterrolebindings')},
 }
 # The subresources the write pipeline implements; discovery lists all of the real server's.
-SERVED_SUBRESOURCES = ('status', 'scale', 'finalize', 'binding', 'eviction')
+SERVED_SUBRESOURCES = ('status', 'scale', 'finalize', 'binding', 'eviction', 'token')
 DATA_FILE = 'builtin_resources.json'
 
 

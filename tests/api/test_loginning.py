@@ -124,6 +124,9 @@ async def test_kubeconfig_with_client_certificate_files(mutual: LocalCluster, tm
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     assert mutual.emulator.certificates is not None
     cert, key = mutual.emulator.certificates.client('bob', groups=('developers',))
+    mutual.apply({'apiVersion': 'rbac.authorization.k8s.io/v1', 'kind': 'ClusterRoleBinding',   # the O is its group
+                  'metadata': {'name': 'developers'}, 'subjects': [{'kind': 'Group', 'name': 'developers'}],
+                  'roleRef': {'apiGroup': 'rbac.authorization.k8s.io', 'kind': 'ClusterRole', 'name': 'view'}})
     (tmp_path / 'pki').mkdir()
     (tmp_path / 'pki' / 'ca.crt').write_bytes(ca_pem(mutual))
     (tmp_path / 'pki' / 'bob.crt').write_bytes(cert)

@@ -1,16 +1,35 @@
 """The access reviews as pure functions: a review body, the requester, the rules -> the answered review."""
+from collections import defaultdict
 from typing import Any
 
 import pytest
 
 from kopf._cluster import statuses
+from kopf._cluster.rbac import bootstrap
+from kopf._cluster.rbac.authorizer import Authorizer
+from kopf._cluster.rbac.forbidding import Denial
 from kopf._cluster.web import accessreviews
-from kopf._cluster.web.accessrules import ADMIN_GROUPS, Access, Denial, Subject
+from kopf._cluster.web.accessrules import ADMIN_GROUPS, Access, User
 
-ADMIN = Subject('kubernetes-admin', ADMIN_GROUPS)
-ALICE = Subject('alice')
-RULES = Access(tokens={'t1': 'alice'}, denials=[Denial(verb='delete', resource='configmaps', namespace='prod'),
-                                                  Denial(resource='secrets', user='alice')])
+ADMIN = User('kubernetes-admin', ADMIN_GROUPS)
+ALICE = User('alice')
+EDITORS = {'apiVersion': 'rbac.authorization.k8s.io/v1', 'kind': 'ClusterRoleBinding', 'metadata': {'name': 'editors'},
+           'subjects': [{'kind': 'User', 'name': 'alice'}, {'kind': 'User', 'name': 'bob'}],
+           'roleRef': {'kind': 'ClusterRole', 'name': 'edit'}}
+
+
+def _access(*objects: dict[str, Any], denials: bool = True) -> Access:
+    stored: dict[tuple[str, str], list[Any]] = defaultdict(list)
+    for key, obj in [*bootstrap.objects(), *((bootstrap.PLURALS[o['kind']], o) for o in objects)]:
+        stored[key].append(obj)
+    access = Access(tokens={'t1': ('alice', ())}, authorizer=Authorizer(lambda key: stored[key]))
+    if denials:
+        access.denials.extend([Denial(verb='delete', resource='configmaps', namespace='prod'),
+                               Denial(resource='secrets', user='alice')])
+    return access
+
+
+RULES = _access(EDITORS)
 
 
 def _attrs(verb: str, resource: str, namespace: str = '', **more: str) -> dict[str, Any]:
@@ -26,10 +45,11 @@ def _attrs(verb: str, resource: str, namespace: str = '', **more: str) -> dict[s
     (ALICE, _attrs('get', 'pods', subresource='log'), True),
     (ALICE, {'spec': {'nonResourceAttributes': {'path': '/healthz', 'verb': 'get'}}}, True),
 ])
-def test_self_subject_access_review(subject: Subject, body: dict[str, Any], allowed: bool) -> None:
+def test_self_subject_access_review(subject: User, body: dict[str, Any], allowed: bool) -> None:
     review = accessreviews.review('SelfSubjectAccessReview', body, subject, RULES)
     assert review['kind'] == 'SelfSubjectAccessReview' and review['apiVersion'] == 'authorization.k8s.io/v1'
-    assert review['spec'] == body['spec'] and review['status']['allowed'] is allowed
+    sent = {key: {k: v for k, v in value.items() if v} for key, value in body['spec'].items()}
+    assert review['spec'] == sent and review['status']['allowed'] is allowed   # empty values are not echoed
     assert review['status'].get('denied', False) is not allowed
 
 
@@ -48,17 +68,24 @@ def test_local_subject_access_review_in_its_namespace() -> None:
     assert error.value.code == 422 and 'must match metadata.namespace' in error.value.message
 
 
-def test_rules_review_is_incomplete_when_rules_deny() -> None:
-    plain = accessreviews.review('SelfSubjectRulesReview', {'spec': {}}, ADMIN, Access())['status']
+def test_rules_review_lists_the_rbac_rules_and_is_incomplete_when_forbid_rules_deny() -> None:
+    plain = accessreviews.review('SelfSubjectRulesReview', {'spec': {'namespace': 'x'}}, ADMIN,
+         _access(denials=False))['status']
     assert plain['incomplete'] is False and {'verbs': ['*'], 'apiGroups': ['*'], 'resources': ['*']} in \
         plain['resourceRules']
-    denied = accessreviews.review('SelfSubjectRulesReview', {'spec': {}}, ALICE, RULES)['status']
+    assert {'verbs': ['*'], 'nonResourceURLs': ['*']} in plain['nonResourceRules']
+    denied = accessreviews.review('SelfSubjectRulesReview', {'spec': {'namespace': 'x'}}, ALICE, RULES)['status']
     assert denied['incomplete'] is True and 'resource=secrets' in denied['evaluationError']
+    with pytest.raises(statuses.ApiError) as error:
+        accessreviews.review('SelfSubjectRulesReview', {'spec': {}}, ALICE, RULES)
+    assert (error.value.code, error.value.message) == (400, 'no namespace on request')
 
 
 def test_token_review_and_self_subject_review() -> None:
     known = accessreviews.review('TokenReview', {'spec': {'token': 't1'}}, ADMIN, RULES)['status']
-    assert known == {'authenticated': True, 'user': {'username': 'alice', 'groups': ['system:authenticated']}}
+    known['user'].pop('uid', None)
+    assert known == {'authenticated': True, 'user': {'username': 'alice', 'groups': ['system:authenticated']},
+                     'audiences': ['https://kubernetes.default.svc.cluster.local']}
     unknown = accessreviews.review('TokenReview', {'spec': {'token': 'zz'}}, ADMIN, RULES)['status']
     assert unknown == {'user': {}, 'error': 'invalid bearer token'}
     me = accessreviews.review('SelfSubjectReview', None, ADMIN, RULES)

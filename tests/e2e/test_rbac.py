@@ -1,23 +1,28 @@
-"""`kopf rbac` on a real kube-apiserver (RBAC enforced; only with `--backend=envtest`).
+"""`kopf rbac` on the local cluster and on a real kube-apiserver (RBAC enforced on both).
 
-An operator whose identity (a client certificate of a non-admin user) is bound only to the
-generated rules runs an example's framework traffic without a 403; with one generated rule
-deleted, the request that needed it fails with a 403 that the log names.
+An operator whose identity is bound only to the generated rules runs an example's framework traffic
+without a 403; with one generated rule deleted, the request that needed it fails with a 403 that the
+log names. The identity is a non-admin user: a bearer token on the local cluster, a client
+certificate on envtest (`user_kubeconfig()` of either). The envtest half runs with
+`--backend=envtest` only; the local half always.
 """
 import dataclasses
 import functools
+import json
 import pathlib
-import subprocess
-import sys
+import urllib.error
+import urllib.request
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
 import yaml
+from click.testing import CliRunner
 
 import kopf
+from kopf import cli
 from kopf._api import credentials, kubeconfig
-from kopf.testing import EnvtestCluster, KopfRunner
+from kopf.testing import EnvtestCluster, KopfRunner, LocalCluster
 
 from .. import backends
 from ..waiting import wait_for
@@ -28,10 +33,17 @@ USER = 'kopf-rbac-operator'
 LAST_HANDLED = 'kopf.zalando.org/last-handled-configuration'
 MANAGED = 'auto.kopf.dev'  # the webhook configurations of 17-admission
 Obj = dict[str, Any]
+Cluster = LocalCluster | EnvtestCluster
 
 
-@pytest.fixture
-def envtest(request: pytest.FixtureRequest) -> Iterator[EnvtestCluster]:
+@pytest.fixture(params=['local', 'envtest'])
+def envtest(request: pytest.FixtureRequest) -> Iterator[Cluster]:
+    """Either backend (the name stays: the tests were written for envtest first)."""
+    if request.param == 'local':
+        with LocalCluster() as local:
+            local.apply(str(CRD))
+            yield local
+        return
     if backends.backend(request.config) != 'envtest':
         pytest.skip('needs --backend=envtest (a real kube-apiserver with RBAC: make envtest)')
     shared: EnvtestCluster = request.getfixturevalue('envtest_cluster')
@@ -46,27 +58,52 @@ def envtest(request: pytest.FixtureRequest) -> Iterator[EnvtestCluster]:
             shared.delete('admissionregistration.k8s.io/v1', kind, MANAGED)
 
 
+def request(cluster: Cluster, method: str, path: str, body: Obj | None = None) -> Obj:
+    """A request as the admin (the local cluster: plain HTTP without credentials)."""
+    if isinstance(cluster, EnvtestCluster):
+        return cluster.request(method, path, body)[1]  # type: ignore[no-any-return]
+    data = json.dumps(body).encode() if body is not None else None
+    sent = urllib.request.Request(f'{cluster.url}{path}', data=data, method=method,
+                                  headers={'Content-Type': 'application/json'})
+    try:
+        with urllib.request.urlopen(sent, timeout=30) as response:
+            return json.loads(response.read())  # type: ignore[no-any-return]
+    except urllib.error.HTTPError as exc:
+        return json.loads(exc.read())  # type: ignore[no-any-return]
+
+
+def delete(cluster: Cluster, api_version: str, kind: str, name: str, namespace: str | None = None) -> None:
+    if isinstance(cluster, EnvtestCluster):
+        cluster.delete(api_version, kind, name, namespace)
+        return
+    plural = cluster.emulator.target(api_version, kind).resource.plural
+    prefix = f'/apis/{api_version}' if '/' in api_version else f'/api/{api_version}'
+    where = f'/namespaces/{namespace}' if namespace else ''
+    request(cluster, 'DELETE', f'{prefix}{where}/{plural}/{name}')
+
+
 def generated(*args: str) -> list[Obj]:
-    result = subprocess.run([sys.executable, '-m', 'kopf', 'rbac', '--name', USER, '--user', USER,
-                             '--crd', str(CRD), *args], capture_output=True, text=True, timeout=60, check=True)
+    """What `kopf rbac` prints (the command run in this process: a fresh interpreter per call costs ~0.6 s)."""
+    result = CliRunner().invoke(cli.main, ['rbac', '--name', USER, '--user', USER, '--crd', str(CRD), *args])
+    assert result.exit_code == 0, result.output
     return [doc for doc in yaml.safe_load_all(result.stdout) if doc]
 
 
-def allowed(cluster: EnvtestCluster, verb: str, resource: str, group: str = '', namespace: str = 'default') -> bool:
+def allowed(cluster: Cluster, verb: str, resource: str, group: str = '', namespace: str = 'default') -> bool:
     review = {'apiVersion': 'authorization.k8s.io/v1', 'kind': 'SubjectAccessReview',
               'spec': {'user': USER, 'groups': ['system:authenticated'], 'resourceAttributes': {
                   'verb': verb, 'resource': resource, 'group': group, 'namespace': namespace}}}
-    _, answer = cluster.request('POST', '/apis/authorization.k8s.io/v1/subjectaccessreviews', review)
+    answer = request(cluster, 'POST', '/apis/authorization.k8s.io/v1/subjectaccessreviews', review)
     return bool(answer['status']['allowed'])
 
 
-def bind(cluster: EnvtestCluster, docs: list[Obj]) -> None:
+def bind(cluster: Cluster, docs: list[Obj]) -> None:
     """Apply the roles and bindings; wait until the authorizer knows them (its cache follows a watch)."""
     cluster.apply(*docs)
     wait_for(lambda: allowed(cluster, 'list', 'kopfexamples', 'kopf.dev'), within=30)
 
 
-def operator(cluster: EnvtestCluster, example: str, *args: str) -> KopfRunner:
+def operator(cluster: Cluster, example: str, *args: str) -> KopfRunner:
     info = kubeconfig.load([cluster.user_kubeconfig(USER)])
     vault = credentials.Vault()
     vault.populate([dataclasses.replace(info, default_namespace='default')])
@@ -74,12 +111,12 @@ def operator(cluster: EnvtestCluster, example: str, *args: str) -> KopfRunner:
                       registry=kopf.OperatorRegistry(), settings=fast_settings(), timeout=60)
 
 
-def webhooks(cluster: EnvtestCluster, kind: str) -> list[Obj]:
+def webhooks(cluster: Cluster, kind: str) -> list[Obj]:
     found = cluster.get('admissionregistration.k8s.io/v1', kind, MANAGED) or {}
     return [webhook for webhook in found.get('webhooks') or [] if webhook.get('rules')]
 
 
-def kex(cluster: EnvtestCluster) -> Obj:
+def kex(cluster: Cluster) -> Obj:
     return cluster.get('kopf.dev/v1', 'KopfExample', 'kopf-example-1', 'default') or {}
 
 
@@ -91,7 +128,7 @@ def forbidden(caplog: pytest.LogCaptureFixture) -> list[str]:
     return [line for line in lines if '(403)' in line or 'orbidden' in line]
 
 
-Check = Callable[[EnvtestCluster], Any]
+Check = Callable[[Cluster], Any]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -106,14 +143,14 @@ class Run:
     run_only: tuple[str, ...] = ()  # of `kopf run` only
 
 
-def peered(cluster: EnvtestCluster) -> bool:
+def peered(cluster: Cluster) -> bool:
     """A keep-alive entry in the `example` peering (either scope): the operator patched its peering object."""
     objs = [cluster.get('kopf.dev/v1', 'ClusterKopfPeering', 'example'),
             cluster.get('kopf.dev/v1', 'KopfPeering', 'example', 'default')]
     return any((obj or {}).get('status') for obj in objs)
 
 
-def leased(cluster: EnvtestCluster) -> bool:
+def leased(cluster: Cluster) -> bool:
     lease = cluster.get('coordination.k8s.io/v1', 'Lease', 'example-operator', 'default') or {}
     return bool((lease.get('spec') or {}).get('holderIdentity'))
 
@@ -140,9 +177,17 @@ EXAMPLE_RUNS: list[Run] = [
 ]
 
 
-@pytest.mark.parametrize('run', EXAMPLE_RUNS, ids=[run.example for run in EXAMPLE_RUNS])
-@pytest.mark.parametrize('scope', [('-A',), ('-n', 'default')], ids=['clusterwide', 'namespaced'])
-def test_the_generated_rules_are_enough(envtest: EnvtestCluster, run: Run, scope: tuple[str, ...],
+SCOPES = {'clusterwide': ('-A',), 'namespaced': ('-n', 'default')}
+# The examples' own delays (3 s of retries, 1.5 s of a daemon) in fewer scopes on the local cluster (the suite's
+# time): their requests are those of the others (01-minimal, 04-events); envtest runs them all.
+LOCAL_SCOPES = {'03-exceptions': (), '14-daemons': ('clusterwide',)}
+CASES = [pytest.param(backend, scope, run, id=f'{backend}-{name}-{run.example}')
+         for backend in ('local', 'envtest') for name, scope in SCOPES.items() for run in EXAMPLE_RUNS
+         if backend == 'envtest' or name in LOCAL_SCOPES.get(run.example, SCOPES)]
+
+
+@pytest.mark.parametrize('envtest, scope, run', CASES, indirect=['envtest'])
+def test_the_generated_rules_are_enough(envtest: Cluster, run: Run, scope: tuple[str, ...],
                                         caplog: pytest.LogCaptureFixture, tmp_path: pathlib.Path,
                                         monkeypatch: pytest.MonkeyPatch) -> None:
     extra: tuple[str, ...] = ()
@@ -159,12 +204,12 @@ def test_the_generated_rules_are_enough(envtest: EnvtestCluster, run: Run, scope
         assert running.wait_ready(30)
         envtest.apply(str(EXAMPLES / 'obj.yaml'))
         wait_for(lambda: run.check(envtest), within=30)
-        envtest.delete('kopf.dev/v1', 'KopfExample', 'kopf-example-1', 'default')
+        delete(envtest, 'kopf.dev/v1', 'KopfExample', 'kopf-example-1', 'default')
         wait_for(lambda: not kex(envtest), within=30)  # the finalizer (if any) is released
     assert not forbidden(caplog), running.output
 
 
-def applied(cluster: EnvtestCluster, manifest: str) -> bool:
+def applied(cluster: Cluster, manifest: str) -> bool:
     """Apply, unless a CRD of it is not established yet: then False, to be tried again."""
     try:
         cluster.apply(manifest)
@@ -173,7 +218,7 @@ def applied(cluster: EnvtestCluster, manifest: str) -> bool:
     return True
 
 
-def test_the_generated_rules_are_enough_for_shards(envtest: EnvtestCluster, caplog: pytest.LogCaptureFixture) -> None:
+def test_the_generated_rules_are_enough_for_shards(envtest: Cluster, caplog: pytest.LogCaptureFixture) -> None:
     shards = ('--lease', 'example-operator', '--shards', '3')
     bind(envtest, generated(str(EXAMPLES / '21-shards' / 'example.py'), '-A', *shards))
     with operator(envtest, '21-shards', '-A', '--lease-namespace', 'default', *shards) as running:
@@ -181,11 +226,11 @@ def test_the_generated_rules_are_enough_for_shards(envtest: EnvtestCluster, capl
         envtest.apply(str(EXAMPLES / 'obj.yaml'))
         wait_for(lambda: (kex(envtest).get('status') or {}).get('create_fn'), within=30)
         wait_for(lambda: any('the shards held: [0, 1, 2] of 3.' in r.getMessage() for r in caplog.records), within=30)
-        envtest.delete('kopf.dev/v1', 'KopfExample', 'kopf-example-1', 'default')
+        delete(envtest, 'kopf.dev/v1', 'KopfExample', 'kopf-example-1', 'default')
         wait_for(lambda: not kex(envtest), within=30)
     assert not forbidden(caplog), running.output
     for i in range(3):
-        envtest.delete('coordination.k8s.io/v1', 'Lease', f'example-operator-{i}', 'default')
+        delete(envtest, 'coordination.k8s.io/v1', 'Lease', f'example-operator-{i}', 'default')
 
 
 def without(docs: list[Obj], group: str, resource: str) -> list[Obj]:
@@ -213,7 +258,7 @@ def without(docs: list[Obj], group: str, resource: str) -> list[Obj]:
     ('17-admission', 'admissionregistration.k8s.io', 'validatingwebhookconfigurations',
      'POST /apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations', ()),
 ], ids=['status', 'crds', 'events', 'peering', 'leases', 'webhooks'])
-def test_a_deleted_rule_fails_a_named_request_with_403(envtest: EnvtestCluster, example: str, group: str,
+def test_a_deleted_rule_fails_a_named_request_with_403(envtest: Cluster, example: str, group: str,
                                                         resource: str, named: str, options: tuple[str, ...],
                                                         caplog: pytest.LogCaptureFixture) -> None:
     if '--peering' in options:

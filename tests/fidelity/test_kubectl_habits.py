@@ -14,6 +14,7 @@ from kopf.testing import LocalCluster
 from tests import backends
 from tests.backends import Cluster
 from tests.fidelity.conftest import Http, Kubectl
+from tests.waiting import wait_for
 
 TABLE = 'application/json;as=Table;v=v1;g=meta.k8s.io'
 
@@ -110,6 +111,24 @@ def test_auth_can_i_answers(kubectl: Kubectl, namespace: str) -> None:
                  ['get', '/healthz']):
         result = kubectl('auth', 'can-i', *args)
         assert (result.returncode, result.stdout.strip()) == (0, 'yes'), (args, result.stderr)
+
+
+def test_auth_can_i_answers_by_rbac(kubectl: Kubectl, cluster: Cluster, namespace: str) -> None:
+    """A user bound to `view` in one namespace: yes to what view allows there, no to the rest (exit code 1)."""
+    cluster.apply({'apiVersion': 'rbac.authorization.k8s.io/v1', 'kind': 'RoleBinding',
+                   'metadata': {'name': 'carol-views', 'namespace': namespace},
+                   'roleRef': {'apiGroup': 'rbac.authorization.k8s.io', 'kind': 'ClusterRole', 'name': 'view'},
+                   'subjects': [{'apiGroup': 'rbac.authorization.k8s.io', 'kind': 'User', 'name': 'carol'}]})
+
+    def answer(*args: str) -> tuple[int, str]:
+        result = kubectl('auth', 'can-i', *args, '--as', 'carol')
+        return result.returncode, result.stdout.strip()
+
+    wait_for(lambda: answer('list', 'pods', '-n', namespace) == (0, 'yes'), within=30)  # a real server's cache
+    assert answer('get', 'configmaps', '-n', namespace) == (0, 'yes')
+    assert answer('delete', 'pods', '-n', namespace) == (1, 'no')
+    assert answer('get', 'secrets', '-n', namespace) == (1, 'no')   # view leaves Secrets out
+    assert answer('list', 'pods', '-n', 'default') == (1, 'no')
 
 
 def test_auth_can_i_list(kubectl: Kubectl) -> None:

@@ -51,12 +51,13 @@ class Admitter:
         draft = writing.create(self.state, target, jsoncodec.clone(body), dry).obj or {}
         if isinstance(body, dict) and not (body.get('metadata') or {}).get('name'):
             draft['metadata'].pop('name', None)  # generated after mutation (validation sees it), as a real server does
+        entries = draft['metadata'].get('managedFields', [])   # the field manager runs before mutating admission
         request = self._request('CREATE', target, draft, None, options)
         draft = await self.mutate(request)
         final = writing.create(self.state, target, _fresh(draft), dry).obj or {}
         named = final.get('metadata', {}).get('name') or request.name
         await self.validate(dataclasses_replace(request, obj=final, name=named))
-        outcome = writing.create(self.state, target, _fresh(final), options)
+        outcome = writing.create(self.state, target, _fresh(final), _with(options, entries))
         outcome.warnings.extend(self.warnings)
         return outcome
 
@@ -80,7 +81,8 @@ class Admitter:
             final = writing.update(self.state, target, current, jsoncodec.clone(mutated), dryly(options)).obj
             await self.validate(dataclasses_replace(request, obj=final))
             if writing.existing(self.state, target) is current:
-                outcome = writing.update(self.state, target, current, jsoncodec.clone(mutated), options)
+                entries = draft['metadata'].get('managedFields', [])
+                outcome = writing.update(self.state, target, current, jsoncodec.clone(mutated), _with(options, entries))
                 outcome.warnings.extend(self.warnings)
                 return outcome
         current = writing.existing(self.state, target)
@@ -93,14 +95,15 @@ class Admitter:
         if self.state.store.get(resource.key, target.namespace or '', target.name or '') is None:
             config = serverside.creation_body(target, body)
             collection = dataclasses.replace(target, name=None, subresource=None)
-            outcome = await self.create(collection, jsoncodec.clone(config), serverside.quietly(options))
+            outcome = await self.create(collection, jsoncodec.clone(config), serverside.quietly(options, config))
             serverside.own_created(self.state, target, config, options, outcome)
             return outcome
         current = writing.existing(self.state, target)
         planned = serverside.plan(self.state, target, current, jsoncodec.clone(body), options)
         draft = writing.update(self.state, target, current, jsoncodec.clone(planned.candidate), dryly(options)).obj
         if draft is None or draft is current:
-            outcome = writing.update(self.state, target, current, planned.candidate, serverside.quietly(options))
+            outcome = writing.update(self.state, target, current, planned.candidate,
+                                         serverside.quietly(options, planned.config))
             if not options.dry_run:
                 planned.commit()
             return outcome
@@ -109,7 +112,7 @@ class Admitter:
         final = writing.update(self.state, target, current, jsoncodec.clone(mutated), dryly(options)).obj
         await self.validate(dataclasses_replace(request, obj=final))
         stored = writing.existing(self.state, target)
-        outcome = writing.update(self.state, target, stored, mutated, serverside.quietly(options))
+        outcome = writing.update(self.state, target, stored, mutated, serverside.quietly(options, planned.config))
         outcome.warnings.extend(self.warnings)
         if not options.dry_run:
             planned.commit()
@@ -189,7 +192,12 @@ class Admitter:
 
 def dryly(options: writing.Options) -> writing.Options:
     return writing.Options(validation=options.validation, dry_run=True, propagation=options.propagation,
-                           preconditions=options.preconditions)
+                           preconditions=options.preconditions, manager=options.manager, user=options.user)
+
+
+def _with(options: writing.Options, entries: Any) -> writing.Options:
+    """The write's options, with `managedFields` as the draft had them (not if the manager is an applier's)."""
+    return options if options.applier else dataclasses.replace(options, entries=entries)
 
 
 def dataclasses_replace(request: Request, **changes: Any) -> Request:

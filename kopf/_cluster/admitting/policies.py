@@ -7,7 +7,7 @@ selector, `parameterNotFoundAction`), the variables the expressions see, and wha
 effect here (the local cluster keeps no audit log). Compiled policies are cached per stored object.
 
 `authorize` is the one place that answers the `authorizer` variable's questions ("may this user do this
-verb on this resource"): today from the emulator's access rules (`forbid()`); RBAC evaluation replaces its body.
+verb on this resource"): the local cluster's authorizer (`rbac.authorizer`: `forbid()`, `system:masters`, RBAC).
 """
 import dataclasses
 from collections.abc import Mapping
@@ -18,6 +18,8 @@ from kopf._cluster.admitting import reviews
 from kopf._cluster.admitting.reviews import Request
 from kopf._cluster.cel import admissionexprs, admissionruns, authz, celvalues
 from kopf._cluster.pipeline.state import State
+from kopf._cluster.rbac.requestinfo import Attributes
+from kopf._cluster.rbac.subjects import User
 from kopf._shared import resourcetable
 
 POLICIES = ('admissionregistration.k8s.io', 'validatingadmissionpolicies')
@@ -39,15 +41,16 @@ def configured(state: State) -> bool:
 def authorize(access: Any, attributes: authz.Attributes) -> tuple[str, str, str]:
     """The seam for the `authorizer` variable: 'allow' / 'deny' / 'noopinion', a reason, an error.
 
-    Today: the emulator's access rules (`Access.allows`, what `forbid()` configures); the RBAC evaluation
-    of the local cluster answers here once it exists.
+    The local cluster's authorizer decides (`Access.authorizer`: `forbid()` rules deny, `system:masters`
+    is allowed, RBAC allows what is bound or has no opinion), with RBAC's reasons; without one, all is allowed.
     """
-    if not attributes.resource_request:
+    if access is None:
         return 'allow', '', ''
-    resource = attributes.resource + (f'/{attributes.subresource}' if attributes.subresource else '')
-    allowed = access is None or access.allows(attributes.user, attributes.verb, attributes.group, resource,
-                                              attributes.namespace)
-    return ('allow', '', '') if allowed else ('deny', '', '')
+    user = User(attributes.user, attributes.groups)
+    asked = Attributes(user, attributes.verb, attributes.resource_request, attributes.group, '*', attributes.resource,
+                       attributes.subresource, attributes.namespace, attributes.name, attributes.path)
+    decision = access.authorizer.authorize(asked)
+    return ('allow' if decision.allowed else 'deny' if decision.denied else 'noopinion'), decision.reason, ''
 
 
 def compiled(policy: Mapping[str, Any]) -> admissionexprs.Compiled:

@@ -145,8 +145,8 @@ def spec_causes(spec: Mapping[str, Any]) -> list[Cause]:
 def expression_causes(field: str, expression: Expression) -> list[Cause]:
     if not expression.text.strip() or not expression.error:
         return []
-    return [{'reason': 'FieldValueInvalid', 'field': field,
-             'message': f'Invalid value: {json.dumps(expression.text, ensure_ascii=False)}: {expression.error}'}]
+    message = f'Invalid value: {json.dumps(expression.text, ensure_ascii=False)}: {expression.error}'
+    return [{'reason': 'FieldValueInvalid', 'message': message, 'field': field}]
 
 
 class Variables:

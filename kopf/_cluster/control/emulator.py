@@ -21,7 +21,7 @@ from kopf._cluster.control import featuregates, httpapi
 from kopf._cluster.control.operations import Controlled, Controls
 from kopf._cluster.controllers import sweeping
 from kopf._cluster.controllers.workloads import Workloads
-from kopf._cluster.pipeline import kindrules, writing
+from kopf._cluster.pipeline import kindrules, tokenrequests, writing
 from kopf._cluster.pipeline.state import State
 from kopf._cluster.store.fanout import Hub
 from kopf._cluster.store.objectstore import Obj
@@ -32,6 +32,7 @@ from kopf._cluster.web.watchstreams import Streams
 from kopf._shared import extras
 
 P = ParamSpec('P')
+APPLY = writing.Options(manager='unknown')   # `apply()` writes as a client without a name (as EnvtestCluster's)
 R = TypeVar('R')
 
 
@@ -41,7 +42,7 @@ class Emulator(Controls):
     def __init__(self, *, host: str = '127.0.0.1', port: int = 0, git_version: str | None = None,
                  history_size: int = 10000, bookmark_interval: float = 60.0, watch_timeout: float = 1800.0,
                  allow_http_webhooks: bool = False, state_file: str | os.PathLike[str] | None = None,
-                 tls: bool = False, tokens: Mapping[str, str] | None = None,
+                 tls: bool = False, tokens: Mapping[str, accessrules.Token] | None = None,
                  webhook_services: Mapping[str, str] | None = None, event_ttl: float = 3600.0,
                  client_certs: bool = False, tls_sans: Iterable[str] = (), workloads: bool = True,
                  nodes: int = 1, feature_gates: Mapping[str, bool] | None = None) -> None:
@@ -61,14 +62,17 @@ class Emulator(Controls):
         self.state.store.listeners.append(self.hub)
         self.streams = Streams(self.state, self.hub, max_timeout=watch_timeout)
         self.faults = faults.Faults()
-        # tokens: bearer token -> user name; client_certs: require a certificate (or a token) signed by our CA
-        self.access = accessrules.Access(tokens=dict(tokens) if tokens is not None else None,
-                                  client_certs=client_certs)
+        # tokens: bearer token -> user name (in system:masters) or (name, groups); client_certs: require a
+        # certificate (or a token) signed by our CA; both: RBAC decides what those users may do
+        self.access = accessrules.Access(tokens=accessrules.tokens_of(tokens), client_certs=client_certs,
+                                         authorizer=self.state.authorizer,
+                                         sa_tokens=functools.partial(tokenrequests.authenticate, self.state))
         # workloads: the fake nodes, kubelet and controllers (Deployments, ReplicaSets, Jobs, endpoints, ...)
         self.workloads = Workloads(self.state, nodes=nodes, kubelet_version=git_version,
                                    ca_pem=lambda: self.certificates.ca_pem.decode() if self.certificates else None,
                                    wake=lambda: self.controllers.nudge()) if workloads else None
         self.controllers = sweeping.Sweeper(self.state, self.workloads)
+        self.state.wake = self.controllers.nudge
         self.backend = Backend(state=self.state, streams=self.streams, faults=self.faults, access=self.access,
                                wake_controllers=self.controllers.wake,
                                webhook_services=dict(webhook_services or {}))
@@ -177,13 +181,13 @@ class Emulator(Controls):
         meta = obj.get('metadata') or {}
         target = self.target(obj['apiVersion'], obj['kind'], None, meta.get('namespace') or 'default')
         try:
-            outcome = writing.create(self.state, target, jsoncodec.clone(obj), writing.Options())
+            outcome = writing.create(self.state, target, jsoncodec.clone(obj), APPLY)
         except statuses.ApiError as exc:
             if exc.reason != 'AlreadyExists':
                 raise
             one = Target(target.resource, target.namespace, meta['name'])
             body = {k: v for k, v in obj.items() if k != 'status' or not target.resource.has_status}
-            outcome = writing.patch(self.state, one, 'application/merge-patch+json', body, writing.Options())
+            outcome = writing.patch(self.state, one, 'application/merge-patch+json', body, APPLY)
         return jsoncodec.loads(outcome.data)  # type: ignore[no-any-return]
 
     def get(self, api_version: str, kind_or_plural: str, name: str, namespace: str | None = None) -> Obj | None:

@@ -18,13 +18,14 @@ import pathlib
 import shutil
 import tempfile
 import threading
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Sequence
 from types import TracebackType
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from kopf._cluster.control import manifests
 from kopf._cluster.control.emulator import Emulator
 from kopf._cluster.control.operations import Controlled, Controls
+from kopf._cluster.web import kubeconfigfiles
 
 T = TypeVar('T')
 P = ParamSpec('P')
@@ -141,6 +142,24 @@ class LocalCluster(Controls):
         if self._kubeconfig is None:
             raise RuntimeError('The local cluster is not started yet.')
         return str(self._kubeconfig)
+
+    def user_kubeconfig(self, user: str, groups: Sequence[str] = ()) -> pathlib.Path:
+        """A kubeconfig of a non-admin identity: a bearer token of `user` in `groups` (plus `system:authenticated`).
+
+        RBAC then allows it only what is bound to it (e.g. by `kopf rbac`), as `EnvtestCluster.user_kubeconfig`
+        does with a client certificate. The token is accepted even when the cluster requires no authentication.
+        Over plain HTTP, client-go (kubectl) sends no credentials at all: the kubeconfig also impersonates the
+        user (`as`, `as-groups`), which the admin (the anonymous requests of such a cluster) may.
+        """
+        if self._kubeconfig is None:
+            raise RuntimeError('The local cluster is not started yet.')
+        if not user or '/' in user or 'system:masters' in groups:
+            raise ValueError(f'Not a non-admin user name and groups: {user!r}, {list(groups)!r}.')
+        token = self._call(self.emulator.access.issue, user, tuple(groups))
+        path = self._kubeconfig.parent / f'user-{user.replace(":", "-")}.kubeconfig'
+        ca_pem = self.emulator.certificates.ca_pem if self.emulator.certificates is not None else None
+        impersonate = None if self.emulator.tls else (user, list(groups))
+        return kubeconfigfiles.write(path, self.url, ca_pem=ca_pem, token=token, impersonate=impersonate)
 
     # -- objects ---------------------------------------------------------------------------------
 

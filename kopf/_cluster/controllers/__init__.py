@@ -17,6 +17,9 @@
     jobs              Jobs: Pods to `completions` within `parallelism` and `backoffLimit`, their conditions
     cronjobs          CronJobs: a Job per scheduled time (standard cron), concurrency policy, history limits
     serviceendpoints  Services with a selector: their Endpoints and EndpointSlice of the selected Pods
+    rolesync          ClusterRole aggregation (the clusterrole-aggregation controller), by server-side apply
+    quotasync         ResourceQuotas' status: their hard limits and their namespaces' usage (the resourcequota
+                      controller)
 
 A sweep is synchronous and idempotent; it writes only through the write pipeline (`pipeline.writing`).
 The workload controllers are pure functions to plans (table-tested); only `workloads` writes them.

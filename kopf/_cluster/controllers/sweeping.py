@@ -7,9 +7,11 @@ import asyncio
 import datetime
 import logging
 import time
+from collections.abc import Callable
 
 from kopf._cluster import jsoncodec
 from kopf._cluster.apis.routing import Target
+from kopf._cluster.controllers import quotasync, rolesync
 from kopf._cluster.controllers.workloads import Workloads
 from kopf._cluster.pipeline import metadata, writing
 from kopf._cluster.pipeline.state import State
@@ -18,8 +20,8 @@ from kopf._shared import resourcetable
 
 logger = logging.getLogger(__name__)
 
-BACKGROUND = writing.Options()
-FOREGROUND = writing.Options(propagation='Foreground')
+BACKGROUND = writing.Options(manager='kube-controller-manager')
+FOREGROUND = writing.Options(propagation='Foreground', manager='kube-controller-manager')
 
 
 class Sweeper:
@@ -64,6 +66,11 @@ class Sweeper:
             else:   # more to do at once: still let the server answer requests in between
                 await asyncio.sleep(0)
             self._wake.clear()
+            if self.state.aggregation_due:
+                self.state.aggregation_due = False
+                _safely(rolesync.aggregate, self.state)
+            if self.state.quotas_due:
+                _safely(quotasync.sync, self.state)
             if self._sweep or time.monotonic() - swept >= interval:
                 self._sweep = False
                 swept = time.monotonic()
@@ -74,6 +81,13 @@ class Sweeper:
                     pending = True
             if self.workloads is not None and self.workloads.due_in() == 0:
                 self.workloads.step()
+
+
+def _safely(controller: Callable[[State], None], state: State) -> None:
+    try:
+        controller(state)
+    except Exception:   # a bug of ours must not stop the other controllers
+        logger.exception('An emulator controller failed; it runs again on the next change.')
 
 
 async def _sleep_until(event: asyncio.Event, seconds: float) -> None:

@@ -53,7 +53,7 @@ from kopf._shared.resourcetable import Resource
 logger = logging.getLogger(__name__)
 
 Entry = tuple[str, str, str]    # (what, namespace, name)
-OPTIONS = writing.Options(validation='Ignore')
+OPTIONS = writing.Options(validation='Ignore', manager='kube-controller-manager')
 BUDGET = 200                    # objects reconciled per step before the event loop serves requests again
 RCS: Key = ('', 'replicationcontrollers')
 OWNED: dict[str, str] = {'ReplicaSet': 'replicaset', 'Job': 'job', 'Deployment': 'deployment',

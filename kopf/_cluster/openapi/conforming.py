@@ -78,6 +78,7 @@ def opaque_keys(schema: Mapping[str, Any]) -> frozenset[str]:
 SCALAR_META = frozenset(schemas.OBJECT_META_FIELDS - {'labels', 'annotations', 'finalizers', 'ownerReferences',
                                                       'managedFields'})
 OWNER_REFERENCE_KEYS = frozenset(schemas.OBJECT_META_SCHEMA['properties']['ownerReferences']['items']['properties'])
+ENTRY_KEYS = frozenset({'manager', 'operation', 'apiVersion', 'time', 'fieldsType', 'fieldsV1', 'subresource'})
 
 
 def normalise_metadata(obj: dict[str, Any]) -> list[tuple[str, ...]]:
@@ -92,7 +93,8 @@ def _plain_metadata(meta: dict[str, Any]) -> bool:
     """Only ObjectMeta's keys, scalars where it has scalars, flat maps and lists where it has them.
 
     Pruning by ObjectMeta's schema drops nothing from such metadata (it only looks inside maps and
-    lists); anything else (unknown keys, nested values, managedFields) takes the full walk.
+    lists, and managedFields' `fieldsV1` is free-form); anything else (unknown keys, nested values) takes
+    the full walk.
     """
     for key, value in meta.items():
         if key in SCALAR_META:
@@ -111,6 +113,10 @@ def _plain_metadata(meta: dict[str, Any]) -> bool:
                 if not isinstance(ref, dict) or not ref.keys() <= OWNER_REFERENCE_KEYS or any(
                         isinstance(item, dict | list) for item in ref.values()):
                     return False
+        elif key == 'managedFields':   # nothing to prune in entries of known keys (fieldsV1 is free-form)
+            if not isinstance(value, list) or any(not isinstance(entry, dict) or not entry.keys() <= ENTRY_KEYS
+                                                  for entry in value):
+                return False
         else:
             return False
     return True

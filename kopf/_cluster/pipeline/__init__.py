@@ -4,6 +4,9 @@
                     field managers; snapshots for `--state`
     writing         create / replace / patch / delete: server-set metadata, scope, status split, finalizers,
                     preconditions, no-op writes
+    writeguards     what a write goes through besides its kind's rules: RBAC escalation checks, the ResourceQuota
+                    admission check, `metadata.managedFields`
+    tokenrequests   TokenRequest (`serviceaccounts/<name>/token`): ServiceAccount tokens issued, and checked
     serverside      server-side apply (`application/apply-patch+yaml`) as a write: create or merge, conflicts, force
     scaling         the `scale` subresource: an `autoscaling/v1 Scale` view of an object's replica counts
     podactions      `pods/binding` (and `bindings`), `pods/eviction`: what they do to the stored Pod

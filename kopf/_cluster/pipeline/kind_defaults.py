@@ -9,6 +9,8 @@ import random
 from collections.abc import Callable
 from typing import Any
 
+from kopf._cluster.quotas import quantities
+
 Obj = dict[str, Any]
 SERVICE_RANGE = ipaddress.ip_network('10.96.0.0/12')   # the emulator's service-cluster-ip-range
 NODE_PORTS = (30000, 32767)
@@ -57,7 +59,26 @@ def pod(obj: Obj) -> None:
     _fill(obj.get('spec'), enableServiceLinks=True, priority=0, preemptionPolicy='PreemptLowerPriority')
     status = obj.setdefault('status', {})
     status.setdefault('phase', 'Pending')
-    status.setdefault('qosClass', 'BestEffort')
+    status.setdefault('qosClass', qos_class(_spec(obj)))
+
+
+def qos_class(spec: dict[str, Any]) -> str:
+    """Guaranteed (cpu and memory limited, requests equal to limits), BestEffort (nothing asked), else Burstable."""
+    listed = [*(spec.get('containers') or []), *(spec.get('initContainers') or [])]
+    containers = [container for container in listed if isinstance(container, dict)]
+    asked = []
+    for container in containers:
+        resources = container.get('resources') or {}
+        limits = {k: quantities.parse(v) for k, v in (resources.get('limits') or {}).items() if k in ('cpu', 'memory')}
+        requests = {k: quantities.parse(v) for k, v in (resources.get('requests') or {}).items()
+                    if k in ('cpu', 'memory')}
+        asked.append((requests, limits))
+    if not any(requests or limits for requests, limits in asked):
+        return 'BestEffort'
+    if all(set(limits) == {'cpu', 'memory'} and all(requests.get(k, limits[k]) == limits[k] for k in limits)
+           for requests, limits in asked):
+        return 'Guaranteed'
+    return 'Burstable'
 
 
 def service(obj: Obj) -> None:
@@ -194,6 +215,14 @@ def limit_range(obj: Obj) -> None:
                 limit['defaultRequest'] = dict(limit['default'])
 
 
+def resource_quota(obj: Obj) -> None:
+    """Quantities written canonically (`1000m` is `1`); the (typed) status is there, empty until counted."""
+    hard = _spec(obj).get('hard')
+    if isinstance(hard, dict):
+        obj['spec']['hard'] = {name: quantities.canonical(value) for name, value in hard.items()}
+    obj.setdefault('status', {})
+
+
 def volume_claim(obj: Obj) -> None:
     _fill(_spec(obj), volumeMode='Filesystem')
     _fill(obj.setdefault('status', {}), phase='Pending')
@@ -272,6 +301,7 @@ ON_CREATE: dict[tuple[str, str], Callable[[Obj], None]] = {
     ('', 'events'): event,
     ('', 'limitranges'): limit_range,
     ('', 'persistentvolumeclaims'): volume_claim,
+    ('', 'resourcequotas'): resource_quota,
     ('', 'persistentvolumes'): volume,
     ('apps', 'deployments'): deployment,
     ('apps', 'replicasets'): replicaset,

@@ -6,6 +6,7 @@ and returns validation causes (empty when valid). Kinds without an entry have no
 """
 import base64
 import dataclasses
+import functools
 import json
 import re
 from collections.abc import Callable, Mapping
@@ -13,6 +14,7 @@ from typing import Any
 
 from kopf._cluster import statuses
 from kopf._cluster.pipeline import crds, metadata, policyconfigs, webhookconfigs
+from kopf._cluster.rbac import validating
 
 Cause = dict[str, Any]
 Hook = Callable[[dict[str, Any], 'Settings'], list[Cause]]
@@ -150,6 +152,8 @@ def prepare_service(obj: dict[str, Any], settings: Settings) -> list[Cause]:
         return []
     return [statuses.cause('FieldValueRequired', f'spec.ports[{index}].name', 'Required value')
             for index, port in enumerate(ports) if isinstance(port, dict) and not port.get('name')]
+def _rbac(plural: str, obj: dict[str, Any], settings: Settings) -> list[Cause]:
+    return validating.prepare(plural, obj)
 
 
 HOOKS: dict[tuple[str, str], Hook] = {
@@ -165,6 +169,8 @@ HOOKS: dict[tuple[str, str], Hook] = {
     ('admissionregistration.k8s.io', 'validatingadmissionpolicies'): lambda obj, _: policyconfigs.prepare_policy(obj),
     ('admissionregistration.k8s.io', 'validatingadmissionpolicybindings'):
         lambda obj, _: policyconfigs.prepare_binding(obj),
+    **{(validating.GROUP, plural): functools.partial(_rbac, plural)
+       for plural in ('roles', 'clusterroles', 'rolebindings', 'clusterrolebindings')},
 }
 
 
@@ -218,6 +224,8 @@ def update_service(current: dict[str, Any], obj: dict[str, Any]) -> list[Cause]:
 UPDATES: dict[tuple[str, str], Callable[[dict[str, Any], dict[str, Any]], list[Cause]]] = {
     ('batch', 'jobs'): update_job,
     ('', 'services'): update_service,
+    **{(validating.GROUP, plural): functools.partial(validating.on_update, plural)
+       for plural in ('rolebindings', 'clusterrolebindings')},
 }
 
 

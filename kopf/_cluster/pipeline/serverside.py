@@ -8,8 +8,9 @@ different value is a 409 conflict (`Apply failed with 1 conflict: conflict with 
 using v1: .data.a`) unless `force=true`, which takes the field over. Other writes record their
 managers (`fieldManager`, else the User-Agent's product) as upstream's "Update" operations.
 
-Not emulated: `metadata.managedFields` in responses (ownership is kept aside; `--state` files keep
-it), versions of managers' field sets across CRD schema changes, and `x-kubernetes-map-type`.
+The conflicts come from the ownership kept aside (`fieldowners`); the `metadata.managedFields` that
+responses show are `managedfields`' (given the applied configuration). Not emulated: versions of
+managers' field sets across CRD schema changes, and `x-kubernetes-map-type` in conflicts.
 """
 import dataclasses
 import json
@@ -22,7 +23,7 @@ from kopf._cluster.apis.routing import Target
 from kopf._cluster.openapi import conforming, kindschemas, validation
 from kopf._cluster.patchtypes import fieldowners, jsonpatches
 from kopf._cluster.patchtypes.fieldowners import Identity, Managers, Path
-from kopf._cluster.pipeline import writing
+from kopf._cluster.pipeline import writeguards, writing
 from kopf._cluster.pipeline.state import State
 from kopf._cluster.store.objectstore import Obj
 
@@ -43,6 +44,7 @@ def check(content_type: str, manager: str, force: bool) -> None:
 class Plan:
     """An apply's merged object, and the ownership changes to commit once that object is stored."""
     candidate: dict[str, Any]
+    config: dict[str, Any]
     managers: Managers
     identity: Identity
     applied: set[Path]
@@ -60,24 +62,26 @@ def apply(state: State, target: Target, body: Any, options: writing.Options) -> 
     """PATCH with `application/apply-patch+yaml` (without admission webhooks; `admitting.calling` has its own)."""
     current = state.store.get(target.resource.key, target.namespace or '', target.name or '')
     if current is None:
+        writeguards.authorize_creation(state, target, options.user)
         return create(state, target, body, options)
     planned = plan(state, target, current, body, options)
-    outcome = writing.update(state, target, current, planned.candidate, quietly(options))
+    outcome = writing.update(state, target, current, planned.candidate, quietly(options, planned.config))
     if not options.dry_run:
         planned.commit()
     return outcome
 
 
-def quietly(options: writing.Options) -> writing.Options:
-    """The options for the write itself: an apply's ownership is set by its plan, not as an update."""
-    return dataclasses.replace(options, manager='')
+def quietly(options: writing.Options, config: Any = None) -> writing.Options:
+    """The options for the write itself: an apply's ownership is set by its plan, not as an update
+    (and its `managedFields` entry by the applied configuration: `applier`, `applied`)."""
+    return dataclasses.replace(options, manager='', applier=options.manager, applied=config)
 
 
 def create(state: State, target: Target, body: Any, options: writing.Options) -> writing.Outcome:
     config = creation_body(target, body)
     _check_items(config, target.resource)
     outcome = writing.create(state, dataclasses.replace(target, name=None, subresource=None),
-                             jsoncodec.clone(config), quietly(options))
+                             jsoncodec.clone(config), quietly(options, config))
     own_created(state, target, config, options, outcome)
     return outcome
 
@@ -128,7 +132,7 @@ def plan(state: State, target: Target, current: Obj, body: Any, options: writing
     dropped = managers.owned.get(identity, set()) - staying - parents   # `spec: {}` once, `spec.x` now
     for path in sorted(dropped, key=lambda path: path[-1] != '.'):   # whole items first: their keys go with them
         _remove(candidate, path)
-    return Plan(candidate, managers, identity, set(applied), taken)
+    return Plan(candidate, config, managers, identity, set(applied), taken)
 
 
 def _check_items(config: dict[str, Any], resource: Any) -> None:

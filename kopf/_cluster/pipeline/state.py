@@ -1,4 +1,7 @@
 """The emulator's whole state: the store, the catalog of served resources, and what follows from changes."""
+import os
+import uuid
+from collections.abc import Callable
 from typing import Any
 
 from kopf._cluster import jsoncodec
@@ -8,8 +11,12 @@ from kopf._cluster.openapi import validation
 from kopf._cluster.patchtypes import fieldowners
 from kopf._cluster.patchtypes.fieldowners import Managers
 from kopf._cluster.pipeline import kindrules, metadata
+from kopf._cluster.rbac import bootstrap, resolver
+from kopf._cluster.rbac.authorizer import Authorizer
 from kopf._cluster.store.objectstore import Change, Store
 from kopf._shared import resourcetable, schemas
+
+QUOTAS = ('', 'resourcequotas')
 
 
 class State:
@@ -23,12 +30,25 @@ class State:
         self.propagating: set[tuple[tuple[str, str], str, str]] = set()   # foreground/orphan deletions
         self.events_swept = 0.0
         self.managers: dict[str, Managers] = {}   # uid -> field ownership for server-side apply
+        self.authorizer = Authorizer(lambda key: self.store.objects[key].values())
+        self.token_key = os.urandom(32)   # signs the ServiceAccount tokens that TokenRequest issues
+        self.aggregation_due = False      # a ClusterRole changed: the aggregation controller runs soon
+        self.quota_namespaces: set[str] = set()   # where ResourceQuotas are (changes there may change usage)
+        self.quotas_due: set[str] = set()         # namespaces whose quotas' status the controller recomputes soon
+        self.wake: Callable[[], None] = lambda: None   # the controllers' wake-up (set by the emulator)
         self.store.listeners.append(self._follow)
         for name in resourcetable.INITIAL_NAMESPACES:
             self._seed_namespace(name)
+        self._seed_rbac()
+
+    def _seed_rbac(self) -> None:
+        """The bootstrap policy, as a real server ensures it at every start (only the missing objects)."""
+        for key, obj in bootstrap.seeded(metadata.now()):
+            meta = obj['metadata']
+            if self.store.get(key, meta.get('namespace') or '', meta['name']) is None:
+                self.store.save(key, obj, None, arranged=True)
 
     def _seed_namespace(self, name: str) -> None:
-        import uuid
         obj = {
             'kind': 'Namespace', 'apiVersion': 'v1',
             'metadata': {'name': name, 'uid': str(uuid.uuid4()), 'creationTimestamp': metadata.now(),
@@ -38,6 +58,12 @@ class State:
         self.store.save(resourcetable.NAMESPACES.key, obj, None)
 
     def _follow(self, change: Change) -> None:
+        self.authorizer.follow(change.key)
+        if change.key == resolver.CLUSTER_ROLES:
+            self.aggregation_due = True
+            self.wake()
+        if change.key == QUOTAS or self.quota_namespaces:
+            self._follow_quotas(change)
         if change.key == resourcetable.CRDS.key:
             name = change.obj['metadata']['name']
             if change.type == 'DELETED':
@@ -52,6 +78,18 @@ class State:
             self.managers.pop(meta['uid'], None)
         elif meta.get('deletionTimestamp') and {'foregroundDeletion', 'orphan'} & set(meta.get('finalizers') or ()):
             self.propagating.add((change.key, meta.get('namespace') or '', meta['name']))
+
+    def _follow_quotas(self, change: Change) -> None:
+        namespace = change.namespace
+        if change.key == QUOTAS:
+            if change.type == 'DELETED' and self.store.count(QUOTAS, namespace) == 0:
+                self.quota_namespaces.discard(namespace)
+            elif change.type != 'DELETED':
+                self.quota_namespaces.add(namespace)
+        if namespace in self.quota_namespaces and (change.key != QUOTAS or change.type == 'ADDED' or
+                                                   _spec(change.old) != _spec(change.obj)):
+            self.quotas_due.add(namespace)
+            self.wake()
 
     def _reconform(self, crd: dict[str, Any]) -> None:
         """A changed schema shows on stored objects as a real server shows it on read: defaults filled in,
@@ -84,7 +122,8 @@ class State:
             managers.settle()
             owners[uid] = [[list(identity), sorted(list(path) for path in paths)]
                            for identity, paths in managers.owned.items()]
-        return {'resourceVersion': self.store.rv, 'objects': objects, 'managers': owners}
+        return {'resourceVersion': self.store.rv, 'objects': objects, 'managers': owners,
+                'tokenKey': self.token_key.hex()}
 
     def restore(self, snapshot: dict[str, Any]) -> None:
         """Replace the state with a snapshot; older resourceVersions get 410 Expired, as after a compaction."""
@@ -95,9 +134,18 @@ class State:
             if (group, plural) == resourcetable.CRDS.key:
                 self.catalog.set_custom(meta['name'], resourcetable.served_resources(obj))
         self.store.rv = self.store.compacted = int(snapshot['resourceVersion'])
+        self.quota_namespaces = {namespace for namespace, _ in self.store.objects[QUOTAS]}
+        if snapshot.get('tokenKey'):   # the tokens issued before the restart stay valid
+            self.token_key = bytes.fromhex(snapshot['tokenKey'])
+        self.authorizer.invalidate()
+        self._seed_rbac()
         self.managers = {uid: Managers(owned={tuple(identity): {tuple(path) for path in paths}
                                               for identity, paths in owned})
                          for uid, owned in (snapshot.get('managers') or {}).items()}
+
+
+def _spec(obj: dict[str, Any] | None) -> Any:
+    return (obj or {}).get('spec')
 
 
 def _schemas(crd: dict[str, Any]) -> list[Any]:

@@ -14,8 +14,9 @@ from kopf._cluster import jsoncodec, statuses
 from kopf._cluster.apis.routing import Target
 from kopf._cluster.openapi import conforming, fieldorder
 from kopf._cluster.patchtypes import jsonpatches
-from kopf._cluster.pipeline import crds, kind_defaults, kindrules, metadata, scaling
+from kopf._cluster.pipeline import crds, kind_defaults, kindrules, metadata, scaling, writeguards
 from kopf._cluster.pipeline.state import State
+from kopf._cluster.rbac.subjects import User
 from kopf._cluster.store.objectstore import Obj
 from kopf._shared import resourcetable
 from kopf._shared.resourcetable import Resource
@@ -32,6 +33,13 @@ class Options:
     manager: str = ''             # fieldManager (or the User-Agent's product); '' for untracked writes
     force: bool = False           # server-side apply: take conflicting fields over
     duplicates: tuple[str, ...] = ()   # the body's duplicate fields (strict decoding: 400 or warnings)
+    user: User | None = None      # who writes (None: the server itself): RBAC's escalation checks, admission
+    applier: str = ''             # server-side apply: the manager (its ownership is the applied configuration's)
+    applied: Any = None           # server-side apply: the applied configuration (for `managedFields`)
+    entries: Any = None           # `managedFields` as computed before mutating admission (which owns nothing)
+
+
+QUOTA_OPTIONS = Options(manager='kube-apiserver')   # the admission plugin writes the usage through the server
 
 
 @dataclasses.dataclass
@@ -66,11 +74,15 @@ def create(state: State, target: Target, body: Any, options: Options) -> Outcome
         meta.pop(field, None)
     meta.update(uid=str(uuid.uuid4()), creationTimestamp=metadata.now())
     kind_defaults.apply(resource.key, obj)
+    writeguards.guard(state, target, obj, None, options.user)
     warnings = _conform(state, obj, resource, options)
     if state.store.get(resource.key, namespace, name) is not None:
         raise statuses.already_exists(resource.qualified, resource.group, resource.plural, name)
     if resource.generation:
         meta['generation'] = 1
+    writeguards.manage(target, None, obj, options.manager, options.applier, options.applied, options.entries)
+    writeguards.as_stored(resource.key, obj)
+    _charge(state, target, obj, None, options)
     if options.dry_run:
         fieldorder.arrange(obj)   # as the store would (the answer is what it would store)
         return Outcome(201, jsoncodec.dumps(obj), warnings, obj)
@@ -109,6 +121,7 @@ def patch(state: State, target: Target, content_type: str, body: Any, options: O
         raise statuses.unsupported_media(allowed)
     current = state.store.get(resource.key, target.namespace or '', target.name or '')
     if current is None and content_type == jsonpatches.APPLY:
+        writeguards.authorize_creation(state, target, options.user)
         return create(state, _collection(target), body, options)
     if current is None:
         raise statuses.not_found(resource.qualified, resource.group, resource.plural, target.name or '')
@@ -150,10 +163,7 @@ def scale(state: State, target: Target, content_type: str | None, body: Any, opt
     if content_type is not None:
         body = scaling.patched_view(resource, current, content_type, body)
     candidate = scaling.applied(resource, current, body)
-    main = dataclasses.replace(target, subresource=None)
-    outcome = update(state, main, current, candidate, dataclasses.replace(options, manager=''))
-    if options.manager and not options.dry_run and outcome.obj is not None and outcome.obj is not current:
-        state.record_write(target, options.manager, current, outcome.obj)   # owned "with subresource scale"
+    outcome = update(state, target, current, candidate, options)   # owned "with subresource scale"
     obj = outcome.obj if outcome.obj is not None else current
     return Outcome(outcome.code, jsoncodec.dumps(scaling.view(resource, obj)), outcome.warnings, obj)
 
@@ -181,11 +191,16 @@ def update(state: State, target: Target, current: Obj, candidate: Any, options: 
             meta[field] = old_meta[field]
     meta['resourceVersion'] = old_meta['resourceVersion']
     _check_finalizers(resource, current, candidate)
+    writeguards.guard(state, target, candidate, current, options.user)
     warnings = _conform(state, candidate, resource, options, current)
+    writeguards.manage(target, current, candidate, options.manager, options.applier, options.applied,
+                       options.entries)
+    writeguards.as_stored(resource.key, candidate)
     if candidate == current:
         return Outcome(200, jsoncodec.dumps(current), warnings, current)
     if resource.generation and _content(candidate, resource) != _content(current, resource):
         meta['generation'] = int(old_meta.get('generation') or 0) + 1
+    _charge(state, target, candidate, current, options)
     if options.dry_run or (meta.get('deletionTimestamp') and not meta.get('finalizers')):
         fieldorder.arrange(candidate)   # as the store would (what it answers is not stored)
     if options.dry_run:
@@ -248,8 +263,13 @@ def _crd_terminating(state: State, resource: Resource) -> bool:
 
 
 def _establish(state: State, crd: Obj) -> None:
+    """The apiextensions controllers' conditions, written as `kube-apiserver` through the status subresource."""
     established = jsoncodec.clone(crd)
     established['status'] = crds.established_status(crd, metadata.now())
+    target = Target(resourcetable.CRDS, None, crd['metadata']['name'], 'status')
+    stored = established['status'].get('storedVersions')   # as a real server has stored it: the empty status, typed
+    before = {**crd, 'status': {'acceptedNames': {}, 'conditions': [], 'storedVersions': stored}}
+    writeguards.manage(target, before, established, 'kube-apiserver', '', None)
     state.store.save(resourcetable.CRDS.key, established, crd)
 
 
@@ -414,6 +434,11 @@ def _conform_repeated(obj: dict[str, Any], resource: Resource, options: Options,
         raise statuses.bad_request(f'{resource.kind} in version "{resource.version}" cannot be handled as a '
                                    f'{resource.kind}: strict decoding error: ' + ', '.join(repeated))
     return warnings + (repeated if options.validation == 'Warn' else [])
+def _charge(state: State, target: Target, obj: Obj, current: Obj | None, options: Options) -> None:
+    """The ResourceQuota admission check; the charged quotas' new usage is stored before the object."""
+    for quota_target, quota, candidate in writeguards.charges(state, target, obj, current):
+        if not options.dry_run:
+            update(state, quota_target, quota, candidate, QUOTA_OPTIONS)
 
 
 def _content(obj: Obj, resource: Resource) -> dict[str, Any]:

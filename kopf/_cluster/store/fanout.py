@@ -159,11 +159,14 @@ class Hub:
         return sum(len(w) for w in self.watchers.values())
 
 
-def bookmark(kind: str, api_version: str, rv: int, initial_end: bool = False) -> bytes:
+def bookmark(kind: str, api_version: str, rv: int, initial_end: bool = False, custom: bool = False) -> bytes:
+    """A BOOKMARK line: a built-in kind's in its Go struct's order, a custom one's keys sorted (unstructured)."""
     meta: dict[str, Any] = {'resourceVersion': str(rv)}
     if initial_end:
         meta['annotations'] = {'k8s.io/initial-events-end': 'true'}
     obj = {'kind': kind, 'apiVersion': api_version, 'metadata': meta}
+    if custom:
+        obj = {'apiVersion': api_version, 'kind': kind, 'metadata': dict(sorted(meta.items()))}
     return b'{"type":"BOOKMARK","object":' + jsoncodec.dumps(obj) + b'}\n'
 
 

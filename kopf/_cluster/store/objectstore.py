@@ -104,11 +104,14 @@ class Store:
             return len(self.objects[key])
         return sum(1 for ns, _ in self.objects[key] if ns == namespace)
 
-    def save(self, key: Key, obj: Obj, old: Obj | None) -> Change:
-        """Persist a created or modified object with a fresh RV; returns the change (already published)."""
+    def save(self, key: Key, obj: Obj, old: Obj | None, arranged: bool = False) -> Change:
+        """Persist a created or modified object with a fresh RV; returns the change (already published).
+
+        `arranged`: the object is in kube-apiserver's field order already (a seeded object made so once)."""
         rv = self.rv + 1
         obj['metadata']['resourceVersion'] = str(rv)
-        fieldorder.arrange(obj)   # once here: every answer made of it is in kube-apiserver's field order
+        if not arranged:
+            fieldorder.arrange(obj)   # once here: every answer made of it is in kube-apiserver's field order
         try:
             data = jsoncodec.dumps_kept(obj)   # first: what cannot be sent is never stored
         except jsoncodec.TooDeep:   # e.g. after a JSON patch's `add` deep inside

@@ -1,7 +1,8 @@
 """The HTTP server: aiohttp's low-level server straight into one dispatcher, no router, no app.
 
-Per request: the request log and authentication, then the injected faults (fail, delay, drop),
-then the route: health, version, OpenAPI, or the Kubernetes API (`endpoints`, given the `Backend`).
+Per request: the request log, authentication, impersonation and authorization (`accessrules`), then the
+injected faults (fail, delay, drop), then the route: health, version, OpenAPI, or the Kubernetes API
+(`endpoints`, given the `Backend`).
 Paths under `/_emulator/` go to the control API callable it was given, untouched by faults.
 """
 import asyncio
@@ -14,6 +15,7 @@ from typing import Any
 from aiohttp import web
 
 from kopf._cluster import jsoncodec, statuses
+from kopf._cluster.rbac import subjects
 from kopf._cluster.web import accessrules, apidiscovery, endpoints
 from kopf._cluster.web.endpoints import Backend
 
@@ -47,6 +49,11 @@ async def _expect_continue(request: web.Request) -> None:
     await request.writer.write(b'HTTP/1.1 100 Continue\r\n\r\n')
     request.writer.output_size = 0
     await request.writer.drain()
+
+
+def _impersonating(request: web.Request) -> bool:
+    headers = request.headers
+    return 'Impersonate-User' in headers or any(key.lower().startswith('impersonate-') for key in headers)
 
 
 class Dispatcher:
@@ -89,9 +96,18 @@ class Dispatcher:
         entry = {'method': request.method, 'path': path, 'query': request.query_string,
                  'contentType': request.headers.get('Content-Type', ''), 'code': 0}
         backend.faults.requests.append(entry)
-        if backend.access.required and not backend.access.authenticated(request, path):
+        access = backend.access
+        user = access.authenticate(request, path)
+        if user is None:
             entry['code'] = 401
             return endpoints.respond_error(statuses.ApiError(401, 'Unauthorized', 'Unauthorized'))
+        if user is not subjects.ADMIN or access.denials or _impersonating(request):
+            try:
+                user = access.admit(request, path, user)
+            except statuses.ApiError as exc:
+                entry['code'] = exc.code
+                return endpoints.respond_error(exc)
+            request[accessrules.USER_KEY] = user
         response = await self._answer(request, path)
         entry['code'] = response.status
         return response
@@ -130,7 +146,7 @@ class Dispatcher:
 
     async def _route(self, request: web.Request, path: str) -> web.StreamResponse:
         faults = self.backend.faults
-        if path in accessrules.PUBLIC_PATHS:
+        if path in ('/healthz', '/livez', '/readyz'):
             faults.count('get', 'health')
             return web.Response(text='ok')
         if path in ('/version', '/version/'):

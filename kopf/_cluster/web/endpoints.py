@@ -18,8 +18,9 @@ from kopf._cluster.apis import routing
 from kopf._cluster.apis.routing import Target
 from kopf._cluster.openapi import documents
 from kopf._cluster.patchtypes import jsonpatches
-from kopf._cluster.pipeline import podactions, scaling, serverside, writing
+from kopf._cluster.pipeline import podactions, scaling, serverside, tokenrequests, writing
 from kopf._cluster.pipeline.state import State
+from kopf._cluster.rbac.subjects import User
 from kopf._cluster.store import reading
 from kopf._cluster.web import accessreviews, accessrules, apidiscovery, duplicates, protobuf, tables
 from kopf._cluster.web.faults import Faults
@@ -115,9 +116,11 @@ _PLAIN_OPTIONS: dict[str, writing.Options] = {}   # by User-Agent: the options o
 
 
 def options(params: Mapping[str, str], body: Any = None, agent: str = '', repeated: list[str] | None = None,
-            ) -> writing.Options:
+            user: User | None = None) -> writing.Options:
     """Write options from the query (and a DeleteOptions body); `agent` (User-Agent) names unnamed managers;
-    `repeated`: the body's duplicate fields."""
+    `repeated`: the body's duplicate fields; `user`: who writes (only others than `system:masters` are checked)."""
+    if user is not None and not user.privileged:
+        return dataclasses.replace(options(params, body, agent, repeated), user=user)
     if repeated:
         return dataclasses.replace(options(params, body, agent), duplicates=tuple(repeated))
     if not params and body is None:   # the hot path: the same (frozen) options for every such write
@@ -181,8 +184,6 @@ async def api(backend: Backend, request: web.Request) -> web.StreamResponse:
     verb = routing.verb_of(request.method, target, watch)
     plural = target.resource.plural + (f'/{target.subresource}' if target.subresource else '')
     backend.faults.count(verb, plural)
-    if backend.access.denials:
-        backend.access.authorize(request, verb, target)
     routing.check_allowed(request.method, target, verb)
     if watch:
         return await backend.streams.serve(request, target, params)
@@ -231,15 +232,12 @@ async def _serve(backend: Backend, request: web.Request, target: Target, verb: s
     body = decode(raw, raw_type)
     repeated = duplicates.duplicates(raw, body, jsoncodec.dumps) if verb in ('create', 'update') and raw and not any(
         t in raw_type for t in ('yaml', 'protobuf')) else []
-    kind = accessreviews.KINDS.get(target.resource.key)
-    if kind is not None and tables.negotiate(headers.get('Accept', '')):   # no Table of what is never stored
-        raise statuses.not_acceptable(('application/json', 'application/yaml', 'application/vnd.kubernetes.protobuf'))
-    if kind is not None:   # create-only (the routing allows nothing else): answered, never stored
-        answered = accessreviews.review(kind, body, backend.access.subject_of(request), backend.access,
-                                        target.namespace)
-        return respond(201, jsoncodec.dumps(answered))
+    unstored = _unstored(backend, request, target, body)
+    if unstored is not None:
+        return unstored
     content_type = raw_type.split(';')[0].strip()
     agent = headers.get('User-Agent', '')
+    user = accessrules.user_of(request)
     if verb == 'patch':
         serverside.check(content_type, params.get('fieldManager') or '', parse_bool(params.get('force')))
     if params.get('dryRun') not in (None, 'All') and verb in OPTIONS_KINDS:
@@ -247,20 +245,22 @@ async def _serve(backend: Backend, request: web.Request, target: Target, verb: s
             'FieldValueNotSupported', 'dryRun', f'Unsupported value: ["{params["dryRun"]}"]: supported values: "All"')])
     outcome: writing.Outcome
     if verb == 'create' and podactions.handles(target):
-        outcome = podactions.act(backend.state, target, body, options(params, agent=agent))
+        outcome = podactions.act(backend.state, target, body, options(params, agent=agent, user=user))
     elif verb != 'deletecollection' and target.subresource != 'scale' and (
             reviews.configured(backend.state) or policies.configured(backend.state)):
         outcome = await _admitted(backend, request, target, verb, body)
     elif verb == 'create':
-        outcome = writing.create(backend.state, target, body, options(params, agent=agent, repeated=repeated))
+        outcome = writing.create(backend.state, target, body,
+                                 options(params, agent=agent, repeated=repeated, user=user))
     elif verb == 'update':
-        outcome = writing.replace(backend.state, target, body, options(params, agent=agent, repeated=repeated))
+        outcome = writing.replace(backend.state, target, body,
+                                  options(params, agent=agent, repeated=repeated, user=user))
     elif verb == 'patch' and content_type == jsonpatches.APPLY and target.subresource != 'scale':
-        outcome = _apply(backend, target, raw, body, options(params, agent=agent))
+        outcome = _apply(backend, target, raw, body, options(params, agent=agent, user=user))
     elif verb == 'patch':
-        outcome = writing.patch(backend.state, target, content_type, body, options(params, agent=agent))
+        outcome = writing.patch(backend.state, target, content_type, body, options(params, agent=agent, user=user))
     elif verb == 'delete':
-        outcome = writing.delete(backend.state, target, options(params, body))
+        outcome = writing.delete(backend.state, target, options(params, body, user=user))
         backend.wake_controllers()
     else:
         return respond(200, _delete_collection(backend, target, params, body))
@@ -277,23 +277,40 @@ def _apply(backend: Backend, target: Target, raw: bytes, body: Any, opts: writin
     if repeated:   # a header holds no newline
         outcome.warnings = [*outcome.warnings, text.replace('\n', ' ')]
     return outcome
+def _unstored(backend: Backend, request: web.Request, target: Target, body: Any) -> web.Response | None:
+    """The access reviews and TokenRequests: create-only (the routing allows nothing else), answered, never stored."""
+    kind = accessreviews.KINDS.get(target.resource.key)
+    if kind is not None and tables.negotiate(request.headers.get('Accept', '')):   # no Table of the unstored
+        raise statuses.not_acceptable(('application/json', 'application/yaml', 'application/vnd.kubernetes.protobuf'))
+    if kind is not None:
+        answered = accessreviews.review(kind, body, accessrules.user_of(request), backend.access, target.namespace,
+                                        _manager(request))
+        return respond(201, jsoncodec.dumps(answered))
+    if target.subresource == 'token':
+        return respond(201, jsoncodec.dumps(tokenrequests.issue(backend.state, target, body, _manager(request))))
+    return None
+
+
+def _manager(request: web.Request) -> str:
+    """The field manager of a request: `fieldManager`, else the User-Agent's product, else `unknown`."""
+    return request.query.get('fieldManager') or request.headers.get('User-Agent', '').split('/')[0] or UNKNOWN_MANAGER
 
 
 async def _admitted(backend: Backend, request: web.Request, target: Target, verb: str, body: Any) -> writing.Outcome:
     """The same writes, through the admission webhooks (only when any are configured)."""
-    subject = backend.access.subject_of(request)
-    admitter = calling.Admitter(backend.state, backend.webhook_services,
-                                policies.Subject(subject.user, subject.groups), backend.access)
+    user = accessrules.user_of(request)
+    admitter = calling.Admitter(backend.state, backend.webhook_services, policies.Subject(user.name, user.groups),
+                                backend.access)
     params = request.query
     agent = request.headers.get('User-Agent', '')
     if verb == 'create':
-        return await admitter.create(target, body, options(params, agent=agent))
+        return await admitter.create(target, body, options(params, agent=agent, user=user))
     if verb == 'update':
-        return await admitter.update(target, None, body, options(params, agent=agent))
+        return await admitter.update(target, None, body, options(params, agent=agent, user=user))
     if verb == 'patch':
         content_type = request.headers.get('Content-Type', '').split(';')[0].strip()
-        return await admitter.update(target, content_type, body, options(params, agent=agent))
-    outcome = await admitter.delete(target, options(params, body))
+        return await admitter.update(target, content_type, body, options(params, agent=agent, user=user))
+    outcome = await admitter.delete(target, options(params, body, user=user))
     backend.wake_controllers()
     return outcome
 
@@ -301,12 +318,13 @@ async def _admitted(backend: Backend, request: web.Request, target: Target, verb
 def _delete_collection(backend: Backend, target: Target, params: Mapping[str, str], body: Any) -> bytes:
     """Delete every object matching the query's selectors, each as a single DELETE would."""
     match = reading.object_matcher(target, params, backend.state.settings.shard_selectors)
+    user = None
     deleted: list[Any] = []
     for obj in list(backend.state.store.iterate(target.resource.key, target.namespace)):
         if match(obj):
             meta = obj['metadata']
             one = routing.Target(target.resource, meta.get('namespace') or None, meta['name'])
-            outcome = writing.delete(backend.state, one, options(params, body))
+            outcome = writing.delete(backend.state, one, options(params, body, user=user))
             deleted.append(outcome.obj or obj)
     backend.wake_controllers()
     list_meta: dict[str, Any] = {'resourceVersion': str(backend.state.store.rv)}

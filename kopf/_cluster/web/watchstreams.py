@@ -102,7 +102,7 @@ class Streams:
                     line = fanout.added(obj) if watcher.render is None else watcher.render.added(obj)
                     watcher.buffer.append(line)
             if initial:
-                watcher.buffer.append(fanout.bookmark(resource.kind, resource.api_version, store.rv, True))
+                watcher.buffer.append(_bookmark(resource, store.rv, True))
             return None
         try:
             since = int(rv)
@@ -129,7 +129,7 @@ class Streams:
                 break
             interval = self.hub.bookmark_interval
             if bookmarks and now >= last_bookmark + interval:
-                watcher.push(fanout.bookmark(resource.kind, resource.api_version, self.state.store.rv))
+                watcher.push(_bookmark(resource, self.state.store.rv))
                 last_bookmark = now
                 continue
             watcher.wakeup.clear()
@@ -140,7 +140,7 @@ class Streams:
             except TimeoutError:
                 pass
         if bookmarks and not watcher.closed:
-            watcher.push(fanout.bookmark(resource.kind, resource.api_version, self.state.store.rv))
+            watcher.push(_bookmark(resource, self.state.store.rv))
 
 
 class TableLines:
@@ -194,3 +194,7 @@ def _check_initial_events(params: Mapping[str, str]) -> None:
                                      f'Unsupported value: "{match}": supported values: "NotOlderThan"'))
     if causes:
         raise statuses.invalid('ListOptions', 'meta.k8s.io', '', causes)
+
+
+def _bookmark(resource: Resource, rv: int, initial_end: bool = False) -> bytes:
+    return fanout.bookmark(resource.kind, resource.api_version, rv, initial_end, resource.custom)

@@ -2,21 +2,27 @@
 
 An answer is what a step got back: the status code and the body (a JSON value), or for watches the
 list of events. Normalized away: uids, timestamps, resourceVersion values, generated names, allocated
-IPs, continue tokens, Table ages, and `managedFields` (a listed known difference). Compared exactly:
+IPs, continue tokens, Table ages, ServiceAccount tokens (their audiences name the server; their ids
+are random). `managedFields` are compared (their times normalized as all times are, so their entries
+in no particular order: a real server orders them by time first). Compared exactly:
 the code, `reason`, `details` (kind, group, name, causes' field and reason) and every stored field.
 Messages are compared loosely: a different message is reported, never a failure.
 """
 import fnmatch
+import json
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-DROPPED = {'managedFields', 'selfLink'}
+DROPPED = {'selfLink'}
 OPAQUE = {'uid': '<uid>', 'resourceVersion': '<rv>', 'continue': '<continue>', 'clusterIP': '<ip>',
-          'clusterIPs': ['<ip>']}
+          'clusterIPs': ['<ip>'], 'token': '<token>', 'audiences': ['<the server>'],
+          'authentication.kubernetes.io/credential-id': ['<JTI>']}
 TIMES = {'creationTimestamp', 'deletionTimestamp', 'lastTransitionTime', 'lastUpdateTime', 'lastHeartbeatTime',
-         'firstTimestamp', 'lastTimestamp', 'eventTime', 'renewTime', 'acquireTime', 'time', 'lastProbeTime'}
+         'firstTimestamp', 'lastTimestamp', 'eventTime', 'renewTime', 'acquireTime', 'time', 'lastProbeTime',
+         'expirationTimestamp'}
 MESSAGES = {'message'}
+UID_IN_KEY = re.compile(r'"uid":"[^"]*"')
 #: What a real cluster's controllers put into every namespace (known.FURNITURE): left out of lists.
 FURNITURE = 'kube-root-ca.crt'
 
@@ -31,7 +37,11 @@ def normalize(value: Any) -> Any:
     for key, item in value.items():
         if key in DROPPED:
             continue
-        if key in OPAQUE and item not in ('', None, []):
+        if key.startswith('k:') and '"uid":"' in key:   # an ownerReference in managedFields: by its uid
+            key = UID_IN_KEY.sub('"uid":"<uid>"', key)
+        if key == 'managedFields' and isinstance(item, list):   # ordered by time first: times are normalized
+            result[key] = sorted(normalize(item), key=lambda entry: json.dumps(entry, sort_keys=True))
+        elif key in OPAQUE and item not in ('', None, []):
             result[key] = OPAQUE[key]
         elif key in TIMES and item not in ('', None):
             result[key] = '<time>'

@@ -5,6 +5,7 @@ Without `--backend=envtest` the whole directory is skipped (one line): it needs 
 import json
 import os
 import pathlib
+import ssl
 import time
 from collections.abc import Iterator
 
@@ -144,6 +145,22 @@ def admitting(emulator: LocalCluster, envtest: Cluster) -> Iterator[tuple[Backen
         for side in pair:
             for kind, name in (('mutating', 'diff-mutate'), ('validating', 'diff-validate')):
                 side.http.request('DELETE', f'/apis/admissionregistration.k8s.io/v1/{kind}webhookconfigurations/{name}')
+
+
+@pytest.fixture(scope='module')
+def authorizing(emulator: LocalCluster, envtest: Cluster) -> Iterator[tuple[Backend, Backend]]:
+    """Both backends, and for envtest also a connection without the admin's certificate (for bearer tokens)."""
+    assert isinstance(envtest, EnvtestCluster)
+    bare = Http(envtest.url, ssl.create_default_context(cafile=str(envtest.pki / 'ca.crt')))
+    real = Http(envtest.url, envtest.ssl_context)
+    yield Backend('emulator', Http(emulator.url), {}), Backend('envtest', real, {}, bare=bare)
+    for plural, name in CLUSTER_SCOPED:   # what the RBAC category leaves outside its namespace
+        real.request('DELETE', f'/apis/rbac.authorization.k8s.io/v1/{plural}/{name}')
+
+
+CLUSTER_SCOPED = [('clusterroles', name) for name in ('diff-secrets-lister', 'diff-agg', 'diff-agg-part',
+                                                      'diff-to-view', 'diff-impersonator')] + \
+                 [('clusterrolebindings', name) for name in ('diff-auditors', 'diff-robot-impersonates')]
 
 
 def tally(name: str) -> Tally:

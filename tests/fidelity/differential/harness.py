@@ -32,31 +32,40 @@ class Step:
     pick: Callable[[Any], Any] | None = None  # compare only this part of the body (discovery)
     until_gone: bool = False  # poll this GET until 404 (garbage collection, finalizers), then compare
     action: str | None = None  # 'compact' | 'reviews': not a request, an effect or an observation
+    headers: Mapping[str, str] = dataclasses.field(default_factory=dict)  # may use {saved} values (tokens)
+    keep: Mapping[str, str] = dataclasses.field(default_factory=dict)  # saved name -> dotted path in the answer
+    until: Callable[[int, Any], bool] | None = None  # poll until the answer satisfies it (RBAC caches, controllers)
+    bare: bool = False  # without the admin's client certificate (only the headers' credentials count)
 
 
 class Backend:
     """One side: raw HTTP, the values saved by steps, and what an action means there."""
 
-    def __init__(self, name: str, http: Http, actions: Mapping[str, Callable[[dict[str, str]], Any]]) -> None:
+    def __init__(self, name: str, http: Http, actions: Mapping[str, Callable[[dict[str, str]], Any]],
+                 bare: Http | None = None) -> None:
         self.name, self.http, self.actions, self.saved = name, http, actions, dict[str, str]()
         self.raw: list[bytes] = []   # the last answer's bytes as sent (a watch: one per event line)
+        self.bare = bare or http
 
     def send(self, step: Step) -> tuple[int, Any]:
         self.raw = []
         if step.action:
             return 200, {'observed': self.actions[step.action](self.saved)}
         path = step.path.format(**self.saved)
-        headers = {'Accept': step.accept}
+        headers = {'Accept': step.accept, **{key: value.format(**self.saved) for key, value in step.headers.items()}}
         if step.events:
             return 200, self.watch(path, step.events)
         body = step.body.encode() if isinstance(step.body, str) else self.fill(step.body)
+        http = self.bare if step.bare else self.http
         deadline = time.monotonic() + 60
         while True:
-            code, answer = self.request(step.method, path, body, step.ctype, headers)
-            if not step.until_gone or code == 404 or time.monotonic() > deadline:
+            code, answer = self.request(step.method, path, body, step.ctype, headers, http)
+            done = code == 404 if step.until_gone else step.until(code, answer) if step.until else True
+            if done or time.monotonic() > deadline:
                 break
             time.sleep(0.1)
         answer = self.unfill(answer)
+        self.raw = [self.unfill_raw(raw) for raw in self.raw]
         if step.save and isinstance(answer, dict):
             meta = answer.get('metadata') or {}
             self.saved.update({step.save: meta.get('resourceVersion', ''), f'{step.save}_uid': meta.get('uid', ''),
@@ -64,11 +73,17 @@ class Backend:
             if meta.get('uid'):   # the uid's shard hash and the next value: a range one hash wide (shardsteps.py)
                 value = int(hash_field(meta['uid']), 16)
                 self.saved.update({f'{step.save}_hash': f'{value:016x}', f'{step.save}_next': f'{value + 1:016x}'})
+        for name, dotted in step.keep.items():
+            found: Any = answer
+            for key in dotted.split('.'):
+                found = found.get(key) if isinstance(found, dict) else None
+            self.saved[name] = str(found or '')
         return code, answer
 
-    def request(self, method: str, path: str, body: Any, ctype: str, headers: dict[str, str]) -> tuple[int, Any]:
+    def request(self, method: str, path: str, body: Any, ctype: str, headers: dict[str, str],
+                http: Http | None = None) -> tuple[int, Any]:
         """As `Http.request()`, keeping the answer's bytes in `raw`."""
-        conn = self.http.connection()
+        conn = (http or self.http).connection()
         data = None if body is None else (body if isinstance(body, bytes) else json.dumps(body).encode())
         conn.request(method, path, body=data, headers={**headers, **({'Content-Type': ctype} if data else {})})
         response = conn.getresponse()
@@ -103,6 +118,13 @@ class Backend:
             for value, placeholder in hashes.items():
                 answer = answer.replace(f"'0x{value}'", f"'0x{placeholder}'")
         return answer
+
+    def unfill_raw(self, raw: bytes) -> bytes:
+        """As `unfill()`, in the answer's bytes (for the byte comparison)."""
+        for key, value in self.saved.items():
+            if key.endswith(('_hash', '_next')) and b'shardRange' in raw:
+                raw = raw.replace(f"'0x{value}'".encode(), f"'0x{{{key}}}'".encode())
+        return raw
 
     def watch(self, path: str, count: int) -> list[Any]:
         conn = self.http.connection(timeout=15)

@@ -22,18 +22,13 @@ class Known:
     since: str = FIRST
 
 
-ALWAYS = Known(
-    what='`metadata.managedFields` is not shown',
-    why='ownership is kept aside for server-side apply; no client of an operator reads it',
-    fields=())
-
 FURNITURE = Known(
     what="each namespace's `kube-root-ca.crt` ConfigMap holds another CA and comes at another moment "
          '(the suite leaves it out of lists, watches and admission reviews)',
     why="each cluster has its own CA, and its controllers write the furniture at their own pace",
     fields=())
 #: Normalized away in every answer (compare.py), listed in the table all the same.
-EVERYWHERE = [ALWAYS, FURNITURE]
+EVERYWHERE = [FURNITURE]
 
 KNOWN: dict[str, Known] = {
     'column-descriptions': Known(
@@ -56,10 +51,12 @@ KNOWN: dict[str, Known] = {
         why='the emulator stores no nulls; clients read both as unset',
         fields=('body.eventTime', 'body.firstTimestamp', 'body.lastTimestamp')),
     'no-controllers': Known(
-        what="a Deployment's status and revision annotation, as the controllers left them when the answer was made",
+        what="a Deployment's status and revision annotation (and the controller's `managedFields` entry), as the "
+             'controllers left them when the answer was made',
         why="both sides' controllers act a moment after each write, and envtest's Pods never run (no kubelet)",
         fields=('body.status*', 'body.metadata.annotations.deployment.kubernetes.io/revision',
                 'body.rows.*.object.metadata.annotations.deployment.kubernetes.io/revision', 'body.rows.*.cells.*',
+                'body.rows.*.object.metadata.managedFields*',
                 'body.apiVersion', 'body.kind', 'body.metadata*', 'body.spec*', 'code', 'status.*')),
     'status-500': Known(
         what='a resourceVersion that is not a number, or an undecodable DeleteOptions body, is a 400 or 409 '

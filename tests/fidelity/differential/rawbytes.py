@@ -3,7 +3,8 @@
 A server's answer is parsed into a tree whose scalars keep their raw text (number formatting, string
 escaping), whose objects keep their key order, and whose whitespace between tokens is recorded; the values
 that compare.py normalizes (uids, times, resourceVersions, generated names, allocated IPs, continue tokens,
-Table ages, managedFields, the namespaces' CA ConfigMap) are replaced by the same placeholders in both, and
+Table ages, tokens, the namespaces' CA ConfigMap) are replaced by the same placeholders in both (managedFields'
+entries in one order: a server orders them by time first), and
 the tree is written back: equal bytes then mean the same field order, formatting, escaping and framing
 (the trailing newline) as kube-apiserver's. No I/O.
 """
@@ -14,6 +15,8 @@ from typing import Any
 from . import compare
 
 WS = b' \t\r\n'
+UID_IN_KEY = re.compile(rb'\\"uid\\":\\"[^\\"]*\\"')
+SELF_TYPE = re.compile(rb'selfType\d+')
 SCALAR = re.compile(rb'"(?:[^"\\]|\\.)*"|-?[0-9][0-9.eE+-]*|true|false|null', re.DOTALL)
 
 
@@ -107,10 +110,16 @@ def normalize(tree: Tree) -> Tree:
         empty = (isinstance(value, Raw) and value.value in ('', None)) or value in ([], {})
         if name in compare.DROPPED:
             continue
-        if name in compare.OPAQUE and not empty:
+        if name.startswith('k:') and '"uid":"' in name:   # an ownerReference in managedFields: by its uid
+            key = UID_IN_KEY.sub(rb'\"uid\":\"<uid>\"', key)
+        if name == 'managedFields' and isinstance(value, list):
+            result[key] = sorted((normalize(entry) for entry in value), key=emit)
+        elif name in compare.OPAQUE and not empty:
             result[key] = placeholder('<rv>') if name == 'resourceVersion' else placeholder(f'<{name}>')
         elif name in compare.TIMES and not empty:
             result[key] = placeholder('<time>')
+        elif name == 'message' and isinstance(value, Raw) and b'selfType' in value.text:   # as compare.view()
+            result[key] = Raw(SELF_TYPE.sub(b'selfType<N>', value.text))
         else:
             result[key] = normalize(value)
     generate = tree.get(b'"generateName"')

@@ -6,7 +6,7 @@ import pathlib
 
 import pytest
 
-from . import known, shardsteps, steps, steps_cel
+from . import known, shardsteps, steps, steps_cel, steps_quota, steps_rbac
 from .conftest import tally
 from .harness import Step, run
 
@@ -20,6 +20,7 @@ RUNS: list[tuple[str, list[Step], str]] = [
     ('tables', steps.TABLES, 'pair'), ('dry-run', steps.DRYRUN, 'pair'), ('admission', steps.ADMISSION, 'admitting'),
     ('bad-input', steps.BAD_INPUT, 'pair'), ('cel', steps_cel.CEL, 'ruled'),
     ('cel', steps_cel.POLICY_STEPS, 'policed'), ('sharding', shardsteps.SHARDING, 'sharding_pair'),
+    ('rbac', steps_rbac.RBAC_STEPS, 'authorizing'), ('quota', steps_quota.QUOTA_STEPS, 'pair'),
 ]
 
 

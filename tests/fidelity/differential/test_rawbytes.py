@@ -9,8 +9,12 @@ from . import rawbytes
      b'"creationTimestamp":"2026-01-01T00:00:00Z"}}\n',
      '{"kind":"ConfigMap","metadata":{"name":"a","uid":"<uid>","resourceVersion":"<rv>",'
      '"creationTimestamp":"<time>"}}\\n'),
-    (b'{"metadata":{"name":"g-x7k2p","generateName":"g-","managedFields":[{"manager":"m"}]}}\n',
-     '{"metadata":{"name":"<generated>","generateName":"g-"}}\\n'),
+    (b'{"metadata":{"name":"g-x7k2p","generateName":"g-","managedFields":[{"manager":"m","time":"2026-01-01T00:00:01Z"'
+     b'},{"manager":"a","time":"2026-01-01T00:00:02Z","fieldsV1":{"f:metadata":{"f:ownerReferences":{"k:{\\"uid\\"'
+     b':\\"1-2\\"}":{}}}}}]}}\n',
+     '{"metadata":{"name":"<generated>","generateName":"g-","managedFields":[{"manager":"a","time":"<time>",'
+     '"fieldsV1":{"f:metadata":{"f:ownerReferences":{"k:{\\"uid\\":\\"<uid>\\"}":{}}}}},'
+     '{"manager":"m","time":"<time>"}]}}\\n'),
     (b'{"a":1.0,"b":"\\u003c","c":"\\u00e9"}\n', '{"a":1.0,"b":"\\u003c","c":"\\u00e9"}\\n'),   # kept as written
     (b'{"a": 1}', '{"a":1} <not compact> <no single newline>'),
     (b'{"items":[{"metadata":{"name":"kube-root-ca.crt"}},{"metadata":{"name":"x"}}]}\n',

@@ -1,0 +1,262 @@
+"""Field sets as structured-merge-diff computes them, by the schema: compared objects, applied configurations.
+
+A path is a tuple of path elements in upstream's spelling: `f:name` (a field or a map key),
+`k:{"name":"x"}` (an item of an associative list, by its keys), `v:"x"` (an item of a set),
+`i:0` (by position). A set of paths is what a manager owns; `encode`/`decode` convert it to and
+from `fieldsV1` (`{"f:spec": {".": {}, "f:x": {}}}`), in upstream's order.
+
+    compare(live, new, schema) -> (added, modified, removed)   # typed.Compare
+    of_config(config, schema) -> paths                           # typed.ToFieldSet of an applied configuration
+
+Types come from the schema node (built-ins' OpenAPI, CRDs' structural schemas): maps are separable
+unless `x-kubernetes-map-type: atomic`; lists are associative (`map` by keys, `set` by value, or a
+strategic `merge` key), else atomic; values without a schema are deduced (maps separable, lists
+atomic). Empty or absent on both sides counts as a leaf. Pure: no I/O.
+"""
+import json
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from kopf._cluster.openapi import kindschemas
+from kopf._cluster.patchtypes import fieldowners
+
+Path = tuple[str, ...]
+Node = Mapping[str, Any] | None
+MISSING: Any = object()
+OBJECT_META = kindschemas.definition(fieldowners.OBJECT_META)
+
+
+def root(schema: Node) -> dict[str, Any]:
+    """An object's schema with `metadata` as ObjectMeta (as upstream types every object's metadata)."""
+    node = dict(schema or {})
+    node['properties'] = {**(node.get('properties') or {}), 'metadata': OBJECT_META}
+    node.setdefault('type', 'object')
+    return node
+
+
+def _shape(node: Node, value: Any) -> str:
+    """'map' (separable), 'list' (associative) or 'leaf' (scalars, atomic maps and lists)."""
+    if node is None or not node:
+        return 'map' if isinstance(value, dict) else 'leaf'
+    if node.get('x-kubernetes-int-or-string'):
+        return 'leaf'
+    if node.get('type') == 'array' or 'items' in node:
+        return 'list' if fieldowners.list_type(node)[0] != 'atomic' else 'leaf'
+    if node.get('type') == 'object' or 'properties' in node or 'additionalProperties' in node or \
+            node.get('x-kubernetes-preserve-unknown-fields'):
+        return 'leaf' if node.get('x-kubernetes-map-type') == 'atomic' else 'map'
+    return 'leaf'
+
+
+def _child(node: Node, key: str) -> tuple[Node, bool]:
+    """The schema of a map's key, and whether it is a declared field (not an element of a free map)."""
+    properties = (node or {}).get('properties') or {}
+    if key in properties:
+        return properties[key], True
+    additional = (node or {}).get('additionalProperties')
+    return (additional if isinstance(additional, Mapping) else None), False
+
+
+def _item_node(node: Node) -> Node:
+    items = (node or {}).get('items')
+    return items if isinstance(items, Mapping) else None
+
+
+def element(item: Any, node: Node) -> str:
+    """The path element of a list item: by its keys (`k:`), or by its value (`v:`)."""
+    kind, keys = fieldowners.list_type(node)
+    if kind == 'map' and isinstance(item, Mapping):
+        found = []
+        for key in sorted(keys):
+            value = item.get(key, fieldowners.KEY_DEFAULTS.get(key))
+            if value is not None:
+                found.append(f'{json.dumps(key)}:{_json(value)}')
+        return 'k:{' + ','.join(found) + '}'
+    return f'v:{_json(item)}'
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(',', ':'))
+
+
+def compare(live: Any, new: Any, schema: Node) -> tuple[set[Path], set[Path], set[Path]]:
+    """The paths added, modified and removed from `live` to `new` (`MISSING` for an absent object)."""
+    added: set[Path] = set()
+    modified: set[Path] = set()
+    removed: set[Path] = set()
+    _compare(live, new, root(schema), (), (added, modified, removed))
+    return added, modified, removed
+
+
+def _compare(left: Any, right: Any, node: Node, path: Path, out: tuple[set[Path], set[Path], set[Path]]) -> None:
+    shape = _shape(node, right if right is not MISSING else left)
+    if shape == 'map':
+        lmap = left if isinstance(left, dict) else {}
+        rmap = right if isinstance(right, dict) else {}
+        if not lmap and not rmap:
+            shape = 'leaf'
+        else:
+            for key in dict.fromkeys([*lmap, *rmap]):
+                lv, rv = lmap.get(key, MISSING), rmap.get(key, MISSING)
+                if lv is MISSING or rv is MISSING or lv != rv or type(lv) is not type(rv):
+                    _compare(lv, rv, _child(node, key)[0], path + (f'f:{key}',), out)
+    elif shape == 'list':
+        llist = left if isinstance(left, list) else []
+        rlist = right if isinstance(right, list) else []
+        if not llist and not rlist:
+            shape = 'leaf'
+        else:
+            _compare_items(llist, rlist, node, path, out)
+    if shape == 'leaf':
+        if left is MISSING:
+            out[0].add(path)
+        elif right is MISSING:
+            out[2].add(path)
+        elif left != right or type(left) is not type(right):
+            out[1].add(path)
+    elif left is MISSING:
+        out[0].add(path)
+    elif right is MISSING:
+        out[2].add(path)
+
+
+def _compare_items(left: list[Any], right: list[Any], node: Node, path: Path,
+                   out: tuple[set[Path], set[Path], set[Path]]) -> None:
+    items = _item_node(node)
+    lhs = _indexed(left, node)
+    rhs = _indexed(right, node)
+    for pe in dict.fromkeys([*lhs, *rhs]):
+        lvals, rvals = lhs.get(pe, []), rhs.get(pe, [])
+        if len(lvals) <= 1 and len(rvals) <= 1:
+            lv = lvals[0] if lvals else MISSING
+            rv = rvals[0] if rvals else MISSING
+            if lv is MISSING or rv is MISSING or lv != rv:
+                _compare(lv, rv, items, path + (pe,), out)
+        elif len(lvals) >= 2 and len(rvals) >= 2:
+            if lvals != rvals:
+                out[1].add(path + (pe,))
+        elif len(lvals) >= 2:
+            if rvals:
+                _compare(MISSING, rvals[0], items, path + (pe,), out)
+            out[2].add(path + (pe,))
+        else:
+            if lvals:
+                _compare(lvals[0], MISSING, items, path + (pe,), out)
+            out[0].add(path + (pe,))
+
+
+def _indexed(values: list[Any], node: Node) -> dict[str, list[Any]]:
+    found: dict[str, list[Any]] = {}
+    for item in values:
+        found.setdefault(element(item, node), []).append(item)
+    return found
+
+
+def of_config(config: Any, schema: Node) -> set[Path]:
+    """What an applied configuration sets (typed.ToFieldSet): its leaves, list items, free maps' keys."""
+    out: set[Path] = set()
+    _fieldset(config, root(schema), (), out)
+    return out
+
+
+def _fieldset(value: Any, node: Node, path: Path, out: set[Path]) -> None:
+    shape = _shape(node, value)
+    if shape == 'map':
+        for key, item in (value.items() if isinstance(value, dict) else ()):
+            child, declared = _child(node, key)
+            sub = path + (f'f:{key}',)
+            _fieldset(item, child, sub, out)
+            if item is None or item == {} or not declared:
+                out.add(sub)
+    elif shape == 'list':
+        seen: set[str] = set()
+        duplicated: set[str] = set()
+        for item in value if isinstance(value, list) else ():
+            pe = element(item, node)
+            if pe in seen and pe not in duplicated:
+                out.add(path + (pe,))
+                duplicated.add(pe)
+            seen.add(pe)
+        for item in value if isinstance(value, list) else ():
+            pe = element(item, node)
+            if pe not in duplicated:
+                _fieldset(item, _item_node(node), path + (pe,), out)
+                out.add(path + (pe,))
+    elif path:
+        out.add(path)
+
+
+def without_prefixes(paths: Iterable[Path], prefixes: Iterable[Path]) -> set[Path]:
+    """RecursiveDifference: the paths not under (nor at) any of the prefixes."""
+    gone = set(prefixes)
+    return {path for path in paths if not any(path[:n] in gone for n in range(1, len(path) + 1))}
+
+
+def encode(paths: Iterable[Path]) -> dict[str, Any]:
+    """The `fieldsV1` of a set of paths: members as `{}`, members with children also as `".": {}`."""
+    tree: dict[str, Any] = {}
+    members: set[int] = set()
+    for path in paths:
+        node = tree
+        for pe in path:
+            node = node.setdefault(pe, {})
+        members.add(id(node))
+    return _ordered(tree, members)
+
+
+def _ordered(node: dict[str, Any], members: set[int]) -> dict[str, Any]:
+    result: dict[str, Any] = {}
+    for pe in sorted(node, key=_order):
+        child = node[pe]
+        rendered = _ordered(child, members)
+        if child and id(child) in members:
+            rendered = {'.': {}, **rendered}
+        result[pe] = rendered
+    return result
+
+
+def decode(fields: Any, prefix: Path = ()) -> set[Path]:
+    """The set of paths of a `fieldsV1` value."""
+    found: set[Path] = set()
+    for pe, child in (fields.items() if isinstance(fields, dict) else ()):
+        if pe == '.':
+            found.add(prefix)
+            continue
+        if isinstance(child, dict) and child:
+            found |= decode(child, prefix + (pe,))
+        else:
+            found.add(prefix + (pe,))
+    return found
+
+
+def _order(pe: str) -> tuple[Any, ...]:
+    """Upstream's PathElement order: fields by name, then keys, then values, then indexes."""
+    kind, rest = pe[:1], pe[2:]
+    if kind == 'f':
+        return (0, rest.encode())
+    if kind == 'k':
+        try:
+            fields = json.loads(rest)
+        except ValueError:
+            return (1, ())
+        return (1, tuple((name.encode(), _value_order(value)) for name, value in fields.items()))
+    if kind == 'v':
+        try:
+            return (2, _value_order(json.loads(rest)))
+        except ValueError:
+            return (2, ())
+    return (3, int(rest) if rest.lstrip('-').isdigit() else 0)
+
+
+def _value_order(value: Any) -> tuple[Any, ...]:
+    if isinstance(value, bool):
+        return (2, value)
+    if isinstance(value, int | float):
+        return (0, value)
+    if isinstance(value, str):
+        return (1, value.encode())
+    if isinstance(value, list):
+        return (3, tuple(_value_order(item) for item in value))
+    if isinstance(value, dict):
+        return (4, tuple((key.encode(), _value_order(item)) for key, item in sorted(value.items())))
+    return (5,)
