@@ -20,8 +20,9 @@ lint: install
 typecheck: install
 	$(BIN)/mypy
 
+# Two workers (CI has 2 cores), a test file per worker at a time (its module-scoped clusters started once).
 unit: install
-	$(BIN)/pytest
+	$(BIN)/pytest -n 2 --dist loadfile
 
 test: lint typecheck unit docs
 

@@ -46,6 +46,7 @@ setup(
             'pytest-asyncio>=1.5.0',
             'looptime>=0.9',
             'pytest-timeout>=2.4.0',
+            'pytest-xdist>=3.8.0',
             'kubernetes>=37.0.0',
             'pykube-ng>=23.6.0',
             'cryptography>=50.0.0',
