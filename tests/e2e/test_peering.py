@@ -130,6 +130,11 @@ def kopf_cli(cluster: Cluster, *args: str) -> subprocess.CompletedProcess[str]:
                           timeout=60, check=True)
 
 
+def _handled(cluster: Cluster, name: str) -> bool:
+    obj = cluster.get('kopf.dev/v1', 'KopfExample', name, 'default') or {}
+    return 'kopf.zalando.org/last-handled-configuration' in (obj.get('metadata', {}).get('annotations') or {})
+
+
 def test_the_higher_priority_acts_and_the_lower_one_takes_over_after_a_sigkill(
         cluster: Cluster, tmp_path: pathlib.Path, operators: list[Operator]) -> None:
     high = Operator(cluster, tmp_path, '--peering', NAME, '--priority', '100', tag='high')
@@ -143,6 +148,7 @@ def test_the_higher_priority_acts_and_the_lower_one_takes_over_after_a_sigkill(
     cluster.apply(example('kex-1'))
     wait_for(lambda: calls(tmp_path, 'create kex-1') and calls(tmp_path, 'daemon kex-1'))
     assert [pid for pid, _ in calls(tmp_path, 'create kex-1')] == [high.pid]
+    wait_for(lambda: _handled(cluster, 'kex-1'))  # its outcome stored: a kill before that re-runs it (at least once)
 
     high.stop(signal.SIGKILL)
     killed = time.monotonic()
