@@ -213,6 +213,19 @@ async def test_unsupported_handler_kinds_refuse_to_start(registry: kopf.Operator
         await start_operator()
 
 
+def _crd(plural: str, singular: str, kind: str) -> dict[str, Any]:
+    """A namespaced kopf.dev/v1 CRD that keeps any field: a resource the operator does not find at its start."""
+    return {
+        'apiVersion': 'apiextensions.k8s.io/v1', 'kind': 'CustomResourceDefinition',
+        'metadata': {'name': f'{plural}.kopf.dev'},
+        'spec': {'group': 'kopf.dev', 'scope': 'Namespaced',
+                 'names': {'plural': plural, 'singular': singular, 'kind': kind},
+                 'versions': [{'name': 'v1', 'served': True, 'storage': True,
+                               'schema': {'openAPIV3Schema': {'type': 'object',
+                                                              'x-kubernetes-preserve-unknown-fields': True}}}]},
+    }
+
+
 async def test_unresolved_resource_warns_then_is_served(
         cluster: LocalCluster, registry: kopf.OperatorRegistry, start_operator: Starter,
         caplog: pytest.LogCaptureFixture) -> None:
@@ -220,15 +233,7 @@ async def test_unresolved_resource_warns_then_is_served(
     kopf.on.create('kopf.dev', 'v1', 'kopfothers', registry=registry)(lambda name, **_: calls.append(name))
     await start_operator()
     await eventually(lambda: 'Unresolved resources' in caplog.text)
-    cluster.apply({
-        'apiVersion': 'apiextensions.k8s.io/v1', 'kind': 'CustomResourceDefinition',
-        'metadata': {'name': 'kopfothers.kopf.dev'},
-        'spec': {'group': 'kopf.dev', 'scope': 'Namespaced',
-                 'names': {'plural': 'kopfothers', 'singular': 'kopfother', 'kind': 'KopfOther'},
-                 'versions': [{'name': 'v1', 'served': True, 'storage': True,
-                               'schema': {'openAPIV3Schema': {'type': 'object',
-                                                              'x-kubernetes-preserve-unknown-fields': True}}}]},
-    })
+    cluster.apply(_crd('kopfothers', 'kopfother', 'KopfOther'))
     cluster.apply({'apiVersion': 'kopf.dev/v1', 'kind': 'KopfOther',
                    'metadata': {'name': 'other-1', 'namespace': 'default'}, 'spec': {}})
     await eventually(lambda: calls)
@@ -247,15 +252,7 @@ async def test_a_crd_made_between_the_discovery_and_the_crds_listing_is_served(
     cluster.delay('GET', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', seconds=2.0)
     await start_operator()
     await eventually(lambda: 'Starting the watch-stream for customresourcedefinitions' in caplog.text)
-    cluster.apply({
-        'apiVersion': 'apiextensions.k8s.io/v1', 'kind': 'CustomResourceDefinition',
-        'metadata': {'name': 'kopfgaps.kopf.dev'},
-        'spec': {'group': 'kopf.dev', 'scope': 'Namespaced',
-                 'names': {'plural': 'kopfgaps', 'singular': 'kopfgap', 'kind': 'KopfGap'},
-                 'versions': [{'name': 'v1', 'served': True, 'storage': True,
-                               'schema': {'openAPIV3Schema': {'type': 'object',
-                                                              'x-kubernetes-preserve-unknown-fields': True}}}]},
-    })
+    cluster.apply(_crd('kopfgaps', 'kopfgap', 'KopfGap'))
     cluster.apply({'apiVersion': 'kopf.dev/v1', 'kind': 'KopfGap',
                    'metadata': {'name': 'gap-1', 'namespace': 'default'}, 'spec': {}})
     await eventually(lambda: calls, within=20)
