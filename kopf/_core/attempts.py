@@ -39,6 +39,9 @@ def plan_handlers(records: Mapping[str, progress.Record], handlers: Sequence[Cha
                   purpose: str | None, lifecycle: progress.Lifecycle, now: datetime.datetime,
                   default_backoff: float = 60.0) -> Handling:
     """The handlers' states from their records, and which of them to attempt now (pre-checked)."""
+    if not records and not handlers:  # the usual resumption with no resume handler: what the steps below give
+        return Handling(handlers=(), state=progress.State(states={}, purpose=purpose), selected=(), refused={},
+                        default_backoff=default_backoff)
     state = progress.State.from_records(records)
     state = state.with_purpose(purpose, handlers, now=now).with_handlers(handlers, now=now)
     selected = tuple(state.select(handlers, lifecycle=lifecycle, now=now))
@@ -77,6 +80,8 @@ def merge_outcomes(handling: Handling, outcomes: Mapping[str, Outcome], *, patch
                    now: datetime.datetime, body: Mapping[str, Any],
                    storage: ProgressStorage) -> tuple[progress.State, list[LogEntry]]:
     """The states after the attempts; their results (and their sub-handlers') into the patch; their log lines."""
+    if not handling.selected:  # nothing attempted: the states as planned (what the steps below give)
+        return handling.state, []
     logs: list[LogEntry] = []
     for handler in handling.selected:
         outcome = outcomes.get(handler.id)
@@ -124,6 +129,9 @@ def deliver(patch: patches.Patch, handler_id: str, outcome: Outcome | None) -> N
 def purge(state: progress.State, handlers: Iterable[ChangingHandler], *, body: Mapping[str, Any],
           patch: patches.Patch, storage: ProgressStorage) -> None:
     """Purge the cause's records: its states, dropped ids, its handlers, and sub-handlers at any depth."""
+    if not state and not state.dropped and not handlers:  # nothing was recorded: only the batch's end
+        storage.flush()
+        return
     keys = set(state) | set(state.dropped) | {h.id for h in handlers}
     pending = sorted(state.subrefs)
     while pending:

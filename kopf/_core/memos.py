@@ -5,6 +5,7 @@ and `getattr(memo, 'x', default)` work); `del memo.x` and `del memo['x']` both d
 Dict methods (`keys`, `get`, ...) win over same-named keys for attribute access.
 """
 import copy
+import typing
 from typing import Any, TypeVar
 
 _T = TypeVar('_T')
@@ -46,4 +47,7 @@ def copy_for_object(operator_memo: _T) -> _T:
     Top-level keys are the object's own; mutable values are shared with the operator's memo.
     Custom memo classes may return `self` from `__copy__` to share one memo for all objects.
     """
+    if type(operator_memo) is Memo:  # the usual one: what copy.copy() makes, 10x cheaper (no copyreg)
+        original: Any = operator_memo
+        return typing.cast(_T, Memo(original))
     return copy.copy(operator_memo)

@@ -57,3 +57,19 @@ def loads(data: bytes | str) -> Any:
         return json.loads(data)
     except RecursionError:
         raise ValueError('exceeded max depth') from None
+
+
+def loads_stored(text: str) -> Any:
+    """Parse JSON text that a framework stored (a diff-base) as `loads()` parses the bodies it is compared with.
+
+    orjson when installed (integers beyond 64 bits become floats, as in the bodies from the wire, so a
+    stored value and the body's value stay comparable); the standard library for what orjson refuses and
+    Python's `json` accepts (`NaN`, `Infinity`), as before.
+    """
+    orjson = _orjson if _orjson is not _UNKNOWN else _fast()
+    if orjson is not None:
+        try:
+            return orjson.loads(text)
+        except ValueError:
+            pass
+    return json.loads(text)

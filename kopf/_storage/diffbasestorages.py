@@ -5,7 +5,6 @@ Storages read from a body and write only into a patch; arguments after `self` ar
 (except the constructor's), and the framework always passes them by name.
 """
 import abc
-import json
 from collections.abc import Collection, Iterable, Mapping, MutableMapping
 from typing import Any
 
@@ -73,7 +72,7 @@ class AnnotationsDiffBaseStorage(DiffBaseStorage):
 
     def fetch(self, *, body: Body) -> Essence | None:
         value = keying.read(body, self.make_keys(self.key, body=body))
-        essence: Essence | None = json.loads(value) if value is not None else None
+        essence: Essence | None = encoding.loads_stored(value) if value is not None else None
         return essence
 
     def store(self, *, body: Body, patch: Patch, essence: Essence) -> None:
@@ -119,7 +118,7 @@ class StatusDiffBaseStorage(DiffBaseStorage):
     def fetch(self, *, body: Body) -> Essence | None:
         value = fields.resolve(body, self.field, None)
         if isinstance(value, str):
-            essence: Essence = json.loads(value)
+            essence: Essence = encoding.loads_stored(value)
             return essence
         return dict(value) if isinstance(value, Mapping) else None
 

@@ -45,3 +45,18 @@ def test_the_parents_merge_writes_its_childrens_records_results_and_lines_first(
     assert storage.stored == ['parent/a']  # the child's record; the parent's is the cycle's to store
     assert [entry.message for entry in logs] == ["Handler 'parent/a' succeeded.", "Handler 'parent' succeeded."]
     assert state['parent'].subrefs == ('parent/a',)
+
+
+def test_no_handlers_and_no_records_plan_as_the_general_steps_would() -> None:
+    empty = handling()
+    assert empty.handlers == () and empty.selected == () and dict(empty.refused) == {}
+    assert empty.state.purpose == 'create' and dict(empty.state) == {} and empty.state.dropped == frozenset()
+    assert empty.state.superseded is None and empty.state.done
+    patch = patches.Patch()
+    storage = DictStorage()
+    state, logs = attempts.merge_outcomes(empty, {}, patch=patch, now=NOW, body={}, storage=storage)
+    assert state == empty.state and logs == [] and not patch
+    attempts.purge(state, (), body={}, patch=patch, storage=storage)
+    assert not patch
+    general = handling('a')
+    assert type(general.state) is type(empty.state)  # the same value type either way

@@ -96,3 +96,12 @@ def test_copy_deepcopy_pickle_and_repr() -> None:
     assert copy.deepcopy(memo) == memo and copy.deepcopy(memo)['a'] is not memo['a']
     assert pickle.loads(pickle.dumps(memo)) == memo
     assert repr(memo) == "Memo({'a': [1]})"
+
+
+def test_per_object_copy_of_a_subclass_is_made_by_copy_copy() -> None:
+    class Tagged(kopf.Memo):
+        pass
+
+    memo = Tagged(a=1)
+    copied = memos.copy_for_object(memo)
+    assert type(copied) is Tagged and copied == memo and copied is not memo

@@ -29,3 +29,21 @@ def test_loads_accepts_bytes_and_text(data: bytes | str) -> None:
 def test_malformed_input_is_a_value_error(data: bytes) -> None:
     with pytest.raises(ValueError):
         encoding.loads(data)
+
+
+@pytest.mark.parametrize('text', ['{"a":[1,2.5,"x",null,true]}', '{"nan":NaN,"inf":Infinity}',
+                                  '"\\u00e9\\ud83d\\ude00"', '{"k":1,"k":2}'])
+def test_stored_text_reads_as_the_standard_library_reads_it(text: str) -> None:
+    import json
+    expected, got = json.loads(text), encoding.loads_stored(text)
+    assert repr(got) == repr(expected)  # NaN != NaN: compared as text
+
+
+def test_stored_big_integers_read_as_the_bodies_from_the_wire_read_them() -> None:
+    text = '{"big":123456789012345678901234567890}'
+    assert encoding.loads_stored(text) == encoding.loads(text.encode())
+
+
+def test_stored_text_that_is_malformed_is_a_value_error() -> None:
+    with pytest.raises(ValueError):
+        encoding.loads_stored('{"a":')
