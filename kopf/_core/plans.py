@@ -226,6 +226,32 @@ def detect(ctx: Context, record: ObjectRecord, body: Mapping[str, Any], *, regis
     return change, essence
 
 
+def quiet_at_first_sight(ctx: Context, record: ObjectRecord, event: RawEvent) -> bool:
+    """Whether this cycle would decide and settle to nothing but "handled": most objects after a restart.
+
+    An object first seen in a listing (`record.initial`), unchanged since it was handled (a resumption),
+    not being deleted, with no handler's progress stored and our finalizer as required, of a resource
+    where nothing else could be due (`OperatorRegistry.quiet_resumption`). For it, `decide()` and
+    `settle()` would give no handler to call, no patch, no log line, no wake-up, and "handled": the
+    reactor skips building the plan, the cause and the settlement (tests/core/test_quiet.py holds the two
+    ways side by side). The same storages' calls as `decide()`'s, so custom storages see the same questions.
+    """
+    if not record.initial or event.get('type') == 'DELETED':
+        return False
+    registry = ctx.registry
+    requires = registry.quiet_resumption(ctx.resource)
+    if requires is None:
+        return False
+    body: Mapping[str, Any] = event['object']
+    has, deleting = finalizers.state(body, ctx.finalizer)
+    if deleting or has is not requires:
+        return False
+    change, _ = detect(ctx, record, body, registry=registry, finalizer=ctx.finalizer)
+    if change.reason is not Reason.RESUME:
+        return False
+    return not ctx.progress_storage.fetch_all(keys=registry.get_changing_ids(ctx.resource), body=body)
+
+
 def make_cause(ctx: Context, record: ObjectRecord, body: Mapping[str, Any], patch: patches.Patch,
                logger: Logger, change: causes.Change) -> ChangingCause:
     return ChangingCause(logger=logger, memo=record.memo, indices=ctx.indices, resource=ctx.resource,

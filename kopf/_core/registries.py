@@ -234,6 +234,27 @@ class OperatorRegistry:
         return any(getattr(handler, 'requires_finalizer', False) and handler.id not in excluding
                    for handler in handlers_)
 
+    def quiet_resumption(self, resource: Resource) -> bool | None:
+        """Whether an unchanged object first seen in a listing would need our finalizer, if that is all it could need.
+
+        None unless the resource's handlers are all unfiltered (the object's content never decides which
+        apply), there are change handlers (else the stealth mode decides), no `on.event` handlers, daemons
+        or timers (they see every body), and no change handler matches a resumption (no `on.resume`, no
+        field handler). Then the only per-object questions left are the reactor's: unchanged, not being
+        deleted, nothing in progress, our finalizer as required (`kopf._core.plans.quiet_at_first_sight`).
+        """
+        key = ('quiet', id(resource))
+        cache = self._cache
+        cached: tuple[Resource, bool | None] | None = cache.get(key)
+        if cached is None or cached[0] is not resource:
+            kinds = self.kinds(resource)
+            changing = self._selected(ChangingHandler, resource)[0]
+            quiet = (self.is_unfiltered(resource) and bool(changing) and WatchingHandler not in kinds and
+                     SpawningHandler not in kinds and not any(_match_reason(h, _FIRST_SIGHT) for h in changing))
+            requires = bool(self._requiring(cache, resource, self._selected(ResourceHandler, resource)[0]))
+            cached = cache[key] = _bounded(cache, (resource, requires if quiet else None))
+        return cached[1]
+
     @staticmethod
     def _requiring(cache: dict[Any, Any], resource: Resource, selected: tuple[ResourceHandler, ...]) -> tuple[str, ...]:
         key = ('requiring', id(resource))
@@ -280,6 +301,14 @@ class OperatorRegistry:
                 matched.append(handler)
         yield from (_dedup(matched) if dedup else matched)
 
+
+class _Resumption:
+    """What `_match_reason` reads of a cause: an unchanged object first seen in a listing."""
+    reason = Reason.RESUME
+    initial = True
+
+
+_FIRST_SIGHT: Any = _Resumption()
 
 _CACHE_LIMIT = 1024  # answers by resource: a few resources per operator, but callers may pass new ones
 

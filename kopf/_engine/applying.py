@@ -30,13 +30,19 @@ def fold(patch: patches.Patch) -> patches.Patch:
     return patches.Patch(fns=[merge, *patch.fns])
 
 
+def skipped(rctx: contexts.ResourceContext) -> None:
+    """A cycle with nothing to send (counted as such when metrics are on)."""
+    metrics = rctx.operator.metrics
+    if metrics.enabled:  # off: not even the no-op's call (most cycles of a settled object end here)
+        metrics.patched(rctx.resource, 'skipped')
+
+
 async def apply(rctx: contexts.ResourceContext, body: Mapping[str, Any], patch: patches.Patch,
                 logger: Logger) -> dict[str, Any] | None:
     """Send a patch of this body; the server's answer (the newest body), or None if nothing was sent or accepted."""
     metrics = rctx.operator.metrics
     if not patch:
-        if metrics.enabled:  # off: not even the no-op's call (most cycles of a settled object end here)
-            metrics.patched(rctx.resource, 'skipped')
+        skipped(rctx)
         return None
     try:
         budgets.check_annotations(body, patch)

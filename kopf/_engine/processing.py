@@ -32,6 +32,8 @@ async def process(rctx: contexts.ResourceContext, record: records.ObjectRecord, 
     pauses = operator.pausing.pauses
     if pauses.by and paused(rctx, record, event):  # nothing paused (the usual case): not even the call
         return records.Done(event=event, now=asyncio.get_running_loop().time(), paused=True)  # indices only
+    if plans.quiet_at_first_sight(rctx, record, event):  # unchanged since handled: nothing to decide or write
+        return quiet(rctx, record, event)
     if indexing is not None and not indexing.ready.is_set() and handles(rctx):
         await indexing.wait()  # no handler sees a half-filled index (a cycle without handlers need not wait)
     background = rctx.background_of(record.uid)
@@ -59,6 +61,15 @@ async def process(rctx: contexts.ResourceContext, record: records.ObjectRecord, 
         finalizer=operator.settings.persistence.finalizer,
         handled=written and settlement.handled, deletion_handled=written and settlement.deletion_handled,
         paused=bool(pauses.by) and paused(rctx, record, event))  # no error: its delays are not read
+
+
+def quiet(rctx: contexts.ResourceContext, record: records.ObjectRecord, event: RawEvent) -> records.Done:
+    """The end of a cycle that would decide and settle to "handled" only (`plans.quiet_at_first_sight`)."""
+    applying.skipped(rctx)
+    pauses = rctx.operator.pausing.pauses
+    return records.Done(event=event, now=asyncio.get_running_loop().time(), handled=True,
+                        finalizer=rctx.operator.settings.persistence.finalizer,
+                        paused=bool(pauses.by) and paused(rctx, record, event))
 
 
 HANDLING = (handlers.ChangingHandler, handlers.WatchingHandler, handlers.SpawningHandler)
