@@ -233,7 +233,7 @@ def quiet_at_first_sight(ctx: Context, record: ObjectRecord, event: RawEvent) ->
     not being deleted, with no handler's progress stored and our finalizer as required, of a resource
     where nothing else could be due (`OperatorRegistry.quiet_resumption`). For it, `decide()` and
     `settle()` would give no handler to call, no patch, no log line, no wake-up, and "handled": the
-    reactor skips building the plan, the cause and the settlement (tests/core/test_quiet.py holds the two
+    reactor skips building the plan, the cause and the settlement (tests/core/test_plans_quiet.py holds the two
     ways side by side). The same storages' calls as `decide()`'s, so custom storages see the same questions.
     """
     if not record.initial or event.get('type') == 'DELETED':

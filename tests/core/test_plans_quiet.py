@@ -9,7 +9,7 @@ import pytest
 
 import kopf
 from kopf._core import plans, progress, records
-from tests.core.test_plans import F, NOW, make_body, make_rctx, with_diffbase, with_progress
+from tests.core.test_plans import NOW, F, make_body, make_rctx, with_diffbase, with_progress
 
 LOGGER = logging.Logger('test-quiet', logging.DEBUG)  # debug lines would show in the logs compared
 CREATE, UPDATE, DELETE = {'on': 'create', 'id': 'c'}, {'on': 'update', 'id': 'u'}, {'on': 'delete', 'id': 'd'}
@@ -65,7 +65,8 @@ def test_quiet_only_where_the_cycle_comes_to_handled_and_nothing_else(registry: 
             assert settlement.wakeup is None and settlement.handled and not settlement.deletion_handled, name
 
 
-QUIET = [('create-update-delete', 'handled, unchanged, finalizer'), ('create-update', 'handled, unchanged, no finalizer'),
+QUIET = [('create-update-delete', 'handled, unchanged, finalizer'),
+         ('create-update', 'handled, unchanged, no finalizer'),
          ('optional delete', 'handled, unchanged, no finalizer')]
 
 
