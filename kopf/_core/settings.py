@@ -22,6 +22,7 @@ class ProcessSettings:
     """`settings.process`: how the operator's process exits, and its memory."""
     ultimate_exiting_timeout: float | None = 600.0
     release_memory: bool = True  # after a large listing is resumed: free heap back to the OS (glibc)
+    listing_gc_threshold: int | None = 10_000  # gc's gen-0 threshold while initial listings run (None: as it is)
 
 
 @dataclasses.dataclass

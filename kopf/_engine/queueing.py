@@ -114,6 +114,7 @@ class Dispatcher:
         self.progress: listings.Progress | None = None  # of the initial listing, until all its objects are resumed
         self.resuming = True
         self._release: asyncio.TimerHandle | None = None  # the heap's release, soon after the resumption
+        self._gc = False  # gc's threshold raised while its initial listing runs (`memory.listing_started`)
         if self.indexing is not None:
             self.indexing.register(self.key)
         # The effects of the records' steps by their type (Run, one per cycle, is handled inline).
@@ -148,6 +149,7 @@ class Dispatcher:
         if self.resuming and event.get('type') is None:
             if self.progress is None:
                 self.progress = listings.Progress(self._describe(), started=self.started)
+                self._gc = memory.listing_started(self.rctx.settings.process.listing_gc_threshold)
             self.progress.seen(uid)
         arrived = records.Arrived(event, now=asyncio.get_running_loop().time())  # its convergence clock
         self._carry_out(record, records.step(record, arrived))
@@ -199,6 +201,12 @@ class Dispatcher:
                 loop = asyncio.get_running_loop()
                 self._release = loop.call_later(RELEASE_DELAY, self._release_memory, self.progress.total)
             self.progress = None
+            self._gc_over()
+
+    def _gc_over(self) -> None:
+        if self._gc:
+            self._gc = False
+            memory.listing_ended()
 
     def _release_memory(self, total: int) -> None:
         self._release = None
@@ -220,6 +228,7 @@ class Dispatcher:
     def close(self) -> None:
         """The stream is over: no more wake-ups of its records."""
         self.closed = True
+        self._gc_over()  # a stream that ends before its listing is processed
         if self._release is not None:
             self._release.cancel()
             self._release = None

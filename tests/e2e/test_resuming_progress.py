@@ -94,3 +94,33 @@ async def test_the_memory_of_a_large_resumption_is_given_back_once(
         for _ in range(3):
             await asyncio.sleep(0)  # it would be due at once: decided when the line is logged
     assert releases == ([1] if enabled else [])
+
+
+@pytest.mark.parametrize('threshold', [10_000, None])
+async def test_gcs_threshold_is_raised_while_listing_and_restored_after(
+        cluster: Cluster, registry: kopf.OperatorRegistry, start_operator: Starter,
+        monkeypatch: pytest.MonkeyPatch, threshold: int | None) -> None:
+    import gc
+
+    from kopf._engine import memory
+    started: list[int | None] = []
+    handled: list[int] = []  # gc's first threshold in every create handler: all of them run while listing
+    before = gc.get_threshold()
+    original = memory.listing_started
+    monkeypatch.setattr(memory, 'listing_started', lambda value: started.append(value) or original(value))
+    for idx in range(5):
+        cluster.apply(example(f'kex-{idx}'))
+
+    @kopf.on.startup(registry=registry)
+    def configure(settings: kopf.OperatorSettings, **_: Any) -> None:
+        settings.process.listing_gc_threshold = threshold
+
+    @kopf.on.create('kopfexamples', registry=registry)
+    def create_fn(**_: Any) -> None:
+        handled.append(gc.get_threshold()[0])
+
+    await start_operator()
+    await eventually(lambda: len(handled) == 5)
+    await eventually(lambda: gc.get_threshold() == before)  # once the listing is processed
+    assert started == [threshold]  # one stream, one listing
+    assert handled == [threshold or before[0]] * 5

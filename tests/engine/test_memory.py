@@ -1,5 +1,6 @@
 """`kopf._engine.memory.release()`: glibc's malloc_trim where there is one, else nothing."""
 import sys
+from collections.abc import Iterator
 
 import pytest
 
@@ -37,3 +38,41 @@ def test_a_c_library_without_malloc_trim_does_nothing(monkeypatch: pytest.Monkey
             raise AttributeError(name)  # as musl: no such symbol
     monkeypatch.setattr(ctypes, 'CDLL', NoTrim)
     assert memory.release() is False
+
+
+@pytest.fixture
+def threshold() -> Iterator[None]:
+    import gc
+    before = gc.get_threshold()
+    gc.set_threshold(700, *before[1:])
+    yield
+    gc.set_threshold(*before)
+    memory._listings, memory._saved, memory._raised = 0, None, None
+
+
+@pytest.mark.usefixtures('threshold')
+def test_listings_raise_gcs_threshold_and_the_last_one_restores_it() -> None:
+    import gc
+    assert memory.listing_started(10_000) and gc.get_threshold()[0] == 10_000
+    assert memory.listing_started(10_000) and gc.get_threshold()[0] == 10_000  # two streams at once
+    memory.listing_ended()
+    assert gc.get_threshold()[0] == 10_000
+    memory.listing_ended()
+    assert gc.get_threshold()[0] == 700
+
+
+@pytest.mark.usefixtures('threshold')
+def test_none_or_a_higher_threshold_already_set_is_left_alone() -> None:
+    import gc
+    assert not memory.listing_started(None) and gc.get_threshold()[0] == 700
+    gc.set_threshold(50_000, *gc.get_threshold()[1:])
+    assert not memory.listing_started(10_000) and gc.get_threshold()[0] == 50_000
+
+
+@pytest.mark.usefixtures('threshold')
+def test_a_threshold_changed_by_somebody_else_meanwhile_stays() -> None:
+    import gc
+    assert memory.listing_started(10_000)
+    gc.set_threshold(2_000, *gc.get_threshold()[1:])
+    memory.listing_ended()
+    assert gc.get_threshold()[0] == 2_000
