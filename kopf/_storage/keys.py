@@ -91,6 +91,12 @@ def _make_keys(prefix: str, name: str, v1: bool, suffix: str) -> tuple[str, ...]
     return tuple(keys)
 
 
+@functools.lru_cache(maxsize=256)  # the handler ids of a resource, asked for in every cycle
+def names_of(prefix: str, keys: tuple[str, ...], v1: bool) -> frozenset[str]:
+    """All the annotation names of these keys (bodies without a suffix): is any of them in a body at all?"""
+    return frozenset(name for key in keys for name in _make_keys(prefix, key, v1, ''))
+
+
 # The keys depend on the body only through its suffix; this stands for any body that gets one.
 _SUFFIXED_BODY: Mapping[str, Any] = {'kind': 'ReplicaSet', 'metadata': {'ownerReferences': [{'kind': 'Deployment'}]}}
 

@@ -146,8 +146,8 @@ class AnnotationsProgressStorage(ProgressStorage):
             return super().fetch_all(keys=keys, body=body)  # overridden fetch()/make_keys(), or body-specific keys
         records: dict[str, ProgressRecord] = {}
         annotations = fields.resolve(body, ('metadata', 'annotations'), None) or {}
-        if annotations:
-            for key in keys:
+        if annotations and not keying.names_of(self.prefix, tuple(keys), self.v1).isdisjoint(annotations):
+            for key in keys:  # some are there: in the reading order, the first name found of each key
                 for name in keying.make_keys(self.prefix, key, v1=self.v1):
                     value = annotations.get(name)
                     if value is not None:
