@@ -295,8 +295,8 @@ class Observer:
             ns = (item['object'].get('metadata') or {}).get('namespace')
             if self.scope.serves(ns):
                 dispatcher.dispatch(item)
-                if item['type'] is None and len(dispatcher.ready) > dispatcher.backlog_limit:
-                    await dispatcher.backlog()  # the listing no faster than its objects' first cycles
+                if len(dispatcher.ready) > dispatcher.backlog_limit:  # listed or watched alike: e.g. the echoes
+                    await dispatcher.backlog()  # of a resumption's patches, replayed when its watch begins
 
         keep = keeps_bodies(rctx)
         try:

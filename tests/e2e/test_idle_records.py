@@ -134,3 +134,33 @@ def waiting_midway(registry: kopf.OperatorRegistry) -> bool:
 def listed(registry: kopf.OperatorRegistry) -> bool:
     """The initial listings are over (to their last page)."""
     return bool(dispatchers(registry)) and not any(d.resuming for d in dispatchers(registry))
+
+
+async def test_watched_events_wait_for_a_long_queue_as_the_listing_does(
+        cluster: Cluster, registry: kopf.OperatorRegistry, start_operator: Starter) -> None:
+    calls: collections.Counter[str] = collections.Counter()
+    holding, held = threading.Event(), threading.Event()
+
+    @kopf.on.create('kopfexamples', registry=registry)
+    def create_fn(name: str, **_: Any) -> None:  # sync: it holds the only runner while it waits
+        calls[name] += 1
+        if name == 'kex-00':
+            held.set()
+            holding.wait(timeout=30)
+
+    settings = fast_settings()
+    settings.watching.chunk_size = 3  # the queue's limit: 3 records
+    settings.queueing.worker_limit = 1
+    await start_operator(settings=settings)
+    await eventually(lambda: listed(registry))  # nothing listed: what follows is watched
+    names = [f'kex-{idx:02d}' for idx in range(8)]
+    try:
+        cluster.apply(example(names[0]))
+        await eventually(held.is_set)
+        cluster.apply(*[example(name) for name in names[1:]])
+        await eventually(lambda: any(d.drained is not None and len(d.ready) > d.backlog_limit
+                                     for d in dispatchers(registry)))  # the watch's reader waits
+        assert len(records(registry)) < len(names)  # the rest is not read (no body held) until the queue shortens
+    finally:
+        holding.set()
+    await eventually(lambda: calls == collections.Counter(names))
