@@ -91,7 +91,8 @@ class Connection:
 class Response:
     """An answer: `status`, `headers` (lower-case names), and the body: `body` when read, or `read_chunk()`."""
 
-    __slots__ = ('_chunked', '_conn', '_deadline', '_done', '_left', '_session', 'body', 'headers', 'status')
+    __slots__ = ('_chunk_left', '_chunked', '_conn', '_deadline', '_done', '_left', '_session', 'body', 'headers',
+                 'status')
 
     def __init__(self, status: int, headers: dict[str, str], conn: Connection, session: 'Session | None',
                  *, head_only: bool, deadline: float | None) -> None:
@@ -102,6 +103,7 @@ class Response:
         self._session = session  # where a completely read connection goes back to; None: close it
         self._deadline = deadline
         self._chunked = 'chunked' in headers.get('transfer-encoding', '').lower()
+        self._chunk_left = 0  # bytes of the current chunk still to read: a chunk is passed on in pieces
         length = headers.get('content-length')
         self._left: int | None  # bytes of a Content-Length body still to read; None: chunked or till EOF
         if head_only or status in (204, 304):
@@ -159,26 +161,36 @@ class Response:
         async with asyncio.timeout_at(self._deadline):
             return await self._next()
 
+    async def _next_of_chunk(self, reader: asyncio.StreamReader) -> bytes:
+        """The next piece of a chunked body: at most 64 KiB of a chunk, however big the server made it (a
+        watch may send thousands of events in one chunk: they are not held at once, nor copied whole)."""
+        if not self._chunk_left:
+            line = await reader.readuntil(b'\r\n')
+            try:
+                size = int(line.split(b';', 1)[0], 16)
+            except ValueError:
+                raise PayloadError(f'Invalid chunk size line: {line[:40]!r}') from None
+            if not size:
+                while await reader.readuntil(b'\r\n') != b'\r\n':
+                    pass  # trailers: ignored
+                self._finish()
+                return b''
+            self._chunk_left = size
+        data = await reader.read(min(self._chunk_left, 65536))
+        if not data:
+            raise asyncio.IncompleteReadError(data, self._chunk_left)
+        self._chunk_left -= len(data)
+        if not self._chunk_left and await reader.readexactly(2) != b'\r\n':
+            raise PayloadError('A chunk does not end with CRLF.')
+        return data
+
     async def _next(self) -> bytes:
         if self._done:
             return b''
         reader = self._conn.reader
         try:
             if self._chunked:
-                line = await reader.readuntil(b'\r\n')
-                try:
-                    size = int(line.split(b';', 1)[0], 16)
-                except ValueError:
-                    raise PayloadError(f'Invalid chunk size line: {line[:40]!r}') from None
-                if size:
-                    data = await reader.readexactly(size + 2)
-                    if data[-2:] != b'\r\n':
-                        raise PayloadError('A chunk does not end with CRLF.')
-                    return data[:-2]
-                while await reader.readuntil(b'\r\n') != b'\r\n':
-                    pass  # trailers: ignored
-                self._finish()
-                return b''
+                return await self._next_of_chunk(reader)
             if self._left is None:
                 data = await reader.read(65536)
                 if not data:

@@ -162,6 +162,21 @@ async def test_chunked_answers_whole_and_by_chunks(serve: Any) -> None:
     stream.close()
 
 
+async def test_a_huge_chunk_is_passed_on_in_pieces_never_held_whole(serve: Any) -> None:
+    payload = b''.join(b'{"type":"MODIFIED","n":%d}\n' % i for i in range(40_000))  # ~1 MB: a watch's replay
+    chunked = b'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n%x\r\n%s\r\n0\r\n\r\n' % (len(payload), payload)
+    server = await serve(keep_alive(lambda r: chunked))
+    session = server.session()
+    assert (await session.request('GET', '/a')).body == payload
+    stream = await session.stream('GET', '/b')
+    pieces = []
+    while piece := await stream.read_chunk():
+        pieces.append(piece)
+    assert b''.join(pieces) == payload
+    assert len(pieces) > 1 and max(map(len, pieces)) <= 65536
+    stream.close()
+
+
 async def test_a_stream_gets_lines_incrementally(serve: Any) -> None:
     release = asyncio.Event()
 
