@@ -245,13 +245,14 @@ async def quiet(op: h.Operator, settle: float, within: float) -> float:
 
 
 def incomplete(op: h.Operator, seen: Seen, total: int, limit: float) -> dict[str, Any]:
-    """How far an operator got when it did not resume every object in time (or died)."""
+    """How far an operator got when it did not resume every object in time (or died): RSS and CPU then."""
     elapsed, alive = time.time() - op.spawned_at, op.alive()
     memory = op.memory() if alive else {}
     log(f'  {op.framework.name}: resumed {seen.objects("resume_fn"):,} of {total:,} in {elapsed:.0f} s '
         f'(limit {limit:.0f} s, alive: {alive}); RSS {memory}')
     return {'resumed': seen.objects('resume_fn'), 'resume_incomplete_after_s': elapsed,
-            **({'resume_rss_mb': memory['VmRSS'], 'resume_peak_mb': memory['VmHWM']} if memory else {})}
+            **({'resume_cap_rss_mb': memory['VmRSS'], 'resume_cap_peak_mb': memory['VmHWM'],
+                'resume_cap_cpu_s': op.cpu()} if memory else {})}
 
 
 def resume_requests(before: dict[str, int], after: dict[str, int], total: int) -> dict[str, Any]:
@@ -349,6 +350,9 @@ ROWS = [
     ('resume_rss_mb', 'resume handler each: RSS idle, MB', '{:.0f}'),
     ('resume_peak_mb', 'resume handler each: RSS peak, MB', '{:.0f}'),
     ('resumed', 'resume handler each: objects resumed', '{:,}'),
+    ('resume_cap_cpu_s', 'resume handler each, not all in time: CPU s then', '{:.1f}'),
+    ('resume_cap_rss_mb', 'resume handler each, not all in time: RSS then, MB', '{:.0f}'),
+    ('resume_cap_peak_mb', 'resume handler each, not all in time: RSS peak, MB', '{:.0f}'),
     ('churn_listed_s', 'churn alone: start → listing processed, s', '{:.1f}'),
     ('churn_rss_before_mb', 'churn alone: RSS before it, MB', '{:.0f}'),
     ('churn_cpu_ms_per_event', 'churn: CPU ms per watch event', '{:.2f}'),
@@ -358,7 +362,8 @@ ROWS = [
     ('cluster_rss_end_mb', "the cluster's RSS at the end, MB", '{:,.0f}'),
 ]
 RATIOS = [key for key, *_ in ROWS if key not in ('resumed', 'resume_lists', 'churn_update_calls',
-                                                 'resume_cluster_cpu_s', 'cluster_rss_end_mb')]
+                                                 'resume_cluster_cpu_s', 'cluster_rss_end_mb')
+          and not key.startswith('resume_cap_')]
 
 
 def table(report: dict[str, Any]) -> str:
@@ -380,9 +385,10 @@ def table(report: dict[str, Any]) -> str:
     if meta.get('skipped'):
         lines.append(f"phases run: {', '.join(meta['phases'])}; skipped: {', '.join(meta['skipped'])}"
                      + (f" ({meta['skip_reason']})" if meta.get('skip_reason') else ''))
-    if 'resume_incomplete_after_s' in up:
-        lines.append(f"upstream did not resume all in {up['resume_incomplete_after_s']:.0f} s: "
-                     f"{up['resumed']:,} of {meta['objects']:,}")
+    for side, figures in (('ours', report['ours']), ('upstream', up)):
+        if 'resume_incomplete_after_s' in figures:
+            lines.append(f"{side} did not resume all in {figures['resume_incomplete_after_s']:.0f} s: "
+                         f"{figures['resumed']:,} of {meta['objects']:,}")
     return '\n'.join(lines)
 
 
