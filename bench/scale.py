@@ -27,6 +27,8 @@ import scale_state
 from harness import log
 
 LISTED = b'The initial listing of kopfbenches.kopf.dev is processed'
+RESUMED = b'objects (kopfbenches.kopf.dev) in'   # our INFO line "Resumed N objects (...) in S s.": the same moment
+PHASES = ('idle', 'resume', 'churn')
 PROGRESS = (b'Resuming kopfbenches', b'Resumed ')   # our INFO lines while resuming: echoed as progress
 
 
@@ -59,13 +61,14 @@ class Seen:
 
 
 def operator(fw: h.Framework, emu: h.EmulatorProcess, logdir: pathlib.Path, args: argparse.Namespace, *,
-             resume: bool) -> h.Operator:
+             resume: bool, verbose: bool = True) -> h.Operator:
     """The bench operator over all namespaces with `chunk_size`; with no resume handler: `--verbose` (DEBUG,
-    for our "initial listing is processed" line; nothing is logged per object when no handler is due)."""
+    for our "initial listing is processed" line; nothing is logged per object when no handler is due),
+    unless not `verbose` (a churn: DEBUG lines per event would be counted in its CPU)."""
     env = {'BENCH_CHUNK_SIZE': str(args.chunk_size)}
-    extra, env = ([], env) if resume else (['--verbose'], {**env, 'BENCH_NO_RESUME': '1'})
-    return h.Operator(fw, emu.kubeconfig, f'scale-{"resume" if resume else "idle"}', logdir, extra,
-                      all_namespaces=True, env=env)
+    extra, env = ([], env) if resume else (['--verbose'] if verbose else [], {**env, 'BENCH_NO_RESUME': '1'})
+    tag = 'resume' if resume else 'idle' if verbose else 'churn'
+    return h.Operator(fw, emu.kubeconfig, f'scale-{tag}', logdir, extra, all_namespaces=True, env=env)
 
 
 async def counters(emu: h.EmulatorProcess) -> dict[str, int]:
@@ -96,9 +99,9 @@ def read_from(path: pathlib.Path, offset: int) -> bytes:
         return f.read()
 
 
-async def wait_listed(op: h.Operator, within: float) -> float:
-    """Seconds from the operator's spawn to our line "The initial listing ... is processed" in its log;
-    our progress lines meanwhile are echoed."""
+async def wait_listed(op: h.Operator, within: float, marker: bytes = LISTED) -> float:
+    """Seconds from the operator's spawn to our line "The initial listing ... is processed" in its log
+    (or another `marker`); our progress lines meanwhile are echoed."""
     offset, rest = 0, b''
     deadline = time.monotonic() + within
     while op.alive() and time.monotonic() < deadline:
@@ -107,17 +110,18 @@ async def wait_listed(op: h.Operator, within: float) -> float:
         offset += len(data)
         *lines, rest = (rest + data).split(b'\n')
         for line in lines:
-            if LISTED in line:
+            if marker in line:
                 log(f'  {line.decode(errors="replace").strip()}')
                 return now - op.spawned_at
-            if any(marker in line for marker in PROGRESS):
+            if any(progressing in line for progressing in PROGRESS):
                 log(f'  {line.decode(errors="replace").strip()}')
         await asyncio.sleep(0.05)
     raise RuntimeError(f'no "initial listing is processed" line in {within:.0f} s (alive: {op.alive()})')
 
 
 async def no_handler_due(args: argparse.Namespace, state: pathlib.Path, logdir: pathlib.Path) -> dict[str, Any]:
-    """Ours restarts over N handled objects with no handler due: until the listing is processed; RSS; requests."""
+    """Ours restarts over N handled objects with no handler due: until the listing is processed; RSS; requests.
+    With the churn but not the resume phase: then the churn, by another operator in the same cluster."""
     ours = run.ours_framework()
     empty = await empty_cluster_rss(ours.python, logdir)
     async with scale_state.cluster(ours.python, state, logdir, 'idle', args.history) as emu:
@@ -131,15 +135,36 @@ async def no_handler_due(args: argparse.Namespace, state: pathlib.Path, logdir: 
             out['listed_cluster_cpu_s'] = h.cpu_seconds(emu.pid) - cluster_cpu
             await quiet(op, args.settle, args.timeout)
             memory = op.memory()
-        after = await counters(emu)
+        out.update(idle_requests(before, await counters(emu), args.objects))
+        out.update(idle_rss_mb=memory['VmRSS'], idle_peak_mb=memory['VmHWM'])
+        log(f'  ours: listing processed {out["listed_s"]:.1f} s after start; RSS {memory["VmRSS"]:.0f} MB '
+            f'(peak {memory["VmHWM"]:.0f} MB); requests: {out["requests"]}')
+        if 'churn' in args.phases and 'resume' not in args.phases:
+            out.update(await churn_alone(emu, args, logdir))
+    return out
+
+
+def idle_requests(before: dict[str, int], after: dict[str, int], total: int) -> dict[str, Any]:
+    """The requests to the cluster while ours restarted with no handler due; per object, and its writes."""
     requests = {k: after[k] - before.get(k, 0) for k in after if after[k] != before.get(k, 0)}
     requests.pop('get counters', None)
     writes = sum(n for k, n in requests.items() if k.split()[0] in ('create', 'update', 'patch', 'delete'))
-    out.update({'idle_rss_mb': memory['VmRSS'], 'idle_peak_mb': memory['VmHWM'], 'requests': requests,
-                'requests_per_object': sum(requests.values()) / args.objects,
-                'writes_per_object': writes / args.objects})
-    log(f'  ours: listing processed {out["listed_s"]:.1f} s after start; RSS {memory["VmRSS"]:.0f} MB '
-        f'(peak {memory["VmHWM"]:.0f} MB); requests: {requests}')
+    return {'requests': requests, 'requests_per_object': sum(requests.values()) / total,
+            'writes_per_object': writes / total}
+
+
+async def churn_alone(emu: h.EmulatorProcess, args: argparse.Namespace, logdir: pathlib.Path) -> dict[str, Any]:
+    """The churn without the resume phase: ours with no handler due and no DEBUG lines (counted in the CPU
+    otherwise), restarted over the N objects in the cluster given; after its listing and once quiet, the churn."""
+    op = operator(run.ours_framework(), emu, logdir, args, resume=False, verbose=False)
+    log(f'ours, no handler due, for the churn: {args.objects:,} objects, chunk_size={args.chunk_size}')
+    async with watching(emu, (seen := Seen(since=time.time())), args.namespaces), h.running(op):
+        out: dict[str, Any] = {'churn_listed_s': await wait_listed(op, args.timeout, RESUMED)}
+        await quiet(op, args.settle, args.timeout)
+        out['churn_rss_before_mb'] = op.memory()['VmRSS']
+        out.update(await churn(op, emu, seen, args))
+        out['churn_peak_mb'] = op.memory()['VmHWM']
+    out['cluster_rss_end_mb'] = h.memory_mb(emu.pid)['VmRSS']   # its history included
     return out
 
 
@@ -201,7 +226,7 @@ async def with_resume(fw: h.Framework, args: argparse.Namespace, state: pathlib.
             out.update(resume_rss_mb=memory['VmRSS'], resume_peak_mb=memory['VmHWM'])
             log(f'  {fw.name}: all resumed {out["resume_s"]:.1f} s after start; RSS {memory["VmRSS"]:.0f} MB '
                 f'(peak {memory["VmHWM"]:.0f} MB)')
-            if args.churn > 0 and args.churn_seconds > 0:
+            if 'churn' in args.phases:
                 out.update(await churn(op, emu, seen, args))
         out['cluster_rss_end_mb'] = h.memory_mb(emu.pid)['VmRSS']   # its history included
     return out
@@ -220,13 +245,14 @@ async def quiet(op: h.Operator, settle: float, within: float) -> float:
 
 
 def incomplete(op: h.Operator, seen: Seen, total: int, limit: float) -> dict[str, Any]:
-    """How far an operator got when it did not resume every object in time (or died)."""
+    """How far an operator got when it did not resume every object in time (or died): RSS and CPU then."""
     elapsed, alive = time.time() - op.spawned_at, op.alive()
     memory = op.memory() if alive else {}
     log(f'  {op.framework.name}: resumed {seen.objects("resume_fn"):,} of {total:,} in {elapsed:.0f} s '
         f'(limit {limit:.0f} s, alive: {alive}); RSS {memory}')
     return {'resumed': seen.objects('resume_fn'), 'resume_incomplete_after_s': elapsed,
-            **({'resume_rss_mb': memory['VmRSS'], 'resume_peak_mb': memory['VmHWM']} if memory else {})}
+            **({'resume_cap_rss_mb': memory['VmRSS'], 'resume_cap_peak_mb': memory['VmHWM'],
+                'resume_cap_cpu_s': op.cpu()} if memory else {})}
 
 
 def resume_requests(before: dict[str, int], after: dict[str, int], total: int) -> dict[str, Any]:
@@ -287,16 +313,22 @@ async def bench(args: argparse.Namespace) -> dict[str, Any]:
     loadavg_start = h.loadavg()
     state = await asyncio.to_thread(scale_state.ensure, args.objects, args.namespaces, args.state)
     logdir = h.logs_dir('kopf-bench-scale-')
-    report: dict[str, Any] = {'ours': await no_handler_due(args, state, logdir)}
-    report['cluster'] = {k: report['ours'].pop(k) for k in list(report['ours']) if k.startswith('cluster_')}
-    report['ours'].update(await with_resume(run.ours_framework(), args, state, logdir, args.timeout))
-    if args.upstream:
+    report: dict[str, Any] = {'ours': {}, 'cluster': {}}
+    if 'idle' in args.phases:
+        report['ours'] = await no_handler_due(args, state, logdir)
+        report['cluster'] = {k: report['ours'].pop(k) for k in list(report['ours'])
+                             if k.startswith('cluster_') and k != 'cluster_rss_end_mb'}
+    if 'resume' in args.phases:
+        report['ours'].update(await with_resume(run.ours_framework(), args, state, logdir, args.timeout))
+    if args.upstream and 'resume' in args.phases:
         upstream = h.Framework('upstream', run.upstream_venv(False), 'upstream')
         report['upstream'] = await with_resume(upstream, args, state, logdir, args.upstream_timeout)
         report['ratio'] = h.ratios(report['ours'], report['upstream'], RATIOS)
     report['meta'] = run.meta(args, logdir, loadavg_start=loadavg_start, objects=args.objects,
                               namespaces=args.namespaces, chunk_size=args.chunk_size, state=str(state),
-                              churn={'rate': args.churn, 'seconds': args.churn_seconds}, history=args.history)
+                              churn={'rate': args.churn, 'seconds': args.churn_seconds}, history=args.history,
+                              phases=list(args.phases), skipped=[p for p in PHASES if p not in args.phases],
+                              skip_reason=args.skip_reason)
     report['meta']['mode'] = str(args.objects)
     return report
 
@@ -318,13 +350,20 @@ ROWS = [
     ('resume_rss_mb', 'resume handler each: RSS idle, MB', '{:.0f}'),
     ('resume_peak_mb', 'resume handler each: RSS peak, MB', '{:.0f}'),
     ('resumed', 'resume handler each: objects resumed', '{:,}'),
+    ('resume_cap_cpu_s', 'resume handler each, not all in time: CPU s then', '{:.1f}'),
+    ('resume_cap_rss_mb', 'resume handler each, not all in time: RSS then, MB', '{:.0f}'),
+    ('resume_cap_peak_mb', 'resume handler each, not all in time: RSS peak, MB', '{:.0f}'),
+    ('churn_listed_s', 'churn alone: start → listing processed, s', '{:.1f}'),
+    ('churn_rss_before_mb', 'churn alone: RSS before it, MB', '{:.0f}'),
     ('churn_cpu_ms_per_event', 'churn: CPU ms per watch event', '{:.2f}'),
     ('churn_update_calls', 'churn: update handler calls', '{:,}'),
     ('churn_rss_mb', 'churn: RSS after, MB', '{:.0f}'),
+    ('churn_peak_mb', 'churn alone: RSS peak (its listing included), MB', '{:.0f}'),
     ('cluster_rss_end_mb', "the cluster's RSS at the end, MB", '{:,.0f}'),
 ]
 RATIOS = [key for key, *_ in ROWS if key not in ('resumed', 'resume_lists', 'churn_update_calls',
-                                                 'resume_cluster_cpu_s', 'cluster_rss_end_mb')]
+                                                 'resume_cluster_cpu_s', 'cluster_rss_end_mb')
+          and not key.startswith('resume_cap_')]
 
 
 def table(report: dict[str, Any]) -> str:
@@ -336,17 +375,28 @@ def table(report: dict[str, Any]) -> str:
              f"{meta['loadavg_end']}",
              f"local cluster: {cluster['cluster_rss_mb']:,.0f} MB RSS after loading "
              f"({cluster['cluster_kb_per_object']:.2f} KB per object above its "
-             f"{cluster['cluster_empty_rss_mb']:.0f} MB when empty)",
+             f"{cluster['cluster_empty_rss_mb']:.0f} MB when empty)" if cluster else 'local cluster: not measured',
              f"{'figure':52} {'ours':>10} {'upstream':>10} {'ratio':>8}"]
     up = report.get('upstream', {})
     for key, title, fmt in ROWS:
         a, b, ratio = report['ours'].get(key), up.get(key), report.get('ratio', {}).get(key)
         lines.append(f"{title:52} {fmt.format(a) if a is not None else '-':>10} "
                      f"{fmt.format(b) if b is not None else '-':>10} {f'{ratio:.2f}x' if ratio else '-':>8}")
-    if 'resume_incomplete_after_s' in up:
-        lines.append(f"upstream did not resume all in {up['resume_incomplete_after_s']:.0f} s: "
-                     f"{up['resumed']:,} of {meta['objects']:,}")
+    if meta.get('skipped'):
+        lines.append(f"phases run: {', '.join(meta['phases'])}; skipped: {', '.join(meta['skipped'])}"
+                     + (f" ({meta['skip_reason']})" if meta.get('skip_reason') else ''))
+    for side, figures in (('ours', report['ours']), ('upstream', up)):
+        if 'resume_incomplete_after_s' in figures:
+            lines.append(f"{side} did not resume all in {figures['resume_incomplete_after_s']:.0f} s: "
+                         f"{figures['resumed']:,} of {meta['objects']:,}")
     return '\n'.join(lines)
+
+
+def phases_arg(text: str) -> tuple[str, ...]:
+    chosen = {p.strip() for p in text.split(',') if p.strip()}
+    if not chosen or chosen - set(PHASES):
+        raise argparse.ArgumentTypeError(f'phases: some of {", ".join(PHASES)}; got {text!r}')
+    return tuple(p for p in PHASES if p in chosen)
 
 
 def main() -> int:
@@ -370,10 +420,21 @@ def main() -> int:
                              "run: 2 x objects + 3 x churn + 10,000; 10000: the cluster's own default)")
     parser.add_argument('--state', type=pathlib.Path, default=None,
                         help=f'the state file (written if missing; default: cached by N in {scale_state.CACHE})')
+    parser.add_argument('--phases', type=phases_arg, default=PHASES,
+                        help='which phases, comma-separated (default: idle,resume,churn): idle (no handler due), '
+                             'resume (a resume handler each; upstream too with --upstream), churn (after the '
+                             'resume; without it, by a second operator in the idle phase\'s cluster, idle implied)')
+    parser.add_argument('--skip-reason', default='', help='why phases are skipped: recorded and printed')
     parser.add_argument('--no-write', action='store_true', help='print only; do not write bench/results/')
     args = parser.parse_args()
     args.quick = False
-    args.history = args.history or 2 * args.objects + 3 * int(args.churn * args.churn_seconds) + 10_000
+    if args.churn <= 0 or args.churn_seconds <= 0:
+        args.phases = tuple(p for p in args.phases if p != 'churn')
+    if 'churn' in args.phases and 'resume' not in args.phases and 'idle' not in args.phases:
+        args.phases = ('idle', *args.phases)
+    # Enough history that no continue token expires: the resume writes each object (1-2 changes each).
+    args.history = args.history or ((2 * args.objects if 'resume' in args.phases else 0)
+                                    + 3 * int(args.churn * args.churn_seconds) + 10_000)
     run.run_and_report('scale', bench(args), table, write=not args.no_write)
     return 0
 

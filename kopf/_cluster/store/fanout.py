@@ -96,9 +96,18 @@ class Watcher:
         self.buffer.clear()
         self.wakeup.set()
 
-    def take(self) -> bytes:
-        data = b''.join(self.buffer)
-        self.buffer.clear()
+    def take(self, limit: int | None = None) -> bytes:
+        """The buffered lines, joined; with `limit`: only the first ones, about `limit` bytes (one line at least)."""
+        if limit is None:
+            count = len(self.buffer)
+        else:
+            count, size = 0, 0
+            for line in self.buffer:
+                if count and size + len(line) > limit:
+                    break
+                count, size = count + 1, size + len(line)
+        data = b''.join(self.buffer[:count])
+        del self.buffer[:count]
         return data
 
 

@@ -1,8 +1,10 @@
 """Serving one watch request: the starting point, then live lines, bookmarks and timeouts.
 
 The starting point: after a given resourceVersion, the changes since then from the history (one ERROR
-event, 410 Expired, if they are compacted away); without one (or "0", or with `sendInitialEvents`), the
-current objects as ADDED events first.
+event, 410 Expired, if they are compacted away, or more than a stream buffers before it is live: as a real
+watch cache that no longer has them); without one (or "0", or with `sendInitialEvents`), the current
+objects as ADDED events first. These initial lines go out in chunks of about `BACKLOG_CHUNK` bytes, each
+at the client's pace; the live lines then go straight into the connection.
 """
 import asyncio
 import random
@@ -22,6 +24,7 @@ from kopf._shared.resourcetable import Resource
 
 TRUE = ('1', 't', 'T', 'true', 'TRUE', 'True')
 FUTURE_RV_WAIT = 3.0
+BACKLOG_CHUNK = 1024 * 1024   # bytes of initial lines per HTTP chunk
 
 
 class Streams:
@@ -56,6 +59,7 @@ class Streams:
             if first is not None:
                 await response.write(first)
             else:
+                await _send_backlog(response, watcher)
                 self._go_live(request, watcher)
                 await self._pump(watcher, target, seconds, bookmarks)
             await response.write_eof()
@@ -115,6 +119,10 @@ class Streams:
             return fanout.error(status)
         for change in changes:
             watcher.offer(change)
+        if watcher.closed:   # overflowed: more changes than a stream buffers before it is live
+            status = statuses.expired(f'too old resource version: {since} ({store.rv})').status()
+            status.pop('details', None)
+            return fanout.error(status)
         return None
 
     async def _pump(self, watcher: Watcher, target: Target, seconds: float, bookmarks: bool) -> None:
@@ -167,6 +175,15 @@ class TableLines:
                             version=self.version)
         self.headers = False
         return b'{"type":"' + type.encode() + b'","object":' + jsoncodec.dumps(body) + b'}\n'
+
+
+async def _send_backlog(response: web.StreamResponse, watcher: Watcher) -> None:
+    """The initial lines in chunks of about `BACKLOG_CHUNK` bytes, each written at the client's pace (and the
+    lines that come meanwhile after them). All in one write, a backlog beyond the hub's `transport_limit`
+    (e.g. a watch from before 100,000 changes of 1 KB: the echoes of a long resume) would cut the stream off
+    before its first event, and the client, retrying from the same point, would never get past it."""
+    while watcher.buffer and not watcher.closed:
+        await response.write(watcher.take(BACKLOG_CHUNK))
 
 
 def _timeout(value: str | None, maximum: float) -> float:
