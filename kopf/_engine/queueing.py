@@ -54,6 +54,13 @@ RELEASE_DELAY = 1.0  # seconds after a large resumption before its freed heap go
 BACKLOG = 500  # records waiting in the queue before the listing's reader waits (without `chunk_size`)
 
 
+_KICKED = True  # an idle runner's waiter, woken by `kick()` (`drain()` wakes them with None)
+
+
+def _kicked(waiter: 'asyncio.Future[bool | None]') -> bool:
+    return waiter.done() and not waiter.cancelled() and waiter.result() is _KICKED
+
+
 class _Slot(invoking.Slot):
     """A runner's place in the pool's limit; freed while the runner awaits an async handler."""
 
@@ -85,11 +92,13 @@ class Dispatcher:
         self.tg = tg
         self.scheduler = rctx.operator.scheduler
         self.ready: collections.deque[records.ObjectRecord] = collections.deque()  # the queue: phase QUEUED
-        self.waiters: collections.deque[asyncio.Future[None]] = collections.deque()  # idle runners
+        self.waiters: collections.deque[asyncio.Future[bool | None]] = collections.deque()  # idle runners
         self.tasks: dict[records.ObjectRecord, asyncio.Task[Any] | None] = {}  # phase RUNNING: its runner's task
         self.newest: dict[str, RawEvent] | None = {} if rctx.operator.shards else None  # shards not ours: by uid
         self.drained: asyncio.Event | None = None  # set when the queue is short again (the listing's reader waits)
         self.active = 0   # runners counted against the limit
+        self.starting: set[asyncio.Task[None]] = set()  # runners started that have not run yet (see `kick`)
+        self.woken = 0    # idle runners woken by `kick` that have not looked at the queue yet
         limit = rctx.settings.queueing.worker_limit
         self.limit: float = math.inf if limit is None else limit  # None: unlimited, as upstream
         # ... though more cycles than the executor has threads for the sync handlers (4 per thread, for the
@@ -326,13 +335,19 @@ class Dispatcher:
     # -- the pool -------------------------------------------------------------------------------------
 
     def kick(self) -> None:
-        """Wake an idle runner, or start one within the limit, if work is waiting."""
-        if not self.ready or self.closed:
+        """Wake an idle runner, or start one within the limit, if work is waiting and no runner is coming for it.
+
+        One at a time: a runner that takes a record kicks the next one if more are waiting, so runners are
+        added as fast as the cycles block, not one per record queued (a listing's page queues 500 at once,
+        and a runner serves the records that need no I/O one after another without yielding).
+        """
+        if not self.ready or self.closed or self.starting or self.woken:
             return
         while self.waiters:
             waiter = self.waiters.popleft()
             if not waiter.done():
-                waiter.set_result(None)
+                waiter.set_result(_KICKED)
+                self.woken += 1
                 return
         if self.active < self.limit:
             runner = self._runner()
@@ -343,19 +358,26 @@ class Dispatcher:
                 return
             self.active += 1
             self.runners.add(task)
+            self.starting.add(task)  # until it runs; if it never does (cancelled first), until it is done
             task.add_done_callback(self.runners.discard)
+            task.add_done_callback(self.starting.discard)
 
     async def _runner(self) -> None:
         slot = _Slot(self)
         token = invoking.slot.set(slot)
         loop = asyncio.get_running_loop()
         task = asyncio.current_task()  # the same for all the cycles it runs
+        if task is not None:
+            self.starting.discard(task)
+        woken = False  # counted in `self.woken` by the kick that woke it, until it looks at the queue
         try:
             while True:
+                if woken:
+                    woken, self.woken = False, self.woken - 1
                 if not self.ready and self.closed:
                     return
                 if not self.ready:
-                    waiter = loop.create_future()
+                    waiter: asyncio.Future[bool | None] = loop.create_future()
                     self.waiters.append(waiter)
                     try:
                         async with asyncio.timeout(self.rctx.settings.queueing.idle_timeout):
@@ -363,18 +385,23 @@ class Dispatcher:
                     except TimeoutError:
                         if waiter in self.waiters:
                             self.waiters.remove(waiter)
-                        if not self.ready:
+                        if not self.ready and not _kicked(waiter):
                             return
                     finally:
+                        woken = _kicked(waiter)  # counted by `kick()` (even if its timeout came meanwhile)
                         if not waiter.done():
                             waiter.cancel()
                     continue
                 record = self.ready.popleft()
+                if self.ready:
+                    self.kick()  # the next runner, in case this cycle blocks
                 if self.drained is not None and len(self.ready) <= self.backlog_limit:
                     self.drained.set()
                     self.drained = None
                 await self._serve(record, task)
         finally:
+            if woken:
+                self.woken -= 1
             if slot.held:
                 self.active -= 1
             invoking.slot.reset(token)

@@ -422,3 +422,43 @@ async def test_a_large_resumption_ending_after_the_stream_closed_schedules_no_re
         for idx in range(listings.LARGE):
             dispatcher._report(progress.handled(f'uid{idx}', 0.0))
         assert progress.finished and dispatcher._release is None
+
+
+def event_of(uid: str) -> dict[str, Any]:
+    return {'type': None, 'object': {'metadata': {'uid': uid, 'name': uid, 'namespace': 'ns', 'resourceVersion': '1'}}}
+
+
+async def test_a_burst_of_cycles_that_never_block_is_served_by_one_runner_not_one_per_record(
+        rctx: contexts.ResourceContext) -> None:
+    tasks: set[Any] = set()
+    served: list[str] = []
+
+    async def process(rctx: Any, record: records.ObjectRecord, ev: Any, **_: Any) -> records.Done:
+        tasks.add(asyncio.current_task())
+        served.append(record.uid)
+        return done(ev)  # no await: nothing yields to the loop
+
+    async with asyncio.TaskGroup() as tg:
+        dispatcher = dispatcher_with(process)(rctx, tg)
+        for idx in range(50):  # queued at once, as a listing's page is
+            dispatcher.dispatch(event_of(f'u{idx}'))
+        await eventually(lambda: len(served) == 50)
+    assert sorted(served) == sorted(f'u{idx}' for idx in range(50))
+    assert len(tasks) <= 2, len(tasks)
+
+
+async def test_runners_are_added_as_fast_as_the_cycles_block(rctx: contexts.ResourceContext) -> None:
+    release = asyncio.Event()
+    running: set[str] = set()
+
+    async def process(rctx: Any, record: records.ObjectRecord, ev: Any, **_: Any) -> records.Done:
+        running.add(record.uid)
+        await release.wait()
+        return done(ev)
+
+    async with asyncio.TaskGroup() as tg:
+        dispatcher = dispatcher_with(process)(rctx, tg)
+        for idx in range(20):
+            dispatcher.dispatch(event_of(f'u{idx}'))
+        await eventually(lambda: len(running) == 20)  # all at once: no limit (worker_limit=None)
+        release.set()
