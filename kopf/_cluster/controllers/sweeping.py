@@ -181,7 +181,9 @@ def _propagate(state: State) -> bool:
             if marker == 'orphan':
                 _detach(state, dep_key, dependent, uid)
             else:   # dependents with dependents of their own go in the foreground too, as upstream's GC does
-                nested = bool(_dependents(state, dependent['metadata'].get('uid')))
+                nested = _dependents(state, dependent['metadata'].get('uid'))
+                if any(_deleting_dependents(obj) for _, obj in nested):
+                    _unblock(state, dep_key, dependent)   # a cycle: it must not wait for its own dependents
                 _delete(state, dep_key, dependent, FOREGROUND if nested else BACKGROUND)
         if marker == 'orphan' or not _blocking(state, uid):   # only `blockOwnerDeletion: true` dependents hold it
             _drop_finalizer(state, key, owner, marker)
@@ -195,6 +197,26 @@ def _dependents(state: State, uid: str | None) -> list[tuple[tuple[str, str], Ob
         return state.store.dependents_of({uid})
     return [(key, obj) for key, bucket in list(state.store.objects.items()) for obj in list(bucket.values())
             if any(ref.get('uid') == uid for ref in obj['metadata'].get('ownerReferences') or [])]
+
+
+def _deleting_dependents(obj: Obj) -> bool:
+    meta = obj['metadata']
+    return bool(meta.get('deletionTimestamp')) and 'foregroundDeletion' in (meta.get('finalizers') or [])
+
+
+def _unblock(state: State, key: tuple[str, str], obj: Obj) -> None:
+    """Upstream's cycle breaker: a dependent not yet deleted whose own dependent is in foreground deletion
+    gets `blockOwnerDeletion: false` on all its ownerReferences before its own foreground deletion."""
+    if obj['metadata'].get('deletionTimestamp'):
+        return
+    candidate = jsoncodec.clone(obj)
+    refs = candidate['metadata'].get('ownerReferences') or []
+    if not any(ref.get('blockOwnerDeletion') for ref in refs):
+        return
+    for ref in refs:
+        if ref.get('blockOwnerDeletion'):
+            ref['blockOwnerDeletion'] = False
+    _update(state, key, obj, candidate)
 
 
 def _blocking(state: State, uid: str | None) -> bool:

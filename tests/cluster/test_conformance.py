@@ -1,0 +1,60 @@
+"""Behaviours that Kubernetes' own conformance specs (`make conformance`, tools/conformance) expect of the local
+cluster, each reduced to its essence: the spec's name is in each test's docstring."""
+import http.client
+import json
+import urllib.parse
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from kopf.testing import LocalCluster
+
+from ..waiting import wait_for
+
+Obj = dict[str, Any]
+
+
+def _call(cluster: LocalCluster, method: str, path: str, body: Any = None,
+          content_type: str = 'application/json') -> tuple[int, Any]:
+    parsed = urllib.parse.urlparse(cluster.url)
+    conn = http.client.HTTPConnection(parsed.hostname, parsed.port, timeout=10)
+    conn.request(method, path, body=None if body is None else json.dumps(body), headers={'Content-Type': content_type})
+    response = conn.getresponse()
+    data = response.read()
+    conn.close()
+    return response.status, json.loads(data) if data else None
+
+
+@pytest.fixture(scope='module')
+def cluster() -> Iterator[LocalCluster]:
+    with LocalCluster() as running:
+        yield running
+
+
+CONFIGMAPS = '/api/v1/namespaces/default/configmaps'
+
+
+def test_foreground_deletion_is_not_blocked_by_a_dependency_cycle(cluster: LocalCluster) -> None:
+    """Garbage collector should not be blocked by dependency circle [Conformance]: three objects, each owned
+    by the next with `blockOwnerDeletion: true`; a foreground deletion of one deletes all three."""
+    uids = {}
+    for name in ('cyc1', 'cyc2', 'cyc3'):
+        status, created = _call(cluster, 'POST', CONFIGMAPS, {'metadata': {'name': name}})
+        assert status == 201, created
+        uids[name] = created['metadata']['uid']
+    for name, owner in (('cyc1', 'cyc3'), ('cyc2', 'cyc1'), ('cyc3', 'cyc2')):
+        ref = {'apiVersion': 'v1', 'kind': 'ConfigMap', 'name': owner, 'uid': uids[owner],
+               'controller': True, 'blockOwnerDeletion': True}
+        status, _ = _call(cluster, 'PATCH', f'{CONFIGMAPS}/{name}', {'metadata': {'ownerReferences': [ref]}},
+                          'application/strategic-merge-patch+json')
+        assert status == 200
+    status, _ = _call(cluster, 'DELETE', f'{CONFIGMAPS}/cyc1',
+                      {'propagationPolicy': 'Foreground', 'preconditions': {'uid': uids['cyc1']}})
+    assert status == 200
+
+    def gone() -> bool:
+        names = {cm['metadata']['name'] for cm in cluster.list('v1', 'ConfigMap', 'default')}
+        return not names & set(uids)
+
+    wait_for(gone, within=30)
