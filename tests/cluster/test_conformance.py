@@ -58,3 +58,22 @@ def test_foreground_deletion_is_not_blocked_by_a_dependency_cycle(cluster: Local
         return not names & set(uids)
 
     wait_for(gone, within=30)
+
+
+def test_a_quota_status_edited_by_hand_is_reset_by_the_periodic_resync() -> None:
+    """ResourceQuota should apply changes to a resourcequota status [Conformance]: a status patched to other
+    hard limits stays until the controller's full resync (`quota_resync`) puts `status.hard = spec.hard` back."""
+    with LocalCluster(quota_resync=1.0) as cluster:
+        path = '/api/v1/namespaces/default/resourcequotas'
+        quota = {'metadata': {'name': 'q'}, 'spec': {'hard': {'cpu': '1', 'memory': '1Gi'}}}
+        assert _call(cluster, 'POST', path, quota)[0] == 201
+        wait_for(lambda: (cluster.get('v1', 'ResourceQuota', 'q', 'default') or {}).get('status', {}).get('hard'))
+        status, patched = _call(cluster, 'PATCH', f'{path}/q/status', {'status': {'hard': {'cpu': '2', 'memory': '2Gi'}}},
+                                'application/strategic-merge-patch+json')
+        assert status == 200 and patched['status']['hard'] == {'cpu': '2', 'memory': '2Gi'}
+
+        def reset() -> bool:
+            current = cluster.get('v1', 'ResourceQuota', 'q', 'default') or {}
+            return bool(current['status']['hard'] == {'cpu': '1', 'memory': '1Gi'})
+
+        wait_for(reset, within=30)

@@ -43,7 +43,7 @@ class Emulator(Controls):
                  history_size: int = 10000, bookmark_interval: float = 60.0, watch_timeout: float = 1800.0,
                  allow_http_webhooks: bool = False, state_file: str | os.PathLike[str] | None = None,
                  tls: bool = False, tokens: Mapping[str, accessrules.Token] | None = None,
-                 webhook_services: Mapping[str, str] | None = None, event_ttl: float = 3600.0,
+                 webhook_services: Mapping[str, str] | None = None, event_ttl: float = 3600.0, quota_resync: float = 300.0,
                  client_certs: bool = False, tls_sans: Iterable[str] = (), workloads: bool = True,
                  nodes: int = 1, feature_gates: Mapping[str, bool] | None = None) -> None:
         self.host = host
@@ -56,6 +56,7 @@ class Emulator(Controls):
         self.feature_gates = featuregates.resolve(feature_gates or {}, git_version)   # GateError if unknown
         git_version = git_version or apidiscovery.DEFAULT_VERSION   # given: posing as it (discovery, features)
         settings = kindrules.Settings(allow_http_webhooks=allow_http_webhooks, event_ttl=event_ttl,
+                                      quota_resync=quota_resync,
                                       shard_selectors=self.feature_gates['ShardedListAndWatch'])
         self.state = State(history_size=history_size, settings=settings)
         self.hub = Hub(bookmark_interval=bookmark_interval)

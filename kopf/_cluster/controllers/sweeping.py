@@ -69,6 +69,7 @@ class Sweeper:
             if self.state.aggregation_due:
                 self.state.aggregation_due = False
                 _safely(rolesync.aggregate, self.state)
+            quotasync.resync(self.state)
             if self.state.quotas_due:
                 _safely(quotasync.sync, self.state)
             if self._sweep or time.monotonic() - swept >= interval:

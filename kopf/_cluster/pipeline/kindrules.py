@@ -27,6 +27,7 @@ class Settings:
 
     allow_http_webhooks: bool = False
     event_ttl: float = 3600.0         # seconds after which Events are deleted, as a real server does
+    quota_resync: float = 300.0       # the resourcequota controller's full resync (--resource-quota-sync-period)
     shard_selectors: bool = True      # `shardSelector=` is served (feature gate ShardedListAndWatch, 1.36+)
 
 
