@@ -68,8 +68,8 @@ def test_a_quota_status_edited_by_hand_is_reset_by_the_periodic_resync() -> None
         quota = {'metadata': {'name': 'q'}, 'spec': {'hard': {'cpu': '1', 'memory': '1Gi'}}}
         assert _call(cluster, 'POST', path, quota)[0] == 201
         wait_for(lambda: (cluster.get('v1', 'ResourceQuota', 'q', 'default') or {}).get('status', {}).get('hard'))
-        status, patched = _call(cluster, 'PATCH', f'{path}/q/status', {'status': {'hard': {'cpu': '2', 'memory': '2Gi'}}},
-                                'application/strategic-merge-patch+json')
+        hard = {'status': {'hard': {'cpu': '2', 'memory': '2Gi'}}}
+        status, patched = _call(cluster, 'PATCH', f'{path}/q/status', hard, 'application/strategic-merge-patch+json')
         assert status == 200 and patched['status']['hard'] == {'cpu': '2', 'memory': '2Gi'}
 
         def reset() -> bool:
@@ -77,3 +77,51 @@ def test_a_quota_status_edited_by_hand_is_reset_by_the_periodic_resync() -> None
             return bool(current['status']['hard'] == {'cpu': '1', 'memory': '1Gi'})
 
         wait_for(reset, within=30)
+
+
+def _crd(plural: str, schema: Obj | None) -> Obj:
+    version: Obj = {'name': 'v1', 'served': True, 'storage': True}
+    if schema is not None:
+        version['schema'] = {'openAPIV3Schema': schema}
+    return {'metadata': {'name': f'{plural}.example.com'},
+            'spec': {'group': 'example.com', 'scope': 'Namespaced', 'versions': [version],
+                     'names': {'plural': plural, 'kind': plural.capitalize()[:-1]}}}
+
+
+GVK = [{'group': 'example.com', 'kind': 'Thing', 'version': 'v1'}]
+
+
+@pytest.mark.parametrize('schema', [None, {'type': 'object', 'x-kubernetes-preserve-unknown-fields': True},
+                                    {'type': 'object', 'x-kubernetes-preserve-unknown-fields': True,
+                                     'properties': {'spec': {'type': 'object'}}}])
+def test_v2_of_a_kind_preserving_unknown_fields_at_the_root_is_only_an_object(schema: Obj | None) -> None:
+    """CustomResourcePublishOpenAPI works for CRD without validation schema [Conformance] (and "... preserving
+    unknown fields at the schema root"): the v2 definition is `type: object` and the GVK, nothing else."""
+    from kopf._cluster.openapi import documents
+    definitions = documents.v2_document([_crd('things', schema)])['definitions']
+    assert definitions['com.example.v1.Thing'] == {'type': 'object', 'x-kubernetes-group-version-kind': GVK}
+
+
+def test_v2_of_a_kind_drops_what_swagger_cannot_say() -> None:
+    """CustomResourcePublishOpenAPI works for CRD preserving unknown fields in an embedded object [Conformance]:
+    the apiextensions server's `ToStructuralOpenAPIV2`, node by node."""
+    from kopf._cluster.openapi import documents
+    schema = {'type': 'object', 'properties': {'spec': {
+        'type': 'object', 'required': ['a', 'n'], 'properties': {
+            'a': {'type': 'object', 'x-kubernetes-preserve-unknown-fields': True, 'description': 'A',
+                  'properties': {'x': {'type': 'string'}}},
+            'n': {'type': 'object', 'nullable': True, 'properties': {'x': {'type': 'string'}}},
+            'l': {'type': 'array', 'x-kubernetes-preserve-unknown-fields': True, 'items': {'type': 'string'}},
+            's': {'type': 'string', 'anyOf': [{'pattern': 'a'}, {'pattern': 'b'}]}}}}}
+    definition = documents.v2_document([_crd('things', schema)])['definitions']['com.example.v1.Thing']
+    assert definition['properties']['spec'] == {'type': 'object', 'required': ['a'], 'properties': {
+        'a': {'x-kubernetes-preserve-unknown-fields': True, 'description': 'A'},
+        'n': {},
+        'l': {'x-kubernetes-preserve-unknown-fields': True},
+        's': {'type': 'string'}}}
+    assert set(definition['properties']) == {'apiVersion', 'kind', 'metadata', 'spec'}
+    assert definition['properties']['metadata']['$ref'].endswith('/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta')
+    assert definition['type'] == 'object' and definition['x-kubernetes-group-version-kind'] == GVK
+    v3 = documents.v3_document('apis/example.com/v1', [_crd('things', schema)])
+    assert v3 is not None   # v3 keeps all of it
+    assert v3['components']['schemas']['com.example.v1.Thing']['properties']['spec'] == schema['properties']['spec']

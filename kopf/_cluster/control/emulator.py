@@ -43,9 +43,9 @@ class Emulator(Controls):
                  history_size: int = 10000, bookmark_interval: float = 60.0, watch_timeout: float = 1800.0,
                  allow_http_webhooks: bool = False, state_file: str | os.PathLike[str] | None = None,
                  tls: bool = False, tokens: Mapping[str, accessrules.Token] | None = None,
-                 webhook_services: Mapping[str, str] | None = None, event_ttl: float = 3600.0, quota_resync: float = 300.0,
-                 client_certs: bool = False, tls_sans: Iterable[str] = (), workloads: bool = True,
-                 nodes: int = 1, feature_gates: Mapping[str, bool] | None = None) -> None:
+                 webhook_services: Mapping[str, str] | None = None, event_ttl: float = 3600.0,
+                 quota_resync: float = 300.0, client_certs: bool = False, tls_sans: Iterable[str] = (),
+                 workloads: bool = True, nodes: int = 1, feature_gates: Mapping[str, bool] | None = None) -> None:
         self.host = host
         self.tls_sans = tuple(tls_sans)  # more names/addresses in the serving certificate (e.g. "k3s", "minikube")
         self.port = port
