@@ -125,3 +125,31 @@ def test_v2_of_a_kind_drops_what_swagger_cannot_say() -> None:
     v3 = documents.v3_document('apis/example.com/v1', [_crd('things', schema)])
     assert v3 is not None   # v3 keeps all of it
     assert v3['components']['schemas']['com.example.v1.Thing']['properties']['spec'] == schema['properties']['spec']
+
+
+def test_a_binding_matching_only_namespaces_applies_to_all_its_policy_matches(cluster: LocalCluster) -> None:
+    """ValidatingAdmissionPolicy should validate against a Deployment [Conformance]: a binding's
+    `matchResources` with a `namespaceSelector` and no `resourceRules` does not narrow the resources."""
+    namespace = {'metadata': {'name': 'vap', 'labels': {'vap': 'true'}}}
+    assert _call(cluster, 'POST', '/api/v1/namespaces', namespace)[0] == 201
+    policies = '/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies'
+    policy = {'metadata': {'name': 'replicas.example.com'}, 'spec': {
+        'matchConstraints': {'namespaceSelector': {'matchLabels': {'vap': 'true'}}, 'resourceRules': [
+            {'apiGroups': ['apps'], 'apiVersions': ['v1'], 'resources': ['deployments'], 'operations': ['CREATE']}]},
+        'validations': [{'expression': 'object.spec.replicas > 1'}]}}
+    binding = {'metadata': {'name': 'replicas.example.com'}, 'spec': {
+        'policyName': 'replicas.example.com', 'validationActions': ['Deny'],
+        'matchResources': {'namespaceSelector': {'matchLabels': {'vap': 'true'}}}}}
+    assert _call(cluster, 'POST', policies, policy)[0] == 201
+    assert _call(cluster, 'POST', policies.replace('policies', 'policybindings'), binding)[0] == 201
+    try:
+        labels = {'app': 'x'}
+        template = {'metadata': {'labels': labels}, 'spec': {'containers': [{'name': 'c', 'image': 'i'}]}}
+        deployment = {'metadata': {'name': 'one'},
+                      'spec': {'replicas': 1, 'selector': {'matchLabels': labels}, 'template': template}}
+        status, body = _call(cluster, 'POST', '/apis/apps/v1/namespaces/vap/deployments', deployment)
+        assert (status, body['reason']) == (422, 'Invalid'), body
+        assert body['message'].endswith("denied request: failed expression: object.spec.replicas > 1")
+    finally:
+        _call(cluster, 'DELETE', f'{policies.replace("policies", "policybindings")}/replicas.example.com')
+        _call(cluster, 'DELETE', f'{policies}/replicas.example.com')
