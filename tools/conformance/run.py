@@ -41,7 +41,7 @@ NEED_A_POD = {
 }
 E2E_FLAGS = ['--allowed-not-ready-nodes=-1', '--num-nodes=0', '--provider=skeleton', '--disable-log-dump',
              '--ginkgo.no-color', '--ginkgo.timeout=4h',
-             '--ginkgo.poll-progress-after=240s', '--ginkgo.poll-progress-interval=120s']   # a stuck spec shows in the log
+             '--ginkgo.poll-progress-after=240s', '--ginkgo.poll-progress-interval=120s']   # a stuck spec: where
 
 
 def build(script: str) -> pathlib.Path:
