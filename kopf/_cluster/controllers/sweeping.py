@@ -70,6 +70,7 @@ class Sweeper:
                 self.state.aggregation_due = False
                 _safely(rolesync.aggregate, self.state)
             quotasync.resync(self.state)
+            compact(self.state)
             if self.state.quotas_due:
                 _safely(quotasync.sync, self.state)
             if self._sweep or time.monotonic() - swept >= interval:
@@ -244,6 +245,20 @@ def _drop_finalizer(state: State, key: tuple[str, str], obj: Obj, marker: str) -
     candidate = jsoncodec.clone(obj)
     candidate['metadata']['finalizers'] = [f for f in candidate['metadata']['finalizers'] if f != marker]
     _update(state, key, obj, candidate)
+
+
+def compact(state: State) -> None:
+    """kube-apiserver's compactor (`--etcd-compaction-interval`, 5 minutes): at every interval, the history up to
+    the resourceVersion seen at the previous one is forgotten; watches and continue tokens older than that are
+    410 Expired (a continue token's 410 offers an inconsistent continuation)."""
+    interval = state.settings.compaction_interval
+    last, seen = state.compaction
+    now = time.monotonic()
+    if interval <= 0 or now - last < interval:
+        return
+    state.compaction = (now, state.store.rv)
+    if seen:
+        state.store.compact_to(seen)
 
 
 EVENT_KEYS = (('', 'events'), ('events.k8s.io', 'events'))

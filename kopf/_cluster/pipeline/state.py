@@ -37,6 +37,7 @@ class State:
         self.quota_namespaces: set[str] = set()   # where ResourceQuotas are (changes there may change usage)
         self.quotas_due: set[str] = set()         # namespaces whose quotas' status the controller recomputes soon
         self.quotas_resynced = time.monotonic()   # the last full resync of all quotas (status edits are undone)
+        self.compaction = (time.monotonic(), 0)   # the last compaction's time, and the rv it saw (compacted next)
         self.wake: Callable[[], None] = lambda: None   # the controllers' wake-up (set by the emulator)
         self.store.listeners.append(self._follow)
         for name in resourcetable.INITIAL_NAMESPACES:
