@@ -189,3 +189,17 @@ def test_no_compaction_when_its_interval_is_zero() -> None:
         state.compaction = (-1000.0, 1)   # long due, and the previous compaction saw rv 1
         sweeping.compact(state)
         assert state.store.compacted == compacted
+
+
+def test_compactions_expire_the_history_of_a_quiet_cluster_too() -> None:
+    """As the real compactor's own etcd write does, each compaction takes a resourceVersion: a token of a quiet
+    cluster's list expires by the second compaction after it."""
+    from kopf._cluster.controllers import sweeping
+    from kopf._cluster.pipeline import kindrules
+    from kopf._cluster.pipeline.state import State
+    state = State(settings=kindrules.Settings(compaction_interval=300.0))
+    listed = state.store.rv
+    for _ in range(2):
+        state.compaction = (-1000.0, state.compaction[1])   # due
+        sweeping.compact(state)
+    assert state.store.rv == listed + 2 and state.store.compacted == listed + 1 > listed

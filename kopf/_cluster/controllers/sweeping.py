@@ -250,12 +250,14 @@ def _drop_finalizer(state: State, key: tuple[str, str], obj: Obj, marker: str) -
 def compact(state: State) -> None:
     """kube-apiserver's compactor (`--etcd-compaction-interval`, 5 minutes): at every interval, the history up to
     the resourceVersion seen at the previous one is forgotten; watches and continue tokens older than that are
-    410 Expired (a continue token's 410 offers an inconsistent continuation)."""
+    410 Expired (a continue token's 410 offers an inconsistent continuation). As the compactor's own write to
+    etcd (its `compact_rev_key`) does, each compaction takes a resourceVersion: even a quiet cluster moves on."""
     interval = state.settings.compaction_interval
     last, seen = state.compaction
     now = time.monotonic()
     if interval <= 0 or now - last < interval:
         return
+    state.store.rv += 1   # no object of the API changed: no watch event
     state.compaction = (now, state.store.rv)
     if seen:
         state.store.compact_to(seen)
