@@ -116,7 +116,8 @@ async def cluster(python: str, state: pathlib.Path, logdir: pathlib.Path, tag: s
     except OSError:   # another filesystem: a copy
         shutil.copyfile(state, linked)
     emu = h.EmulatorProcess(python, workdir)
-    emu.options, emu.start_timeout = ('--state', str(linked), '--history-size', str(history)), 1800.0
+    emu.options = ('--state', str(linked), '--history-size', str(history), '--compaction-interval', '0')
+    emu.start_timeout = 1800.0
     started = time.monotonic()
     emu.start()
     log(f'cluster {tag}: resumed from the state file in {time.monotonic() - started:.1f} s')

@@ -68,18 +68,20 @@ def posing_options(fn: Callable[..., Any]) -> Callable[..., Any]:
 @posing_options
 @click.option('--history-size', 'history_size', type=click.IntRange(min=1), default=10000, show_default=True,
               help='Changes kept: watches from an older resourceVersion and older list continue tokens get 410.')
+@click.option('--compaction-interval', 'compaction_interval', type=click.FloatRange(min=0), default=300.0,
+              show_default=True, help='Seconds between compactions of the history, as etcd\'s (0: never).')
 @click.option('-v', '--verbose', is_flag=True, default=False,
               help='Print a line per request to stderr: method, path, status, milliseconds.')
 def cluster(host: str, port: int, config_path: str, apply: tuple[str, ...], state: str | None,
             tls: bool, token: str | None, git_version: str | None, tls_sans: tuple[str, ...], feature_gates: str,
-            history_size: int, verbose: bool) -> None:
+            history_size: int, compaction_interval: float, verbose: bool) -> None:
     """Serve a local Kubernetes API (in memory) until interrupted."""
     from kopf._cluster.control import command  # the emulator: only for `kopf cluster`
 
     try:
         asyncio.run(command.serve(host, port, config_path, apply, state, tls or bool(tls_sans), token, verbose,
                                   git_version=git_version, tls_sans=tls_sans, feature_gates=feature_gates,
-                                  history_size=history_size))
+                                  history_size=history_size, compaction_interval=compaction_interval))
     except command.StartupError as exc:
         click.echo(f'Error: {exc}', err=True)
         raise SystemExit(1) from None

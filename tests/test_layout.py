@@ -151,6 +151,7 @@ ACROSS_MODULES = {  # files that test one concern across modules, and that conce
     'core/test_compat_types.py': "upstream's public names in annotations: kopf.X of many modules",
     'cluster/test_hostile_input.py': 'the whole HTTP surface, fuzzed: dispatching, codecs, every handler',
     'cluster/test_kinds.py': 'every built-in kind through the table, discovery, defaults, rules, Tables, OpenAPI',
+    'cluster/test_conformance.py': "what Kubernetes' conformance specs expect (GC, quotas, OpenAPI v2, VAP, paging)",
 }
 
 

@@ -19,6 +19,7 @@ class ApiError(Exception):
     def __init__(
         self, code: int, reason: str, message: str,
         details: Mapping[str, Any] | None = None, headers: Mapping[str, str] | None = None,
+        list_meta: Mapping[str, Any] | None = None,
     ) -> None:
         super().__init__(message)
         self.code = code
@@ -26,9 +27,11 @@ class ApiError(Exception):
         self.message = message
         self.details = dict(details) if details is not None else None
         self.headers = dict(headers or {})
+        self.list_meta = dict(list_meta or {})   # the Status's own `metadata` (a 410's `continue`)
 
     def status(self) -> dict[str, Any]:
-        body: dict[str, Any] = {'kind': 'Status', 'apiVersion': 'v1', 'metadata': {}, 'status': 'Failure'}
+        body: dict[str, Any] = {'kind': 'Status', 'apiVersion': 'v1', 'metadata': dict(self.list_meta),
+                                'status': 'Failure'}
         if self.message:   # Go's `omitempty`
             body['message'] = self.message
         if self.reason:   # a real server's error that is not a Status (StatusReasonUnknown) has none

@@ -174,6 +174,8 @@ def test_list_exact_and_expired_continue(raw: Http, cluster: LocalCluster) -> No
     cluster.compact_history()
     status, _, body = raw.request('GET', f'/api/v1/namespaces?limit=1&continue={page["metadata"]["continue"]}')
     assert status == 410 and body['message'].startswith('The provided continue parameter is too old')
+    status, _, rest = raw.request('GET', f'/api/v1/namespaces?limit=1&continue={body["metadata"]["continue"]}')
+    assert status == 200 and rest['items']   # the inconsistent continuation, at the current resourceVersion
 
 
 def test_legacy_watch_paths(raw: Http, cluster: LocalCluster) -> None:

@@ -40,7 +40,8 @@ NEED_A_POD = {
                                                      'Nodes (envtest registers none: no kubelet)',
 }
 E2E_FLAGS = ['--allowed-not-ready-nodes=-1', '--num-nodes=0', '--provider=skeleton', '--disable-log-dump',
-             '--ginkgo.no-color', '--ginkgo.timeout=4h']
+             '--ginkgo.no-color', '--ginkgo.timeout=4h',
+             '--ginkgo.poll-progress-after=240s', '--ginkgo.poll-progress-interval=120s']   # a stuck spec: where
 
 
 def build(script: str) -> pathlib.Path:

@@ -141,8 +141,8 @@ def matches(state: State, constraints: Any, request: Request) -> bool:
     """A policy's `matchConstraints` or a binding's `matchResources` against a request."""
     if not isinstance(constraints, Mapping):
         return False
-    rules = constraints.get('resourceRules') or []
-    if not any(reviews.rule_matches(rule, request) and named(rule, request) for rule in rules):
+    rules = constraints.get('resourceRules') or []   # none (a binding's may be unset): all that the policy matches
+    if rules and not any(reviews.rule_matches(rule, request) and named(rule, request) for rule in rules):
         return False
     if any(reviews.rule_matches(rule, request) and named(rule, request)
            for rule in constraints.get('excludeResourceRules') or []):

@@ -19,13 +19,14 @@ class StartupError(Exception):
 async def serve(host: str, port: int, config_path: str, apply: Sequence[str], state: str | None = None,
                 tls: bool = False, token: str | None = None, verbose: bool = False, *,
                 git_version: str | None = None, tls_sans: Sequence[str] = (), feature_gates: str = '',
-                history_size: int = 10000) -> None:
+                history_size: int = 10000, compaction_interval: float = 300.0) -> None:
     tokens = {token: 'admin'} if token else None
     posing: dict[str, Any] = {'git_version': git_version} if git_version is not None else {}
     try:
         gates = featuregates.parse(feature_gates)
         emulator = Emulator(host=host, port=port, state_file=state, tls=tls, tokens=tokens, tls_sans=tls_sans,
-                            feature_gates=gates, history_size=history_size, **posing)
+                            feature_gates=gates, history_size=history_size, compaction_interval=compaction_interval,
+                            **posing)
     except featuregates.GateError as exc:
         raise StartupError(f'--feature-gates: {exc}') from None
     if verbose:   # one line per request on stderr: method, path and query, status, milliseconds

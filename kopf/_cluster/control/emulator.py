@@ -44,8 +44,9 @@ class Emulator(Controls):
                  allow_http_webhooks: bool = False, state_file: str | os.PathLike[str] | None = None,
                  tls: bool = False, tokens: Mapping[str, accessrules.Token] | None = None,
                  webhook_services: Mapping[str, str] | None = None, event_ttl: float = 3600.0,
-                 client_certs: bool = False, tls_sans: Iterable[str] = (), workloads: bool = True,
-                 nodes: int = 1, feature_gates: Mapping[str, bool] | None = None) -> None:
+                 quota_resync: float = 300.0, compaction_interval: float = 300.0, client_certs: bool = False,
+                 tls_sans: Iterable[str] = (), workloads: bool = True, nodes: int = 1,
+                 feature_gates: Mapping[str, bool] | None = None) -> None:
         self.host = host
         self.tls_sans = tuple(tls_sans)  # more names/addresses in the serving certificate (e.g. "k3s", "minikube")
         self.port = port
@@ -56,6 +57,7 @@ class Emulator(Controls):
         self.feature_gates = featuregates.resolve(feature_gates or {}, git_version)   # GateError if unknown
         git_version = git_version or apidiscovery.DEFAULT_VERSION   # given: posing as it (discovery, features)
         settings = kindrules.Settings(allow_http_webhooks=allow_http_webhooks, event_ttl=event_ttl,
+                                      quota_resync=quota_resync, compaction_interval=compaction_interval,
                                       shard_selectors=self.feature_gates['ShardedListAndWatch'])
         self.state = State(history_size=history_size, settings=settings)
         self.hub = Hub(bookmark_interval=bookmark_interval)

@@ -7,6 +7,7 @@ admission check (`pipeline.writing`) charges each write to the quotas at once, a
 """
 import datetime
 import functools
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -34,6 +35,15 @@ def sync(state: State) -> None:
                 candidate = {**quota, 'status': wanted}
                 target = Target(resource, namespace, quota['metadata']['name'], 'status')
                 writing.update(state, target, quota, candidate, OPTIONS)
+
+
+def resync(state: State) -> None:
+    """Every `quota_resync` seconds, all quotas are due, as the controller's periodic full resync makes them:
+    a status edited by someone else (the controller ignores status-only changes) is put right again then."""
+    now = time.monotonic()
+    if now - state.quotas_resynced >= state.settings.quota_resync:
+        state.quotas_resynced = now
+        state.quotas_due |= state.quota_namespaces
 
 
 def _objects(state: State, namespace: str, key: tuple[str, str]) -> Iterator[dict[str, Any]]:

@@ -69,6 +69,8 @@ class Sweeper:
             if self.state.aggregation_due:
                 self.state.aggregation_due = False
                 _safely(rolesync.aggregate, self.state)
+            quotasync.resync(self.state)
+            compact(self.state)
             if self.state.quotas_due:
                 _safely(quotasync.sync, self.state)
             if self._sweep or time.monotonic() - swept >= interval:
@@ -181,7 +183,9 @@ def _propagate(state: State) -> bool:
             if marker == 'orphan':
                 _detach(state, dep_key, dependent, uid)
             else:   # dependents with dependents of their own go in the foreground too, as upstream's GC does
-                nested = bool(_dependents(state, dependent['metadata'].get('uid')))
+                nested = _dependents(state, dependent['metadata'].get('uid'))
+                if any(_deleting_dependents(obj) for _, obj in nested):
+                    _unblock(state, dep_key, dependent)   # a cycle: it must not wait for its own dependents
                 _delete(state, dep_key, dependent, FOREGROUND if nested else BACKGROUND)
         if marker == 'orphan' or not _blocking(state, uid):   # only `blockOwnerDeletion: true` dependents hold it
             _drop_finalizer(state, key, owner, marker)
@@ -195,6 +199,26 @@ def _dependents(state: State, uid: str | None) -> list[tuple[tuple[str, str], Ob
         return state.store.dependents_of({uid})
     return [(key, obj) for key, bucket in list(state.store.objects.items()) for obj in list(bucket.values())
             if any(ref.get('uid') == uid for ref in obj['metadata'].get('ownerReferences') or [])]
+
+
+def _deleting_dependents(obj: Obj) -> bool:
+    meta = obj['metadata']
+    return bool(meta.get('deletionTimestamp')) and 'foregroundDeletion' in (meta.get('finalizers') or [])
+
+
+def _unblock(state: State, key: tuple[str, str], obj: Obj) -> None:
+    """Upstream's cycle breaker: a dependent not yet deleted whose own dependent is in foreground deletion
+    gets `blockOwnerDeletion: false` on all its ownerReferences before its own foreground deletion."""
+    if obj['metadata'].get('deletionTimestamp'):
+        return
+    candidate = jsoncodec.clone(obj)
+    refs = candidate['metadata'].get('ownerReferences') or []
+    if not any(ref.get('blockOwnerDeletion') for ref in refs):
+        return
+    for ref in refs:
+        if ref.get('blockOwnerDeletion'):
+            ref['blockOwnerDeletion'] = False
+    _update(state, key, obj, candidate)
 
 
 def _blocking(state: State, uid: str | None) -> bool:
@@ -221,6 +245,22 @@ def _drop_finalizer(state: State, key: tuple[str, str], obj: Obj, marker: str) -
     candidate = jsoncodec.clone(obj)
     candidate['metadata']['finalizers'] = [f for f in candidate['metadata']['finalizers'] if f != marker]
     _update(state, key, obj, candidate)
+
+
+def compact(state: State) -> None:
+    """kube-apiserver's compactor (`--etcd-compaction-interval`, 5 minutes): at every interval, the history up to
+    the resourceVersion seen at the previous one is forgotten; watches and continue tokens older than that are
+    410 Expired (a continue token's 410 offers an inconsistent continuation). As the compactor's own write to
+    etcd (its `compact_rev_key`) does, each compaction takes a resourceVersion: even a quiet cluster moves on."""
+    interval = state.settings.compaction_interval
+    last, seen = state.compaction
+    now = time.monotonic()
+    if interval <= 0 or now - last < interval:
+        return
+    state.store.rv += 1   # no object of the API changed: no watch event
+    state.compaction = (now, state.store.rv)
+    if seen:
+        state.store.compact_to(seen)
 
 
 EVENT_KEYS = (('', 'events'), ('events.k8s.io', 'events'))

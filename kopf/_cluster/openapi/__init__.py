@@ -9,6 +9,7 @@
     fielderrors    field errors (`StatusCause`s) with the real server's reasons and texts
     kindschemas    the schemas of the built-in kinds (from `data/`), and their strategic-merge metadata
     documents      the served OpenAPI documents (/openapi/v2, /openapi/v3): the real server's, and the CRDs'
+    openapiv2      a custom kind's schema as /openapi/v2 publishes it (less than v3: Swagger 2.0, kubectl)
     gotypes        built-ins' JSON types checked as Go decodes them (a 400, not a 422)
     fieldorder     objects in the field order kube-apiserver writes them (Go structs' order, sorted maps)
     data           the generated schema file of the built-in kinds, their Go field order, the OpenAPI documents

@@ -28,6 +28,8 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from kopf._cluster.openapi import openapiv2
+
 DATA_FILE = 'openapi.json.xz'
 Obj = Mapping[str, Any]
 
@@ -93,6 +95,9 @@ def v2_document(crds: Iterable[Obj]) -> dict[str, Any]:
         if name in _data()['v3']:
             continue
         schemas = _custom_document(served)['components']['schemas']
+        for crd, version in served:   # the kinds' own schemas as the apiextensions server's v2 builder makes them
+            key = _prefix(crd['spec'], version)
+            schemas[key] = openapiv2.kind_schema(crd, version, schemas[key])
         for key, schema in schemas.items():
             if key not in definitions:
                 text = json.dumps(schema).replace('#/components/schemas/', '#/definitions/')
@@ -128,11 +133,15 @@ def _custom_document(served: list[tuple[Obj, Mapping[str, Any]]]) -> dict[str, A
             if sub in ('status', 'scale') and path.endswith('{name}/' + sub) and sub not in subresources:
                 continue
             paths[path] = item
-        prefix = f'{tokens["@REVERSED@"]}.{version["name"]}.{kind}'
+        prefix = _prefix(spec, version)
         schemas[prefix] = _kind_schema(part['kind'], (version.get('schema') or {}).get('openAPIV3Schema'))
         schemas[f'{prefix}List'] = part['list']
     return {'openapi': template['openapi'], 'info': template['info'], 'paths': dict(sorted(paths.items())),
             'components': {'schemas': dict(sorted(schemas.items()))}}
+
+
+def _prefix(spec: Obj, version: Obj) -> str:
+    return f'{".".join(reversed(spec["group"].split(".")))}.{version["name"]}.{spec["names"]["kind"]}'
 
 
 def _kind_schema(template: Mapping[str, Any], schema: Any) -> dict[str, Any]:

@@ -27,6 +27,8 @@ class Settings:
 
     allow_http_webhooks: bool = False
     event_ttl: float = 3600.0         # seconds after which Events are deleted, as a real server does
+    quota_resync: float = 300.0       # the resourcequota controller's full resync (--resource-quota-sync-period)
+    compaction_interval: float = 300.0   # the history older than one to two of these is forgotten (0: never)
     shard_selectors: bool = True      # `shardSelector=` is served (feature gate ShardedListAndWatch, 1.36+)
 
 

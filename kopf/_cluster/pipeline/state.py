@@ -1,5 +1,6 @@
 """The emulator's whole state: the store, the catalog of served resources, and what follows from changes."""
 import os
+import time
 import uuid
 from collections.abc import Callable
 from typing import Any
@@ -35,6 +36,8 @@ class State:
         self.aggregation_due = False      # a ClusterRole changed: the aggregation controller runs soon
         self.quota_namespaces: set[str] = set()   # where ResourceQuotas are (changes there may change usage)
         self.quotas_due: set[str] = set()         # namespaces whose quotas' status the controller recomputes soon
+        self.quotas_resynced = time.monotonic()   # the last full resync of all quotas (status edits are undone)
+        self.compaction = (time.monotonic(), 0)   # the last compaction's time, and the rv it saw (compacted next)
         self.wake: Callable[[], None] = lambda: None   # the controllers' wake-up (set by the emulator)
         self.store.listeners.append(self._follow)
         for name in resourcetable.INITIAL_NAMESPACES:

@@ -227,6 +227,12 @@ class Store:
             self.history.popleft()
         self.compacted = self.history[0].rv - 1 if self.history else self.rv
 
+    def compact_to(self, rv: int) -> None:
+        """Forget the changes up to `rv`, as etcd's compaction at a revision does (`rv` itself stays readable)."""
+        while self.history and self.history[0].rv <= rv:
+            self.history.popleft()
+        self.compacted = max(self.compacted, rv)
+
     def changes_since(self, key: Key, rv: int) -> list[Change] | None:
         """Changes of a kind newer than `rv`, oldest first; None if `rv` is older than the history."""
         if rv < self.compacted:

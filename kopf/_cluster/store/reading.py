@@ -86,8 +86,9 @@ def select(store: Store, target: Target, params: Mapping[str, str],
     if shards and params.get('shardSelector'):   # parsed by the storage: after the handler's checks
         match = object_matcher(target, params, shards)
     list_rv, start = _decode_continue(params.get('continue'))
-    if start is not None and list_rv < store.compacted:
-        raise statuses.expired(EXPIRED_CONTINUE)
+    if start is not None and 0 < list_rv < store.compacted:   # -1: the inconsistent continuation of a 410
+        inconsistent = {'continue': _encode_continue(-1, start)}
+        raise statuses.ApiError(410, 'Expired', EXPIRED_CONTINUE, list_meta=inconsistent)
     _check_exact(store, params)
     items: list[Obj] = []
     token = ''
@@ -101,7 +102,7 @@ def select(store: Store, target: Target, params: Mapping[str, str],
         obj = bucket[objkey]
         if match(obj):
             items.append(as_version(obj, resource.api_version))
-    list_rv = list_rv or store.rv
+    list_rv = list_rv if list_rv > 0 else store.rv
     if following:
         last = items[-1]['metadata']
         token = _encode_continue(list_rv, (last.get('namespace') or '', last['name']))
