@@ -82,7 +82,12 @@ class Diff(Sequence[DiffItem]):
 
 def diff(old: Any, new: Any, *, path: fields.FieldPath = ()) -> Diff:
     """The difference between two values (normally two essences), with field paths from `path`."""
+    if old == new:  # the usual case (an unchanged object): one comparison in C, one shared empty value
+        return _NO_DIFF
     return Diff(_walk(old, new, path))
+
+
+_NO_DIFF = Diff()  # immutable: shared
 
 
 def _walk(old: Any, new: Any, path: fields.FieldPath) -> Iterator[DiffItem]:
