@@ -45,6 +45,7 @@ def threshold() -> Iterator[None]:
     import gc
     before = gc.get_threshold()
     gc.set_threshold(700, *before[1:])
+    memory._listings, memory._saved, memory._raised = 0, None, None  # not what other tests' dispatchers left
     yield
     gc.set_threshold(*before)
     memory._listings, memory._saved, memory._raised = 0, None, None
