@@ -425,7 +425,7 @@ async def test_a_large_resumption_ending_after_the_stream_closed_schedules_no_re
 
 
 def event_of(uid: str) -> dict[str, Any]:
-    return {'type': None, 'object': {'metadata': {'uid': uid, 'name': uid, 'namespace': 'ns', 'resourceVersion': '1'}}}
+    return {'type': 'ADDED', 'object': {'metadata': {'uid': uid, 'name': uid, 'namespace': 'ns', 'resourceVersion': '1'}}}
 
 
 async def test_a_burst_of_cycles_that_never_block_is_served_by_one_runner_not_one_per_record(
@@ -440,7 +440,7 @@ async def test_a_burst_of_cycles_that_never_block_is_served_by_one_runner_not_on
 
     async with asyncio.TaskGroup() as tg:
         dispatcher = dispatcher_with(process)(rctx, tg)
-        for idx in range(50):  # queued at once, as a listing's page is
+        for idx in range(50):  # queued at once, as a listing's page or a watch's replay is
             dispatcher.dispatch(event_of(f'u{idx}'))
         await eventually(lambda: len(served) == 50)
     assert sorted(served) == sorted(f'u{idx}' for idx in range(50))
