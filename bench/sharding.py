@@ -95,7 +95,8 @@ async def one(emu: Any, client: h.Client, scenario: str, replicas: int, n: int, 
             assert status == 201, status
         ops += [h.Operator(run.ours_framework(), emu.kubeconfig, ns, logdir, extra_args=[*sharded, '--no-uvloop'])
                 for _ in range(2)]
-    for op in ops:
+    for i, op in enumerate(ops):
+        op.logfile = op.logfile.with_name(f'{op.logfile.stem}-{i}.log')   # one log per replica
         op.start()
     try:
         if scenario == 'single+2-filtering':  # started (their membership Leases), watching; they hold nothing
@@ -115,6 +116,7 @@ async def one(emu: Any, client: h.Client, scenario: str, replicas: int, n: int, 
             await asyncio.sleep(1.0)  # the operator's watch is up (as the others' wait for their shards)
         names = {f'b-{i:05d}' for i in range(n)}
         cpu0, emu0 = [op.cpu() for op in ops], h.cpu_seconds(emu.pid)
+        rss0 = [op.memory()['VmRSS'] for op in ops]
         started = time.time()
         creates = [('POST', h.objects_path(ns), {'apiVersion': h.API_VERSION, 'kind': h.KIND,
                                                    'metadata': {'name': name}, 'spec': {'n': 0}}, 'application/json')
@@ -125,7 +127,9 @@ async def one(emu: Any, client: h.Client, scenario: str, replicas: int, n: int, 
         burst_s = max(tracker.visible['create_fn'][name] for name in names) - started
         cpu = [op.cpu() - c for op, c in zip(ops, cpu0, strict=True)]
         emu_cpu = h.cpu_seconds(emu.pid) - emu0
-        rss = [op.memory()['VmRSS'] - baseline_mb for op in ops]
+        rss_after = [op.memory()['VmRSS'] for op in ops]
+        rss = [mb - baseline_mb for mb in rss_after]
+        rss_idle = [after - before for after, before in zip(rss_after, rss0, strict=True)]
         await client.bulk([('DELETE', h.objects_path(ns, name), None, 'application/json') for name in names])
         await h.wait_for(lambda: len(names & tracker.gone.keys()) >= n, within)
     except Exception:
@@ -139,6 +143,9 @@ async def one(emu: Any, client: h.Client, scenario: str, replicas: int, n: int, 
     return {'objects_per_s': n / burst_s, 'cpu_s_per_1000_total': sum(cpu) / n * 1000,
             'cpu_s_per_1000_by_replica': sorted(c / n * 1000 for c in cpu),
             'rss_mb_above_import_by_replica': sorted(rss),
+            'rss_mb_before_burst_by_replica': sorted(rss0),
+            'rss_mb_above_idle_by_replica': sorted(rss_idle),
+            'watch_restarts': watch.restarts,
             'emulator_cpu_s_per_1000': emu_cpu / n * 1000}
 
 
@@ -179,7 +186,9 @@ async def bench(args: argparse.Namespace) -> dict[str, Any]:
     for name, _ in scenarios:
         block = {key: statistics.median(r[key] for r in runs[name])
                  for key in ('objects_per_s', 'cpu_s_per_1000_total', 'emulator_cpu_s_per_1000')}
-        for key in ('cpu_s_per_1000_by_replica', 'rss_mb_above_import_by_replica'):
+        block['watch_restarts'] = sum(r['watch_restarts'] for r in runs[name])
+        for key in ('cpu_s_per_1000_by_replica', 'rss_mb_above_import_by_replica', 'rss_mb_before_burst_by_replica',
+                    'rss_mb_above_idle_by_replica'):
             columns = zip(*[r[key] for r in runs[name]], strict=True)
             block[key] = [statistics.median(column) for column in columns]
         block['rounds'] = len(runs[name])
@@ -192,7 +201,9 @@ async def bench(args: argparse.Namespace) -> dict[str, Any]:
             'cpu_per_replica_vs_single': max(sharded['cpu_s_per_1000_by_replica']) / single['cpu_s_per_1000_total'],
             'rss_per_replica_vs_single': max(sharded['rss_mb_above_import_by_replica'])
             / single['rss_mb_above_import_by_replica'][0],
-            'cpu_all_vs_single': sharded['cpu_s_per_1000_total'] / single['cpu_s_per_1000_total']}
+            'cpu_all_vs_single': sharded['cpu_s_per_1000_total'] / single['cpu_s_per_1000_total'],
+            'rss_growth_per_replica_vs_single': max(sharded['rss_mb_above_idle_by_replica'])
+            / single['rss_mb_above_idle_by_replica'][0]}
     if 'single+2-filtering' in report:
         filtering = report['single+2-filtering']['cpu_s_per_1000_by_replica']
         report['filtering_ms_per_foreign_object'] = statistics.mean(filtering[:2])  # the two lowest: the filtering
@@ -206,20 +217,23 @@ def table(report: dict[str, Any]) -> str:
     rows = [f'{meta["objects"]:,} objects, {meta["backend"]}, ShardedListAndWatch {meta["gate"]}, '
             f'load {meta["load"]}',
             f'{"scenario":<18} {"objects/s":>9} {"CPU s/1000 (all)":>16} {"server":>7}   '
-            f'CPU s/1000 per replica   RSS MB above import per replica']
+            f'CPU s/1000 per replica   RSS MB above import per replica   RSS MB: before the burst, growth']
     for name in SCENARIOS:
         if name not in report:
             continue
         block = report[name]
         per = ', '.join(f'{c:.2f}' for c in block['cpu_s_per_1000_by_replica'])
         rss = ', '.join(f'{m:.1f}' for m in block['rss_mb_above_import_by_replica'])
+        idle = ', '.join(f'{b:.1f} +{g:.1f}' for b, g in zip(block['rss_mb_before_burst_by_replica'],
+                                                            block['rss_mb_above_idle_by_replica'], strict=True))
         rows.append(f'{name:<18} {block["objects_per_s"]:>9.0f} {block["cpu_s_per_1000_total"]:>16.2f} '
-                    f'{block["emulator_cpu_s_per_1000"]:>7.2f}   {per:<23}   {rss}')
+                    f'{block["emulator_cpu_s_per_1000"]:>7.2f}   {per:<23}   {rss:<31}   {idle}')
     if 'targets' in report:
         t = report['targets']
         rows.append(f'3x6 vs single: each replica {t["cpu_per_replica_vs_single"]:.2f}x CPU (target <= 0.40), '
                     f'{t["rss_per_replica_vs_single"]:.2f}x RSS (target <= 0.40); all three '
-                    f'{t["cpu_all_vs_single"]:.2f}x CPU (target <= 1.2)')
+                    f'{t["cpu_all_vs_single"]:.2f}x CPU (target <= 1.2); RSS growth over the burst, each replica '
+                    f'{t["rss_growth_per_replica_vs_single"]:.2f}x')
     return '\n'.join(rows)
 
 
