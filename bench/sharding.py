@@ -37,8 +37,11 @@ import argparse
 import asyncio
 import collections
 import contextlib
+import os
 import pathlib
+import signal
 import statistics
+import subprocess
 import sys
 import time
 from collections.abc import AsyncIterator
@@ -49,6 +52,7 @@ import run
 from harness import log
 
 SHARDS = 6
+PY_SPY = os.environ.get('PY_SPY', 'py-spy')   # `--profile`: e.g. a throwaway venv's (pip install py-spy)
 
 
 async def holders(client: h.Client, namespace: str, lease: str) -> dict[int, str]:
@@ -74,8 +78,26 @@ async def spread(client: h.Client, namespace: str, lease: str, replicas: int) ->
         all(SHARDS // replicas <= n <= -(-SHARDS // replicas) for n in counts.values())
 
 
+def spying(ops: list[h.Operator], profile: pathlib.Path | None, scenario: str, round_: int) -> list[Any]:
+    """py-spy attached to every replica for the burst (`--profile DIR`: raw stacks, per replica, 100 Hz)."""
+    if profile is None:
+        return []
+    profile.mkdir(parents=True, exist_ok=True)
+    return [subprocess.Popen([PY_SPY, 'record', '--pid', str(op.pid), '--format', 'raw', '--rate', '100',
+                              '--nonblocking', '-o', str(profile / f'{scenario}-{round_}-{i}.txt')],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for i, op in enumerate(ops)]
+
+
+def unspy(spies: list[Any]) -> None:
+    for spy in spies:
+        spy.send_signal(signal.SIGINT)
+    for spy in spies:
+        spy.wait(timeout=30)
+
+
 async def one(emu: Any, client: h.Client, scenario: str, replicas: int, n: int, round_: int,
-              logdir: pathlib.Path, within: float, baseline_mb: float) -> dict[str, Any]:
+              logdir: pathlib.Path, within: float, baseline_mb: float,
+              profile: pathlib.Path | None = None) -> dict[str, Any]:
     ns = f'shards-{scenario.replace("+", "-")}-{round_}'
     lease = f'bench-{scenario.replace("+", "-")}-{round_}'
     await client.ensure_namespace(ns)
@@ -115,6 +137,7 @@ async def one(emu: Any, client: h.Client, scenario: str, replicas: int, n: int, 
         else:
             await asyncio.sleep(1.0)  # the operator's watch is up (as the others' wait for their shards)
         names = {f'b-{i:05d}' for i in range(n)}
+        spies = spying(ops, profile, scenario, round_)
         cpu0, emu0 = [op.cpu() for op in ops], h.cpu_seconds(emu.pid)
         rss0 = [op.memory()['VmRSS'] for op in ops]
         started = time.time()
@@ -124,6 +147,7 @@ async def one(emu: Any, client: h.Client, scenario: str, replicas: int, n: int, 
         assert await client.bulk(creates) == n
         if not await h.wait_for(lambda: tracker.count('create_fn', names=names) >= n, within):
             raise RuntimeError(f'{scenario}: handled {tracker.count("create_fn", names=names)} of {n}')
+        unspy(spies)
         burst_s = max(tracker.visible['create_fn'][name] for name in names) - started
         cpu = [op.cpu() - c for op, c in zip(ops, cpu0, strict=True)]
         emu_cpu = h.cpu_seconds(emu.pid) - emu0
@@ -178,7 +202,8 @@ async def bench(args: argparse.Namespace) -> dict[str, Any]:
     async with server(args, logdir) as emu, h.Client(emu.port, tls=emu.tls) as client:
         for round_ in range(args.rounds):
             for name, replicas in scenarios:
-                result = await one(emu, client, name, replicas, args.objects, round_, logdir, args.timeout, baseline)
+                result = await one(emu, client, name, replicas, args.objects, round_, logdir, args.timeout, baseline,
+                                   args.profile)
                 log(f'round {round_ + 1}/{args.rounds}: {name}: {result["objects_per_s"]:.0f} obj/s, '
                     f'{result["cpu_s_per_1000_total"]:.2f} CPU s per 1000 (all replicas)')
                 runs[name].append(result)
@@ -248,6 +273,9 @@ def main() -> int:
                         help='the local cluster, or kube-apiserver 1.37.2 (tools/envtest/build.sh 1.37.2)')
     parser.add_argument('--gate', choices=['on', 'off'], default='on',
                         help='the server\'s feature gate ShardedListAndWatch (off: shardSelector= is ignored)')
+    parser.add_argument('--profile', type=pathlib.Path, default=None,
+                        help='py-spy ($PY_SPY) records each replica over the burst into this directory '
+                             '(summarise with bench/profile_summary.py); its sampling costs the replicas some CPU')
     parser.add_argument('--scenarios', default=','.join(SCENARIOS), help=f'some of {",".join(SCENARIOS)}')
     args = parser.parse_args()
     args.objects = args.objects or (500 if args.quick else 2000)
