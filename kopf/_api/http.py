@@ -21,9 +21,10 @@ Rules:
 - Header names and values with CR, LF or NUL are refused (`ValueError`, naming the header, never its value).
 - The total timeout of a request starts once it has a connection slot (waiting for one is not counted).
 - Query strings are encoded as aiohttp (yarl) did: `quote_plus` with `!$'()*,/:?@` kept as is.
-- A TLS connection's receive buffer is 64 KiB, not asyncio's 256 KiB (`sslproto.SSLProtocol.max_size`,
-  zero-filled, so resident): with up to `LIMIT` pooled connections and a watch per resource, 256 KiB each
-  was most of a replica's memory under a burst on a real (TLS) server. Done on asyncio's own protocol
+- A TLS connection's receive buffer is 16 KiB (a TLS record's most), not asyncio's 256 KiB
+  (`sslproto.SSLProtocol.max_size`, zero-filled, so resident): a client connection then costs ~60 KB, not
+  ~290 KB; with up to `LIMIT` pooled connections and a watch per resource (and per Lease), 256 KiB each was
+  most of a replica's memory under a burst on a real (TLS) server. Done on asyncio's own protocol
   (private attributes, checked first); other loops' TLS (uvloop's) is left as it is.
 """
 import asyncio
@@ -37,7 +38,7 @@ LIMIT: Final = 64  # open connections of requests per session
 SWEEP_SLACK: Final = 0.001  # seconds: idle connections this close to their expiry are closed in the same sweep
 QUERY_SAFE: Final = "!$'()*,/:?@"
 MAX_HEAD: Final = 1 << 20  # bytes of a status line with headers; also the longest chunk-size line
-TLS_BUFFER: Final = 64 * 1024  # bytes: a TLS connection's receive buffer (asyncio's default: 256 KiB)
+TLS_BUFFER: Final = 16 * 1024  # bytes: a TLS connection's receive buffer (asyncio's default: 256 KiB)
 
 
 class TransportError(ConnectionError):
