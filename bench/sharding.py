@@ -29,9 +29,16 @@ client-side filtering's overhead: every replica decodes every event; `(CPU of 3x
 (CPU of single)` is spent on the 2·N objects of other replicas' shards, plus the Leases, three
 processes' own costs and less batching per process (an upper bound); `single+2-filtering` measures
 the filtering alone. Then the objects are deleted (not measured).
-Each replica's RSS after the burst, above the post-import baseline (`import kopf` in a fresh interpreter),
-is its memory of the objects it handles. Medians of the rounds; printed and written to
-bench/results/sharding-<timestamp>-<mode>.json, never asserted.
+Each replica's RSS after the burst, above the post-import baseline (`import kopf` in a fresh interpreter,
+before any connection: the issue's figure), and also its RSS just before the burst (idle, its shards
+spread) and its growth over the burst: the post-import figure includes what every replica holds whatever
+its share (the running operator's own fixed memory, its connections, its Leases), the growth is what the
+burst's objects and working set added. Medians of the rounds (per column); printed and written to
+bench/results/sharding-<timestamp>-<mode>.json, never asserted. `--profile DIR` attaches py-spy ($PY_SPY) to
+every replica for the burst (raw stacks; bench/profile_summary.py); its sampling costs the replicas CPU.
+
+The harness's own watch of the objects resumes whenever the server ends it (kube-apiserver ends a watcher
+that falls behind: the bench's loop is busy sending the burst): each restart is logged and counted.
 """
 import argparse
 import asyncio
