@@ -104,7 +104,7 @@ def unspy(spies: list[Any]) -> None:
 
 async def one(emu: Any, client: h.Client, scenario: str, replicas: int, n: int, round_: int,
               logdir: pathlib.Path, within: float, baseline_mb: float,
-              profile: pathlib.Path | None = None) -> dict[str, Any]:
+              profile: pathlib.Path | None = None, keep: bool = False) -> dict[str, Any]:
     ns = f'shards-{scenario.replace("+", "-")}-{round_}'
     lease = f'bench-{scenario.replace("+", "-")}-{round_}'
     await client.ensure_namespace(ns)
@@ -161,8 +161,9 @@ async def one(emu: Any, client: h.Client, scenario: str, replicas: int, n: int, 
         rss_after = [op.memory()['VmRSS'] for op in ops]
         rss = [mb - baseline_mb for mb in rss_after]
         rss_idle = [after - before for after, before in zip(rss_after, rss0, strict=True)]
-        await client.bulk([('DELETE', h.objects_path(ns, name), None, 'application/json') for name in names])
-        await h.wait_for(lambda: len(names & tracker.gone.keys()) >= n, within)
+        if not keep:   # else the objects stay in their namespace (their operators stopped): a shorter run
+            await client.bulk([('DELETE', h.objects_path(ns, name), None, 'application/json') for name in names])
+            await h.wait_for(lambda: len(names & tracker.gone.keys()) >= n, within)
     except Exception:
         for op in ops:
             log(f'{scenario}: an operator log ends with:\n{op.tail()}')
@@ -210,7 +211,7 @@ async def bench(args: argparse.Namespace) -> dict[str, Any]:
         for round_ in range(args.rounds):
             for name, replicas in scenarios:
                 result = await one(emu, client, name, replicas, args.objects, round_, logdir, args.timeout, baseline,
-                                   args.profile)
+                                   args.profile, args.keep)
                 log(f'round {round_ + 1}/{args.rounds}: {name}: {result["objects_per_s"]:.0f} obj/s, '
                     f'{result["cpu_s_per_1000_total"]:.2f} CPU s per 1000 (all replicas)')
                 runs[name].append(result)
@@ -283,6 +284,8 @@ def main() -> int:
     parser.add_argument('--profile', type=pathlib.Path, default=None,
                         help='py-spy ($PY_SPY) records each replica over the burst into this directory '
                              '(summarise with bench/profile_summary.py); its sampling costs the replicas some CPU')
+    parser.add_argument('--keep', action='store_true',
+                        help='do not delete the objects after a burst (not measured anyway; saves the wait)')
     parser.add_argument('--scenarios', default=','.join(SCENARIOS), help=f'some of {",".join(SCENARIOS)}')
     args = parser.parse_args()
     args.objects = args.objects or (500 if args.quick else 2000)
