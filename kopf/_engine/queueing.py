@@ -29,8 +29,9 @@
   indices). The newest events of the shards held are kept only where the stream does not re-list on a
   change of the shards (indexed resources, static shard selectors): a re-listing stream
   (`kopf._shards.streams`) sends a lost shard's objects again once it is taken over again, and keeping
-  them cost a whole body per object held (measured: +48 MB per replica of 3 at 20,000 objects). A shard paused is `pause_record()`ed record by record (a lost Lease also cancels the cycles
-  in flight: its task becomes `None` in `tasks`, then is cancelled); a shard taken over re-runs each
+  them cost a whole body per object held (measured: +48 MB per replica of 3 at 20,000 objects).
+  A shard paused is `pause_record()`ed record by record (a lost Lease also cancels the cycles in
+  flight: its task becomes `None` in `tasks`, then is cancelled); a shard taken over re-runs each
   record's newest body as listed (`take_over()`).
 - What the engine holds of an object beside its record is here: its runner's task while a cycle runs
   (`tasks`), and its newest event while its shard is not ours (`newest`).
