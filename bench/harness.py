@@ -346,37 +346,96 @@ class Client:
 
 
 class Watch:
-    """A raw watch of the benchmark objects in one namespace; `on_event(type, obj, now)` per event."""
+    """A raw watch of the benchmark objects in one namespace; `on_event(type, obj, now)` per event.
+
+    It resumes from the last resourceVersion seen whenever the stream ends, breaks, says ERROR, or is silent for
+    `idle` seconds (a real kube-apiserver ends watches at its request timeout and may answer a watch from a
+    resourceVersion its cache has not reached with an ERROR event, then close); after a 410 (expired) it lists
+    the namespace and reports every object listed as MODIFIED and every known one missing as DELETED. Each
+    restart is logged with its reason and counted (`restarts`, `relists`)."""
 
     def __init__(self, port: int, namespace: str, rv: str, on_event: Callable[[str, dict[str, Any], float], None],
-                 tls: ssl.SSLContext | None = None):
+                 tls: ssl.SSLContext | None = None, idle: float = 30.0):
         self.port, self.namespace, self.rv, self.on_event, self.tls = port, namespace, rv, on_event, tls
+        self.idle = idle
         self.task: asyncio.Task[None] | None = None
+        self.alive_names: set[str] = set()
+        self.restarts = self.relists = 0
 
     def start(self) -> None:
         self.task = asyncio.create_task(self.run())
 
     async def run(self) -> None:
+        expired = False
+        while True:
+            try:
+                if expired:
+                    await self.relist()
+                why = await self.watch_once()
+            except (OSError, asyncio.IncompleteReadError, ssl.SSLError, ValueError, TimeoutError) as exc:
+                why = f'{type(exc).__name__}: {exc}'
+            expired = why.startswith('410')
+            self.restarts += 1
+            log(f'watch of {self.namespace}: {why}; resuming from resourceVersion {self.rv}'
+                f'{" after a re-list" if expired else ""}')
+            await asyncio.sleep(0.05)
+
+    async def relist(self) -> None:
         conn = await Connection.open(self.port, self.tls)
-        path = f'{objects_path(self.namespace)}?watch=true&resourceVersion={self.rv}'
-        conn.writer.write(f'GET {path} HTTP/1.1\r\nHost: localhost\r\n\r\n'.encode())
-        await conn.reader.readuntil(b'\r\n\r\n')
-        buffer = b''
         try:
+            status, data = await conn.request('GET', objects_path(self.namespace))
+        finally:
+            conn.close()
+        assert status == 200, (status, data)
+        now = time.time()
+        listed = {item['metadata']['name']: item for item in data.get('items') or []}
+        for name in sorted(self.alive_names - listed.keys()):
+            self.emit('DELETED', {'metadata': {'name': name}}, now)
+        for item in listed.values():
+            self.emit('MODIFIED', item, now)
+        self.rv = str(data['metadata']['resourceVersion'])
+        self.relists += 1
+
+    def emit(self, etype: str, obj: dict[str, Any], now: float) -> None:
+        name = obj['metadata']['name']
+        if etype == 'DELETED':
+            self.alive_names.discard(name)
+        else:
+            self.alive_names.add(name)
+        self.on_event(etype, obj, now)
+
+    async def watch_once(self) -> str:
+        """One watch request until the stream ends or stalls; why it ended ('410 ...' if the history expired)."""
+        conn = await Connection.open(self.port, self.tls)
+        path = f'{objects_path(self.namespace)}?watch=true&allowWatchBookmarks=true&resourceVersion={self.rv}'
+        try:
+            conn.writer.write(f'GET {path} HTTP/1.1\r\nHost: localhost\r\n\r\n'.encode())
+            async with asyncio.timeout(self.idle):
+                head = await conn.reader.readuntil(b'\r\n\r\n')
+            if int(head[9:12]) != 200:
+                return f'{int(head[9:12])} answered to the watch request'
+            buffer = b''
             while True:
-                size = int((await conn.reader.readline()).strip(), 16)
-                if size == 0:
-                    break
-                buffer += await conn.reader.readexactly(size)
-                await conn.reader.readexactly(2)
+                async with asyncio.timeout(self.idle):
+                    size = int((await conn.reader.readline()).strip(), 16)
+                    if size == 0:
+                        return 'the server ended the stream'
+                    buffer += await conn.reader.readexactly(size)
+                    await conn.reader.readexactly(2)
                 if b'\n' not in buffer:
                     continue
                 *lines, buffer = buffer.split(b'\n')
                 now = time.time()
-                for line in lines:
-                    if line.strip():
-                        event = json.loads(line)
-                        self.on_event(event['type'], event['object'], now)
+                for line in filter(None, (line.strip() for line in lines)):
+                    event = json.loads(line)
+                    if event['type'] == 'ERROR':
+                        status = event['object']
+                        return f'{status.get("code")} ERROR event: {status.get("message")}'
+                    self.rv = event['object']['metadata']['resourceVersion']
+                    if event['type'] != 'BOOKMARK':
+                        self.emit(event['type'], event['object'], now)
+        except TimeoutError:
+            return f'nothing for {self.idle:g} s'
         finally:
             conn.close()
 

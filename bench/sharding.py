@@ -29,16 +29,26 @@ client-side filtering's overhead: every replica decodes every event; `(CPU of 3x
 (CPU of single)` is spent on the 2·N objects of other replicas' shards, plus the Leases, three
 processes' own costs and less batching per process (an upper bound); `single+2-filtering` measures
 the filtering alone. Then the objects are deleted (not measured).
-Each replica's RSS after the burst, above the post-import baseline (`import kopf` in a fresh interpreter),
-is its memory of the objects it handles. Medians of the rounds; printed and written to
-bench/results/sharding-<timestamp>-<mode>.json, never asserted.
+Each replica's RSS after the burst, above the post-import baseline (`import kopf` in a fresh interpreter,
+before any connection: the issue's figure), and also its RSS just before the burst (idle, its shards
+spread) and its growth over the burst: the post-import figure includes what every replica holds whatever
+its share (the running operator's own fixed memory, its connections, its Leases), the growth is what the
+burst's objects and working set added. Medians of the rounds (per column); printed and written to
+bench/results/sharding-<timestamp>-<mode>.json, never asserted. `--profile DIR` attaches py-spy ($PY_SPY) to
+every replica for the burst (raw stacks; bench/profile_summary.py); its sampling costs the replicas CPU.
+
+The harness's own watch of the objects resumes whenever the server ends it (kube-apiserver ends a watcher
+that falls behind: the bench's loop is busy sending the burst): each restart is logged and counted.
 """
 import argparse
 import asyncio
 import collections
 import contextlib
+import os
 import pathlib
+import signal
 import statistics
+import subprocess
 import sys
 import time
 from collections.abc import AsyncIterator
@@ -49,6 +59,7 @@ import run
 from harness import log
 
 SHARDS = 6
+PY_SPY = os.environ.get('PY_SPY', 'py-spy')   # `--profile`: e.g. a throwaway venv's (pip install py-spy)
 
 
 async def holders(client: h.Client, namespace: str, lease: str) -> dict[int, str]:
@@ -74,8 +85,26 @@ async def spread(client: h.Client, namespace: str, lease: str, replicas: int) ->
         all(SHARDS // replicas <= n <= -(-SHARDS // replicas) for n in counts.values())
 
 
+def spying(ops: list[h.Operator], profile: pathlib.Path | None, scenario: str, round_: int) -> list[Any]:
+    """py-spy attached to every replica for the burst (`--profile DIR`: raw stacks, per replica, 100 Hz)."""
+    if profile is None:
+        return []
+    profile.mkdir(parents=True, exist_ok=True)
+    return [subprocess.Popen([PY_SPY, 'record', '--pid', str(op.pid), '--format', 'raw', '--rate', '100',
+                              '--nonblocking', '-o', str(profile / f'{scenario}-{round_}-{i}.txt')],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for i, op in enumerate(ops)]
+
+
+def unspy(spies: list[Any]) -> None:
+    for spy in spies:
+        spy.send_signal(signal.SIGINT)
+    for spy in spies:
+        spy.wait(timeout=30)
+
+
 async def one(emu: Any, client: h.Client, scenario: str, replicas: int, n: int, round_: int,
-              logdir: pathlib.Path, within: float, baseline_mb: float) -> dict[str, Any]:
+              logdir: pathlib.Path, within: float, baseline_mb: float,
+              profile: pathlib.Path | None = None, keep: bool = False) -> dict[str, Any]:
     ns = f'shards-{scenario.replace("+", "-")}-{round_}'
     lease = f'bench-{scenario.replace("+", "-")}-{round_}'
     await client.ensure_namespace(ns)
@@ -95,7 +124,8 @@ async def one(emu: Any, client: h.Client, scenario: str, replicas: int, n: int, 
             assert status == 201, status
         ops += [h.Operator(run.ours_framework(), emu.kubeconfig, ns, logdir, extra_args=[*sharded, '--no-uvloop'])
                 for _ in range(2)]
-    for op in ops:
+    for i, op in enumerate(ops):
+        op.logfile = op.logfile.with_name(f'{op.logfile.stem}-{i}.log')   # one log per replica
         op.start()
     try:
         if scenario == 'single+2-filtering':  # started (their membership Leases), watching; they hold nothing
@@ -114,7 +144,9 @@ async def one(emu: Any, client: h.Client, scenario: str, replicas: int, n: int, 
         else:
             await asyncio.sleep(1.0)  # the operator's watch is up (as the others' wait for their shards)
         names = {f'b-{i:05d}' for i in range(n)}
+        spies = spying(ops, profile, scenario, round_)
         cpu0, emu0 = [op.cpu() for op in ops], h.cpu_seconds(emu.pid)
+        rss0 = [op.memory()['VmRSS'] for op in ops]
         started = time.time()
         creates = [('POST', h.objects_path(ns), {'apiVersion': h.API_VERSION, 'kind': h.KIND,
                                                    'metadata': {'name': name}, 'spec': {'n': 0}}, 'application/json')
@@ -122,12 +154,16 @@ async def one(emu: Any, client: h.Client, scenario: str, replicas: int, n: int, 
         assert await client.bulk(creates) == n
         if not await h.wait_for(lambda: tracker.count('create_fn', names=names) >= n, within):
             raise RuntimeError(f'{scenario}: handled {tracker.count("create_fn", names=names)} of {n}')
+        unspy(spies)
         burst_s = max(tracker.visible['create_fn'][name] for name in names) - started
         cpu = [op.cpu() - c for op, c in zip(ops, cpu0, strict=True)]
         emu_cpu = h.cpu_seconds(emu.pid) - emu0
-        rss = [op.memory()['VmRSS'] - baseline_mb for op in ops]
-        await client.bulk([('DELETE', h.objects_path(ns, name), None, 'application/json') for name in names])
-        await h.wait_for(lambda: len(names & tracker.gone.keys()) >= n, within)
+        rss_after = [op.memory()['VmRSS'] for op in ops]
+        rss = [mb - baseline_mb for mb in rss_after]
+        rss_idle = [after - before for after, before in zip(rss_after, rss0, strict=True)]
+        if not keep:   # else the objects stay in their namespace (their operators stopped): a shorter run
+            await client.bulk([('DELETE', h.objects_path(ns, name), None, 'application/json') for name in names])
+            await h.wait_for(lambda: len(names & tracker.gone.keys()) >= n, within)
     except Exception:
         for op in ops:
             log(f'{scenario}: an operator log ends with:\n{op.tail()}')
@@ -139,6 +175,9 @@ async def one(emu: Any, client: h.Client, scenario: str, replicas: int, n: int, 
     return {'objects_per_s': n / burst_s, 'cpu_s_per_1000_total': sum(cpu) / n * 1000,
             'cpu_s_per_1000_by_replica': sorted(c / n * 1000 for c in cpu),
             'rss_mb_above_import_by_replica': sorted(rss),
+            'rss_mb_before_burst_by_replica': sorted(rss0),
+            'rss_mb_above_idle_by_replica': sorted(rss_idle),
+            'watch_restarts': watch.restarts,
             'emulator_cpu_s_per_1000': emu_cpu / n * 1000}
 
 
@@ -171,7 +210,8 @@ async def bench(args: argparse.Namespace) -> dict[str, Any]:
     async with server(args, logdir) as emu, h.Client(emu.port, tls=emu.tls) as client:
         for round_ in range(args.rounds):
             for name, replicas in scenarios:
-                result = await one(emu, client, name, replicas, args.objects, round_, logdir, args.timeout, baseline)
+                result = await one(emu, client, name, replicas, args.objects, round_, logdir, args.timeout, baseline,
+                                   args.profile, args.keep)
                 log(f'round {round_ + 1}/{args.rounds}: {name}: {result["objects_per_s"]:.0f} obj/s, '
                     f'{result["cpu_s_per_1000_total"]:.2f} CPU s per 1000 (all replicas)')
                 runs[name].append(result)
@@ -179,7 +219,9 @@ async def bench(args: argparse.Namespace) -> dict[str, Any]:
     for name, _ in scenarios:
         block = {key: statistics.median(r[key] for r in runs[name])
                  for key in ('objects_per_s', 'cpu_s_per_1000_total', 'emulator_cpu_s_per_1000')}
-        for key in ('cpu_s_per_1000_by_replica', 'rss_mb_above_import_by_replica'):
+        block['watch_restarts'] = sum(r['watch_restarts'] for r in runs[name])
+        for key in ('cpu_s_per_1000_by_replica', 'rss_mb_above_import_by_replica', 'rss_mb_before_burst_by_replica',
+                    'rss_mb_above_idle_by_replica'):
             columns = zip(*[r[key] for r in runs[name]], strict=True)
             block[key] = [statistics.median(column) for column in columns]
         block['rounds'] = len(runs[name])
@@ -192,7 +234,9 @@ async def bench(args: argparse.Namespace) -> dict[str, Any]:
             'cpu_per_replica_vs_single': max(sharded['cpu_s_per_1000_by_replica']) / single['cpu_s_per_1000_total'],
             'rss_per_replica_vs_single': max(sharded['rss_mb_above_import_by_replica'])
             / single['rss_mb_above_import_by_replica'][0],
-            'cpu_all_vs_single': sharded['cpu_s_per_1000_total'] / single['cpu_s_per_1000_total']}
+            'cpu_all_vs_single': sharded['cpu_s_per_1000_total'] / single['cpu_s_per_1000_total'],
+            'rss_growth_per_replica_vs_single': max(sharded['rss_mb_above_idle_by_replica'])
+            / single['rss_mb_above_idle_by_replica'][0]}
     if 'single+2-filtering' in report:
         filtering = report['single+2-filtering']['cpu_s_per_1000_by_replica']
         report['filtering_ms_per_foreign_object'] = statistics.mean(filtering[:2])  # the two lowest: the filtering
@@ -206,20 +250,23 @@ def table(report: dict[str, Any]) -> str:
     rows = [f'{meta["objects"]:,} objects, {meta["backend"]}, ShardedListAndWatch {meta["gate"]}, '
             f'load {meta["load"]}',
             f'{"scenario":<18} {"objects/s":>9} {"CPU s/1000 (all)":>16} {"server":>7}   '
-            f'CPU s/1000 per replica   RSS MB above import per replica']
+            f'CPU s/1000 per replica   RSS MB above import per replica   RSS MB: before the burst, growth']
     for name in SCENARIOS:
         if name not in report:
             continue
         block = report[name]
         per = ', '.join(f'{c:.2f}' for c in block['cpu_s_per_1000_by_replica'])
         rss = ', '.join(f'{m:.1f}' for m in block['rss_mb_above_import_by_replica'])
+        idle = ', '.join(f'{b:.1f} +{g:.1f}' for b, g in zip(block['rss_mb_before_burst_by_replica'],
+                                                            block['rss_mb_above_idle_by_replica'], strict=True))
         rows.append(f'{name:<18} {block["objects_per_s"]:>9.0f} {block["cpu_s_per_1000_total"]:>16.2f} '
-                    f'{block["emulator_cpu_s_per_1000"]:>7.2f}   {per:<23}   {rss}')
+                    f'{block["emulator_cpu_s_per_1000"]:>7.2f}   {per:<23}   {rss:<31}   {idle}')
     if 'targets' in report:
         t = report['targets']
         rows.append(f'3x6 vs single: each replica {t["cpu_per_replica_vs_single"]:.2f}x CPU (target <= 0.40), '
                     f'{t["rss_per_replica_vs_single"]:.2f}x RSS (target <= 0.40); all three '
-                    f'{t["cpu_all_vs_single"]:.2f}x CPU (target <= 1.2)')
+                    f'{t["cpu_all_vs_single"]:.2f}x CPU (target <= 1.2); RSS growth over the burst, each replica '
+                    f'{t["rss_growth_per_replica_vs_single"]:.2f}x')
     return '\n'.join(rows)
 
 
@@ -234,6 +281,11 @@ def main() -> int:
                         help='the local cluster, or kube-apiserver 1.37.2 (tools/envtest/build.sh 1.37.2)')
     parser.add_argument('--gate', choices=['on', 'off'], default='on',
                         help='the server\'s feature gate ShardedListAndWatch (off: shardSelector= is ignored)')
+    parser.add_argument('--profile', type=pathlib.Path, default=None,
+                        help='py-spy ($PY_SPY) records each replica over the burst into this directory '
+                             '(summarise with bench/profile_summary.py); its sampling costs the replicas some CPU')
+    parser.add_argument('--keep', action='store_true',
+                        help='do not delete the objects after a burst (not measured anyway; saves the wait)')
     parser.add_argument('--scenarios', default=','.join(SCENARIOS), help=f'some of {",".join(SCENARIOS)}')
     args = parser.parse_args()
     args.objects = args.objects or (500 if args.quick else 2000)

@@ -21,18 +21,24 @@ Rules:
 - Header names and values with CR, LF or NUL are refused (`ValueError`, naming the header, never its value).
 - The total timeout of a request starts once it has a connection slot (waiting for one is not counted).
 - Query strings are encoded as aiohttp (yarl) did: `quote_plus` with `!$'()*,/:?@` kept as is.
+- A TLS connection's receive buffer is 16 KiB (a TLS record's most), not asyncio's 256 KiB
+  (`sslproto.SSLProtocol.max_size`, zero-filled, so resident): a client connection then costs ~60 KB, not
+  ~290 KB; with up to `LIMIT` pooled connections and a watch per resource (and per Lease), 256 KiB each was
+  most of a replica's memory under a burst on a real (TLS) server. Done on asyncio's own protocol
+  (private attributes, checked first); other loops' TLS (uvloop's) is left as it is.
 """
 import asyncio
 import ssl
 import urllib.parse
 from collections.abc import Callable, Mapping
-from typing import Final, NoReturn
+from typing import Any, Final, NoReturn
 
 IDLE_TIMEOUT: Final = 15.0  # seconds; as aiohttp's keep-alive timeout (API servers keep theirs longer)
 LIMIT: Final = 64  # open connections of requests per session
 SWEEP_SLACK: Final = 0.001  # seconds: idle connections this close to their expiry are closed in the same sweep
 QUERY_SAFE: Final = "!$'()*,/:?@"
 MAX_HEAD: Final = 1 << 20  # bytes of a status line with headers; also the longest chunk-size line
+TLS_BUFFER: Final = 16 * 1024  # bytes: a TLS connection's receive buffer (asyncio's default: 256 KiB)
 
 
 class TransportError(ConnectionError):
@@ -210,6 +216,24 @@ class Response:
             _raise_failure(exc, self.close)
 
 
+def shrink_tls_buffer(transport: asyncio.BaseTransport, size: int = TLS_BUFFER) -> bool:
+    """Give asyncio's TLS protocol of this transport a smaller receive buffer; False if it is not asyncio's.
+
+    Its buffer is only read into and copied out within one callback (`get_buffer`/`buffer_updated`), so it
+    can be swapped between reads; `max_size` bounds both what is read from the socket and what is decrypted
+    at once (so the smaller buffer is never grown back).
+    """
+    protocol: Any = getattr(transport, '_ssl_protocol', None)
+    buffer = getattr(protocol, '_ssl_buffer', None)
+    if not isinstance(buffer, bytearray) or not isinstance(getattr(protocol, 'max_size', None), int):
+        return False
+    if len(buffer) > size:
+        protocol.max_size = size
+        protocol._ssl_buffer = bytearray(size)
+        protocol._ssl_buffer_view = memoryview(protocol._ssl_buffer)
+    return True
+
+
 class Session:
     """Keep-alive connections to one server with pre-encoded headers; `request()` and `stream()`."""
 
@@ -327,6 +351,8 @@ class Session:
             reader, writer = await asyncio.open_connection(
                 self.host, self.port, ssl=self.ssl, server_hostname=self.server_hostname, limit=MAX_HEAD)
         self.opened += 1
+        if self.ssl is not None:
+            shrink_tls_buffer(writer.transport)
         return Connection(reader, writer)
 
     def release(self, conn: Connection) -> None:

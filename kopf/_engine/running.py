@@ -24,7 +24,7 @@ from kopf._core import memos, progress, registries
 from kopf._core import settings as settings_
 from kopf._core.causes import Activity
 from kopf._daemons.reasons import DaemonStoppingReason
-from kopf._engine import activities, contexts, flags, observing, preflight
+from kopf._engine import activities, contexts, flags, memory, observing, preflight
 from kopf._engine import identity as identity_
 from kopf._engine.flags import Flag
 
@@ -297,6 +297,8 @@ async def _start(ctx: contexts.OperatorContext) -> None:
         await activities.run_activity(ctx, Activity.STARTUP)
     except activities.ActivityError as exc:
         raise OperatorError(str(exc)) from None
+    if ctx.settings.process.release_memory:  # before our first connection (`kopf._engine.memory`)
+        memory.fix_mmap_threshold()
     if ctx.registry.webhooks:  # they need settings.admission.server, set by startup handlers
         from kopf._admission import protocols
         try:

@@ -75,9 +75,15 @@ async def _consume(ctx: contexts.OperatorContext, rctx: contexts.ResourceContext
                                           state=state):
         if item is not watchstate.LISTED:
             uid = (item['object'].get('metadata') or {}).get('uid')
-            if uid and shards.shard_of(str(uid), selection.total) not in held:
+            if uid and _shard(rctx, str(uid), selection.total) not in held:
                 _ignored(selection, resource, state)
         await deliver(item)
+
+
+def _shard(rctx: contexts.ResourceContext, uid: str, total: int) -> int:
+    """The object's shard: its record's (hashed once, when the record was made), else hashed now."""
+    record = rctx.records.get(uid)
+    return record.shard if record is not None and record.shard is not None else shards.shard_of(uid, total)
 
 
 def _ignored(selection: Any, resource: Any, state: watchstate.WatchState) -> None:

@@ -406,6 +406,24 @@ async def test_tls_with_a_ca_and_sni(serve: Any) -> None:
     assert not apierrors.decide_retry(info.value, 1.0).retry
 
 
+async def test_a_tls_connection_reads_into_a_small_buffer(serve: Any) -> None:
+    """asyncio's 256 KiB receive buffer per TLS connection is swapped for TLS_BUFFER; bodies bigger than it
+    (a big list, a long chunk) arrive whole."""
+    big = b'{"items": "' + b'x' * (3 * http.TLS_BUFFER + 17) + b'"}'
+    server_ctx, client_ctx, _ = tls_contexts()
+    server = await serve(keep_alive(lambda r: ok(big)), ssl_context=server_ctx, host='localhost')
+    session = server.session(ssl_context=client_ctx)
+    assert (await session.request('GET', '/x')).body == big
+    assert (await session.request('GET', '/x')).body == big
+    [conn] = session._idle
+    protocol = conn.writer.transport._ssl_protocol  # type: ignore[attr-defined]
+    assert len(protocol._ssl_buffer) == protocol.max_size == http.TLS_BUFFER
+
+
+def test_a_transport_that_is_not_asyncios_tls_is_left_as_is() -> None:
+    assert not http.shrink_tls_buffer(asyncio.Transport())
+
+
 async def test_a_tls_error_inside_a_stream_is_a_transport_error(serve: Any) -> None:
     """A forged TLS record (a bad MAC) after the first chunk: a retriable `TransportError`, not `ssl.SSLError`."""
     import os

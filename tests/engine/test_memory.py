@@ -1,4 +1,4 @@
-"""`kopf._engine.memory.release()`: glibc's malloc_trim where there is one, else nothing."""
+"""`kopf._engine.memory`: glibc's malloc_trim and a fixed mmap threshold where there are, else nothing."""
 import sys
 from collections.abc import Iterator
 
@@ -77,3 +77,37 @@ def test_a_threshold_changed_by_somebody_else_meanwhile_stays() -> None:
     gc.set_threshold(2_000, *gc.get_threshold()[1:])
     memory.listing_ended()
     assert gc.get_threshold()[0] == 2_000
+
+
+@pytest.mark.skipif(not sys.platform.startswith('linux'), reason='glibc only')
+def test_glibc_keeps_a_fixed_mmap_threshold(monkeypatch: pytest.MonkeyPatch) -> None:
+    import platform
+    if platform.libc_ver()[0] != 'glibc':
+        pytest.skip('not glibc')
+    monkeypatch.delenv('MALLOC_MMAP_THRESHOLD_', raising=False)
+    assert memory.fix_mmap_threshold() is True
+
+
+def test_a_threshold_of_the_deployment_is_left_as_it_is(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv('MALLOC_MMAP_THRESHOLD_', '65536')
+    assert memory.fix_mmap_threshold() is False
+
+
+def test_no_mmap_threshold_elsewhere(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv('MALLOC_MMAP_THRESHOLD_', raising=False)
+    monkeypatch.setattr(sys, 'platform', 'darwin')
+    assert memory.fix_mmap_threshold() is False
+
+
+def test_no_mmap_threshold_without_mallopt(monkeypatch: pytest.MonkeyPatch) -> None:
+    import ctypes
+
+    class NoMallopt:
+        def __init__(self, name: object) -> None:
+            pass
+
+        def __getattr__(self, name: str) -> object:
+            raise AttributeError(name)  # as musl: no such symbol
+    monkeypatch.delenv('MALLOC_MMAP_THRESHOLD_', raising=False)
+    monkeypatch.setattr(ctypes, 'CDLL', NoMallopt)
+    assert memory.fix_mmap_threshold() is False

@@ -367,6 +367,40 @@ async def test_an_object_of_a_shard_not_ours_is_not_queued_and_taken_over_as_lis
     assert record.initial is True  # as listed: resume handlers run
 
 
+class Relisting:
+    """A selection whose streams re-list on a change of the shards (as `kopf._shards.membership.Selection`)."""
+
+    def __init__(self, applies: bool) -> None:
+        self._applies = applies
+
+    def applies(self, ctx: Any, resource: Any) -> bool:
+        return self._applies
+
+
+@pytest.mark.parametrize('relisting, kept', [(True, False), (False, True)], ids=['relisting', 'not-relisting'])
+async def test_the_newest_event_of_a_shard_held_is_kept_only_for_a_stream_that_does_not_relist(
+        rctx: contexts.ResourceContext, seen: list[str], Dispatcher: type[queueing.Dispatcher],
+        relisting: bool, kept: bool) -> None:
+    from kopf._engine import scopes
+    from kopf._shards import assignment as shards
+    rctx.operator.shards = 2
+    rctx.operator.shard_of = lambda uid: shards.shard_of(uid, 2)
+    rctx.operator.selection = Relisting(relisting)  # type: ignore[assignment]
+    shard = shards.shard_of('u1', 2)
+    rctx.operator.pausing.pause(scopes.Shard(shard), 'lease')
+    async with asyncio.TaskGroup() as tg:
+        dispatcher = Dispatcher(rctx, tg)
+        dispatcher.dispatch(event(1, None))
+        assert dispatcher.newest == {'u1': event(1, None)}  # not ours: kept for a takeover, either way
+        rctx.operator.pausing.resume(scopes.Shard(shard), 'lease')
+        dispatcher.take_over(rctx.records['u1'])
+        await eventually(lambda: seen == ['1'])
+        dispatcher.dispatch(event(2))
+        await eventually(lambda: seen == ['1', '2'])
+        assert dispatcher.newest == ({'u1': event(2)} if kept else {})  # ours: a re-listing stream re-sends it
+        dispatcher.close()
+
+
 async def test_a_lost_shard_cuts_its_cycles_in_flight(rctx: contexts.ResourceContext) -> None:
     from kopf._engine import scopes
     from kopf._shards import assignment as shards
@@ -425,7 +459,8 @@ async def test_a_large_resumption_ending_after_the_stream_closed_schedules_no_re
 
 
 def event_of(uid: str) -> dict[str, Any]:
-    return {'type': 'ADDED', 'object': {'metadata': {'uid': uid, 'name': uid, 'namespace': 'ns', 'resourceVersion': '1'}}}
+    meta = {'uid': uid, 'name': uid, 'namespace': 'ns', 'resourceVersion': '1'}
+    return {'type': 'ADDED', 'object': {'metadata': meta}}
 
 
 async def test_a_burst_of_cycles_that_never_block_is_served_by_one_runner_not_one_per_record(
