@@ -27,16 +27,19 @@ def test_elsewhere_it_does_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
     assert memory.release() is False
 
 
+class NoSymbols:
+    """A C library (`ctypes.CDLL`) that has none of the symbols asked for, as musl has no malloc_trim/mallopt."""
+
+    def __init__(self, name: object) -> None:
+        pass
+
+    def __getattr__(self, name: str) -> object:
+        raise AttributeError(name)
+
+
 def test_a_c_library_without_malloc_trim_does_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
     import ctypes
-
-    class NoTrim:
-        def __init__(self, name: object) -> None:
-            pass
-
-        def __getattr__(self, name: str) -> object:
-            raise AttributeError(name)  # as musl: no such symbol
-    monkeypatch.setattr(ctypes, 'CDLL', NoTrim)
+    monkeypatch.setattr(ctypes, 'CDLL', NoSymbols)
     assert memory.release() is False
 
 
@@ -101,13 +104,6 @@ def test_no_mmap_threshold_elsewhere(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_no_mmap_threshold_without_mallopt(monkeypatch: pytest.MonkeyPatch) -> None:
     import ctypes
-
-    class NoMallopt:
-        def __init__(self, name: object) -> None:
-            pass
-
-        def __getattr__(self, name: str) -> object:
-            raise AttributeError(name)  # as musl: no such symbol
     monkeypatch.delenv('MALLOC_MMAP_THRESHOLD_', raising=False)
-    monkeypatch.setattr(ctypes, 'CDLL', NoMallopt)
+    monkeypatch.setattr(ctypes, 'CDLL', NoSymbols)
     assert memory.fix_mmap_threshold() is False
