@@ -1,0 +1,112 @@
+"""The initial listing of N handled objects, nothing due, over HTTP, in-process: CPU µs (or instructions) per object.
+
+    .venv/bin/python bench/listing.py --objects 20000 --repeats 3
+    valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file=/tmp/ls.out \\
+        .venv/bin/python bench/listing.py --objects 5000 --repeats 1 --callgrind   # then: totals / N
+    PYTHONPATH=/path/to/another/checkout .venv/bin/python bench/listing.py ...     # that tree's kopf
+
+The local cluster runs in its own process (not instrumented), resumed from bench/scale.py's state file of N
+handled objects (bench/scale_state.py: our finalizer, the diff-base annotation, managedFields; cached). The
+operator runs in this process (bench/operator.py without its resume handler, `BENCH_NO_RESUME=1`, all
+namespaces, `chunk_size` 500 unless given): from its start to its "initial listing processed" signal, all of
+it is counted — the HTTP reading, the pages decoded, the dispatch and the objects' first cycles: what
+bench/scale.py's "listing processed" figure is made of at 100,000, without its start-up and its wall clock.
+bench/first_sight.py is the same without the HTTP and the pages. Printed, never asserted.
+"""
+import argparse
+import asyncio
+import gc
+import importlib.util
+import os
+import pathlib
+import subprocess
+import sys
+import time
+from typing import Any
+
+HERE = pathlib.Path(__file__).parent
+sys.path.insert(0, str(HERE))
+os.environ['BENCH_NO_RESUME'] = '1'
+
+import harness as h  # noqa: E402
+import scale_state  # noqa: E402
+
+import kopf  # noqa: E402
+from kopf._api import credentials  # noqa: E402
+from kopf._engine import contexts, queueing  # noqa: E402
+
+
+def callgrind(state: str, enabled: bool) -> None:
+    if enabled:
+        subprocess.run(['callgrind_control', '-i', state, str(os.getpid())], capture_output=True, check=False)
+
+
+def load_registry() -> kopf.OperatorRegistry:
+    registry = kopf.OperatorRegistry()
+    previous = kopf.get_default_registry()
+    kopf.set_default_registry(registry)
+    try:
+        spec = importlib.util.spec_from_file_location('bench_operator', HERE / 'operator.py')
+        assert spec is not None and spec.loader is not None
+        spec.loader.exec_module(importlib.util.module_from_spec(spec))
+    finally:
+        kopf.set_default_registry(previous)
+    return registry
+
+
+async def once(emu: Any, n: int, chunk_size: int, cg: bool) -> tuple[float, float]:
+    """One operator from its start to its initial listing processed: (CPU s, wall s)."""
+    vault = credentials.Vault()
+    vault.populate([kopf.ConnectionInfo(server=f'http://127.0.0.1:{emu.port}')])
+    settings = kopf.OperatorSettings()
+    settings.watching.chunk_size = chunk_size or None
+    stop = asyncio.Event()
+    listed = asyncio.Event()
+    registry = load_registry()
+    original = queueing.Dispatcher._report
+
+    def report(self: queueing.Dispatcher, report: Any) -> None:  # the signal of "the initial listing is processed"
+        original(self, report)
+        if self.progress is None:
+            listed.set()
+    queueing.Dispatcher._report = report  # type: ignore[method-assign]
+    gc.collect()
+    callgrind('on', cg)
+    started, cpu0 = time.monotonic(), time.process_time()
+    task = asyncio.create_task(kopf.operator(registry=registry, vault=vault, standalone=True, settings=settings,
+                                             clusterwide=True, stop_flag=stop))
+    try:
+        waiter = asyncio.create_task(listed.wait())
+        await asyncio.wait([task, waiter], return_when=asyncio.FIRST_COMPLETED)
+        cpu, wall = time.process_time() - cpu0, time.monotonic() - started
+        if task.done():
+            task.result()
+            raise RuntimeError('the operator exited before its listing was processed')
+    finally:
+        callgrind('off', cg)
+        queueing.Dispatcher._report = original  # type: ignore[method-assign]
+        stop.set()
+        await task
+    ctx = next(iter(contexts.LIVE.values()), None)
+    assert ctx is None or sum(len(rctx.records) for rctx in ctx.served.values()) >= n
+    return cpu, wall
+
+
+async def main(args: argparse.Namespace) -> None:
+    state = scale_state.ensure(args.objects, args.namespaces)
+    logdir = h.logs_dir('kopf-listing-')
+    async with scale_state.cluster(sys.executable, state, logdir, 'listing', 10_000) as emu:
+        for i in range(args.repeats):
+            cpu, wall = await once(emu, args.objects, args.chunk_size, args.callgrind)
+            h.log(f'run {i + 1}: {args.objects:,} listed and processed: {cpu:.2f} s of CPU '
+                  f'({cpu / args.objects * 1e6:.1f} µs per object), {wall:.2f} s after start')
+
+
+if __name__ == '__main__':
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument('--objects', type=int, default=20_000)
+    parser.add_argument('--namespaces', type=int, default=4)
+    parser.add_argument('--chunk-size', type=int, default=500, help='settings.watching.chunk_size (0: none)')
+    parser.add_argument('--repeats', type=int, default=3)
+    parser.add_argument('--callgrind', action='store_true', help='instrument only the operator (under valgrind)')
+    asyncio.run(main(parser.parse_args()))
