@@ -44,7 +44,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from kopf._core import handlers, memos, records
+from kopf._core import handlers, memos, plans, records
 from kopf._core.bodies import RawEvent
 from kopf._engine import contexts, invoking, listings, loggers, memory, processing, scopes
 
@@ -171,7 +171,36 @@ class Dispatcher:
                 self._gc = memory.listing_started(self.rctx.settings.process.listing_gc_threshold)
             self.progress.seen(uid)
         arrived = records.Arrived(event, now=asyncio.get_running_loop().time())  # its convergence clock
+        if record.initial is None and event.get('type') is None and self._quietly(record, event, arrived):
+            return
         self._carry_out(record, records.step(record, arrived))
+
+    def _quietly(self, record: records.ObjectRecord, event: RawEvent, arrived: records.Arrived) -> bool:
+        """A new object of a listing that needs nothing (`plans.quiet_at_first_sight`): its first cycle at once.
+
+        The same steps as through the queue (queued, taken, done), without the queue, a runner, its logger or
+        a coroutine: most objects of a restart. Not while anything is paused, nor where the indices are fed.
+        """
+        rctx = self.rctx
+        operator = rctx.operator
+        if record.phase is not records.Phase.IDLE or record.work is not None or self.closed:
+            return False
+        if operator.pausing.pauses.by:
+            return False
+        if operator.indexing is not None and handlers.IndexingHandler in operator.registry.kinds(rctx.resource):
+            return False
+        record.initial = True  # as its first cycle's `Taken` would set it: first seen in a listing
+        if not plans.quiet_at_first_sight(rctx, record, event):
+            record.initial = None  # its cycle decides, on whatever event is the newest by then
+            return False
+        records.step(record, arrived)  # queued (here, not in the queue: no effect carried out)
+        timeout = operator.settings.persistence.consistency_timeout
+        records.step(record, records.Taken(now=arrived.now or 0.0, consistency_timeout=timeout))  # taken at once
+        done = processing.quiet(rctx, record, event)
+        if self.progress is not None:
+            self._report(self.progress.handled(record.uid, done.now))
+        self._carry_out(record, records.step(record, done))
+        return True
 
     def _running(self, uid: str) -> bool:
         background = self.rctx.background_of(uid)
