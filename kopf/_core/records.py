@@ -17,6 +17,9 @@ Signals and what they do:
   and WAITING records are queued; an event not newer than the answer to our own patch (which was
   decided on already) is skipped, unless it is DELETED. The first one accepted since the record
   last converged starts its convergence clock (`arrived_at`).
+- `Quiet(event, now)`: a new record's first event, from a listing, needs nothing (the dispatcher asked
+  `plans.quiet_at_first_sight` before queueing it): it is handled as it arrived, idle, no cycle run. A
+  record that is not new takes it as `Arrived`.
 - `Taken(now)`: a runner took the record. It runs a cycle on the pending event, or on the last
   one if its wake-up is due (not "fresh": `on.event` handlers saw it already). It waits instead:
   until the error throttling is over (the newest event is kept), or until the watch brings a body
@@ -125,6 +128,13 @@ class Taken:
 
 
 @values.frozen
+class Quiet:
+    """A new record's listed event that needs nothing (`plans.quiet_at_first_sight`): handled as it arrived."""
+    event: RawEvent
+    now: float | None = None  # when it arrived (None: no convergence clock)
+
+
+@values.frozen
 class Due:
     pass
 
@@ -172,7 +182,7 @@ class Paused:
     """Its scope is paused: nothing of it is due until a listing resumes it."""
 
 
-Signal = Arrived | Taken | Due | Nudged | TakenOver | Stopped | Paused | Done
+Signal = Arrived | Quiet | Taken | Due | Nudged | TakenOver | Stopped | Paused | Done
 
 
 # -- effects ------------------------------------------------------------------------------------------
@@ -327,6 +337,13 @@ def _wait(record: ObjectRecord, work: Work, at: float) -> list[Effect]:
     return [Schedule(at=at)]
 
 
+def _quiet(record: ObjectRecord, work: Work, signal: Quiet) -> list[Effect]:
+    if record.phase is not Phase.IDLE or record.initial is not None or not work.idle():
+        return _arrived(record, work, Arrived(signal.event, now=signal.now))  # not new: as any event
+    record.initial = False  # first seen in a listing, and handled
+    return [] if signal.now is None else [Converged(lag=0.0)]
+
+
 def _taken(record: ObjectRecord, work: Work, signal: Taken) -> list[Effect]:
     now = signal.now
     woken = work.wakeup_at is not None and work.wakeup_at <= now
@@ -443,6 +460,6 @@ def _released(done: Done, pending: RawEvent) -> bool:
 
 # The transitions by the signal's type (one dict lookup per signal, not a chain of isinstance checks).
 _STEPS: dict[type, Callable[[ObjectRecord, Work, Any], list[Effect]]] = {
-    Arrived: _arrived, Taken: _taken, Done: _done, Due: _due, Nudged: _nudged, TakenOver: _taken_over,
+    Arrived: _arrived, Quiet: _quiet, Taken: _taken, Done: _done, Due: _due, Nudged: _nudged, TakenOver: _taken_over,
     Stopped: _stopped, Paused: _paused,
 }

@@ -46,7 +46,7 @@ from typing import Any
 
 from kopf._core import handlers, memos, plans, records
 from kopf._core.bodies import RawEvent
-from kopf._engine import contexts, invoking, listings, loggers, memory, processing, scopes
+from kopf._engine import applying, contexts, invoking, listings, loggers, memory, processing, scopes
 
 logger = logging.getLogger('kopf.reactor.queueing')
 
@@ -176,10 +176,10 @@ class Dispatcher:
         self._carry_out(record, records.step(record, arrived))
 
     def _quietly(self, record: records.ObjectRecord, event: RawEvent, arrived: records.Arrived) -> bool:
-        """A new object of a listing that needs nothing (`plans.quiet_at_first_sight`): its first cycle at once.
+        """A new object of a listing that needs nothing (`plans.quiet_at_first_sight`): handled as it arrives.
 
-        The same steps as through the queue (queued, taken, done), without the queue, a runner, its logger or
-        a coroutine: most objects of a restart. Not while anything is paused, nor where the indices are fed.
+        What its first cycle would come to ("handled", nothing sent), without the queue, a runner, its logger
+        or a coroutine: most objects of a restart. Not while anything is paused, nor where indices are fed.
         """
         rctx = self.rctx
         operator = rctx.operator
@@ -190,16 +190,14 @@ class Dispatcher:
         if operator.indexing is not None and handlers.IndexingHandler in operator.registry.kinds(rctx.resource):
             return False
         record.initial = True  # as its first cycle's `Taken` would set it: first seen in a listing
-        if not plans.quiet_at_first_sight(rctx, record, event):
-            record.initial = None  # its cycle decides, on whatever event is the newest by then
+        quiet = plans.quiet_at_first_sight(rctx, record, event)
+        record.initial = None  # new: `Quiet` handles it, else its cycle decides on the newest event by then
+        if not quiet:
             return False
-        records.step(record, arrived)  # queued (here, not in the queue: no effect carried out)
-        timeout = operator.settings.persistence.consistency_timeout
-        records.step(record, records.Taken(now=arrived.now or 0.0, consistency_timeout=timeout))  # taken at once
-        done = processing.quiet(rctx, record, event)
+        applying.skipped(rctx)  # as `processing.quiet()` counts a quiet cycle
+        self._carry_out(record, records.step(record, records.Quiet(event, now=arrived.now)))
         if self.progress is not None:
-            self._report(self.progress.handled(record.uid, done.now))
-        self._carry_out(record, records.step(record, done))
+            self._report(self.progress.handled(record.uid, asyncio.get_running_loop().time()))
         return True
 
     def _running(self, uid: str) -> bool:

@@ -12,6 +12,7 @@ from kopf._core.records import (
     Forget,
     ObjectRecord,
     Phase,
+    Quiet,
     Retry,
     Run,
     Schedule,
@@ -80,6 +81,27 @@ def test_events_not_newer_than_our_answer_are_skipped(event: dict[str, Any], ski
     effects = step(record, Arrived(event))
     assert (effects == []) is skipped
     assert (w(record).pending is None) is skipped
+
+
+# -- Quiet --------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize('now, effects', [(10.0, [records.Converged(lag=0.0)]), (None, [])])
+def test_a_quiet_new_record_is_handled_as_it_arrived_and_keeps_no_work(now: float | None, effects: list[Any]) -> None:
+    record = rec()
+    assert step(record, Quiet(ev(1, None), now=now)) == effects
+    assert record.phase is Phase.IDLE and record.initial is False and record.work is None
+
+
+@pytest.mark.parametrize('fields', [
+    {'initial': False}, {'initial': True}, {'phase': Phase.QUEUED, 'pending': ev(0)},
+    {'phase': Phase.RUNNING}, {'phase': Phase.WAITING, 'last': ev(0), 'wakeup_at': 20, 'due_at': 20},
+    {'applied_rv': '0'},
+])
+def test_quiet_for_a_record_that_is_not_new_is_an_arrival(fields: dict[str, Any]) -> None:
+    record, twin = rec(**fields), rec(**fields)
+    assert step(record, Quiet(ev(1, None), now=10.0)) == step(twin, Arrived(ev(1, None), now=10.0))
+    assert (record.phase, record.initial) == (twin.phase, twin.initial)
+    assert [getattr(w(record), f) for f in sorted(WORK)] == [getattr(w(twin), f) for f in sorted(WORK)]
 
 
 # -- Taken --------------------------------------------------------------------------------------------
