@@ -75,12 +75,14 @@ async def list_pages(
 async def _listed(
         client: client_.APIClient, resource: resources.Resource, namespace: str | None,
         query: Mapping[str, str], state: watchstate.WatchState,
-) -> AsyncIterator[watchstate.StreamItem]:
-    """The stream items of a (re-)listing. A frame of its own: the last page (with all the listed bodies
-    of an unchunked listing) is released when the listing ends, not kept for as long as the watch runs."""
+) -> AsyncIterator[list[watchstate.StreamItem]]:
+    """The stream items of a (re-)listing, a page's at once. A frame of its own: the last page (with all the
+    listed bodies of an unchunked listing) is released when the listing ends, not kept while the watch runs."""
     async for page in list_pages(client, resource, namespace, params=query):
-        for item in watchstate.step(state, page):
-            yield item
+        batch = watchstate.step(state, page)
+        del page
+        if batch:
+            yield batch
 
 
 async def _lines(response: transports.StreamResponse, inactivity_timeout: float | None) -> AsyncIterator[bytes]:
@@ -116,7 +118,27 @@ async def watch_objs(
         state: watchstate.WatchState | None = None,
         keep_bodies: bool = False,
 ) -> AsyncIterator[watchstate.StreamItem]:
-    """Every change of the resource's objects, once each: listed (type None), LISTED, then watch events.
+    """Every change of the resource's objects, once each (`watch_batches()`, one by one)."""
+    async for batch in watch_batches(client, resource, namespace=namespace, label_selector=label_selector,
+                                     field_selector=field_selector, shard_selector=shard_selector, state=state,
+                                     keep_bodies=keep_bodies):
+        for item in batch:
+            yield item
+
+
+async def watch_batches(
+        client: client_.APIClient,
+        resource: resources.Resource,
+        *,
+        namespace: str | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        shard_selector: str | None = None,
+        state: watchstate.WatchState | None = None,
+        keep_bodies: bool = False,
+) -> AsyncIterator[list[watchstate.StreamItem]]:
+    """Every change of the resource's objects, once each: listed (type None), LISTED, then watch events; in
+    batches: a list page's items, or a watch event's, at once (fewer async steps per object than one by one).
 
     `keep_bodies`: a vanished object's DELETED (found by a re-list) carries its last body, not a stub.
     `shard_selector` (the replica's shards) is sent unless `settings.watching.shard_selectors` has one
@@ -133,8 +155,8 @@ async def watch_objs(
         if state.needs_listing and not state.streaming:
             state.restart_listing()  # uids seen by a streamed listing that broke midway are no listing's
             try:
-                async for item in _listed(client, resource, namespace, query, state):
-                    yield item
+                async for batch in _listed(client, resource, namespace, query, state):
+                    yield batch
             except apierrors.APIClientError as exc:
                 if exc.status != 410:
                     raise
@@ -142,8 +164,8 @@ async def watch_objs(
                 _tell(client, resource, 'expired')
                 state.restart_listing()
                 continue
-        async for item in _watched(client, resource, namespace, query, state, where):
-            yield item
+        async for batch in _watched(client, resource, namespace, query, state, where):
+            yield batch
         await asyncio.sleep(watching.reconnect_backoff)
 
 
@@ -162,7 +184,7 @@ def _query(settings: settings_.OperatorSettings, resource: resources.Resource, l
 async def _watched(
         client: client_.APIClient, resource: resources.Resource, namespace: str | None,
         query: Mapping[str, str], state: watchstate.WatchState, where: str,
-) -> AsyncIterator[watchstate.StreamItem]:
+) -> AsyncIterator[list[watchstate.StreamItem]]:
     """The items of one WATCH request, until it ends, breaks, stays silent, or needs a re-list (a 410)."""
     watching = client.settings.watching
     params = {'watch': 'true', 'allowWatchBookmarks': 'true', **query}
@@ -177,8 +199,9 @@ async def _watched(
         async with client.stream(resource.get_url(namespace=namespace), params=params, backoffs=backoffs) as response:
             _tell(client, resource, 'connected')
             async for line in _lines(response, watching.inactivity_timeout):
-                for item in watchstate.step(state, encoding.loads(line)):
-                    yield item
+                batch = watchstate.step(state, encoding.loads(line))
+                if batch:
+                    yield batch
                 if state.needs_listing and not state.streaming:
                     logger.info(f'The watch of {where} is too old (410 Expired); re-listing.')
                     _tell(client, resource, 'expired')

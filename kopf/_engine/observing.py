@@ -288,15 +288,21 @@ class Observer:
 
     async def read(self, dispatcher: queueing.Dispatcher, rctx: contexts.ResourceContext,
                    namespace: str | None) -> None:
-        async def deliver(item: watchstate.StreamItem) -> None:
+        def put(item: watchstate.StreamItem) -> bool:
+            """Dispatch the item; whether the queue is too long to read on (listed or watched alike: e.g. the
+            echoes of a resumption's patches, replayed when its watch begins)."""
             if item is watchstate.LISTED:
                 dispatcher.listed()
-                return
+                return False
             ns = (item['object'].get('metadata') or {}).get('namespace')
             if self.scope.serves(ns):
                 dispatcher.dispatch(item)
-                if len(dispatcher.ready) > dispatcher.backlog_limit:  # listed or watched alike: e.g. the echoes
-                    await dispatcher.backlog()  # of a resumption's patches, replayed when its watch begins
+                return len(dispatcher.ready) > dispatcher.backlog_limit
+            return False
+
+        async def deliver(item: watchstate.StreamItem) -> None:
+            if put(item):
+                await dispatcher.backlog()
 
         keep = keeps_bodies(rctx)
         try:
@@ -304,9 +310,11 @@ class Observer:
             if selection is not None and selection.applies(self.ctx, rctx.resource):
                 await selection.read(self.ctx, rctx, namespace, deliver, keep_bodies=keep)
                 return
-            stream = watching.watch_objs(self.ctx.client, rctx.resource, namespace=namespace, keep_bodies=keep)
-            async for item in stream:
-                await deliver(item)
+            stream = watching.watch_batches(self.ctx.client, rctx.resource, namespace=namespace, keep_bodies=keep)
+            async for batch in stream:
+                for item in batch:
+                    if put(item):
+                        await dispatcher.backlog()
         finally:
             logger.debug(f'Stopping the watch-stream for {_where(rctx.resource, namespace)}.')
             pausing = self.ctx.pausing  # paused: its handlers finish, however long they take (a lost Lease: cancelled)
