@@ -54,12 +54,14 @@ def load_registry() -> kopf.OperatorRegistry:
     return registry
 
 
-async def once(emu: Any, n: int, chunk_size: int, cg: bool) -> tuple[float, float]:
+async def once(emu: Any, n: int, chunk_size: int, cg: bool, gc_threshold: int | None) -> tuple[float, float]:
     """One operator from its start to its initial listing processed: (CPU s, wall s)."""
     vault = credentials.Vault()
     vault.populate([kopf.ConnectionInfo(server=f'http://127.0.0.1:{emu.port}')])
     settings = kopf.OperatorSettings()
     settings.watching.chunk_size = chunk_size or None
+    if gc_threshold is not None:
+        settings.process.listing_gc_threshold = gc_threshold or None
     stop = asyncio.Event()
     listed = asyncio.Event()
     registry = load_registry()
@@ -97,7 +99,7 @@ async def main(args: argparse.Namespace) -> None:
     logdir = h.logs_dir('kopf-listing-')
     async with scale_state.cluster(sys.executable, state, logdir, 'listing', 10_000) as emu:
         for i in range(args.repeats):
-            cpu, wall = await once(emu, args.objects, args.chunk_size, args.callgrind)
+            cpu, wall = await once(emu, args.objects, args.chunk_size, args.callgrind, args.listing_gc_threshold)
             h.log(f'run {i + 1}: {args.objects:,} listed and processed: {cpu:.2f} s of CPU '
                   f'({cpu / args.objects * 1e6:.1f} µs per object), {wall:.2f} s after start')
 
@@ -108,5 +110,7 @@ if __name__ == '__main__':
     parser.add_argument('--namespaces', type=int, default=4)
     parser.add_argument('--chunk-size', type=int, default=500, help='settings.watching.chunk_size (0: none)')
     parser.add_argument('--repeats', type=int, default=3)
+    parser.add_argument('--listing-gc-threshold', type=int, default=None,
+                        help="settings.process.listing_gc_threshold (0: None, gc's own; default: the operator's)")
     parser.add_argument('--callgrind', action='store_true', help='instrument only the operator (under valgrind)')
     asyncio.run(main(parser.parse_args()))

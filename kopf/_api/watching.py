@@ -57,19 +57,36 @@ async def list_pages(
         client: client_.APIClient, resource: resources.Resource, namespace: str | None, *,
         params: Mapping[str, str] | None = None,
 ) -> AsyncIterator[watchstate.Page]:
-    """The pages of a LIST; an expired `continue` token surfaces as an `APIClientError` with status 410."""
+    """The pages of a LIST; an expired `continue` token surfaces as an `APIClientError` with status 410.
+
+    The next page is requested as soon as a page arrives, while the consumer processes that one (one page
+    ahead at most): the server's time per page (~10 ms of 500 objects) overlaps ours, not adds to it.
+    """
     chunk_size = client.settings.watching.chunk_size
     query = dict(params or {})
     if chunk_size is not None:
         query['limit'] = str(chunk_size)
     path = resource.get_url(namespace=namespace)
-    while True:
-        payload = await client.request('GET', path, params=query)
-        page = watchstate.Page.from_list(payload)
-        yield page
-        if not page.continue_token:
-            return
-        query['continue'] = page.continue_token
+    fetching = asyncio.ensure_future(client.request('GET', path, params=dict(query)))
+    try:
+        while True:
+            page = watchstate.Page.from_list(await fetching)
+            if page.continue_token:
+                query['continue'] = page.continue_token
+                fetching = asyncio.ensure_future(client.request('GET', path, params=dict(query)))
+            yield page
+            if not page.continue_token:
+                return
+    finally:
+        if not fetching.done():
+            fetching.cancel()  # the consumer stopped early: the page ahead is not needed
+        fetching.add_done_callback(_retrieved)
+
+
+def _retrieved(task: asyncio.Future[Any]) -> None:
+    """A page fetched ahead and never awaited: its failure is not "never retrieved" (the listing ended)."""
+    if not task.cancelled():
+        task.exception()
 
 
 async def _listed(

@@ -95,7 +95,7 @@ async def test_an_object_gone_while_the_watch_relisted(
 async def test_a_paged_listing_whose_continue_expires_midway_loses_and_repeats_nothing(
         cluster: Cluster, registry: kopf.OperatorRegistry, start_operator: Starter,
         caplog: pytest.LogCaptureFixture) -> None:
-    names = [f'kex-{idx:02d}' for idx in range(12)]
+    names = [f'kex-{idx:02d}' for idx in range(24)]  # 8 pages: the listing waits midway with more to ask for
     cluster.apply(*[example(name) for name in names])
     calls: collections.Counter[str] = collections.Counter()
     holding, held = threading.Event(), threading.Event()
@@ -127,7 +127,7 @@ def dispatchers(registry: kopf.OperatorRegistry) -> list[Any]:
 
 
 def waiting_midway(registry: kopf.OperatorRegistry) -> bool:
-    """The initial listing waits for the queue to shorten (a page read, the next not yet asked for)."""
+    """The initial listing waits for the queue to shorten (a page read, the one after the next not yet asked for)."""
     return any(len(d.ready) > d.backlog_limit and d.resuming for d in dispatchers(registry))
 
 
