@@ -251,6 +251,8 @@ def step(record: ObjectRecord, signal: Signal) -> list[Effect]:
         raise TypeError(f'Not a signal of an object record: {signal!r}') from None
     work = record.work
     if work is None:
+        if isinstance(signal, Quiet) and (handled := _handled_at_once(record, signal)) is not None:
+            return handled  # no work made only to be dropped
         work = record.work = Work()
     effects = transition(record, work, signal)
     if record.phase is Phase.IDLE and work.idle():
@@ -337,11 +339,17 @@ def _wait(record: ObjectRecord, work: Work, at: float) -> list[Effect]:
     return [Schedule(at=at)]
 
 
-def _quiet(record: ObjectRecord, work: Work, signal: Quiet) -> list[Effect]:
-    if record.phase is not Phase.IDLE or record.initial is not None or not work.idle():
-        return _arrived(record, work, Arrived(signal.event, now=signal.now))  # not new: as any event
+def _handled_at_once(record: ObjectRecord, signal: Quiet) -> list[Effect] | None:
+    """A new record's `Quiet`: handled as it arrived (None: the record is not new)."""
+    if record.phase is not Phase.IDLE or record.initial is not None:
+        return None
     record.initial = False  # first seen in a listing, and handled
     return [] if signal.now is None else [Converged(lag=0.0)]
+
+
+def _quiet(record: ObjectRecord, work: Work, signal: Quiet) -> list[Effect]:
+    handled = _handled_at_once(record, signal) if work.idle() else None
+    return handled if handled is not None else _arrived(record, work, Arrived(signal.event, now=signal.now))
 
 
 def _taken(record: ObjectRecord, work: Work, signal: Taken) -> list[Effect]:
