@@ -1,8 +1,9 @@
 """List + watch of one resource in one namespace (or cluster-wide): an async iterator of events.
 
 The decisions are `watchstate.step()`'s; here is only the waiting and talking:
-- LIST (in chunks of `settings.watching.chunk_size` with `continue`), then WATCH from the list's
-  resourceVersion with `allowWatchBookmarks=true` (and `timeoutSeconds` = `server_timeout`).
+- LIST (in chunks of `settings.watching.chunk_size` with `continue`, the next page asked for while the
+  previous one is processed), then WATCH from the list's resourceVersion with `allowWatchBookmarks=true`
+  (and `timeoutSeconds` = `server_timeout`). Items come in batches (`watch_batches`: a page's at once).
 - A stream that ends, breaks or stays silent for `inactivity_timeout` is reopened from the last
   seen resourceVersion after `reconnect_backoff`; a 410 (in the stream or as an answer) re-lists.
 - With `settings.watching.initial_streaming`, the first watch streams the initial listing itself

@@ -6,6 +6,9 @@
 - Only keys go through the queue (controller-runtime style): records with something to do wait in a
   FIFO; a pool of runner tasks takes them one by one. An object with nothing to do costs no task and
   no timer, only its record in the resource context (until it is deleted).
+- A new object from a listing that needs nothing (`plans.quiet_at_first_sight`: unchanged since handled,
+  nothing in progress; most objects of a restart) is handled inside `dispatch()` (`records.Quiet`), not
+  queued: no runner, logger or coroutine for it. Not while anything is paused, nor where indices are fed.
 - At most `settings.queueing.worker_limit` runners (None: no limit) run cycles at once;
   a runner inside an async handler does not count (a long await must never hold others back), so
   async handlers of any number of objects run concurrently. Sync handlers are bounded by the
