@@ -8,7 +8,7 @@
   no timer, only its record in the resource context (until it is deleted).
 - A new object from a listing that needs nothing (`plans.quiet_at_first_sight`: unchanged since handled,
   nothing in progress; most objects of a restart) is handled inside `dispatch()` (`records.Quiet`), not
-  queued: no runner, logger or coroutine for it. Not while anything is paused, nor where indices are fed.
+  queued: no runner, logger or coroutine for it. Not while its scope is paused, nor where indices are fed.
 - At most `settings.queueing.worker_limit` runners (None: no limit) run cycles at once;
   a runner inside an async handler does not count (a long await must never hold others back), so
   async handlers of any number of objects run concurrently. Sync handlers are bounded by the
@@ -182,19 +182,23 @@ class Dispatcher:
         """A new object of a listing that needs nothing (`plans.quiet_at_first_sight`): handled as it arrives.
 
         What its first cycle would come to ("handled", nothing sent), without the queue, a runner, its logger
-        or a coroutine: most objects of a restart. Not while anything is paused, nor where indices are fed.
+        or a coroutine: most objects of a restart. Not while its scope is paused, nor where indices are fed.
         """
         rctx = self.rctx
         operator = rctx.operator
         if record.phase is not records.Phase.IDLE or record.work is not None or self.closed:
             return False
-        if operator.pausing.pauses.by:
+        if operator.pausing.pauses.by and processing.paused(rctx, record, event):
             return False
         if operator.indexing is not None and handlers.IndexingHandler in operator.registry.kinds(rctx.resource):
             return False
         record.initial = True  # as its first cycle's `Taken` would set it: first seen in a listing
-        quiet = plans.quiet_at_first_sight(rctx, record, event)
-        record.initial = None  # new: `Quiet` handles it, else its cycle decides on the newest event by then
+        try:
+            quiet = plans.quiet_at_first_sight(rctx, record, event)
+        except Exception:
+            quiet = False  # e.g. a malformed diff-base: its cycle fails the usual way, named and retried
+        finally:
+            record.initial = None  # new: `Quiet` handles it, else its cycle decides on the newest event by then
         if not quiet:
             return False
         applying.skipped(rctx)  # as `processing.quiet()` counts a quiet cycle

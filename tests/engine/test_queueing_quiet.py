@@ -99,3 +99,24 @@ async def test_a_resource_with_a_resume_handler_goes_through_the_queue() -> None
     rctx = make_rctx([*CREATE_UPDATE_DELETE, {'on': 'resume', 'id': 'r'}])
     dispatcher = await dispatched(rctx, listed(handled(rctx)))
     assert dispatcher.processed == ['u1']
+
+
+async def test_while_another_scope_is_paused_a_listed_object_of_an_active_one_is_handled_in_dispatch() -> None:
+    rctx = make_rctx(CREATE_UPDATE_DELETE)
+    rctx.operator.pausing.pause(scopes.Shard(3), 'test')  # not this object's (an unsharded record)
+    dispatcher = await dispatched(rctx, listed(handled(rctx)))
+    assert dispatcher.processed == []
+
+
+async def test_a_storage_that_fails_goes_through_the_queue_and_breaks_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    rctx = make_rctx(CREATE_UPDATE_DELETE)
+    original = rctx.diffbase_storage.fetch
+
+    def fetch(*, body: Any) -> Any:
+        if body['metadata']['uid'] == 'u1':
+            raise ValueError('a broken diff-base')
+        return original(body=body)
+    monkeypatch.setattr(rctx.diffbase_storage, 'fetch', fetch)
+    dispatcher = await dispatched(rctx, listed(handled(rctx), 'u1'), listed(handled(rctx), 'u2'))
+    assert dispatcher.processed == ['u1']  # its cycle fails the usual way (named, retried); the next one is quiet
+    assert rctx.records['u2'].initial is False
