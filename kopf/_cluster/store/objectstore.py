@@ -111,7 +111,7 @@ class Store:
         rv = self.rv + 1
         obj['metadata']['resourceVersion'] = str(rv)
         if not arranged:
-            fieldorder.arrange(obj)   # once here: every answer made of it is in kube-apiserver's field order
+            fieldorder.arrange(obj, old)   # once here: every answer made of it is in kube-apiserver's field order
         try:
             data = jsoncodec.dumps_kept(obj)   # first: what cannot be sent is never stored
         except jsoncodec.TooDeep:   # e.g. after a JSON patch's `add` deep inside
