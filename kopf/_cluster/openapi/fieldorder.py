@@ -77,14 +77,11 @@ def sort_keys(value: Any, like: Any = None) -> None:
                     if known is not item:
                         sort_keys(item, known)
     elif isinstance(value, list):
-        like = like if type(like) is list and len(like) == len(value) else None
-        for index, item in enumerate(value):
+        for index, (item, known) in enumerate(zip(value, _alike(value, like), strict=True)):
             if type(item) is float:
                 value[index] = _number(item)
-            elif isinstance(item, (dict, list)):
-                known = like[index] if like is not None else None
-                if known is not item:
-                    sort_keys(item, known)
+            elif isinstance(item, (dict, list)) and known is not item:
+                sort_keys(item, known)
 
 
 def _number(value: float) -> float | int:
@@ -140,5 +137,11 @@ def _child(value: Any, spec: Spec, structs: list[Struct], like: Any = None) -> N
 
 
 def _alike(value: list[Any], like: Any) -> list[Any]:
-    """The items of `like` beside those of `value` (by position), or Nones if it is not a list as long."""
-    return like if type(like) is list and len(like) == len(value) else [None] * len(value)
+    """The items of `like` beside those of `value`: by position if as many, else each item itself if `like` has
+    that very item anywhere (an item added or removed around the others), else None."""
+    if type(like) is not list or not like:
+        return [None] * len(value)
+    if len(like) == len(value):
+        return like
+    kept = {id(item) for item in like}
+    return [item if id(item) in kept else None for item in value]
