@@ -13,6 +13,7 @@ unless `x-kubernetes-map-type: atomic`; lists are associative (`map` by keys, `s
 strategic `merge` key), else atomic; values without a schema are deduced (maps separable, lists
 atomic). Empty or absent on both sides counts as a leaf. Pure: no I/O.
 """
+import functools
 import json
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -266,6 +267,7 @@ def owns(fields: Any, paths: Iterable[Path]) -> bool:
     return False
 
 
+@functools.lru_cache(maxsize=4096)   # the same few path elements, again and again
 def _order(pe: str) -> tuple[Any, ...]:
     """Upstream's PathElement order: fields by name, then keys, then values, then indexes."""
     kind, rest = pe[:1], pe[2:]

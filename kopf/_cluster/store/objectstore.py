@@ -62,6 +62,11 @@ class Change:
         return line
 
 
+def _indexed_alike(old: Obj, new: Obj) -> bool:
+    """Whether two versions' metadata are indexed alike: the same uid and owner references."""
+    return bool(old.get('uid') == new.get('uid') and old.get('ownerReferences') == new.get('ownerReferences'))
+
+
 _PREFIXES: dict[str, bytes] = {}
 
 
@@ -165,6 +170,9 @@ class Store:
         objkey = (meta.get('namespace') or '', meta['name'])
         bucket = self.objects[key]
         old = bucket.get(objkey)
+        if old is not None and _indexed_alike(old['metadata'], meta):   # a new version: the indexes stay as they are
+            bucket[objkey] = obj
+            return
         if old is None:
             self.ordered.pop(key, None)
         self._unindex((key, objkey), old)
