@@ -66,3 +66,28 @@ def test_a_status_as_go_writes_it() -> None:
 def test_strings_escaped_as_go_escapes_them(text: str, escaped: str) -> None:
     assert jsoncodec.dumps(text).decode() == escaped
     assert jsoncodec.loads(jsoncodec.dumps(text)) == text
+
+
+def test_parts_shared_with_an_arranged_object_are_not_walked_again() -> None:
+    stored: dict[str, Any] = {'apiVersion': 'example.com/v1', 'kind': 'Thing', 'metadata': {'name': 'n'},
+                              'spec': {'a': 1, 'b': {'x': 1, 'y': 2}}}
+    fieldorder.arrange(stored)
+    shared = stored['spec']['b']
+    shared['z'] = shared.pop('x')   # out of order on purpose: shared parts are taken as arranged, not checked
+    new = {**stored, 'status': {'y': 1.0, 'x': {'d': 1, 'c': 2}}, 'spec': {'c': 3, **stored['spec']}}
+    fieldorder.arrange(new, like=stored)
+    assert list(new['status']) == ['x', 'y'] and list(new['status']['x']) == ['c', 'd']
+    assert new['status']['y'] == 1 and type(new['status']['y']) is int
+    assert list(new['spec']) == ['a', 'b', 'c'] and new['spec']['b'] is shared and list(shared) == ['y', 'z']
+
+
+def test_a_builtins_parts_shared_with_an_arranged_object_are_not_walked_again() -> None:
+    stored: dict[str, Any] = {'apiVersion': 'v1', 'kind': 'Pod', 'metadata': {'name': 'p'},
+                              'spec': {'containers': [{'name': 'a', 'image': 'x'}, {'name': 'b', 'image': 'y'}]}}
+    fieldorder.arrange(stored)
+    first = stored['spec']['containers'][0]
+    first['name'] = first.pop('name')   # out of order on purpose, as above
+    new = {**stored, 'spec': {'containers': [first, {'image': 'z', 'name': 'b'}]}}
+    fieldorder.arrange(new, like=stored)
+    assert list(new['spec']['containers'][0]) == ['image', 'name']   # the very same item: not walked
+    assert list(new['spec']['containers'][1]) == ['name', 'image']   # a new one: arranged

@@ -1,5 +1,8 @@
 """managedFields: field sets by the schema, and the entries after updates and applies (table-driven, no I/O)."""
+import random
 from typing import Any
+
+import pytest
 
 from kopf._cluster.openapi import kindschemas
 from kopf._cluster.patchtypes import fieldsets, managedfields
@@ -82,3 +85,80 @@ def test_typed_empty_objects_leave_structs_unowned() -> None:
     assert '.' not in owned and '.' not in owned['f:strategy'] and '.' in owned['f:strategy']['f:rollingUpdate']
     assert owned['f:selector'] == {} and owned['f:template']['f:spec']['f:containers']['k:{"name":"c"}'] == {
         '.': {}, 'f:image': {}, 'f:name': {}}
+
+
+def _random_value(rng: random.Random, depth: int) -> Any:
+    choice = rng.random()
+    if depth > 2 or choice < 0.4:
+        return rng.choice(['a', 'b', 1, 2, True, None])
+    if choice < 0.8:
+        return {rng.choice('pqrs'): _random_value(rng, depth + 1) for _ in range(rng.randint(0, 3))}
+    return [_random_value(rng, depth + 1) for _ in range(rng.randint(0, 2))]
+
+
+def _random_cm(rng: random.Random, entries: Any) -> dict[str, Any]:
+    labels = {rng.choice('lmn'): rng.choice('xy') for _ in range(rng.randint(0, 2))}
+    obj = cm({k: rng.choice('12') for k in rng.sample('abcd', rng.randint(0, 3))}, labels or None, entries)
+    if rng.random() < 0.5:
+        obj['metadata']['annotations'] = {rng.choice('uv'): rng.choice('12')}
+    if rng.random() < 0.5:
+        obj['extra'] = _random_value(rng, 0)   # no schema below: deduced (maps separable, lists atomic)
+    return obj
+
+
+def _both_ways(live: Any, new: Any, monkeypatch: pytest.MonkeyPatch, **kwargs: Any) -> Any:
+    """The entries after an update, lazily (as served) and the general way (all decoded): the same, also in order."""
+    lazily = managedfields.updated(live, new, **kwargs)
+    with monkeypatch.context() as patched:
+        patched.setattr(managedfields, '_identified', lambda entries: None)
+        generally = managedfields.updated(live, new, **kwargs)
+    assert lazily == generally
+    assert [list(entry) for entry in lazily or []] == [list(entry) for entry in generally or []]
+    return lazily
+
+
+@pytest.mark.parametrize('seed', range(60))
+def test_an_update_decodes_only_the_entries_it_changes_with_the_same_outcome(seed: int,
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    rng = random.Random(seed)
+    live = _random_cm(rng, None)
+    managers = ['kubectl', 'kopf', 'helm', 'unknown', *(f'm{i}' for i in range(10))]
+    for step in range(rng.randint(1, 30)):   # entries as writes leave them: updates, applies, with subresources
+        new = _random_cm(rng, live['metadata'].get('managedFields'))
+        manager, now = rng.choice(managers), f'2026-01-01T00:{step % 3:02}:00Z'
+        if rng.random() < 0.2:
+            entries = managedfields.applied(live, new, {'data': new['data']}, manager=manager, api_version='v1',
+                                            subresource='', schema=CM, ignored=[], now=now)
+        else:
+            entries = _both_ways(live, new, monkeypatch, manager=manager, api_version=rng.choice(['v1', 'v2']),
+                                 subresource=rng.choice(['', '', 'status', 'scale']), schema=CM,
+                                 ignored=rng.choice([[], [('f:data',)]]), now=now, creating=step == 0)
+        live = {**new, 'metadata': {**new['metadata'], 'managedFields': entries}}
+
+
+def test_an_update_beyond_ten_updaters_folds_the_oldest_either_way(monkeypatch: pytest.MonkeyPatch) -> None:
+    live = cm({}, entries=update({'metadata': {}}, cm({'k': '0'}), 'm0', creating=True))
+    live['data'] = {'k': '0'}
+    for i in range(1, 12):
+        new = cm({**live['data'], f'k{i}': '1'}, entries=live['metadata']['managedFields'])
+        entries = _both_ways(live, new, monkeypatch, manager=f'm{i}', api_version='v1', subresource='', schema=CM,
+                             ignored=[], now=f'2026-01-01T00:00:{i:02}Z', creating=False)
+        live = cm(new['data'], entries=entries)
+    assert len(entries) == 10 and entries[0]['manager'] == managedfields.ANCIENT
+
+
+@pytest.mark.parametrize('seed', range(20))
+def test_owning_a_path_is_being_in_the_decoded_set(seed: int) -> None:
+    rng = random.Random(seed)
+    elements = ['f:a', 'f:b', 'k:{"name":"x"}', 'v:"y"', '.']
+
+    def tree(depth: int) -> dict[str, Any]:
+        return {rng.choice(elements): tree(depth + 1) if depth < 3 and rng.random() < 0.6 else rng.choice([{}, None])
+                for _ in range(rng.randint(0, 3))}
+
+    fields = tree(0)
+    members = fieldsets.decode(fields)
+    candidates = {tuple(rng.choice(elements[:4]) for _ in range(rng.randint(0, 4))) for _ in range(60)}
+    for path in members | candidates:
+        assert fieldsets.owns(fields, [path]) == (path in members), (fields, path)
+    assert fieldsets.owns(fields, candidates) == bool(members & candidates)

@@ -125,3 +125,30 @@ def test_history_compaction_and_changes_since(state: State) -> None:
     state.store.compact()
     assert state.store.changes_since(('kopf.dev', 'kexes'), rv) is None
     assert state.store.changes_since(('kopf.dev', 'kexes'), state.store.rv) == []
+
+
+def test_a_status_write_shares_the_unchanged_parts_of_the_stored_object(state: State) -> None:
+    _create(state, 'shared', spec={'a': {'b': 1}})
+    _patch(state, 'shared', {'status': {'one': {'x': 1}}}, sub='status')
+    before = state.store.get(('kopf.dev', 'kexes'), 'default', 'shared')
+    assert before is not None
+    _patch(state, 'shared', {'status': {'two': {'y': 2}}}, sub='status')
+    after = state.store.get(('kopf.dev', 'kexes'), 'default', 'shared')
+    assert after is not None and after is not before and after['metadata'] is not before['metadata']
+    assert after['spec'] is before['spec'] and after['status']['one'] is before['status']['one']
+    assert after['status'] == {'one': {'x': 1}, 'two': {'y': 2}} and before['status'] == {'one': {'x': 1}}
+
+
+def test_a_changed_schema_shows_on_stored_objects_in_field_order(state: State) -> None:
+    _create(state, 'defaulted', spec={'b': 1})
+    crds = state.catalog.lookup('apiextensions.k8s.io', 'v1', 'customresourcedefinitions')
+    assert crds is not None
+    schema = CRD['spec']['versions'][0]['schema']['openAPIV3Schema']   # type: ignore[index]
+    spec = {'type': 'object', 'x-kubernetes-preserve-unknown-fields': True,
+            'properties': {'a': {'type': 'integer', 'default': 0}}}
+    patch = {'spec': {'versions': [{**CRD['spec']['versions'][0],   # type: ignore[index]
+                                    'schema': {'openAPIV3Schema': {**schema, 'properties': {
+                                        **schema['properties'], 'spec': spec}}}}]}}
+    writing.patch(state, Target(crds, None, 'kexes.kopf.dev'), 'application/merge-patch+json', patch, OPTIONS)
+    stored = state.store.get(('kopf.dev', 'kexes'), 'default', 'defaulted')
+    assert stored is not None and list(stored['spec'].items()) == [('a', 0), ('b', 1)]

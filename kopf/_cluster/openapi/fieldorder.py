@@ -42,13 +42,16 @@ def struct_of(api_version: Any, kind: Any) -> int | None:
     return _table()[1].get(f'{api_version}/{kind}')
 
 
-def arrange(obj: dict[str, Any]) -> None:
-    """Reorder an object's keys in place: a built-in kind by its Go structs, any other with sorted keys."""
+def arrange(obj: dict[str, Any], like: Any = None) -> None:
+    """Reorder an object's keys in place: a built-in kind by its Go structs, any other with sorted keys.
+
+    `like`: an arranged object (a stored one) that this one may share parts with: those parts are the very
+    same values, in order already, and are not walked again (a new version costs its own changes only)."""
     index = struct_of(obj.get('apiVersion'), obj.get('kind'))
     if index is None:
-        sort_keys(obj)
+        sort_keys(obj, like)
     else:
-        _struct(obj, index, _table()[0])
+        _struct(obj, index, _table()[0], like)
 
 
 def arrange_as(value: Any, api_version: str, kind: str) -> None:
@@ -58,23 +61,27 @@ def arrange_as(value: Any, api_version: str, kind: str) -> None:
         _struct(value, index, _table()[0])
 
 
-def sort_keys(value: Any) -> None:
+def sort_keys(value: Any, like: Any = None) -> None:
     """Every map's keys sorted, recursively, in place (Go's encoding of `map[string]interface{}`); and
-    whole floats made integers, as a real server keeps them (`1.0` is `1`: Go writes a float64 so)."""
+    whole floats made integers, as a real server keeps them (`1.0` is `1`: Go writes a float64 so).
+    What is the very same value at the same place in `like` (arranged already) is left as it is."""
     if isinstance(value, dict):
         if value:
             _reorder(value, sorted(value))
+            like = like if type(like) is dict else None
             for key, item in value.items():
                 if type(item) is float:
                     value[key] = _number(item)
                 elif isinstance(item, (dict, list)):
-                    sort_keys(item)
+                    known = like.get(key) if like is not None else None
+                    if known is not item:
+                        sort_keys(item, known)
     elif isinstance(value, list):
-        for index, item in enumerate(value):
+        for index, (item, known) in enumerate(zip(value, _alike(value, like), strict=True)):
             if type(item) is float:
                 value[index] = _number(item)
-            elif isinstance(item, (dict, list)):
-                sort_keys(item)
+            elif isinstance(item, (dict, list)) and known is not item:
+                sort_keys(item, known)
 
 
 def _number(value: float) -> float | int:
@@ -88,7 +95,7 @@ def _reorder(value: dict[str, Any], keys: list[str]) -> None:
         value.update(items)
 
 
-def _struct(value: dict[str, Any], index: int, structs: list[Struct]) -> None:
+def _struct(value: dict[str, Any], index: int, structs: list[Struct], like: Any = None) -> None:
     positions, children = structs[index]
     last = -1
     for key in value:   # mostly in order already (stored before): checked at the cost of one look-up a key
@@ -97,27 +104,44 @@ def _struct(value: dict[str, Any], index: int, structs: list[Struct]) -> None:
             _reorder(value, sorted(value, key=positions.__getitem__))
             break
         last = position
+    like = like if type(like) is dict else None
     for key, item in value.items():
         if type(item) is dict or type(item) is list:
             child = children.get(key)
-            if child is not None:
-                _child(item, child, structs)
+            known = like.get(key) if like is not None else None
+            if child is not None and known is not item:
+                _child(item, child, structs, known)
 
 
-def _child(value: Any, spec: Spec, structs: list[Struct]) -> None:
+def _child(value: Any, spec: Spec, structs: list[Struct], like: Any = None) -> None:
     if isinstance(spec, int):
         if type(value) is dict:
-            _struct(value, spec, structs)
+            _struct(value, spec, structs, like)
         elif type(value) is list:   # a schema's `items` may be a list of schemas (JSONSchemaPropsOrArray)
-            for item in value:
-                if type(item) is dict:
-                    _struct(item, spec, structs)
+            for item, known in zip(value, _alike(value, like), strict=True):
+                if type(item) is dict and known is not item:
+                    _struct(item, spec, structs, known)
     elif spec[0] == 'list' and isinstance(value, list):
         if spec[1] is not None:
-            for item in value:
-                _child(item, spec[1], structs)
+            for item, known in zip(value, _alike(value, like), strict=True):
+                if known is not item:
+                    _child(item, spec[1], structs, known)
     elif spec[0] == 'map' and isinstance(value, dict) and value:
         _reorder(value, sorted(value))
         if spec[1] is not None:
-            for item in value.values():
-                _child(item, spec[1], structs)
+            like = like if type(like) is dict else None
+            for key, item in value.items():
+                known = like.get(key) if like is not None else None
+                if known is not item:
+                    _child(item, spec[1], structs, known)
+
+
+def _alike(value: list[Any], like: Any) -> list[Any]:
+    """The items of `like` beside those of `value`: by position if as many, else each item itself if `like` has
+    that very item anywhere (an item added or removed around the others), else None."""
+    if type(like) is not list or not like:
+        return [None] * len(value)
+    if len(like) == len(value):
+        return like
+    kept = {id(item) for item in like}
+    return [item if id(item) in kept else None for item in value]

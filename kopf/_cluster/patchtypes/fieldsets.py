@@ -13,6 +13,7 @@ unless `x-kubernetes-map-type: atomic`; lists are associative (`map` by keys, `s
 strategic `merge` key), else atomic; values without a schema are deduced (maps separable, lists
 atomic). Empty or absent on both sides counts as a leaf. Pure: no I/O.
 """
+import functools
 import json
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -26,11 +27,20 @@ MISSING: Any = object()
 OBJECT_META = kindschemas.definition(fieldowners.OBJECT_META)
 
 
+_ROOTS: dict[int, tuple[Node, dict[str, Any]]] = {}   # id(schema) -> (schema, its root): schemas are never changed
+
+
 def root(schema: Node) -> dict[str, Any]:
     """An object's schema with `metadata` as ObjectMeta (as upstream types every object's metadata)."""
+    known = _ROOTS.get(id(schema))
+    if known is not None and known[0] is schema:
+        return known[1]
     node = dict(schema or {})
     node['properties'] = {**(node.get('properties') or {}), 'metadata': OBJECT_META}
     node.setdefault('type', 'object')
+    if len(_ROOTS) >= 1000:
+        _ROOTS.clear()
+    _ROOTS[id(schema)] = (schema, node)   # kept alive with it: its id is not reused while it is here
     return node
 
 
@@ -98,7 +108,7 @@ def _compare(left: Any, right: Any, node: Node, path: Path, out: tuple[set[Path]
         else:
             for key in dict.fromkeys([*lmap, *rmap]):
                 lv, rv = lmap.get(key, MISSING), rmap.get(key, MISSING)
-                if lv is MISSING or rv is MISSING or lv != rv or type(lv) is not type(rv):
+                if lv is not rv and (lv is MISSING or rv is MISSING or lv != rv or type(lv) is not type(rv)):
                     _compare(lv, rv, _child(node, key)[0], path + (f'f:{key}',), out)
     elif shape == 'list':
         llist = left if isinstance(left, list) else []
@@ -189,7 +199,10 @@ def _fieldset(value: Any, node: Node, path: Path, out: set[Path]) -> None:
 def without_prefixes(paths: Iterable[Path], prefixes: Iterable[Path]) -> set[Path]:
     """RecursiveDifference: the paths not under (nor at) any of the prefixes."""
     gone = set(prefixes)
-    return {path for path in paths if not any(path[:n] in gone for n in range(1, len(path) + 1))}
+    if () in gone:
+        return set()
+    lengths = sorted({len(prefix) for prefix in gone})   # only slices as long as a prefix can be in it
+    return {path for path in paths if not any(path[:n] in gone for n in lengths if n <= len(path))}
 
 
 def encode(paths: Iterable[Path]) -> dict[str, Any]:
@@ -229,6 +242,32 @@ def decode(fields: Any, prefix: Path = ()) -> set[Path]:
     return found
 
 
+def owns(fields: Any, paths: Iterable[Path]) -> bool:
+    """Whether any of `paths` is in `decode(fields)`, without decoding it (a walk along each path)."""
+    if not isinstance(fields, dict):
+        return False
+    for path in paths:
+        if not path:
+            if '.' in fields:
+                return True
+            continue
+        node: Any = fields
+        last = len(path) - 1
+        for index, pe in enumerate(path):
+            child = node.get(pe, MISSING) if pe != '.' else MISSING
+            if child is MISSING:
+                break
+            nested = isinstance(child, dict) and bool(child)
+            if index == last:
+                if not nested or '.' in child:
+                    return True
+            elif not nested:
+                break
+            node = child
+    return False
+
+
+@functools.lru_cache(maxsize=4096)   # the same few path elements, again and again
 def _order(pe: str) -> tuple[Any, ...]:
     """Upstream's PathElement order: fields by name, then keys, then values, then indexes."""
     kind, rest = pe[:1], pe[2:]

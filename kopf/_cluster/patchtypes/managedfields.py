@@ -126,17 +126,21 @@ def encode(managed: Managed) -> list[Entry]:
                 and before[1].get('apiVersion', '') == managed.versions.get(identity, ''):
             entries.append(before[1])   # unchanged: the very same entry (no re-encoding)
             continue
-        manager, operation, _, subresource = identity
-        entry: Entry = {'manager': manager, 'operation': operation, 'apiVersion': managed.versions.get(identity, '')}
-        if managed.times.get(identity):
-            entry['time'] = managed.times[identity]
-        entry['fieldsType'] = 'FieldsV1'
-        entry['fieldsV1'] = fieldsets.encode({path[:MAX_PATH] for path in paths})
-        if subresource:
-            entry['subresource'] = subresource
-        entries.append(entry)
+        entries.append(_entry(identity, managed.versions.get(identity, ''), managed.times.get(identity), paths))
     return sorted(entries, key=lambda e: (e['operation'], e.get('time') or '', e['manager'], e['apiVersion'],
                                           e.get('subresource', '')))
+
+
+def _entry(identity: Identity, api_version: str, time: Any, paths: set[Path]) -> Entry:
+    manager, operation, _, subresource = identity
+    entry: Entry = {'manager': manager, 'operation': operation, 'apiVersion': api_version}
+    if time:
+        entry['time'] = time
+    entry['fieldsType'] = 'FieldsV1'
+    entry['fieldsV1'] = fieldsets.encode({path[:MAX_PATH] for path in paths})
+    if subresource:
+        entry['subresource'] = subresource
+    return entry
 
 
 def _is_reset(entries: Any) -> bool:
@@ -152,7 +156,17 @@ def updated(live: Any, new: Mapping[str, Any], *, manager: str, api_version: str
     """The entries after an update of `live` (the stored object, or the empty object) to `new` (None: none)."""
     live_entries = (live.get('metadata') or {}).get('managedFields') if isinstance(live, Mapping) else None
     new_entries = (new.get('metadata') or {}).get('managedFields')
-    if subresource or new_entries == live_entries:   # the same entries: the stored ones are decoded already
+    identity = _identity(manager, 'Update', api_version, subresource)
+    time = now if subresource != 'scale' else None   # upstream's scale handler drops it
+    same = subresource or new_entries is live_entries or new_entries == live_entries
+    stored = _identified(live_entries) if same else None
+    if stored is not None:   # the stored entries, well-formed: the usual update
+        changed, removed = _changes(live, new, schema, ignored)
+        entries = _updated_lazily(stored, identity, changed | removed | STRIPPED, changed - STRIPPED,
+                                  api_version, time)
+        if entries is not None:
+            return entries
+    if same:   # the same entries: the stored ones are decoded already
         managed = decode(live_entries) or Managed()
     elif _is_reset(new_entries):
         managed = Managed()
@@ -161,11 +175,7 @@ def updated(live: Any, new: Mapping[str, Any], *, manager: str, api_version: str
         managed = given if given is not None and given.fields else decode(live_entries) or Managed()
     if not managed.fields and not creating:
         return None   # not tracked: cleared by a client, or never tracked
-    identity = _identity(manager, 'Update', api_version, subresource)
-    added, modified, removed = fieldsets.compare(_bare(live), _bare(new), schema)
-    ignored = list(ignored)
-    changed = fieldsets.without_prefixes(added | modified, ignored)
-    removed = fieldsets.without_prefixes(removed, ignored)
+    changed, removed = _changes(live, new, schema, ignored)
     for other, paths in managed.fields.items():
         managed.fields[other] = paths - changed - removed
     mine = changed - STRIPPED
@@ -174,10 +184,61 @@ def updated(live: Any, new: Mapping[str, Any], *, manager: str, api_version: str
     if mine:
         managed.fields[identity] = managed.fields.get(identity, set()) | mine
         managed.versions[identity] = api_version
-        managed.times[identity] = now if subresource != 'scale' else None   # upstream's scale handler drops it
+        managed.times[identity] = time
     _drop_empty(managed)
     _cap(managed)
     return _remember(encode(managed), managed)
+
+
+def _changes(live: Any, new: Any, schema: Node, ignored: Iterable[Path]) -> tuple[set[Path], set[Path]]:
+    """The paths an update added or changed, and those it removed (those under `ignored` aside)."""
+    added, modified, removed = fieldsets.compare(_bare(live), _bare(new), schema)
+    ignored = list(ignored)
+    return fieldsets.without_prefixes(added | modified, ignored), fieldsets.without_prefixes(removed, ignored)
+
+
+def _identified(entries: Any) -> list[tuple[Entry, Identity]] | None:
+    """Stored entries with their identities, if they are a non-empty list of distinct well-formed entries (else
+    None: `decode` refuses them, or encoding them again would fail; `updated` then takes the general way)."""
+    if not isinstance(entries, list) or not entries:
+        return None
+    found: list[tuple[Entry, Identity]] = []
+    for entry in entries:
+        if not isinstance(entry, dict) or entry.get('fieldsType', 'FieldsV1') != 'FieldsV1' or \
+                not isinstance(entry.get('manager'), str) or not isinstance(entry.get('operation'), str) or \
+                not isinstance(entry.get('apiVersion'), str):
+            return None
+        operation = entry['operation']
+        found.append((entry, (entry['manager'], operation, '' if operation == 'Apply' else entry['apiVersion'],
+                              str(entry.get('subresource') or ''))))
+    return found if len({identity for _, identity in found}) == len(found) else None
+
+
+def _updated_lazily(stored: list[tuple[Entry, Identity]], identity: Identity, gone: set[Path], mine: set[Path],
+                    api_version: str, time: str | None) -> list[Entry] | None:
+    """What `decode` → the set operations → `encode` make of the stored entries, decoding only those that own a
+    path gone from the others (`gone`) or that get `mine`: the others stay the very same entries. None if the
+    updaters would be more than `MAX_UPDATERS` (the oldest fold: the general way does that)."""
+    result: list[Entry] = []
+    for entry, own in stored:
+        fields = entry.get('fieldsV1') or {}
+        ours = own == identity and bool(mine)
+        if not ours and isinstance(fields, dict) and fields and not fieldsets.owns(fields, gone):
+            result.append(entry)
+            continue
+        before = fieldsets.decode(fields)
+        paths = before - gone | (mine if ours else set())
+        version, when = (api_version, time) if ours else (str(entry.get('apiVersion') or ''), entry.get('time'))
+        if paths and paths == before and entry.get('time') == when and entry['apiVersion'] == version:
+            result.append(entry)   # unchanged: the very same entry, as `encode` keeps it
+        elif paths:
+            result.append(_entry(own, version, when, paths))
+    if mine and identity not in {own for _, own in stored}:
+        result.append(_entry(identity, api_version, time, mine))
+    if sum(1 for entry in result if entry['operation'] != 'Apply') > MAX_UPDATERS:
+        return None
+    return sorted(result, key=lambda e: (e['operation'], e.get('time') or '', e['manager'], e['apiVersion'],
+                                         e.get('subresource', '')))
 
 
 def applied(live: Any, new: Mapping[str, Any], config: Any, *, manager: str, api_version: str, subresource: str,

@@ -2,6 +2,7 @@
 import datetime
 import random
 import re
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -51,8 +52,17 @@ def generate_name(prefix: str) -> str:
 
 
 def now(micro: bool = False) -> str:
-    moment = datetime.datetime.now(datetime.UTC)
-    return render(moment, micro)
+    if micro:
+        return render(datetime.datetime.now(datetime.UTC), micro)
+    global _rendered
+    second = int(time.time())   # the clock of datetime.now(); a second's text is rendered once
+    rendered = _rendered
+    if rendered[0] != second:
+        rendered = _rendered = (second, render(datetime.datetime.fromtimestamp(second, datetime.UTC)))
+    return rendered[1]
+
+
+_rendered: tuple[int, str] = (-1, '')   # the second that `now()` rendered last, and its text
 
 
 def render(moment: datetime.datetime, micro: bool = False) -> str:

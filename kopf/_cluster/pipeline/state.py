@@ -8,7 +8,7 @@ from typing import Any
 from kopf._cluster import jsoncodec
 from kopf._cluster.apis.catalog import Catalog
 from kopf._cluster.apis.routing import Target
-from kopf._cluster.openapi import validation
+from kopf._cluster.openapi import fieldorder, validation
 from kopf._cluster.patchtypes import fieldowners
 from kopf._cluster.patchtypes.fieldowners import Managers
 from kopf._cluster.pipeline import kindrules, metadata
@@ -108,6 +108,7 @@ class State:
             validation.apply_defaults(candidate, schema)
             schemas.prune(candidate, schema)
             if candidate != obj:
+                fieldorder.arrange(candidate)   # stored objects are in field order (what a write shares stays so)
                 bucket[key] = candidate
 
     def record_write(self, target: Target, manager: str, before: dict[str, Any] | None, after: dict[str, Any]) -> None:

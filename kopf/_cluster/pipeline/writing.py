@@ -126,7 +126,7 @@ def patch(state: State, target: Target, content_type: str, body: Any, options: O
     if current is None:
         raise statuses.not_found(resource.qualified, resource.group, resource.plural, target.name or '')
     candidate = jsonpatches.apply_patch(content_type, current, body, conforming.schema_of(resource))
-    if content_type != jsonpatches.JSON:   # merges share unchanged subtrees with the stored object
+    if content_type != jsonpatches.JSON and not shares(resource):   # merges share the stored object's subtrees
         candidate = jsoncodec.clone(candidate)
     if options.validation != 'Strict':
         return update(state, target, current, candidate, options)
@@ -154,6 +154,15 @@ def _go_map(value: Any) -> str:
     if isinstance(value, bool):
         return 'true' if value else 'false'
     return str(value)
+
+
+def shares(resource: Resource) -> bool:
+    """Whether a write's new object may share the stored object's unchanged parts (not copy them): when no hook
+    of the kind changes values in place. The rest of the pipeline changes only its own top level and metadata
+    (fresh dicts); defaulting, pruning and the field order leave a stored part as it is (it went through them
+    when it was stored), and the store never changes a stored object (`Store.save` makes it a new version)."""
+    key = resource.key
+    return key not in kind_defaults.ON_UPDATE and key not in kindrules.HOOKS and key not in kindrules.UPDATES
 
 
 def scale(state: State, target: Target, content_type: str | None, body: Any, options: Options) -> Outcome:
@@ -202,7 +211,7 @@ def update(state: State, target: Target, current: Obj, candidate: Any, options: 
         meta['generation'] = int(old_meta.get('generation') or 0) + 1
     _charge(state, target, candidate, current, options)
     if options.dry_run or (meta.get('deletionTimestamp') and not meta.get('finalizers')):
-        fieldorder.arrange(candidate)   # as the store would (what it answers is not stored)
+        fieldorder.arrange(candidate, current)   # as the store would (what it answers is not stored)
     if options.dry_run:
         return Outcome(200, jsoncodec.dumps(candidate), warnings, candidate)
     if meta.get('deletionTimestamp') and not meta.get('finalizers') and not _holds(candidate, resource):
@@ -361,10 +370,13 @@ def _split_subresource(target: Target, current: Obj, candidate: dict[str, Any]) 
     if sub == 'status' and target.resource.key == ('', 'namespaces'):   # its status strategy resets the spec only
         kept = {**candidate, 'spec': jsoncodec.clone(current['spec'])} if 'spec' in current else dict(candidate)
         return kept if 'spec' in current else {k: v for k, v in kept.items() if k != 'spec'}
+    shared = shares(target.resource)
     if sub == 'status' or sub == 'finalize':
-        result: dict[str, Any] = jsoncodec.clone(current)
+        result: dict[str, Any] = {**current, 'metadata': dict(current['metadata'])} if shared else \
+            jsoncodec.clone(current)
         if sub == 'finalize':
-            result.setdefault('spec', {})['finalizers'] = (candidate.get('spec') or {}).get('finalizers') or []
+            result['spec'] = {**(result.get('spec') or {}),
+                              'finalizers': (candidate.get('spec') or {}).get('finalizers') or []}
         elif 'status' in candidate:
             result['status'] = candidate['status']
         else:
@@ -372,7 +384,7 @@ def _split_subresource(target: Target, current: Obj, candidate: dict[str, Any]) 
         return result
     if target.resource.has_status:
         if 'status' in current:
-            candidate['status'] = jsoncodec.clone(current['status'])
+            candidate['status'] = current['status'] if shared else jsoncodec.clone(current['status'])
         else:
             candidate.pop('status', None)
     return candidate

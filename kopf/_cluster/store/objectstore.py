@@ -22,9 +22,10 @@ Location = tuple[Key, ObjKey]
 
 
 class Change:
-    """One persisted change; its watch lines are built lazily and shared by all watchers."""
+    """One persisted change; it keeps its own watch line (the serialised object inside it, shared by all watchers
+    and by the write's answer): the other lines (a selector's transitions) are built lazily from it."""
 
-    __slots__ = ('_lines', 'data', 'key', 'obj', 'old', 'rv', 'type')
+    __slots__ = ('_line', '_others', 'key', 'obj', 'old', 'rv', 'type')
 
     def __init__(self, rv: int, key: Key, type: str, obj: Obj, old: Obj | None, data: bytes) -> None:
         self.rv = rv
@@ -32,25 +33,48 @@ class Change:
         self.type = type
         self.obj = obj          # the state after the change (for DELETED: the last state with the deletion RV)
         self.old = old          # the state before (for MODIFIED; used by selector transitions)
-        self.data = data        # the serialised `obj`
-        self._lines: dict[str, bytes] = {}
+        self._line = _prefix(type) + data + b'}\n'
+        self._others: dict[str, bytes] | None = None
 
     @property
     def namespace(self) -> str:
         return str(self.obj['metadata'].get('namespace') or '')
 
+    @property
+    def data(self) -> bytes:
+        """The serialised `obj` (a copy out of its line: the history keeps the line only)."""
+        return self._line[len(_prefix(self.type)):-2]
+
     def line(self, type: str | None = None) -> bytes:
         """The watch line for this change, as `type` (defaults to its own); for a transition out, old content."""
-        type = type or self.type
-        line = self._lines.get(type)
+        if type is None or type == self.type:
+            return self._line
+        others = self._others if self._others is not None else {}
+        line = others.get(type)
         if line is None:
             data = self.data
             if type == 'DELETED' and self.type == 'MODIFIED' and self.old is not None:
                 gone = jsoncodec.clone(self.old)
                 gone['metadata']['resourceVersion'] = str(self.rv)
                 data = jsoncodec.dumps(gone)
-            line = self._lines[type] = b'{"type":"' + type.encode() + b'","object":' + data + b'}\n'
+            line = others[type] = _prefix(type) + data + b'}\n'
+            self._others = others
         return line
+
+
+def _indexed_alike(old: Obj, new: Obj) -> bool:
+    """Whether two versions' metadata are indexed alike: the same uid and owner references."""
+    return bool(old.get('uid') == new.get('uid') and old.get('ownerReferences') == new.get('ownerReferences'))
+
+
+_PREFIXES: dict[str, bytes] = {}
+
+
+def _prefix(type: str) -> bytes:
+    prefix = _PREFIXES.get(type)
+    if prefix is None:
+        prefix = _PREFIXES[type] = b'{"type":"' + type.encode() + b'","object":'
+    return prefix
 
 
 class Store:
@@ -111,7 +135,7 @@ class Store:
         rv = self.rv + 1
         obj['metadata']['resourceVersion'] = str(rv)
         if not arranged:
-            fieldorder.arrange(obj)   # once here: every answer made of it is in kube-apiserver's field order
+            fieldorder.arrange(obj, old)   # once here: every answer made of it is in kube-apiserver's field order
         try:
             data = jsoncodec.dumps_kept(obj)   # first: what cannot be sent is never stored
         except jsoncodec.TooDeep:   # e.g. after a JSON patch's `add` deep inside
@@ -146,6 +170,9 @@ class Store:
         objkey = (meta.get('namespace') or '', meta['name'])
         bucket = self.objects[key]
         old = bucket.get(objkey)
+        if old is not None and _indexed_alike(old['metadata'], meta):   # a new version: the indexes stay as they are
+            bucket[objkey] = obj
+            return
         if old is None:
             self.ordered.pop(key, None)
         self._unindex((key, objkey), old)
