@@ -37,6 +37,7 @@ SPY = pathlib.Path('/work/tmp/spyenv/bin/py-spy')
 
 def serve(state_path: str, history: int, pipe: multiprocessing.connection.Connection) -> None:
     from kopf._cluster import jsoncodec
+    from kopf._cluster.control import command
     from kopf._cluster.control.emulator import Emulator
 
     snapshot = jsoncodec.loads(pathlib.Path(state_path).read_bytes())
@@ -45,7 +46,7 @@ def serve(state_path: str, history: int, pipe: multiprocessing.connection.Connec
         emulator = Emulator(port=0, workloads=False, history_size=history, compaction_interval=0)
         emulator.state.restore(snapshot)
         await emulator.start()
-        gc.freeze()   # as `kopf cluster` does after its startup (the restored objects included)
+        command.settle_gc()   # as `kopf cluster` does after its startup (the restored objects included)
         gc.callbacks.append(_collecting)
         loop = asyncio.get_running_loop()
         done = asyncio.Event()

@@ -47,12 +47,24 @@ async def serve(host: str, port: int, config_path: str, apply: Sequence[str], st
             written = emulator.write_kubeconfig(config_path)
         except OSError as exc:
             raise StartupError(f'cannot write the kubeconfig {config_path}: {exc.strerror or exc}') from None
-        gc.freeze()   # what exists after startup (modules, built-in schemas) lives as long as the process
+        settle_gc()
         print(f'Kubernetes API emulator serving at {emulator.url}', flush=True)
         print(f'kubeconfig: {written}  (kubectl --kubeconfig {written} get ns)', flush=True)
         await _until_signalled()
     finally:
         await emulator.stop()
+
+
+GC_THRESHOLDS = (10_000, 10, 10)  # Python's: (700, 10, 10)
+
+
+def settle_gc() -> None:
+    """After the startup: what exists (modules, built-in schemas, a resumed state) lives as long as the process,
+    and the youngest generation is collected every 10,000 allocations, not 700: a request's garbage is freed by
+    reference counting, the history's long-lived objects are scanned less often (the collector's share of a
+    resume PATCH: ~90 -> ~40 µs, bench/emulator_patch.py)."""
+    gc.freeze()
+    gc.set_threshold(*GC_THRESHOLDS)
 
 
 def _load(path: str) -> list[dict[str, Any]]:
