@@ -116,3 +116,16 @@ def sharding_cluster(request: pytest.FixtureRequest) -> Iterator[LocalCluster | 
             yield local
         return
     yield request.getfixturevalue('sharding_envtest')
+
+
+@pytest.fixture(autouse=True)
+def _gc_threshold_as_found() -> Iterator[None]:
+    """gc's thresholds as before the test: a unit test's dispatcher dropped in the middle of its initial
+    listing never ends it, so the threshold raised for it (`kopf._engine.memory`) would stay for later tests."""
+    import gc
+
+    from kopf._engine import memory
+    before = gc.get_threshold()
+    yield
+    memory._listings, memory._saved, memory._raised = 0, None, None
+    gc.set_threshold(*before)
