@@ -16,7 +16,6 @@ bench/first_sight.py is the same without the HTTP and the pages. Printed, never 
 import argparse
 import asyncio
 import gc
-import importlib.util
 import os
 import pathlib
 import subprocess
@@ -28,6 +27,7 @@ HERE = pathlib.Path(__file__).parent
 sys.path.insert(0, str(HERE))
 os.environ['BENCH_NO_RESUME'] = '1'
 
+import first_sight  # noqa: E402
 import harness as h  # noqa: E402
 import scale_state  # noqa: E402
 
@@ -41,19 +41,6 @@ def callgrind(state: str, enabled: bool) -> None:
         subprocess.run(['callgrind_control', '-i', state, str(os.getpid())], capture_output=True, check=False)
 
 
-def load_registry() -> kopf.OperatorRegistry:
-    registry = kopf.OperatorRegistry()
-    previous = kopf.get_default_registry()
-    kopf.set_default_registry(registry)
-    try:
-        spec = importlib.util.spec_from_file_location('bench_operator', HERE / 'operator.py')
-        assert spec is not None and spec.loader is not None
-        spec.loader.exec_module(importlib.util.module_from_spec(spec))
-    finally:
-        kopf.set_default_registry(previous)
-    return registry
-
-
 async def once(emu: Any, n: int, chunk_size: int, cg: bool, gc_threshold: int | None) -> tuple[float, float]:
     """One operator from its start to its initial listing processed: (CPU s, wall s)."""
     vault = credentials.Vault()
@@ -64,7 +51,7 @@ async def once(emu: Any, n: int, chunk_size: int, cg: bool, gc_threshold: int | 
         settings.process.listing_gc_threshold = gc_threshold or None
     stop = asyncio.Event()
     listed = asyncio.Event()
-    registry = load_registry()
+    registry, _ = first_sight.load_registry()
     original = queueing.Dispatcher._report
 
     def report(self: queueing.Dispatcher, report: Any) -> None:  # the signal of "the initial listing is processed"

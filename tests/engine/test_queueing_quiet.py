@@ -2,6 +2,7 @@
 the same record steps as through the queue, without the queue, a runner or `process()` (the seam here)."""
 import asyncio
 import copy
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -32,12 +33,15 @@ def handled(rctx: contexts.ResourceContext) -> dict[str, Any]:
     return with_diffbase(rctx, make_body(finalizers=[F]))
 
 
-async def dispatched(rctx: contexts.ResourceContext, *events: dict[str, Any]) -> Recording:
+async def dispatched(rctx: contexts.ResourceContext, *events: dict[str, Any],
+                     then: Callable[[], None] = lambda: None) -> Recording:
+    """The events dispatched as a listing (`then()` right after them), until all is handled."""
     async with asyncio.TaskGroup() as tg:
         dispatcher = Recording(rctx, tg)
         dispatcher.processed = []
         for event in events:
             dispatcher.dispatch(event)
+        then()
         dispatcher.listed()
         await asyncio.wait_for(_idle(dispatcher), timeout=5)
         dispatcher.closed = True
@@ -65,18 +69,11 @@ async def test_an_unchanged_listed_object_is_handled_in_dispatch() -> None:
 async def test_a_changed_listed_object_goes_through_the_queue_as_first_seen() -> None:
     rctx = make_rctx(CREATE_UPDATE_DELETE)
     changed = with_diffbase(rctx, make_body(finalizers=[F]), of=make_body(spec={'x': 1}, finalizers=[F]))
-    async with asyncio.TaskGroup() as tg:
-        dispatcher = Recording(rctx, tg)
-        dispatcher.processed = []
-        dispatcher.dispatch(listed(changed))
+
+    def queued() -> None:
         assert rctx.records['u1'].initial is None  # its cycle decides when taken (a newer event may come first)
         assert rctx.records['u1'].phase is records.Phase.QUEUED
-        dispatcher.listed()
-        await asyncio.wait_for(_idle(dispatcher), timeout=5)
-        dispatcher.closed = True
-        for waiter in list(dispatcher.waiters):
-            if not waiter.done():
-                waiter.set_result(None)
+    dispatcher = await dispatched(rctx, listed(changed), then=queued)
     assert dispatcher.processed == ['u1']
 
 
