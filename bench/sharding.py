@@ -139,14 +139,17 @@ async def settled(client: h.Client, scenario: str, ns: str, lease: str, ops: lis
 IDLE_SETTLE = 3.0
 
 
-async def idle_cpu(ops: list[h.Operator], seconds: float) -> dict[str, Any]:
+async def idle_cpu(ops: list[h.Operator], seconds: float, which: tuple[str, int],
+                   profile: pathlib.Path | None) -> dict[str, Any]:
     """Each replica's CPU at idle, in ms per second (after a short settle: the first renewals, the listings)."""
     if not seconds:
         return {}
     await asyncio.sleep(IDLE_SETTLE)
+    spies = spying(ops, profile, f'{which[0]}-idle', which[1])
     cpu0, t0 = [op.cpu() for op in ops], time.monotonic()
     await asyncio.sleep(seconds)
     elapsed = time.monotonic() - t0
+    unspy(spies)
     return {'idle_cpu_ms_per_s_by_replica': sorted((op.cpu() - c) / elapsed * 1000
                                                    for op, c in zip(ops, cpu0, strict=True))}
 
@@ -178,7 +181,7 @@ async def one(emu: Any, client: h.Client, scenario: str, replicas: int, round_: 
         op.start()
     try:
         await settled(client, scenario, ns, lease, ops, replicas)
-        result = await idle_cpu(ops, args.idle)
+        result = await idle_cpu(ops, args.idle, (scenario, round_), args.profile)
         if args.objects:
             result.update(await burst(emu, client, ns, ops, tracker, (scenario, round_), baseline_mb, args))
     except Exception:
@@ -340,7 +343,7 @@ def main() -> int:
     parser.add_argument('--gate', choices=['on', 'off'], default='on',
                         help='the server\'s feature gate ShardedListAndWatch (off: shardSelector= is ignored)')
     parser.add_argument('--profile', type=pathlib.Path, default=None,
-                        help='py-spy ($PY_SPY) records each replica over the burst into this directory '
+                        help='py-spy ($PY_SPY) records each replica over the burst (and --idle) into this directory '
                              '(summarise with bench/profile_summary.py); its sampling costs the replicas some CPU')
     parser.add_argument('--keep', action='store_true',
                         help='do not delete the objects after a burst (not measured anyway; saves the wait)')
