@@ -5,6 +5,7 @@
     .venv/bin/python bench/sharding.py --objects 20000 --scenarios single,3x6
     .venv/bin/python bench/sharding.py --gate off            # the server ignores shardSelector=
     .venv/bin/python bench/sharding.py --backend envtest     # kube-apiserver 1.37.2 (build.sh 1.37.2)
+    .venv/bin/python bench/sharding.py --objects 0 --idle 60 --rounds 3 --scenarios single-lease,single-sharded
 
 The server: the local cluster in its own process (`kopf cluster`, which serves `shardSelector=`), or a
 real kube-apiserver 1.37.2 (`--backend envtest`); either with the feature gate ShardedListAndWatch on
@@ -15,6 +16,7 @@ Per round, in a fresh namespace each, one after the other (alternating, so that 
 hits all alike), with `bench/operator.py` (the create handler records its time in the status):
 
 - `single`: one replica, no Lease (`--standalone`): the baseline;
+- `single-lease`: one replica with `--lease` alone (one Lease, no shards; for `--idle`);
 - `single-sharded`: one replica with `--lease --shards 6` (it holds all six shards);
 - `3x6`: three replicas with `--lease --shards 6` (two shards each, checked before the burst);
 - `single+2-filtering`: the baseline, plus two replicas with `--lease --shards 6` whose six shard
@@ -36,6 +38,10 @@ its share (the running operator's own fixed memory, its connections, its Leases)
 burst's objects and working set added. Medians of the rounds (per column); printed and written to
 bench/results/sharding-<timestamp>-<mode>.json, never asserted. `--profile DIR` attaches py-spy ($PY_SPY) to
 every replica for the burst (raw stacks; bench/profile_summary.py); its sampling costs the replicas CPU.
+
+`--idle SECONDS`: before the burst (the shards spread, then 3 s to settle), each replica's CPU over that
+many seconds of idleness, in ms per second: what its Leases cost (the renewals, the watches of them);
+`--objects 0` measures only that (no burst).
 
 The harness's own watch of the objects resumes whenever the server ends it (kube-apiserver ends a watcher
 that falls behind: the bench's loop is busy sending the burst): each restart is logged and counted.
@@ -102,9 +108,54 @@ def unspy(spies: list[Any]) -> None:
         spy.wait(timeout=30)
 
 
-async def one(emu: Any, client: h.Client, scenario: str, replicas: int, n: int, round_: int,
-              logdir: pathlib.Path, within: float, baseline_mb: float,
-              profile: pathlib.Path | None = None, keep: bool = False) -> dict[str, Any]:
+async def held(client: h.Client, namespace: str, lease: str) -> bool:
+    status, body = await client.request('GET', f'/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases/{lease}')
+    return status == 200 and bool((body.get('spec') or {}).get('holderIdentity'))
+
+
+async def settled(client: h.Client, scenario: str, ns: str, lease: str, ops: list[h.Operator], replicas: int) -> None:
+    """Until the replicas are ready for the burst: the shards spread, the Lease held, the watches up."""
+    loop_deadline = time.monotonic() + 60
+    if scenario == 'single+2-filtering':  # started (their membership Leases), watching; they hold nothing
+        while len(await members(client, ns)) < 2:
+            if time.monotonic() > loop_deadline or not all(op.alive() for op in ops):
+                raise RuntimeError(f'{scenario}: the filtering replicas did not start')
+            await asyncio.sleep(0.1)
+        await asyncio.sleep(1.0)  # their watch streams are open (listed: nothing yet)
+    elif scenario in ('single-sharded', '3x6'):
+        while not await spread(client, ns, lease, replicas):
+            if time.monotonic() > loop_deadline or not all(op.alive() for op in ops):
+                raise RuntimeError(f'{scenario}: the shards are not spread over {replicas} replicas')
+            await asyncio.sleep(0.1)
+    elif scenario == 'single-lease':
+        while not await held(client, ns, lease):
+            if time.monotonic() > loop_deadline or not all(op.alive() for op in ops):
+                raise RuntimeError(f'{scenario}: the lease is not held')
+            await asyncio.sleep(0.1)
+    else:
+        await asyncio.sleep(1.0)  # the operator's watch is up (as the others' wait for their shards)
+
+
+IDLE_SETTLE = 3.0
+
+
+async def idle_cpu(ops: list[h.Operator], seconds: float, which: tuple[str, int],
+                   profile: pathlib.Path | None) -> dict[str, Any]:
+    """Each replica's CPU at idle, in ms per second (after a short settle: the first renewals, the listings)."""
+    if not seconds:
+        return {}
+    await asyncio.sleep(IDLE_SETTLE)
+    spies = spying(ops, profile, f'{which[0]}-idle', which[1])
+    cpu0, t0 = [op.cpu() for op in ops], time.monotonic()
+    await asyncio.sleep(seconds)
+    elapsed = time.monotonic() - t0
+    unspy(spies)
+    return {'idle_cpu_ms_per_s_by_replica': sorted((op.cpu() - c) / elapsed * 1000
+                                                   for op, c in zip(ops, cpu0, strict=True))}
+
+
+async def one(emu: Any, client: h.Client, scenario: str, replicas: int, round_: int,
+              logdir: pathlib.Path, baseline_mb: float, args: argparse.Namespace) -> dict[str, Any]:
     ns = f'shards-{scenario.replace("+", "-")}-{round_}'
     lease = f'bench-{scenario.replace("+", "-")}-{round_}'
     await client.ensure_namespace(ns)
@@ -113,6 +164,7 @@ async def one(emu: Any, client: h.Client, scenario: str, replicas: int, n: int, 
     watch.start()
     sharded = ['--lease', lease, '--lease-namespace', ns, '--shards', str(SHARDS)]
     extra = sharded if scenario in ('single-sharded', '3x6') else []
+    extra = ['--lease', lease, '--lease-namespace', ns] if scenario == 'single-lease' else extra
     ops = [h.Operator(run.ours_framework(), emu.kubeconfig, ns, logdir, extra_args=[*extra, '--no-uvloop'])
            for _ in range(replicas)]
     if scenario == 'single+2-filtering':  # two more replicas whose shards are all held by someone else
@@ -128,42 +180,10 @@ async def one(emu: Any, client: h.Client, scenario: str, replicas: int, n: int, 
         op.logfile = op.logfile.with_name(f'{op.logfile.stem}-{i}.log')   # one log per replica
         op.start()
     try:
-        if scenario == 'single+2-filtering':  # started (their membership Leases), watching; they hold nothing
-            loop_deadline = time.monotonic() + 60
-            while len(await members(client, ns)) < 2:
-                if time.monotonic() > loop_deadline or not all(op.alive() for op in ops):
-                    raise RuntimeError(f'{scenario}: the filtering replicas did not start')
-                await asyncio.sleep(0.1)
-            await asyncio.sleep(1.0)  # their watch streams are open (listed: nothing yet)
-        elif extra:
-            loop_deadline = time.monotonic() + 60
-            while not await spread(client, ns, lease, replicas):
-                if time.monotonic() > loop_deadline or not all(op.alive() for op in ops):
-                    raise RuntimeError(f'{scenario}: the shards are not spread over {replicas} replicas')
-                await asyncio.sleep(0.1)
-        else:
-            await asyncio.sleep(1.0)  # the operator's watch is up (as the others' wait for their shards)
-        names = {f'b-{i:05d}' for i in range(n)}
-        spies = spying(ops, profile, scenario, round_)
-        cpu0, emu0 = [op.cpu() for op in ops], h.cpu_seconds(emu.pid)
-        rss0 = [op.memory()['VmRSS'] for op in ops]
-        started = time.time()
-        creates = [('POST', h.objects_path(ns), {'apiVersion': h.API_VERSION, 'kind': h.KIND,
-                                                   'metadata': {'name': name}, 'spec': {'n': 0}}, 'application/json')
-                   for name in sorted(names)]
-        assert await client.bulk(creates) == n
-        if not await h.wait_for(lambda: tracker.count('create_fn', names=names) >= n, within):
-            raise RuntimeError(f'{scenario}: handled {tracker.count("create_fn", names=names)} of {n}')
-        unspy(spies)
-        burst_s = max(tracker.visible['create_fn'][name] for name in names) - started
-        cpu = [op.cpu() - c for op, c in zip(ops, cpu0, strict=True)]
-        emu_cpu = h.cpu_seconds(emu.pid) - emu0
-        rss_after = [op.memory()['VmRSS'] for op in ops]
-        rss = [mb - baseline_mb for mb in rss_after]
-        rss_idle = [after - before for after, before in zip(rss_after, rss0, strict=True)]
-        if not keep:   # else the objects stay in their namespace (their operators stopped): a shorter run
-            await client.bulk([('DELETE', h.objects_path(ns, name), None, 'application/json') for name in names])
-            await h.wait_for(lambda: len(names & tracker.gone.keys()) >= n, within)
+        await settled(client, scenario, ns, lease, ops, replicas)
+        result = await idle_cpu(ops, args.idle, (scenario, round_), args.profile)
+        if args.objects:
+            result.update(await burst(emu, client, ns, ops, tracker, (scenario, round_), baseline_mb, args))
     except Exception:
         for op in ops:
             log(f'{scenario}: an operator log ends with:\n{op.tail()}')
@@ -172,16 +192,44 @@ async def one(emu: Any, client: h.Client, scenario: str, replicas: int, n: int, 
         for op in ops:
             op.stop()
         await watch.stop()
+    result['watch_restarts'] = watch.restarts
+    return result
+
+
+async def burst(emu: Any, client: h.Client, ns: str, ops: list[h.Operator], tracker: Any, which: tuple[str, int],
+                baseline_mb: float, args: argparse.Namespace) -> dict[str, Any]:
+    """N objects created at once; until all are handled: objects/s, CPU and RSS of each replica, the server's CPU."""
+    (scenario, round_), n, within = which, args.objects, args.timeout
+    names = {f'b-{i:05d}' for i in range(n)}
+    spies = spying(ops, args.profile, scenario, round_)
+    cpu0, emu0 = [op.cpu() for op in ops], h.cpu_seconds(emu.pid)
+    rss0 = [op.memory()['VmRSS'] for op in ops]
+    started = time.time()
+    creates = [('POST', h.objects_path(ns), {'apiVersion': h.API_VERSION, 'kind': h.KIND,
+                                               'metadata': {'name': name}, 'spec': {'n': 0}}, 'application/json')
+               for name in sorted(names)]
+    assert await client.bulk(creates) == n
+    if not await h.wait_for(lambda: tracker.count('create_fn', names=names) >= n, within):
+        raise RuntimeError(f'{scenario}: handled {tracker.count("create_fn", names=names)} of {n}')
+    unspy(spies)
+    burst_s = max(tracker.visible['create_fn'][name] for name in names) - started
+    cpu = [op.cpu() - c for op, c in zip(ops, cpu0, strict=True)]
+    emu_cpu = h.cpu_seconds(emu.pid) - emu0
+    rss_after = [op.memory()['VmRSS'] for op in ops]
+    rss = [mb - baseline_mb for mb in rss_after]
+    rss_idle = [after - before for after, before in zip(rss_after, rss0, strict=True)]
+    if not args.keep:   # else the objects stay in their namespace (their operators stopped): a shorter run
+        await client.bulk([('DELETE', h.objects_path(ns, name), None, 'application/json') for name in names])
+        await h.wait_for(lambda: len(names & tracker.gone.keys()) >= n, within)
     return {'objects_per_s': n / burst_s, 'cpu_s_per_1000_total': sum(cpu) / n * 1000,
             'cpu_s_per_1000_by_replica': sorted(c / n * 1000 for c in cpu),
             'rss_mb_above_import_by_replica': sorted(rss),
             'rss_mb_before_burst_by_replica': sorted(rss0),
             'rss_mb_above_idle_by_replica': sorted(rss_idle),
-            'watch_restarts': watch.restarts,
             'emulator_cpu_s_per_1000': emu_cpu / n * 1000}
 
 
-SCENARIOS = {'single': 1, 'single-sharded': 1, '3x6': 3, 'single+2-filtering': 1}
+SCENARIOS = {'single': 1, 'single-lease': 1, 'single-sharded': 1, '3x6': 3, 'single+2-filtering': 1}
 
 
 @contextlib.asynccontextmanager
@@ -202,6 +250,10 @@ async def server(args: argparse.Namespace, logdir: pathlib.Path) -> AsyncIterato
         emu.stop()
 
 
+BY_REPLICA = ('cpu_s_per_1000_by_replica', 'rss_mb_above_import_by_replica', 'rss_mb_before_burst_by_replica',
+              'rss_mb_above_idle_by_replica', 'idle_cpu_ms_per_s_by_replica')
+
+
 async def bench(args: argparse.Namespace) -> dict[str, Any]:
     logdir = h.logs_dir('kopf-bench-logs-')
     scenarios = [(name, SCENARIOS[name]) for name in args.scenarios]
@@ -210,23 +262,25 @@ async def bench(args: argparse.Namespace) -> dict[str, Any]:
     async with server(args, logdir) as emu, h.Client(emu.port, tls=emu.tls) as client:
         for round_ in range(args.rounds):
             for name, replicas in scenarios:
-                result = await one(emu, client, name, replicas, args.objects, round_, logdir, args.timeout, baseline,
-                                   args.profile, args.keep)
-                log(f'round {round_ + 1}/{args.rounds}: {name}: {result["objects_per_s"]:.0f} obj/s, '
-                    f'{result["cpu_s_per_1000_total"]:.2f} CPU s per 1000 (all replicas)')
+                result = await one(emu, client, name, replicas, round_, logdir, baseline, args)
+                idle = ', '.join(f'{c:.1f}' for c in result.get('idle_cpu_ms_per_s_by_replica', []))
+                log(f'round {round_ + 1}/{args.rounds}: {name}: '
+                    + (f'idle {idle} CPU ms/s; ' if idle else '')
+                    + (f'{result["objects_per_s"]:.0f} obj/s, {result["cpu_s_per_1000_total"]:.2f} CPU s per 1000 '
+                       f'(all replicas)' if args.objects else ''))
                 runs[name].append(result)
     report: dict[str, Any] = {}
     for name, _ in scenarios:
-        block = {key: statistics.median(r[key] for r in runs[name])
-                 for key in ('objects_per_s', 'cpu_s_per_1000_total', 'emulator_cpu_s_per_1000')}
+        totals = ('objects_per_s', 'cpu_s_per_1000_total', 'emulator_cpu_s_per_1000')
+        block = {key: statistics.median(r[key] for r in runs[name]) for key in totals if key in runs[name][0]}
         block['watch_restarts'] = sum(r['watch_restarts'] for r in runs[name])
-        for key in ('cpu_s_per_1000_by_replica', 'rss_mb_above_import_by_replica', 'rss_mb_before_burst_by_replica',
-                    'rss_mb_above_idle_by_replica'):
-            columns = zip(*[r[key] for r in runs[name]], strict=True)
-            block[key] = [statistics.median(column) for column in columns]
+        for key in BY_REPLICA:
+            if key in runs[name][0]:
+                columns = zip(*[r[key] for r in runs[name]], strict=True)
+                block[key] = [statistics.median(column) for column in columns]
         block['rounds'] = len(runs[name])
         report[name] = block
-    if 'single' in report and '3x6' in report:
+    if 'single' in report and '3x6' in report and args.objects:
         single, sharded = report['single'], report['3x6']
         extra_cpu = sharded['cpu_s_per_1000_total'] - single['cpu_s_per_1000_total']
         report['extra_ms_per_foreign_object'] = extra_cpu / 2  # s per 1000 objects / 2 foreign copies = ms each
@@ -237,20 +291,27 @@ async def bench(args: argparse.Namespace) -> dict[str, Any]:
             'cpu_all_vs_single': sharded['cpu_s_per_1000_total'] / single['cpu_s_per_1000_total'],
             'rss_growth_per_replica_vs_single': max(sharded['rss_mb_above_idle_by_replica'])
             / single['rss_mb_above_idle_by_replica'][0]}
-    if 'single+2-filtering' in report:
+    if 'single+2-filtering' in report and args.objects:
         filtering = report['single+2-filtering']['cpu_s_per_1000_by_replica']
         report['filtering_ms_per_foreign_object'] = statistics.mean(filtering[:2])  # the two lowest: the filtering
     report['meta'] = run.meta(args, logdir, objects=args.objects, rounds=args.rounds, shards=SHARDS,
-                              backend=args.backend, gate=args.gate, import_rss_mb=baseline, load=h.loadavg())
+                              backend=args.backend, gate=args.gate, import_rss_mb=baseline, load=h.loadavg(),
+                              idle_s=args.idle)
     return report
 
 
 def table(report: dict[str, Any]) -> str:
     meta = report['meta']
     rows = [f'{meta["objects"]:,} objects, {meta["backend"]}, ShardedListAndWatch {meta["gate"]}, '
-            f'load {meta["load"]}',
-            f'{"scenario":<18} {"objects/s":>9} {"CPU s/1000 (all)":>16} {"server":>7}   '
-            f'CPU s/1000 per replica   RSS MB above import per replica   RSS MB: before the burst, growth']
+            f'load {meta["load"]}']
+    if meta.get('idle_s'):
+        rows.append(f'idle, {meta["idle_s"]:g} s: CPU ms/s per replica: ' + '; '.join(
+            f'{name} ' + ', '.join(f'{c:.2f}' for c in report[name]['idle_cpu_ms_per_s_by_replica'])
+            for name in SCENARIOS if name in report))
+    if not meta['objects']:
+        return '\n'.join(rows)
+    rows.append(f'{"scenario":<18} {"objects/s":>9} {"CPU s/1000 (all)":>16} {"server":>7}   '
+                f'CPU s/1000 per replica   RSS MB above import per replica   RSS MB: before the burst, growth')
     for name in SCENARIOS:
         if name not in report:
             continue
@@ -282,13 +343,16 @@ def main() -> int:
     parser.add_argument('--gate', choices=['on', 'off'], default='on',
                         help='the server\'s feature gate ShardedListAndWatch (off: shardSelector= is ignored)')
     parser.add_argument('--profile', type=pathlib.Path, default=None,
-                        help='py-spy ($PY_SPY) records each replica over the burst into this directory '
+                        help='py-spy ($PY_SPY) records each replica over the burst (and --idle) into this directory '
                              '(summarise with bench/profile_summary.py); its sampling costs the replicas some CPU')
     parser.add_argument('--keep', action='store_true',
                         help='do not delete the objects after a burst (not measured anyway; saves the wait)')
-    parser.add_argument('--scenarios', default=','.join(SCENARIOS), help=f'some of {",".join(SCENARIOS)}')
+    parser.add_argument('--scenarios', default=','.join(s for s in SCENARIOS if s != 'single-lease'),
+                        help=f'some of {",".join(SCENARIOS)}')
+    parser.add_argument('--idle', type=float, default=0.0,
+                        help='seconds of idleness before the burst, each replica\'s CPU over them (ms/s)')
     args = parser.parse_args()
-    args.objects = args.objects or (500 if args.quick else 2000)
+    args.objects = (500 if args.quick else 2000) if args.objects is None else args.objects
     args.scenarios = [name for name in args.scenarios.split(',') if name]
     unknown = set(args.scenarios) - set(SCENARIOS)
     if unknown:

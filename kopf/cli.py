@@ -252,7 +252,7 @@ def _run_operator(controls: 'CLIControls', paths: tuple[str, ...], modules: tupl
 @click.option('--standalone', is_flag=True, help='The operator runs with --standalone: no peering rules.')
 @click.option('--lease', 'lease_name', default=None, help='The lease ([NAMESPACE/]NAME) the operator will hold.')
 @click.option('--shards', 'shards', type=click.IntRange(min=1), default=None,
-              help='The operator runs with --shards N (with --lease): its membership Leases are listed too.')
+              help='The operator runs with --shards N (with --lease): its Leases are listed too (one watch by label).')
 @click.option('--extra', multiple=True, type=click.Path(dir_okay=False),
               help='A YAML file of more rules (a list of rules, or a Role/ClusterRole), e.g. what handlers call.')
 @click.option('--crd', 'crds', multiple=True, type=click.Path(dir_okay=False),

@@ -8,7 +8,10 @@
   a 409 means someone else wrote first; we read it again). No retries inside a write: the next
   attempt is the next retry period; each write is bounded in time.
 - The Lease is watched (by name, without a listing: only `get`, `create`, `update`, `watch` are
-  needed), so that a release (an empty holder) is seen at once, besides a look every retry period.
+  needed), so that a release (an empty holder) is seen at once; it is read (a GET) at the start and
+  after a 409. The Leases of a sharding are not watched one by one: `kopf._shards.membership` watches
+  them all with one watch by their label and hands each event to its Elector's `observe()`
+  (`run(watches=False)`); a shard Lease carries that label from our first write to it.
 - On exit, after the handlers stopped, a held Lease is released (an empty holder): the next
   replica acquires it at once.
 """
@@ -71,14 +74,16 @@ class Elector:
     def path(self) -> str:
         return PATH.format(namespace=self.namespace)
 
-    async def run(self) -> None:
+    async def run(self, *, watches: bool = True) -> None:
+        """Elect until cancelled; `watches`: the Lease's own watch by name (else its events come from `observe()`)."""
         if self.namespace is None:
             self.namespace = await resolve_namespace(self.ctx)
         logger.info(f'Leader election on the lease {self.where} as {self.identity!r}.')
         self.ctx.metrics.lease(self.name, False)
         try:
             async with asyncio.TaskGroup() as tg:
-                tg.create_task(self.watch(), name=f'kopf watch of the lease {self.where}')
+                if watches:
+                    tg.create_task(self.watch(), name=f'kopf watch of the lease {self.where}')
                 await self.elect()
         finally:
             self.ctx.scheduler.cancel((self, 'deadline'))

@@ -17,8 +17,8 @@ What the framework requests (the code paths of kopf/_api, kopf/_engine and the f
 | peering objects (`--peering NAME`)                         | the option                   | get list watch patch   |
 | the typed resources' CRDs (`typed.installing`)              | `--install-crds`             | get create update      |
 | leases (`--lease NAME`)                                    | the option                   | get create update watch|
-| the members of the shards (`--lease NAME --shards N`: the  | `--shards`                   | + list                 |
-|   membership Leases, listed by label; `NAME-<i>` as above) |                              |                        |
+| the shards' and the members' Leases (`--lease NAME         | `--shards`                   | + list                 |
+|   --shards N`): one list + watch of them all by label      |                              |                        |
 
 Discovery (`/api`, `/apis`, ...) and the health check (`GET /api`) are non-resource URLs, readable by
 every authenticated user via the default `system:discovery` ClusterRoleBinding: no rules.
@@ -69,7 +69,7 @@ class Options:
     globs: tuple[str, ...] = ()          # `-n` patterns with globs or exclusions (cluster-wide rules)
     peering: str | None = None
     lease: str | None = None             # `NAME` or `NAMESPACE/NAME`
-    shards: bool = False                 # `--shards N` too: the membership Leases are listed
+    shards: bool = False                 # `--shards N` too: the sharding's Leases are listed (one watch by label)
     name: str = 'kopf'                   # of the (Cluster)Role(Binding)s
     service_accounts: tuple[str, ...] = ()  # `NAMESPACE/NAME` each
     users: tuple[str, ...] = ()

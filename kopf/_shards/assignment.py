@@ -10,9 +10,11 @@
 - Shard assignment (`plan()`): each live member targets a fair share of the N shards (⌈N/m⌉ for
   the first `N mod m` members by identity, ⌊N/m⌋ for the others); a replica over its share
   releases its highest shards; one under its share takes the lowest free ones (no valid holder).
+- Membership (`member()`, `live()`): a member is live until its Lease's duration after we last saw
+  its record change (a renewal, a new holder), by our clock (`now`: the loop's time, passed in).
 """
 import dataclasses
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Hashable, Iterable, Mapping
 
 SPACE = 1 << 64
 FNV_OFFSET = 0xcbf29ce484222325
@@ -109,3 +111,23 @@ def plan(*, identity: str, total: int, members: Collection[str], holders: Mappin
 
 def describe(indices: Collection[int]) -> str:
     return '[' + ', '.join(str(i) for i in sorted(indices)) + ']'
+
+
+@dataclasses.dataclass(frozen=True)
+class Member:
+    """A membership Lease as last seen: its holder, its record's key, since when unchanged (our clock), for how long."""
+    holder: str
+    key: Hashable
+    observed_at: float
+    duration: float
+
+
+def member(previous: Member | None, *, holder: str, key: Hashable, duration: float, now: float) -> Member:
+    """A membership Lease seen now: its expiry restarts only if its record changed since `previous`."""
+    observed_at = previous.observed_at if previous is not None and previous.key == key else now
+    return Member(holder=holder, key=key, observed_at=observed_at, duration=duration)
+
+
+def live(members: Iterable[Member], now: float) -> set[str]:
+    """The holders of the membership Leases not expired by our clock."""
+    return {m.holder for m in members if m.holder and now < m.observed_at + m.duration}

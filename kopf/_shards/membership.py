@@ -3,15 +3,22 @@
 - N shard Leases `NAME-<i>`, each an `Elector` (`kopf._leases.holding`) whose scope is `scopes.Shard(i)`: the
   objects hashed into shard i act only while its Lease is ours (the one "may act now?" predicate of
   `kopf._engine.scopes`, asked with the object's record's shard).
-- Membership: one Lease per replica (`NAME-member-<hash of the identity>`, labelled
-  `kopf.dev/shards-of: NAME`), renewed like the shards'. The members are listed by that label every
-  retry period; a member is live until its Lease's duration after we last saw it change (our clock).
-- Every retry period (and on any change of a Lease), `shards.plan()` says what to do: free shards
-  under our fair share are wanted (their Electors acquire them); surplus shards are released once
-  their work is finished: their scope is paused first (no new cycle; daemons and timers stop with
-  `OPERATOR_PAUSING`), then, when no cycle, daemon or timer of theirs runs any more, the Lease is
-  released (an empty holder: the next replica takes it at once). A dead replica's shards are taken
-  once their Leases expire by our clock.
+- Membership: one Lease per replica (`NAME-member-<hash of the identity>`), renewed like the shards'; a
+  member is live until its Lease's duration after we last saw it change, by our clock (`shards.live()`,
+  evaluated on every change and every retry period).
+- One watch per replica for all these Leases: the shards' and the members' carry the label
+  `kopf.dev/shards-of: NAME` (written on every create and update: a shard Lease written by an older
+  version, unlabelled, is seen from our first write to it; until then its Elector knows it from its own
+  GET at the start and after a 409). Each event goes by name to the shard's (or our membership's)
+  `Elector.observe()` and to the membership; a DELETED is checked with a GET (a Lease whose label an
+  older version's update dropped is not gone). The watch is `watching.watch_objs()`: listed at the
+  start and again only after a 410; reconnected after failures, resumed from the last resourceVersion.
+- Every retry period (and on any change of a Lease's holder or of the live members), `shards.plan()`
+  says what to do: free shards under our fair share are wanted (their Electors acquire them); surplus
+  shards are released once their work is finished: their scope is paused first (no new cycle; daemons
+  and timers stop with `OPERATOR_PAUSING`), then, when no cycle, daemon or timer of theirs runs any
+  more, the Lease is released (an empty holder: the next replica takes it at once). A dead replica's
+  shards are taken once their Leases expire by our clock.
 - A shard that becomes ours is taken over (`queueing.Dispatcher.take_over`): its objects are treated
   as at operator start; a shard lost (its Lease could not be renewed) pauses its objects and cancels
   their cycles in flight, as a lost Lease does for the whole operator.
@@ -20,12 +27,13 @@
   that serves it sends each replica only its shards' objects; a change re-lists with the new ranges.
 """
 import asyncio
+import contextlib
 import logging
 from collections.abc import Mapping
 from typing import Any
 
-from kopf._api import apierrors
-from kopf._core import records
+from kopf._api import apierrors, watching, watchstate
+from kopf._core import records, resources
 from kopf._engine import contexts, scopes
 from kopf._leases import elections
 from kopf._leases import holding as leasing
@@ -35,6 +43,7 @@ from kopf._shards import streams
 logger = logging.getLogger('kopf.reactor.sharding')
 
 LABEL = 'kopf.dev/shards-of'
+LEASES = resources.Resource('coordination.k8s.io', 'v1', 'leases', kind='Lease', namespaced=True)
 
 
 class Selection:
@@ -83,15 +92,20 @@ class Sharding:
         self.changed = asyncio.Event()
         self.held: set[int] = set()
         self.releasing: set[int] = set()
-        self.seen: dict[str, tuple[Any, float, float]] = {}  # membership lease → (key, observed_at, duration)
-        self.members: set[str] = set()
+        self.seen: dict[str, shards.Member] = {}  # membership Lease name → its holder and expiry (our clock)
+        self.members: set[str] = {self.identity}
+        self.listed = asyncio.Event()  # the watch's initial listing is in (the members known)
         self.exiting = False
+        labels = {LABEL: self.name}
         self.electors = [leasing.Elector(ctx, f'{self.name}-{i}', self.namespace, self.identity, scopes.Shard(i),
-                                         configures=(i == 0), wanted=False, on_change=self.changed.set)
+                                         configures=(i == 0), labels=labels, wanted=False,
+                                         on_change=self.changed.set)
                          for i in range(self.total)]
-        member = f'{self.name}-member-{shards.fnv1a64(self.identity):016x}'
+        self.member_prefix = f'{self.name}-member-'
+        member = f'{self.member_prefix}{shards.fnv1a64(self.identity):016x}'
         self.membership = leasing.Elector(ctx, member, self.namespace, self.identity, pauses=False,
-                                          configures=False, labels={LABEL: self.name}, on_change=self.changed.set)
+                                          configures=False, labels=labels, on_change=self.changed.set)
+        self.by_name = {elector.name: elector for elector in [*self.electors, self.membership]}
         ctx.pausing.on_shard = self.shard_changed  # after the electors paused their shards (nothing was held)
         ctx.selection = self.selection = Selection(self.total)  # what the watches send as `shardSelector`
 
@@ -105,48 +119,69 @@ class Sharding:
                 elector.namespace = self.namespace
         logger.info(f'Sharding {self.name} in {self.total} shards as {self.identity!r}.')
         self.ctx.metrics.shards(0)
-        tg.create_task(self.membership.run(), name=f'kopf lease {self.membership.name}')
-        for elector in self.electors:
-            tg.create_task(elector.run(), name=f'kopf lease {elector.name}')
+        tg.create_task(self.watch(), name=f'kopf watch of the leases of {self.namespace}/{self.name}')
+        for elector in [self.membership, *self.electors]:
+            tg.create_task(elector.run(watches=False), name=f'kopf lease {elector.name}')
         loop = asyncio.get_running_loop()
-        listed_at = -float('inf')
+        with contextlib.suppress(TimeoutError):  # the members known before the first plan (if the listing comes)
+            async with asyncio.timeout(self.durations.retry_period):
+                await self.listed.wait()
         while True:
+            self.count_members(loop.time())  # the members' expiry: on every change, at least every retry period
             self.changed.clear()
-            if loop.time() >= listed_at + self.durations.retry_period:  # the members: once per retry period
-                listed_at = loop.time()
-                await self.look_at_members()
             self.rebalance(tg, loop.time())  # and on every change of a Lease's holder
             try:
-                async with asyncio.timeout_at(listed_at + self.durations.retry_period):
+                async with asyncio.timeout(self.durations.retry_period):
                     await self.changed.wait()
             except TimeoutError:
                 pass
 
-    async def look_at_members(self) -> None:
-        """The live members (by the membership Leases' changes on our clock), ourselves included."""
-        params = {'labelSelector': f'{LABEL}={self.name}'}
-        try:
-            answer = await self.ctx.client.request('GET', leasing.PATH.format(namespace=self.namespace),
-                                                   params=params, backoffs=None)
-        except (apierrors.APIError, OSError, TimeoutError) as exc:
-            logger.warning(f'Listing the members of the shards {self.namespace}/{self.name} failed: {exc}')
-            return
+    async def watch(self) -> None:
+        """All the Leases of this sharding, one watch by their label; each event to its Elector and the membership."""
+        state = watchstate.WatchState(keep_bodies=True)  # a DELETED found by a re-list carries the Lease's name
+        where = f'{self.namespace}/{self.name}'
+        while True:
+            try:
+                async for item in watching.watch_objs(self.ctx.client, LEASES, namespace=self.namespace,
+                                                      label_selector=f'{LABEL}={self.name}', state=state):
+                    if item is watchstate.LISTED:
+                        self.listed.set()
+                    else:
+                        await self.observe(item)
+            except (apierrors.APIError, OSError, TimeoutError) as exc:
+                logger.warning(f'Watching the leases of the shards {where} failed ({exc}); retrying.')
+            await asyncio.sleep(self.durations.retry_period)
+
+    async def observe(self, event: Mapping[str, Any]) -> None:
+        """A Lease of the sharding changed (or was listed): its Elector's view, and the members'."""
+        body = event.get('object')
+        name = (body.get('metadata') or {}).get('name') if isinstance(body, Mapping) else None
+        deleted = event.get('type') == 'DELETED'
+        elector = self.by_name.get(name) if isinstance(name, str) else None
+        if elector is not None and deleted:
+            await elector.read()  # gone, or only unlabelled (an older version's update): a GET says which
+        elif elector is not None and isinstance(body, Mapping):
+            elector.observe(body)
+        if isinstance(name, str) and name.startswith(self.member_prefix):
+            self.see_member(name, None if deleted or not isinstance(body, Mapping) else body)
+
+    def see_member(self, name: str, body: Mapping[str, Any] | None) -> None:
         now = asyncio.get_running_loop().time()
-        found: dict[str, tuple[Any, float, float]] = {}
-        live: set[str] = set()
-        for item in (answer.get('items') or []) if isinstance(answer, Mapping) else []:
-            lease = elections.parse(item)
-            name = (item.get('metadata') or {}).get('name')
-            if lease is None or not lease.holder or not isinstance(name, str):
-                continue
-            previous = self.seen.get(name)
+        lease = elections.parse(body)
+        if lease is None or not lease.holder:  # deleted, or released (an exit)
+            self.seen.pop(name, None)
+        else:
             duration = lease.duration or self.durations.lease_duration
-            observed_at = previous[1] if previous is not None and previous[0] == lease.key else now
-            found[name] = (lease.key, observed_at, duration)
-            if now < observed_at + duration:
-                live.add(lease.holder)
-        self.seen = found
-        self.members = live | {self.identity}
+            self.seen[name] = shards.member(self.seen.get(name), holder=lease.holder, key=lease.key,
+                                            duration=duration, now=now)
+        self.count_members(now)
+
+    def count_members(self, now: float) -> None:
+        """The live members by our clock, ourselves included; a change of them wakes the rebalancing."""
+        members = shards.live(self.seen.values(), now) | {self.identity}
+        if members != self.members:
+            self.members = members
+            self.changed.set()
 
     def holders(self, now: float) -> dict[int, str | None]:
         """Each shard's valid holder by our clock (None: free or expired)."""

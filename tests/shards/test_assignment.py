@@ -114,3 +114,23 @@ def test_plan(me: str, members: list[str], holders: dict[int, str | None], acqui
               release: set[int]) -> None:
     planned = shards.plan(identity=me, total=6, members=members, holders=holders)
     assert (set(planned.acquire), set(planned.release)) == (acquire, release)
+
+
+# Membership: live until the Lease's duration after its record last changed, by our clock.
+@pytest.mark.parametrize('previous, key, now, observed_at', [
+    (None, ('r1', 15.0, 't1'), 100.0, 100.0),                                   # first seen: now
+    (shards.Member('r1', ('r1', 15.0, 't1'), 90.0, 15.0), ('r1', 15.0, 't1'), 100.0, 90.0),  # unchanged: kept
+    (shards.Member('r1', ('r1', 15.0, 't1'), 90.0, 15.0), ('r1', 15.0, 't2'), 100.0, 100.0),  # renewed: now
+])
+def test_a_members_expiry_restarts_on_a_change_only(previous: shards.Member | None, key: tuple[str, float, str],
+                                                    now: float, observed_at: float) -> None:
+    seen = shards.member(previous, holder='r1', key=key, duration=15.0, now=now)
+    assert seen == shards.Member('r1', key, observed_at, 15.0)
+
+
+def test_live_members_by_our_clock() -> None:
+    members = [shards.Member('r1', 'k1', 100.0, 15.0), shards.Member('r2', 'k2', 90.0, 15.0),
+               shards.Member('', 'k3', 100.0, 15.0)]  # released: no holder
+    assert shards.live(members, now=104.9) == {'r1', 'r2'}
+    assert shards.live(members, now=105.0) == {'r1'}   # r2 expired: 90 + 15
+    assert shards.live(members, now=115.0) == set()
