@@ -216,27 +216,28 @@ _REMOVING = LogEntry(logging.DEBUG, 'Removing the finalizer, as there are no han
 
 
 def detect(ctx: Context, record: ObjectRecord, body: Mapping[str, Any], *, registry: OperatorRegistry,
-           finalizer: str) -> tuple[causes.Change, Any]:
+           finalizer: str, initial: bool | None = None) -> tuple[causes.Change, Any]:
     """The cause (essence vs. the stored diff-base), and the essence now (given the context's registry, finalizer)."""
     extra = registry.get_extra_fields(ctx.resource)
     essence = ctx.progress_storage.clear_fresh(essence=ctx.diffbase_storage.build(body=body, extra_fields=extra))
     old = ctx.diffbase_storage.fetch(body=body)
     change = causes.detect(event_type=None, body=body, finalizer=finalizer, old=old, new=essence,
-                           initial=bool(record.initial))
+                           initial=bool(record.initial if initial is None else initial))
     return change, essence
 
 
-def quiet_at_first_sight(ctx: Context, record: ObjectRecord, event: RawEvent) -> bool:
+def quiet_at_first_sight(ctx: Context, record: ObjectRecord, event: RawEvent, *, listed: bool = False) -> bool:
     """Whether this cycle would decide and settle to nothing but "handled": most objects after a restart.
 
-    An object first seen in a listing (`record.initial`), unchanged since it was handled (a resumption),
-    not being deleted, with no handler's progress stored and our finalizer as required, of a resource
+    An object first seen in a listing (`record.initial`, or `listed`: a new record's listed event, asked before
+    its first cycle), unchanged since it was handled (a resumption), not being deleted, with no handler's
+    progress stored and our finalizer as required, of a resource
     where nothing else could be due (`OperatorRegistry.quiet_resumption`). For it, `decide()` and
     `settle()` would give no handler to call, no patch, no log line, no wake-up, and "handled": the
     reactor skips building the plan, the cause and the settlement (tests/core/test_plans_quiet.py holds the two
     ways side by side). The same storages' calls as `decide()`'s, so custom storages see the same questions.
     """
-    if not record.initial or event.get('type') == 'DELETED':
+    if not (listed or record.initial) or event.get('type') == 'DELETED':
         return False
     registry = ctx.registry
     requires = registry.quiet_resumption(ctx.resource)
@@ -246,7 +247,7 @@ def quiet_at_first_sight(ctx: Context, record: ObjectRecord, event: RawEvent) ->
     has, deleting = finalizers.state(body, ctx.finalizer)
     if deleting or has is not requires:
         return False
-    change, _ = detect(ctx, record, body, registry=registry, finalizer=ctx.finalizer)
+    change, _ = detect(ctx, record, body, registry=registry, finalizer=ctx.finalizer, initial=listed or None)
     if change.reason is not Reason.RESUME:
         return False
     return not ctx.progress_storage.fetch_all(keys=registry.get_changing_ids(ctx.resource), body=body)

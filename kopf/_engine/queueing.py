@@ -192,13 +192,10 @@ class Dispatcher:
             return False
         if operator.indexing is not None and handlers.IndexingHandler in operator.registry.kinds(rctx.resource):
             return False
-        record.initial = True  # as its first cycle's `Taken` would set it: first seen in a listing
-        try:
-            quiet = plans.quiet_at_first_sight(rctx, record, event)
+        try:  # as its first cycle would see it (`Taken` marks it as first seen in a listing)
+            quiet = plans.quiet_at_first_sight(rctx, record, event, listed=True)
         except Exception:
-            quiet = False  # e.g. a malformed diff-base: its cycle fails the usual way, named and retried
-        finally:
-            record.initial = None  # new: `Quiet` handles it, else its cycle decides on the newest event by then
+            quiet = False  # e.g. a custom storage that fails: its cycle fails the usual way, named and retried
         if not quiet:
             return False
         applying.skipped(rctx)  # as `processing.quiet()` counts a quiet cycle
