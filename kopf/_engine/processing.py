@@ -72,6 +72,27 @@ def quiet(rctx: contexts.ResourceContext, record: records.ObjectRecord, event: R
                         paused=bool(pauses.by) and paused(rctx, record, event))
 
 
+def quiet_listed(rctx: contexts.ResourceContext, record: records.ObjectRecord, event: RawEvent) -> bool:
+    """Whether a new record's listed event needs nothing: its cycle would end in `quiet()` (counted so if it does).
+
+    Asked by the dispatcher before queueing it (`records.Quiet`): not while the object's scope is paused, nor
+    where its cycles feed the indices (`process()` does those first); a storage that raises leaves it to its
+    cycle, which fails the usual way (named, retried).
+    """
+    operator = rctx.operator
+    if operator.pausing.pauses.by and paused(rctx, record, event):
+        return False
+    if operator.indexing is not None and handlers.IndexingHandler in operator.registry.kinds(rctx.resource):
+        return False
+    try:  # as its first cycle would see it (`Taken` marks it as first seen in a listing)
+        quiet = plans.quiet_at_first_sight(rctx, record, event, listed=True)
+    except Exception:
+        return False
+    if quiet:
+        applying.skipped(rctx)
+    return quiet
+
+
 HANDLING = (handlers.ChangingHandler, handlers.WatchingHandler, handlers.SpawningHandler)
 
 

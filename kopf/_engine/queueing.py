@@ -47,9 +47,9 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from kopf._core import handlers, memos, plans, records
+from kopf._core import handlers, memos, records
 from kopf._core.bodies import RawEvent
-from kopf._engine import applying, contexts, invoking, listings, loggers, memory, processing, scopes
+from kopf._engine import contexts, invoking, listings, loggers, memory, processing, scopes
 
 logger = logging.getLogger('kopf.reactor.queueing')
 
@@ -179,26 +179,15 @@ class Dispatcher:
         self._carry_out(record, records.step(record, arrived))
 
     def _quietly(self, record: records.ObjectRecord, event: RawEvent, arrived: records.Arrived) -> bool:
-        """A new object of a listing that needs nothing (`plans.quiet_at_first_sight`): handled as it arrives.
+        """A new object of a listing that needs nothing (`processing.quiet_listed`): handled as it arrives.
 
         What its first cycle would come to ("handled", nothing sent), without the queue, a runner, its logger
         or a coroutine: most objects of a restart. Not while its scope is paused, nor where indices are fed.
         """
-        rctx = self.rctx
-        operator = rctx.operator
         if record.phase is not records.Phase.IDLE or record.work is not None or self.closed:
             return False
-        if operator.pausing.pauses.by and processing.paused(rctx, record, event):
+        if not processing.quiet_listed(self.rctx, record, event):
             return False
-        if operator.indexing is not None and handlers.IndexingHandler in operator.registry.kinds(rctx.resource):
-            return False
-        try:  # as its first cycle would see it (`Taken` marks it as first seen in a listing)
-            quiet = plans.quiet_at_first_sight(rctx, record, event, listed=True)
-        except Exception:
-            quiet = False  # e.g. a custom storage that fails: its cycle fails the usual way, named and retried
-        if not quiet:
-            return False
-        applying.skipped(rctx)  # as `processing.quiet()` counts a quiet cycle
         self._carry_out(record, records.step(record, records.Quiet(event, now=arrived.now)))
         if self.progress is not None:
             self._report(self.progress.handled(record.uid, asyncio.get_running_loop().time()))
