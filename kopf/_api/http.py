@@ -39,7 +39,6 @@ SWEEP_SLACK: Final = 0.001  # seconds: idle connections this close to their expi
 QUERY_SAFE: Final = "!$'()*,/:?@"
 MAX_HEAD: Final = 1 << 20  # bytes of a status line with headers; also the longest chunk-size line
 TLS_BUFFER: Final = 16 * 1024  # bytes: a TLS connection's receive buffer (asyncio's default: 256 KiB)
-READ_SIZE: Final = 64 * 1024  # bytes: a plain connection's most per `recv` (asyncio's default: 256 KiB)
 
 
 class TransportError(ConnectionError):
@@ -217,20 +216,6 @@ class Response:
             _raise_failure(exc, self.close)
 
 
-def shrink_read_size(transport: asyncio.BaseTransport, size: int = READ_SIZE) -> bool:
-    """Let a plain (non-TLS) asyncio transport `recv` at most `size` bytes at once; False if it is not asyncio's.
-
-    asyncio allocates `max_size` (256 KiB) for every `recv` and shrinks it to what came: above glibc's mmap
-    threshold (kept at 128 KiB, `memory.fix_mmap_threshold`), each read is then an mmap, fresh pages faulted
-    in and an munmap (~30 µs per read, ~80 µs per 64 KiB received); 64 KiB come from the heap.
-    """
-    plain: Any = transport
-    if not isinstance(getattr(plain, 'max_size', None), int) or not hasattr(plain, '_sock'):
-        return False
-    plain.max_size = min(size, plain.max_size)
-    return True
-
-
 def shrink_tls_buffer(transport: asyncio.BaseTransport, size: int = TLS_BUFFER) -> bool:
     """Give asyncio's TLS protocol of this transport a smaller receive buffer; False if it is not asyncio's.
 
@@ -368,8 +353,6 @@ class Session:
         self.opened += 1
         if self.ssl is not None:
             shrink_tls_buffer(writer.transport)
-        else:
-            shrink_read_size(writer.transport)
         return Connection(reader, writer)
 
     def release(self, conn: Connection) -> None:

@@ -534,18 +534,3 @@ async def test_the_total_timeout_starts_once_a_connection_slot_is_free(serve: An
     response = await session.request('GET', '/fast', total_timeout=20)  # waits ~29 s for the slot, then ~0
     assert response.status == 200
     await slow
-
-
-async def test_a_plain_connection_reads_at_most_read_size_at_once(serve: Any) -> None:
-    """asyncio's 256 KiB per `recv` is above glibc's mmap threshold (each read an mmap): READ_SIZE instead;
-    bodies bigger than it arrive whole."""
-    big = b'{"items": "' + b'x' * (5 * http.READ_SIZE + 17) + b'"}'
-    server = await serve(keep_alive(lambda r: ok(big)))
-    session = server.session()
-    assert (await session.request('GET', '/x')).body == big
-    [conn] = session._idle
-    assert conn.writer.transport.max_size == http.READ_SIZE  # type: ignore[attr-defined]
-
-
-def test_a_transport_that_is_not_asyncios_plain_one_is_left_as_is() -> None:
-    assert not http.shrink_read_size(asyncio.Transport())
