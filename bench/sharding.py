@@ -101,6 +101,29 @@ def spying(ops: list[h.Operator], profile: pathlib.Path | None, scenario: str, r
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for i, op in enumerate(ops)]
 
 
+def probe_env(args: argparse.Namespace, scenario: str, round_: int, i: int) -> dict[str, str]:
+    """`--probe DIR`: the replica's own probe (bench/operator.py) writes into DIR/<scenario>-<round>-<i>/."""
+    if args.probe is None:
+        return {}
+    where = args.probe / f'{scenario}-{round_}-{i}'
+    where.mkdir(parents=True, exist_ok=True)
+    env = {'BENCH_PROBE': str(where)}
+    if args.tracemalloc:
+        env['BENCH_TRACEMALLOC'] = str(args.tracemalloc)
+    return env
+
+
+async def probe(ops: list[h.Operator], args: argparse.Namespace, taken: int) -> None:
+    """Each replica writes what it holds (`--probe`: its probe-<taken>.json, its tracemalloc snapshot), in turn."""
+    if args.probe is None:
+        return
+    for op in ops:
+        os.kill(op.pid, signal.SIGUSR1)
+        where = pathlib.Path(op.env['BENCH_PROBE']) / f'probe-{taken}.json'
+        if not await h.wait_for(where.exists, 120):
+            raise RuntimeError(f'no {where}')
+
+
 def unspy(spies: list[Any]) -> None:
     for spy in spies:
         spy.send_signal(signal.SIGINT)
@@ -134,6 +157,27 @@ async def settled(client: h.Client, scenario: str, ns: str, lease: str, ops: lis
             await asyncio.sleep(0.1)
     else:
         await asyncio.sleep(1.0)  # the operator's watch is up (as the others' wait for their shards)
+    await quiet(ops, loop_deadline)
+
+
+QUIET_WINDOW = 0.5   # seconds
+QUIET_CPU = 0.02     # CPU seconds per replica within the window: its start is over (a sharded replica's Leases: ~0.002)
+
+
+async def quiet(ops: list[h.Operator], deadline: float) -> None:
+    """Until every replica's start is over (its CPU quiet for a moment): the burst must not measure `import kopf`.
+
+    A fixed sleep did not suffice on a loaded host: the unsharded replica was still importing and starting
+    when its burst began, its start counted in its burst's CPU (py-spy: ~9% of its samples) and its RSS
+    "before the burst" taken mid-import.
+    """
+    while True:
+        cpu0 = [op.cpu() for op in ops]
+        await asyncio.sleep(QUIET_WINDOW)
+        if all(op.cpu() - c < QUIET_CPU for op, c in zip(ops, cpu0, strict=True)):
+            return
+        if time.monotonic() > deadline or not all(op.alive() for op in ops):
+            raise RuntimeError('the replicas did not settle (their CPU stays busy)')
 
 
 IDLE_SETTLE = 3.0
@@ -165,8 +209,9 @@ async def one(emu: Any, client: h.Client, scenario: str, replicas: int, round_: 
     sharded = ['--lease', lease, '--lease-namespace', ns, '--shards', str(SHARDS)]
     extra = sharded if scenario in ('single-sharded', '3x6') else []
     extra = ['--lease', lease, '--lease-namespace', ns] if scenario == 'single-lease' else extra
-    ops = [h.Operator(run.ours_framework(), emu.kubeconfig, ns, logdir, extra_args=[*extra, '--no-uvloop'])
-           for _ in range(replicas)]
+    ops = [h.Operator(run.ours_framework(), emu.kubeconfig, ns, logdir, extra_args=[*extra, '--no-uvloop'],
+                      env=probe_env(args, scenario, round_, i))
+           for i in range(replicas)]
     if scenario == 'single+2-filtering':  # two more replicas whose shards are all held by someone else
         for i in range(SHARDS):
             status, _ = await client.request('POST', f'/apis/coordination.k8s.io/v1/namespaces/{ns}/leases', {
@@ -201,9 +246,11 @@ async def burst(emu: Any, client: h.Client, ns: str, ops: list[h.Operator], trac
     """N objects created at once; until all are handled: objects/s, CPU and RSS of each replica, the server's CPU."""
     (scenario, round_), n, within = which, args.objects, args.timeout
     names = {f'b-{i:05d}' for i in range(n)}
+    rss0 = [op.memory()['VmRSS'] for op in ops]
+    await probe(ops, args, 1)
+    counters0 = await client.counters() if args.backend == 'local' else {}
     spies = spying(ops, args.profile, scenario, round_)
     cpu0, emu0 = [op.cpu() for op in ops], h.cpu_seconds(emu.pid)
-    rss0 = [op.memory()['VmRSS'] for op in ops]
     started = time.time()
     creates = [('POST', h.objects_path(ns), {'apiVersion': h.API_VERSION, 'kind': h.KIND,
                                                'metadata': {'name': name}, 'spec': {'n': 0}}, 'application/json')
@@ -218,6 +265,13 @@ async def burst(emu: Any, client: h.Client, ns: str, ops: list[h.Operator], trac
     rss_after = [op.memory()['VmRSS'] for op in ops]
     rss = [mb - baseline_mb for mb in rss_after]
     rss_idle = [after - before for after, before in zip(rss_after, rss0, strict=True)]
+    counters = await client.counters() if args.backend == 'local' else {}
+    requests = {key: (count - counters0.get(key, 0)) / n for key, count in counters.items()
+                if count != counters0.get(key, 0)}   # all clients' (the bench's creations and its watch too)
+    await probe(ops, args, 2)
+    if args.probe is not None:   # and once the burst's transients are gone
+        await asyncio.sleep(args.probe_settle)
+        await probe(ops, args, 3)
     if not args.keep:   # else the objects stay in their namespace (their operators stopped): a shorter run
         await client.bulk([('DELETE', h.objects_path(ns, name), None, 'application/json') for name in names])
         await h.wait_for(lambda: len(names & tracker.gone.keys()) >= n, within)
@@ -226,7 +280,7 @@ async def burst(emu: Any, client: h.Client, ns: str, ops: list[h.Operator], trac
             'rss_mb_above_import_by_replica': sorted(rss),
             'rss_mb_before_burst_by_replica': sorted(rss0),
             'rss_mb_above_idle_by_replica': sorted(rss_idle),
-            'emulator_cpu_s_per_1000': emu_cpu / n * 1000}
+            'emulator_cpu_s_per_1000': emu_cpu / n * 1000, 'requests_per_object': requests}
 
 
 SCENARIOS = {'single': 1, 'single-lease': 1, 'single-sharded': 1, '3x6': 3, 'single+2-filtering': 1}
@@ -274,6 +328,10 @@ async def bench(args: argparse.Namespace) -> dict[str, Any]:
         totals = ('objects_per_s', 'cpu_s_per_1000_total', 'emulator_cpu_s_per_1000')
         block = {key: statistics.median(r[key] for r in runs[name]) for key in totals if key in runs[name][0]}
         block['watch_restarts'] = sum(r['watch_restarts'] for r in runs[name])
+        asked = sorted({key for r in runs[name] for key in r.get('requests_per_object', {})})
+        if asked:  # the local cluster's counters over the burst, per object: every client's requests
+            block['requests_per_object'] = {key: statistics.median(r['requests_per_object'].get(key, 0)
+                                                                   for r in runs[name]) for key in asked}
         for key in BY_REPLICA:
             if key in runs[name][0]:
                 columns = zip(*[r[key] for r in runs[name]], strict=True)
@@ -322,6 +380,11 @@ def table(report: dict[str, Any]) -> str:
                                                             block['rss_mb_above_idle_by_replica'], strict=True))
         rows.append(f'{name:<18} {block["objects_per_s"]:>9.0f} {block["cpu_s_per_1000_total"]:>16.2f} '
                     f'{block["emulator_cpu_s_per_1000"]:>7.2f}   {per:<23}   {rss:<31}   {idle}')
+    for name in SCENARIOS:
+        asked = report.get(name, {}).get('requests_per_object')
+        if asked:
+            rows.append(f'{name}: requests per object (all clients): '
+                        + ', '.join(f'{key} {n:.2f}' for key, n in asked.items()))
     if 'targets' in report:
         t = report['targets']
         rows.append(f'3x6 vs single: each replica {t["cpu_per_replica_vs_single"]:.2f}x CPU (target <= 0.40), '
@@ -345,6 +408,12 @@ def main() -> int:
     parser.add_argument('--profile', type=pathlib.Path, default=None,
                         help='py-spy ($PY_SPY) records each replica over the burst (and --idle) into this directory '
                              '(summarise with bench/profile_summary.py); its sampling costs the replicas some CPU')
+    parser.add_argument('--probe', type=pathlib.Path, default=None,
+                        help='each replica writes what it holds (bench/operator.py\'s BENCH_PROBE) before the burst, '
+                             'after it, and --probe-settle seconds later, into this directory')
+    parser.add_argument('--probe-settle', type=float, default=5.0)
+    parser.add_argument('--tracemalloc', type=int, default=0,
+                        help='with --probe: trace allocations (this many frames) from the import on; slow')
     parser.add_argument('--keep', action='store_true',
                         help='do not delete the objects after a burst (not measured anyway; saves the wait)')
     parser.add_argument('--scenarios', default=','.join(s for s in SCENARIOS if s != 'single-lease'),
