@@ -98,7 +98,8 @@ class Pausing:
 
     def __init__(self) -> None:
         self.pauses = Pauses()
-        self._changed: asyncio.Event | None = None
+        self._changed: asyncio.Event | None = None  # the waiters of `wait()` and `wait_for()`
+        self._poked: asyncio.Event | None = None    # the waiters of `wait_for()` only (`poke()`)
         self.on_shard: Callable[[int, bool, bool], None] | None = None  # (index, paused, cancelling)
 
     def paused(self, namespace: str | None, shard: int | None = None) -> bool:
@@ -137,15 +138,21 @@ class Pausing:
     async def wait_for(self, check: Callable[[], bool]) -> None:
         """Until the check is true, re-checked on every change and `poke()` (e.g. a released shard's work finished)."""
         while not check():
-            if self._changed is None:
-                self._changed = asyncio.Event()
-            await self._changed.wait()
+            if self._poked is None:
+                self._poked = asyncio.Event()
+            await self._poked.wait()
 
     def poke(self) -> None:
-        """Something the waiters of `wait_for()` may look at has changed (a paused object's cycle ended)."""
-        self._notify()
+        """Something the waiters of `wait_for()` may look at has changed (a sharded object's cycle ended).
+
+        Only those: the watch streams' waiters of `wait()` (one per stream) are not woken on every cycle's end.
+        """
+        if self._poked is not None:
+            self._poked.set()
+            self._poked = None
 
     def _notify(self) -> None:
         if self._changed is not None:
             self._changed.set()
             self._changed = None  # the waiters re-check; later waits get a new event
+        self.poke()
