@@ -241,6 +241,27 @@ async def one(emu: Any, client: h.Client, scenario: str, replicas: int, round_: 
     return result
 
 
+def where_cpu(pid: int) -> dict[str, float]:
+    """The process's CPU so far by thread (the loop's main thread, user and system; the others: executor
+    threads) and its context switches: voluntary (a wait: the loop's epoll with nothing ready) and not (preempted)."""
+    out = collections.Counter[str]()
+    tick = os.sysconf('SC_CLK_TCK')
+    for task in pathlib.Path(f'/proc/{pid}/task').iterdir():
+        try:
+            fields = (task / 'stat').read_text().rsplit(')', 1)[1].split()
+            status = (task / 'status').read_text()
+        except OSError:
+            continue  # the thread ended meanwhile
+        main = task.name == str(pid)
+        out['main user' if main else 'threads'] += int(fields[11]) / tick
+        out['main sys' if main else 'threads'] += int(fields[12]) / tick
+        for line in status.splitlines():
+            key, _, value = line.partition(':')
+            if key in ('voluntary_ctxt_switches', 'nonvoluntary_ctxt_switches'):
+                out[key.split('_')[0] + (' (main)' if main else '')] += int(value)
+    return dict(out)
+
+
 async def burst(emu: Any, client: h.Client, ns: str, ops: list[h.Operator], tracker: Any, which: tuple[str, int],
                 baseline_mb: float, args: argparse.Namespace) -> dict[str, Any]:
     """N objects created at once; until all are handled: objects/s, CPU and RSS of each replica, the server's CPU."""
@@ -251,6 +272,7 @@ async def burst(emu: Any, client: h.Client, ns: str, ops: list[h.Operator], trac
     counters0 = await client.counters() if args.backend == 'local' else {}
     spies = spying(ops, args.profile, scenario, round_)
     cpu0, emu0 = [op.cpu() for op in ops], h.cpu_seconds(emu.pid)
+    where0 = [where_cpu(op.pid) for op in ops]
     started = time.time()
     creates = [('POST', h.objects_path(ns), {'apiVersion': h.API_VERSION, 'kind': h.KIND,
                                                'metadata': {'name': name}, 'spec': {'n': 0}}, 'application/json')
@@ -261,6 +283,8 @@ async def burst(emu: Any, client: h.Client, ns: str, ops: list[h.Operator], trac
     unspy(spies)
     burst_s = max(tracker.visible['create_fn'][name] for name in names) - started
     cpu = [op.cpu() - c for op, c in zip(ops, cpu0, strict=True)]
+    spent = [{key: (value - before.get(key, 0)) / n * 1000 for key, value in where_cpu(op.pid).items()}
+             for op, before in zip(ops, where0, strict=True)]   # per 1,000 objects of the burst
     emu_cpu = h.cpu_seconds(emu.pid) - emu0
     rss_after = [op.memory()['VmRSS'] for op in ops]
     rss = [mb - baseline_mb for mb in rss_after]
@@ -280,7 +304,8 @@ async def burst(emu: Any, client: h.Client, ns: str, ops: list[h.Operator], trac
             'rss_mb_above_import_by_replica': sorted(rss),
             'rss_mb_before_burst_by_replica': sorted(rss0),
             'rss_mb_above_idle_by_replica': sorted(rss_idle),
-            'emulator_cpu_s_per_1000': emu_cpu / n * 1000, 'requests_per_object': requests}
+            'emulator_cpu_s_per_1000': emu_cpu / n * 1000, 'requests_per_object': requests,
+            'per_1000_by_replica': spent}
 
 
 SCENARIOS = {'single': 1, 'single-lease': 1, 'single-sharded': 1, '3x6': 3, 'single+2-filtering': 1}
@@ -328,6 +353,11 @@ async def bench(args: argparse.Namespace) -> dict[str, Any]:
         totals = ('objects_per_s', 'cpu_s_per_1000_total', 'emulator_cpu_s_per_1000')
         block = {key: statistics.median(r[key] for r in runs[name]) for key in totals if key in runs[name][0]}
         block['watch_restarts'] = sum(r['watch_restarts'] for r in runs[name])
+        spent = [r['per_1000_by_replica'] for r in runs[name] if 'per_1000_by_replica' in r]
+        if spent:  # per replica, per 1,000 objects of the burst: the mean of the replicas, the median of rounds
+            keys = sorted({key for rounds in spent for replica in rounds for key in replica})
+            block['per_1000_mean_replica'] = {key: statistics.median(
+                statistics.mean(replica.get(key, 0) for replica in rounds) for rounds in spent) for key in keys}
         asked = sorted({key for r in runs[name] for key in r.get('requests_per_object', {})})
         if asked:  # the local cluster's counters over the burst, per object: every client's requests
             block['requests_per_object'] = {key: statistics.median(r['requests_per_object'].get(key, 0)
@@ -380,6 +410,13 @@ def table(report: dict[str, Any]) -> str:
                                                             block['rss_mb_above_idle_by_replica'], strict=True))
         rows.append(f'{name:<18} {block["objects_per_s"]:>9.0f} {block["cpu_s_per_1000_total"]:>16.2f} '
                     f'{block["emulator_cpu_s_per_1000"]:>7.2f}   {per:<23}   {rss:<31}   {idle}')
+    for name in SCENARIOS:
+        spent = report.get(name, {}).get('per_1000_mean_replica')
+        if spent:
+            rows.append(f'{name}: per replica per 1,000 objects: CPU s ' + ', '.join(
+                f'{key} {spent.get(key, 0):.2f}' for key in ('main user', 'main sys', 'threads')) + '; switches '
+                + ', '.join(f'{key} {spent.get(key, 0):,.0f}' for key in ('voluntary (main)', 'voluntary',
+                                                                           'nonvoluntary (main)', 'nonvoluntary')))
     for name in SCENARIOS:
         asked = report.get(name, {}).get('requests_per_object')
         if asked:
