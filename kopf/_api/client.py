@@ -105,8 +105,8 @@ class APIClient:
 
     async def _attempt(self, method: str | None, path: str, *, params: Mapping[str, str] | None,
                        backoffs: apierrors.Backoffs, body: bytes | None = None, content_type: str | None = None,
-                       total: float | None, connect: float | None,
-                       final: tuple[type[apierrors.APIError], ...] = ()) -> tuple[credentials.VaultItem, Any]:
+                       total: float | None, connect: float | None, final: tuple[type[apierrors.APIError], ...] = (),
+                       urgent: bool = False) -> tuple[credentials.VaultItem, Any]:
         """The one retry loop: send with the vault's credentials until it succeeds or may not be retried.
 
         `method=None`: open a watch stream of the path (the answer is a `StreamResponse`); else a request
@@ -126,7 +126,7 @@ class APIClient:
                     if method is None:
                         result: Any = await transport.stream(path, params=params, total=total, connect=connect)
                     else:
-                        result = await transport.request(method, path, params=params, body=body,
+                        result = await transport.request(method, path, params=params, body=body, urgent=urgent,
                                                          content_type=content_type, total=total, connect=connect)
                 if observer is not None:
                     self._observe(observer, method, '2xx', begun)
@@ -168,18 +168,22 @@ class APIClient:
             content_type: str = JSON_CT,
             backoffs: apierrors.Backoffs = DEFAULT,
             final: tuple[type[apierrors.APIError], ...] = (),
+            urgent: bool = False,
     ) -> Any:
         """Send a request; return the decoded JSON answer; raise `APIError` subclasses after the retries.
 
         `final`: API errors of these classes are raised at once (e.g. `(APIForbiddenError,)` where a 403
         is an answer, not a transient denial); other errors are retried as usual (a 401 always re-logs in).
+        `urgent`: not queued behind the bound of concurrent requests (a Lease's writes: a burst's requests
+        waiting for their slots must not take a renewal past its deadline).
         """
         net = self.settings.networking
         data = encoding.dumps(payload) if payload is not None else None
         typed = content_type if data is not None else None
 
         _, raw = await self._attempt(method, path, params=params, body=data, content_type=typed, backoffs=backoffs,
-                                     total=net.request_timeout, connect=net.connect_timeout, final=final)
+                                     total=net.request_timeout, connect=net.connect_timeout, final=final,
+                                     urgent=urgent)
         return encoding.loads(raw) if raw.strip() else None
 
     @contextlib.asynccontextmanager

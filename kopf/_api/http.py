@@ -20,6 +20,9 @@ Rules:
   408 before closing an idle connection would be read as the answer of the next request).
 - Header names and values with CR, LF or NUL are refused (`ValueError`, naming the header, never its value).
 - The total timeout of a request starts once it has a connection slot (waiting for one is not counted).
+- An `urgent` request (a Lease's renewal) takes no slot: it never queues behind the others (a burst's
+  hundreds of requests waiting for the `limit` slots once took a Lease's renewal past its deadline);
+  it uses an idle pooled connection if there is one, else opens one.
 - Query strings are encoded as aiohttp (yarl) did: `quote_plus` with `!$'()*,/:?@` kept as is.
 - A TLS connection's receive buffer is 16 KiB (a TLS record's most), not asyncio's 256 KiB
   (`sslproto.SSLProtocol.max_size`, zero-filled, so resident): a client connection then costs ~60 KB, not
@@ -28,6 +31,7 @@ Rules:
   (private attributes, checked first); other loops' TLS (uvloop's) is left as it is.
 """
 import asyncio
+import contextlib
 import ssl
 import urllib.parse
 from collections.abc import Callable, Mapping
@@ -39,6 +43,7 @@ SWEEP_SLACK: Final = 0.001  # seconds: idle connections this close to their expi
 QUERY_SAFE: Final = "!$'()*,/:?@"
 MAX_HEAD: Final = 1 << 20  # bytes of a status line with headers; also the longest chunk-size line
 TLS_BUFFER: Final = 16 * 1024  # bytes: a TLS connection's receive buffer (asyncio's default: 256 KiB)
+UNBOUNDED: Final = contextlib.nullcontext()  # an urgent request's "slot"
 
 
 class TransportError(ConnectionError):
@@ -279,13 +284,15 @@ class Session:
 
     async def fetch(self, method: str, path: str, *, params: Mapping[str, str] | None,
                     body: bytes | None, content_type: str | None, total_timeout: float | None,
-                    connect_timeout: float | None, error: Callable[[int, bytes, str | None], BaseException]) -> bytes:
+                    connect_timeout: float | None, error: Callable[[int, bytes, str | None], BaseException],
+                    urgent: bool = False) -> bytes:
         """As `request()`, but the body only, and an error status (>= 400) raised as `error(status, body, retry-after)`.
 
         For the API client's transport: its requests need no `Response` and no coroutine in between.
+        `urgent`: without a slot (not queued behind the other requests).
         """
         raw = self._encode(method, path, params, body, content_type)
-        async with self._slots, asyncio.timeout(total_timeout):
+        async with (UNBOUNDED if urgent else self._slots), asyncio.timeout(total_timeout):
             response = await self._exchange(raw, method, connect_timeout, deadline=None, own=False)
             data = await response.read()
         if response.status >= 400:

@@ -45,8 +45,9 @@ class Transport(Protocol):
     """One session of one set of credentials: requests, streams, and closing."""
 
     async def request(self, method: str, path: str, *, params: Mapping[str, str] | None, body: bytes | None,
-                      content_type: str | None, total: float | None, connect: float | None) -> bytes:
-        """The body of a successful answer; `APIError` for an error status."""
+                      content_type: str | None, total: float | None, connect: float | None,
+                      urgent: bool = False) -> bytes:
+        """The body of a successful answer; `APIError` for an error status. `urgent`: not queued behind the bound."""
         ...
 
     async def stream(self, path: str, *, params: Mapping[str, str] | None,
@@ -96,10 +97,11 @@ class DirectTransport:
                                     ssl_context=creds.as_ssl_context() if https else None, limit=limit)
 
     def request(self, method: str, path: str, *, params: Mapping[str, str] | None, body: bytes | None,
-                content_type: str | None, total: float | None, connect: float | None) -> Coroutine[Any, Any, bytes]:
+                content_type: str | None, total: float | None, connect: float | None,
+                urgent: bool = False) -> Coroutine[Any, Any, bytes]:
         # Not a coroutine of its own: the session's is awaited directly (a frame less to resume, every request).
         return self.session.fetch(method, path, params=params, body=body, content_type=content_type,
-                                  total_timeout=total, connect_timeout=connect, error=error)
+                                  total_timeout=total, connect_timeout=connect, error=error, urgent=urgent)
 
     async def stream(self, path: str, *, params: Mapping[str, str] | None,
                      total: float | None, connect: float | None) -> StreamResponse:
@@ -147,12 +149,14 @@ class AiohttpTransport:
         return kwargs
 
     async def request(self, method: str, path: str, *, params: Mapping[str, str] | None, body: bytes | None,
-                      content_type: str | None, total: float | None, connect: float | None) -> bytes:
+                      content_type: str | None, total: float | None, connect: float | None,
+                      urgent: bool = False) -> bytes:
         kwargs = self._kwargs(total, connect)
         if body is not None and content_type is not None:
             kwargs['headers']['Content-Type'] = content_type
-        async with self.slots, self.session.request(method, self.server + path, params=params, data=body,
-                                                    **kwargs) as response:
+        slot = http.UNBOUNDED if urgent else self.slots
+        async with slot, self.session.request(method, self.server + path, params=params, data=body,
+                                              **kwargs) as response:
             raw = await response.read()
             if response.status >= 400:
                 raise error(response.status, raw, response.headers.get('Retry-After'))

@@ -137,7 +137,8 @@ class Elector:
 
     async def read(self) -> None:
         try:
-            self.observe(await self.ctx.client.request('GET', f'{self.path}/{self.name}', backoffs=None))
+            self.observe(await self.ctx.client.request('GET', f'{self.path}/{self.name}', backoffs=None,
+                                                       urgent=True))
         except apierrors.APINotFoundError:
             self.observe(None)
         except (apierrors.APIError, OSError, TimeoutError) as exc:
@@ -155,10 +156,11 @@ class Elector:
         try:
             async with asyncio.timeout(self.durations.renew_deadline):
                 if lease is None:
-                    answer = await self.ctx.client.request('POST', self.path, payload=body, backoffs=None)
+                    answer = await self.ctx.client.request('POST', self.path, payload=body, backoffs=None,
+                                                           urgent=True)
                 else:
                     answer = await self.ctx.client.request('PUT', f'{self.path}/{self.name}', payload=body,
-                                                           backoffs=None)
+                                                           backoffs=None, urgent=True)
         except apierrors.APIConflictError:  # 409: someone else wrote first (or created it first)
             await self.read()
             return
@@ -265,7 +267,7 @@ class Elector:
                                        labels=self.labels)
                     try:
                         await self.ctx.client.request('PUT', f'{self.path}/{self.name}', payload=body,
-                                                      backoffs=None)
+                                                      backoffs=None, urgent=True)
                     except apierrors.APIConflictError:
                         await self.read()
                         continue

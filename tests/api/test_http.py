@@ -534,3 +534,27 @@ async def test_the_total_timeout_starts_once_a_connection_slot_is_free(serve: An
     response = await session.request('GET', '/fast', total_timeout=20)  # waits ~29 s for the slot, then ~0
     assert response.status == 200
     await slow
+
+
+async def test_an_urgent_request_takes_no_slot(serve: Any) -> None:
+    release = asyncio.Event()
+
+    async def handler(conn: Conn) -> None:
+        while (request := await conn.request()) is not None:
+            if '/slow' in request[0]:
+                await release.wait()
+            await conn.answer(ok())
+
+    server = await serve(handler)
+    session = server.session(limit=1)
+    slow = asyncio.create_task(session.request('GET', '/slow'))
+    queued = asyncio.create_task(session.fetch('GET', '/queued', params=None, body=None, content_type=None,
+                                               total_timeout=None, connect_timeout=None, error=RuntimeError))
+    await asyncio.sleep(0.1)
+    assert await session.fetch('PUT', '/lease', params=None, body=b'{}', content_type='application/json',
+                               total_timeout=5, connect_timeout=None, error=RuntimeError, urgent=True) == b'{}'
+    assert not queued.done()  # still waiting for the one slot: the urgent one did not
+    release.set()
+    assert (await slow).status == 200
+    assert await queued == b'{}'
+    assert server.max_open == 2
