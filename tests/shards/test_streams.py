@@ -65,7 +65,7 @@ def test_a_lost_and_regained_shard_is_relisted_and_its_records_kept() -> None:
     streams._narrow(rctx, state, selection, since=since)
     regained = {uid for uid in uids if assignment.shard_of(uid, 2) == 0}
     assert regained and set(state.known) == set(uids) - regained   # shard 0 is listed again, shard 1 is not
-    assert set(rctx.records) == set(uids)   # the regained shard's records (their memos) are kept
+    assert set(rctx.records) == set(uids)   # the regained shard's records are kept (taken over)
 
 
 def test_a_lost_shard_is_forgotten_with_its_idle_records() -> None:
