@@ -54,12 +54,15 @@ class Selection:
         self.held: frozenset[int] = frozenset()
         self.version = 0
         self.ignored: set[str] = set()   # the resources whose server was seen to ignore the selector (logged once)
+        self.gained: dict[int, int] = {}   # per shard, the version in which it was last gained (`streams._narrow`)
         self._changed = asyncio.Event()
 
     def update(self, held: set[int]) -> None:
         if frozenset(held) != self.held:
-            self.held = frozenset(held)
             self.version += 1
+            for shard in frozenset(held) - self.held:
+                self.gained[shard] = self.version
+            self.held = frozenset(held)
             self._changed.set()
             self._changed = asyncio.Event()
 

@@ -7,7 +7,8 @@
   stream after a short settle (shards often change together): the objects that left the selection are
   forgotten without a DELETED event (their idle records too: another replica has them); the re-list
   sends the objects that came as listed, as at the operator's start (resumed; completed handlers, which
-  their objects record, never run again).
+  their objects record, never run again). A shard lost and regained meanwhile (its Lease not renewed in
+  time, then re-acquired) is re-listed too: its objects' cycles that ended paused wait for a listing.
 - Whether the server filtered: a built-in kind's LIST says so in `metadata.shardInfo` (custom
   resources' lists cannot: a real server filters them without saying). An object outside the selection
   proves that the server ignored it (the feature gate ShardedListAndWatch off, a server before 1.36,
@@ -64,7 +65,7 @@ async def read(ctx: contexts.OperatorContext, rctx: contexts.ResourceContext, na
         else:
             await selection.changed_since(version)   # nothing is ours: nothing to watch
         await _settle(selection)
-        _narrow(rctx, state, selection)
+        _narrow(rctx, state, selection, since=version)
 
 
 async def _consume(ctx: contexts.OperatorContext, rctx: contexts.ResourceContext, namespace: str | None,
@@ -111,14 +112,30 @@ async def _settle(selection: Any) -> None:
             return
 
 
-def _narrow(rctx: contexts.ResourceContext, state: watchstate.WatchState, selection: Any) -> None:
-    """Forget the objects of the shards not held any more (their idle records too); re-list the rest."""
+def _narrow(rctx: contexts.ResourceContext, state: watchstate.WatchState, selection: Any, *, since: int) -> None:
+    """Forget the objects of the shards not held any more (their idle records too); re-list the rest.
+
+    A shard lost and gained again since the stream began (a Lease not renewed in time, then re-acquired)
+    is re-listed in full, though the same shards are held as before: its objects' cycles that ended while
+    it was paused did nothing and wait for a listing (`records.Paused`); their records are kept.
+    """
     held, total = selection.held, selection.total
-    dropped = watchstate.narrow(state, keep=lambda uid: shards.shard_of(uid, total) in held)
-    for uid in dropped:
+    regained = frozenset(shard for shard in held if selection.gained.get(shard, 0) > since)
+    kept, left = held - regained, []
+
+    def keep(uid: str) -> bool:
+        shard = shards.shard_of(uid, total)
+        if shard not in held:
+            left.append(uid)
+        return shard in kept
+
+    watchstate.narrow(state, keep=keep)
+    for uid in left:
         record = rctx.records.get(uid)
         background = rctx.background_of(uid)
         if record is not None and record.phase is records.Phase.IDLE and (background is None or not background.running):
             rctx.forget(uid)
-    if dropped:
-        logger.debug(f'{len(dropped)} objects of {rctx.resource} left this replica\'s shards; forgotten.')
+    if left:
+        logger.debug(f'{len(left)} objects of {rctx.resource} left this replica\'s shards; forgotten.')
+    if regained:
+        logger.debug(f'The shards {shards.describe(regained)} were lost and regained: {rctx.resource} re-listed.')
