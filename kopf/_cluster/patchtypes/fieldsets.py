@@ -253,6 +253,8 @@ def owns(fields: Any, paths: Iterable[Path]) -> bool:
             if '.' in fields:
                 return True
             continue
+        if path[0] not in fields:   # the usual: not even its top-level field (checked below again, as any)
+            continue
         node: Any = fields
         last = len(path) - 1
         for index, pe in enumerate(path):
