@@ -1,12 +1,11 @@
 """The local cluster's own cost of an operator's resume write, per object: CPU per PATCH, history per write.
 
     .venv/bin/python bench/emulator_patch.py [--objects 20000] [--watchers 1] [--rounds 1] [--spy FILE]
-                                             [--callgrind FILE] [--no-uvloop]
+                                             [--callgrind FILE] [--uvloop]
 
-The cluster (`Emulator`, no workloads; in uvloop if installed, as `kopf cluster`) runs in its own process,
-restored from bench/scale.py's state file (bench/scale_state.py: format-2 objects with `managedFields`, cached
-by N). This process sends, to each
-object once per round, the write that our operator makes when its resume handler succeeds (captured from
+The cluster (`Emulator`, no workloads; in asyncio's loop as `kopf cluster`; `--uvloop`: in uvloop's) runs in its
+own process, restored from bench/scale.py's state file (bench/scale_state.py: format-2 objects with `managedFields`,
+cached by N). This process sends, to each object once per round, the write that our operator makes when its resume handler succeeds (captured from
 bench/operator.py): a merge PATCH of `/status` with the handler's result, as `User-Agent: kopf/...`
 (field manager `kopf`), pipelined over a few connections, with `--watchers` cluster-wide watches attached
 (as the operator's own). Printed: the cluster's CPU µs per PATCH (/proc; 10 ms ticks; the kernel's share of
@@ -70,7 +69,7 @@ def serve(state_path: str, history: int, pipe: multiprocessing.connection.Connec
         pipe.send(emulator.port)
         await done.wait()
 
-    loops.run(main(), loops.loop_factory(None if uvloop else False))   # as `kopf cluster [--no-uvloop]`
+    loops.run(main(), loops.loop_factory(True if uvloop else False))   # asyncio's, as `kopf cluster`; or uvloop
 
 
 async def _answer(emulator: Any, command: str) -> Any:
@@ -216,21 +215,21 @@ def main() -> None:
     parser.add_argument('--rounds', type=int, default=1, help='writes per object (the history keeps them all)')
     parser.add_argument('--spy', default='', help='py-spy raw output file for the cluster during the writes')
     parser.add_argument('--callgrind', default='', help="the cluster under valgrind's callgrind, its output file")
-    parser.add_argument('--no-uvloop', action='store_true', help="the cluster in asyncio's own loop (as "
-                        '`kopf cluster --no-uvloop`), not uvloop (used if installed)')
+    parser.add_argument('--uvloop', action='store_true', help="the cluster in uvloop, not asyncio's own loop "
+                        '(as `kopf cluster` runs)')
     parser.add_argument('--serve', nargs=3, help=argparse.SUPPRESS)   # the cluster process: PORT STATE HISTORY
     args = parser.parse_args()
     if args.serve:
         port, state_path, history = args.serve
         serve(state_path, int(history), multiprocessing.connection.Client(('127.0.0.1', int(port)), authkey=KEY),
-              not args.no_uvloop)
+              args.uvloop)
         return
     state = scale_state.ensure(args.objects, SPACES)
     with multiprocessing.connection.Listener(('127.0.0.1', 0), authkey=KEY) as listener:
         prefix = ['valgrind', '--tool=callgrind', '--instr-atstart=no', f'--callgrind-out-file={args.callgrind}']
         server = subprocess.Popen([*(prefix if args.callgrind else []), sys.executable, __file__, '--serve',
                                    str(listener.address[1]), str(state), str(args.objects * args.rounds + 1000),
-                                   *(['--no-uvloop'] if args.no_uvloop else [])])
+                                   *(['--uvloop'] if args.uvloop else [])])
         try:
             ours = listener.accept()
             if not ours.poll(600):

@@ -72,22 +72,16 @@ def posing_options(fn: Callable[..., Any]) -> Callable[..., Any]:
               show_default=True, help='Seconds between compactions of the history, as etcd\'s (0: never).')
 @click.option('-v', '--verbose', is_flag=True, default=False,
               help='Print a line per request to stderr: method, path, status, milliseconds.')
-@click.option('--uvloop/--no-uvloop', 'uvloop', default=None,
-              help='Use uvloop (default: if installed, e.g. by pip install kopf[uvloop]) or asyncio\'s own loop.')
 def cluster(host: str, port: int, config_path: str, apply: tuple[str, ...], state: str | None,
             tls: bool, token: str | None, git_version: str | None, tls_sans: tuple[str, ...], feature_gates: str,
-            history_size: int, compaction_interval: float, verbose: bool, uvloop: bool | None) -> None:
+            history_size: int, compaction_interval: float, verbose: bool) -> None:
     """Serve a local Kubernetes API (in memory) until interrupted."""
     from kopf._cluster.control import command  # the emulator: only for `kopf cluster`
 
     try:
-        factory = loops.loop_factory(uvloop)
-    except loops.LoopError as exc:
-        raise click.UsageError(str(exc)) from None
-    try:
-        loops.run(command.serve(host, port, config_path, apply, state, tls or bool(tls_sans), token, verbose,
-                                git_version=git_version, tls_sans=tls_sans, feature_gates=feature_gates,
-                                history_size=history_size, compaction_interval=compaction_interval), factory)
+        asyncio.run(command.serve(host, port, config_path, apply, state, tls or bool(tls_sans), token, verbose,
+                                  git_version=git_version, tls_sans=tls_sans, feature_gates=feature_gates,
+                                  history_size=history_size, compaction_interval=compaction_interval))
     except command.StartupError as exc:
         click.echo(f'Error: {exc}', err=True)
         raise SystemExit(1) from None

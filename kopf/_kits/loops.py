@@ -1,10 +1,8 @@
-"""The event loop of `kopf run` and `kopf cluster`: uvloop when it is installed (`pip install kopf[uvloop]`),
-unless turned off.
+"""The event loop of `kopf run`: uvloop when it is installed (`pip install kopf[uvloop]`), unless turned off.
 
-`--uvloop` requires it (an error if it is not installed), `--no-uvloop` (or `KOPF_RUN_UVLOOP=0`,
-`KOPF_CLUSTER_UVLOOP=0`) keeps asyncio's own loop; without either, uvloop is used if it can be imported.
-Only the CLI does this (and `LocalCluster` for the loop of its own thread): `kopf.run()` and
-`kopf.operator()` run in whatever loop they are given, as upstream's do.
+`--uvloop` requires it (an error if it is not installed), `--no-uvloop` (or `KOPF_RUN_UVLOOP=0`)
+keeps asyncio's own loop; without either, uvloop is used if it can be imported. Only the CLI does
+this: `kopf.run()` and `kopf.operator()` run in whatever loop they are given, as upstream's do.
 """
 import asyncio
 import importlib.util

@@ -7,13 +7,12 @@ without importing the test tooling (pytest) that `kopf.testing` re-exports fixtu
         cluster.apply('examples/crd.yaml')
         ...  # point clients at cluster.kubeconfig or cluster.url
 
-    with kopf.testing.LocalCluster() as cluster:              # its own event loop in a thread (uvloop if installed)
+    with kopf.testing.LocalCluster() as cluster:              # its own event loop in a thread
         subprocess.run(['kubectl', '--kubeconfig', str(cluster.kubeconfig), 'get', 'ns'])
 """
 import asyncio
 import builtins
 import concurrent.futures
-import importlib.util
 import os
 import pathlib
 import shutil
@@ -84,7 +83,7 @@ class LocalCluster(Controls):
         await self.stop()
 
     def __enter__(self) -> 'LocalCluster':
-        loop = _new_loop()
+        loop = asyncio.new_event_loop()
         started: concurrent.futures.Future[None] = concurrent.futures.Future()
         self._thread = threading.Thread(target=self._run_loop, args=(loop, started), daemon=True,
                                         name='kopf-local-cluster')
@@ -177,12 +176,3 @@ class LocalCluster(Controls):
 
     def list(self, api_version: str, kind: str, namespace: str | None = None) -> builtins.list[Obj]:
         return self._call(self.emulator.list, api_version, kind, namespace)
-
-
-def _new_loop() -> asyncio.AbstractEventLoop:
-    """The loop of a cluster in its own thread: uvloop's if it is installed (`kopf[uvloop]`), as `kopf cluster`'s."""
-    if importlib.util.find_spec('uvloop') is None:
-        return asyncio.new_event_loop()
-    import uvloop
-    loop: asyncio.AbstractEventLoop = uvloop.new_event_loop()
-    return loop
