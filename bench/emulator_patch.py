@@ -5,8 +5,8 @@
 
 The cluster (`Emulator`, no workloads; in asyncio's loop as `kopf cluster`; `--uvloop`: in uvloop's) runs in its
 own process, restored from bench/scale.py's state file (bench/scale_state.py: format-2 objects with `managedFields`,
-cached by N). This process sends, to each object once per round, the write that our operator makes when its resume handler succeeds (captured from
-bench/operator.py): a merge PATCH of `/status` with the handler's result, as `User-Agent: kopf/...`
+cached by N). This process sends, to each object once per round, the write that our operator makes when its
+resume handler succeeds (captured from bench/operator.py): a merge PATCH of `/status` with the handler's result, as `User-Agent: kopf/...`
 (field manager `kopf`), pipelined over a few connections, with `--watchers` cluster-wide watches attached
 (as the operator's own). Printed: the cluster's CPU µs per PATCH (/proc; 10 ms ticks; the kernel's share of
 it); the bytes that each write adds to what the cluster holds for the objects (the stored objects, the history's
