@@ -4,18 +4,18 @@
                                              [--callgrind FILE] [--uvloop]
 
 The cluster (`Emulator`, no workloads; in asyncio's loop as `kopf cluster`; `--uvloop`: in uvloop's) runs in its
-own process, restored from bench/scale.py's state file (bench/scale_state.py: format-2 objects with `managedFields`,
-cached by N). This process sends, to each object once per round, the write that our operator makes when its
-resume handler succeeds (captured from bench/operator.py): a merge PATCH of `/status` with the handler's result, as `User-Agent: kopf/...`
-(field manager `kopf`), pipelined over a few connections, with `--watchers` cluster-wide watches attached
-(as the operator's own). Printed: the cluster's CPU µs per PATCH (/proc; 10 ms ticks; the kernel's share of
-it); the bytes that each write adds to what the cluster holds for the objects (the stored objects, the history's
-changes of them, their field-ownership records: Python objects by `sys.getsizeof`, each once, before and after the
-writes), and the cluster's RSS growth per write. `--spy FILE`: py-spy (the throwaway venv in /work/tmp/spyenv, if
-present) records the cluster during the writes, in raw format. `--callgrind FILE`: the cluster runs under
-valgrind's callgrind, instrumented from the first write until its last watch event is seen: its instructions per
-PATCH (the host's load does not move them; aiohttp's C parts count, the kernel's do not), FILE kept for
-callgrind_annotate. Figures are printed, never asserted.
+own process, restored from bench/scale.py's state file (bench/scale_state.py: format-2 objects with
+`managedFields`, cached by N). This process sends, to each object once per round, the write that our operator makes
+when its resume handler succeeds (captured from bench/operator.py): a merge PATCH of `/status` with the handler's
+result, as `User-Agent: kopf/...` (field manager `kopf`), pipelined over a few connections, with `--watchers`
+cluster-wide watches attached (as the operator's own). Printed: the cluster's CPU µs per PATCH (/proc; 10 ms ticks;
+the kernel's share of it); the bytes that each write adds to what the cluster holds for the objects (the stored
+objects, the history's changes of them, their field-ownership records: Python objects by `sys.getsizeof`, each
+once, before and after the writes), and the cluster's RSS growth per write. `--spy FILE`: py-spy (the throwaway
+venv in /work/tmp/spyenv, if present) records the cluster during the writes, in raw format. `--callgrind FILE`: the
+cluster runs under valgrind's callgrind, instrumented from the first write until its last watch event is seen: its
+instructions per PATCH (the host's load does not move them; aiohttp's C parts count, the kernel's do not), FILE
+kept for callgrind_annotate. Figures are printed, never asserted.
 """
 import argparse
 import asyncio
