@@ -215,8 +215,8 @@ def main() -> None:
     parser.add_argument('--rounds', type=int, default=1, help='writes per object (the history keeps them all)')
     parser.add_argument('--spy', default='', help='py-spy raw output file for the cluster during the writes')
     parser.add_argument('--callgrind', default='', help="the cluster under valgrind's callgrind, its output file")
-    parser.add_argument('--uvloop', action='store_true', help="the cluster in uvloop, not asyncio's own loop "
-                        '(as `kopf cluster` runs)')
+    parser.add_argument('--uvloop', action='store_true', help="the cluster in uvloop, not in asyncio's own loop "
+                        '(which `kopf cluster` runs in)')
     parser.add_argument('--serve', nargs=3, help=argparse.SUPPRESS)   # the cluster process: PORT STATE HISTORY
     args = parser.parse_args()
     if args.serve:
