@@ -1,17 +1,21 @@
 """The local cluster's own cost of an operator's resume write, per object: CPU per PATCH, history per write.
 
     .venv/bin/python bench/emulator_patch.py [--objects 20000] [--watchers 1] [--rounds 1] [--spy FILE]
+                                             [--callgrind FILE] [--uvloop]
 
-The cluster (`Emulator`, no workloads) runs in its own process, restored from bench/scale.py's state
-file (bench/scale_state.py: format-2 objects with `managedFields`, cached by N). This process sends, to each
-object once per round, the write that our operator makes when its resume handler succeeds (captured from
-bench/operator.py): a merge PATCH of `/status` with the handler's result, as `User-Agent: kopf/...`
-(field manager `kopf`), pipelined over a few connections, with `--watchers` cluster-wide watches attached
-(as the operator's own). Printed: the cluster's CPU µs per PATCH (/proc; 10 ms ticks); the bytes that each
-write adds to what the cluster holds for the objects (the stored objects, the history's changes of them,
-their field-ownership records: Python objects by `sys.getsizeof`, each once, before and after the writes),
-and the cluster's RSS growth per write. `--spy FILE`: py-spy (the throwaway venv in /work/tmp/spyenv, if
-present) records the cluster during the writes, in raw format. Figures are printed, never asserted.
+The cluster (`Emulator`, no workloads; in asyncio's loop as `kopf cluster`; `--uvloop`: in uvloop's) runs in its
+own process, restored from bench/scale.py's state file (bench/scale_state.py: format-2 objects with
+`managedFields`, cached by N). This process sends, to each object once per round, the write that our operator makes
+when its resume handler succeeds (captured from bench/operator.py): a merge PATCH of `/status` with the handler's
+result, as `User-Agent: kopf/...` (field manager `kopf`), pipelined over a few connections, with `--watchers`
+cluster-wide watches attached (as the operator's own). Printed: the cluster's CPU µs per PATCH (/proc; 10 ms ticks;
+the kernel's share of it); the bytes that each write adds to what the cluster holds for the objects (the stored
+objects, the history's changes of them, their field-ownership records: Python objects by `sys.getsizeof`, each
+once, before and after the writes), and the cluster's RSS growth per write. `--spy FILE`: py-spy (the throwaway
+venv in /work/tmp/spyenv, if present) records the cluster during the writes, in raw format. `--callgrind FILE`: the
+cluster runs under valgrind's callgrind, instrumented from the first write until its last watch event is seen: its
+instructions per PATCH (the host's load does not move them; aiohttp's C parts count, the kernel's do not), FILE
+kept for callgrind_annotate. Figures are printed, never asserted.
 """
 import argparse
 import asyncio
@@ -19,7 +23,9 @@ import gc
 import json
 import multiprocessing
 import multiprocessing.connection
+import os
 import pathlib
+import subprocess
 import sys
 import threading
 import time
@@ -31,14 +37,16 @@ from harness import Connection
 
 SPACES = 4
 SPY = pathlib.Path('/work/tmp/spyenv/bin/py-spy')
+KEY = b'emulator_patch'
 
 
 # -- the cluster process -----------------------------------------------------------------------
 
-def serve(state_path: str, history: int, pipe: multiprocessing.connection.Connection) -> None:
+def serve(state_path: str, history: int, pipe: multiprocessing.connection.Connection, uvloop: bool) -> None:
     from kopf._cluster import jsoncodec
     from kopf._cluster.control import command
     from kopf._cluster.control.emulator import Emulator
+    from kopf._kits import loops
 
     snapshot = jsoncodec.loads(pathlib.Path(state_path).read_bytes())
 
@@ -61,7 +69,7 @@ def serve(state_path: str, history: int, pipe: multiprocessing.connection.Connec
         pipe.send(emulator.port)
         await done.wait()
 
-    asyncio.run(main())
+    loops.run(main(), loops.loop_factory(True if uvloop else False))   # asyncio's, as `kopf cluster`; or uvloop
 
 
 async def _answer(emulator: Any, command: str) -> Any:
@@ -161,11 +169,16 @@ async def measure(port: int, pid: int, args: argparse.Namespace, pipe: Any) -> N
     pipe.send('size')
     _, held, collecting = pipe.recv()
     rss, cpu, started = h.memory_mb(pid)['VmRSS'], h.cpu_seconds(pid), time.monotonic()
+    system, writes = _system_seconds(pid), args.objects * args.rounds
+    if args.callgrind:
+        await asyncio.to_thread(_instrument, pid, 'on')
     for _ in range(args.rounds):
         await resume_writes(port, args.objects)
+    await h.wait_for(lambda: counted[0] >= writes * args.watchers, 600)
+    if args.callgrind:
+        await asyncio.to_thread(_instrument, pid, 'off')
     elapsed, cpu = time.monotonic() - started, h.cpu_seconds(pid) - cpu
-    writes = args.objects * args.rounds
-    await h.wait_for(lambda: counted[0] >= writes * args.watchers, 30)
+    system = _system_seconds(pid) - system
     grown = h.memory_mb(pid)['VmRSS'] - rss
     if spy is not None:
         spy.send_signal(2)
@@ -177,10 +190,22 @@ async def measure(port: int, pid: int, args: argparse.Namespace, pipe: Any) -> N
     held, collecting = after - held, collected - collecting
     print(f'{writes:,} resume PATCHes of /status ({args.objects:,} objects, {args.watchers} watchers, '
           f'{counted[0]:,} events seen) in {elapsed:.1f} s: the cluster\'s CPU {cpu:.1f} s, '
-          f'{cpu / writes * 1e6:.0f} us per PATCH (of which its garbage collector {collecting / writes * 1e6:.0f} us)')
+          f'{cpu / writes * 1e6:.0f} us per PATCH (of which its garbage collector {collecting / writes * 1e6:.0f} us, '
+          f'the kernel {system / writes * 1e6:.0f} us)')
     print(f'history: {changes:,} changes kept; the objects, their changes and ownership records hold '
           f'{held / writes:,.0f} bytes more per write (sys.getsizeof); the cluster\'s RSS grew '
           f'{grown * 2**20 / writes:,.0f} bytes per write')
+
+
+def _instrument(pid: int, mode: str) -> None:
+    """Callgrind's instrumentation of the cluster process `on` or `off`."""
+    subprocess.run(['callgrind_control', '-i', mode, str(pid)], capture_output=True, check=True)
+
+
+def _system_seconds(pid: int) -> float:
+    """The system (kernel) CPU seconds of a live process so far: its socket reads and writes mostly."""
+    fields = pathlib.Path(f'/proc/{pid}/stat').read_text().rsplit(')', 1)[1].split()
+    return int(fields[12]) / os.sysconf('SC_CLK_TCK')
 
 
 def main() -> None:
@@ -189,21 +214,37 @@ def main() -> None:
     parser.add_argument('--watchers', type=int, default=1)
     parser.add_argument('--rounds', type=int, default=1, help='writes per object (the history keeps them all)')
     parser.add_argument('--spy', default='', help='py-spy raw output file for the cluster during the writes')
+    parser.add_argument('--callgrind', default='', help="the cluster under valgrind's callgrind, its output file")
+    parser.add_argument('--uvloop', action='store_true', help="the cluster in uvloop, not in asyncio's own loop "
+                        '(which `kopf cluster` runs in)')
+    parser.add_argument('--serve', nargs=3, help=argparse.SUPPRESS)   # the cluster process: PORT STATE HISTORY
     args = parser.parse_args()
+    if args.serve:
+        port, state_path, history = args.serve
+        serve(state_path, int(history), multiprocessing.connection.Client(('127.0.0.1', int(port)), authkey=KEY),
+              args.uvloop)
+        return
     state = scale_state.ensure(args.objects, SPACES)
-    ours, theirs = multiprocessing.Pipe()
-    server = multiprocessing.Process(target=serve, args=(str(state), args.objects * args.rounds + 1000, theirs))
-    server.start()
-    try:
-        if not ours.poll(600):
-            raise RuntimeError('the cluster did not start')
-        asyncio.run(measure(ours.recv(), server.pid or 0, args, ours))
-        ours.send('stop')
-    finally:
-        server.join(timeout=10)
-        if server.is_alive():
-            server.kill()
-            server.join()
+    with multiprocessing.connection.Listener(('127.0.0.1', 0), authkey=KEY) as listener:
+        prefix = ['valgrind', '--tool=callgrind', '--instr-atstart=no', f'--callgrind-out-file={args.callgrind}']
+        server = subprocess.Popen([*(prefix if args.callgrind else []), sys.executable, __file__, '--serve',
+                                   str(listener.address[1]), str(state), str(args.objects * args.rounds + 1000),
+                                   *(['--uvloop'] if args.uvloop else [])])
+        try:
+            ours = listener.accept()
+            if not ours.poll(600):
+                raise RuntimeError('the cluster did not start')
+            asyncio.run(measure(ours.recv(), server.pid, args, ours))
+            ours.send('stop')
+            server.wait(timeout=60)
+        finally:
+            if server.poll() is None:
+                server.kill()
+                server.wait()
+    if args.callgrind:
+        totals = [int(line.split()[1]) for line in open(args.callgrind) if line.startswith('totals:')]
+        print(f'callgrind: {max(totals) / (args.objects * args.rounds):,.0f} instructions of the cluster per PATCH '
+              f'({args.callgrind})')
 
 
 if __name__ == '__main__':

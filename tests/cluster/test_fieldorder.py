@@ -91,3 +91,12 @@ def test_a_builtins_parts_shared_with_an_arranged_object_are_not_walked_again() 
     fieldorder.arrange(new, like=stored)
     assert list(new['spec']['containers'][0]) == ['image', 'name']   # the very same item: not walked
     assert list(new['spec']['containers'][1]) == ['name', 'image']   # a new one: arranged
+
+
+def test_sorting_leaves_empty_maps_and_lists_and_shared_parts_as_they_are() -> None:
+    shared = {'z': 1.0, 'a': {}}   # not in order: as stored before (arranged already), it is left so
+    like = {'kept': shared}
+    obj: dict[str, Any] = {'b': [], 'a': {}, 'kept': shared, 'new': {'y': [2.0, {'d': 1, 'c': 1.5}], 'x': {}}}
+    fieldorder.sort_keys(obj, like)
+    assert json.dumps(obj) == ('{"a": {}, "b": [], "kept": {"z": 1.0, "a": {}}, '
+                               '"new": {"x": {}, "y": [2, {"c": 1.5, "d": 1}]}}')

@@ -162,3 +162,14 @@ def test_owning_a_path_is_being_in_the_decoded_set(seed: int) -> None:
     for path in members | candidates:
         assert fieldsets.owns(fields, [path]) == (path in members), (fields, path)
     assert fieldsets.owns(fields, candidates) == bool(members & candidates)
+
+
+@pytest.mark.parametrize('seed', range(20))
+def test_without_prefixes_is_the_recursive_difference(seed: int) -> None:
+    rng = random.Random(seed)
+    names = ['f:a', 'f:b', 'f:status', 'f:spec', 'k:{"x":1}', 'v:1']
+    paths = {tuple(rng.choice(names) for _ in range(rng.randrange(0, 4))) for _ in range(30)}
+    prefixes = [tuple(rng.choice(names) for _ in range(rng.randrange(1, 3))) for _ in range(rng.randrange(0, 3))]
+    expected = {path for path in paths if not any(path[:len(prefix)] == prefix for prefix in prefixes)}
+    assert fieldsets.without_prefixes(paths, prefixes) == expected
+    assert fieldsets.without_prefixes(paths, [*prefixes, ()]) == set()

@@ -65,23 +65,35 @@ def sort_keys(value: Any, like: Any = None) -> None:
     """Every map's keys sorted, recursively, in place (Go's encoding of `map[string]interface{}`); and
     whole floats made integers, as a real server keeps them (`1.0` is `1`: Go writes a float64 so).
     What is the very same value at the same place in `like` (arranged already) is left as it is."""
-    if isinstance(value, dict):
-        if value:
-            _reorder(value, sorted(value))
-            like = like if type(like) is dict else None
-            for key, item in value.items():
-                if type(item) is float:
-                    value[key] = _number(item)
-                elif isinstance(item, (dict, list)):
-                    known = like.get(key) if like is not None else None
-                    if known is not item:
-                        sort_keys(item, known)
+    if type(value) is dict or isinstance(value, dict):
+        _sort_map(value, like)
     elif isinstance(value, list):
-        for index, (item, known) in enumerate(zip(value, _alike(value, like), strict=True)):
-            if type(item) is float:
-                value[index] = _number(item)
-            elif isinstance(item, (dict, list)) and known is not item:
+        _sort_list(value, like)
+
+
+def _sort_map(value: dict[str, Any], like: Any) -> None:
+    if len(value) > 1:
+        keys = list(value)
+        ordered = sorted(keys)
+        if keys != ordered:
+            _reorder(value, ordered)
+    like = like if type(like) is dict else None
+    for key, item in value.items():
+        kind = type(item)
+        if kind is float:
+            value[key] = _number(item)
+        elif (kind is dict or kind is list or isinstance(item, (dict, list))) and item:   # an empty one: as it is
+            known = like.get(key) if like is not None else None
+            if known is not item:
                 sort_keys(item, known)
+
+
+def _sort_list(value: list[Any], like: Any) -> None:
+    for index, (item, known) in enumerate(zip(value, _alike(value, like), strict=True)):
+        if type(item) is float:
+            value[index] = _number(item)
+        elif isinstance(item, (dict, list)) and item and known is not item:
+            sort_keys(item, known)
 
 
 def _number(value: float) -> float | int:

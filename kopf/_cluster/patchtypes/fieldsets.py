@@ -201,6 +201,8 @@ def without_prefixes(paths: Iterable[Path], prefixes: Iterable[Path]) -> set[Pat
     gone = set(prefixes)
     if () in gone:
         return set()
+    if all(len(prefix) == 1 for prefix in gone):   # the usual: a top-level field (`f:status`, `f:spec`)
+        return {path for path in paths if not path or path[:1] not in gone}
     lengths = sorted({len(prefix) for prefix in gone})   # only slices as long as a prefix can be in it
     return {path for path in paths if not any(path[:n] in gone for n in lengths if n <= len(path))}
 
@@ -250,6 +252,8 @@ def owns(fields: Any, paths: Iterable[Path]) -> bool:
         if not path:
             if '.' in fields:
                 return True
+            continue
+        if path[0] not in fields:   # the usual: not even its top-level field (checked below again, as any)
             continue
         node: Any = fields
         last = len(path) - 1

@@ -133,11 +133,14 @@ _LABEL_NAME = re.compile(r'([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)')
 _LABEL_VALUE = re.compile(r'(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')
 
 
-def label_causes(meta: Mapping[str, Any]) -> list[dict[str, str]]:
-    """Validation of label keys and values, and annotation keys (qualified names)."""
+def label_causes(meta: Mapping[str, Any], stored: Mapping[str, Any] | None = None) -> list[dict[str, str]]:
+    """Validation of label keys and values, and annotation keys (qualified names). `stored`: the stored object's
+    metadata (an update's): its very same labels or annotations were checked when it was stored."""
     causes = []
     for section in ('labels', 'annotations'):
         mapping = meta.get(section) or {}
+        if stored is not None and mapping and mapping is stored.get(section):
+            continue
         if not isinstance(mapping, Mapping):
             causes.append(statuses.cause('FieldValueTypeInvalid', f'metadata.{section}',
                                          'Invalid value: must be a map of strings'))
@@ -153,7 +156,8 @@ def label_causes(meta: Mapping[str, Any]) -> list[dict[str, str]]:
                                              "consist of alphanumeric characters, '-', '_' or '.', and must start "
                                              'and end with an alphanumeric character'))
     annotations = meta.get('annotations')
-    if isinstance(annotations, Mapping) and _size(annotations) > ANNOTATIONS_LIMIT:
+    if isinstance(annotations, Mapping) and (stored is None or annotations is not stored.get('annotations')) \
+            and _size(annotations) > ANNOTATIONS_LIMIT:
         causes.append(statuses.cause('FieldValueTooLong', 'metadata.annotations',
                                      f'Too long: may not be more than {ANNOTATIONS_LIMIT} bytes'))
     return causes

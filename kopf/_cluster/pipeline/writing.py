@@ -321,7 +321,10 @@ def _check_type(obj: dict[str, Any], resource: Resource, current: Obj | None = N
     if obj['kind'] != resource.kind:
         raise statuses.bad_request(f'the kind in the data ({obj["kind"]}) does not match '
                                    f'the expected kind ({resource.kind})')
-    error = metadata.type_error(obj.get('metadata') or {}, resource.kind, resource.version, resource.custom)
+    meta = obj.get('metadata') or {}
+    if current is not None and meta is current['metadata']:   # the stored one (a patch that leaves it): checked
+        return
+    error = metadata.type_error(meta, resource.kind, resource.version, resource.custom)
     if error is not None:
         raise error
 
@@ -423,7 +426,8 @@ def _conform(state: State, obj: dict[str, Any], resource: Resource, options: Opt
              current: Obj | None = None) -> list[str]:
     warnings = _conform_repeated(obj, resource, options, current)
     meta = obj['metadata']
-    causes = metadata.label_causes(meta) + kindrules.prepare(resource.key, obj, state.settings)
+    causes = metadata.label_causes(meta, current['metadata'] if current is not None else None) + \
+        kindrules.prepare(resource.key, obj, state.settings)
     if current is not None:
         causes += kindrules.on_update(resource.key, current, obj)
     if causes:
