@@ -154,7 +154,7 @@ class AnnotationsProgressStorage(ProgressStorage):
         if kind.fetch is not plain.fetch or kind.make_keys is not plain.make_keys or body.get('kind') == 'ReplicaSet':
             return super().fetch_all(keys=keys, body=body)  # overridden fetch()/make_keys(), or body-specific keys
         records: dict[str, ProgressRecord] = {}
-        annotations = fields.resolve(body, ('metadata', 'annotations'), None) or {}
+        annotations = keying.annotations_of(body)
         if annotations and not keying.names_of(self.prefix, tuple(keys), self.v1).isdisjoint(annotations):
             for key in keys:  # some are there: in the reading order, the first name found of each key
                 for name in keying.make_keys(self.prefix, key, v1=self.v1):
@@ -236,8 +236,8 @@ class StatusProgressStorage(ProgressStorage):
         return essence
 
     def fetch_all(self, *, keys: Collection[str], body: Body) -> dict[str, ProgressRecord]:
-        container = fields.resolve(body, self.field, None)
-        if not fields.is_mapping(container) or not container:
+        container = fields.resolve(body, self._field, None)
+        if not container or not fields.is_mapping(container):
             if type(self).fetch is StatusProgressStorage.fetch:
                 return {}  # nothing stored there: no need to ask key by key
         return super().fetch_all(keys=keys, body=body)
