@@ -49,6 +49,7 @@ class DiffBaseStorage(Protocol):
     def fetch(self, *, body: Mapping[str, Any]) -> Any: ...
     def store(self, *, body: Mapping[str, Any], patch: MutableMapping[str, Any], essence: dict[str, Any]) -> None: ...
     def writes_only_own_fields(self) -> bool: ...
+    def unchanged(self, *, body: Mapping[str, Any], cleared: tuple[str, ...]) -> bool | None: ...
 
 
 class Context(Protocol):
@@ -70,6 +71,8 @@ class Context(Protocol):
     def indices(self) -> Mapping[str, Any]: ...
     @property
     def default_backoff(self) -> float: ...
+    @property
+    def cleared_prefixes(self) -> tuple[str, ...] | None: ...  # the progress storage's `cleared_prefixes()`
 
 
 
@@ -247,10 +250,25 @@ def quiet_at_first_sight(ctx: Context, record: ObjectRecord, event: RawEvent, *,
     has, deleting = finalizers.state(body, ctx.finalizer)
     if deleting or has is not requires:
         return False
-    change, _ = detect(ctx, record, body, registry=registry, finalizer=ctx.finalizer, initial=listed or None)
-    if change.reason is not Reason.RESUME:
+    unchanged = _unchanged(ctx, body, registry)
+    if unchanged is None:  # not told without the essence: built and compared as `decide()` does
+        change, _ = detect(ctx, record, body, registry=registry, finalizer=ctx.finalizer, initial=True)
+        unchanged = change.reason is Reason.RESUME
+    if not unchanged:
         return False
     return not ctx.progress_storage.fetch_all(keys=registry.get_changing_ids(ctx.resource), body=body)
+
+
+def _unchanged(ctx: Context, body: Mapping[str, Any], registry: OperatorRegistry) -> bool | None:
+    """Whether a live body's essence equals its stored diff-base, told without building the essence (None: not so).
+
+    Only where the essence is the default one but for the storages' own annotations: no extra fields, the
+    framework's storages (`cleared_prefixes()`, `unchanged()`); `detect()` builds it otherwise.
+    """
+    cleared = ctx.cleared_prefixes
+    if cleared is None or registry.get_extra_fields(ctx.resource):
+        return None
+    return ctx.diffbase_storage.unchanged(body=body, cleared=cleared)
 
 
 def make_cause(ctx: Context, record: ObjectRecord, body: Mapping[str, Any], patch: patches.Patch,

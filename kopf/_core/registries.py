@@ -140,9 +140,15 @@ class OperatorRegistry:
             cached = cache[key] = _bounded(cache, (resource, extra))
         return cached[1]
 
-    def get_changing_ids(self, resource: Resource) -> list[str]:
+    def get_changing_ids(self, resource: Resource) -> tuple[str, ...]:
         """The ids of all top-level change handlers of the resource (whose records a cycle reads)."""
-        return [h.id for h in self._selected(ChangingHandler, resource)[0]]
+        key = ('changing ids', id(resource))
+        cache = self._cache
+        cached: tuple[Resource, tuple[str, ...]] | None = cache.get(key)
+        if cached is None or cached[0] is not resource:
+            ids = tuple(h.id for h in self._selected(ChangingHandler, resource)[0])
+            cached = cache[key] = _bounded(cache, (resource, ids))
+        return cached[1]
 
     def is_unfiltered(self, resource: Resource) -> bool:
         """Whether no handler of the resource has filters: the object's content never decides which apply."""

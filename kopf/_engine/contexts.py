@@ -216,6 +216,7 @@ class ResourceContext:
     dispatchers: dict[str | None, Dispatcher] = dataclasses.field(default_factory=dict)  # by namespace (None: all)
     daemons: Daemons | None = None  # its objects' daemons and timers, if the resource has any
     _delays: tuple[Any, tuple[float, ...]] | None = dataclasses.field(default=None, init=False, repr=False)
+    _cleared: tuple[Any, tuple[str, ...] | None] | None = dataclasses.field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.daemons is None and self.operator.daemons is not None:
@@ -257,6 +258,19 @@ class ResourceContext:
         if isinstance(delays, (int, float, tuple)):
             self._delays = (delays, converted)
         return converted
+
+    @property
+    def cleared_prefixes(self) -> tuple[str, ...] | None:
+        """The progress storage's `cleared_prefixes()`, asked once per storage (kept with it, by identity).
+
+        Asked by every listed object's quiet first sight (`plans.quiet_at_first_sight`); a storage is configured
+        before the operator starts, not changed while it runs.
+        """
+        storage = self.progress_storage
+        cached = self._cleared
+        if cached is None or cached[0] is not storage:
+            cached = self._cleared = (storage, storage.cleared_prefixes())
+        return cached[1]
 
     def remember(self, uid: str, name: str | None = None, namespace: str | None = None) -> records_.ObjectRecord:
         """The object's record; made at first sight with a shallow copy of the operator's memo."""

@@ -66,7 +66,10 @@ def loads_stored(text: str) -> Any:
     stored value and the body's value stay comparable); the standard library for what orjson refuses and
     Python's `json` accepts (`NaN`, `Infinity`), as before.
     """
-    try:
-        return loads(text)
-    except ValueError:
-        return json.loads(text)
+    orjson = _orjson if _orjson is not _UNKNOWN else _fast()
+    if orjson is not None:
+        try:
+            return orjson.loads(text)
+        except ValueError:
+            pass
+    return json.loads(text)

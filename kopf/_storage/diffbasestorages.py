@@ -36,6 +36,15 @@ class DiffBaseStorage(metaclass=abc.ABCMeta):
     def store(self, *, body: Body, patch: Patch, essence: Essence) -> None:
         raise NotImplementedError
 
+    def unchanged(self, *, body: Body, cleared: tuple[str, ...]) -> bool | None:
+        """Whether the body's essence equals the stored diff-base, told without building the essence.
+
+        Asked where the essence is the default one (no extra fields) as the progress storage clears it of
+        the annotations whose keys start with `cleared` (`ProgressStorage.cleared_prefixes()`). None if not
+        told so: by default, as a subclass may build and fetch anything (the reactor builds and compares then).
+        """
+        return None
+
     def writes_only_own_fields(self) -> bool:
         """Whether this storage keeps the diff-base in its own annotation or status field, and builds
         essences without status and Kopf's annotations (as the framework's storages do).
@@ -79,6 +88,14 @@ class AnnotationsDiffBaseStorage(DiffBaseStorage):
         value = encoding.compact(essence) + '\n'
         keying.write(body, patch, self.make_keys(self.key, body=body), value, prefix=self.prefix)
 
+
+    def unchanged(self, *, body: Body, cleared: tuple[str, ...]) -> bool | None:
+        if type(self) is not AnnotationsDiffBaseStorage or self.ignored_fields:
+            return None
+        keys = self.make_keys(self.key, body=body)  # what `build()` drops, and where `fetch()` reads
+        value = keying.read(body, keys)
+        return value is not None and essences.unchanged(encoding.loads_stored(value), body, dropped=keys,
+                                                        prefixes=cleared)
 
     def writes_only_own_fields(self) -> bool:
         return type(self) is AnnotationsDiffBaseStorage
@@ -125,6 +142,12 @@ class StatusDiffBaseStorage(DiffBaseStorage):
     def store(self, *, body: Body, patch: Patch, essence: Essence) -> None:
         fields.ensure(patch, self.field, encoding.compact(essence))
 
+
+    def unchanged(self, *, body: Body, cleared: tuple[str, ...]) -> bool | None:
+        if type(self) is not StatusDiffBaseStorage or self.ignored_fields or self.field[:1] not in ((), ('status',)):
+            return None  # else `build()` may drop more than the status (which the essence has not, unless extra)
+        old = self.fetch(body=body)
+        return old is not None and essences.unchanged(old, body, dropped=(), prefixes=cleared)
 
     def writes_only_own_fields(self) -> bool:
         return type(self) is StatusDiffBaseStorage

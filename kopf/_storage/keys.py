@@ -107,12 +107,21 @@ def marker_key(prefix: str) -> str | None:
 
 
 def read(body: Mapping[str, Any], keys: list[str]) -> str | None:
-    annotations = fields.resolve(body, ('metadata', 'annotations'), None) or {}
+    annotations = annotations_of(body)
     for key in keys:
         value = annotations.get(key)
         if value is not None:
             return str(value)
     return None
+
+
+def annotations_of(body: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The body's annotations (empty if none): read in every cycle, mostly from plain dicts."""
+    metadata = body.get('metadata')
+    if type(metadata) is dict:  # the common case: no path walked
+        annotations = metadata.get('annotations')
+        return annotations if type(annotations) is dict else fields.resolve(metadata, ('annotations',), None) or {}
+    return fields.resolve(body, ('metadata', 'annotations'), None) or {}
 
 
 def write(

@@ -81,6 +81,15 @@ class ProgressStorage(metaclass=abc.ABCMeta):
         """
         return self.clear(essence=essence)
 
+    def cleared_prefixes(self) -> tuple[str, ...] | None:
+        """The starts of the annotation keys (`prefix/`) that `clear_fresh()` strips from an essence without status,
+        if that is all it strips.
+
+        Then the reactor may compare the body with the diff-base without building its essence
+        (`kopf._core.essences.unchanged`). None by default: a subclass may strip anything.
+        """
+        return None
+
     def writes_only_own_fields(self) -> bool:
         """Whether this storage keeps to its own annotations or status fields, out of every essence.
 
@@ -145,7 +154,7 @@ class AnnotationsProgressStorage(ProgressStorage):
         if kind.fetch is not plain.fetch or kind.make_keys is not plain.make_keys or body.get('kind') == 'ReplicaSet':
             return super().fetch_all(keys=keys, body=body)  # overridden fetch()/make_keys(), or body-specific keys
         records: dict[str, ProgressRecord] = {}
-        annotations = fields.resolve(body, ('metadata', 'annotations'), None) or {}
+        annotations = keying.annotations_of(body)
         if annotations and not keying.names_of(self.prefix, tuple(keys), self.v1).isdisjoint(annotations):
             for key in keys:  # some are there: in the reading order, the first name found of each key
                 for name in keying.make_keys(self.prefix, key, v1=self.v1):
@@ -162,6 +171,10 @@ class AnnotationsProgressStorage(ProgressStorage):
             if not any(key.startswith(prefix) for key in annotations):
                 return essence
         return self.clear(essence=essence)
+
+    def cleared_prefixes(self) -> tuple[str, ...] | None:
+        kind, plain = type(self), AnnotationsProgressStorage
+        return (self.prefix + '/',) if kind.clear is plain.clear and kind.clear_fresh is plain.clear_fresh else None
 
     def writes_only_own_fields(self) -> bool:
         return type(self) is AnnotationsProgressStorage
@@ -223,8 +236,8 @@ class StatusProgressStorage(ProgressStorage):
         return essence
 
     def fetch_all(self, *, keys: Collection[str], body: Body) -> dict[str, ProgressRecord]:
-        container = fields.resolve(body, self.field, None)
-        if not fields.is_mapping(container) or not container:
+        container = fields.resolve(body, self._field, None)
+        if not container or not fields.is_mapping(container):
             if type(self).fetch is StatusProgressStorage.fetch:
                 return {}  # nothing stored there: no need to ask key by key
         return super().fetch_all(keys=keys, body=body)
@@ -234,6 +247,12 @@ class StatusProgressStorage(ProgressStorage):
             if not self.field or fields.resolve(essence, self.field) is fields.MISSING:
                 return essence
         return self.clear(essence=essence)
+
+    def cleared_prefixes(self) -> tuple[str, ...] | None:
+        kind, plain = type(self), StatusProgressStorage
+        if kind.clear is plain.clear and kind.clear_fresh is plain.clear_fresh and self.field[:1] in ((), ('status',)):
+            return ()  # an essence without status has nothing of it
+        return None
 
     def writes_only_own_fields(self) -> bool:
         return type(self) is StatusProgressStorage or type(self) is _ReadPurgeOnlyStatusProgressStorage
@@ -276,7 +295,7 @@ class MultiProgressStorage(ProgressStorage):
         records: dict[str, ProgressRecord] = {}
         for storage in reversed(self.storages):  # the first storage with a record wins
             records.update(storage.fetch_all(keys=keys, body=body))
-        return {key: records[key] for key in keys if key in records}
+        return {key: records[key] for key in keys if key in records} if records else records
 
     def clear_fresh(self, *, essence: Essence) -> Essence:
         if type(self).clear is not MultiProgressStorage.clear:
@@ -284,6 +303,18 @@ class MultiProgressStorage(ProgressStorage):
         for storage in self.storages:
             essence = storage.clear_fresh(essence=essence)
         return essence
+
+    def cleared_prefixes(self) -> tuple[str, ...] | None:
+        kind, plain = type(self), MultiProgressStorage
+        if kind.clear is not plain.clear or kind.clear_fresh is not plain.clear_fresh:
+            return None
+        prefixes: tuple[str, ...] = ()
+        for storage in self.storages:
+            cleared = storage.cleared_prefixes()
+            if cleared is None:
+                return None
+            prefixes += cleared
+        return prefixes
 
     def writes_only_own_fields(self) -> bool:
         return type(self) in (MultiProgressStorage, SmartProgressStorage) and \

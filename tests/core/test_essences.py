@@ -2,7 +2,7 @@ from typing import Any
 
 import pytest
 
-from kopf._core.essences import build, kopf_prefixes
+from kopf._core.essences import build, drop_annotations, kopf_prefixes, unchanged
 
 BODY: dict[str, Any] = {
     'apiVersion': 'kopf.dev/v1',
@@ -83,3 +83,56 @@ def test_empty_stanzas_are_dropped(body: Any, expected: Any) -> None:
 ])
 def test_kopf_prefixes(annotations: dict[str, str], expected: set[str]) -> None:
     assert kopf_prefixes(annotations) == expected
+
+
+# -- unchanged(): the essence compared without building it, side by side with `build()` + `==` -----------------
+
+DROPPED = ('kopf.zalando.org/last-handled-configuration',)
+
+
+def _reference(old: Any, body: Any, prefixes: tuple[str, ...]) -> bool:
+    essence = build(body)
+    annotations = essence.get('metadata', {}).get('annotations', {})
+    drop_annotations(essence, [*DROPPED, *(key for key in annotations if key.startswith(prefixes))])
+    return bool(old == essence)
+
+
+UNCHANGED_BODIES: dict[str, dict[str, Any]] = {
+    'realistic': BODY,
+    'no metadata': {'spec': {'x': 1}},
+    'metadata None': {'metadata': None, 'spec': {'x': 1}},
+    'empty labels and annotations': {'metadata': {'labels': {}, 'annotations': {}}, 'spec': {}},
+    'only kopf annotations': {'metadata': {'annotations': {'kopf.zalando.org/create_fn': '{}', DROPPED[0]: '{}'}}},
+    'only labels': {'metadata': {'labels': {'a': 'b'}}, 'spec': {'x': [1, 2]}},
+    'custom prefix': {'metadata': {'annotations': {'my.example.com/create_fn': '{}', 'x': 'y'}}, 'spec': {}},
+    'no spec, other fields': {'apiVersion': 'v1', 'kind': 'ConfigMap', 'data': {'k': 'v'}, 'status': {'s': 1}},
+    'nothing': {},
+}
+
+
+def _olds(body: dict[str, Any], prefixes: tuple[str, ...]) -> list[Any]:
+    essence = build(body)
+    annotations = essence.get('metadata', {}).get('annotations', {})
+    drop_annotations(essence, [*DROPPED, *(key for key in annotations if key.startswith(prefixes))])
+    olds: list[Any] = [essence, {}, None, [], 'x', {**essence, 'extra': 1}, {**essence, 'metadata': {}},
+                       {**essence, 'metadata': {'labels': {'a': 'b'}, 'annotations': {'x': 'y'}}},
+                       {key: value for key, value in essence.items() if key != 'metadata'},
+                       {**essence, 'status': {'s': 1}}]
+    for key in essence:
+        olds.append({k: v for k, v in essence.items() if k != key})
+        olds.append({**essence, key: {'changed': True}})
+    return olds
+
+
+@pytest.mark.parametrize('prefixes', [(), ('kopf.zalando.org/',), ('my.example.com/', 'other.example.com/')])
+@pytest.mark.parametrize('name', list(UNCHANGED_BODIES))
+def test_unchanged_tells_what_the_built_essence_tells(name: str, prefixes: tuple[str, ...]) -> None:
+    body = UNCHANGED_BODIES[name]
+    for old in _olds(body, prefixes):
+        assert unchanged(old, body, dropped=DROPPED, prefixes=prefixes) is _reference(old, body, prefixes), old
+    assert unchanged(_olds(body, prefixes)[0], body, dropped=DROPPED, prefixes=prefixes) is True
+
+
+@pytest.mark.parametrize('metadata', [['x'], {'labels': ['x']}, {'annotations': 'x'}, {'labels': 0}])
+def test_unchanged_leaves_a_malformed_metadata_to_build(metadata: Any) -> None:
+    assert unchanged({}, {'metadata': metadata}, dropped=DROPPED, prefixes=()) is None

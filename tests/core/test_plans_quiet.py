@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 import kopf
-from kopf._core import plans, progress, records
+from kopf._core import essences, plans, progress, records
 from tests.core.test_plans import NOW, F, make_body, make_rctx, with_diffbase, with_progress
 
 LOGGER = logging.Logger('test-quiet', logging.DEBUG)  # debug lines would show in the logs compared
@@ -50,12 +50,36 @@ def cycle(rctx: Any, body: dict[str, Any], *, initial: bool, event_type: str | N
     return quiet, plan, plans.settle(plan, plans.Outcomes(), now=NOW)
 
 
+class _OwnBuild(kopf.AnnotationsDiffBaseStorage):  # a user's storage: its essence is built and compared
+    def build(self, *, body: Any, extra_fields: Any = None) -> dict[str, Any]:
+        essence = super().build(body=body, extra_fields=extra_fields)
+        essence.pop('status', None)
+        return essence
+
+
+STORAGES: dict[str, Any] = {  # the progress storage, the diff-base storage
+    'default': None,
+    'status': (kopf.StatusProgressStorage(), kopf.StatusDiffBaseStorage()),
+    'custom prefix': (kopf.AnnotationsProgressStorage(prefix='my-op.example.com'),
+                      kopf.AnnotationsDiffBaseStorage(prefix='my-op.example.com')),
+    "a user's": (kopf.SmartProgressStorage(), _OwnBuild()),
+}
+
+
+def make_storaged_rctx(specs: list[dict[str, Any]], storages: str) -> Any:
+    rctx = make_rctx(specs)
+    if STORAGES[storages] is not None:
+        rctx.progress_storage, rctx.diffbase_storage = STORAGES[storages]
+    return rctx
+
+
+@pytest.mark.parametrize('storages', list(STORAGES))
 @pytest.mark.parametrize('event_type', [None, 'MODIFIED', 'DELETED'])
 @pytest.mark.parametrize('initial', [True, False])
 @pytest.mark.parametrize('registry', list(REGISTRIES))
 def test_quiet_only_where_the_cycle_comes_to_handled_and_nothing_else(registry: str, initial: bool,
-                                                                     event_type: str | None) -> None:
-    rctx = make_rctx(REGISTRIES[registry])
+                                                                     event_type: str | None, storages: str) -> None:
+    rctx = make_storaged_rctx(REGISTRIES[registry], storages)
     for name, body in bodies(rctx).items():
         quiet, plan, settlement = cycle(rctx, body, initial=initial, event_type=event_type)
         if quiet:
@@ -70,11 +94,27 @@ QUIET = [('create-update-delete', 'handled, unchanged, finalizer'),
          ('optional delete', 'handled, unchanged, no finalizer')]
 
 
+@pytest.mark.parametrize('storages', list(STORAGES))
 @pytest.mark.parametrize('registry, body', QUIET)
-def test_the_usual_restart_is_quiet(registry: str, body: str) -> None:
-    rctx = make_rctx(REGISTRIES[registry])
+def test_the_usual_restart_is_quiet(registry: str, body: str, storages: str) -> None:
+    rctx = make_storaged_rctx(REGISTRIES[registry], storages)
     quiet, _, _ = cycle(rctx, bodies(rctx)[body], initial=True, event_type=None)
     assert quiet
+
+
+@pytest.mark.parametrize('storages, built', [('default', False), ('status', False), ('custom prefix', False),
+                                             ("a user's", True)])
+def test_the_framework_storages_tell_it_without_the_essence_built(storages: str, built: bool,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    rctx = make_storaged_rctx(REGISTRIES['create-update-delete'], storages)
+    body = bodies(rctx)['handled, unchanged, finalizer']
+    calls: list[Any] = []
+    original = essences.build
+    monkeypatch.setattr(essences, 'build', lambda *args, **kwargs: calls.append(args) or original(*args, **kwargs))
+    record = records.ObjectRecord(uid='u1', memo=kopf.Memo(), initial=True)
+    assert plans.quiet_at_first_sight(rctx, record, {'type': None, 'object': body})
+    assert bool(calls) is built
+
 
 
 @pytest.mark.parametrize('registry', ['resume', 'field handler', 'on.event', 'labelled', 'daemon', 'timer',

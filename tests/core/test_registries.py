@@ -323,7 +323,7 @@ def test_answers_follow_registrations_at_runtime() -> None:
     assert registry.requires_finalizer(cause)
     assert registry.get_extra_fields(KEX) == frozenset({('spec', 'x')})
     assert not registry.is_unfiltered(KEX)
-    assert registry.get_changing_ids(KEX) == [h.id for h in registry.changing]
+    assert registry.get_changing_ids(KEX) == tuple(h.id for h in registry.changing)
 
 
 def test_answers_by_resource_identity() -> None:

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+import kopf
 from kopf._core import records
 from kopf._engine import contexts, queueing, scopes
 from tests.core.test_plans import F, make_body, make_rctx, with_diffbase
@@ -105,15 +106,23 @@ async def test_while_another_scope_is_paused_a_listed_object_of_an_active_one_is
     assert dispatcher.processed == []
 
 
-async def test_a_storage_that_fails_goes_through_the_queue_and_breaks_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_a_storage_that_fails_goes_through_the_queue_and_breaks_nothing() -> None:
+    class Broken(kopf.AnnotationsDiffBaseStorage):  # a user's storage: asked as `decide()` asks it
+        def fetch(self, *, body: Any) -> Any:
+            if body['metadata']['uid'] == 'u1':
+                raise ValueError('a broken diff-base')
+            return super().fetch(body=body)
     rctx = make_rctx(CREATE_UPDATE_DELETE)
-    original = rctx.diffbase_storage.fetch
-
-    def fetch(*, body: Any) -> Any:
-        if body['metadata']['uid'] == 'u1':
-            raise ValueError('a broken diff-base')
-        return original(body=body)
-    monkeypatch.setattr(rctx.diffbase_storage, 'fetch', fetch)
+    rctx.diffbase_storage = Broken()
     dispatcher = await dispatched(rctx, listed(handled(rctx), 'u1'), listed(handled(rctx), 'u2'))
+    assert dispatcher.processed == ['u1']  # its cycle fails the usual way (named, retried); the next one is quiet
+    assert rctx.records['u2'].initial is False
+
+
+async def test_an_unreadable_diff_base_goes_through_the_queue_and_breaks_nothing() -> None:
+    rctx = make_rctx(CREATE_UPDATE_DELETE)  # the framework's storages: compared without the essence built
+    broken = handled(rctx)
+    broken['metadata']['annotations'] = {key: '{not json' for key in broken['metadata']['annotations']}
+    dispatcher = await dispatched(rctx, listed(broken, 'u1'), listed(handled(rctx), 'u2'))
     assert dispatcher.processed == ['u1']  # its cycle fails the usual way (named, retried); the next one is quiet
     assert rctx.records['u2'].initial is False

@@ -113,3 +113,32 @@ def test_a_user_subclass() -> None:
     storage.store(body=kopf.Body(BODY), patch=patch, essence=essence)
     assert not patch
     assert storage.fetch(body=kopf.Body(BODY)) == essence
+
+
+@pytest.mark.parametrize('name', sorted(STORAGES))
+def test_unchanged_is_the_essence_compared_or_not_told(name: str) -> None:
+    """`unchanged()` (the quiet first sight's question): the framework's own storages tell it without `build()`."""
+    storage = STORAGES[name]()
+    patch = kopf.Patch()
+    storage.store(body=kopf.Body(BODY), patch=patch, essence=ESSENCE)
+    stored = merge(BODY, patch)
+    changed = merge(stored, {'spec': {'field': 'other'}})
+    relabelled = merge(stored, {'metadata': {'labels': {'somelabel': 'other'}}})
+    for body, expected in [(stored, True), (changed, False), (relabelled, False), (BODY, False)]:
+        answer = storage.unchanged(body=body, cleared=('kopf.zalando.org/',))
+        assert answer is (None if name == 'multi' else expected)
+
+
+class _OwnBuild(kopf.AnnotationsDiffBaseStorage):
+    def build(self, *, body: Any, extra_fields: Any = None) -> dict[str, Any]:
+        return {'mine': True}
+
+
+@pytest.mark.parametrize('storage', [
+    _OwnBuild(), kopf.AnnotationsDiffBaseStorage(ignored_fields=['spec.field']),
+    kopf.StatusDiffBaseStorage(field='spec.base'), kopf.MultiDiffBaseStorage([kopf.AnnotationsDiffBaseStorage()]),
+], ids=['subclass', 'ignored-fields', 'status-outside-status', 'multi'])
+def test_unchanged_is_not_told_where_the_essence_may_be_another(storage: kopf.DiffBaseStorage) -> None:
+    patch = kopf.Patch()
+    storage.store(body=kopf.Body(BODY), patch=patch, essence=ESSENCE)
+    assert storage.unchanged(body=merge(BODY, patch), cleared=()) is None

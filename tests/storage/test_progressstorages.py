@@ -242,3 +242,29 @@ def test_the_abstract_base_requires_the_methods() -> None:
 
     with pytest.raises(TypeError):
         Incomplete()  # type: ignore[abstract]
+
+
+class _OwnClear(kopf.AnnotationsProgressStorage):
+    def clear(self, *, essence: Any) -> Any:
+        return {}
+
+
+@pytest.mark.parametrize('storage, expected', [
+    (kopf.AnnotationsProgressStorage(), ('kopf.zalando.org/',)),
+    (kopf.AnnotationsProgressStorage(prefix='my-op.example.com'), ('my-op.example.com/',)),
+    (kopf.StatusProgressStorage(), ()),
+    (kopf.StatusProgressStorage(field='spec.progress'), None),  # it would clear the spec of an essence
+    (kopf.SmartProgressStorage(), ('kopf.zalando.org/',)),
+    (kopf.MultiProgressStorage([kopf.AnnotationsProgressStorage(prefix='a.example.com'),
+                                kopf.AnnotationsProgressStorage(prefix='b.example.com')]),
+     ('a.example.com/', 'b.example.com/')),
+    (kopf.MultiProgressStorage([kopf.AnnotationsProgressStorage(), _OwnClear()]), None),
+    (_OwnClear(), None),
+], ids=['annotations', 'prefix', 'status', 'status-in-spec', 'smart', 'multi', 'multi-of-own', 'own-clear'])
+def test_cleared_prefixes_are_what_clear_fresh_strips_from_an_essence(storage: Any, expected: Any) -> None:
+    assert storage.cleared_prefixes() == expected
+    if expected is not None:
+        essence = {'spec': {'x': 1}, 'metadata': {'annotations': {
+            **{prefix + 'create_fn': '{}' for prefix in expected}, 'other.example.com/x': 'kept'}}}
+        assert storage.clear_fresh(essence=essence) == {'spec': {'x': 1},
+                                                         'metadata': {'annotations': {'other.example.com/x': 'kept'}}}
