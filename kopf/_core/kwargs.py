@@ -60,11 +60,14 @@ class ResourceCause(BaseCause):
     patch: Patch
 
     def _kwargs(self) -> dict[str, Any]:
-        meta = self.body.metadata
+        body = self.body
+        meta = body.metadata
+        raw = body.raw.get('metadata')  # what `meta.uid` & co. read, without a view's look-up each
+        ids: Mapping[str, Any] = raw if isinstance(raw, Mapping) else {}
         return super()._kwargs() | dict(
             resource=self.resource, patch=self.patch,
-            body=self.body, spec=self.body.spec, meta=meta, status=self.body.status,
-            uid=meta.uid, name=meta.name, namespace=meta.namespace,
+            body=body, spec=body.spec, meta=meta, status=body.status,
+            uid=ids.get('uid'), name=ids.get('name'), namespace=ids.get('namespace'),
             labels=meta.labels, annotations=meta.annotations,
         )
 
