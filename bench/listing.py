@@ -12,10 +12,19 @@ namespaces, `chunk_size` 500 unless given): from its start to its "initial listi
 it is counted — the HTTP reading, the pages decoded, the dispatch and the objects' first cycles: what
 bench/scale.py's "listing processed" figure is made of at 100,000, without its start-up and its wall clock.
 bench/first_sight.py is the same without the HTTP and the pages. Printed, never asserted.
+
+`--resume`: the bench operator's resume handler on (no `BENCH_NO_RESUME`), so every object's first cycle
+runs it and PATCHes its result: counted until every object is resumed (the dispatcher's "Resumed N objects"
+moment: each first cycle's PATCH answered) and the watch events of those N PATCHes have come back and been
+dispatched (each is processed too). The logging is as `kopf run`'s (INFO, the full format, the object's prefix),
+written to /dev/null: each object logs its handler's success and the resumption's end. What bench/scale.py's
+resume phase costs per object on the operator's side (the cluster answering the PATCHes runs in its own
+process, not counted).
 """
 import argparse
 import asyncio
 import gc
+import logging
 import os
 import pathlib
 import subprocess
@@ -25,7 +34,7 @@ from typing import Any
 
 HERE = pathlib.Path(__file__).parent
 sys.path.insert(0, str(HERE))
-os.environ['BENCH_NO_RESUME'] = '1'
+os.environ['BENCH_NO_RESUME'] = '1'  # unless --resume (set again in `once()`)
 
 import first_sight  # noqa: E402
 import harness as h  # noqa: E402
@@ -33,7 +42,7 @@ import scale_state  # noqa: E402
 
 import kopf  # noqa: E402
 from kopf._api import credentials  # noqa: E402
-from kopf._engine import contexts, queueing  # noqa: E402
+from kopf._engine import contexts, loggers, queueing  # noqa: E402
 
 
 def callgrind(state: str, enabled: bool) -> None:
@@ -41,8 +50,9 @@ def callgrind(state: str, enabled: bool) -> None:
         subprocess.run(['callgrind_control', '-i', state, str(os.getpid())], capture_output=True, check=False)
 
 
-async def once(emu: Any, n: int, chunk_size: int, cg: bool, gc_threshold: int | None) -> tuple[float, float]:
-    """One operator from its start to its initial listing processed: (CPU s, wall s)."""
+async def once(emu: Any, n: int, chunk_size: int, cg: bool, gc_threshold: int | None,
+               resume: bool = False) -> tuple[float, float]:
+    """One operator from its start to its initial listing processed (and the echoes of its N resume PATCHes)."""
     vault = credentials.Vault()
     vault.populate([kopf.ConnectionInfo(server=f'http://127.0.0.1:{emu.port}')])
     settings = kopf.OperatorSettings()
@@ -51,14 +61,29 @@ async def once(emu: Any, n: int, chunk_size: int, cg: bool, gc_threshold: int | 
         settings.process.listing_gc_threshold = gc_threshold or None
     stop = asyncio.Event()
     listed = asyncio.Event()
+    os.environ['BENCH_NO_RESUME'] = '0' if resume else '1'
     registry, _ = first_sight.load_registry()
-    original = queueing.Dispatcher._report
+    original, dispatch = queueing.Dispatcher._report, queueing.Dispatcher.dispatch
+    over, echoes = False, 0
 
     def report(self: queueing.Dispatcher, report: Any) -> None:  # the signal of "the initial listing is processed"
+        nonlocal over
         original(self, report)
         if self.progress is None:
-            listed.set()
+            over = True
+            if not resume or echoes >= n:
+                listed.set()
+
+    def dispatched(self: queueing.Dispatcher, event: Any) -> None:  # the watch events of our PATCHes, counted
+        nonlocal echoes
+        dispatch(self, event)
+        if event.get('type') == 'MODIFIED':
+            echoes += 1
+            if over and echoes >= n:
+                listed.set()
     queueing.Dispatcher._report = report  # type: ignore[method-assign]
+    if resume:
+        queueing.Dispatcher.dispatch = dispatched  # type: ignore[method-assign]
     gc.collect()
     callgrind('on', cg)
     started, cpu0 = time.monotonic(), time.process_time()
@@ -73,7 +98,7 @@ async def once(emu: Any, n: int, chunk_size: int, cg: bool, gc_threshold: int | 
             raise RuntimeError('the operator exited before its listing was processed')
     finally:
         callgrind('off', cg)
-        queueing.Dispatcher._report = original  # type: ignore[method-assign]
+        queueing.Dispatcher._report, queueing.Dispatcher.dispatch = original, dispatch  # type: ignore[method-assign]
         stop.set()
         await task
     ctx = next(iter(contexts.LIVE.values()), None)
@@ -81,13 +106,26 @@ async def once(emu: Any, n: int, chunk_size: int, cg: bool, gc_threshold: int | 
     return cpu, wall
 
 
+def logging_as_kopf_run() -> None:
+    """The logging of `kopf run` with no options (INFO, the full format, the prefix), into /dev/null."""
+    loggers.configure(log_prefix=None)
+    handler = loggers._handler
+    assert handler is not None and isinstance(handler, logging.StreamHandler)
+    handler.setStream(open(os.devnull, 'w'))
+
+
 async def main(args: argparse.Namespace) -> None:
+    if args.resume:
+        logging_as_kopf_run()
     state = scale_state.ensure(args.objects, args.namespaces)
     logdir = h.logs_dir('kopf-listing-')
-    async with scale_state.cluster(sys.executable, state, logdir, 'listing', 10_000) as emu:
+    history = max(10_000, 2 * args.objects) if args.resume else 10_000  # the watch begins behind the PATCHes
+    what = 'listed, resumed (a PATCH each) and their echoes processed' if args.resume else 'listed and processed'
+    async with scale_state.cluster(sys.executable, state, logdir, 'listing', history) as emu:
         for i in range(args.repeats):
-            cpu, wall = await once(emu, args.objects, args.chunk_size, args.callgrind, args.listing_gc_threshold)
-            h.log(f'run {i + 1}: {args.objects:,} listed and processed: {cpu:.2f} s of CPU '
+            cpu, wall = await once(emu, args.objects, args.chunk_size, args.callgrind, args.listing_gc_threshold,
+                                   args.resume)
+            h.log(f'run {i + 1}: {args.objects:,} {what}: {cpu:.2f} s of CPU '
                   f'({cpu / args.objects * 1e6:.1f} µs per object), {wall:.2f} s after start')
 
 
@@ -100,4 +138,6 @@ if __name__ == '__main__':
     parser.add_argument('--listing-gc-threshold', type=int, default=None,
                         help="settings.process.listing_gc_threshold (0: None, gc's own; default: the operator's)")
     parser.add_argument('--callgrind', action='store_true', help='instrument only the operator (under valgrind)')
+    parser.add_argument('--resume', action='store_true',
+                        help="the resume handler on: until all resumed and their PATCHes' watch events processed")
     asyncio.run(main(parser.parse_args()))

@@ -43,8 +43,12 @@ def plan_handlers(records: Mapping[str, progress.Record], handlers: Sequence[Cha
     if not records and not handlers:  # the usual resumption with no resume handler: what the steps below give
         return Handling(handlers=(), state=progress.State(states={}, purpose=purpose), selected=(), refused={},
                         default_backoff=default_backoff)
-    state = progress.State.from_records(records)
-    state = state.with_purpose(purpose, handlers, now=now).with_handlers(handlers, now=now)
+    if records:
+        state = progress.State.from_records(records)
+        state = state.with_purpose(purpose, handlers, now=now).with_handlers(handlers, now=now)
+    else:  # nothing recorded (e.g. a resumption, a creation): what the two steps above give, made at once
+        state = progress.State(states={h.id: progress.HandlerState(started=now, purpose=purpose) for h in handlers},
+                               purpose=purpose)
     selected = tuple(state.select(handlers, lifecycle=lifecycle, now=now))
     refused: dict[str, Outcome] = {h.id: o for h in selected if (o := state.precheck(h, now=now)) is not None}
     return Handling(handlers=tuple(handlers), state=state, selected=selected, refused=refused,

@@ -60,11 +60,14 @@ class ResourceCause(BaseCause):
     patch: Patch
 
     def _kwargs(self) -> dict[str, Any]:
-        meta = self.body.metadata
-        return super()._kwargs() | dict(
-            resource=self.resource, patch=self.patch,
-            body=self.body, spec=self.body.spec, meta=meta, status=self.body.status,
-            uid=meta.uid, name=meta.name, namespace=meta.namespace,
+        body = self.body
+        meta = body.metadata
+        raw = body.raw.get('metadata')  # what `meta.uid` & co. read, without a view's look-up each
+        ids: Mapping[str, Any] = raw if isinstance(raw, Mapping) else {}
+        return dict(  # BaseCause's first, in one dict
+            logger=self.logger, memo=self.memo, resource=self.resource, patch=self.patch,
+            body=body, spec=body.spec, meta=meta, status=body.status,
+            uid=ids.get('uid'), name=ids.get('name'), namespace=ids.get('namespace'),
             labels=meta.labels, annotations=meta.annotations,
         )
 
@@ -93,7 +96,9 @@ class ChangingCause(ResourceCause):
         return self.reason == Reason.DELETE
 
     def _kwargs(self) -> dict[str, Any]:
-        return super()._kwargs() | dict(reason=self.reason, diff=self.diff, old=self.old, new=self.new)
+        kwargs = super()._kwargs()
+        kwargs.update(reason=self.reason, diff=self.diff, old=self.old, new=self.new)
+        return kwargs
 
 
 @values.frozen(kw_only=True)
@@ -161,7 +166,8 @@ def handler_kwargs(
     kwargs.update(param=handler.param, retry=retry, started=started, runtime=runtime)
     if isinstance(handler, SpawningHandler):
         kwargs.update(stopped=stopped)
-    return kwargs | dict(cause.indices)
+    kwargs.update(cause.indices)  # the indices override any built-in kwarg
+    return kwargs
 
 
 _ZERO = datetime.timedelta(0)

@@ -418,10 +418,11 @@ def needs_recheck(ctx: Context, plan: Plan, settlement: Settlement, answer: Mapp
             return True
     old_annotations: Mapping[str, Any] = old_meta.get('annotations') or {}
     new_annotations: Mapping[str, Any] = new_meta.get('annotations') or {}
-    owned = essences.kopf_prefixes(old_annotations) | essences.kopf_prefixes(new_annotations)
-    for key in old_annotations.keys() | new_annotations.keys():
-        if old_annotations.get(key) != new_annotations.get(key) and not essences.is_kopf_key(key, owned):
-            return True
+    if old_annotations != new_annotations:  # most answers (e.g. a handler's result in status): the same ones
+        owned = essences.kopf_prefixes(old_annotations) | essences.kopf_prefixes(new_annotations)
+        for key in old_annotations.keys() | new_annotations.keys():
+            if old_annotations.get(key) != new_annotations.get(key) and not essences.is_kopf_key(key, owned):
+                return True
     # the diff-base as the cycle left it:
     return bool(ctx.diffbase_storage.fetch(body=answer) != settlement.settled)
 

@@ -179,10 +179,11 @@ class HandlerState:
     ) -> 'HandlerState':
         started = self.started or now
         retries = self.retries + 1
-        subrefs = tuple(sorted(set(self.subrefs) | set(outcome.subrefs)))
+        subrefs = tuple(sorted(set(self.subrefs) | set(outcome.subrefs))) if self.subrefs or outcome.subrefs else ()
+        if outcome.kind is OutcomeKind.SUCCESS:  # the usual one: one copy, not two
+            return values.replace(self, started=started, retries=retries, subrefs=subrefs,
+                                  success=True, stopped=now, delayed=None, message=None)
         base = values.replace(self, started=started, retries=retries, subrefs=subrefs)
-        if outcome.kind is OutcomeKind.SUCCESS:
-            return values.replace(base, success=True, stopped=now, delayed=None, message=None)
         if outcome.kind is OutcomeKind.FAILURE:
             return base._failed(now, outcome.message)
         if outcome.kind is OutcomeKind.TIMEOUT:
