@@ -57,7 +57,7 @@ import enum
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from kopf._core import finalizers, values
+from kopf._core import finalizers, memos, values
 
 RawEvent = dict[str, Any]
 
@@ -103,7 +103,7 @@ class ObjectRecord:
     """
 
     uid: str
-    memo: Any                          # the object's memo: the operator's memo as of first sight, copied
+    memo: Any                          # the object's memo (`memo_of`), or the seed it is copied from when needed
     name: str | None = None
     namespace: str | None = None
     phase: Phase = Phase.IDLE
@@ -226,6 +226,21 @@ Effect = Enqueue | Schedule | Run | Retry | Forget | Converged
 
 
 # -- the transition function --------------------------------------------------------------------------
+
+def memo_of(record: ObjectRecord) -> Any:
+    """The object's memo: copied now from the operator's memo as of its first sight, if not needed before."""
+    memo = record.memo
+    if memo.__class__ is memos.Seed:
+        memo = record.memo = memo.grown()
+    return memo
+
+
+def spare_memo(record: ObjectRecord, seeds: memos.Seeds) -> None:
+    """After a cycle: a memo that nobody else holds and that is as its seed goes back to it (`kopf._core.memos`)."""
+    seed = seeds.spare(record.memo)
+    if seed is not None:
+        record.memo = seed
+
 
 def rv_of(event: Mapping[str, Any] | None) -> str | None:
     rv = ((event or {}).get('object', {}).get('metadata') or {}).get('resourceVersion')

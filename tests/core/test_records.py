@@ -3,7 +3,8 @@ from typing import Any
 
 import pytest
 
-from kopf._core import records
+import kopf
+from kopf._core import memos, records
 from kopf._core.records import (
     Arrived,
     Done,
@@ -498,3 +499,18 @@ def test_the_echo_of_our_write_ends_the_wait_for_it() -> None:
     assert step(record, Arrived(ev(5))) == []  # the echo: skipped
     assert record.work is None  # nothing awaited any more: an idle record keeps no work
     assert step(record, Arrived(ev(6))) == [Enqueue()]
+
+
+def test_the_memo_is_grown_from_its_seed_once_and_goes_back_to_it_unless_changed() -> None:
+    seeds = memos.Seeds()
+    seed = seeds.seed(kopf.Memo(flag='early'))
+    record = ObjectRecord(uid='u1', memo=seed)
+    memo = records.memo_of(record)
+    assert type(memo) is kopf.Memo and memo == {'flag': 'early'}
+    assert records.memo_of(record) is memo  # its handlers, daemons and timers share it
+    del memo
+    records.spare_memo(record, seeds)  # nobody else holds it, unchanged: an idle object keeps no memo
+    assert record.memo is seed
+    records.memo_of(record).mine = 'x'
+    records.spare_memo(record, seeds)
+    assert record.memo == {'flag': 'early', 'mine': 'x'}  # changed: kept for the object's life
