@@ -88,9 +88,17 @@ class Work:
 
     def idle(self) -> bool:
         """Nothing in it that a later signal needs: the record may drop it."""
+        return self.applied_rv is None and self._nothing_but_applied()
+
+    def echo_only(self) -> int | None:
+        """Our patch's answer's resourceVersion (a number) if nothing else is in it: kept instead of it (else None)."""
+        rv = self.applied_rv
+        return int(rv) if rv is not None and rv.isdigit() and len(rv) < 19 and self._nothing_but_applied() else None
+
+    def _nothing_but_applied(self) -> bool:
         return (self.pending is None and self.last is None and self.wakeup_at is None and self.due_at is None
-                and self.expected_rv is None and self.applied_rv is None and self.arrived_at is None
-                and self.throttled_until is None and self.deadline is None and not self.errors and not self.nudged)
+                and self.expected_rv is None and self.arrived_at is None and self.throttled_until is None
+                and self.deadline is None and not self.errors and not self.nudged)
 
 
 @dataclasses.dataclass(slots=True, eq=False)
@@ -110,7 +118,7 @@ class ObjectRecord:
     initial: bool | None = None        # first seen in the initial listing, no cause handled yet (None: no cycle yet)
     deletion_handled: bool = False     # optional delete handlers ran (once, best-effort)
     shard: int | None = None           # its shard (`--shards`: `kopf._shards.assignment.shard_of`); None: unsharded
-    work: Work | None = None           # while it has work (see `Work`)
+    work: Work | int | None = None     # while it has work (`Work`); idle, awaiting our patch's echo: its rv only
 
 
 # -- signals ------------------------------------------------------------------------------------------
@@ -269,9 +277,14 @@ def step(record: ObjectRecord, signal: Signal) -> list[Effect]:
         if isinstance(signal, Quiet) and (handled := _handled_at_once(record, signal)) is not None:
             return handled  # no work made only to be dropped
         work = record.work = Work()
+    elif isinstance(work, int):  # an idle record that awaits only the echo of our patch: its resourceVersion
+        work = record.work = Work(applied_rv=str(work))
     effects = transition(record, work, signal)
-    if record.phase is Phase.IDLE and work.idle():
-        record.work = None  # an idle object costs its identity only
+    if record.phase is Phase.IDLE:
+        if work.idle():
+            record.work = None  # an idle object costs its identity only
+        elif (echo := work.echo_only()) is not None:
+            record.work = echo  # 32 bytes, not a Work's ~190 (e.g. till a listing's end, for all its objects)
     return effects
 
 
