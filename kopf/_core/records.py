@@ -245,8 +245,7 @@ def memo_of(record: ObjectRecord) -> Any:
 
 def spare_memo(record: ObjectRecord, seeds: memos.Seeds) -> None:
     """After a cycle: a memo that nobody else holds and that is as its seed goes back to it (`kopf._core.memos`)."""
-    seed = seeds.spare(record.memo)
-    if seed is not None:
+    if (seed := seeds.spare(record.memo)) is not None:
         record.memo = seed
 
 
