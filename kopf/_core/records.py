@@ -13,44 +13,40 @@ Phases:
     GONE     its DELETED event is handled: the record is forgotten
 
 Signals and what they do:
-- `Arrived(event, now)`: the newest event replaces any unprocessed one (older ones are superseded); IDLE
-  and WAITING records are queued; an event not newer than the answer to our own patch (which was
-  decided on already) is skipped, unless it is DELETED. The first one accepted since the record
-  last converged starts its convergence clock (`arrived_at`).
+- `Arrived(event, now)`: the newest event replaces any unprocessed one (older ones are superseded); IDLE and WAITING
+  records are queued; an event not newer than the answer to our own patch (which was decided on already) is skipped,
+  unless it is DELETED. The first one accepted since it last converged starts its convergence clock (`arrived_at`).
 - `Quiet(event, now)`: a new record's first event, from a listing, needs nothing (the dispatcher asked
-  `plans.quiet_at_first_sight` before queueing it): it is handled as it arrived, idle, no cycle run. A
-  record that is not new takes it as `Arrived`.
-- `Taken(now)`: a runner took the record. It runs a cycle on the pending event, or on the last
-  one if its wake-up is due (not "fresh": `on.event` handlers saw it already). It waits instead:
-  until the error throttling is over (the newest event is kept), or until the watch brings a body
-  at least as new as our own last patch (at most `consistency_timeout` seconds; then it goes on).
+  `plans.quiet_at_first_sight` before queueing it): it is handled as it arrived, idle, no cycle run. A record that is
+  not new takes it as `Arrived`.
+- `Taken(now)`: a runner took the record. It runs a cycle on the pending event, or on the last one if its wake-up is
+  due (not "fresh": `on.event` handlers saw it already). It waits instead: until the error throttling is over (the
+  newest event is kept), or until the watch brings a body at least as new as our own last patch (at most
+  `consistency_timeout` seconds; then it goes on).
 - `Due()`: the scheduler's wake-up: a WAITING record is queued again.
-- `Nudged(event, now)`: its daemons or timers changed (one exited): the event (its newest body) is
-  re-run now, not fresh, so that the cycle may release or remove our finalizer. A record that is
-  queued or running is re-run after that cycle, on the cycle's answer (or its event), never on
-  the body the nudge carried, which may be older.
+- `Nudged(event, now)`: its daemons or timers changed (one exited): the event (its newest body) is re-run now, not
+  fresh, so that the cycle may release or remove our finalizer. A record that is queued or running is re-run after
+  that cycle, on the cycle's answer (or its event), never on the body the nudge carried, which may be older.
 - `TakenOver(memo, now)`: its shard became ours (`--shards`): it is treated as at operator start: a new
   memo, no handling remembered, and its newest body (which the dispatcher kept meanwhile) queued as if listed,
   so that resume handlers run and its daemons and timers start.
 - `Stopped()`: its watch stream is over: it idles (a new stream's listing brings it back).
-- `Paused()`: its scope is paused (`kopf._engine.scopes`): no wake-up is due any more (a handler's
-  delay, the error throttling, the wait for our own write); our last patch's answer is forgotten,
-  so that the listing that resumes the scope re-runs it (its daemons and timers start again). A
-  queued or running record stays so (a paused cycle only feeds the indices). A cycle that ends
-  paused (`Done.paused`) is treated the same: its answer is not continued on, its delay is dropped.
-- `Done(...)`: the cycle ended (see `Done`). DELETED → GONE. An unexpected error → the next
-  `error_delays` step, for the event and for any newer ones. Else, the server's answer to our
-  patch is taken as the newest body when nobody needs to see every event (`on.event` handlers) and
-  it still holds the object for us: then its next cycle decides on the answer at once — unless the
-  answer needs nothing more (`settled`), then there is no next cycle; events up to the answer's
-  resourceVersion are stale. Else, the record awaits our write through the watch, and an event
-  not newer than the answer of a patch that let the object go (deleted, our finalizer removed) is
-  dropped: it still shows the finalizer and the records just purged. A requested delay schedules
-  a wake-up (re-running the answer, or the event). Work begun is finished before new work is
-  begun: a record continuing on the answer goes to the queue's front.
-  A cycle's end that leaves nothing to do (IDLE, or GONE) while the convergence clock runs reports
-  `Converged(lag)`: from the first event accepted to the end of the handling it caused (retries,
-  delays and the cycles on our own answers included); the clock stops.
+- `Paused()`: its scope is paused (`kopf._engine.scopes`): no wake-up is due any more (a handler's delay, the error
+  throttling, the wait for our own write); our last patch's answer is forgotten, so that the listing that resumes the
+  scope re-runs it (its daemons and timers start again). A queued or running record stays so (a paused cycle only
+  feeds the indices). A cycle that ends paused (`Done.paused`) is treated so: its answer and delay are dropped.
+- `Done(...)`: the cycle ended (see `Done`). DELETED → GONE. An unexpected error → the next `error_delays` step,
+  for the event and for any newer ones. Else, the server's answer to our patch is taken as the newest body when
+  nobody needs to see every event (`on.event` handlers) and it still holds the object for us: then its next cycle
+  decides on the answer at once — unless the answer needs nothing more (`settled`), then there is no next cycle;
+  events up to the answer's resourceVersion are stale (an idle record awaiting only that echo keeps just its
+  resourceVersion, an int, as its `work`). Else, the record awaits our write through the watch, and an event not
+  newer than the answer of a patch that let the object go (deleted, our finalizer removed) is dropped: it still
+  shows the finalizer and the records just purged. A requested delay schedules a wake-up (re-running the answer,
+  or the event). Work begun is finished before new work is begun: a record continuing on the answer goes to the
+  queue's front. A cycle's end that leaves nothing to do (IDLE, or GONE) while the convergence clock runs reports
+  `Converged(lag)`: from the first event accepted to the end of the handling it caused (retries, delays and the
+  cycles on our own answers included); the clock stops.
 """
 import dataclasses
 import enum
@@ -277,6 +273,10 @@ def step(record: ObjectRecord, signal: Signal) -> list[Effect]:
             return handled  # no work made only to be dropped
         work = record.work = Work()
     elif isinstance(work, int):  # an idle record that awaits only the echo of our patch: its resourceVersion
+        rv = rv_of(signal.event) if signal.__class__ is Arrived and signal.event.get('type') != 'DELETED' else None
+        if rv is not None and rv.isdigit() and int(rv) <= work:  # as `_arrived`: not newer than our answer
+            record.work = None if int(rv) == work else work  # its echo: nothing awaited any more
+            return []
         work = record.work = Work(applied_rv=str(work))
     effects = transition(record, work, signal)
     if record.phase is Phase.IDLE:

@@ -527,3 +527,7 @@ def test_an_idle_record_that_awaits_only_our_echo_keeps_its_resourceversion_only
     assert step(record, Arrived(ev(7))) == [] and record.work is None  # its echo: nothing awaited
     record.work = 7
     assert step(record, Arrived(ev(8))) == [Enqueue()] and w(record).pending == ev(8)  # newer: handled
+    record.work, record.phase = 7, Phase.IDLE
+    assert step(record, Arrived(ev(5, 'DELETED'))) == [Enqueue()]  # DELETED always goes through
+    record.work, record.phase = 7, Phase.IDLE
+    assert step(record, Arrived(ev(None))) == [Enqueue()]  # no resourceVersion: cannot tell
