@@ -25,7 +25,7 @@ from typing import Any
 from kopf._admission import protocols as admission
 from kopf._api import apierrors
 from kopf._api import client as client_
-from kopf._core import diffs, handlers, memos, outcomes, patches
+from kopf._core import diffs, handlers, memos, outcomes, patches, records
 from kopf._core.bodies import Body
 from kopf._core.kwargs import WebhookCause, handler_kwargs
 from kopf._core.outcomes import OutcomeKind
@@ -115,7 +115,7 @@ class Admission:
         uid = (body.get('metadata') or {}).get('uid')
         rctx = self.resources.get(resource)
         record = rctx.records.get(str(uid)) if rctx is not None and uid and operation != 'CREATE' else None
-        return record.memo if record is not None else memos.copy_for_object(self.ctx.memo)
+        return records.memo_of(record) if record is not None else memos.copy_for_object(self.ctx.memo)
 
     # -- managed configurations ---------------------------------------------------------------------
 

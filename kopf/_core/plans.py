@@ -37,7 +37,7 @@ from kopf._core.causes import Reason
 from kopf._core.handlers import ChangingHandler, WatchingHandler
 from kopf._core.kwargs import ChangingCause, Logger, WatchingCause
 from kopf._core.outcomes import LogEntry, Outcome
-from kopf._core.records import ObjectRecord
+from kopf._core.records import ObjectRecord, memo_of
 from kopf._core.registries import OperatorRegistry
 from kopf._core.resources import Resource
 
@@ -273,7 +273,7 @@ def _unchanged(ctx: Context, body: Mapping[str, Any], registry: OperatorRegistry
 
 def make_cause(ctx: Context, record: ObjectRecord, body: Mapping[str, Any], patch: patches.Patch,
                logger: Logger, change: causes.Change) -> ChangingCause:
-    return ChangingCause(logger=logger, memo=record.memo, indices=ctx.indices, resource=ctx.resource,
+    return ChangingCause(logger=logger, memo=memo_of(record), indices=ctx.indices, resource=ctx.resource,
                          body=Body(body), patch=patch, reason=change.reason, initial=change.initial,
                          diff=change.diff, old=change.old, new=change.new)
 
@@ -281,7 +281,7 @@ def make_cause(ctx: Context, record: ObjectRecord, body: Mapping[str, Any], patc
 def _watching_cause(ctx: Context, record: ObjectRecord, event: RawEvent, patch: patches.Patch, logger: Logger,
                     event_logger: Callable[[], Logger] | None) -> WatchingCause:
     """The cause of the `on.event` handlers of a fresh event (only where the resource has any)."""
-    return WatchingCause(logger=event_logger() if event_logger is not None else logger, memo=record.memo,
+    return WatchingCause(logger=event_logger() if event_logger is not None else logger, memo=memo_of(record),
                          indices=ctx.indices, resource=ctx.resource, body=Body(event['object']), patch=patch,
                          type=event.get('type'), event=event)
 

@@ -13,51 +13,47 @@ Phases:
     GONE     its DELETED event is handled: the record is forgotten
 
 Signals and what they do:
-- `Arrived(event, now)`: the newest event replaces any unprocessed one (older ones are superseded); IDLE
-  and WAITING records are queued; an event not newer than the answer to our own patch (which was
-  decided on already) is skipped, unless it is DELETED. The first one accepted since the record
-  last converged starts its convergence clock (`arrived_at`).
+- `Arrived(event, now)`: the newest event replaces any unprocessed one (older ones are superseded); IDLE and WAITING
+  records are queued; an event not newer than the answer to our own patch (which was decided on already) is skipped,
+  unless it is DELETED. The first one accepted since it last converged starts its convergence clock (`arrived_at`).
 - `Quiet(event, now)`: a new record's first event, from a listing, needs nothing (the dispatcher asked
-  `plans.quiet_at_first_sight` before queueing it): it is handled as it arrived, idle, no cycle run. A
-  record that is not new takes it as `Arrived`.
-- `Taken(now)`: a runner took the record. It runs a cycle on the pending event, or on the last
-  one if its wake-up is due (not "fresh": `on.event` handlers saw it already). It waits instead:
-  until the error throttling is over (the newest event is kept), or until the watch brings a body
-  at least as new as our own last patch (at most `consistency_timeout` seconds; then it goes on).
+  `plans.quiet_at_first_sight` before queueing it): it is handled as it arrived, idle, no cycle run. A record that is
+  not new takes it as `Arrived`.
+- `Taken(now)`: a runner took the record. It runs a cycle on the pending event, or on the last one if its wake-up is
+  due (not "fresh": `on.event` handlers saw it already). It waits instead: until the error throttling is over (the
+  newest event is kept), or until the watch brings a body at least as new as our own last patch (at most
+  `consistency_timeout` seconds; then it goes on).
 - `Due()`: the scheduler's wake-up: a WAITING record is queued again.
-- `Nudged(event, now)`: its daemons or timers changed (one exited): the event (its newest body) is
-  re-run now, not fresh, so that the cycle may release or remove our finalizer. A record that is
-  queued or running is re-run after that cycle, on the cycle's answer (or its event), never on
-  the body the nudge carried, which may be older.
+- `Nudged(event, now)`: its daemons or timers changed (one exited): the event (its newest body) is re-run now, not
+  fresh, so that the cycle may release or remove our finalizer. A record that is queued or running is re-run after
+  that cycle, on the cycle's answer (or its event), never on the body the nudge carried, which may be older.
 - `TakenOver(memo, now)`: its shard became ours (`--shards`): it is treated as at operator start: a new
   memo, no handling remembered, and its newest body (which the dispatcher kept meanwhile) queued as if listed,
   so that resume handlers run and its daemons and timers start.
 - `Stopped()`: its watch stream is over: it idles (a new stream's listing brings it back).
-- `Paused()`: its scope is paused (`kopf._engine.scopes`): no wake-up is due any more (a handler's
-  delay, the error throttling, the wait for our own write); our last patch's answer is forgotten,
-  so that the listing that resumes the scope re-runs it (its daemons and timers start again). A
-  queued or running record stays so (a paused cycle only feeds the indices). A cycle that ends
-  paused (`Done.paused`) is treated the same: its answer is not continued on, its delay is dropped.
-- `Done(...)`: the cycle ended (see `Done`). DELETED → GONE. An unexpected error → the next
-  `error_delays` step, for the event and for any newer ones. Else, the server's answer to our
-  patch is taken as the newest body when nobody needs to see every event (`on.event` handlers) and
-  it still holds the object for us: then its next cycle decides on the answer at once — unless the
-  answer needs nothing more (`settled`), then there is no next cycle; events up to the answer's
-  resourceVersion are stale. Else, the record awaits our write through the watch, and an event
-  not newer than the answer of a patch that let the object go (deleted, our finalizer removed) is
-  dropped: it still shows the finalizer and the records just purged. A requested delay schedules
-  a wake-up (re-running the answer, or the event). Work begun is finished before new work is
-  begun: a record continuing on the answer goes to the queue's front.
-  A cycle's end that leaves nothing to do (IDLE, or GONE) while the convergence clock runs reports
-  `Converged(lag)`: from the first event accepted to the end of the handling it caused (retries,
-  delays and the cycles on our own answers included); the clock stops.
+- `Paused()`: its scope is paused (`kopf._engine.scopes`): no wake-up is due any more (a handler's delay, the error
+  throttling, the wait for our own write); our last patch's answer is forgotten, so that the listing that resumes the
+  scope re-runs it (its daemons and timers start again). A queued or running record stays so (a paused cycle only
+  feeds the indices). A cycle that ends paused (`Done.paused`) is treated so: its answer and delay are dropped.
+- `Done(...)`: the cycle ended (see `Done`). DELETED → GONE. An unexpected error → the next `error_delays` step,
+  for the event and for any newer ones. Else, the server's answer to our patch is taken as the newest body when
+  nobody needs to see every event (`on.event` handlers) and it still holds the object for us: then its next cycle
+  decides on the answer at once — unless the answer needs nothing more (`settled`), then there is no next cycle;
+  events up to the answer's resourceVersion are stale (an idle record awaiting only that echo keeps just its
+  resourceVersion, an int, as its `work`). Else, the record awaits our write through the watch, and an event not
+  newer than the answer of a patch that let the object go (deleted, our finalizer removed) is dropped: it still
+  shows the finalizer and the records just purged. A requested delay schedules a wake-up (re-running the answer,
+  or the event). Work begun is finished before new work is begun: a record continuing on the answer goes to the
+  queue's front. A cycle's end that leaves nothing to do (IDLE, or GONE) while the convergence clock runs reports
+  `Converged(lag)`: from the first event accepted to the end of the handling it caused (retries, delays and the
+  cycles on our own answers included); the clock stops.
 """
 import dataclasses
 import enum
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from kopf._core import finalizers, values
+from kopf._core import finalizers, memos, values
 
 RawEvent = dict[str, Any]
 
@@ -88,9 +84,17 @@ class Work:
 
     def idle(self) -> bool:
         """Nothing in it that a later signal needs: the record may drop it."""
+        return self.applied_rv is None and self._nothing_but_applied()
+
+    def echo_only(self) -> int | None:
+        """Our patch's answer's resourceVersion (a number) if nothing else is in it: kept instead of it (else None)."""
+        rv = self.applied_rv
+        return int(rv) if rv is not None and rv.isdigit() and len(rv) < 19 and self._nothing_but_applied() else None
+
+    def _nothing_but_applied(self) -> bool:
         return (self.pending is None and self.last is None and self.wakeup_at is None and self.due_at is None
-                and self.expected_rv is None and self.applied_rv is None and self.arrived_at is None
-                and self.throttled_until is None and self.deadline is None and not self.errors and not self.nudged)
+                and self.expected_rv is None and self.arrived_at is None and self.throttled_until is None
+                and self.deadline is None and not self.errors and not self.nudged)
 
 
 @dataclasses.dataclass(slots=True, eq=False)
@@ -103,14 +107,14 @@ class ObjectRecord:
     """
 
     uid: str
-    memo: Any                          # the object's memo: the operator's memo as of first sight, copied
+    memo: Any                          # the object's memo (`memo_of`), or the seed it is copied from when needed
     name: str | None = None
     namespace: str | None = None
     phase: Phase = Phase.IDLE
     initial: bool | None = None        # first seen in the initial listing, no cause handled yet (None: no cycle yet)
     deletion_handled: bool = False     # optional delete handlers ran (once, best-effort)
     shard: int | None = None           # its shard (`--shards`: `kopf._shards.assignment.shard_of`); None: unsharded
-    work: Work | None = None           # while it has work (see `Work`)
+    work: Work | int | None = None     # while it has work (`Work`); idle, awaiting our patch's echo: its rv only
 
 
 # -- signals ------------------------------------------------------------------------------------------
@@ -227,6 +231,20 @@ Effect = Enqueue | Schedule | Run | Retry | Forget | Converged
 
 # -- the transition function --------------------------------------------------------------------------
 
+def memo_of(record: ObjectRecord) -> Any:
+    """The object's memo: copied now from the operator's memo as of its first sight, if not needed before."""
+    memo = record.memo
+    if memo.__class__ is memos.Seed:
+        memo = record.memo = memo.grown()
+    return memo
+
+
+def spare_memo(record: ObjectRecord, seeds: memos.Seeds) -> None:
+    """After a cycle: a memo that nobody else holds and that is as its seed goes back to it (`kopf._core.memos`)."""
+    if (seed := seeds.spare(record.memo)) is not None:
+        record.memo = seed
+
+
 def rv_of(event: Mapping[str, Any] | None) -> str | None:
     rv = ((event or {}).get('object', {}).get('metadata') or {}).get('resourceVersion')
     return None if rv is None else str(rv)
@@ -254,9 +272,18 @@ def step(record: ObjectRecord, signal: Signal) -> list[Effect]:
         if isinstance(signal, Quiet) and (handled := _handled_at_once(record, signal)) is not None:
             return handled  # no work made only to be dropped
         work = record.work = Work()
+    elif isinstance(work, int):  # an idle record that awaits only the echo of our patch: its resourceVersion
+        rv = rv_of(signal.event) if signal.__class__ is Arrived and signal.event.get('type') != 'DELETED' else None
+        if rv is not None and rv.isdigit() and int(rv) <= work:  # as `_arrived`: not newer than our answer
+            record.work = None if int(rv) == work else work  # its echo: nothing awaited any more
+            return []
+        work = record.work = Work(applied_rv=str(work))
     effects = transition(record, work, signal)
-    if record.phase is Phase.IDLE and work.idle():
-        record.work = None  # an idle object costs its identity only
+    if record.phase is Phase.IDLE:
+        if work.idle():
+            record.work = None  # an idle object costs its identity only
+        elif (echo := work.echo_only()) is not None:
+            record.work = echo  # 32 bytes, not a Work's ~190 (e.g. till a listing's end, for all its objects)
     return effects
 
 

@@ -182,7 +182,7 @@ class Background:
             self.latest.raw = body
 
     def cause(self, patch: patches.Patch) -> SpawningCause:
-        return SpawningCause(logger=self.logger, memo=self.record.memo, indices=self.rctx.indices,
+        return SpawningCause(logger=self.logger, memo=records.memo_of(self.record), indices=self.rctx.indices,
                              resource=self.rctx.resource, body=Body(self.latest), patch=patch)
 
     def start(self, handler: handlers.SpawningHandler) -> None:

@@ -171,6 +171,7 @@ class OperatorContext:
     client: client_.APIClient
     memo: Any  # the operator's memo: any object the user gives (`kopf.Memo` by default)
     lifecycle: progress.Lifecycle
+    seeds: memos.Seeds = dataclasses.field(default_factory=memos.Seeds)  # its copies for the objects, when needed
     indices: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     scheduler: scheduling.Scheduler = dataclasses.field(default_factory=scheduling.Scheduler)
     pausing: scopes.Pausing = dataclasses.field(default_factory=scopes.Pausing)  # paused scopes (peering)
@@ -273,12 +274,12 @@ class ResourceContext:
         return cached[1]
 
     def remember(self, uid: str, name: str | None = None, namespace: str | None = None) -> records_.ObjectRecord:
-        """The object's record; made at first sight with a shallow copy of the operator's memo."""
+        """The object's record; made at first sight with the operator's memo as of now (copied when needed)."""
         record = self.records.get(uid)
         if record is None:
             shard_of = self.operator.shard_of
             record = self.records[uid] = records_.ObjectRecord(
-                uid=uid, memo=memos.copy_for_object(self.operator.memo), name=name,
+                uid=uid, memo=self.operator.seeds.seed(self.operator.memo), name=name,
                 namespace=None if namespace is None else sys.intern(namespace),  # one string for all its objects
                 shard=None if shard_of is None else shard_of(uid))
         return record

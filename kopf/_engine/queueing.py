@@ -47,7 +47,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from kopf._core import handlers, memos, records
+from kopf._core import handlers, records
 from kopf._core.bodies import RawEvent
 from kopf._engine import contexts, invoking, listings, loggers, memory, processing, scopes
 
@@ -308,7 +308,7 @@ class Dispatcher:
     def take_over(self, record: records.ObjectRecord) -> None:
         """Its shard is ours now: as at operator start (a new memo; its newest body re-run as listed)."""
         if not self.closed:
-            memo = memos.copy_for_object(self.rctx.operator.memo)
+            memo = self.rctx.operator.seeds.seed(self.rctx.operator.memo)
             now = asyncio.get_running_loop().time()
             event = None if self.newest is None else self.newest.get(record.uid)
             self._carry_out(record, records.step(record, records.TakenOver(memo=memo, now=now, event=event)))
@@ -470,3 +470,4 @@ class Dispatcher:
         if self.progress is not None:
             self._report(self.progress.handled(record.uid, asyncio.get_running_loop().time()))
         self._carry_out(record, records.step(record, done))
+        records.spare_memo(record, rctx.operator.seeds)  # unless held or changed: an idle object keeps no memo

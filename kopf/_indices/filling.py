@@ -126,7 +126,7 @@ class Indexing:
             for handler in resource_handlers:
                 self._drop(handler.id, key, forget=True)
             return
-        cause = IndexingCause(logger=logger, memo=record.memo, indices=self.indices, resource=rctx.resource,
+        cause = IndexingCause(logger=logger, memo=records.memo_of(record), indices=self.indices, resource=rctx.resource,
                               body=Body(body), patch=patches.Patch())
         try:
             matching = list(rctx.registry.iter_indexing_handlers(cause))

@@ -1,5 +1,6 @@
 import copy
 import pickle
+from typing import Any
 
 import pytest
 
@@ -105,3 +106,91 @@ def test_per_object_copy_of_a_subclass_is_made_by_copy_copy() -> None:
     memo = Tagged(a=1)
     copied = memos.copy_for_object(memo)
     assert type(copied) is Tagged and copied == memo and copied is not memo
+
+
+# -- seeds: an object's memo copied when needed, as of its first sight -------------------------------------------
+
+class Holder:
+    """What holds an object's memo (a record's slot): `Seeds.spare()` is called on it as `seeds.spare(h.memo)`."""
+    __slots__ = ('memo',)
+
+    def __init__(self, memo: object) -> None:
+        self.memo = memo
+
+
+def test_objects_first_seen_while_the_operator_memo_is_unchanged_share_one_seed() -> None:
+    operator_memo = kopf.Memo(flag='early', shared=[])
+    seeds = memos.Seeds()
+    first, second = seeds.seed(operator_memo), seeds.seed(operator_memo)
+    assert isinstance(first, memos.Seed) and second is first
+    operator_memo.flag = 'late'
+    third = seeds.seed(operator_memo)
+    assert third is not first
+    assert first.grown() == {'flag': 'early', 'shared': []}  # as of the first sight, however late it is grown
+    assert third.grown() == {'flag': 'late', 'shared': []}
+
+
+def test_a_grown_memo_is_a_shallow_copy_of_its_own() -> None:
+    operator_memo = kopf.Memo(counter=0, shared=[])
+    seed = memos.Seeds().seed(operator_memo)
+    grown = seed.grown()
+    assert type(grown) is kopf.Memo and grown is not seed.grown()
+    grown.counter = 5
+    grown.shared.append('x')
+    assert operator_memo == {'counter': 0, 'shared': ['x']}  # mutable values are shared, as with a copy
+    assert seed.grown() == {'counter': 0, 'shared': ['x']}
+
+
+@pytest.mark.parametrize('cls', ['subclass', 'shared'])
+def test_other_memo_classes_are_copied_at_first_sight(cls: str) -> None:
+    class Tagged(kopf.Memo):
+        def __copy__(self) -> 'Tagged':
+            return self if cls == 'shared' else Tagged(self)
+
+    operator_memo = Tagged(a=1)
+    seeds = memos.Seeds()
+    memo = seeds.seed(operator_memo)
+    assert type(memo) is Tagged and (memo is operator_memo) == (cls == 'shared')
+    assert seeds.spare(Holder(memo).memo) is None
+
+
+def test_a_memo_nobody_holds_nor_changed_goes_back_to_its_seed() -> None:
+    seeds = memos.Seeds()
+    seed = seeds.seed(kopf.Memo(a=1))
+    holder = Holder(seed.grown())
+    spared = seeds.spare(holder.memo)  # not inside `assert`: pytest's rewriting holds the argument meanwhile
+    assert spared is seed
+    holder.memo.a = 1  # the same value again: the same memo for everybody
+    spared = seeds.spare(holder.memo)
+    assert spared is seed
+
+
+@pytest.mark.parametrize('touch', [
+    lambda memo: memo.__setattr__('b', 2),
+    lambda memo: memo.__setitem__('a', 1.5),
+    lambda memo: memo.__delattr__('a'),
+])
+def test_a_changed_memo_is_kept(touch: Any) -> None:
+    seeds = memos.Seeds()
+    holder = Holder(seeds.seed(kopf.Memo(a=1)).grown())
+    touch(holder.memo)
+    assert seeds.spare(holder.memo) is None
+
+
+def test_a_memo_held_elsewhere_is_kept() -> None:
+    seeds = memos.Seeds()
+    holder = Holder(seeds.seed(kopf.Memo()).grown())
+    kept = [holder.memo]  # e.g. a daemon's kwargs, or a handler that keeps it
+    assert seeds.spare(holder.memo) is None
+    kept.clear()
+    spared = seeds.spare(holder.memo)
+    assert spared is not None
+
+
+def test_a_memo_is_kept_if_the_operator_memo_changed_since() -> None:
+    operator_memo = kopf.Memo(flag='early')
+    seeds = memos.Seeds()
+    holder = Holder(seeds.seed(operator_memo).grown())
+    operator_memo.flag = 'late'
+    seeds.seed(operator_memo)  # another object's first sight: the latest seed is another one
+    assert seeds.spare(holder.memo) is None

@@ -3,7 +3,8 @@ from typing import Any
 
 import pytest
 
-from kopf._core import records
+import kopf
+from kopf._core import memos, records
 from kopf._core.records import (
     Arrived,
     Done,
@@ -43,8 +44,9 @@ def rec(**fields: Any) -> ObjectRecord:
 
 
 def w(record: ObjectRecord) -> Work:
-    """Its work, or an empty one (an idle record drops it): for reading its fields."""
-    return record.work if record.work is not None else Work()
+    """Its work, or an empty one (an idle record drops it), or the one its echo's awaited rv stands for."""
+    work = record.work
+    return Work() if work is None else Work(applied_rv=str(work)) if isinstance(work, int) else work
 
 
 @pytest.mark.parametrize('rv, expected, result', [
@@ -498,3 +500,34 @@ def test_the_echo_of_our_write_ends_the_wait_for_it() -> None:
     assert step(record, Arrived(ev(5))) == []  # the echo: skipped
     assert record.work is None  # nothing awaited any more: an idle record keeps no work
     assert step(record, Arrived(ev(6))) == [Enqueue()]
+
+
+def test_the_memo_is_grown_from_its_seed_once_and_goes_back_to_it_unless_changed() -> None:
+    seeds = memos.Seeds()
+    seed = seeds.seed(kopf.Memo(flag='early'))
+    record = ObjectRecord(uid='u1', memo=seed)
+    memo = records.memo_of(record)
+    assert type(memo) is kopf.Memo and memo == {'flag': 'early'}
+    assert records.memo_of(record) is memo  # its handlers, daemons and timers share it
+    del memo
+    records.spare_memo(record, seeds)  # nobody else holds it, unchanged: an idle object keeps no memo
+    assert record.memo is seed
+    records.memo_of(record).mine = 'x'
+    records.spare_memo(record, seeds)
+    assert record.memo == {'flag': 'early', 'mine': 'x'}  # changed: kept for the object's life
+
+
+def test_an_idle_record_that_awaits_only_our_echo_keeps_its_resourceversion_only() -> None:
+    record = rec(phase=Phase.RUNNING)
+    answer = {'metadata': {'uid': 'u1', 'resourceVersion': '7'}}
+    effects = step(record, Done(event=ev(5), answer=answer, settled=True, now=2.0))
+    assert record.phase is Phase.IDLE and record.work == 7 and effects == []
+    assert step(record, Arrived(ev(6))) == []  # older than our answer: skipped, still awaited
+    assert record.work == 7
+    assert step(record, Arrived(ev(7))) == [] and record.work is None  # its echo: nothing awaited
+    record.work = 7
+    assert step(record, Arrived(ev(8))) == [Enqueue()] and w(record).pending == ev(8)  # newer: handled
+    record.work, record.phase = 7, Phase.IDLE
+    assert step(record, Arrived(ev(5, 'DELETED'))) == [Enqueue()]  # DELETED always goes through
+    record.work, record.phase = 7, Phase.IDLE
+    assert step(record, Arrived(ev(None))) == [Enqueue()]  # no resourceVersion: cannot tell

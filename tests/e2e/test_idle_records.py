@@ -59,6 +59,33 @@ async def test_the_memo_is_the_objects_own_from_first_sight_and_shared_by_its_ha
     assert {id_ for *_, id_ in seen['kex-b']}.isdisjoint(memos)  # the object's own
 
 
+async def test_an_untouched_memo_is_not_kept_yet_is_the_copy_as_of_first_sight(
+        cluster: Cluster, registry: kopf.OperatorRegistry, start_operator: Starter, kube: Kube) -> None:
+    seen: list[tuple[str, str, Any]] = []
+
+    @kopf.on.create('kopfexamples', registry=registry)
+    def created(name: str, memo: kopf.Memo, **_: Any) -> None:
+        seen.append(('create', name, memo.flag))  # read, not changed
+
+    @kopf.on.update('kopfexamples', registry=registry)
+    def updated(name: str, memo: kopf.Memo, **_: Any) -> None:
+        seen.append(('update', name, memo.flag))
+
+    operator_memo = kopf.Memo(flag='early')
+    await start_operator(memo=operator_memo)
+    cluster.apply(example('kex-a'))
+    await eventually(lambda: ('create', 'kex-a', 'early') in seen)
+    [uid] = await eventually(lambda: list(records(registry)))
+    await eventually(lambda: records(registry)[uid].work is None)  # idle
+    assert type(records(registry)[uid].memo) is not kopf.Memo  # no memo of its own while idle: its seed
+    operator_memo.flag = 'late'  # objects seen from now on copy this; kex-a's memo is as of its first sight
+    cluster.apply(example('kex-b'))
+    await eventually(lambda: ('create', 'kex-b', 'late') in seen)
+    await kube.patch('kex-a', {'spec': {'field': 'changed'}})
+    await eventually(lambda: ('update', 'kex-a', 'early') in seen)
+    assert ('update', 'kex-a', 'late') not in seen
+
+
 @pytest.mark.parametrize('optional_delete', [True, False], ids=['optional-delete', 'no-delete-handlers'])
 async def test_an_object_gone_while_the_watch_relisted(
         cluster: Cluster, registry: kopf.OperatorRegistry, relay: Relay, start_operator: Starter, kube: Kube,
