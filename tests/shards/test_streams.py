@@ -50,37 +50,38 @@ def uids_of(items: list[Any]) -> list[tuple[Any, str]]:
     return [(item['type'], item['object']['metadata']['uid']) for item in items if item is not watchstate.LISTED]
 
 
-def test_a_lost_and_regained_shard_is_relisted_and_its_records_kept() -> None:
+UIDS = [str(uuid.uuid5(uuid.NAMESPACE_DNS, str(i))) for i in range(20)]
+
+
+def listed_in_two_shards() -> tuple[contexts.ResourceContext, membership.Selection, watchstate.WatchState]:
+    """A stream's state and records after listing UIDS, both shards held."""
     rctx = make_rctx(2)
     selection = membership.Selection(2)
     selection.update({0, 1})
-    uids = [str(uuid.uuid5(uuid.NAMESPACE_DNS, str(i))) for i in range(20)]
     state = watchstate.WatchState()
-    watchstate.step(state, watchstate.Page([{'metadata': {'uid': uid, 'resourceVersion': '1'}} for uid in uids], '1'))
-    for uid in uids:
+    watchstate.step(state, watchstate.Page([{'metadata': {'uid': uid, 'resourceVersion': '1'}} for uid in UIDS], '1'))
+    for uid in UIDS:
         rctx.remember(uid)
+    return rctx, selection, state
+
+
+def test_a_lost_and_regained_shard_is_relisted_and_its_records_kept() -> None:
+    rctx, selection, state = listed_in_two_shards()
     since = selection.version
     selection.update({1})   # shard 0's Lease is not renewed in time ...
     selection.update({0, 1})   # ... and is acquired again before the stream restarts
     streams._narrow(rctx, state, selection, since=since)
-    regained = {uid for uid in uids if assignment.shard_of(uid, 2) == 0}
-    assert regained and set(state.known) == set(uids) - regained   # shard 0 is listed again, shard 1 is not
-    assert set(rctx.records) == set(uids)   # the regained shard's records are kept (taken over)
+    regained = {uid for uid in UIDS if assignment.shard_of(uid, 2) == 0}
+    assert regained and set(state.known) == set(UIDS) - regained   # shard 0 is listed again, shard 1 is not
+    assert set(rctx.records) == set(UIDS)   # the regained shard's records are kept (taken over)
 
 
 def test_a_lost_shard_is_forgotten_with_its_idle_records() -> None:
-    rctx = make_rctx(2)
-    selection = membership.Selection(2)
-    selection.update({0, 1})
-    uids = [str(uuid.uuid5(uuid.NAMESPACE_DNS, str(i))) for i in range(20)]
-    state = watchstate.WatchState()
-    watchstate.step(state, watchstate.Page([{'metadata': {'uid': uid, 'resourceVersion': '1'}} for uid in uids], '1'))
-    for uid in uids:
-        rctx.remember(uid)
+    rctx, selection, state = listed_in_two_shards()
     since = selection.version
     selection.update({1})
     streams._narrow(rctx, state, selection, since=since)
-    assert set(state.known) == set(rctx.records) == {uid for uid in uids if assignment.shard_of(uid, 2) == 1}
+    assert set(state.known) == set(rctx.records) == {uid for uid in UIDS if assignment.shard_of(uid, 2) == 1}
 
 
 async def test_an_object_seen_just_before_its_shard_was_lost_and_regained_is_listed_again(
