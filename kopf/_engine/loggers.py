@@ -83,9 +83,9 @@ class ObjectLogger(LocalObjectLogger):
             super().log(level, msg, *args, **kwargs)
         elif logger.isEnabledFor(level):
             msg, kw = self.process(msg, {})
-            frame = sys._getframe()
-            record = logger.makeRecord(logger.name, level, frame.f_code.co_filename, frame.f_lineno, msg, args,
-                                       None, frame.f_code.co_name, kw['extra'], None)
+            code, line = _CODE, sys._getframe().f_lineno  # no frame kept in a local: it would be a cycle
+            record = logger.makeRecord(logger.name, level, code.co_filename, line, msg, args,
+                                       None, code.co_name, kw['extra'], None)
             logger.handle(record)
 
     def _post(self, level: int, message: str) -> None:
@@ -97,7 +97,11 @@ class ObjectLogger(LocalObjectLogger):
                        backoffs=self.settings.posting.logging_backoffs)
 
 
+_CODE = ObjectLogger.log.__code__  # the caller that `findCaller` would find for a plain line
+
+
 # Logging setup (`kopf.configure`, used by the CLI).
+
 
 class LogFormat(enum.Enum):
     """The log formats of `kopf.configure()` and `kopf run --log-format plain|full|json`."""

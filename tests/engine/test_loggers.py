@@ -4,7 +4,9 @@ prefix, the reference key, the levels, and the errors of bad formats, line for l
 The same script runs in a process of ours and, where its throw-away venv is present (bench/.venvs), of
 upstream's (as a black box); the expected lines were recorded from upstream's run.
 """
+import gc
 import json
+import logging
 import pathlib
 import re
 import subprocess
@@ -12,6 +14,9 @@ import sys
 from typing import Any
 
 import pytest
+
+import kopf
+from kopf._engine import loggers
 
 ROOT = pathlib.Path(__file__).parent.parent.parent
 UPSTREAM = ROOT / 'bench' / '.venvs' / 'upstream-1.45.2' / 'bin' / 'python'
@@ -80,3 +85,21 @@ def test_ours_are_as_upstreams() -> None:
 @pytest.mark.skipif(not UPSTREAM.exists(), reason='no throw-away venv of upstream Kopf 1.45.2 (bench/.venvs)')
 def test_upstream_still_writes_the_recorded_lines() -> None:
     assert lines_of(str(UPSTREAM)) == [expected for _, expected in CASES]
+
+
+def test_a_plain_line_of_an_object_logger_leaves_no_garbage_cycle() -> None:
+    """Its record is made directly (no `findCaller`); a frame kept in a local would be a cycle per line, held
+    (with the line's arguments) until gc's next collection: +4 MB of idle RSS after a restart of 1,000 objects."""
+    logger = loggers.ObjectLogger(body={'metadata': {'name': 'n', 'namespace': 'ns', 'uid': 'u'}},
+                                  settings=kopf.OperatorSettings())
+    logging.getLogger('kopf.objects').setLevel(logging.INFO)
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        gc.collect()
+        for _ in range(10):
+            logger.info('A plain %s', 'line')
+        assert gc.collect() == 0
+    finally:
+        if enabled:
+            gc.enable()
