@@ -131,14 +131,14 @@ def write(
     for key in keys:
         fields.ensure(patch, ('metadata', 'annotations', key), value)
     marker = marker_key(prefix)
-    existing = fields.resolve(body, ('metadata', 'annotations'), None) or {}
+    existing = annotations_of(body)
     if marker is not None and marker not in existing:
         fields.ensure(patch, ('metadata', 'annotations', marker), MARKER_VALUE)
 
 
 def remove(body: Mapping[str, Any], patch: MutableMapping[str, Any], keys: list[str]) -> None:
     """Null the keys present in the body; drop the ones that are only pending in the patch."""
-    existing = fields.resolve(body, ('metadata', 'annotations'), None) or {}
+    existing = annotations_of(body)
     for key in keys:
         if key in existing:
             fields.ensure(patch, ('metadata', 'annotations', key), None)

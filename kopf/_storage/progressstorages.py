@@ -137,7 +137,7 @@ class AnnotationsProgressStorage(ProgressStorage):
         if value is not None:
             keying.write(body, patch, keys, value, prefix=self.prefix)
         else:  # only what the body has is nulled; a pending touch stays in the patch
-            existing = fields.resolve(body, ('metadata', 'annotations'), None) or {}
+            existing = keying.annotations_of(body)
             for k in keys:
                 if k in existing:
                     fields.ensure(patch, ('metadata', 'annotations', k), None)
