@@ -273,11 +273,7 @@ def step(record: ObjectRecord, signal: Signal) -> list[Effect]:
             return handled  # no work made only to be dropped
         work = record.work = Work()
     elif isinstance(work, int):  # an idle record that awaits only the echo of our patch: its resourceVersion
-        rv = rv_of(signal.event) if signal.__class__ is Arrived and signal.event.get('type') != 'DELETED' else None
-        if rv is not None and rv.isdigit() and int(rv) <= work:  # as `_arrived`: not newer than our answer
-            record.work = None if int(rv) == work else work  # its echo: nothing awaited any more
-            return []
-        work = record.work = Work(applied_rv=str(work))
+        work = record.work = Work(applied_rv=str(work))  # `_arrived` skips the echo; kept as an int again below
     effects = transition(record, work, signal)
     if record.phase is Phase.IDLE:
         if work.idle():
