@@ -349,13 +349,15 @@ class Watch:
     """A raw watch of the benchmark objects in one namespace; `on_event(type, obj, now)` per event.
 
     It resumes from the last resourceVersion seen whenever the stream ends, breaks, says ERROR, or is silent for
-    `idle` seconds (a real kube-apiserver ends watches at its request timeout and may answer a watch from a
+    `idle` seconds (90: longer than the 60 s between the bookmarks that the local cluster and a real
+    kube-apiserver send on a quiet stream, so that a namespace with nothing happening is not taken for a stalled
+    stream; a real kube-apiserver ends watches at its request timeout and may answer a watch from a
     resourceVersion its cache has not reached with an ERROR event, then close); after a 410 (expired) it lists
     the namespace and reports every object listed as MODIFIED and every known one missing as DELETED. Each
     restart is logged with its reason and counted (`restarts`, `relists`)."""
 
     def __init__(self, port: int, namespace: str, rv: str, on_event: Callable[[str, dict[str, Any], float], None],
-                 tls: ssl.SSLContext | None = None, idle: float = 30.0):
+                 tls: ssl.SSLContext | None = None, idle: float = 90.0):
         self.port, self.namespace, self.rv, self.on_event, self.tls = port, namespace, rv, on_event, tls
         self.idle = idle
         self.task: asyncio.Task[None] | None = None

@@ -168,21 +168,44 @@ async def churn_alone(emu: h.EmulatorProcess, args: argparse.Namespace, logdir: 
     return out
 
 
-async def progress(op: h.Operator, seen: Seen, total: int, every: float) -> None:
-    """A line every `every` seconds while resuming: how many, how fast, the operator's RSS."""
-    started, last = time.monotonic(), 0
+async def progress(op: h.Operator, seen: Seen, total: int, every: float, port: int | None = None,
+                   spaces: int = 0) -> None:
+    """A line every `every` seconds while resuming: how many, how fast, the operator's RSS. With `port`: after
+    three lines without progress short of `total`, the namespaces are listed once and the results found there
+    are counted too, named if the watches had missed them (a harness check: the operator's writes are what is
+    measured, not the harness's stream)."""
+    started, last, still = time.monotonic(), 0, 0
     while True:
         await asyncio.sleep(every)
         count = seen.objects('resume_fn')
         rss = op.memory()['VmRSS'] if op.alive() else float('nan')
         log(f'  {op.framework.name}: resumed {count:,} of {total:,} ({(count - last) / every:,.0f}/s), '
             f'{time.monotonic() - started:.0f} s, RSS {rss:,.0f} MB')
+        still = still + 1 if 0 < count == last < total else 0
+        if port is not None and still == 3:
+            await recount(port, seen, spaces)
         last = count
 
 
-async def wait_resumed(op: h.Operator, seen: Seen, total: int, within: float) -> bool:
+async def recount(port: int, seen: Seen, spaces: int) -> None:
+    """List the namespaces and feed `seen` what the watches had not delivered; log those objects."""
+    known = set(seen.latest.get('resume_fn', {}))
+    async with h.Client(port, connections=1) as client:
+        for namespace in scale_state.namespaces(spaces):
+            status, data = await client.request('GET', h.objects_path(namespace))
+            assert status == 200, (status, data)
+            now = time.time()
+            for item in data.get('items') or []:
+                seen('MODIFIED', item, now)
+    missed = sorted(set(seen.latest.get('resume_fn', {})) - known)
+    log(f'  the harness re-listed the namespaces: {len(missed)} results its watches had not delivered'
+        f'{": " + ", ".join(missed[:10]) if missed else ""}')
+
+
+async def wait_resumed(op: h.Operator, seen: Seen, total: int, within: float, port: int | None = None,
+                       spaces: int = 0) -> bool:
     """Until the resume handler has run for every object (True), or `within` seconds passed / it died."""
-    ticker = asyncio.create_task(progress(op, seen, total, 10.0))
+    ticker = asyncio.create_task(progress(op, seen, total, 10.0, port, spaces))
     try:
         return await h.wait_for(lambda: seen.objects('resume_fn') >= total or not op.alive(), within, step=0.2) \
             and seen.objects('resume_fn') >= total
@@ -216,7 +239,7 @@ async def with_resume(fw: h.Framework, args: argparse.Namespace, state: pathlib.
         log(f'{fw.name}, a resume handler on each of {args.objects:,} objects, chunk_size={args.chunk_size}')
         before, cluster_cpu = await counters(emu), h.cpu_seconds(emu.pid)
         async with h.running(op):
-            if not await wait_resumed(op, seen, args.objects, limit):
+            if not await wait_resumed(op, seen, args.objects, limit, emu.port, args.namespaces):
                 return incomplete(op, seen, args.objects, limit)
             out.update(resume_s=seen.newest['resume_fn'] - op.spawned_at, resume_cpu_s=op.cpu(),
                        resumed=seen.objects('resume_fn'), resume_cluster_cpu_s=h.cpu_seconds(emu.pid) - cluster_cpu)
