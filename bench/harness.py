@@ -491,6 +491,9 @@ class Operator:
         env.update(KUBECONFIG=str(self.kubeconfig), BENCH_FRAMEWORK=self.framework.label, **self.env)
         cmd = [self.framework.python, '-I', '-m', 'kopf', 'run', '--standalone', *self.scope,
                *self.framework.run_args, *self.extra_args, str(OPERATOR)]
+        if os.environ.get('BENCH_CALLGRIND'):   # the operator under callgrind, instrumented only when toggled on
+            cmd = ['valgrind', '--tool=callgrind', '--instr-atstart=no', '--separate-threads=yes',
+                   f'--callgrind-out-file={os.environ["BENCH_CALLGRIND"]}/cg.%p', *cmd]
         if self.profile is not None:
             spy = pathlib.Path(self.framework.python).parent / 'py-spy'
             cmd = [str(spy), 'record', '--format', 'raw', '--rate', '250', '--threads',

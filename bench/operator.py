@@ -4,6 +4,9 @@ Plain upstream-compatible API only. Every handler records when it started (`time
 framework ran it (`$BENCH_FRAMEWORK`) in its result, i.e. in `status.<handler id>`, so the harness
 can verify N of N and measure latencies from the objects themselves.
 
+`BENCH_COUNT=1` (bench/sharding.py --count): counters of the loop's waits, the requests, the watch items and gc,
+in the probe's report. `BENCH_LEASE_DURATION=SECONDS`: the Leases' durations (for replicas under callgrind).
+
 Variables for bench/scale.py (unset: the module is as it always was, with no startup handler):
 `BENCH_NO_RESUME=1`: no resume handler (a restart where no handler is due); `BENCH_CHUNK_SIZE=N`:
 `settings.watching.chunk_size` (0: none, one unpaginated LIST), set by a startup handler.
@@ -13,6 +16,7 @@ DIR/probe-<n>.json (RSS, glibc's heap by `mallinfo2`, Python's blocks, gc's obje
 asyncio tasks); with `BENCH_TRACEMALLOC=FRAMES` it traces from its import on and dumps a snapshot too
 (DIR/probe-<n>.tm; compare two with `tracemalloc.Snapshot.load(...).compare_to(...)`).
 """
+import collections
 import os
 import time
 from typing import Any
@@ -97,12 +101,13 @@ def _probe(directory: str) -> None:
                   'gc_types': dict(types.most_common(60)), 'gc_counts': gc.get_count(),
                   'threads': [t.name for t in threading.enumerate()],
                   'tasks': len(asyncio.tasks._all_tasks),  # type: ignore[attr-defined]
-                  'modules': len(sys.modules),
+                  'modules': len(sys.modules), 'counts': dict(COUNTS),
                   'traced': tracemalloc.get_traced_memory() if tracemalloc.is_tracing() else None}
         if tracemalloc.is_tracing():
             tracemalloc.take_snapshot().dump(path + '.tm')
-        with open(path + '.json', 'w') as f:
+        with open(path + '.json.tmp', 'w') as f:
             json.dump(report, f)
+        os.rename(path + '.json.tmp', path + '.json')   # whole, when the bench sees it
 
     signal.signal(signal.SIGUSR1, dump)
 
@@ -111,9 +116,102 @@ if os.environ.get('BENCH_PROBE'):
     _probe(os.environ['BENCH_PROBE'])
 
 
+COUNTS: collections.Counter[str] = collections.Counter()
+
+
+def _count() -> None:
+    """`BENCH_COUNT=1` (bench/sharding.py --count): counters of what the process does, in the probe's report.
+
+    The loop's waits (`select` calls: blocking or not, the events each returns), the executor's wake-ups
+    (`call_soon_threadsafe`), the API requests by verb and resource, the watch connections and the
+    watch and list items by resource. Counts, not times: the host's noise does not move them much.
+    """
+    import selectors
+    from asyncio import base_events
+
+    from kopf._api import client, watching
+    counts = COUNTS
+
+    import gc
+    started: list[float] = [0.0]
+
+    def collecting(phase: str, info: dict[str, Any]) -> None:   # gc's collections and their CPU (µs)
+        if phase == 'start':
+            started[0] = time.thread_time()
+        else:
+            counts[f'gc gen{info["generation"]}'] += 1
+            counts[f'gc gen{info["generation"]} us'] += int((time.thread_time() - started[0]) * 1e6)
+    gc.callbacks.append(collecting)
+
+    original_select = selectors.EpollSelector.select
+
+    def select(self: Any, timeout: float | None = None) -> Any:
+        ready = original_select(self, timeout)
+        counts['select ' + ('poll' if timeout == 0 else 'wait')] += 1
+        counts['select events'] += len(ready)
+        return ready
+    selectors.EpollSelector.select = select  # type: ignore[method-assign]
+
+    original_threadsafe = base_events.BaseEventLoop.call_soon_threadsafe
+
+    def call_soon_threadsafe(self: Any, *args: Any, **kwargs: Any) -> Any:
+        counts['call_soon_threadsafe'] += 1
+        return original_threadsafe(self, *args, **kwargs)
+    base_events.BaseEventLoop.call_soon_threadsafe = call_soon_threadsafe  # type: ignore[method-assign]
+
+    original_request = client.APIClient.request
+
+    async def request(self: Any, method: str, path: str, **kwargs: Any) -> Any:
+        parts = path.split('?')[0].strip('/').split('/')
+        named = len(parts) % 2 == 0 if parts[0] == 'api' else len(parts) % 2 == 1   # .../plural/name
+        kind = parts[-2] if named and len(parts) > 2 else parts[-1]
+        kind = f'{parts[-3]}/{parts[-1]}' if kind in ('status',) or parts[-1] == 'status' else kind
+        counts[f'request {method} {kind}'] += 1
+        return await original_request(self, method, path, **kwargs)
+    client.APIClient.request = request  # type: ignore[method-assign]
+
+    original_watched = watching._watched
+
+    async def _watched(client_: Any, resource: Any, *args: Any, **kwargs: Any) -> Any:
+        counts[f'watch connect {resource.plural}'] += 1
+        async for batch in original_watched(client_, resource, *args, **kwargs):
+            counts[f'watch items {resource.plural}'] += len(batch)
+            yield batch
+    watching._watched = _watched  # type: ignore[assignment]
+
+    original_listed = watching._listed
+
+    async def _listed(client_: Any, resource: Any, *args: Any, **kwargs: Any) -> Any:
+        counts[f'list {resource.plural}'] += 1
+        async for batch in original_listed(client_, resource, *args, **kwargs):
+            counts[f'list items {resource.plural}'] += len(batch)
+            yield batch
+    watching._listed = _listed  # type: ignore[assignment]
+
+
+if os.environ.get('BENCH_COUNT'):
+    _count()
+
+
+
 def configure(settings: kopf.OperatorSettings, **_: Any) -> None:
     settings.watching.chunk_size = int(CHUNK_SIZE or 0) or None
 
 
 if CHUNK_SIZE is not None:
     kopf.on.startup()(configure)
+
+
+LEASE_DURATION = os.environ.get('BENCH_LEASE_DURATION')
+
+
+def lease_durations(settings: kopf.OperatorSettings, **_: Any) -> None:
+    """`BENCH_LEASE_DURATION=SECONDS`: longer Leases (e.g. replicas under callgrind renew too slowly for 15 s)."""
+    duration = float(LEASE_DURATION or 15)
+    settings.peering.lease.lease_duration = duration
+    settings.peering.lease.renew_deadline = duration * 2 / 3
+    settings.peering.lease.retry_period = duration * 2 / 15
+
+
+if LEASE_DURATION is not None:
+    kopf.on.startup()(lease_durations)

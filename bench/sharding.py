@@ -43,6 +43,16 @@ every replica for the burst (raw stacks; bench/profile_summary.py); its sampling
 many seconds of idleness, in ms per second: what its Leases cost (the renewals, the watches of them);
 `--objects 0` measures only that (no burst).
 
+`--count`: each replica counts, over the burst, its loop's waits (`select` calls, blocking or not, and the
+events they return), its executor's wake-ups, its API requests by verb and resource, its watch connections,
+LISTs and items by resource (Leases included), and gc's collections and their CPU (bench/operator.py's
+`BENCH_COUNT`); printed per object of the burst. Counts move little with the host's noise.
+`BENCH_CALLGRIND=DIR` (env): every replica runs under valgrind's callgrind, instrumented over the burst only
+(`callgrind_control`; files DIR/cg.<pid>.1-<thread>: the burst's instructions, the loop's thread is -01); with
+`BENCH_LEASE_DURATION=150` (replicas under callgrind cannot renew 15-second Leases in time) and
+`--objects 1000 --timeout 1200`. Under callgrind every replica is far behind, so all batch alike: the counts are
+instructions per object without the batching (or the host) that separates the scenarios in CPU seconds.
+
 The harness's own watch of the objects resumes whenever the server ends it (kube-apiserver ends a watcher
 that falls behind: the bench's loop is busy sending the burst): each restart is logged and counted.
 """
@@ -50,12 +60,14 @@ import argparse
 import asyncio
 import collections
 import contextlib
+import json
 import os
 import pathlib
 import signal
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import AsyncIterator
 from typing import Any
@@ -104,10 +116,15 @@ def spying(ops: list[h.Operator], profile: pathlib.Path | None, scenario: str, r
 def probe_env(args: argparse.Namespace, scenario: str, round_: int, i: int) -> dict[str, str]:
     """`--probe DIR`: the replica's own probe (bench/operator.py) writes into DIR/<scenario>-<round>-<i>/."""
     if args.probe is None:
-        return {}
+        return {'BENCH_LEASE_DURATION': os.environ['BENCH_LEASE_DURATION']} if os.environ.get('BENCH_LEASE_DURATION') \
+            else {}
     where = args.probe / f'{scenario}-{round_}-{i}'
     where.mkdir(parents=True, exist_ok=True)
     env = {'BENCH_PROBE': str(where)}
+    if args.count:
+        env['BENCH_COUNT'] = '1'
+    if os.environ.get('BENCH_LEASE_DURATION'):
+        env['BENCH_LEASE_DURATION'] = os.environ['BENCH_LEASE_DURATION']
     if args.tracemalloc:
         env['BENCH_TRACEMALLOC'] = str(args.tracemalloc)
     return env
@@ -138,7 +155,7 @@ async def held(client: h.Client, namespace: str, lease: str) -> bool:
 
 async def settled(client: h.Client, scenario: str, ns: str, lease: str, ops: list[h.Operator], replicas: int) -> None:
     """Until the replicas are ready for the burst: the shards spread, the Lease held, the watches up."""
-    loop_deadline = time.monotonic() + 60
+    loop_deadline = time.monotonic() + (600 if os.environ.get('BENCH_CALLGRIND') else 60)
     if scenario == 'single+2-filtering':  # started (their membership Leases), watching; they hold nothing
         while len(await members(client, ns)) < 2:
             if time.monotonic() > loop_deadline or not all(op.alive() for op in ops):
@@ -161,7 +178,9 @@ async def settled(client: h.Client, scenario: str, ns: str, lease: str, ops: lis
 
 
 QUIET_WINDOW = 0.5   # seconds
-QUIET_CPU = 0.02     # CPU seconds per replica within the window: its start is over (a sharded replica's Leases: ~0.002)
+# CPU seconds per replica within the window: its start is over (a sharded replica's Leases: ~0.002; under callgrind
+# an idle replica spends more)
+QUIET_CPU = 0.2 if os.environ.get('BENCH_CALLGRIND') else 0.02
 
 
 async def quiet(ops: list[h.Operator], deadline: float) -> None:
@@ -271,6 +290,7 @@ async def burst(emu: Any, client: h.Client, ns: str, ops: list[h.Operator], trac
     await probe(ops, args, 1)
     counters0 = await client.counters() if args.backend == 'local' else {}
     spies = spying(ops, args.profile, scenario, round_)
+    instrument(ops, 'on')
     cpu0, emu0 = [op.cpu() for op in ops], h.cpu_seconds(emu.pid)
     where0 = [where_cpu(op.pid) for op in ops]
     started = time.time()
@@ -281,6 +301,7 @@ async def burst(emu: Any, client: h.Client, ns: str, ops: list[h.Operator], trac
     if not await h.wait_for(lambda: tracker.count('create_fn', names=names) >= n, within):
         raise RuntimeError(f'{scenario}: handled {tracker.count("create_fn", names=names)} of {n}')
     unspy(spies)
+    instrument(ops, 'off')
     burst_s = max(tracker.visible['create_fn'][name] for name in names) - started
     cpu = [op.cpu() - c for op, c in zip(ops, cpu0, strict=True)]
     spent = [{key: (value - before.get(key, 0)) / n * 1000 for key, value in where_cpu(op.pid).items()}
@@ -293,6 +314,7 @@ async def burst(emu: Any, client: h.Client, ns: str, ops: list[h.Operator], trac
     requests = {key: (count - counters0.get(key, 0)) / n for key, count in counters.items()
                 if count != counters0.get(key, 0)}   # all clients' (the bench's creations and its watch too)
     await probe(ops, args, 2)
+    counted = counts(ops, n) if args.count else []
     if args.probe is not None:   # and once the burst's transients are gone
         await asyncio.sleep(args.probe_settle)
         await probe(ops, args, 3)
@@ -305,7 +327,29 @@ async def burst(emu: Any, client: h.Client, ns: str, ops: list[h.Operator], trac
             'rss_mb_before_burst_by_replica': sorted(rss0),
             'rss_mb_above_idle_by_replica': sorted(rss_idle),
             'emulator_cpu_s_per_1000': emu_cpu / n * 1000, 'requests_per_object': requests,
-            'per_1000_by_replica': spent}
+            'per_1000_by_replica': spent, 'counts_per_object_by_replica': counted}
+
+
+def instrument(ops: list[h.Operator], how: str) -> None:
+    """`BENCH_CALLGRIND=DIR`: the replicas run under callgrind; instrumented over the burst only (dumped at its end)."""
+    if not os.environ.get('BENCH_CALLGRIND'):
+        return
+    for op in ops:
+        if how == 'off':
+            subprocess.run(['callgrind_control', '-d', f'burst-{op.pid}', str(op.pid)], check=False,
+                           stdout=subprocess.DEVNULL)
+        subprocess.run(['callgrind_control', '-i', how, str(op.pid)], check=False, stdout=subprocess.DEVNULL)
+
+
+def counts(ops: list[h.Operator], n: int) -> list[dict[str, float]]:
+    """`--count`: each replica's counters over the burst (its probes before and after), per object of the burst."""
+    found = []
+    for op in ops:
+        where = pathlib.Path(op.env['BENCH_PROBE'])
+        before, after = (json.loads((where / f'probe-{i}.json').read_text()).get('counts', {}) for i in (1, 2))
+        found.append({key: (value - before.get(key, 0)) / n for key, value in sorted(after.items())
+                      if value != before.get(key, 0)})
+    return found
 
 
 SCENARIOS = {'single': 1, 'single-lease': 1, 'single-sharded': 1, '3x6': 3, 'single+2-filtering': 1}
@@ -358,6 +402,11 @@ async def bench(args: argparse.Namespace) -> dict[str, Any]:
             keys = sorted({key for rounds in spent for replica in rounds for key in replica})
             block['per_1000_mean_replica'] = {key: statistics.median(
                 statistics.mean(replica.get(key, 0) for replica in rounds) for rounds in spent) for key in keys}
+        counted = [r['counts_per_object_by_replica'] for r in runs[name] if r.get('counts_per_object_by_replica')]
+        if counted:  # per object of the burst: the mean of the replicas, the median of rounds
+            keys = sorted({key for rounds in counted for replica in rounds for key in replica})
+            block['counts_per_object_mean_replica'] = {key: statistics.median(
+                statistics.mean(replica.get(key, 0) for replica in rounds) for rounds in counted) for key in keys}
         asked = sorted({key for r in runs[name] for key in r.get('requests_per_object', {})})
         if asked:  # the local cluster's counters over the burst, per object: every client's requests
             block['requests_per_object'] = {key: statistics.median(r['requests_per_object'].get(key, 0)
@@ -418,6 +467,11 @@ def table(report: dict[str, Any]) -> str:
                 + ', '.join(f'{key} {spent.get(key, 0):,.0f}' for key in ('voluntary (main)', 'voluntary',
                                                                            'nonvoluntary (main)', 'nonvoluntary')))
     for name in SCENARIOS:
+        counted = report.get(name, {}).get('counts_per_object_mean_replica')
+        if counted:
+            rows.append(f'{name}: counts per object of the burst, the mean replica: '
+                        + ', '.join(f'{key} {n:.3f}' for key, n in counted.items()))
+    for name in SCENARIOS:
         asked = report.get(name, {}).get('requests_per_object')
         if asked:
             rows.append(f'{name}: requests per object (all clients): '
@@ -449,6 +503,10 @@ def main() -> int:
                         help='each replica writes what it holds (bench/operator.py\'s BENCH_PROBE) before the burst, '
                              'after it, and --probe-settle seconds later, into this directory')
     parser.add_argument('--probe-settle', type=float, default=5.0)
+    parser.add_argument('--count', action='store_true',
+                        help='each replica counts its loop\'s waits, its requests, its watch items '
+                             '(bench/operator.py\'s BENCH_COUNT; its probes, into --probe or a temporary directory), '
+                             'per object of the burst')
     parser.add_argument('--tracemalloc', type=int, default=0,
                         help='with --probe: trace allocations (this many frames) from the import on; slow')
     parser.add_argument('--keep', action='store_true',
@@ -460,6 +518,8 @@ def main() -> int:
     args = parser.parse_args()
     args.objects = (500 if args.quick else 2000) if args.objects is None else args.objects
     args.scenarios = [name for name in args.scenarios.split(',') if name]
+    if args.count and args.probe is None:
+        args.probe = pathlib.Path(tempfile.mkdtemp(prefix='kopf-bench-probe-'))
     unknown = set(args.scenarios) - set(SCENARIOS)
     if unknown:
         parser.error(f'unknown scenarios: {sorted(unknown)}')

@@ -183,7 +183,7 @@ class Elector:
         loop = asyncio.get_running_loop()
         if not self.decide(loop.time()).leading:
             self.set_leading(False)
-            if self.valid_until is not None:
+            if self.valid_until is not None and self.pauses:
                 self.ctx.scheduler.at((self, 'expiry'), self.valid_until, self.expire, replace=True)
         self.changed.set()
 
@@ -192,8 +192,8 @@ class Elector:
 
         A thread cannot be interrupted; the async handlers were cancelled at the renew deadline.
         """
-        if self.leading or not invoking.threads_busy():
-            return
+        if self.leading or not self.pauses or not invoking.threads_busy():
+            return  # a Lease that pauses nothing (a shard member's) lets nothing act: its expiry overlaps nothing
         logger.error(f'The lease {self.where} expires while {invoking.threads_busy()} sync handler(s) still run; '
                      f'exiting, so that no two replicas act at once (the handlers run again on the next holder).')
         os.kill(os.getpid(), signal.SIGKILL)
