@@ -109,29 +109,43 @@ _CODE = ObjectLogger.log.__code__  # the caller that `findCaller` would find for
 
 _RECORD_FIELDS = frozenset(logging.LogRecord('', 0, '', 0, '', (), None).__dict__) | {'message', 'asctime'}
 _PLAIN_FIELDS = frozenset({'asctime', 'name', 'levelname', 'levelno', 'message'})
-_fields_of_formats: dict[str, frozenset[str] | None] = {}
+_FORMAT_PART = re.compile(r'%(?:%|\((\w+)\))')
+_compiled_formats: dict[str, tuple[str, tuple[str, ...]] | None] = {}
 
 
-def _format_fields(fmt: str) -> frozenset[str] | None:
-    """The fields of a %-style format if it uses none but `_PLAIN_FIELDS`, else None (cached per format)."""
+def compile_format(fmt: str) -> tuple[str, tuple[str, ...]] | None:
+    """A %-style format of only `_PLAIN_FIELDS` as a positional one and its fields in order, else None (cached).
+
+    `'[%(asctime)s] %(name)-20.20s'` → `('[%s] %-20.20s', ('asctime', 'name'))`: the same text from the same values.
+    """
     try:
-        return _fields_of_formats[fmt]
+        return _compiled_formats[fmt]
     except KeyError:
         pass
-    names = frozenset(re.findall(r'%\((\w+)\)', fmt))
-    found = names if names <= _PLAIN_FIELDS and '%(' in fmt else None
-    if len(_fields_of_formats) < 64:
-        _fields_of_formats[fmt] = found
-    return found
+    names: list[str] = []
+
+    def positional(match: re.Match[str]) -> str:
+        if match.group(1) is None:
+            return '%%'
+        names.append(match.group(1))
+        return '%'
+    template = _FORMAT_PART.sub(positional, fmt)
+    plain = bool(names) and set(names) <= _PLAIN_FIELDS and '%' not in _FORMAT_PART.sub('', fmt)
+    fields = tuple(names)
+    compiled = (template, _FULL_NAMES if fields == _FULL_NAMES else fields) if plain else None
+    if len(_compiled_formats) < 64:
+        _compiled_formats[fmt] = compiled
+    return compiled
 
 
-def plain_route(logger: logging.Logger, level: int) -> 'tuple[logging.StreamHandler[Any], Formatter, str] | None':
+def plain_route(logger: logging.Logger, level: int,
+                ) -> 'tuple[logging.StreamHandler[Any], Formatter, tuple[str, tuple[str, ...]]] | None':
     """The handler that alone gets a line of this logger, if nothing on the way could tell a record was made.
 
     That is: `configure()`'s handler, a plain `StreamHandler` with our `Formatter` of a %-style format of only
     `_PLAIN_FIELDS` and no date format; no filters on the logger or the handler; no other handler on the
     loggers up to the root; the standard classes of loggers and records. Else None: the usual way.
-    The handler, its formatter, and the format.
+    The handler, its formatter, and its format compiled (`compile_format`).
     """
     handler = _handler
     if (handler is None or handler.__class__ is not logging.StreamHandler or handler.filters
@@ -156,9 +170,10 @@ def plain_route(logger: logging.Logger, level: int) -> 'tuple[logging.StreamHand
     if style.__class__ is not logging.PercentStyle or getattr(style, '_defaults', None):
         return None
     fmt = style._fmt
-    if not isinstance(fmt, str) or _format_fields(fmt) is None:
+    compiled = compile_format(fmt) if fmt.__class__ is str else None
+    if compiled is None:
         return None
-    return handler, formatter, fmt
+    return handler, formatter, compiled
 
 
 def _write_plain(level: int, msg: Any, args: tuple[Any, ...], kwargs: Mapping[str, Any],
@@ -175,7 +190,7 @@ def _write_plain(level: int, msg: Any, args: tuple[Any, ...], kwargs: Mapping[st
     route = plain_route(objects_logger, level)
     if route is None:
         return False
-    handler, formatter, fmt = route
+    handler, formatter, (template, names) = route
     lock = handler.lock
     if lock is None:
         return False
@@ -196,12 +211,16 @@ def _write_plain(level: int, msg: Any, args: tuple[Any, ...], kwargs: Mapping[st
             message = str(msg)
             if args:
                 message = message % args
-            values = {'name': objects_logger.name, 'levelname': logging.getLevelName(level), 'levelno': level,
-                      'message': message}
-            if '%(asctime)' in fmt:  # as `Formatter.usesTime()`
-                values['asctime'] = formatter.time_text(created, msecs)
+            if names is _FULL_NAMES:  # `kopf run`'s default format: its values at once
+                values: tuple[Any, ...] = (formatter.time_text(created, msecs), objects_logger.name,
+                                           logging.getLevelName(level), message)
+            else:
+                values = tuple(formatter.time_text(created, msecs) if field == 'asctime' else
+                               objects_logger.name if field == 'name' else
+                               logging.getLevelName(level) if field == 'levelname' else
+                               level if field == 'levelno' else message for field in names)
             stream = handler.stream
-            stream.write(fmt % values + handler.terminator)
+            stream.write(template % values + handler.terminator)
             if stream and hasattr(stream, 'flush'):  # as `StreamHandler.flush()`
                 stream.flush()
         except RecursionError:
@@ -212,6 +231,7 @@ def _write_plain(level: int, msg: Any, args: tuple[Any, ...], kwargs: Mapping[st
     return True
 
 
+_FULL_NAMES = ('asctime', 'name', 'levelname', 'message')  # of `LogFormat.FULL`, `kopf run`'s default
 _NS_TIME = sys.version_info >= (3, 13)  # `LogRecord`'s time from `time.time_ns()` since 3.13, `time.time()` before
 
 
