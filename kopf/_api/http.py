@@ -31,6 +31,7 @@ Rules:
   (private attributes, checked first); other loops' TLS (uvloop's) is left as it is.
 """
 import asyncio
+import collections
 import contextlib
 import ssl
 import urllib.parse
@@ -221,6 +222,59 @@ class Response:
             _raise_failure(exc, self.close)
 
 
+class Slots:
+    """At most `limit` holders at once, the waiting ones served first come, first served (as `asyncio.Semaphore`).
+
+    `take()` is the fast path, with no coroutine: a free slot when nobody waits; else `await wait()`. Each taken
+    slot is given back by `release()`, which hands it to the first waiter still waiting, if any.
+    """
+
+    __slots__ = ('_free', '_waiters')
+
+    def __init__(self, limit: int) -> None:
+        self._free = limit
+        self._waiters: collections.deque[asyncio.Future[None]] = collections.deque()
+
+    @property
+    def free(self) -> int:
+        return self._free
+
+    def take(self) -> bool:
+        if self._free > 0 and not self._waiters:
+            self._free -= 1
+            return True
+        return False
+
+    async def wait(self) -> None:
+        """Until a slot is handed over (it is ours then: give it back by `release()`)."""
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._waiters.append(future)
+        try:
+            await future
+        except asyncio.CancelledError:
+            if future.done() and not future.cancelled():
+                self.release()  # handed over as we were cancelled: to the next one
+            else:
+                with contextlib.suppress(ValueError):
+                    self._waiters.remove(future)
+            raise
+
+    def release(self) -> None:
+        while self._waiters:
+            future = self._waiters.popleft()
+            if not future.done():
+                future.set_result(None)
+                return
+        self._free += 1
+
+    async def __aenter__(self) -> None:
+        if not self.take():
+            await self.wait()
+
+    async def __aexit__(self, *_: Any) -> None:
+        self.release()
+
+
 def shrink_tls_buffer(transport: asyncio.BaseTransport, size: int = TLS_BUFFER) -> bool:
     """Give asyncio's TLS protocol of this transport a smaller receive buffer; False if it is not asyncio's.
 
@@ -257,7 +311,7 @@ class Session:
         check_headers(self.headers)
         self._head = ''.join(f'{name}: {value}\r\n' for name, value in self.headers.items()).encode('latin-1')
         self.idle_timeout = idle_timeout
-        self._slots = asyncio.Semaphore(limit)
+        self._slots = Slots(limit)
         self._idle: list[Connection] = []  # oldest first; reused from the end
         self._sweeper: asyncio.TimerHandle | None = None
         self.opened = 0  # connections opened so far (for tests and diagnostics)
@@ -292,9 +346,16 @@ class Session:
         `urgent`: without a slot (not queued behind the other requests).
         """
         raw = self._encode(method, path, params, body, content_type)
-        async with (UNBOUNDED if urgent else self._slots), asyncio.timeout(total_timeout):
-            response = await self._exchange(raw, method, connect_timeout, deadline=None, own=False)
-            data = await response.read()
+        slots = None if urgent else self._slots
+        if slots is not None and not slots.take():
+            await slots.wait()
+        try:
+            async with asyncio.timeout(total_timeout):  # once it has its slot: waiting for one is no timeout
+                response = await self._exchange(raw, method, connect_timeout, deadline=None, own=False)
+                data = await response.read()
+        finally:
+            if slots is not None:
+                slots.release()
         if response.status >= 400:
             raise error(response.status, data, response.headers.get('retry-after'))
         return data
