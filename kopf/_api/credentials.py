@@ -14,14 +14,13 @@ The vault's rules:
 """
 import asyncio
 import base64
-import contextlib
 import dataclasses
 import datetime
 import logging
 import os
 import ssl
 import warnings
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from kopf._api import apierrors
