@@ -6,8 +6,8 @@ from typing import Any
 import pytest
 
 import kopf
-from kopf._storage import progressstorages
 from kopf._core.patches import merge
+from kopf._storage import progressstorages
 
 LONG_ID = 'create_fn/a-rather-long-sub-handler-identifier-exceeding-sixty-three-characters'
 IDS = ['create_fn', LONG_ID, 'create_fn/item1', 'update_fn/spec.field', 'outer.<locals>.inner']
@@ -275,7 +275,8 @@ def test_cleared_prefixes_are_what_clear_fresh_strips_from_an_essence(storage: A
     ({}, {}, {}),  # nothing in the body, nothing pending: the patch is not walked
     ({}, {'status': {'fn': {'t': 1}}}, {'status': {'fn': {'t': 1}}}),  # a handler's result stays
     ({}, {'status': {'kopf': {'progress': {'fn': {'retries': 1}}}, 'fn': 1}}, {'status': {'fn': 1}}),
-    ({}, {'status': {'kopf': {'progress': {'fn': {}, 'other': {}}}}}, {'status': {'kopf': {'progress': {'other': {}}}}}),
+    ({}, {'status': {'kopf': {'progress': {'fn': {}, 'other': {}}}}},
+     {'status': {'kopf': {'progress': {'other': {}}}}}),
     ({'status': {'kopf': {'progress': {'fn': {'retries': 1}}}}}, {},
      {'status': {'kopf': {'progress': {'fn': None}}}}),
 ])
