@@ -275,6 +275,77 @@ class Slots:
         self.release()
 
 
+class _Deadline:
+    """One request's total timeout in `Deadlines`: its task, when it expires, and whether it did."""
+
+    __slots__ = ('cancelling', 'expired', 'task', 'when')
+
+    def __init__(self, task: 'asyncio.Task[Any]', when: float) -> None:
+        self.task = task
+        self.when = when
+        self.cancelling = task.cancelling()
+        self.expired = False
+
+
+class Deadlines:
+    """The total timeouts of a session's requests in flight, with one timer for all: not a timeout scope each.
+
+    A request's expiry cancels its task, and `finish()` turns that cancellation into a `TimeoutError`, as
+    `asyncio.timeout()` does (3.11's rules: a cancellation of its own, not one requested by others meanwhile).
+    The timer runs at the earliest deadline in flight, and is re-armed for the next one when it runs.
+    """
+
+    __slots__ = ('_active', '_handle')
+
+    def __init__(self) -> None:
+        self._active: dict[_Deadline, None] = {}  # in flight, in the order they began
+        self._handle: asyncio.TimerHandle | None = None
+
+    def __len__(self) -> int:
+        return len(self._active)
+
+    def start(self, timeout: float) -> _Deadline | None:
+        """A request begins (in its task); None outside a task (nothing to cancel: no timeout)."""
+        task = asyncio.current_task()
+        if task is None:
+            return None
+        loop = task.get_loop()
+        entry = _Deadline(task, loop.time() + timeout)
+        self._active[entry] = None
+        handle = self._handle
+        if handle is None or entry.when < handle.when():
+            if handle is not None:
+                handle.cancel()
+            self._handle = loop.call_at(entry.when, self._expire)
+        return entry
+
+    def finish(self, entry: _Deadline, cancelled: bool) -> bool:
+        """The request ended (`cancelled`: by a `CancelledError`); whether by its timeout's (then: a TimeoutError)."""
+        del self._active[entry]
+        if not self._active and self._handle is not None:
+            self._handle.cancel()
+            self._handle = None
+        return entry.expired and entry.task.uncancel() <= entry.cancelling and cancelled
+
+    def _expire(self) -> None:
+        self._handle = None
+        if not self._active:
+            return
+        loop = next(iter(self._active)).task.get_loop()
+        due = loop.time() + SWEEP_SLACK  # the loop runs timers up to its clock's resolution early
+        earliest: float | None = None
+        for entry in self._active:
+            if entry.expired:
+                continue
+            if entry.when <= due:
+                entry.expired = True
+                entry.task.cancel()
+            elif earliest is None or entry.when < earliest:
+                earliest = entry.when
+        if earliest is not None:
+            self._handle = loop.call_at(earliest, self._expire)
+
+
 def shrink_tls_buffer(transport: asyncio.BaseTransport, size: int = TLS_BUFFER) -> bool:
     """Give asyncio's TLS protocol of this transport a smaller receive buffer; False if it is not asyncio's.
 
@@ -312,6 +383,7 @@ class Session:
         self._head = ''.join(f'{name}: {value}\r\n' for name, value in self.headers.items()).encode('latin-1')
         self.idle_timeout = idle_timeout
         self._slots = Slots(limit)
+        self._deadlines = Deadlines()
         self._idle: list[Connection] = []  # oldest first; reused from the end
         self._sweeper: asyncio.TimerHandle | None = None
         self.opened = 0  # connections opened so far (for tests and diagnostics)
@@ -349,13 +421,20 @@ class Session:
         slots = None if urgent else self._slots
         if slots is not None and not slots.take():
             await slots.wait()
+        deadline = self._deadlines.start(total_timeout) if total_timeout is not None else None  # once it has a slot
         try:
-            async with asyncio.timeout(total_timeout):  # once it has its slot: waiting for one is no timeout
-                response = await self._exchange(raw, method, connect_timeout, deadline=None, own=False)
-                data = await response.read()
+            response = await self._exchange(raw, method, connect_timeout, deadline=None, own=False)
+            data = await response.read()
+        except asyncio.CancelledError as exc:
+            timed_out, deadline = deadline is not None and self._deadlines.finish(deadline, True), None
+            if timed_out:
+                raise TimeoutError from exc  # as `asyncio.timeout()` raises it
+            raise
         finally:
             if slots is not None:
                 slots.release()
+            if deadline is not None:
+                self._deadlines.finish(deadline, False)
         if response.status >= 400:
             raise error(response.status, data, response.headers.get('retry-after'))
         return data
