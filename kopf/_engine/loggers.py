@@ -194,14 +194,7 @@ def _write_plain(level: int, msg: Any, args: tuple[Any, ...], kwargs: Mapping[st
     lock = handler.lock
     if lock is None:
         return False
-    if _NS_TIME:
-        ns = time.time_ns()
-        created, msecs = ns / 1e9, (ns % 1_000_000_000) // 1_000_000 + 0.0
-        if msecs == 999.0 and int(created) != ns // 1_000_000_000:
-            msecs = 0.0
-    else:
-        created = time.time()
-        msecs = int((created - int(created)) * 1000) + 0.0
+    created, msecs = _record_time()
     if _prefixing:
         meta = body.get('metadata') or {}
         name, namespace = meta.get('name'), meta.get('namespace')
@@ -229,6 +222,18 @@ def _write_plain(level: int, msg: Any, args: tuple[Any, ...], kwargs: Mapping[st
             handler.handleError(objects_logger.makeRecord(objects_logger.name, level, _CODE.co_filename, 0, msg,
                                                           args, None, _CODE.co_name, None, None))
     return True
+
+
+def _record_time() -> tuple[float, float]:
+    """`created` and `msecs` as `LogRecord` takes them now (by `time.time_ns()` since 3.13, `time.time()` before)."""
+    if _NS_TIME:
+        ns = time.time_ns()
+        created, msecs = ns / 1e9, (ns % 1_000_000_000) // 1_000_000 + 0.0
+        if msecs == 999.0 and int(created) != ns // 1_000_000_000:
+            msecs = 0.0
+        return created, msecs
+    created = time.time()
+    return created, int((created - int(created)) * 1000) + 0.0
 
 
 _FULL_NAMES = ('asctime', 'name', 'levelname', 'message')  # of `LogFormat.FULL`, `kopf run`'s default
