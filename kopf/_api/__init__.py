@@ -10,6 +10,7 @@ Modules (pure ones marked so: no I/O, tested with dict literals):
 - `loginning`    `login_with_kubeconfig/_service_account`, `login_via_pykube/_client/_async_client`
 - `namespaces`   namespace patterns `team-*,!team-x` (pure)
 - `http`         a small asyncio HTTP/1.1 client: keep-alive pools, chunked answers, streams, timeouts
+- `inflight`     requests in flight: their slots (a bound, FIFO) and their deadlines (one timer per session)
 - `transports`   one `Transport` protocol: ours (`http`) for direct connections, aiohttp's for the rest
 - `client`       `APIClient.request()/.stream()`: a transport per credentials, one loop of retries and 401 re-login
 - `discovery`    `Discovery.scan()/.select(selector)/.schema(resource)`

@@ -122,7 +122,7 @@ class APIClient:
             observer = self.observer
             begun = time.perf_counter() if observer is not None else 0.0  # metrics off: no clock read
             try:
-                async with item.borrowed():
+                with item.borrowed():
                     if method is None:
                         result: Any = await transport.stream(path, params=params, total=total, connect=connect)
                     else:
@@ -194,7 +194,7 @@ class APIClient:
         total, connect = watching.client_timeout, watching.connect_timeout or net.connect_timeout
 
         item, response = await self._attempt(None, path, params=params, backoffs=backoffs, total=total, connect=connect)
-        async with item.borrowed():  # the transport is not closed while the watch streams
+        with item.borrowed():  # the transport is not closed while the watch streams
             try:
                 yield response
             finally:

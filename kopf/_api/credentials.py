@@ -14,14 +14,13 @@ The vault's rules:
 """
 import asyncio
 import base64
-import contextlib
 import dataclasses
 import datetime
 import logging
 import os
 import ssl
 import warnings
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from kopf._api import apierrors
@@ -165,6 +164,31 @@ Credentials = ConnectionInfo | AiohttpSession
 LoginFn = Callable[[], Awaitable[Iterable[Credentials] | Mapping[Any, Credentials] | Credentials | None]]
 
 
+class _Borrowing:
+    """`VaultItem.borrowed()`: counts the item's users; an error other than a 401 (or none) accepts it."""
+
+    __slots__ = ('item',)
+
+    def __init__(self, item: 'VaultItem') -> None:
+        self.item = item
+
+    def __enter__(self) -> 'VaultItem':
+        self.item.users += 1
+        return self.item
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: Any) -> None:
+        item = self.item
+        item.users -= 1
+        if exc is None or (isinstance(exc, apierrors.APIError) and not isinstance(exc, apierrors.APIUnauthorizedError)):
+            item.accepted = True
+
+    async def __aenter__(self) -> 'VaultItem':
+        return self.__enter__()
+
+    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: Any) -> None:
+        self.__exit__(exc_type, exc, tb)
+
+
 class VaultItem:
     """One set of credentials in the vault, with the transport the client makes for it (lazily)."""
 
@@ -175,20 +199,12 @@ class VaultItem:
         self.rejected = False  # the server answered 401 to them
         self.users = 0  # requests and watches in flight with them (their session is closed only when idle)
 
-    @contextlib.asynccontextmanager
-    async def borrowed(self) -> AsyncIterator['VaultItem']:
-        """Mark the credentials as in use for a request; an answer other than 401 means they were accepted."""
-        self.users += 1
-        try:
-            yield self
-        except apierrors.APIError as exc:
-            if not isinstance(exc, apierrors.APIUnauthorizedError):
-                self.accepted = True
-            raise
-        else:
-            self.accepted = True
-        finally:
-            self.users -= 1
+    def borrowed(self) -> '_Borrowing':
+        """Mark the credentials as in use for a request; an answer other than 401 means they were accepted.
+
+        A context manager, plain or async (`with` on the hot path: no generator, no coroutine per request).
+        """
+        return _Borrowing(self)
 
     @property
     def server(self) -> str:

@@ -37,6 +37,8 @@ import urllib.parse
 from collections.abc import Callable, Mapping
 from typing import Any, Final, NoReturn
 
+from kopf._api import inflight
+
 IDLE_TIMEOUT: Final = 15.0  # seconds; as aiohttp's keep-alive timeout (API servers keep theirs longer)
 LIMIT: Final = 64  # open connections of requests per session
 SWEEP_SLACK: Final = 0.001  # seconds: idle connections this close to their expiry are closed in the same sweep
@@ -257,7 +259,8 @@ class Session:
         check_headers(self.headers)
         self._head = ''.join(f'{name}: {value}\r\n' for name, value in self.headers.items()).encode('latin-1')
         self.idle_timeout = idle_timeout
-        self._slots = asyncio.Semaphore(limit)
+        self._slots = inflight.Slots(limit)
+        self._deadlines = inflight.Deadlines()
         self._idle: list[Connection] = []  # oldest first; reused from the end
         self._sweeper: asyncio.TimerHandle | None = None
         self.opened = 0  # connections opened so far (for tests and diagnostics)
@@ -292,9 +295,23 @@ class Session:
         `urgent`: without a slot (not queued behind the other requests).
         """
         raw = self._encode(method, path, params, body, content_type)
-        async with (UNBOUNDED if urgent else self._slots), asyncio.timeout(total_timeout):
+        slots = None if urgent else self._slots
+        if slots is not None and not slots.take():
+            await slots.wait()
+        deadline = self._deadlines.start(total_timeout) if total_timeout is not None else None  # once it has a slot
+        try:
             response = await self._exchange(raw, method, connect_timeout, deadline=None, own=False)
             data = await response.read()
+        except asyncio.CancelledError as exc:
+            timed_out, deadline = deadline is not None and self._deadlines.finish(deadline, True), None
+            if timed_out:
+                raise TimeoutError from exc  # as `asyncio.timeout()` raises it
+            raise
+        finally:
+            if slots is not None:
+                slots.release()
+            if deadline is not None:
+                self._deadlines.finish(deadline, False)
         if response.status >= 400:
             raise error(response.status, data, response.headers.get('retry-after'))
         return data

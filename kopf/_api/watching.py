@@ -103,20 +103,74 @@ async def _listed(
             yield batch
 
 
+SILENCE_SLACK = 0.001  # seconds: a silence this close to its limit when its timer runs is over (no re-arming spin)
+
+
+class _Silence:
+    """A stream's inactivity timeout as one timer, re-armed only when it runs: not a timeout scope per chunk.
+
+    Only the time spent waiting for a chunk counts (`reading`, since `since`), as with a scope around each read:
+    the consumer's time between chunks does not. When a wait reaches the limit, the response is closed: the read
+    ends (or fails), and `_lines` raises TimeoutError for it.
+    """
+
+    __slots__ = ('expired', 'handle', 'loop', 'reading', 'response', 'since', 'timeout')
+
+    def __init__(self, response: transports.StreamResponse, timeout: float) -> None:
+        self.loop = asyncio.get_running_loop()
+        self.response = response
+        self.timeout = timeout
+        self.reading = False
+        self.expired = False
+        self.since = self.loop.time()
+        self.handle: asyncio.TimerHandle | None = self.loop.call_at(self.since + timeout, self._check)
+
+    def _check(self) -> None:
+        now = self.loop.time()
+        if self.reading and now >= self.since + self.timeout - SILENCE_SLACK:
+            self.handle = None
+            self.expired = True
+            self.response.close()
+        else:  # a wait that began later, or the consumer's time: not silence
+            self.handle = self.loop.call_at((self.since if self.reading else now) + self.timeout, self._check)
+
+    def cancel(self) -> None:
+        if self.handle is not None:
+            self.handle.cancel()
+            self.handle = None
+
+
 async def _lines(response: transports.StreamResponse, inactivity_timeout: float | None) -> AsyncIterator[bytes]:
     """Complete lines of a chunked body; TimeoutError if nothing at all arrives for the inactivity timeout."""
+    silence = _Silence(response, inactivity_timeout) if inactivity_timeout is not None else None
     buffer = b''
-    while True:
-        async with asyncio.timeout(inactivity_timeout):
-            chunk = await response.read_chunk()
-        if not chunk:
-            return
-        buffer += chunk
-        if b'\n' in buffer:
-            *lines, buffer = buffer.split(b'\n')
-            for line in lines:
-                if line.strip():
-                    yield line
+    try:
+        while True:
+            if silence is None:
+                chunk = await response.read_chunk()
+            else:
+                silence.reading, silence.since = True, silence.loop.time()
+                try:
+                    chunk = await response.read_chunk()
+                except Exception:
+                    if silence.expired:
+                        raise TimeoutError(f'Nothing arrived for {inactivity_timeout}s.') from None
+                    raise
+                finally:
+                    silence.reading = False
+                if silence.expired:  # closed by the silence: its end is no end of the stream
+                    raise TimeoutError(f'Nothing arrived for {inactivity_timeout}s.')
+            if not chunk:
+                return
+            buffer += chunk
+            if b'\n' in buffer:
+                *lines, buffer = buffer.split(b'\n')
+                for line in lines:
+                    if line.strip():
+                        yield line
+    finally:
+        if silence is not None:
+            silence.cancel()
 
 
 def _tell(client: client_.APIClient, resource: resources.Resource, what: str) -> None:

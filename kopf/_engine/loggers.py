@@ -10,6 +10,7 @@ fields, `exc_info`, `timestamp`, the object's reference under `--log-refkey` (de
 """
 import enum
 import logging
+import re
 import sys
 import time
 from collections.abc import Mapping, MutableMapping
@@ -79,10 +80,13 @@ class ObjectLogger(LocalObjectLogger):
         if posting.enabled and posting.loggers and level >= posting.level:
             self._post(level, msg % args if args else str(msg))
         logger = self.logger
-        if kwargs or level.__class__ is not int or not getattr(logging, '_srcfile', None):
+        if (kwargs and (len(kwargs) != 1 or kwargs.get('extra').__class__ is not dict)) \
+                or level.__class__ is not int or not getattr(logging, '_srcfile', None):
             super().log(level, msg, *args, **kwargs)
         elif logger.isEnabledFor(level):
-            msg, kw = self.process(msg, {})
+            if logger is objects_logger and _write_plain(level, msg, args, kwargs, self.body):
+                return  # the usual `kopf run` setup: the line written as its handler would, with no record
+            msg, kw = self.process(msg, kwargs)
             code, line = _CODE, sys._getframe().f_lineno  # no frame kept in a local: it would be a cycle
             record = logger.makeRecord(logger.name, level, code.co_filename, line, msg, args,
                                        None, code.co_name, kw['extra'], None)
@@ -98,6 +102,142 @@ class ObjectLogger(LocalObjectLogger):
 
 
 _CODE = ObjectLogger.log.__code__  # the caller that `findCaller` would find for a plain line
+
+
+# The plain route: `kopf run`'s usual logging (`configure()`'s one handler, nothing else on the way) written
+# without a LogRecord, the loggers' and the handler's walk: the same bytes, in the same order, under the same lock.
+
+_RECORD_FIELDS = frozenset(logging.LogRecord('', 0, '', 0, '', (), None).__dict__) | {'message', 'asctime'}
+_PLAIN_FIELDS = frozenset({'asctime', 'name', 'levelname', 'levelno', 'message'})
+_FORMAT_PART = re.compile(r'%(?:%|\((\w+)\))')
+_compiled_formats: dict[str, tuple[str, tuple[str, ...]] | None] = {}
+
+
+def compile_format(fmt: str) -> tuple[str, tuple[str, ...]] | None:
+    """A %-style format of only `_PLAIN_FIELDS` as a positional one and its fields in order, else None (cached).
+
+    `'[%(asctime)s] %(name)-20.20s'` → `('[%s] %-20.20s', ('asctime', 'name'))`: the same text from the same values.
+    """
+    try:
+        return _compiled_formats[fmt]
+    except KeyError:
+        pass
+    names: list[str] = []
+
+    def positional(match: re.Match[str]) -> str:
+        if match.group(1) is None:
+            return '%%'
+        names.append(match.group(1))
+        return '%'
+    template = _FORMAT_PART.sub(positional, fmt)
+    plain = bool(names) and set(names) <= _PLAIN_FIELDS and '%' not in _FORMAT_PART.sub('', fmt)
+    fields = tuple(names)
+    compiled = (template, _FULL_NAMES if fields == _FULL_NAMES else fields) if plain else None
+    if len(_compiled_formats) < 64:
+        _compiled_formats[fmt] = compiled
+    return compiled
+
+
+def plain_route(logger: logging.Logger, level: int,
+                ) -> 'tuple[logging.StreamHandler[Any], Formatter, tuple[str, tuple[str, ...]]] | None':
+    """The handler that alone gets a line of this logger, if nothing on the way could tell a record was made.
+
+    That is: `configure()`'s handler, a plain `StreamHandler` with our `Formatter` of a %-style format of only
+    `_PLAIN_FIELDS` and no date format; no filters on the logger or the handler; no other handler on the
+    loggers up to the root; the standard classes of loggers and records. Else None: the usual way.
+    The handler, its formatter, and its format compiled (`compile_format`).
+    """
+    handler = _handler
+    if (handler is None or handler.__class__ is not logging.StreamHandler or handler.filters
+            or logger.filters or logger.disabled or logger.__class__ is not logging.Logger
+            or logging.getLogRecordFactory() is not logging.LogRecord or level < handler.level):
+        return None
+    found = False
+    current: Any = logger
+    while current is not None:  # as `Logger.callHandlers` walks them
+        handlers = current.handlers
+        if handlers:
+            if found or len(handlers) != 1 or handlers[0] is not handler:
+                return None
+            found = True
+        if not current.propagate:
+            break
+        current = current.parent
+    formatter = handler.formatter
+    if not found or formatter is None or formatter.__class__ is not Formatter or formatter.datefmt is not None:
+        return None
+    style = formatter._style
+    if style.__class__ is not logging.PercentStyle or getattr(style, '_defaults', None):
+        return None
+    fmt = style._fmt
+    compiled = compile_format(fmt) if fmt.__class__ is str else None
+    if compiled is None:
+        return None
+    return handler, formatter, compiled
+
+
+def _write_plain(level: int, msg: Any, args: tuple[Any, ...], kwargs: Mapping[str, Any],
+                 body: Mapping[str, Any]) -> bool:
+    """Write an object's line the plain route's way (`plain_route`); False if it is not the route to take.
+
+    What `Logger.handle()` → `StreamHandler.handle()` does with the record of the line, less the record: the
+    message as `LogRecord.getMessage()` makes it, the time as `LogRecord` takes it, the text as `Formatter.format()`
+    makes it, written and flushed under the handler's lock; a failure is the handler's `handleError()`.
+    """
+    extra = kwargs.get('extra') if kwargs else None
+    if extra and not _RECORD_FIELDS.isdisjoint(extra):
+        return False  # `makeRecord` refuses to overwrite a record's field: the usual way raises it
+    route = plain_route(objects_logger, level)
+    if route is None:
+        return False
+    handler, formatter, (template, names) = route
+    lock = handler.lock
+    if lock is None:
+        return False
+    created, msecs = _record_time()
+    if _prefixing:
+        meta = body.get('metadata') or {}
+        name, namespace = meta.get('name'), meta.get('namespace')
+        msg = f'[{namespace}/{name}] {msg}' if namespace else f'[{name}] {msg}'
+    with lock:
+        try:
+            message = str(msg)
+            if args:
+                message = message % args
+            if names is _FULL_NAMES:  # `kopf run`'s default format: its values at once
+                values: tuple[Any, ...] = (formatter.time_text(created, msecs), objects_logger.name,
+                                           logging.getLevelName(level), message)
+            else:
+                values = tuple(formatter.time_text(created, msecs) if field == 'asctime' else
+                               objects_logger.name if field == 'name' else
+                               logging.getLevelName(level) if field == 'levelname' else
+                               level if field == 'levelno' else message for field in names)
+            stream = handler.stream
+            stream.write(template % values + handler.terminator)
+            if stream and hasattr(stream, 'flush'):  # as `StreamHandler.flush()`
+                stream.flush()
+        except RecursionError:
+            raise
+        except Exception:
+            handler.handleError(objects_logger.makeRecord(objects_logger.name, level, _CODE.co_filename, 0, msg,
+                                                          args, None, _CODE.co_name, None, None))
+    return True
+
+
+def _record_time() -> tuple[float, float]:
+    """`created` and `msecs` as `LogRecord` takes them now (by `time.time_ns()` since 3.13, `time.time()` before)."""
+    if _NS_TIME:
+        ns = time.time_ns()
+        created, msecs = ns / 1e9, (ns % 1_000_000_000) // 1_000_000 + 0.0
+        if msecs == 999.0 and int(created) != ns // 1_000_000_000:
+            msecs = 0.0
+        return created, msecs
+    created = time.time()
+    return created, int((created - int(created)) * 1000) + 0.0
+
+
+_FULL_NAMES = ('asctime', 'name', 'levelname', 'message')  # of `LogFormat.FULL`, `kopf run`'s default
+_NS_TIME = sys.version_info >= (3, 13)  # `LogRecord`'s time from `time.time_ns()` since 3.13, `time.time()` before
 
 
 # Logging setup (`kopf.configure`, used by the CLI).
@@ -151,14 +291,18 @@ class Formatter(logging.Formatter):
     def formatTime(self, record: logging.LogRecord, datefmt: str | None = None) -> str:
         if datefmt:
             return super().formatTime(record, datefmt)
-        second, converter, fmt = int(record.created), self.converter, self.default_time_format
+        return self.time_text(record.created, record.msecs)
+
+    def time_text(self, created: float, msecs: float) -> str:
+        """`formatTime()`'s text with no date format, for a record's `created` and `msecs`."""
+        second, converter, fmt = int(created), self.converter, self.default_time_format
         cached = self._second
         if cached is not None and cached[0] == second and cached[1] is converter and cached[2] == fmt:
             text = cached[3]
         else:
-            text = time.strftime(fmt, converter(record.created))
+            text = time.strftime(fmt, converter(created))
             self._second = (second, converter, fmt, text)
-        return self.default_msec_format % (text, record.msecs) if self.default_msec_format else text
+        return self.default_msec_format % (text, msecs) if self.default_msec_format else text
 
 
 def make_formatter(log_format: LogFormat | str, log_refkey: str | None = None) -> logging.Formatter:

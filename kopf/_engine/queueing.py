@@ -64,8 +64,16 @@ BACKLOG = 500  # records waiting in the queue before the listing's reader waits 
 _KICKED = True  # an idle runner's waiter, woken by `kick()` (`drain()` wakes them with None)
 
 
+_EXPIRED = False  # an idle runner's waiter, resolved by its idle timeout (a timer, not a cancellation)
+
+
 def _kicked(waiter: 'asyncio.Future[bool | None]') -> bool:
     return waiter.done() and not waiter.cancelled() and waiter.result() is _KICKED
+
+
+def _expire(waiter: 'asyncio.Future[bool | None]') -> None:
+    if not waiter.done():  # else kicked or drained first: that counts
+        waiter.set_result(_EXPIRED)
 
 
 class _Slot(invoking.Slot):
@@ -409,18 +417,21 @@ class Dispatcher:
                 if not self.ready:
                     waiter: asyncio.Future[bool | None] = loop.create_future()
                     self.waiters.append(waiter)
+                    timeout = self.rctx.settings.queueing.idle_timeout
+                    expiry = loop.call_later(timeout, _expire, waiter) if timeout is not None else None
                     try:
-                        async with asyncio.timeout(self.rctx.settings.queueing.idle_timeout):
-                            await waiter
-                    except TimeoutError:
-                        if waiter in self.waiters:
-                            self.waiters.remove(waiter)
-                        if not self.ready and not _kicked(waiter):
-                            return
+                        await waiter
                     finally:
+                        if expiry is not None:
+                            expiry.cancel()
                         woken = _kicked(waiter)  # counted by `kick()` (even if its timeout came meanwhile)
                         if not waiter.done():
                             waiter.cancel()
+                    if waiter.result() is _EXPIRED:
+                        if waiter in self.waiters:
+                            self.waiters.remove(waiter)
+                        if not self.ready:
+                            return
                     continue
                 record = self.ready.popleft()
                 if self.ready:

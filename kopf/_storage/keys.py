@@ -142,5 +142,5 @@ def remove(body: Mapping[str, Any], patch: MutableMapping[str, Any], keys: list[
     for key in keys:
         if key in existing:
             fields.ensure(patch, ('metadata', 'annotations', key), None)
-        else:
+        elif patch.get('metadata'):  # else nothing is pending there (most purges: no path walked)
             fields.remove(patch, ('metadata', 'annotations', key))

@@ -365,5 +365,5 @@ def _unset(body: Body, patch: Patch, path: fields.FieldPath) -> None:
     """Null the field if the body has it; otherwise drop whatever is pending for it in the patch."""
     if fields.resolve(body, path) is not fields.MISSING:
         fields.ensure(patch, path, None)
-    elif path:
+    elif len(path) == 1 or (path and patch.get(path[0])):  # else nothing is pending deeper there (no walk)
         fields.remove(patch, path)

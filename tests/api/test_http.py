@@ -558,3 +558,52 @@ async def test_an_urgent_request_takes_no_slot(serve: Any) -> None:
     assert (await slow).status == 200
     assert await queued == b'{}'
     assert server.max_open == 2
+
+
+def _fetch(session: http.Session, path: str, timeout: float | None) -> Awaitable[bytes]:
+    return session.fetch('GET', path, params=None, body=None, content_type=None, total_timeout=timeout,
+                         connect_timeout=None, error=RuntimeError)
+
+
+@pytest.mark.looptime
+async def test_fetches_time_out_each_at_its_own_deadline_with_one_timer(serve: Any) -> None:
+    async def handler(conn: Conn) -> None:
+        while (request := await conn.request()) is not None:
+            if '/slow' in request[0]:
+                await asyncio.sleep(100)
+            await conn.answer(ok())
+
+    server = await serve(handler)
+    session = server.session()
+    loop = asyncio.get_running_loop()
+    start = loop.time()
+    ended: dict[str, float] = {}
+
+    async def timed(path: str, seconds: float) -> None:
+        try:
+            await _fetch(session, path, seconds)
+        except TimeoutError as exc:
+            assert isinstance(exc.__cause__, asyncio.CancelledError) and str(exc) == ''  # as asyncio.timeout()'s
+            ended[path] = loop.time() - start
+        else:
+            ended[path] = -1
+
+    await asyncio.gather(timed('/slow/a', 30), timed('/slow/b', 7), timed('/fast', 3), timed('/slow/c', 12))
+    assert ended == pytest.approx({'/slow/a': 30, '/slow/b': 7, '/fast': -1, '/slow/c': 12}, abs=0.5)
+    assert len(session._deadlines) == 0 and session._deadlines._handle is None  # no timer left behind
+
+
+@pytest.mark.looptime
+async def test_a_fetch_cancelled_from_outside_stays_cancelled(serve: Any) -> None:
+    async def handler(conn: Conn) -> None:
+        await conn.request()
+        await asyncio.sleep(100)
+
+    server = await serve(handler)
+    session = server.session()
+    task = asyncio.create_task(_fetch(session, '/x', 60))
+    await asyncio.sleep(5)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert task.cancelling() == 1 and len(session._deadlines) == 0 and session._deadlines._handle is None

@@ -11,7 +11,7 @@ import aiohttp
 import aiohttp.web
 import pytest
 
-from kopf._api import apierrors, credentials, http, transports
+from kopf._api import apierrors, credentials, http, transports, watching
 from kopf._api import client as client_
 from kopf._core.settings import OperatorSettings
 
@@ -106,6 +106,28 @@ async def test_an_aiohttp_stream_error_is_a_transport_error() -> None:
         response.close()
         await transport.close()
         assert session.closed  # a session made for a proxy is ours to close
+    server.close()
+
+
+async def test_a_silent_aiohttp_stream_ends_in_a_timeout() -> None:
+    """The watch's inactivity timeout closes the response: aiohttp's pending read ends, and it is a TimeoutError."""
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.readuntil(b'\r\n\r\n')
+        writer.write(b'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n8\r\n{"a": 1}\r\n2\r\n\n\n\r\n')
+        await writer.drain()
+        await asyncio.sleep(30)  # then nothing
+
+    server = await asyncio.start_server(handler, '127.0.0.1', 0)
+    url = f'http://127.0.0.1:{server.sockets[0].getsockname()[1]}'
+    async with aiohttp.ClientSession() as session:
+        transport = transports.AiohttpTransport(session, server=url, proxy=None,
+                                                slots=asyncio.Semaphore(1), owned=False)
+        response = await transport.stream('/x', params=None, total=None, connect=5)
+        lines: list[bytes] = []
+        with pytest.raises(TimeoutError):
+            async for line in watching._lines(response, 0.5):
+                lines.append(line)
+        assert lines == [b'{"a": 1}']
     server.close()
 
 

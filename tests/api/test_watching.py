@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from kopf._api import client as client_
-from kopf._api import watchstate
+from kopf._api import watching, watchstate
 from kopf._core import resources
 from kopf._core.settings import OperatorSettings
 
@@ -397,3 +397,53 @@ async def test_reconnect_backoff_is_the_pause_before_a_watch_reconnects(
         await task
     assert len(fake.streams) == streams  # the broken stream, and its reconnect only after the backoff
 
+
+
+class _Chunks:
+    """A stream response whose chunks come when the test says; closing it ends the waiting read with an error."""
+
+    def __init__(self) -> None:
+        self.queue: asyncio.Queue[bytes | BaseException] = asyncio.Queue()
+        self.closed = False
+
+    async def read_chunk(self) -> bytes:
+        item = await self.queue.get()
+        if isinstance(item, BaseException):
+            raise item
+        return item
+
+    def close(self) -> None:
+        self.closed = True
+        self.queue.put_nowait(ConnectionResetError('closed'))
+
+
+@pytest.mark.looptime
+async def test_the_inactivity_timeout_counts_only_the_waits_for_chunks() -> None:
+    response = _Chunks()
+    lines = watching._lines(response, 5)  # type: ignore[arg-type]
+    seen = []
+    for n in range(3):
+        asyncio.get_running_loop().call_later(4, response.queue.put_nowait, f'{n}\n'.encode())
+        seen.append(await lines.__anext__())  # 4 s of silence each: within the limit
+        await asyncio.sleep(4)  # the consumer's time between chunks: not silence
+    assert seen == [b'0', b'1', b'2'] and not response.closed
+    started = asyncio.get_running_loop().time()
+    with pytest.raises(TimeoutError):
+        await lines.__anext__()
+    assert asyncio.get_running_loop().time() - started == pytest.approx(5)
+    assert response.closed
+
+
+@pytest.mark.looptime
+async def test_a_stream_ending_or_failing_is_no_timeout() -> None:
+    response = _Chunks()
+    response.queue.put_nowait(b'a\nb')
+    response.queue.put_nowait(b'\n')
+    response.queue.put_nowait(b'')
+    assert [line async for line in watching._lines(response, 5)] == [b'a', b'b']  # type: ignore[arg-type]
+    response = _Chunks()
+    response.queue.put_nowait(ConnectionResetError('broken'))
+    with pytest.raises(ConnectionResetError):
+        async for _ in watching._lines(response, 5):  # type: ignore[arg-type]
+            pass
+    assert not response.closed

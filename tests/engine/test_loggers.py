@@ -103,3 +103,137 @@ def test_a_plain_line_of_an_object_logger_leaves_no_garbage_cycle() -> None:
     finally:
         if enabled:
             gc.enable()
+
+
+# The plain route (`loggers.plain_route`): `kopf run`'s usual setup writes an object's line with no record made.
+# Each line is written once by that route and once the usual way (a filter on the handler forces it): the same text.
+
+BODY = {'apiVersion': 'kopf.dev/v1', 'kind': 'KopfExample', 'metadata': {'name': 'n', 'namespace': 'ns', 'uid': 'u'}}
+CLUSTER_BODY = {'apiVersion': 'kopf.dev/v1', 'kind': 'KopfExample', 'metadata': {'name': 'c', 'uid': 'u'}}
+
+
+class _Stream(list[str]):
+    def write(self, text: str) -> None:
+        self.append(text)
+
+    def flush(self) -> None:
+        self.append('<flush>')
+
+
+@pytest.fixture()
+def configured() -> Any:
+    """`configure()` alone, as in `kopf run`: pytest's own capturing handlers are set aside meanwhile."""
+    logger, root = logging.getLogger('kopf.objects'), logging.getLogger()
+    level, root_level = logger.level, root.level
+    yield
+    loggers.deconfigure()
+    logger.setLevel(level)
+    root.setLevel(root_level)
+
+
+def _configure(**kwargs: Any) -> None:
+    """`kopf.configure()`, with pytest's capturing handlers (added around each test's call) set aside."""
+    root = logging.getLogger()
+    for handler in root.handlers[:]:
+        if handler is not loggers._handler:
+            root.removeHandler(handler)  # pytest's: it removes them itself afterwards (gone already is fine)
+    logging.getLogger('kopf.objects').setLevel(logging.NOTSET)  # the root's level decides, as in `kopf run`
+    kopf.configure(**kwargs)
+
+
+def _both_ways(log: Any, **configure: Any) -> tuple[list[str], list[str]]:
+    """The stream's writes of `log(logger)` by the plain route and the usual way, timestamps as TS."""
+    _configure(**configure)
+    handler = loggers._handler
+    assert isinstance(handler, logging.StreamHandler)
+    written: list[list[str]] = []
+    for usual in (False, True):
+        stream = _Stream()
+        handler.setStream(stream)  # type: ignore[arg-type]
+        if usual:
+            handler.addFilter(lambda record: True)
+        assert (loggers.plain_route(logging.getLogger('kopf.objects'), logging.INFO) is None) is usual
+        log(loggers.ObjectLogger(body=BODY, settings=kopf.OperatorSettings()),
+            loggers.ObjectLogger(body=CLUSTER_BODY, settings=kopf.OperatorSettings()))
+        written.append([TIMESTAMP.sub('TS', text) for text in stream])
+    return written[0], written[1]
+
+
+def _lines(logger: Any, cluster: Any) -> None:
+    logger.info('Handler %r succeeded.', 'fn')
+    logger.info('Resuming is processed: 1 succeeded; 0 failed.')
+    logger.warning('With an extra', extra={'kopf_handler_id': 'fn'})
+    logger.debug('Not logged at INFO')
+    logger.error(ValueError('not a string'))
+    cluster.log(logging.INFO, 'A cluster-scoped one, 100%')
+    logger.log(25, 'A custom level')
+
+
+@pytest.mark.parametrize('configure', [
+    {}, {'log_prefix': True}, {'log_prefix': None}, {'log_format': kopf.LogFormat.PLAIN},
+    {'log_format': kopf.LogFormat.PLAIN, 'log_prefix': True}, {'verbose': True, 'log_prefix': True},
+    {'log_format': '%(levelno)s|%(levelname)s|%(name)s|%(message)s|%(asctime)s'},
+], ids=lambda c: repr(c))
+def test_the_plain_route_writes_what_the_usual_way_writes(configured: None, configure: dict[str, Any]) -> None:
+    plain, usual = _both_ways(_lines, **configure)
+    assert plain == usual
+    assert len(plain) == (14 if configure.get('verbose') else 12)  # the lines and their flushes
+
+
+def test_the_plain_route_writes_a_time_as_the_formatter_does(configured: None) -> None:
+    plain, usual = _both_ways(lambda logger, _: logger.info('x'), log_prefix=True)
+    assert plain == usual
+    assert re.fullmatch(r'\[TS\] kopf\.objects +\[INFO +\] \[ns/n\] x\n', plain[0])
+
+
+def test_a_failed_write_is_the_handlers_error_either_way(configured: None, capsys: Any) -> None:
+    plain, usual = _both_ways(lambda logger, _: logger.info('%d items', 'not a number'))
+    assert plain == usual == []
+    errors = capsys.readouterr().err
+    assert errors.count('--- Logging error ---') == 2 and errors.count('TypeError') >= 2
+
+
+def test_an_extra_with_a_records_field_raises_either_way(configured: None) -> None:
+    _configure()
+    logger = loggers.ObjectLogger(body=BODY, settings=kopf.OperatorSettings())
+    assert loggers.plain_route(logging.getLogger('kopf.objects'), logging.INFO) is not None
+    with pytest.raises(KeyError):
+        logger.info('x', extra={'message': 'overwritten'})
+
+
+@pytest.mark.parametrize('configure', [
+    {'log_format': kopf.LogFormat.JSON}, {'log_format': '%(process)d %(message)s'},
+    {'log_format': '%(funcName)s %(message)s'}, {'log_format': '{message}'},
+], ids=lambda c: repr(c))
+def test_no_plain_route_where_a_record_would_be_seen(configured: None, configure: dict[str, Any]) -> None:
+    try:
+        _configure(**configure)
+    except ValueError:
+        return  # not a format at all
+    assert loggers.plain_route(logging.getLogger('kopf.objects'), logging.INFO) is None
+
+
+def test_no_plain_route_with_another_handler_or_a_filter_on_the_way(configured: None) -> None:
+    _configure()
+    objects = logging.getLogger('kopf.objects')
+    assert loggers.plain_route(objects, logging.INFO) is not None
+    other = logging.NullHandler()
+    logging.getLogger('kopf').addHandler(other)
+    try:
+        assert loggers.plain_route(objects, logging.INFO) is None
+    finally:
+        logging.getLogger('kopf').removeHandler(other)
+    objects.addFilter(lambda record: True)
+    try:
+        assert loggers.plain_route(objects, logging.INFO) is None
+    finally:
+        objects.filters.clear()
+    factory = logging.getLogRecordFactory()
+    logging.setLogRecordFactory(lambda *a, **kw: factory(*a, **kw))
+    try:
+        assert loggers.plain_route(objects, logging.INFO) is None
+    finally:
+        logging.setLogRecordFactory(factory)
+    assert loggers.plain_route(objects, logging.INFO) is not None
+    loggers.deconfigure()
+    assert loggers.plain_route(objects, logging.INFO) is None

@@ -1,3 +1,5 @@
+from typing import Any
+
 import pytest
 
 from kopf._storage import keys
@@ -62,3 +64,16 @@ def test_prefix_validation() -> None:
     with pytest.warns(UserWarning):
         keys.validate_prefix('p' * 190)
     assert keys.validate_prefix('p' * 189) == 'p' * 189
+
+
+@pytest.mark.parametrize('body, patch, expected', [
+    ({}, {}, {}),  # nothing in the body, nothing pending: the patch is not walked
+    ({}, {'status': {'x': 1}}, {'status': {'x': 1}}),
+    ({}, {'metadata': {'annotations': {'p/k': 'v', 'p/o': 'w'}}}, {'metadata': {'annotations': {'p/o': 'w'}}}),
+    ({}, {'metadata': {'annotations': {'p/k': 'v'}}}, {}),  # the parents it leaves empty go too
+    ({}, {'metadata': {}}, {'metadata': {}}),
+    ({'metadata': {'annotations': {'p/k': 'v'}}}, {}, {'metadata': {'annotations': {'p/k': None}}}),
+])
+def test_remove_nulls_what_the_body_has_and_drops_what_is_pending(body: Any, patch: Any, expected: Any) -> None:
+    keys.remove(body, patch, ['p/k'])
+    assert patch == expected

@@ -7,6 +7,7 @@ import pytest
 
 import kopf
 from kopf._core.patches import merge
+from kopf._storage import progressstorages
 
 LONG_ID = 'create_fn/a-rather-long-sub-handler-identifier-exceeding-sixty-three-characters'
 IDS = ['create_fn', LONG_ID, 'create_fn/item1', 'update_fn/spec.field', 'outer.<locals>.inner']
@@ -268,3 +269,24 @@ def test_cleared_prefixes_are_what_clear_fresh_strips_from_an_essence(storage: A
             **{prefix + 'create_fn': '{}' for prefix in expected}, 'other.example.com/x': 'kept'}}}
         assert storage.clear_fresh(essence=essence) == {'spec': {'x': 1},
                                                          'metadata': {'annotations': {'other.example.com/x': 'kept'}}}
+
+
+@pytest.mark.parametrize('body, patch, expected', [
+    ({}, {}, {}),  # nothing in the body, nothing pending: the patch is not walked
+    ({}, {'status': {'fn': {'t': 1}}}, {'status': {'fn': {'t': 1}}}),  # a handler's result stays
+    ({}, {'status': {'kopf': {'progress': {'fn': {'retries': 1}}}, 'fn': 1}}, {'status': {'fn': 1}}),
+    ({}, {'status': {'kopf': {'progress': {'fn': {}, 'other': {}}}}},
+     {'status': {'kopf': {'progress': {'other': {}}}}}),
+    ({'status': {'kopf': {'progress': {'fn': {'retries': 1}}}}}, {},
+     {'status': {'kopf': {'progress': {'fn': None}}}}),
+])
+def test_a_status_purge_nulls_what_the_body_has_and_drops_what_is_pending(body: Any, patch: Any,
+                                                                        expected: Any) -> None:
+    kopf.StatusProgressStorage().purge(key='fn', body=body, patch=patch)
+    assert patch == expected
+
+
+@pytest.mark.parametrize('patch, expected', [({}, {}), ({'x': None}, {}), ({'x': 1, 'y': 2}, {'y': 2})])
+def test_a_one_level_field_is_dropped_from_the_patch_whatever_its_value(patch: Any, expected: Any) -> None:
+    progressstorages._unset({}, patch, ('x',))
+    assert patch == expected
