@@ -24,7 +24,8 @@ ALL = f"shardRange({UID}, '0x0000000000000000', '0x10000000000000000')"
 ONE = f"shardRange({UID}, '0x{{x_hash}}', '0x{{x_next}}')"
 OTHERS = f"shardRange({UID}, '0x0000000000000000', '0x{{x_hash}}') || shardRange({UID}, '0x{{x_next}}', " \
          "'0x10000000000000000')"
-MINE = 'sharded%3Ddifferential'   # not the label of tests/fidelity/test_sharding.py: its objects may be left on the same server
+# Not the label of tests/fidelity/test_sharding.py's objects, which may be left on the same server.
+MINE = 'sharded%3Ddifferential'
 BAD = [
     '', ' ', 'x', f"shardRange({NS}, '0x0', '0x1')", f"shardRange({UID}, '0x8000000000000000', '0x0000000000000000')",
     "shardRange(object.metadata.name, '0x0000000000000000', '0x8000000000000000')",
