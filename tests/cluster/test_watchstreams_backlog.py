@@ -73,3 +73,29 @@ def test_take_with_a_limit_gives_the_first_lines_and_one_at_least() -> None:
         watcher.buffer.extend([b'x', b'y'])
         assert watcher.take() == b'xy' and watcher.buffer == []
     asyncio.run(main())
+
+
+def test_an_error_for_a_stream_not_live_yet_follows_its_initial_lines_and_ends_it() -> None:
+    """`fail_watches()` while a stream still sends its initial lines (a client of a loaded host): the ERROR is
+    sent after them, then the stream ends; before, it was dropped (a clean end: the client resumed, no re-list)."""
+    async def main() -> None:
+        hub = fanout.Hub()
+        watcher = hub.subscribe(('', 'configmaps'), None, lambda obj: True, False)
+        watcher.buffer.append(b'initial\n')
+        assert hub.error_all({'kind': 'Status', 'code': 410}) == 1
+        watcher.push(b'later\n')   # a change after the ERROR: not sent
+        assert not watcher.closed and watcher.buffer[0] == b'initial\n'
+        sent: list[bytes] = []
+        watcher.go_live(sent.append)
+        assert watcher.closed
+        lines = b''.join(sent).splitlines()
+        assert lines[0] == b'initial' and json.loads(lines[1])['type'] == 'ERROR' and len(lines) == 2
+        assert json.loads(lines[1])['object']['code'] == 410
+
+        hub.unsubscribe(watcher)   # as its request's end does
+        live = hub.subscribe(('', 'configmaps'), None, lambda obj: True, False)
+        live.go_live(sent.append)
+        sent.clear()
+        assert hub.error_all({'kind': 'Status', 'code': 500}) == 1
+        assert live.closed and [json.loads(line)['object']['code'] for line in sent] == [500]
+    asyncio.run(main())

@@ -32,6 +32,6 @@ async def test_delete_handler_runs_once_despite_a_concurrent_write(cluster: Any,
                      ((get_example(cluster) or {}).get('metadata', {}).get('finalizers') or []))
     await eventually(lambda: idle(registry))  # the creation's cycles are over: the deletion is a cycle of its own
     await kube.delete('kopf-example-1')
-    await eventually(lambda: get_example(cluster) is None, within=10)
+    await eventually(lambda: get_example(cluster) is None)
     await eventually(lambda: forgotten(registry, uid) and idle(registry))  # its DELETED cycle is over
     assert calls == [0], f'the delete handler ran {len(calls)} times: {calls}'

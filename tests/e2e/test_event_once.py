@@ -24,7 +24,7 @@ async def test_on_event_sees_each_event_once_despite_retries(cluster: Any, regis
 
     await start_operator()
     await kube.create(example())
-    await eventually(lambda: len(tries) >= 3, within=10)
+    await eventually(lambda: len(tries) >= 3)
     await eventually(lambda: idle(registry))  # every event of our own writes is seen (awaited until then)
     assert seen, 'on.event saw nothing'
     assert len(seen) == len(set(seen)), f'on.event got the same (type, rv) more than once: {seen}'

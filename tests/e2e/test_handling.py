@@ -255,7 +255,7 @@ async def test_a_crd_made_between_the_discovery_and_the_crds_listing_is_served(
     cluster.apply(_crd('kopfgaps', 'kopfgap', 'KopfGap'))
     cluster.apply({'apiVersion': 'kopf.dev/v1', 'kind': 'KopfGap',
                    'metadata': {'name': 'gap-1', 'namespace': 'default'}, 'spec': {}})
-    await eventually(lambda: calls, within=20)
+    await eventually(lambda: calls)
     assert calls == ['gap-1']
     assert logging.WARNING in [r.levelno for r in caplog.records if 'Unresolved' in r.getMessage()]
 

@@ -41,6 +41,7 @@ class Watcher:
         self.render: Render | None = None   # per-watcher lines (e.g. Tables) instead of the shared ones
         self.scheduled = False
         self.abort: Callable[[], None] | None = None
+        self.ending = False   # a last line is buffered: nothing more is, and the stream ends once it is sent
 
     def offer(self, change: Change) -> None:
         if self.namespace is not None and change.namespace != self.namespace:
@@ -63,7 +64,7 @@ class Watcher:
             self.push(line())
 
     def push(self, line: bytes) -> None:
-        if self.closed:
+        if self.closed or self.ending:
             return
         self.buffer.append(line)
         if self.sink is not None:
@@ -85,6 +86,22 @@ class Watcher:
         if self.buffer:
             sink(self.take())
         self.sink = sink
+        if self.ending:
+            self.close()
+
+    def end_with(self, line: bytes) -> None:
+        """A last line (an ERROR event), then the end of the stream: at once if it is live; if not yet, after
+        the lines buffered before it (its initial ones), as soon as they are sent (`go_live()`)."""
+        if self.closed or self.ending:
+            return
+        if self.sink is None:
+            self.buffer.append(line)
+            self.ending = True
+            self.wakeup.set()
+            return
+        self.flush()
+        self.sink(line)
+        self.close()
 
     def overflow(self) -> None:
         self.close()
@@ -151,10 +168,7 @@ class Hub:
         count = 0
         for watchers in self.watchers.values():
             for watcher in tuple(watchers):
-                watcher.flush()
-                if watcher.sink is not None and not watcher.closed:
-                    watcher.sink(line)
-                watcher.close()
+                watcher.end_with(line)   # a stream not live yet gets it after its initial lines, not never
                 count += 1
         return count
 
