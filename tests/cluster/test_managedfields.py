@@ -164,6 +164,23 @@ def test_owning_a_path_is_being_in_the_decoded_set(seed: int) -> None:
     assert fieldsets.owns(fields, candidates) == bool(members & candidates)
 
 
+@pytest.mark.parametrize('seed', range(40))
+def test_owning_a_stripped_path_is_owning_it_by_the_walk(seed: int) -> None:
+    rng = random.Random(seed)
+    top = ['f:apiVersion', 'f:kind', 'f:metadata', 'f:spec', '.']
+    meta = ['f:uid', 'f:name', 'f:resourceVersion', 'f:labels', 'f:annotations', 'f:managedFields', '.']
+
+    def tree(elements: list[str], depth: int) -> Any:
+        if depth > 2 or rng.random() < 0.3:
+            return rng.choice([{}, None, {'.': {}}])
+        return {rng.choice(elements): tree(meta if depth == 0 else ['f:a', '.'], depth + 1)
+                for _ in range(rng.randint(0, 4))}
+
+    fields = tree(top, 0)
+    if isinstance(fields, dict):
+        assert managedfields._owns_stripped(fields) == fieldsets.owns(fields, managedfields.STRIPPED), fields
+
+
 @pytest.mark.parametrize('seed', range(20))
 def test_without_prefixes_is_the_recursive_difference(seed: int) -> None:
     rng = random.Random(seed)

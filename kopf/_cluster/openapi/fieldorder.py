@@ -80,6 +80,8 @@ def _sort_map(value: dict[str, Any], like: Any) -> None:
     like = like if type(like) is dict else None
     for key, item in value.items():
         kind = type(item)
+        if kind is str or kind is int or kind is bool or item is None:   # the usual scalars: nothing to do
+            continue
         if kind is float:
             value[key] = _number(item)
         elif (kind is dict or kind is list or isinstance(item, (dict, list))) and item:   # an empty one: as it is

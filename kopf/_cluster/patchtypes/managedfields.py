@@ -34,6 +34,8 @@ Identity = tuple[str, str, str, str]   # (manager, operation, apiVersion ('' for
 STRIPPED: frozenset[Path] = frozenset({('f:apiVersion',), ('f:kind',), ('f:metadata',)} | {
     ('f:metadata', f'f:{name}') for name in ('name', 'namespace', 'creationTimestamp', 'selfLink', 'uid',
                                               'clusterName', 'generation', 'managedFields', 'resourceVersion')})
+_STRIPPED_TOP = frozenset(path[0] for path in STRIPPED if len(path) == 1 and path != ('f:metadata',))
+_STRIPPED_META = frozenset(path[1] for path in STRIPPED if len(path) == 2)
 MAX_UPDATERS = 10
 MAX_PATH = jsoncodec.MAX_DEPTH - 8   # deeper fields are owned as their ancestor: the entries stay storable
 ANCIENT = 'ancient-changes'
@@ -214,16 +216,36 @@ def _identified(entries: Any) -> list[tuple[Entry, Identity]] | None:
     return found if len({identity for _, identity in found}) == len(found) else None
 
 
+def _owns_stripped(fields: dict[str, Any]) -> bool:
+    """`fieldsets.owns(fields, STRIPPED)` by set operations: the top-level and metadata fields only."""
+    if not _STRIPPED_TOP.isdisjoint(fields) and _owns_member(fields, _STRIPPED_TOP & fields.keys()):
+        return True
+    meta = fields.get('f:metadata')
+    if meta is None:
+        return False
+    if not isinstance(meta, dict) or not meta or '.' in meta:
+        return True   # `f:metadata` itself
+    return not _STRIPPED_META.isdisjoint(meta) and _owns_member(meta, _STRIPPED_META & meta.keys())
+
+
+def _owns_member(fields: dict[str, Any], keys: Iterable[str]) -> bool:
+    """Whether any of these keys (present in `fields`) is a member itself (a leaf, or marked by `.`)."""
+    return any(not isinstance(fields[key], dict) or not fields[key] or '.' in fields[key] for key in keys)
+
+
 def _updated_lazily(stored: list[tuple[Entry, Identity]], identity: Identity, gone: set[Path], mine: set[Path],
                     api_version: str, time: str | None) -> list[Entry] | None:
     """What `decode` → the set operations → `encode` make of the stored entries, decoding only those that own a
     path gone from the others (`gone`) or that get `mine`: the others stay the very same entries. None if the
     updaters would be more than `MAX_UPDATERS` (the oldest fold: the general way does that)."""
     result: list[Entry] = []
+    stripped = gone >= STRIPPED   # the usual: asked apart, at C speed (most entries own some metadata)
+    rest = gone - STRIPPED if stripped else gone
     for entry, own in stored:
         fields = entry.get('fieldsV1') or {}
         ours = own == identity and bool(mine)
-        if not ours and isinstance(fields, dict) and fields and not fieldsets.owns(fields, gone):
+        if not ours and isinstance(fields, dict) and fields and not (stripped and _owns_stripped(fields)) and \
+                not fieldsets.owns(fields, rest):
             result.append(entry)
             continue
         before = fieldsets.decode(fields)
