@@ -139,7 +139,8 @@ def _entry(identity: Identity, api_version: str, time: Any, paths: set[Path]) ->
     if time:
         entry['time'] = time
     entry['fieldsType'] = 'FieldsV1'
-    entry['fieldsV1'] = fieldsets.encode({path[:MAX_PATH] for path in paths})
+    deep = max(map(len, paths), default=0) > MAX_PATH
+    entry['fieldsV1'] = fieldsets.encode_shared({path[:MAX_PATH] for path in paths} if deep else paths)
     if subresource:
         entry['subresource'] = subresource
     return entry
