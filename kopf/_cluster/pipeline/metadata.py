@@ -139,8 +139,8 @@ def label_causes(meta: Mapping[str, Any], stored: Mapping[str, Any] | None = Non
     causes = []
     for section in ('labels', 'annotations'):
         mapping = meta.get(section) or {}
-        if stored is not None and mapping and mapping is stored.get(section):
-            continue
+        if not mapping or (stored is not None and mapping is stored.get(section)):
+            continue   # nothing to check; or the stored one's very map, checked when stored
         if not isinstance(mapping, Mapping):
             causes.append(statuses.cause('FieldValueTypeInvalid', f'metadata.{section}',
                                          'Invalid value: must be a map of strings'))
