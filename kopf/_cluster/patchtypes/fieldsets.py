@@ -210,6 +210,8 @@ def _fieldset(value: Any, node: Node, path: Path, out: set[Path]) -> None:
 
 def without_prefixes(paths: Iterable[Path], prefixes: Iterable[Path]) -> set[Path]:
     """RecursiveDifference: the paths not under (nor at) any of the prefixes."""
+    if not paths:
+        return set()
     gone = set(prefixes)
     if () in gone:
         return set()
