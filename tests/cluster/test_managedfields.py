@@ -190,3 +190,28 @@ def test_without_prefixes_is_the_recursive_difference(seed: int) -> None:
     expected = {path for path in paths if not any(path[:len(prefix)] == prefix for prefix in prefixes)}
     assert fieldsets.without_prefixes(paths, prefixes) == expected
     assert fieldsets.without_prefixes(paths, [*prefixes, ()]) == set()
+
+
+@pytest.mark.parametrize('value, expected', [
+    ({}, {('f:x',)}),
+    ('s', {('f:x',)}),
+    ([1, {'a': 1}], {('f:x',)}),
+    ({'a': {}, 'b': {'c': 1, 'd': [1]}}, {('f:x',), ('f:x', 'f:a'), ('f:x', 'f:b'), ('f:x', 'f:b', 'f:c'),
+                                        ('f:x', 'f:b', 'f:d')}),
+])
+def test_the_paths_of_a_free_value_added_or_removed(value: Any, expected: set[Any]) -> None:
+    assert fieldsets.compare({'x': 1} | {}, {'x': 1, 'y': 0}, None) == ({('f:y',)}, set(), set())
+    added, modified, removed = fieldsets.compare({}, {'x': value}, None)
+    assert (added, modified, removed) == (expected, set(), set())
+    added, modified, removed = fieldsets.compare({'x': value}, {}, None)
+    assert (added, modified, removed) == (set(), set(), expected)
+
+
+def test_a_fields_only_fieldsv1_is_shared_and_sorted_either_way() -> None:
+    paths = {('f:status', 'f:z'), ('f:status',), ('f:status', 'f:a', 'f:b')}
+    shared = fieldsets.encode_shared(paths)
+    assert shared == fieldsets.encode(paths)
+    assert fieldsets.encode_shared(set(paths)) is shared
+    assert list(shared['f:status']) == ['.', 'f:a', 'f:z'] == sorted(shared['f:status'])
+    keyed = {('f:spec', 'f:items', 'k:{"name":"b"}'), ('f:spec', 'f:items', 'v:"a"')}
+    assert fieldsets.encode_shared(keyed) is not fieldsets.encode_shared(keyed)   # not fields only: made anew
