@@ -64,12 +64,12 @@ def _child(node: Node, key: str) -> tuple[Node, bool]:
     if key in properties:
         return properties[key], True
     additional = (node or {}).get('additionalProperties')
-    return (additional if isinstance(additional, Mapping) else None), False
+    return (additional if additional is not None and isinstance(additional, Mapping) else None), False
 
 
 def _item_node(node: Node) -> Node:
     items = (node or {}).get('items')
-    return items if isinstance(items, Mapping) else None
+    return items if items is not None and isinstance(items, Mapping) else None
 
 
 def element(item: Any, node: Node) -> str:

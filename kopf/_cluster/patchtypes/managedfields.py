@@ -157,7 +157,8 @@ def _identity(manager: str, operation: str, api_version: str, subresource: str) 
 def updated(live: Any, new: Mapping[str, Any], *, manager: str, api_version: str, subresource: str,
             schema: Node, ignored: Iterable[Path], now: str, creating: bool) -> list[Entry] | None:
     """The entries after an update of `live` (the stored object, or the empty object) to `new` (None: none)."""
-    live_entries = (live.get('metadata') or {}).get('managedFields') if isinstance(live, Mapping) else None
+    live_entries = (live.get('metadata') or {}).get('managedFields') \
+        if type(live) is dict or isinstance(live, Mapping) else None
     new_entries = (new.get('metadata') or {}).get('managedFields')
     identity = _identity(manager, 'Update', api_version, subresource)
     time = now if subresource != 'scale' else None   # upstream's scale handler drops it

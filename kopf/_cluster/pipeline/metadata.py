@@ -156,7 +156,7 @@ def label_causes(meta: Mapping[str, Any], stored: Mapping[str, Any] | None = Non
                                              "consist of alphanumeric characters, '-', '_' or '.', and must start "
                                              'and end with an alphanumeric character'))
     annotations = meta.get('annotations')
-    if isinstance(annotations, Mapping) and (stored is None or annotations is not stored.get('annotations')) \
+    if (stored is None or annotations is not stored.get('annotations')) and isinstance(annotations, Mapping) \
             and _size(annotations) > ANNOTATIONS_LIMIT:
         causes.append(statuses.cause('FieldValueTooLong', 'metadata.annotations',
                                      f'Too long: may not be more than {ANNOTATIONS_LIMIT} bytes'))
