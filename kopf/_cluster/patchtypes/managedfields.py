@@ -259,10 +259,13 @@ def _updated_lazily(stored: list[tuple[Entry, Identity]], identity: Identity, go
             result.append(_entry(own, version, when, paths))
     if mine and identity not in {own for _, own in stored}:
         result.append(_entry(identity, api_version, time, mine))
-    if sum(1 for entry in result if entry['operation'] != 'Apply') > MAX_UPDATERS:
+    if len(result) > MAX_UPDATERS and sum(1 for entry in result if entry['operation'] != 'Apply') > MAX_UPDATERS:
         return None
-    return sorted(result, key=lambda e: (e['operation'], e.get('time') or '', e['manager'], e['apiVersion'],
-                                         e.get('subresource', '')))
+    return sorted(result, key=_entry_order) if len(result) > 1 else result
+
+
+def _entry_order(e: Entry) -> tuple[str, str, str, str, str]:
+    return e['operation'], e.get('time') or '', e['manager'], e['apiVersion'], e.get('subresource', '')
 
 
 def applied(live: Any, new: Mapping[str, Any], config: Any, *, manager: str, api_version: str, subresource: str,
