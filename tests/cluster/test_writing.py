@@ -165,3 +165,23 @@ def test_a_changed_schema_shows_on_stored_objects_in_field_order(state: State) -
 def test_the_content_that_moves_the_generation(old: dict[str, Any], new: dict[str, Any], changed: bool) -> None:
     resource = Resource('g', 'v1', 'things', 'Thing', namespaced=True, subresources=('status',), custom=True)
     assert writing._content_changed(new, old, resource) is changed
+
+
+@pytest.mark.parametrize('path', [
+    '/apis/kopf.dev/v1/namespaces/default/kexes/a', '/apis/kopf.dev/v1/namespaces/default/kexes/a/status',
+    '/apis/kopf.dev/v1/namespaces/default/kexes/status', '/api/v1/namespaces/x', '/api/v1/namespaces/x/status',
+    '/api/v1/namespaces/x/finalize', '/api/v1/namespaces/default/pods/p/status', '/apis/kopf.dev/v1/kexes/a',
+])
+def test_an_object_routed_by_its_collection_as_resolved_in_full(state: State, path: str) -> None:
+    from kopf._cluster.apis import routing
+    first = path.rsplit('/', 2)[0] + '/other' + ('/' + path.rsplit('/', 1)[1] if path.count('/') > 6 else '')
+    routes: dict[object, object] = {}
+    for seen in [first, path]:   # a sibling's resolution teaches the collection's route
+        try:
+            routing.remember_collection(state.catalog, routes, seen, (routing.resolve(state.catalog, seen), False))
+        except statuses.ApiError:
+            pass
+    derived = routing.object_route(routes, path)
+    assert derived is None or derived == (routing.resolve(state.catalog, path), False)
+    unknown = routing.object_route(routes, '/api/v1/namespaces/x/pods')
+    assert unknown is None
