@@ -44,10 +44,24 @@ def root(schema: Node) -> dict[str, Any]:
     return node
 
 
+_SHAPES: dict[int, tuple[Node, str]] = {}   # id(node) -> (node, its shape): schema nodes are never changed
+
+
 def _shape(node: Node, value: Any) -> str:
     """'map' (separable), 'list' (associative) or 'leaf' (scalars, atomic maps and lists)."""
     if node is None or not node:
         return 'map' if isinstance(value, dict) else 'leaf'
+    known = _SHAPES.get(id(node))
+    if known is not None and known[0] is node:
+        return known[1]
+    shape = _node_shape(node)
+    if len(_SHAPES) >= 10000:
+        _SHAPES.clear()
+    _SHAPES[id(node)] = (node, shape)   # kept alive with it: its id is not reused while it is here
+    return shape
+
+
+def _node_shape(node: Mapping[str, Any]) -> str:
     if node.get('x-kubernetes-int-or-string'):
         return 'leaf'
     if node.get('type') == 'array' or 'items' in node:

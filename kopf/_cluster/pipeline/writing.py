@@ -182,7 +182,9 @@ def update(state: State, target: Target, current: Obj, candidate: Any, options: 
     resource = target.resource
     candidate = as_object(candidate)
     _check_type(candidate, resource, current)
-    meta = candidate['metadata'] = metadata.normalise(candidate.get('metadata') or {})
+    given = candidate.get('metadata') or {}
+    # The stored metadata itself (a patch that leaves it): normalised when stored; only copied to be changed.
+    meta = candidate['metadata'] = dict(given) if given is current['metadata'] else metadata.normalise(given)
     _check_identity(meta, target)
     rv = meta.get('resourceVersion')
     old_meta = current['metadata']
