@@ -215,3 +215,19 @@ def test_a_fields_only_fieldsv1_is_shared_and_sorted_either_way() -> None:
     assert list(shared['f:status']) == ['.', 'f:a', 'f:z'] == sorted(shared['f:status'])
     keyed = {('f:spec', 'f:items', 'k:{"name":"b"}'), ('f:spec', 'f:items', 'v:"a"')}
     assert fieldsets.encode_shared(keyed) is not fieldsets.encode_shared(keyed)   # not fields only: made anew
+
+
+@pytest.mark.parametrize('subresource', ['', 'status'])
+def test_a_new_entry_in_its_kinds_field_order(subresource: str) -> None:
+    from kopf._cluster.openapi import fieldorder
+    identity = ('kopf', 'Update', 'kopf.dev/v1', subresource)
+    paths = {('f:status', 'f:x')}
+    custom = managedfields._entry(identity, 'kopf.dev/v1', '2026-12-07T22:00:00Z', paths, custom=True)
+    assert list(custom) == sorted(custom)
+    obj = {'apiVersion': 'kopf.dev/v1', 'kind': 'K', 'metadata': {'managedFields': [dict(reversed(custom.items()))]}}
+    fieldorder.arrange(obj)
+    assert obj['metadata']['managedFields'] == [custom] and list(obj['metadata']['managedFields'][0]) == list(custom)
+    builtin = managedfields._entry(identity, 'v1', '2026-12-07T22:00:00Z', paths)
+    pod = {'apiVersion': 'v1', 'kind': 'Pod', 'metadata': {'managedFields': [dict(reversed(builtin.items()))]}}
+    fieldorder.arrange(pod)
+    assert list(pod['metadata']['managedFields'][0]) == list(builtin)

@@ -133,14 +133,24 @@ def encode(managed: Managed) -> list[Entry]:
                                           e.get('subresource', '')))
 
 
-def _entry(identity: Identity, api_version: str, time: Any, paths: set[Path]) -> Entry:
+def _entry(identity: Identity, api_version: str, time: Any, paths: set[Path], custom: bool = False) -> Entry:
+    """An entry, its keys in ManagedFieldsEntry's field order; `custom`: sorted, as a custom resource keeps it."""
     manager, operation, _, subresource = identity
-    entry: Entry = {'manager': manager, 'operation': operation, 'apiVersion': api_version}
+    deep = max(map(len, paths), default=0) > MAX_PATH
+    fields = fieldsets.encode_shared({path[:MAX_PATH] for path in paths} if deep else paths)
+    if custom:   # in the order the store would arrange it in (it then finds nothing to move)
+        entry: Entry = {'apiVersion': api_version, 'fieldsType': 'FieldsV1', 'fieldsV1': fields, 'manager': manager,
+                        'operation': operation}
+        if subresource:
+            entry['subresource'] = subresource
+        if time:
+            entry['time'] = time
+        return entry
+    entry = {'manager': manager, 'operation': operation, 'apiVersion': api_version}
     if time:
         entry['time'] = time
     entry['fieldsType'] = 'FieldsV1'
-    deep = max(map(len, paths), default=0) > MAX_PATH
-    entry['fieldsV1'] = fieldsets.encode_shared({path[:MAX_PATH] for path in paths} if deep else paths)
+    entry['fieldsV1'] = fields
     if subresource:
         entry['subresource'] = subresource
     return entry
@@ -155,8 +165,10 @@ def _identity(manager: str, operation: str, api_version: str, subresource: str) 
 
 
 def updated(live: Any, new: Mapping[str, Any], *, manager: str, api_version: str, subresource: str,
-            schema: Node, ignored: Iterable[Path], now: str, creating: bool) -> list[Entry] | None:
-    """The entries after an update of `live` (the stored object, or the empty object) to `new` (None: none)."""
+            schema: Node, ignored: Iterable[Path], now: str, creating: bool, custom: bool = False
+            ) -> list[Entry] | None:
+    """The entries after an update of `live` (the stored object, or the empty object) to `new` (None: none);
+    `custom`: of a custom resource (its new entries are made in its field order)."""
     live_entries = (live.get('metadata') or {}).get('managedFields') \
         if type(live) is dict or isinstance(live, Mapping) else None
     new_entries = (new.get('metadata') or {}).get('managedFields')
@@ -167,7 +179,7 @@ def updated(live: Any, new: Mapping[str, Any], *, manager: str, api_version: str
     if stored is not None:   # the stored entries, well-formed: the usual update
         changed, removed = _changes(live, new, schema, ignored)
         entries = _updated_lazily(stored, identity, changed | removed | STRIPPED, changed - STRIPPED,
-                                  api_version, time)
+                                  api_version, time, custom)
         if entries is not None:
             return entries
     if same:   # the same entries: the stored ones are decoded already
@@ -236,7 +248,7 @@ def _owns_member(fields: dict[str, Any], keys: Iterable[str]) -> bool:
 
 
 def _updated_lazily(stored: list[tuple[Entry, Identity]], identity: Identity, gone: set[Path], mine: set[Path],
-                    api_version: str, time: str | None) -> list[Entry] | None:
+                    api_version: str, time: str | None, custom: bool = False) -> list[Entry] | None:
     """What `decode` → the set operations → `encode` make of the stored entries, decoding only those that own a
     path gone from the others (`gone`) or that get `mine`: the others stay the very same entries. None if the
     updaters would be more than `MAX_UPDATERS` (the oldest fold: the general way does that)."""
@@ -256,9 +268,9 @@ def _updated_lazily(stored: list[tuple[Entry, Identity]], identity: Identity, go
         if paths and paths == before and entry.get('time') == when and entry['apiVersion'] == version:
             result.append(entry)   # unchanged: the very same entry, as `encode` keeps it
         elif paths:
-            result.append(_entry(own, version, when, paths))
+            result.append(_entry(own, version, when, paths, custom))
     if mine and identity not in {own for _, own in stored}:
-        result.append(_entry(identity, api_version, time, mine))
+        result.append(_entry(identity, api_version, time, mine, custom))
     if len(result) > MAX_UPDATERS and sum(1 for entry in result if entry['operation'] != 'Apply') > MAX_UPDATERS:
         return None
     return sorted(result, key=_entry_order) if len(result) > 1 else result
