@@ -1,7 +1,7 @@
 """The local cluster's own cost of an operator's resume write, per object: CPU per PATCH, history per write.
 
     .venv/bin/python bench/emulator_patch.py [--objects 20000] [--watchers 1] [--rounds 1] [--spy FILE]
-                                             [--callgrind FILE] [--uvloop]
+                                             [--callgrind FILE] [--profile FILE] [--uvloop]
 
 The cluster (`Emulator`, no workloads; in asyncio's loop as `kopf cluster`; `--uvloop`: in uvloop's) runs in its
 own process, restored from bench/scale.py's state file (bench/scale_state.py: format-2 objects with
@@ -15,7 +15,8 @@ once, before and after the writes), and the cluster's RSS growth per write. `--s
 venv in /work/tmp/spyenv, if present) records the cluster during the writes, in raw format. `--callgrind FILE`: the
 cluster runs under valgrind's callgrind, instrumented from the first write until its last watch event is seen: its
 instructions per PATCH (the host's load does not move them; aiohttp's C parts count, the kernel's do not), FILE
-kept for callgrind_annotate. Figures are printed, never asserted.
+kept for callgrind_annotate. `--profile FILE`: cProfile of the cluster during the writes (pstats: where the
+Python goes, not how much: its overhead inflates calls). Figures are printed, never asserted.
 """
 import argparse
 import asyncio
@@ -72,9 +73,21 @@ def serve(state_path: str, history: int, pipe: multiprocessing.connection.Connec
     loops.run(main(), loops.loop_factory(True if uvloop else False))   # asyncio's, as `kopf cluster`; or uvloop
 
 
+PROFILER: list[Any] = []
+
+
 async def _answer(emulator: Any, command: str) -> Any:
     if command == 'size':
         return (*held_bytes(emulator.state, (h.GROUP, h.PLURAL)), COLLECTING[1])
+    if command == 'profile':   # cProfile of the cluster's loop thread from now on
+        import cProfile
+        PROFILER.append(cProfile.Profile())
+        PROFILER[0].enable()
+        return None
+    if command.startswith('profile-to '):
+        PROFILER[0].disable()
+        PROFILER[0].dump_stats(command.split(' ', 1)[1])
+        return None
     raise ValueError(command)
 
 
@@ -172,11 +185,17 @@ async def measure(port: int, pid: int, args: argparse.Namespace, pipe: Any) -> N
     system, writes = _system_seconds(pid), args.objects * args.rounds
     if args.callgrind:
         await asyncio.to_thread(_instrument, pid, 'on')
+    if args.profile:
+        pipe.send('profile')
+        pipe.recv()
     for _ in range(args.rounds):
         await resume_writes(port, args.objects)
     await h.wait_for(lambda: counted[0] >= writes * args.watchers, 600)
     if args.callgrind:
         await asyncio.to_thread(_instrument, pid, 'off')
+    if args.profile:
+        pipe.send(f'profile-to {args.profile}')
+        pipe.recv()
     elapsed, cpu = time.monotonic() - started, h.cpu_seconds(pid) - cpu
     system = _system_seconds(pid) - system
     grown = h.memory_mb(pid)['VmRSS'] - rss
@@ -215,6 +234,8 @@ def main() -> None:
     parser.add_argument('--rounds', type=int, default=1, help='writes per object (the history keeps them all)')
     parser.add_argument('--spy', default='', help='py-spy raw output file for the cluster during the writes')
     parser.add_argument('--callgrind', default='', help="the cluster under valgrind's callgrind, its output file")
+    parser.add_argument('--profile', default='', help="cProfile of the cluster during the writes, its output file "
+                        '(pstats; its overhead inflates the Python calls: for where, not how much)')
     parser.add_argument('--uvloop', action='store_true', help="the cluster in uvloop, not in asyncio's own loop "
                         '(which `kopf cluster` runs in)')
     parser.add_argument('--serve', nargs=3, help=argparse.SUPPRESS)   # the cluster process: PORT STATE HISTORY
@@ -225,6 +246,7 @@ def main() -> None:
               args.uvloop)
         return
     state = scale_state.ensure(args.objects, SPACES)
+    args.profile = os.path.abspath(args.profile) if args.profile else ''   # the cluster runs elsewhere
     with multiprocessing.connection.Listener(('127.0.0.1', 0), authkey=KEY) as listener:
         prefix = ['valgrind', '--tool=callgrind', '--instr-atstart=no', f'--callgrind-out-file={args.callgrind}']
         server = subprocess.Popen([*(prefix if args.callgrind else []), sys.executable, __file__, '--serve',

@@ -61,7 +61,7 @@ class Resource:
     listed_subresources: tuple[Subresource, ...] = dataclasses.field(default=(), compare=False, hash=False)
     table_columns: tuple[Mapping[str, Any], ...] = dataclasses.field(default=(), compare=False, hash=False)
 
-    @property
+    @functools.cached_property   # asked on every write: made once (a frozen dataclass keeps it in its __dict__)
     def api_version(self) -> str:
         return f'{self.group}/{self.version}' if self.group else self.version
 
@@ -70,7 +70,7 @@ class Resource:
         """The name used in error messages: `plural.group`, or just `plural` for the core group."""
         return f'{self.plural}.{self.group}' if self.group else self.plural
 
-    @property
+    @functools.cached_property
     def key(self) -> tuple[str, str]:
         """The storage key: all versions of one group/plural share their objects."""
         return (self.group, self.plural)
@@ -79,7 +79,7 @@ class Resource:
     def list_kind(self) -> str:
         return f'{self.kind}List'
 
-    @property
+    @functools.cached_property
     def has_status(self) -> bool:
         return 'status' in self.subresources
 

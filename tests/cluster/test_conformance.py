@@ -203,3 +203,14 @@ def test_compactions_expire_the_history_of_a_quiet_cluster_too() -> None:
         state.compaction = (-1000.0, state.compaction[1])   # due
         sweeping.compact(state)
     assert state.store.rv == listed + 2 and state.store.compacted == listed + 1 > listed
+
+
+def test_the_stored_metadata_values_are_not_pruned_again_but_new_ones_are() -> None:
+    from kopf._cluster.openapi import conforming
+    stored = {'metadata': {'name': 'x', 'ownerReferences': [{'uid': 'u', 'name': 'o', 'kind': 'K',
+                                                              'apiVersion': 'v1'}]}}
+    same = {'metadata': dict(stored['metadata'])}
+    assert conforming.normalise_metadata(same, stored) == []
+    changed = {'metadata': {**stored['metadata'], 'ownerReferences': [{'uid': 'u', 'unknown': 1}]}}
+    assert conforming.normalise_metadata(changed, stored) == [('metadata', 'ownerReferences', '0', 'unknown')]
+    assert changed['metadata']['ownerReferences'] == [{'uid': 'u'}]

@@ -100,3 +100,24 @@ def test_sorting_leaves_empty_maps_and_lists_and_shared_parts_as_they_are() -> N
     fieldorder.sort_keys(obj, like)
     assert json.dumps(obj) == ('{"a": {}, "b": [], "kept": {"z": 1.0, "a": {}}, '
                                '"new": {"x": {}, "y": [2, {"c": 1.5, "d": 1}]}}')
+
+
+def test_a_settled_value_is_not_walked_again() -> None:
+    settled: dict[str, Any] = {'f:b': {}, 'f:a': {}}   # out of order on purpose: skipped, so it stays so
+    fieldorder.settle(settled)
+    try:
+        obj: dict[str, Any] = {'kind': 'X', 'apiVersion': 'g/v1', 'spec': {'z': settled, 'y': {'b': 1, 'a': 2}}}
+        fieldorder.arrange(obj)
+        assert list(obj['spec']) == ['y', 'z'] and list(obj['spec']['y']) == ['a', 'b']
+        assert list(settled) == ['f:b', 'f:a']
+    finally:
+        fieldorder.unsettle(settled)
+    fieldorder.arrange(obj)
+    assert list(settled) == ['f:a', 'f:b']
+
+
+@pytest.mark.parametrize('text', ['a<b>c&d', 'line\u2028sep\u2029par', 'plain', 'é\u00e2', '\u2028<'])
+def test_go_escapes_with_and_without_the_line_separators(text: str) -> None:
+    expected = json.dumps(text, ensure_ascii=False).replace('<', '\\u003c').replace('>', '\\u003e').replace(
+        '&', '\\u0026').replace('\u2028', '\\u2028').replace('\u2029', '\\u2029')
+    assert jsoncodec.dumps(text) == expected.encode()

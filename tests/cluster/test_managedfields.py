@@ -164,6 +164,23 @@ def test_owning_a_path_is_being_in_the_decoded_set(seed: int) -> None:
     assert fieldsets.owns(fields, candidates) == bool(members & candidates)
 
 
+@pytest.mark.parametrize('seed', range(40))
+def test_owning_a_stripped_path_is_owning_it_by_the_walk(seed: int) -> None:
+    rng = random.Random(seed)
+    top = ['f:apiVersion', 'f:kind', 'f:metadata', 'f:spec', '.']
+    meta = ['f:uid', 'f:name', 'f:resourceVersion', 'f:labels', 'f:annotations', 'f:managedFields', '.']
+
+    def tree(elements: list[str], depth: int) -> Any:
+        if depth > 2 or rng.random() < 0.3:
+            return rng.choice([{}, None, {'.': {}}])
+        return {rng.choice(elements): tree(meta if depth == 0 else ['f:a', '.'], depth + 1)
+                for _ in range(rng.randint(0, 4))}
+
+    fields = tree(top, 0)
+    if isinstance(fields, dict):
+        assert managedfields._owns_stripped(fields) == fieldsets.owns(fields, managedfields.STRIPPED), fields
+
+
 @pytest.mark.parametrize('seed', range(20))
 def test_without_prefixes_is_the_recursive_difference(seed: int) -> None:
     rng = random.Random(seed)
@@ -173,3 +190,44 @@ def test_without_prefixes_is_the_recursive_difference(seed: int) -> None:
     expected = {path for path in paths if not any(path[:len(prefix)] == prefix for prefix in prefixes)}
     assert fieldsets.without_prefixes(paths, prefixes) == expected
     assert fieldsets.without_prefixes(paths, [*prefixes, ()]) == set()
+
+
+@pytest.mark.parametrize('value, expected', [
+    ({}, {('f:x',)}),
+    ('s', {('f:x',)}),
+    ([1, {'a': 1}], {('f:x',)}),
+    ({'a': {}, 'b': {'c': 1, 'd': [1]}}, {('f:x',), ('f:x', 'f:a'), ('f:x', 'f:b'), ('f:x', 'f:b', 'f:c'),
+                                        ('f:x', 'f:b', 'f:d')}),
+])
+def test_the_paths_of_a_free_value_added_or_removed(value: Any, expected: set[Any]) -> None:
+    assert fieldsets.compare({'x': 1} | {}, {'x': 1, 'y': 0}, None) == ({('f:y',)}, set(), set())
+    added, modified, removed = fieldsets.compare({}, {'x': value}, None)
+    assert (added, modified, removed) == (expected, set(), set())
+    added, modified, removed = fieldsets.compare({'x': value}, {}, None)
+    assert (added, modified, removed) == (set(), set(), expected)
+
+
+def test_a_fields_only_fieldsv1_is_shared_and_sorted_either_way() -> None:
+    paths = {('f:status', 'f:z'), ('f:status',), ('f:status', 'f:a', 'f:b')}
+    shared = fieldsets.encode_shared(paths)
+    assert shared == fieldsets.encode(paths)
+    assert fieldsets.encode_shared(set(paths)) is shared
+    assert list(shared['f:status']) == ['.', 'f:a', 'f:z'] == sorted(shared['f:status'])
+    keyed = {('f:spec', 'f:items', 'k:{"name":"b"}'), ('f:spec', 'f:items', 'v:"a"')}
+    assert fieldsets.encode_shared(keyed) is not fieldsets.encode_shared(keyed)   # not fields only: made anew
+
+
+@pytest.mark.parametrize('subresource', ['', 'status'])
+def test_a_new_entry_in_its_kinds_field_order(subresource: str) -> None:
+    from kopf._cluster.openapi import fieldorder
+    identity = ('kopf', 'Update', 'kopf.dev/v1', subresource)
+    paths = {('f:status', 'f:x')}
+    custom = managedfields._entry(identity, 'kopf.dev/v1', '2026-12-07T22:00:00Z', paths, custom=True)
+    assert list(custom) == sorted(custom)
+    obj = {'apiVersion': 'kopf.dev/v1', 'kind': 'K', 'metadata': {'managedFields': [dict(reversed(custom.items()))]}}
+    fieldorder.arrange(obj)
+    assert obj['metadata']['managedFields'] == [custom] and list(obj['metadata']['managedFields'][0]) == list(custom)
+    builtin = managedfields._entry(identity, 'v1', '2026-12-07T22:00:00Z', paths)
+    pod = {'apiVersion': 'v1', 'kind': 'Pod', 'metadata': {'managedFields': [dict(reversed(builtin.items()))]}}
+    fieldorder.arrange(pod)
+    assert list(pod['metadata']['managedFields'][0]) == list(builtin)

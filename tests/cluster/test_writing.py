@@ -7,6 +7,7 @@ from kopf._cluster import jsoncodec, statuses
 from kopf._cluster.apis.routing import Target
 from kopf._cluster.pipeline import writing
 from kopf._cluster.pipeline.state import State
+from kopf._shared.resourcetable import Resource
 
 CRD = {
     'apiVersion': 'apiextensions.k8s.io/v1', 'kind': 'CustomResourceDefinition',
@@ -152,3 +153,35 @@ def test_a_changed_schema_shows_on_stored_objects_in_field_order(state: State) -
     writing.patch(state, Target(crds, None, 'kexes.kopf.dev'), 'application/merge-patch+json', patch, OPTIONS)
     stored = state.store.get(('kopf.dev', 'kexes'), 'default', 'defaulted')
     assert stored is not None and list(stored['spec'].items()) == [('a', 0), ('b', 1)]
+
+
+@pytest.mark.parametrize('old, new, changed', [
+    ({'spec': {'a': 1}, 'status': {'x': 1}}, {'spec': {'a': 1}, 'status': {'x': 2}}, False),
+    ({'spec': {'a': 1}}, {'spec': {'a': 2}}, True),
+    ({'spec': {'a': 1}}, {'spec': {'a': 1}, 'data': {}}, True),
+    ({'spec': {'a': 1}, 'data': 1}, {'spec': {'a': 1}}, True),
+    ({'metadata': {'a': 1}, 'kind': 'K', 'spec': 1.0}, {'metadata': {'a': 2}, 'kind': 'L', 'spec': 1}, False),
+])
+def test_the_content_that_moves_the_generation(old: dict[str, Any], new: dict[str, Any], changed: bool) -> None:
+    resource = Resource('g', 'v1', 'things', 'Thing', namespaced=True, subresources=('status',), custom=True)
+    assert writing._content_changed(new, old, resource) is changed
+
+
+@pytest.mark.parametrize('path', [
+    '/apis/kopf.dev/v1/namespaces/default/kexes/a', '/apis/kopf.dev/v1/namespaces/default/kexes/a/status',
+    '/apis/kopf.dev/v1/namespaces/default/kexes/status', '/api/v1/namespaces/x', '/api/v1/namespaces/x/status',
+    '/api/v1/namespaces/x/finalize', '/api/v1/namespaces/default/pods/p/status', '/apis/kopf.dev/v1/kexes/a',
+])
+def test_an_object_routed_by_its_collection_as_resolved_in_full(state: State, path: str) -> None:
+    from kopf._cluster.apis import routing
+    first = path.rsplit('/', 2)[0] + '/other' + ('/' + path.rsplit('/', 1)[1] if path.count('/') > 6 else '')
+    routes: dict[object, object] = {}
+    for seen in [first, path]:   # a sibling's resolution teaches the collection's route
+        try:
+            routing.remember_collection(state.catalog, routes, seen, (routing.resolve(state.catalog, seen), False))
+        except statuses.ApiError:
+            pass
+    derived = routing.object_route(routes, path)
+    assert derived is None or derived == (routing.resolve(state.catalog, path), False)
+    unknown = routing.object_route(routes, '/api/v1/namespaces/x/pods')
+    assert unknown is None

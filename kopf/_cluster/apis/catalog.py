@@ -15,7 +15,7 @@ class Catalog:
         self._builtins = {(r.group, r.version, r.plural): r for r in builtins}
         self._custom: dict[str, list[Resource]] = {}  # CRD name -> its served resources
         self._index: dict[GVR, Resource] = dict(self._builtins)
-        self.routes: dict[str, Any] = {}   # request path -> what it addresses (`web.endpoints`); valid until a rebuild
+        self.routes: dict[Any, Any] = {}   # request path -> what it addresses (`web.endpoints`); valid until a rebuild
 
     def lookup(self, group: str, version: str, plural: str) -> Resource | None:
         return self._index.get((group, version, plural))

@@ -1,5 +1,6 @@
 """URL shapes of the Kubernetes API: which resource, namespace, name and subresource a path addresses."""
 import dataclasses
+from typing import Any
 
 from kopf._cluster import statuses
 from kopf._cluster.apis.catalog import Catalog
@@ -61,6 +62,44 @@ def resolve(catalog: Catalog, path: str) -> Target:
             raise statuses.not_found(resource.qualified, resource.group, resource.plural, name)
         raise statuses.generic_not_found()
     return Target(resource, namespace, name, subresource)
+
+
+Routes = dict[Any, Any]   # a request path -> (its target, legacy watch); ('collection', path) -> a collection's target
+
+
+def object_route(routes: Routes, path: str) -> tuple[Target, bool] | None:
+    """An object's path (or its subresource's) routed by its collection's known route, if known: each of many
+    objects is often asked for once (a restart's writes), so its own path is never among the routes yet."""
+    head, _, name = path.rpartition('/')
+    collection: Target | None = routes.get(('collection', head)) if name else None
+    if collection is not None:
+        return Target(collection.resource, collection.namespace, name), False
+    head, _, name = head.rpartition('/')
+    collection = routes.get(('collection', head)) if name else None
+    subresource = path[len(head) + len(name) + 2:]
+    if collection is not None and subresource in collection.resource.subresources:
+        return Target(collection.resource, collection.namespace, name, subresource), False
+    return None
+
+
+def remember_collection(catalog: Catalog, routes: Routes, path: str, routed: tuple[Target, bool]) -> None:
+    """After an object's path was resolved, its collection's route, for `object_route` (if it resolves alike)."""
+    target, legacy = routed
+    if legacy or target.name is None or not path.endswith(f'/{target.name}/{target.subresource}'
+                                                          if target.subresource else f'/{target.name}'):
+        return
+    head = path[:len(path) - len(target.name) - 1 - (len(target.subresource) + 1 if target.subresource else 0)]
+    if ('collection', head) in routes:
+        return
+    parts = [p for p in head.split('/') if p]
+    if legacy_watch(parts)[1]:
+        return
+    try:
+        collection = resolve(catalog, head)
+    except statuses.ApiError:
+        return
+    if collection == Target(target.resource, target.namespace, None):
+        routes[('collection', head)] = collection
 
 
 def verb_of(method: str, target: Target, watch: bool) -> str:

@@ -81,22 +81,27 @@ OWNER_REFERENCE_KEYS = frozenset(schemas.OBJECT_META_SCHEMA['properties']['owner
 ENTRY_KEYS = frozenset({'manager', 'operation', 'apiVersion', 'time', 'fieldsType', 'fieldsV1', 'subresource'})
 
 
-def normalise_metadata(obj: dict[str, Any]) -> list[tuple[str, ...]]:
-    """`schemas.normalise_metadata`, with a shortcut for the usual metadata that has nothing to drop."""
+def normalise_metadata(obj: dict[str, Any], old: Mapping[str, Any] | None = None) -> list[tuple[str, ...]]:
+    """`schemas.normalise_metadata`, with a shortcut for the usual metadata that has nothing to drop.
+
+    `old`: the stored object (an update's): a metadata value that is its very value was pruned when stored."""
     meta = obj.get('metadata')
-    if isinstance(meta, dict) and _plain_metadata(meta):
+    stored = old.get('metadata') if old is not None else None
+    if isinstance(meta, dict) and _plain_metadata(meta, stored if isinstance(stored, dict) else None):
         return []
     return schemas.normalise_metadata(obj)
 
 
-def _plain_metadata(meta: dict[str, Any]) -> bool:
+def _plain_metadata(meta: dict[str, Any], stored: dict[str, Any] | None = None) -> bool:
     """Only ObjectMeta's keys, scalars where it has scalars, flat maps and lists where it has them.
 
     Pruning by ObjectMeta's schema drops nothing from such metadata (it only looks inside maps and
     lists, and managedFields' `fieldsV1` is free-form); anything else (unknown keys, nested values) takes
-    the full walk.
+    the full walk. The very values of the `stored` metadata (pruned when stored) are not looked into again.
     """
     for key, value in meta.items():
+        if stored is not None and stored.get(key, meta) is value:
+            continue
         if key in SCALAR_META:
             if isinstance(value, dict | list):
                 return False
@@ -132,13 +137,13 @@ def conform(obj: dict[str, Any], resource: Resource, field_validation: str,
     """
     schema = schema_of(resource)
     if schema is None:
-        normalise_metadata(obj)
+        normalise_metadata(obj, old)
         return []
     if not resource.custom:
         gotypes.check(obj, schema, resource)   # Go structs: a wrong JSON type is a 400
     opaque = opaque_keys(schema)
     if opaque and _trivial(schema, opaque) and all(isinstance(obj[key], dict) for key in opaque if key in obj):
-        return _conform_trivially(obj, schema, resource, field_validation)
+        return _conform_trivially(obj, schema, resource, field_validation, old)
     if opaque and any(key in obj for key in opaque) and 'x-kubernetes-validations' not in schema:
         view = {key: {} if key in opaque and isinstance(value, dict) else value for key, value in obj.items()}
         warnings = _conform(view, schema, resource, field_validation)
@@ -155,11 +160,11 @@ def _trivial(schema: Mapping[str, Any], opaque: frozenset[str]) -> bool:
 
 
 def _conform_trivially(obj: dict[str, Any], schema: Mapping[str, Any], resource: Resource,
-                       field_validation: str) -> list[str]:
+                       field_validation: str, old: Mapping[str, Any] | None = None) -> list[str]:
     """The same outcome as the full walk for trivial roots: only unknown top-level fields go."""
     properties = schema.get('properties') or {}
     unknown: list[tuple[str, ...]] = [(key,) for key in obj if key not in properties and key not in TOP]
-    unknown += normalise_metadata(obj)
+    unknown += normalise_metadata(obj, old)
     if unknown and field_validation == 'Strict':
         message = (f'{resource.kind} in version "{resource.version}" cannot be handled as a {resource.kind}: '
                    f'{validation.strict_decoding_message(unknown)}')
@@ -173,7 +178,7 @@ def _conform_trivially(obj: dict[str, Any], schema: Mapping[str, Any], resource:
 def _conform(obj: dict[str, Any], schema: Mapping[str, Any], resource: Resource, field_validation: str,
              old: Mapping[str, Any] | None = None) -> list[str]:
     validation.apply_defaults(obj, schema)
-    unknown = schemas.prune(obj, schema) + normalise_metadata(obj)   # a candidate: safe in place
+    unknown = schemas.prune(obj, schema) + normalise_metadata(obj, old)   # a candidate: safe in place
     if unknown and field_validation == 'Strict':
         message = (f'{resource.kind} in version "{resource.version}" cannot be handled as a {resource.kind}: '
                    f'{validation.strict_decoding_message(unknown)}')

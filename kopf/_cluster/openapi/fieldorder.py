@@ -71,6 +71,20 @@ def sort_keys(value: Any, like: Any = None) -> None:
         _sort_list(value, like)
 
 
+_SETTLED: dict[int, Any] = {}   # id -> a value known to be in field order already (kept alive here: ids unique)
+
+
+def settle(value: Any) -> None:
+    """Mark a value (a map of maps and strings, never changed in place) as sorted already: `sort_keys` skips it
+    wherever it is found (e.g. a `fieldsV1` shared by many objects' entries)."""
+    _SETTLED[id(value)] = value
+
+
+def unsettle(value: Any) -> None:
+    if _SETTLED.get(id(value)) is value:
+        del _SETTLED[id(value)]
+
+
 def _sort_map(value: dict[str, Any], like: Any) -> None:
     if len(value) > 1:
         keys = list(value)
@@ -80,11 +94,13 @@ def _sort_map(value: dict[str, Any], like: Any) -> None:
     like = like if type(like) is dict else None
     for key, item in value.items():
         kind = type(item)
+        if kind is str or kind is int or kind is bool or item is None:   # the usual scalars: nothing to do
+            continue
         if kind is float:
             value[key] = _number(item)
         elif (kind is dict or kind is list or isinstance(item, (dict, list))) and item:   # an empty one: as it is
             known = like.get(key) if like is not None else None
-            if known is not item:
+            if known is not item and _SETTLED.get(id(item)) is not item:
                 sort_keys(item, known)
 
 

@@ -18,7 +18,7 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from kopf._cluster.openapi import kindschemas
+from kopf._cluster.openapi import fieldorder, kindschemas
 from kopf._cluster.patchtypes import fieldowners
 
 Path = tuple[str, ...]
@@ -44,10 +44,24 @@ def root(schema: Node) -> dict[str, Any]:
     return node
 
 
+_SHAPES: dict[int, tuple[Node, str]] = {}   # id(node) -> (node, its shape): schema nodes are never changed
+
+
 def _shape(node: Node, value: Any) -> str:
     """'map' (separable), 'list' (associative) or 'leaf' (scalars, atomic maps and lists)."""
     if node is None or not node:
         return 'map' if isinstance(value, dict) else 'leaf'
+    known = _SHAPES.get(id(node))
+    if known is not None and known[0] is node:
+        return known[1]
+    shape = _node_shape(node)
+    if len(_SHAPES) >= 10000:
+        _SHAPES.clear()
+    _SHAPES[id(node)] = (node, shape)   # kept alive with it: its id is not reused while it is here
+    return shape
+
+
+def _node_shape(node: Mapping[str, Any]) -> str:
     if node.get('x-kubernetes-int-or-string'):
         return 'leaf'
     if node.get('type') == 'array' or 'items' in node:
@@ -64,12 +78,12 @@ def _child(node: Node, key: str) -> tuple[Node, bool]:
     if key in properties:
         return properties[key], True
     additional = (node or {}).get('additionalProperties')
-    return (additional if isinstance(additional, Mapping) else None), False
+    return (additional if additional is not None and isinstance(additional, Mapping) else None), False
 
 
 def _item_node(node: Node) -> Node:
     items = (node or {}).get('items')
-    return items if isinstance(items, Mapping) else None
+    return items if items is not None and isinstance(items, Mapping) else None
 
 
 def element(item: Any, node: Node) -> str:
@@ -99,6 +113,9 @@ def compare(live: Any, new: Any, schema: Node) -> tuple[set[Path], set[Path], se
 
 
 def _compare(left: Any, right: Any, node: Node, path: Path, out: tuple[set[Path], set[Path], set[Path]]) -> None:
+    if not node and (left is MISSING or right is MISSING):   # a free value added or removed: all its paths
+        _free(left if right is MISSING else right, path, out[2] if right is MISSING else out[0])
+        return
     shape = _shape(node, right if right is not MISSING else left)
     if shape == 'map':
         lmap = left if isinstance(left, dict) else {}
@@ -106,7 +123,7 @@ def _compare(left: Any, right: Any, node: Node, path: Path, out: tuple[set[Path]
         if not lmap and not rmap:
             shape = 'leaf'
         else:
-            for key in dict.fromkeys([*lmap, *rmap]):
+            for key in dict.fromkeys([*lmap, *rmap]) if lmap and rmap else lmap or rmap:
                 lv, rv = lmap.get(key, MISSING), rmap.get(key, MISSING)
                 if lv is not rv and (lv is MISSING or rv is MISSING or lv != rv or type(lv) is not type(rv)):
                     _compare(lv, rv, _child(node, key)[0], path + (f'f:{key}',), out)
@@ -128,6 +145,15 @@ def _compare(left: Any, right: Any, node: Node, path: Path, out: tuple[set[Path]
         out[0].add(path)
     elif right is MISSING:
         out[2].add(path)
+
+
+def _free(value: Any, path: Path, out: set[Path]) -> None:
+    """The paths of a value without a schema (maps separable, the rest leaves), all added or all removed:
+    what `_compare` finds with one side missing, without asking the schema at every level."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            _free(item, path + (f'f:{key}',), out)
+    out.add(path)
 
 
 def _compare_items(left: list[Any], right: list[Any], node: Node, path: Path,
@@ -198,6 +224,8 @@ def _fieldset(value: Any, node: Node, path: Path, out: set[Path]) -> None:
 
 def without_prefixes(paths: Iterable[Path], prefixes: Iterable[Path]) -> set[Path]:
     """RecursiveDifference: the paths not under (nor at) any of the prefixes."""
+    if not paths:
+        return set()
     gone = set(prefixes)
     if () in gone:
         return set()
@@ -217,6 +245,36 @@ def encode(paths: Iterable[Path]) -> dict[str, Any]:
             node = node.setdefault(pe, {})
         members.add(id(node))
     return _ordered(tree, members)
+
+
+_SHARED: dict[frozenset[Path], dict[str, Any]] = {}   # paths -> their `fieldsV1`, shared by the entries
+SHARED_KEPT = 1000
+
+
+def encode_shared(paths: Iterable[Path]) -> dict[str, Any]:
+    """`encode(paths)`, the same dict for the same set of fields-only paths (every resumed object's entry gets the
+    same fields): made once, in both orders at once (fields only: upstream's path element order is the sorted
+    one), and marked in field order already (`fieldorder.settle`), so that storing it costs no walk. Shared, as
+    stored values are: never changed in place."""
+    key = paths if isinstance(paths, frozenset) else frozenset(paths)
+    found = _SHARED.get(key)
+    if found is not None:
+        return found
+    found = encode(key)
+    if _fields_only(found):
+        if len(_SHARED) >= SHARED_KEPT:
+            for value in _SHARED.values():
+                fieldorder.unsettle(value)
+            _SHARED.clear()
+        _SHARED[key] = found
+        fieldorder.settle(found)
+    return found
+
+
+def _fields_only(fields: dict[str, Any]) -> bool:
+    """Whether a `fieldsV1` has only fields (`f:`) and members (`.`): its keys sort alike either way."""
+    return all((pe == '.' or pe.startswith('f:')) and (not child or _fields_only(child))
+               for pe, child in fields.items())
 
 
 def _ordered(node: dict[str, Any], members: set[int]) -> dict[str, Any]:

@@ -34,6 +34,8 @@ Identity = tuple[str, str, str, str]   # (manager, operation, apiVersion ('' for
 STRIPPED: frozenset[Path] = frozenset({('f:apiVersion',), ('f:kind',), ('f:metadata',)} | {
     ('f:metadata', f'f:{name}') for name in ('name', 'namespace', 'creationTimestamp', 'selfLink', 'uid',
                                               'clusterName', 'generation', 'managedFields', 'resourceVersion')})
+_STRIPPED_TOP = frozenset(path[0] for path in STRIPPED if len(path) == 1 and path != ('f:metadata',))
+_STRIPPED_META = frozenset(path[1] for path in STRIPPED if len(path) == 2)
 MAX_UPDATERS = 10
 MAX_PATH = jsoncodec.MAX_DEPTH - 8   # deeper fields are owned as their ancestor: the entries stay storable
 ANCIENT = 'ancient-changes'
@@ -131,13 +133,24 @@ def encode(managed: Managed) -> list[Entry]:
                                           e.get('subresource', '')))
 
 
-def _entry(identity: Identity, api_version: str, time: Any, paths: set[Path]) -> Entry:
+def _entry(identity: Identity, api_version: str, time: Any, paths: set[Path], custom: bool = False) -> Entry:
+    """An entry, its keys in ManagedFieldsEntry's field order; `custom`: sorted, as a custom resource keeps it."""
     manager, operation, _, subresource = identity
-    entry: Entry = {'manager': manager, 'operation': operation, 'apiVersion': api_version}
+    deep = max(map(len, paths), default=0) > MAX_PATH
+    fields = fieldsets.encode_shared({path[:MAX_PATH] for path in paths} if deep else paths)
+    if custom:   # in the order the store would arrange it in (it then finds nothing to move)
+        entry: Entry = {'apiVersion': api_version, 'fieldsType': 'FieldsV1', 'fieldsV1': fields, 'manager': manager,
+                        'operation': operation}
+        if subresource:
+            entry['subresource'] = subresource
+        if time:
+            entry['time'] = time
+        return entry
+    entry = {'manager': manager, 'operation': operation, 'apiVersion': api_version}
     if time:
         entry['time'] = time
     entry['fieldsType'] = 'FieldsV1'
-    entry['fieldsV1'] = fieldsets.encode({path[:MAX_PATH] for path in paths})
+    entry['fieldsV1'] = fields
     if subresource:
         entry['subresource'] = subresource
     return entry
@@ -152,9 +165,12 @@ def _identity(manager: str, operation: str, api_version: str, subresource: str) 
 
 
 def updated(live: Any, new: Mapping[str, Any], *, manager: str, api_version: str, subresource: str,
-            schema: Node, ignored: Iterable[Path], now: str, creating: bool) -> list[Entry] | None:
-    """The entries after an update of `live` (the stored object, or the empty object) to `new` (None: none)."""
-    live_entries = (live.get('metadata') or {}).get('managedFields') if isinstance(live, Mapping) else None
+            schema: Node, ignored: Iterable[Path], now: str, creating: bool, custom: bool = False
+            ) -> list[Entry] | None:
+    """The entries after an update of `live` (the stored object, or the empty object) to `new` (None: none);
+    `custom`: of a custom resource (its new entries are made in its field order)."""
+    live_entries = (live.get('metadata') or {}).get('managedFields') \
+        if type(live) is dict or isinstance(live, Mapping) else None
     new_entries = (new.get('metadata') or {}).get('managedFields')
     identity = _identity(manager, 'Update', api_version, subresource)
     time = now if subresource != 'scale' else None   # upstream's scale handler drops it
@@ -163,7 +179,7 @@ def updated(live: Any, new: Mapping[str, Any], *, manager: str, api_version: str
     if stored is not None:   # the stored entries, well-formed: the usual update
         changed, removed = _changes(live, new, schema, ignored)
         entries = _updated_lazily(stored, identity, changed | removed | STRIPPED, changed - STRIPPED,
-                                  api_version, time)
+                                  api_version, time, custom)
         if entries is not None:
             return entries
     if same:   # the same entries: the stored ones are decoded already
@@ -214,16 +230,36 @@ def _identified(entries: Any) -> list[tuple[Entry, Identity]] | None:
     return found if len({identity for _, identity in found}) == len(found) else None
 
 
+def _owns_stripped(fields: dict[str, Any]) -> bool:
+    """`fieldsets.owns(fields, STRIPPED)` by set operations: the top-level and metadata fields only."""
+    if not _STRIPPED_TOP.isdisjoint(fields) and _owns_member(fields, _STRIPPED_TOP & fields.keys()):
+        return True
+    meta = fields.get('f:metadata')
+    if meta is None:
+        return False
+    if not isinstance(meta, dict) or not meta or '.' in meta:
+        return True   # `f:metadata` itself
+    return not _STRIPPED_META.isdisjoint(meta) and _owns_member(meta, _STRIPPED_META & meta.keys())
+
+
+def _owns_member(fields: dict[str, Any], keys: Iterable[str]) -> bool:
+    """Whether any of these keys (present in `fields`) is a member itself (a leaf, or marked by `.`)."""
+    return any(not isinstance(fields[key], dict) or not fields[key] or '.' in fields[key] for key in keys)
+
+
 def _updated_lazily(stored: list[tuple[Entry, Identity]], identity: Identity, gone: set[Path], mine: set[Path],
-                    api_version: str, time: str | None) -> list[Entry] | None:
+                    api_version: str, time: str | None, custom: bool = False) -> list[Entry] | None:
     """What `decode` → the set operations → `encode` make of the stored entries, decoding only those that own a
     path gone from the others (`gone`) or that get `mine`: the others stay the very same entries. None if the
     updaters would be more than `MAX_UPDATERS` (the oldest fold: the general way does that)."""
     result: list[Entry] = []
+    stripped = gone >= STRIPPED   # the usual: asked apart, at C speed (most entries own some metadata)
+    rest = gone - STRIPPED if stripped else gone
     for entry, own in stored:
         fields = entry.get('fieldsV1') or {}
         ours = own == identity and bool(mine)
-        if not ours and isinstance(fields, dict) and fields and not fieldsets.owns(fields, gone):
+        if not ours and isinstance(fields, dict) and fields and not (stripped and _owns_stripped(fields)) and \
+                not fieldsets.owns(fields, rest):
             result.append(entry)
             continue
         before = fieldsets.decode(fields)
@@ -232,13 +268,16 @@ def _updated_lazily(stored: list[tuple[Entry, Identity]], identity: Identity, go
         if paths and paths == before and entry.get('time') == when and entry['apiVersion'] == version:
             result.append(entry)   # unchanged: the very same entry, as `encode` keeps it
         elif paths:
-            result.append(_entry(own, version, when, paths))
+            result.append(_entry(own, version, when, paths, custom))
     if mine and identity not in {own for _, own in stored}:
-        result.append(_entry(identity, api_version, time, mine))
-    if sum(1 for entry in result if entry['operation'] != 'Apply') > MAX_UPDATERS:
+        result.append(_entry(identity, api_version, time, mine, custom))
+    if len(result) > MAX_UPDATERS and sum(1 for entry in result if entry['operation'] != 'Apply') > MAX_UPDATERS:
         return None
-    return sorted(result, key=lambda e: (e['operation'], e.get('time') or '', e['manager'], e['apiVersion'],
-                                         e.get('subresource', '')))
+    return sorted(result, key=_entry_order) if len(result) > 1 else result
+
+
+def _entry_order(e: Entry) -> tuple[str, str, str, str, str]:
+    return e['operation'], e.get('time') or '', e['manager'], e['apiVersion'], e.get('subresource', '')
 
 
 def applied(live: Any, new: Mapping[str, Any], config: Any, *, manager: str, api_version: str, subresource: str,

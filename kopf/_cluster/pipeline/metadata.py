@@ -139,8 +139,8 @@ def label_causes(meta: Mapping[str, Any], stored: Mapping[str, Any] | None = Non
     causes = []
     for section in ('labels', 'annotations'):
         mapping = meta.get(section) or {}
-        if stored is not None and mapping and mapping is stored.get(section):
-            continue
+        if not mapping or (stored is not None and mapping is stored.get(section)):
+            continue   # nothing to check; or the stored one's very map, checked when stored
         if not isinstance(mapping, Mapping):
             causes.append(statuses.cause('FieldValueTypeInvalid', f'metadata.{section}',
                                          'Invalid value: must be a map of strings'))
@@ -156,7 +156,7 @@ def label_causes(meta: Mapping[str, Any], stored: Mapping[str, Any] | None = Non
                                              "consist of alphanumeric characters, '-', '_' or '.', and must start "
                                              'and end with an alphanumeric character'))
     annotations = meta.get('annotations')
-    if isinstance(annotations, Mapping) and (stored is None or annotations is not stored.get('annotations')) \
+    if (stored is None or annotations is not stored.get('annotations')) and isinstance(annotations, Mapping) \
             and _size(annotations) > ANNOTATIONS_LIMIT:
         causes.append(statuses.cause('FieldValueTooLong', 'metadata.annotations',
                                      f'Too long: may not be more than {ANNOTATIONS_LIMIT} bytes'))

@@ -117,7 +117,7 @@ def manage(target: Target, current: Obj | None, candidate: dict[str, Any], manag
     else:
         entries = managedfields.updated(live, candidate, manager=manager, api_version=resource.api_version,
                                         subresource=sub, schema=schema, ignored=ignored, now=metadata.now(),
-                                        creating=current is None)
+                                        creating=current is None, custom=resource.custom)
     if entries:
         meta['managedFields'] = entries
     else:

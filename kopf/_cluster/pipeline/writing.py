@@ -182,7 +182,9 @@ def update(state: State, target: Target, current: Obj, candidate: Any, options: 
     resource = target.resource
     candidate = as_object(candidate)
     _check_type(candidate, resource, current)
-    meta = candidate['metadata'] = metadata.normalise(candidate.get('metadata') or {})
+    given = candidate.get('metadata') or {}
+    # The stored metadata itself (a patch that leaves it): normalised when stored; only copied to be changed.
+    meta = candidate['metadata'] = dict(given) if given is current['metadata'] else metadata.normalise(given)
     _check_identity(meta, target)
     rv = meta.get('resourceVersion')
     old_meta = current['metadata']
@@ -207,7 +209,7 @@ def update(state: State, target: Target, current: Obj, candidate: Any, options: 
     writeguards.as_stored(resource.key, candidate)
     if candidate == current:
         return Outcome(200, jsoncodec.dumps(current), warnings, current)
-    if resource.generation and _content(candidate, resource) != _content(current, resource):
+    if resource.generation and _content_changed(candidate, current, resource):
         meta['generation'] = int(old_meta.get('generation') or 0) + 1
     _charge(state, target, candidate, current, options)
     if options.dry_run or (meta.get('deletionTimestamp') and not meta.get('finalizers')):
@@ -457,6 +459,14 @@ def _charge(state: State, target: Target, obj: Obj, current: Obj | None, options
             update(state, quota_target, quota, candidate, QUOTA_OPTIONS)
 
 
-def _content(obj: Obj, resource: Resource) -> dict[str, Any]:
-    skip = {'metadata', 'apiVersion', 'kind'} | ({'status'} if resource.has_status else set())
-    return {k: v for k, v in obj.items() if k not in skip}
+_NOT_CONTENT = frozenset({'metadata', 'apiVersion', 'kind'})
+_NOT_CONTENT_WITH_STATUS = _NOT_CONTENT | {'status'}
+
+
+def _content_changed(obj: Obj, old: Obj, resource: Resource) -> bool:
+    """Whether what counts for `generation` differs: all but metadata, apiVersion, kind (and a status subresource's
+    status); the very same values (a shared part) are equal at once."""
+    skip = _NOT_CONTENT_WITH_STATUS if resource.has_status else _NOT_CONTENT
+    if obj.keys() - skip != old.keys() - skip:
+        return True
+    return any(value is not old[key] and value != old[key] for key, value in obj.items() if key not in skip)

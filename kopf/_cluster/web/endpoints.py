@@ -165,6 +165,8 @@ async def api(backend: Backend, request: web.Request) -> web.StreamResponse:
     catalog = backend.state.catalog
     routed: tuple[Target, bool] | None = catalog.routes.get(request.path)
     if routed is None:
+        routed = routing.object_route(catalog.routes, request.path)
+    if routed is None:
         parts = [p for p in request.path.split('/') if p]
         if request.method == 'GET' and _is_discovery(parts):
             backend.faults.count('get', 'discovery')
@@ -178,6 +180,7 @@ async def api(backend: Backend, request: web.Request) -> web.StreamResponse:
         if len(catalog.routes) >= ROUTES_KEPT:
             catalog.routes.clear()
         catalog.routes[request.path] = routed
+        routing.remember_collection(catalog, catalog.routes, request.path, routed)
     target, legacy_watch = routed
     params = request.query
     watch = request.method == 'GET' and (legacy_watch or parse_bool(params.get('watch')))
