@@ -55,6 +55,7 @@ def test_demo_crd_columns(kubectl: Kubectl, cluster: LocalCluster) -> None:
 
 
 def test_builtin_columns(kubectl: Kubectl, cluster: LocalCluster) -> None:
+    cluster.apply(CRD)   # its own, not the first test's (the module's cluster is shared; -k may run this one alone)
     cluster.apply({'apiVersion': 'apps/v1', 'kind': 'Deployment', 'metadata': {'name': 'dep'},
                    'spec': {'replicas': 2, 'selector': {'matchLabels': {'app': 'x'}}, 'paused': True,  # no Pods yet
                             'template': {'metadata': {'labels': {'app': 'x'}},
