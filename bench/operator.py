@@ -170,23 +170,17 @@ def _count() -> None:
         return await original_request(self, method, path, **kwargs)
     client.APIClient.request = request  # type: ignore[method-assign]
 
-    original_watched = watching._watched
+    def counted(original: Any, verb: str) -> Any:
+        """A watch's or a list's stream of batches, its connections and items counted by resource."""
+        async def wrapper(client_: Any, resource: Any, *args: Any, **kwargs: Any) -> Any:
+            counts[f'{verb} {resource.plural}'] += 1
+            async for batch in original(client_, resource, *args, **kwargs):
+                counts[f'{verb.split()[0]} items {resource.plural}'] += len(batch)
+                yield batch
+        return wrapper
 
-    async def _watched(client_: Any, resource: Any, *args: Any, **kwargs: Any) -> Any:
-        counts[f'watch connect {resource.plural}'] += 1
-        async for batch in original_watched(client_, resource, *args, **kwargs):
-            counts[f'watch items {resource.plural}'] += len(batch)
-            yield batch
-    watching._watched = _watched  # type: ignore[assignment]
-
-    original_listed = watching._listed
-
-    async def _listed(client_: Any, resource: Any, *args: Any, **kwargs: Any) -> Any:
-        counts[f'list {resource.plural}'] += 1
-        async for batch in original_listed(client_, resource, *args, **kwargs):
-            counts[f'list items {resource.plural}'] += len(batch)
-            yield batch
-    watching._listed = _listed  # type: ignore[assignment]
+    watching._watched = counted(watching._watched, 'watch connect')  # type: ignore[assignment]
+    watching._listed = counted(watching._listed, 'list')  # type: ignore[assignment]
 
 
 if os.environ.get('BENCH_COUNT'):
