@@ -182,12 +182,6 @@ class _Borrowing:
         if exc is None or (isinstance(exc, apierrors.APIError) and not isinstance(exc, apierrors.APIUnauthorizedError)):
             item.accepted = True
 
-    async def __aenter__(self) -> 'VaultItem':
-        return self.__enter__()
-
-    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: Any) -> None:
-        self.__exit__(exc_type, exc, tb)
-
 
 class VaultItem:
     """One set of credentials in the vault, with the transport the client makes for it (lazily)."""
@@ -202,7 +196,7 @@ class VaultItem:
     def borrowed(self) -> '_Borrowing':
         """Mark the credentials as in use for a request; an answer other than 401 means they were accepted.
 
-        A context manager, plain or async (`with` on the hot path: no generator, no coroutine per request).
+        A plain context manager (on the hot path: no generator, no coroutine per request).
         """
         return _Borrowing(self)
 

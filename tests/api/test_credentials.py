@@ -204,7 +204,7 @@ async def test_vault_counts_only_logins_never_accepted_in_a_row() -> None:
     vault = Vault(login, relogin_delays=(1,))
     for _ in range(5):   # each token works for a while, then is rotated away: never futile
         item = await vault.select()
-        async with item.borrowed():
+        with item.borrowed():
             pass
         vault.invalidate(item)
     vault.invalidate(await vault.select())   # one futile login is within the grace
@@ -224,7 +224,7 @@ async def test_borrowed_credentials_learn_acceptance(error: Exception | None, ac
     vault.populate([ConnectionInfo(server='https://x')])
     item = await vault.select()
     with pytest.raises(type(error)) if error is not None else contextlib.nullcontext():
-        async with item.borrowed():
+        with item.borrowed():
             assert item.users == 1
             if error is not None:
                 raise error
@@ -237,7 +237,7 @@ async def test_vault_closes_a_rejected_transport_only_when_unused() -> None:
     vault.populate([ConnectionInfo(server='https://a', priority=2), ConnectionInfo(server='https://b')])
     item = await vault.select()
     transport = item.transport = transports.DirectTransport(ConnectionInfo(server='https://a'), limit=1)
-    async with item.borrowed():   # a request or a watch in flight when the server rejects the credentials
+    with item.borrowed():   # a request or a watch in flight when the server rejects the credentials
         vault.invalidate(item)
         assert (await vault.select()).server == 'https://b'
         assert not transport.session.closed
