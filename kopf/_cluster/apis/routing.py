@@ -85,10 +85,12 @@ def object_route(routes: Routes, path: str) -> tuple[Target, bool] | None:
 def remember_collection(catalog: Catalog, routes: Routes, path: str, routed: tuple[Target, bool]) -> None:
     """After an object's path was resolved, its collection's route, for `object_route` (if it resolves alike)."""
     target, legacy = routed
-    if legacy or target.name is None or not path.endswith(f'/{target.name}/{target.subresource}'
-                                                          if target.subresource else f'/{target.name}'):
+    if legacy or target.name is None:
         return
-    head = path[:len(path) - len(target.name) - 1 - (len(target.subresource) + 1 if target.subresource else 0)]
+    suffix = f'/{target.name}/{target.subresource}' if target.subresource else f'/{target.name}'
+    if not path.endswith(suffix):
+        return
+    head = path[:-len(suffix)]
     if ('collection', head) in routes:
         return
     parts = [p for p in head.split('/') if p]
