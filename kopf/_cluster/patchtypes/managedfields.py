@@ -138,22 +138,14 @@ def _entry(identity: Identity, api_version: str, time: Any, paths: set[Path], cu
     manager, operation, _, subresource = identity
     deep = max(map(len, paths), default=0) > MAX_PATH
     fields = fieldsets.encode_shared({path[:MAX_PATH] for path in paths} if deep else paths)
-    if custom:   # in the order the store would arrange it in (it then finds nothing to move)
-        entry: Entry = {'apiVersion': api_version, 'fieldsType': 'FieldsV1', 'fieldsV1': fields, 'manager': manager,
-                        'operation': operation}
-        if subresource:
-            entry['subresource'] = subresource
-        if time:
-            entry['time'] = time
-        return entry
-    entry = {'manager': manager, 'operation': operation, 'apiVersion': api_version}
+    entry: Entry = {'manager': manager, 'operation': operation, 'apiVersion': api_version}
     if time:
         entry['time'] = time
     entry['fieldsType'] = 'FieldsV1'
     entry['fieldsV1'] = fields
     if subresource:
         entry['subresource'] = subresource
-    return entry
+    return dict(sorted(entry.items())) if custom else entry   # custom: as the store arranges it (nothing to move)
 
 
 def _is_reset(entries: Any) -> bool:
