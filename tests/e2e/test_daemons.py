@@ -150,14 +150,16 @@ async def test_a_daemon_ignoring_its_flag_without_a_timeout_keeps_the_object_and
                 pass  # ignores even the cancellation
 
     await start_operator(settings=settings)
-    await kube.create(example())
-    await eventually(running.is_set)
-    await kube.delete('kopf-example-1')
-    await eventually(lambda: f'is still exiting. The next check is in {polling} seconds.' in caplog.text)  # reported
-    obj = get_example(cluster)
-    assert obj is not None and obj['metadata'].get('deletionTimestamp')
-    assert 'kopf.zalando.org/KopfFinalizerMarker' in obj['metadata']['finalizers']
-    release.set()
+    try:
+        await kube.create(example())
+        await eventually(running.is_set)
+        await kube.delete('kopf-example-1')
+        await eventually(lambda: f'is still exiting. The next check is in {polling} seconds.' in caplog.text)
+        obj = get_example(cluster)
+        assert obj is not None and obj['metadata'].get('deletionTimestamp')
+        assert 'kopf.zalando.org/KopfFinalizerMarker' in obj['metadata']['finalizers']
+    finally:
+        release.set()   # else a failed check leaves a task that ignores cancellation: the loop's teardown hangs
     await eventually(lambda: get_example(cluster) is None)
 
 
@@ -177,12 +179,14 @@ async def test_an_abandoned_daemon_lets_the_object_go_with_a_warning(
                 pass
 
     await start_operator()
-    await kube.create(example())
-    await eventually(running.is_set)
-    await kube.delete('kopf-example-1')
-    await eventually(lambda: get_example(cluster) is None)
-    assert "Daemon 'immortal' did not exit in time. Leaving it orphaned." in caplog.text
-    release.set()
+    try:
+        await kube.create(example())
+        await eventually(running.is_set)
+        await kube.delete('kopf-example-1')
+        await eventually(lambda: get_example(cluster) is None)
+        assert "Daemon 'immortal' did not exit in time. Leaving it orphaned." in caplog.text
+    finally:
+        release.set()   # as above: never a task left that ignores its cancellation
 
 
 async def test_filters_stop_and_restart_the_daemon(
