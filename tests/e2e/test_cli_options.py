@@ -1,4 +1,5 @@
 """`kopf run/freeze/resume` options as upstream: the peering options, env vars, logging."""
+import logging
 import pathlib
 import time
 from typing import Any
@@ -182,7 +183,18 @@ def test_quiet_hides_info(kopf_local_cluster: Cluster, tmp_path: pathlib.Path) -
     kopf_local_cluster.apply(str(CRD))
     path = tmp_path / 'handlers.py'
     path.write_text(HANDLERS)
-    runner = _run_briefly(kopf_local_cluster, ['-A', '--quiet', '-P', 'absent'], path)
+    warnings: list[str] = []  # the peering's warning may come after "ready": the runner is left only once it came
+    catcher = logging.Handler(logging.WARNING)
+    catcher.emit = lambda record: warnings.append(record.getMessage())  # type: ignore[method-assign]
+    peering_logger = logging.getLogger('kopf.reactor.peering')
+    peering_logger.addHandler(catcher)
+    try:
+        with KopfRunner(['run', '-A', '--quiet', '-P', 'absent', str(path)], cluster=kopf_local_cluster,
+                        registry=kopf.OperatorRegistry(), timeout=20) as runner:
+            assert runner.wait_ready(timeout=20), runner
+            waiting.wait_for(lambda: any('is not found' in message for message in warnings))
+    finally:
+        peering_logger.removeHandler(catcher)
     assert "The peering object 'absent' cluster-wide is not found" in runner.output  # a warning: shown
     assert 'Stop-flag is raised' not in runner.output      # an info: hidden
 
