@@ -6,6 +6,7 @@
     .venv/bin/python bench/sharding.py --gate off            # the server ignores shardSelector=
     .venv/bin/python bench/sharding.py --backend envtest     # kube-apiserver 1.37.2 (build.sh 1.37.2)
     .venv/bin/python bench/sharding.py --objects 0 --idle 60 --rounds 3 --scenarios single-lease,single-sharded
+    .venv/bin/python bench/sharding.py --scenarios single,3x6 --matched 60   # also at 60 objects/s per replica
 
 The server: the local cluster in its own process (`kopf cluster`, which serves `shardSelector=`), or a
 real kube-apiserver 1.37.2 (`--backend envtest`); either with the feature gate ShardedListAndWatch on
@@ -52,6 +53,17 @@ LISTs and items by resource (Leases included), and gc's collections and their CP
 `BENCH_LEASE_DURATION=150` (replicas under callgrind cannot renew 15-second Leases in time) and
 `--objects 1000 --timeout 1200`. Under callgrind every replica is far behind, so all batch alike: the counts are
 instructions per object without the batching (or the host) that separates the scenarios in CPU seconds.
+
+`--rate R`: the burst's creations paced at R objects/s (a slice every 10 ms) instead of all at once;
+`--rate-per-replica R`: at R per replica holding shards (single R/s, 3x6 3R/s). `--matched R`: every scenario
+runs twice per round, as the burst and paced at R/s per replica, both printed; the matched ratios on a line of
+their own. A replica's CPU per object follows its blocking waits per object (each wake-up costs, on the hosts
+of bench/results/NOTES.md, 0.1-0.3 ms of CPU: bench/wakecost.py): in a burst the unsharded replica gets three
+times the events per second of a sharded one and finds several per wake-up, so the burst's ratios mix the
+sharding with the event rate; at the same rate per replica they measure the sharding alone. `--pin A/B`: every
+replica's threads on CPU A, the server's and the bench's on CPU B (`os.sched_setaffinity`), before the burst.
+`BENCH_CALLS=1` (env, with `--count`): each replica counts its loop thread's Python calls and coroutine resumptions
+by function (in the JSON only; `BENCH_CALLS_BY=f,g`: by caller too). `BENCH_SPY_RATE`: `--profile`'s samples/s.
 
 The harness's own watch of the objects resumes whenever the server ends it (kube-apiserver ends a watcher
 that falls behind: the bench's loop is busy sending the burst): each restart is logged and counted.
