@@ -245,7 +245,7 @@ async def one(emu: Any, client: h.Client, scenario: str, replicas: int, which: t
     sharded = ['--lease', lease, '--lease-namespace', ns, '--shards', str(SHARDS)]
     extra = sharded if scenario in ('single-sharded', '3x6') else []
     extra = ['--lease', lease, '--lease-namespace', ns] if scenario == 'single-lease' else extra
-    ops = [h.Operator(run.ours_framework(), emu.kubeconfig, ns, logdir, extra_args=[*extra, '--no-uvloop'],
+    ops = [h.Operator(run.ours_framework(uvloop=args.uvloop), emu.kubeconfig, ns, logdir, extra_args=extra,
                       env=probe_env(args, scenario, suffix, i))
            for i in range(replicas)]
     if scenario == 'single+2-filtering':  # two more replicas whose shards are all held by someone else
@@ -255,7 +255,7 @@ async def one(emu: Any, client: h.Client, scenario: str, replicas: int, which: t
                 'spec': {'holderIdentity': 'bench-holder', 'leaseDurationSeconds': 3600,
                          'renewTime': '2026-01-01T00:00:00.000000Z'}})
             assert status == 201, status
-        ops += [h.Operator(run.ours_framework(), emu.kubeconfig, ns, logdir, extra_args=[*sharded, '--no-uvloop'])
+        ops += [h.Operator(run.ours_framework(uvloop=args.uvloop), emu.kubeconfig, ns, logdir, extra_args=sharded)
                 for _ in range(2)]
     for i, op in enumerate(ops):
         op.logfile = op.logfile.with_name(f'{op.logfile.stem}-{i}.log')   # one log per replica
@@ -496,7 +496,8 @@ async def bench(args: argparse.Namespace) -> dict[str, Any]:
     report['meta'] = run.meta(args, logdir, objects=args.objects, rounds=args.rounds, shards=SHARDS,
                               backend=args.backend, gate=args.gate, import_rss_mb=baseline, load=h.loadavg(),
                               idle_s=args.idle, rate=args.rate, rate_per_replica=args.rate_per_replica,
-                              matched=args.matched, pin=[sorted(c) for c in args.pin] if args.pin else None)
+                              matched=args.matched, uvloop=args.uvloop,
+                              pin=[sorted(c) for c in args.pin] if args.pin else None)
     return report
 
 
@@ -603,6 +604,8 @@ def main() -> int:
     parser.add_argument('--matched', type=float, default=0.0,
                         help='each scenario also paced at this many objects/s per replica holding shards (single: '
                              'R/s, 3x6: 3R/s), printed beside the burst: the CPU per own object at the same event rate')
+    parser.add_argument('--uvloop', action='store_true',
+                        help='the replicas run on uvloop (`kopf run --uvloop`; else asyncio\'s own loop, --no-uvloop)')
     parser.add_argument('--pin', default=None,
                         help='REPLICAS/OTHERS: CPU lists (e.g. 1/0): every replica\'s threads on the first, the '
                              'server\'s and the bench\'s on the second (os.sched_setaffinity), before the burst')
