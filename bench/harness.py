@@ -470,7 +470,8 @@ class Framework:
 
 
 class Operator:
-    """One operator process: `python -I -m kopf run --standalone -n NS bench/operator.py` (cwd: a temp dir);
+    """One operator process: `python -I -m kopf run --standalone -n NS bench/operator.py` (cwd: a temp dir; ours:
+    `-s -P` and PYTHONPATH=<this tree>, so that ours is this tree's kopf whatever the venv's is);
     `-A` if `all_namespaces` (NS names the log file only); `env`: for bench/operator.py, e.g. BENCH_NO_RESUME."""
 
     def __init__(self, framework: Framework, kubeconfig: pathlib.Path, namespace: str, logdir: pathlib.Path,
@@ -489,7 +490,14 @@ class Operator:
     def start(self) -> None:
         env = {k: v for k, v in os.environ.items() if not k.startswith(('PYTHON', 'KOPF'))}
         env.update(KUBECONFIG=str(self.kubeconfig), BENCH_FRAMEWORK=self.framework.label, **self.env)
-        cmd = [self.framework.python, '-I', '-m', 'kopf', 'run', '--standalone', *self.scope,
+        # Ours is this tree's kopf, whichever the venv's is (a worktree's .venv is often a link to the main
+        # checkout's, where an editable install points at the main checkout: with `-I` alone, a worktree's
+        # bench measured the main checkout's code). `-s -P`: as isolated as `-I`, but PYTHONPATH is read.
+        ours = self.framework.label == 'ours'
+        isolation = ['-s', '-P'] if ours else ['-I']
+        if ours:
+            env['PYTHONPATH'] = str(ROOT)
+        cmd = [self.framework.python, *isolation, '-m', 'kopf', 'run', '--standalone', *self.scope,
                *self.framework.run_args, *self.extra_args, str(OPERATOR)]
         if os.environ.get('BENCH_CALLGRIND'):   # the operator under callgrind, instrumented only when toggled on
             cmd = ['valgrind', '--tool=callgrind', '--instr-atstart=no', '--separate-threads=yes',

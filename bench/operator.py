@@ -187,6 +187,26 @@ if os.environ.get('BENCH_COUNT'):
     _count()
 
 
+def _calls() -> None:
+    """`BENCH_CALLS=1` (with BENCH_COUNT): every Python function call of the loop's thread, counted by function."""
+    import sys
+    counts = COUNTS
+    who = set((os.environ.get('BENCH_CALLS_BY') or '').split(','))
+
+    def profile(frame: Any, event: str, _: Any) -> None:
+        if event == 'call':
+            code = frame.f_code
+            counts[f'call {code.co_filename.rsplit("/", 2)[-1]}:{code.co_name}'] += 1
+            if code.co_name in who and frame.f_back is not None:   # and by whom, for a few
+                back = frame.f_back.f_code
+                counts[f'by {code.co_name} <- {back.co_filename.rsplit("/", 2)[-1]}:{back.co_name}'] += 1
+    sys.setprofile(profile)
+
+
+if os.environ.get('BENCH_CALLS'):
+    _calls()
+
+
 
 def configure(settings: kopf.OperatorSettings, **_: Any) -> None:
     settings.watching.chunk_size = int(CHUNK_SIZE or 0) or None

@@ -6,6 +6,7 @@
     .venv/bin/python bench/sharding.py --gate off            # the server ignores shardSelector=
     .venv/bin/python bench/sharding.py --backend envtest     # kube-apiserver 1.37.2 (build.sh 1.37.2)
     .venv/bin/python bench/sharding.py --objects 0 --idle 60 --rounds 3 --scenarios single-lease,single-sharded
+    .venv/bin/python bench/sharding.py --scenarios single,3x6 --matched 60   # also at 60 objects/s per replica
 
 The server: the local cluster in its own process (`kopf cluster`, which serves `shardSelector=`), or a
 real kube-apiserver 1.37.2 (`--backend envtest`); either with the feature gate ShardedListAndWatch on
@@ -52,6 +53,17 @@ LISTs and items by resource (Leases included), and gc's collections and their CP
 `BENCH_LEASE_DURATION=150` (replicas under callgrind cannot renew 15-second Leases in time) and
 `--objects 1000 --timeout 1200`. Under callgrind every replica is far behind, so all batch alike: the counts are
 instructions per object without the batching (or the host) that separates the scenarios in CPU seconds.
+
+`--rate R`: the burst's creations paced at R objects/s (a slice every 10 ms) instead of all at once;
+`--rate-per-replica R`: at R per replica holding shards (single R/s, 3x6 3R/s). `--matched R`: every scenario
+runs twice per round, as the burst and paced at R/s per replica, both printed; the matched ratios on a line of
+their own. A replica's CPU per object follows its blocking waits per object (each wake-up costs, on the hosts
+of bench/results/NOTES.md, 0.1-0.3 ms of CPU: bench/wakecost.py): in a burst the unsharded replica gets three
+times the events per second of a sharded one and finds several per wake-up, so the burst's ratios mix the
+sharding with the event rate; at the same rate per replica they measure the sharding alone. `--pin A/B`: every
+replica's threads on CPU A, the server's and the bench's on CPU B (`os.sched_setaffinity`), before the burst.
+`BENCH_CALLS=1` (env, with `--count`): each replica counts its loop thread's Python calls and coroutine resumptions
+by function (in the JSON only; `BENCH_CALLS_BY=f,g`: by caller too). `BENCH_SPY_RATE`: `--profile`'s samples/s.
 
 The harness's own watch of the objects resumes whenever the server ends it (kube-apiserver ends a watcher
 that falls behind: the bench's loop is busy sending the burst): each restart is logged and counted.
@@ -108,12 +120,13 @@ def spying(ops: list[h.Operator], profile: pathlib.Path | None, scenario: str, r
     if profile is None:
         return []
     profile.mkdir(parents=True, exist_ok=True)
-    return [subprocess.Popen([PY_SPY, 'record', '--pid', str(op.pid), '--format', 'raw', '--rate', '100',
+    rate = os.environ.get('BENCH_SPY_RATE', '100')   # samples per second
+    return [subprocess.Popen([PY_SPY, 'record', '--pid', str(op.pid), '--format', 'raw', '--rate', rate,
                               '--nonblocking', '-o', str(profile / f'{scenario}-{round_}-{i}.txt')],
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for i, op in enumerate(ops)]
 
 
-def probe_env(args: argparse.Namespace, scenario: str, round_: int, i: int) -> dict[str, str]:
+def probe_env(args: argparse.Namespace, scenario: str, round_: str, i: int) -> dict[str, str]:
     """`--probe DIR`: the replica's own probe (bench/operator.py) writes into DIR/<scenario>-<round>-<i>/."""
     if args.probe is None:
         return {'BENCH_LEASE_DURATION': os.environ['BENCH_LEASE_DURATION']} if os.environ.get('BENCH_LEASE_DURATION') \
@@ -123,6 +136,8 @@ def probe_env(args: argparse.Namespace, scenario: str, round_: int, i: int) -> d
     env = {'BENCH_PROBE': str(where)}
     if args.count:
         env['BENCH_COUNT'] = '1'
+    if os.environ.get('BENCH_CALLS'):
+        env['BENCH_CALLS'] = '1'
     if os.environ.get('BENCH_LEASE_DURATION'):
         env['BENCH_LEASE_DURATION'] = os.environ['BENCH_LEASE_DURATION']
     if args.tracemalloc:
@@ -217,10 +232,12 @@ async def idle_cpu(ops: list[h.Operator], seconds: float, which: tuple[str, int]
                                                    for op, c in zip(ops, cpu0, strict=True))}
 
 
-async def one(emu: Any, client: h.Client, scenario: str, replicas: int, round_: int,
+async def one(emu: Any, client: h.Client, scenario: str, replicas: int, which: tuple[int, float | None],
               logdir: pathlib.Path, baseline_mb: float, args: argparse.Namespace) -> dict[str, Any]:
-    ns = f'shards-{scenario.replace("+", "-")}-{round_}'
-    lease = f'bench-{scenario.replace("+", "-")}-{round_}'
+    round_, pace = which   # pace: objects/s per replica holding shards (`--matched`), else as --rate says
+    suffix = f'{round_}' if pace is None else f'{round_}-paced'
+    ns = f'shards-{scenario.replace("+", "-")}-{suffix}'
+    lease = f'bench-{scenario.replace("+", "-")}-{suffix}'
     await client.ensure_namespace(ns)
     tracker = run.Tracker()
     watch = h.Watch(emu.port, ns, await client.resource_version(ns), tracker, tls=emu.tls)
@@ -228,8 +245,8 @@ async def one(emu: Any, client: h.Client, scenario: str, replicas: int, round_: 
     sharded = ['--lease', lease, '--lease-namespace', ns, '--shards', str(SHARDS)]
     extra = sharded if scenario in ('single-sharded', '3x6') else []
     extra = ['--lease', lease, '--lease-namespace', ns] if scenario == 'single-lease' else extra
-    ops = [h.Operator(run.ours_framework(), emu.kubeconfig, ns, logdir, extra_args=[*extra, '--no-uvloop'],
-                      env=probe_env(args, scenario, round_, i))
+    ops = [h.Operator(run.ours_framework(uvloop=args.uvloop), emu.kubeconfig, ns, logdir, extra_args=extra,
+                      env=probe_env(args, scenario, suffix, i))
            for i in range(replicas)]
     if scenario == 'single+2-filtering':  # two more replicas whose shards are all held by someone else
         for i in range(SHARDS):
@@ -238,16 +255,17 @@ async def one(emu: Any, client: h.Client, scenario: str, replicas: int, round_: 
                 'spec': {'holderIdentity': 'bench-holder', 'leaseDurationSeconds': 3600,
                          'renewTime': '2026-01-01T00:00:00.000000Z'}})
             assert status == 201, status
-        ops += [h.Operator(run.ours_framework(), emu.kubeconfig, ns, logdir, extra_args=[*sharded, '--no-uvloop'])
+        ops += [h.Operator(run.ours_framework(uvloop=args.uvloop), emu.kubeconfig, ns, logdir, extra_args=sharded)
                 for _ in range(2)]
     for i, op in enumerate(ops):
         op.logfile = op.logfile.with_name(f'{op.logfile.stem}-{i}.log')   # one log per replica
         op.start()
     try:
         await settled(client, scenario, ns, lease, ops, replicas)
+        pin(ops, emu, args.pin)
         result = await idle_cpu(ops, args.idle, (scenario, round_), args.profile)
         if args.objects:
-            result.update(await burst(emu, client, ns, ops, tracker, (scenario, round_), baseline_mb, args))
+            result.update(await burst(emu, client, ns, ops, tracker, (scenario, round_, pace), baseline_mb, args))
     except Exception:
         for op in ops:
             log(f'{scenario}: an operator log ends with:\n{op.tail()}')
@@ -281,15 +299,16 @@ def where_cpu(pid: int) -> dict[str, float]:
     return dict(out)
 
 
-async def burst(emu: Any, client: h.Client, ns: str, ops: list[h.Operator], tracker: Any, which: tuple[str, int],
+async def burst(emu: Any, client: h.Client, ns: str, ops: list[h.Operator], tracker: Any,
+                which: tuple[str, int, float | None],
                 baseline_mb: float, args: argparse.Namespace) -> dict[str, Any]:
     """N objects created at once; until all are handled: objects/s, CPU and RSS of each replica, the server's CPU."""
-    (scenario, round_), n, within = which, args.objects, args.timeout
+    (scenario, round_, pace), n, within = which, args.objects, args.timeout
     names = {f'b-{i:05d}' for i in range(n)}
     rss0 = [op.memory()['VmRSS'] for op in ops]
     await probe(ops, args, 1)
     counters0 = await client.counters() if args.backend == 'local' else {}
-    spies = spying(ops, args.profile, scenario, round_)
+    spies = spying(ops, args.profile, scenario + ('-paced' if pace else ''), round_)
     instrument(ops, 'on')
     cpu0, emu0 = [op.cpu() for op in ops], h.cpu_seconds(emu.pid)
     where0 = [where_cpu(op.pid) for op in ops]
@@ -297,7 +316,9 @@ async def burst(emu: Any, client: h.Client, ns: str, ops: list[h.Operator], trac
     creates = [('POST', h.objects_path(ns), {'apiVersion': h.API_VERSION, 'kind': h.KIND,
                                                'metadata': {'name': name}, 'spec': {'n': 0}}, 'application/json')
                for name in sorted(names)]
-    assert await client.bulk(creates) == n
+    per_replica = pace or args.rate_per_replica   # every replica holding shards sees R objects/s
+    rate = per_replica * SCENARIOS[scenario] if per_replica else args.rate
+    assert await create(client, creates, rate) == n
     if not await h.wait_for(lambda: tracker.count('create_fn', names=names) >= n, within):
         raise RuntimeError(f'{scenario}: handled {tracker.count("create_fn", names=names)} of {n}')
     unspy(spies)
@@ -328,6 +349,33 @@ async def burst(emu: Any, client: h.Client, ns: str, ops: list[h.Operator], trac
             'rss_mb_above_idle_by_replica': sorted(rss_idle),
             'emulator_cpu_s_per_1000': emu_cpu / n * 1000, 'requests_per_object': requests,
             'per_1000_by_replica': spent, 'counts_per_object_by_replica': counted}
+
+
+PACE = 0.01   # seconds between two paced sends (`--rate`)
+
+
+async def create(client: h.Client, creates: list[Any], rate: float) -> int:
+    """All at once (pipelined), or `--rate` objects per second: a slice every PACE seconds, on schedule."""
+    if not rate:
+        return await client.bulk(creates)
+    good, sent, t0 = 0, 0, time.monotonic()
+    while sent < len(creates):
+        due = min(len(creates), int((time.monotonic() - t0) * rate) + 1)
+        if due > sent:
+            good += await client.bulk(creates[sent:due])
+            sent = due
+        await asyncio.sleep(PACE)
+    return good
+
+
+def pin(ops: list[h.Operator], emu: Any, cpus: tuple[set[int], set[int]] | None) -> None:
+    """`--pin`: every thread of the replicas on one CPU, the server's and the bench's on the other."""
+    if cpus is None:
+        return
+    for pid, where in [*((op.pid, cpus[0]) for op in ops), (emu.pid, cpus[1]), (os.getpid(), cpus[1])]:
+        for task in pathlib.Path(f'/proc/{pid}/task').iterdir():
+            with contextlib.suppress(OSError):
+                os.sched_setaffinity(int(task.name), where)
 
 
 def instrument(ops: list[h.Operator], how: str) -> None:
@@ -377,63 +425,79 @@ BY_REPLICA = ('cpu_s_per_1000_by_replica', 'rss_mb_above_import_by_replica', 'rs
               'rss_mb_above_idle_by_replica', 'idle_cpu_ms_per_s_by_replica')
 
 
-async def bench(args: argparse.Namespace) -> dict[str, Any]:
-    logdir = h.logs_dir('kopf-bench-logs-')
-    scenarios = [(name, SCENARIOS[name]) for name in args.scenarios]
-    runs: dict[str, list[dict[str, Any]]] = {name: [] for name, _ in scenarios}
-    baseline = h.import_figures(run.ours_framework().python)['import_rss_mb']
-    async with server(args, logdir) as emu, h.Client(emu.port, tls=emu.tls) as client:
-        for round_ in range(args.rounds):
-            for name, replicas in scenarios:
-                result = await one(emu, client, name, replicas, round_, logdir, baseline, args)
-                idle = ', '.join(f'{c:.1f}' for c in result.get('idle_cpu_ms_per_s_by_replica', []))
-                log(f'round {round_ + 1}/{args.rounds}: {name}: '
-                    + (f'idle {idle} CPU ms/s; ' if idle else '')
-                    + (f'{result["objects_per_s"]:.0f} obj/s, {result["cpu_s_per_1000_total"]:.2f} CPU s per 1000 '
-                       f'(all replicas)' if args.objects else ''))
-                runs[name].append(result)
-    report: dict[str, Any] = {}
-    for name, _ in scenarios:
-        totals = ('objects_per_s', 'cpu_s_per_1000_total', 'emulator_cpu_s_per_1000')
-        block = {key: statistics.median(r[key] for r in runs[name]) for key in totals if key in runs[name][0]}
-        block['watch_restarts'] = sum(r['watch_restarts'] for r in runs[name])
-        spent = [r['per_1000_by_replica'] for r in runs[name] if 'per_1000_by_replica' in r]
-        if spent:  # per replica, per 1,000 objects of the burst: the mean of the replicas, the median of rounds
-            keys = sorted({key for rounds in spent for replica in rounds for key in replica})
-            block['per_1000_mean_replica'] = {key: statistics.median(
-                statistics.mean(replica.get(key, 0) for replica in rounds) for rounds in spent) for key in keys}
-        counted = [r['counts_per_object_by_replica'] for r in runs[name] if r.get('counts_per_object_by_replica')]
-        if counted:  # per object of the burst: the mean of the replicas, the median of rounds
-            keys = sorted({key for rounds in counted for replica in rounds for key in replica})
-            block['counts_per_object_mean_replica'] = {key: statistics.median(
-                statistics.mean(replica.get(key, 0) for replica in rounds) for rounds in counted) for key in keys}
-        asked = sorted({key for r in runs[name] for key in r.get('requests_per_object', {})})
-        if asked:  # the local cluster's counters over the burst, per object: every client's requests
-            block['requests_per_object'] = {key: statistics.median(r['requests_per_object'].get(key, 0)
-                                                                   for r in runs[name]) for key in asked}
-        for key in BY_REPLICA:
-            if key in runs[name][0]:
-                columns = zip(*[r[key] for r in runs[name]], strict=True)
-                block[key] = [statistics.median(column) for column in columns]
-        block['rounds'] = len(runs[name])
-        report[name] = block
-    if 'single' in report and '3x6' in report and args.objects:
-        single, sharded = report['single'], report['3x6']
-        extra_cpu = sharded['cpu_s_per_1000_total'] - single['cpu_s_per_1000_total']
-        report['extra_ms_per_foreign_object'] = extra_cpu / 2  # s per 1000 objects / 2 foreign copies = ms each
-        report['targets'] = {   # the issue's "done when": each replica <= 0.40x, all three <= 1.2x of one replica
-            'cpu_per_replica_vs_single': max(sharded['cpu_s_per_1000_by_replica']) / single['cpu_s_per_1000_total'],
+def summary(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """One scenario's rounds: medians (per column for the per-replica lists)."""
+    totals = ('objects_per_s', 'cpu_s_per_1000_total', 'emulator_cpu_s_per_1000')
+    block = {key: statistics.median(r[key] for r in runs) for key in totals if key in runs[0]}
+    block['watch_restarts'] = sum(r['watch_restarts'] for r in runs)
+    spent = [r['per_1000_by_replica'] for r in runs if 'per_1000_by_replica' in r]
+    if spent:  # per replica, per 1,000 objects of the burst: the mean of the replicas, the median of rounds
+        keys = sorted({key for rounds in spent for replica in rounds for key in replica})
+        block['per_1000_mean_replica'] = {key: statistics.median(
+            statistics.mean(replica.get(key, 0) for replica in rounds) for rounds in spent) for key in keys}
+    counted = [r['counts_per_object_by_replica'] for r in runs if r.get('counts_per_object_by_replica')]
+    if counted:  # per object of the burst: the mean of the replicas, the median of rounds
+        keys = sorted({key for rounds in counted for replica in rounds for key in replica})
+        block['counts_per_object_mean_replica'] = {key: statistics.median(
+            statistics.mean(replica.get(key, 0) for replica in rounds) for rounds in counted) for key in keys}
+    asked = sorted({key for r in runs for key in r.get('requests_per_object', {})})
+    if asked:  # the local cluster's counters over the burst, per object: every client's requests
+        block['requests_per_object'] = {key: statistics.median(r['requests_per_object'].get(key, 0)
+                                                               for r in runs) for key in asked}
+    for key in BY_REPLICA:
+        if key in runs[0]:
+            columns = zip(*[r[key] for r in runs], strict=True)
+            block[key] = [statistics.median(column) for column in columns]
+    block['rounds'] = len(runs)
+    return block
+
+
+def targets(single: dict[str, Any], sharded: dict[str, Any]) -> dict[str, float]:
+    """The issue's "done when": each replica <= 0.40x, all three <= 1.2x of one replica."""
+    return {'cpu_per_replica_vs_single': max(sharded['cpu_s_per_1000_by_replica']) / single['cpu_s_per_1000_total'],
             'rss_per_replica_vs_single': max(sharded['rss_mb_above_import_by_replica'])
             / single['rss_mb_above_import_by_replica'][0],
             'cpu_all_vs_single': sharded['cpu_s_per_1000_total'] / single['cpu_s_per_1000_total'],
             'rss_growth_per_replica_vs_single': max(sharded['rss_mb_above_idle_by_replica'])
             / single['rss_mb_above_idle_by_replica'][0]}
+
+
+async def bench(args: argparse.Namespace) -> dict[str, Any]:
+    logdir = h.logs_dir('kopf-bench-logs-')
+    scenarios = [(name, SCENARIOS[name]) for name in args.scenarios]
+    paces = [None, args.matched] if args.matched and args.objects else [None]   # the burst, then paced (--matched)
+    runs: dict[tuple[str, float | None], list[dict[str, Any]]] = {(name, pace): [] for name, _ in scenarios
+                                                                   for pace in paces}
+    baseline = h.import_figures(run.ours_framework().python)['import_rss_mb']
+    async with server(args, logdir) as emu, h.Client(emu.port, tls=emu.tls) as client:
+        for round_ in range(args.rounds):
+            for name, replicas in scenarios:
+                for pace in paces:
+                    result = await one(emu, client, name, replicas, (round_, pace), logdir, baseline, args)
+                    idle = ', '.join(f'{c:.1f}' for c in result.get('idle_cpu_ms_per_s_by_replica', []))
+                    log(f'round {round_ + 1}/{args.rounds}: {name}' + (f' at {pace:g}/s per replica' if pace else '')
+                        + ': ' + (f'idle {idle} CPU ms/s; ' if idle else '')
+                        + (f'{result["objects_per_s"]:.0f} obj/s, {result["cpu_s_per_1000_total"]:.2f} CPU s per '
+                           f'1000 (all replicas)' if args.objects else ''))
+                    runs[name, pace].append(result)
+    report: dict[str, Any] = {name: summary(runs[name, None]) for name, _ in scenarios}
+    if args.matched and args.objects:
+        report['matched'] = {name: summary(runs[name, args.matched]) for name, _ in scenarios}
+    if 'single' in report and '3x6' in report and args.objects:
+        single, sharded = report['single'], report['3x6']
+        extra_cpu = sharded['cpu_s_per_1000_total'] - single['cpu_s_per_1000_total']
+        report['extra_ms_per_foreign_object'] = extra_cpu / 2  # s per 1000 objects / 2 foreign copies = ms each
+        report['targets'] = targets(single, sharded)
+        if 'matched' in report:
+            report['targets_matched'] = targets(report['matched']['single'], report['matched']['3x6'])
     if 'single+2-filtering' in report and args.objects:
         filtering = report['single+2-filtering']['cpu_s_per_1000_by_replica']
         report['filtering_ms_per_foreign_object'] = statistics.mean(filtering[:2])  # the two lowest: the filtering
     report['meta'] = run.meta(args, logdir, objects=args.objects, rounds=args.rounds, shards=SHARDS,
                               backend=args.backend, gate=args.gate, import_rss_mb=baseline, load=h.loadavg(),
-                              idle_s=args.idle)
+                              idle_s=args.idle, rate=args.rate, rate_per_replica=args.rate_per_replica,
+                              matched=args.matched, uvloop=args.uvloop,
+                              pin=[sorted(c) for c in args.pin] if args.pin else None)
     return report
 
 
@@ -470,18 +534,37 @@ def table(report: dict[str, Any]) -> str:
         counted = report.get(name, {}).get('counts_per_object_mean_replica')
         if counted:
             rows.append(f'{name}: counts per object of the burst, the mean replica: '
-                        + ', '.join(f'{key} {n:.3f}' for key, n in counted.items()))
+                        + ', '.join(f'{key} {n:.3f}' for key, n in counted.items() if not key.startswith('call ')))
     for name in SCENARIOS:
         asked = report.get(name, {}).get('requests_per_object')
         if asked:
             rows.append(f'{name}: requests per object (all clients): '
                         + ', '.join(f'{key} {n:.2f}' for key, n in asked.items()))
+    matched = report.get('matched', {})
+    for name in SCENARIOS:
+        if name in matched:
+            block = matched[name]
+            per = ', '.join(f'{c:.2f}' for c in block['cpu_s_per_1000_by_replica'])
+            rows.append(f'{name} at {meta["matched"]:g} objects/s per replica (--matched): '
+                        f'{block["objects_per_s"]:.0f} obj/s, CPU s/1000 all {block["cpu_s_per_1000_total"]:.2f}, '
+                        f'per replica {per}, server '
+                        f'{block["emulator_cpu_s_per_1000"]:.2f}')
+    for name in SCENARIOS:
+        counted = matched.get(name, {}).get('counts_per_object_mean_replica')
+        if counted:
+            rows.append(f'{name} at {meta["matched"]:g}/s per replica: counts per object, the mean replica: '
+                        + ', '.join(f'{key} {counted.get(key, 0):.3f}'
+                                    for key in ('select wait', 'select poll', 'call_soon_threadsafe')))
     if 'targets' in report:
         t = report['targets']
         rows.append(f'3x6 vs single: each replica {t["cpu_per_replica_vs_single"]:.2f}x CPU (target <= 0.40), '
                     f'{t["rss_per_replica_vs_single"]:.2f}x RSS (target <= 0.40); all three '
                     f'{t["cpu_all_vs_single"]:.2f}x CPU (target <= 1.2); RSS growth over the burst, each replica '
                     f'{t["rss_growth_per_replica_vs_single"]:.2f}x')
+    if 'targets_matched' in report:
+        t = report['targets_matched']
+        rows.append(f'3x6 vs single at the same event rate per replica ({meta["matched"]:g} objects/s each): each '
+                    f'replica {t["cpu_per_replica_vs_single"]:.2f}x CPU, all three {t["cpu_all_vs_single"]:.2f}x CPU')
     return '\n'.join(rows)
 
 
@@ -513,10 +596,26 @@ def main() -> int:
                         help='do not delete the objects after a burst (not measured anyway; saves the wait)')
     parser.add_argument('--scenarios', default=','.join(s for s in SCENARIOS if s != 'single-lease'),
                         help=f'some of {",".join(SCENARIOS)}')
+    parser.add_argument('--rate', type=float, default=0.0,
+                        help='create the burst at this many objects per second (else all at once, pipelined)')
+    parser.add_argument('--rate-per-replica', type=float, default=0.0,
+                        help='create the burst at this many objects per second per replica holding shards (single: '
+                             'R/s, 3x6: 3R/s): each replica\'s CPU per own object at the same event rate')
+    parser.add_argument('--matched', type=float, default=0.0,
+                        help='each scenario also paced at this many objects/s per replica holding shards (single: '
+                             'R/s, 3x6: 3R/s), printed beside the burst: the CPU per own object at the same event rate')
+    parser.add_argument('--uvloop', action='store_true',
+                        help='the replicas run on uvloop (`kopf run --uvloop`; else asyncio\'s own loop, --no-uvloop)')
+    parser.add_argument('--pin', default=None,
+                        help='REPLICAS/OTHERS: CPU lists (e.g. 1/0): every replica\'s threads on the first, the '
+                             'server\'s and the bench\'s on the second (os.sched_setaffinity), before the burst')
     parser.add_argument('--idle', type=float, default=0.0,
                         help='seconds of idleness before the burst, each replica\'s CPU over them (ms/s)')
     args = parser.parse_args()
     args.objects = (500 if args.quick else 2000) if args.objects is None else args.objects
+    if args.pin is not None:
+        first, _, second = args.pin.partition('/')
+        args.pin = ({int(c) for c in first.split(',')}, {int(c) for c in second.split(',')})
     args.scenarios = [name for name in args.scenarios.split(',') if name]
     if args.count and args.probe is None:
         args.probe = pathlib.Path(tempfile.mkdtemp(prefix='kopf-bench-probe-'))
