@@ -22,10 +22,10 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from kopf._api import apierrors
+from kopf._api import apierrors, watchstate
 from kopf._api import client as client_
 from kopf._core import patches, resources, values
-from kopf._shared import fields
+from kopf._shared import encoding, fields
 
 logger = logging.getLogger('kopf._api.objectwrites')
 
@@ -36,6 +36,7 @@ class PatchResult:
     gone: bool = False  # 404: the object does not exist anymore
     conflict: bool = False  # the JSON-patch's resourceVersion test failed: try again next cycle
     dropped: tuple[fields.FieldPath, ...] = ()  # sent, but not in the returned body
+    echo: int | None = None  # the key of the watch line that carries `body` (`watchstate.echo_key`): a merge-patch's
 
 
 def split_patch(patch: Mapping[str, Any], resource: resources.Resource) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -84,6 +85,7 @@ async def patch_obj(
     log = log if log is not None else logger
     ref = f'{resource.name} {namespace}/{name}' if namespace else f'{resource.name} {name}'
     result: dict[str, Any] | None = None
+    echo: int | None = None
     dropped: list[fields.FieldPath] = []
     try:
         if isinstance(patch, patches.Patch) and patch.fns:
@@ -99,7 +101,9 @@ async def patch_obj(
                 url = resource.get_url(namespace=namespace, name=name, subresource=subresource)
                 if log.isEnabledFor(logging.DEBUG):  # as upstream words it; the repr only if logged
                     log.debug(f'Merge-patching the {subresource or "resource"} with: {part!r}')
-                result = await client.request('PATCH', url, payload=part, content_type=client_.MERGE_PATCH_CT)
+                raw = await client.request_raw('PATCH', url, payload=part, content_type=client_.MERGE_PATCH_CT)
+                result = encoding.loads(raw) if raw.strip() else None
+                echo = watchstate.echo_key(raw) if result is not None else None
                 dropped.extend(find_dropped(part, result))
     except apierrors.APINotFoundError:
         log.debug(f'{ref} is gone; the patch is dropped.')
@@ -108,7 +112,7 @@ async def patch_obj(
         names = ', '.join('.'.join(path) for path in dropped)
         log.warning(f'Patching {ref}: the server dropped some fields ({names}); '
                     f'the resource\'s schema probably prunes them (x-kubernetes-preserve-unknown-fields?).')
-    return PatchResult(body=result, dropped=tuple(dropped))
+    return PatchResult(body=result, dropped=tuple(dropped), echo=echo)
 
 
 CONFLICT_ATTEMPTS = 3  # a guarded JSON-patch is recomputed on a fresh body this many times in all

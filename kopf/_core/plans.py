@@ -438,11 +438,13 @@ def needs_recheck(ctx: Context, plan: Plan, settlement: Settlement, answer: Mapp
 
 def _differs(old: Mapping[str, Any], new: Mapping[str, Any], skipped: frozenset[str]) -> bool:
     """Whether two mappings differ in a key not skipped (a missing key is as a None value)."""
-    for key, value in old.items():
-        if key not in skipped and new.get(key) != value:
-            return True
-    for key, value in new.items():
-        if value is not None and key not in skipped and key not in old:
+    if old.keys() == new.keys():  # the usual answer: one walk, no set of their keys made
+        for key, value in old.items():
+            if key not in skipped and new[key] != value:
+                return True
+        return False
+    for key in old.keys() | new.keys():
+        if key not in skipped and old.get(key) != new.get(key):
             return True
     return False
 

@@ -77,6 +77,7 @@ class Work:
     deadline: float | None = None      # the end of the wait for our own write
     expected_rv: str | None = None     # our last patch's resourceVersion, until the watch brings it
     applied_rv: str | None = None      # our last patch's answer was decided on: older events are stale
+    echo: int | None = None            # the key of the watch line of that answer (`Done.echo`), while awaited
     errors: int = 0                    # unexpected errors in a row
     due_at: float | None = None        # when the scheduler wakes it (WAITING)
     arrived_at: float | None = None    # the first event accepted since it last converged (its convergence clock)
@@ -87,9 +88,15 @@ class Work:
         return self.applied_rv is None and self._nothing_but_applied()
 
     def echo_only(self) -> int | None:
-        """Our patch's answer's resourceVersion (a number) if nothing else is in it: kept instead of it (else None)."""
+        """Our patch's answer's resourceVersion (a number) if nothing else is in it: kept instead of it (else None).
+
+        With the key of its watch line (`echo`), both in one int: the resourceVersion above the key's 64 bits.
+        """
         rv = self.applied_rv
-        return int(rv) if rv is not None and rv.isdigit() and len(rv) < 19 and self._nothing_but_applied() else None
+        if rv is None or not rv.isdigit() or len(rv) >= 19 or not self._nothing_but_applied():
+            return None
+        number = int(rv)
+        return number << 64 | self.echo if self.echo is not None and number else number
 
     def _nothing_but_applied(self) -> bool:
         return (self.pending is None and self.last is None and self.wakeup_at is None and self.due_at is None
@@ -171,6 +178,7 @@ class Done:
     now: float
     wakeup: float | None = None             # seconds: a handler is due again then
     answer: Mapping[str, Any] | None = None  # the server's answer to our patch (None: nothing sent/accepted)
+    echo: int | None = None                 # the key of the answer's watch line (`watchstate.echo_key`), if known
     settled: bool = False                   # the answer needs no cycle of its own (`plans.needs_recheck`)
     watched: bool = False                   # `on.event` handlers exist: they see every event
     finalizer: str = ''
@@ -273,7 +281,7 @@ def step(record: ObjectRecord, signal: Signal) -> list[Effect]:
             return handled  # no work made only to be dropped
         work = record.work = Work()
     elif isinstance(work, int):  # an idle record that awaits only the echo of our patch: its resourceVersion
-        work = record.work = Work(applied_rv=str(work))  # `_arrived` skips the echo; kept as an int again below
+        work = record.work = _unpacked(work)  # `_arrived` skips the echo; kept as an int again below
     effects = transition(record, work, signal)
     if record.phase is Phase.IDLE:
         if work.idle():
@@ -281,6 +289,26 @@ def step(record: ObjectRecord, signal: Signal) -> list[Effect]:
         elif (echo := work.echo_only()) is not None:
             record.work = echo  # 32 bytes, not a Work's ~190 (e.g. till a listing's end, for all its objects)
     return effects
+
+
+_KEY_BITS = 64
+_KEY_MASK = (1 << _KEY_BITS) - 1
+
+
+def _unpacked(work: int) -> Work:
+    """The work of an idle record kept as an int (`Work.echo_only`): the resourceVersion, and the echo's key if any."""
+    rv = work >> _KEY_BITS
+    return Work(applied_rv=str(rv), echo=work & _KEY_MASK) if rv else Work(applied_rv=str(work))
+
+
+def awaited_echo(record: ObjectRecord, key: int) -> str | None:
+    """The resourceVersion of our patch's answer if the idle record awaits only its echo, and that echo's watch
+    line has this key (`Done.echo`): then its `Arrived` would only drop it (the record's work is dropped then)."""
+    work = record.work
+    if record.phase is not Phase.IDLE or work.__class__ is not int:
+        return None
+    rv = work >> _KEY_BITS
+    return str(rv) if rv and work & _KEY_MASK == key else None
 
 
 def _due(record: ObjectRecord, work: Work, signal: Due) -> list[Effect]:
@@ -326,7 +354,7 @@ def _taken_over(record: ObjectRecord, work: Work, signal: TakenOver) -> list[Eff
 
 def _forget_waits(work: Work) -> None:
     work.wakeup_at = work.throttled_until = work.deadline = None
-    work.expected_rv = work.applied_rv = None
+    work.expected_rv = work.applied_rv = work.echo = None
 
 
 def _arrived(record: ObjectRecord, work: Work, signal: Arrived) -> list[Effect]:
@@ -335,10 +363,10 @@ def _arrived(record: ObjectRecord, work: Work, signal: Arrived) -> list[Effect]:
         rv = rv_of(event)
         if rv is not None and is_consistent(work.applied_rv, rv):
             if rv == work.applied_rv:
-                work.applied_rv = None  # its echo: the events after it are newer
+                work.applied_rv = work.echo = None  # its echo: the events after it are newer
             return []  # not newer than our patch's answer, which is decided on already
         if rv is not None:
-            work.applied_rv = None  # newer: the watch brings nothing older after it
+            work.applied_rv = work.echo = None  # newer: the watch brings nothing older after it
     work.pending = event
     if work.arrived_at is None:
         work.arrived_at = signal.now
@@ -473,6 +501,7 @@ def _answer_as_event(work: Work, done: Done) -> RawEvent | None:
     # Its echo (or a newer event) may have come through the watch while the cycle ran: nothing older comes after.
     echoed = work.pending is not None and is_consistent(rv_of(work.pending), str(rv))
     work.applied_rv, work.expected_rv = None if echoed else str(rv), None
+    work.echo = None if echoed else done.echo
     return {'type': 'MODIFIED', 'object': body}
 
 

@@ -5,7 +5,8 @@
   JSON-patch (the merge content folded into it), not as a JSON-patch plus a merge-patch.
 - Annotations are budgeted before sending: an over-budget patch is not sent (the error names the key).
 - The server's answer is returned: the object's record decides whether the next cycle runs on it
-  at once or waits for it to come back through the watch (`kopf._core.records`).
+  at once or waits for it to come back through the watch (`kopf._core.records`); with the key of its
+  watch line (`PatchResult.echo`), so that its echo is known without parsing it.
 """
 from collections.abc import Mapping
 from typing import Any
@@ -38,8 +39,9 @@ def skipped(rctx: contexts.ResourceContext) -> None:
 
 
 async def apply(rctx: contexts.ResourceContext, body: Mapping[str, Any], patch: patches.Patch,
-                logger: Logger) -> dict[str, Any] | None:
-    """Send a patch of this body; the server's answer (the newest body), or None if nothing was sent or accepted."""
+                logger: Logger) -> objectwrites.PatchResult | None:
+    """Send a patch of this body; what came of it (`body`: the server's answer, the newest body; None if not
+    accepted), or None if nothing was sent."""
     metrics = rctx.operator.metrics
     if not patch:
         skipped(rctx)
@@ -53,6 +55,5 @@ async def apply(rctx: contexts.ResourceContext, body: Mapping[str, Any], patch: 
     if metrics.enabled:
         metrics.patched(rctx.resource, 'sent')
     meta: Mapping[str, Any] = body.get('metadata') or {}
-    result = await objectwrites.patch_obj(rctx.operator.client, rctx.resource, namespace=meta.get('namespace'),
-                                      name=str(meta.get('name')), patch=fold(patch), body=body, log=logger)
-    return result.body
+    return await objectwrites.patch_obj(rctx.operator.client, rctx.resource, namespace=meta.get('namespace'),
+                                        name=str(meta.get('name')), patch=fold(patch), body=body, log=logger)

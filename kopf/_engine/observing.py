@@ -310,7 +310,8 @@ class Observer:
             if selection is not None and selection.applies(self.ctx, rctx.resource):
                 await selection.read(self.ctx, rctx, namespace, deliver, keep_bodies=keep)
                 return
-            stream = watching.watch_batches(self.ctx.client, rctx.resource, namespace=namespace, keep_bodies=keep)
+            stream = watching.watch_batches(self.ctx.client, rctx.resource, namespace=namespace, keep_bodies=keep,
+                                            echoes=_Echoes(dispatcher, self.scope))
             async for batch in stream:
                 for item in batch:
                     if put(item):
@@ -323,6 +324,23 @@ class Observer:
             await dispatcher.drain(grace)  # the records stay
             if self.ctx.indexing is not None:
                 self.ctx.indexing.unregister((rctx.resource, namespace))  # if it ended before listing
+
+
+class _Echoes:
+    """The echoes of our own patches that a stream's dispatcher awaits (`watchstate.Echoes`), of its scope only."""
+
+    def __init__(self, dispatcher: queueing.Dispatcher, scope: "Scope") -> None:
+        self.dispatcher, self.scope = dispatcher, scope
+
+    def match(self, line: bytes) -> tuple[str, str] | None:
+        found = self.dispatcher.match(line)
+        if found is None:
+            return None
+        record = self.dispatcher.rctx.records.get(found[0])
+        return found if record is not None and self.scope.serves(record.namespace) else None
+
+    def echoed(self, uid: str, rv: str) -> None:
+        self.dispatcher.echoed(uid, rv)
 
 
 def keeps_bodies(rctx: contexts.ResourceContext) -> bool:

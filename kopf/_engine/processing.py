@@ -50,12 +50,14 @@ async def process(rctx: contexts.ResourceContext, record: records.ObjectRecord, 
     if settlement.logs:
         emit(settlement.logs, logger)
     deleted = plan.event_type == 'DELETED'
-    answer = None if deleted else await applying.apply(rctx, plan.body, settlement.patch, logger)
+    result = None if deleted else await applying.apply(rctx, plan.body, settlement.patch, logger)
+    answer, echo = (None, None) if result is None else (result.body, result.echo)
     written = answer is not None or deleted or not settlement.patch  # a refused patch re-runs its handlers
     if rctx.daemons is not None and handlers.SpawningHandler in kinds:
         rctx.daemons.reconcile(record, plan, answer)  # daemons and timers see the newest body
     return records.Done(
         event=event, now=asyncio.get_running_loop().time(), wakeup=settlement.wakeup, answer=answer,
+        echo=echo if answer is not None else None,
         settled=answer is not None and not plans.needs_recheck(rctx, plan, settlement, answer),
         watched=handlers.WatchingHandler in kinds,
         finalizer=operator.settings.persistence.finalizer,

@@ -47,6 +47,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+from kopf._api import watchstate
 from kopf._core import handlers, records
 from kopf._core.bodies import RawEvent
 from kopf._engine import contexts, invoking, listings, loggers, memory, processing, scopes
@@ -185,6 +186,32 @@ class Dispatcher:
         if record.initial is None and event.get('type') is None and self._quietly(record, event, arrived):
             return
         self._carry_out(record, records.step(record, arrived))
+
+    def match(self, line: bytes) -> tuple[str, str] | None:
+        """The uid and resourceVersion of an awaited echo of our own patch, if the line is it and it needs nothing.
+
+        `watchstate.Echoes`: a watch line with the key of the answer that an idle record awaits the echo of
+        (`records.awaited_echo`): its `Arrived` would only drop it. Not where the object's events are seen by its
+        daemons and timers or kept for its shard; nor once the stream is closed (`dispatch()` does those).
+        """
+        if self.daemons is not None or self.newest is not None or self.closed:
+            return None
+        key = watchstate.line_key(line)
+        found = self.rctx.records
+        for uid in watchstate.uids_in(line):
+            record = found.get(uid)
+            if record is not None:
+                rv = records.awaited_echo(record, key)
+                if rv is not None:
+                    return uid, rv
+        return None
+
+    def echoed(self, uid: str, rv: str) -> None:
+        """The awaited echo of our patch has come (`match`): as `dispatch()` of its event, without its body."""
+        record = self.rctx.records.get(uid)
+        if record is not None:
+            event = {'type': 'MODIFIED', 'object': {'metadata': {'uid': uid, 'resourceVersion': rv}}}
+            self._carry_out(record, records.step(record, records.Arrived(event)))  # dropped: nothing to carry out
 
     def _quietly(self, record: records.ObjectRecord, event: RawEvent, arrived: records.Arrived) -> bool:
         """A new object of a listing that needs nothing (`processing.quiet_listed`): handled as it arrives.
