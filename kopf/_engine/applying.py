@@ -4,6 +4,8 @@
 - A patch with callables (finalizer edits, `patch.fns`) and merge content is sent as ONE guarded
   JSON-patch (the merge content folded into it), not as a JSON-patch plus a merge-patch.
 - Annotations are budgeted before sending: an over-budget patch is not sent (the error names the key).
+  A patch that writes no annotations is not budgeted: it pushes nothing over (the server keeps the
+  existing ones within the same budget).
 - The server's answer is returned: the object's record decides whether the next cycle runs on it
   at once or waits for it to come back through the watch (`kopf._core.records`); with the key of its
   watch line (`PatchResult.echo`), so that its echo is known without parsing it.
@@ -15,7 +17,7 @@ from kopf._api import objectwrites
 from kopf._core import budgets, patches
 from kopf._core.kwargs import Logger
 from kopf._engine import contexts
-from kopf._shared import mergepatch
+from kopf._shared import fields, mergepatch
 
 
 def fold(patch: patches.Patch) -> patches.Patch:
@@ -29,6 +31,11 @@ def fold(patch: patches.Patch) -> patches.Patch:
         body.clear()
         body.update(merged)
     return patches.Patch(fns=[merge, *patch.fns])
+
+
+def _writes_annotations(patch: patches.Patch) -> bool:
+    """Whether the patch's merge content writes annotations (what `budgets.check_annotations` reads of it)."""
+    return fields.resolve(patch, ('metadata', 'annotations'), None) is not None
 
 
 def skipped(rctx: contexts.ResourceContext) -> None:
@@ -47,7 +54,8 @@ async def apply(rctx: contexts.ResourceContext, body: Mapping[str, Any], patch: 
         skipped(rctx)
         return None
     try:
-        budgets.check_annotations(body, patch)
+        if _writes_annotations(patch):  # else the answer's are the body's: the server keeps them within the budget
+            budgets.check_annotations(body, patch)
     except budgets.AnnotationsBudgetError as exc:
         logger.error(str(exc))
         metrics.patched(rctx.resource, 'refused')
