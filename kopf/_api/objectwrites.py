@@ -22,7 +22,7 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from kopf._api import apierrors, watchstate
+from kopf._api import apierrors
 from kopf._api import client as client_
 from kopf._core import patches, resources, values
 from kopf._shared import encoding, fields
@@ -36,7 +36,7 @@ class PatchResult:
     gone: bool = False  # 404: the object does not exist anymore
     conflict: bool = False  # the JSON-patch's resourceVersion test failed: try again next cycle
     dropped: tuple[fields.FieldPath, ...] = ()  # sent, but not in the returned body
-    echo: int | None = None  # the key of the watch line that carries `body` (`watchstate.echo_key`): a merge-patch's
+    raw: bytes | None = None  # `body` as the server sent it (a merge-patch's answer): its echo's key, if needed
 
 
 def split_patch(patch: Mapping[str, Any], resource: resources.Resource) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -85,7 +85,7 @@ async def patch_obj(
     log = log if log is not None else logger
     ref = f'{resource.name} {namespace}/{name}' if namespace else f'{resource.name} {name}'
     result: dict[str, Any] | None = None
-    echo: int | None = None
+    raw: bytes | None = None
     dropped: list[fields.FieldPath] = []
     try:
         if isinstance(patch, patches.Patch) and patch.fns:
@@ -103,7 +103,6 @@ async def patch_obj(
                     log.debug(f'Merge-patching the {subresource or "resource"} with: {part!r}')
                 raw = await client.request_raw('PATCH', url, payload=part, content_type=client_.MERGE_PATCH_CT)
                 result = encoding.loads(raw) if raw.strip() else None
-                echo = watchstate.echo_key(raw) if result is not None else None
                 dropped.extend(find_dropped(part, result))
     except apierrors.APINotFoundError:
         log.debug(f'{ref} is gone; the patch is dropped.')
@@ -112,7 +111,7 @@ async def patch_obj(
         names = ', '.join('.'.join(path) for path in dropped)
         log.warning(f'Patching {ref}: the server dropped some fields ({names}); '
                     f'the resource\'s schema probably prunes them (x-kubernetes-preserve-unknown-fields?).')
-    return PatchResult(body=result, dropped=tuple(dropped), echo=echo)
+    return PatchResult(body=result, dropped=tuple(dropped), raw=raw if result is not None else None)
 
 
 CONFLICT_ATTEMPTS = 3  # a guarded JSON-patch is recomputed on a fresh body this many times in all

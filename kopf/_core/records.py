@@ -301,14 +301,14 @@ def _unpacked(work: int) -> Work:
     return Work(applied_rv=str(rv), echo=work & _KEY_MASK) if rv else Work(applied_rv=str(work))
 
 
-def awaited_echo(record: ObjectRecord, key: int) -> str | None:
-    """The resourceVersion of our patch's answer if the idle record awaits only its echo, and that echo's watch
-    line has this key (`Done.echo`): then its `Arrived` would only drop it (the record's work is dropped then)."""
+def awaited_echo(record: ObjectRecord) -> tuple[str, int] | None:
+    """The resourceVersion of our patch's answer and the key of its watch line (`Done.echo`) if the idle record
+    awaits only that echo: then its `Arrived` would only drop it (and the record's work with it)."""
     work = record.work
     if record.phase is not Phase.IDLE or work.__class__ is not int:
         return None
     rv = work >> _KEY_BITS
-    return str(rv) if rv and work & _KEY_MASK == key else None
+    return (str(rv), work & _KEY_MASK) if rv else None
 
 
 def _due(record: ObjectRecord, work: Work, signal: Due) -> list[Effect]:

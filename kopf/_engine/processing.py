@@ -9,6 +9,7 @@ import asyncio
 from collections.abc import Iterable
 from typing import Any
 
+from kopf._api import watchstate
 from kopf._core import handlers, plans, records
 from kopf._core.bodies import RawEvent
 from kopf._core.kwargs import Logger
@@ -51,15 +52,18 @@ async def process(rctx: contexts.ResourceContext, record: records.ObjectRecord, 
         emit(settlement.logs, logger)
     deleted = plan.event_type == 'DELETED'
     result = None if deleted else await applying.apply(rctx, plan.body, settlement.patch, logger)
-    answer, echo = (None, None) if result is None else (result.body, result.echo)
+    answer, raw = (None, None) if result is None else (result.body, result.raw)
     written = answer is not None or deleted or not settlement.patch  # a refused patch re-runs its handlers
     if rctx.daemons is not None and handlers.SpawningHandler in kinds:
         rctx.daemons.reconcile(record, plan, answer)  # daemons and timers see the newest body
+    settled = answer is not None and not plans.needs_recheck(rctx, plan, settlement, answer)
+    watched = handlers.WatchingHandler in kinds
+    # The key of its echo, where the echo is only awaited (`Dispatcher.match`): not seen by `on.event` handlers,
+    # daemons or timers, nor kept for a shard.
+    echo = raw is not None and settled and not watched and not operator.shards and handlers.SpawningHandler not in kinds
     return records.Done(
         event=event, now=asyncio.get_running_loop().time(), wakeup=settlement.wakeup, answer=answer,
-        echo=echo if answer is not None else None,
-        settled=answer is not None and not plans.needs_recheck(rctx, plan, settlement, answer),
-        watched=handlers.WatchingHandler in kinds,
+        echo=watchstate.echo_key(raw) if echo and raw is not None else None, settled=settled, watched=watched,
         finalizer=operator.settings.persistence.finalizer,
         handled=written and settlement.handled, deletion_handled=written and settlement.deletion_handled,
         paused=bool(pauses.by) and paused(rctx, record, event))  # no error: its delays are not read

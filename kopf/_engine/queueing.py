@@ -196,14 +196,12 @@ class Dispatcher:
         """
         if self.daemons is not None or self.newest is not None or self.closed:
             return None
-        key = watchstate.line_key(line)
-        found = self.rctx.records
+        known = self.rctx.records
         for uid in watchstate.uids_in(line):
-            record = found.get(uid)
-            if record is not None:
-                rv = records.awaited_echo(record, key)
-                if rv is not None:
-                    return uid, rv
+            record = known.get(uid)
+            awaited = None if record is None else records.awaited_echo(record)
+            if awaited is not None and awaited[1] == watchstate.line_key(line):  # hashed only if awaited
+                return uid, awaited[0]
         return None
 
     def echoed(self, uid: str, rv: str) -> None:

@@ -543,10 +543,9 @@ def test_an_idle_record_keeps_its_echo_key_with_the_resource_version() -> None:
     assert step(record, Done(event=ev(1), now=0, answer=ANSWER, settled=True, finalizer=F, echo=KEY)) == []
     assert record.phase is Phase.IDLE and isinstance(record.work, int)
     assert w(record).applied_rv == '5' and w(record).echo == KEY
-    assert records.awaited_echo(record, KEY) == '5'
-    assert records.awaited_echo(record, KEY - 1) is None
+    assert records.awaited_echo(record) == ('5', KEY)
     assert step(record, Arrived(ev(5))) == []  # its echo: dropped, nothing is awaited any more
-    assert record.work is None and records.awaited_echo(record, KEY) is None
+    assert record.work is None and records.awaited_echo(record) is None
 
 
 def test_an_echo_key_goes_with_its_resource_version() -> None:
@@ -561,9 +560,9 @@ def test_no_echo_is_awaited_without_its_key_or_while_the_record_has_work(echo: i
     record = rec(phase=Phase.RUNNING)
     step(record, Done(event=ev(1), now=0, answer=ANSWER, settled=True, finalizer=F, echo=echo))
     assert record.work == (5 << 64 | KEY if echo is not None else 5)
-    assert records.awaited_echo(record, KEY) == ('5' if echo is not None else None)
+    assert records.awaited_echo(record) == (('5', KEY) if echo is not None else None)
     record.phase = Phase.QUEUED
-    assert records.awaited_echo(record, KEY) is None
+    assert records.awaited_echo(record) is None
 
 
 def test_an_echo_already_come_leaves_no_key() -> None:
