@@ -6,7 +6,7 @@ A cycle of an object whose scope is paused (peering, a Lease, its shard not ours
 end to the object's record as a value (`kopf._core.records.Done`).
 """
 import asyncio
-from collections.abc import Iterable
+from collections.abc import Sequence
 from typing import Any
 
 from kopf._api import watchstate
@@ -117,9 +117,14 @@ def paused(rctx: contexts.ResourceContext, record: records.ObjectRecord, event: 
     return rctx.operator.pausing.pauses.paused(namespace, record.shard)  # nothing paused: False at once
 
 
-def emit(entries: Iterable[LogEntry], logger: Logger) -> None:
-    for entry in entries:
-        if entry.exc_info is None and entry.extra is None:  # most of them: no `LogEntry.emit` call in between
-            logger.log(entry.level, entry.message)
-        else:
-            entry.emit(logger)
+def emit(entries: Sequence[LogEntry], logger: Logger) -> None:
+    held = len(entries) > 1 and loggers.hold_routes()  # the plain route found once for the lines in a row
+    try:
+        for entry in entries:
+            if entry.exc_info is None and entry.extra is None:  # most of them: no `LogEntry.emit` call in between
+                logger.log(entry.level, entry.message)
+            else:
+                entry.emit(logger)
+    finally:
+        if held:
+            loggers.release_routes()
