@@ -40,7 +40,8 @@ Signals and what they do:
   nobody needs to see every event (`on.event` handlers) and it still holds the object for us: then its next cycle
   decides on the answer at once — unless the answer needs nothing more (`settled`), then there is no next cycle;
   events up to the answer's resourceVersion are stale (an idle record awaiting only that echo keeps just its
-  resourceVersion, an int, as its `work`). Else, the record awaits our write through the watch, and an event not
+  resourceVersion, an int, as its `work`; with the key of the echo's watch line, `Done.echo`, in the same int, so
+  that the watch knows the echo without parsing it: `awaited_echo`). Else, the record awaits our write through the watch, and an event not
   newer than the answer of a patch that let the object go (deleted, our finalizer removed) is dropped: it still
   shows the finalizer and the records just purged. A requested delay schedules a wake-up (re-running the answer,
   or the event). Work begun is finished before new work is begun: a record continuing on the answer goes to the
@@ -121,7 +122,7 @@ class ObjectRecord:
     initial: bool | None = None        # first seen in the initial listing, no cause handled yet (None: no cycle yet)
     deletion_handled: bool = False     # optional delete handlers ran (once, best-effort)
     shard: int | None = None           # its shard (`--shards`: `kopf._shards.assignment.shard_of`); None: unsharded
-    work: Work | int | None = None     # while it has work (`Work`); idle, awaiting our patch's echo: its rv only
+    work: Work | int | None = None     # while it has work (`Work`); idle, awaiting our echo: its rv (and key) only
 
 
 # -- signals ------------------------------------------------------------------------------------------
