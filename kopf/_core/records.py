@@ -41,13 +41,13 @@ Signals and what they do:
   decides on the answer at once — unless the answer needs nothing more (`settled`), then there is no next cycle;
   events up to the answer's resourceVersion are stale (an idle record awaiting only that echo keeps just its
   resourceVersion, an int, as its `work`; with the key of the echo's watch line, `Done.echo`, in the same int, so
-  that the watch knows the echo without parsing it: `awaited_echo`). Else, the record awaits our write through the watch, and an event not
-  newer than the answer of a patch that let the object go (deleted, our finalizer removed) is dropped: it still
-  shows the finalizer and the records just purged. A requested delay schedules a wake-up (re-running the answer,
-  or the event). Work begun is finished before new work is begun: a record continuing on the answer goes to the
-  queue's front. A cycle's end that leaves nothing to do (IDLE, or GONE) while the convergence clock runs reports
-  `Converged(lag)`: from the first event accepted to the end of the handling it caused (retries, delays and the
-  cycles on our own answers included); the clock stops.
+  that the watch knows the echo without parsing it: `awaited_echo`). Else, the record awaits our write through the
+  watch, and an event not newer than the answer of a patch that let the object go (deleted, our finalizer removed) is
+  dropped: it still shows the finalizer and the records just purged. A requested delay schedules a wake-up (re-running
+  the answer, or the event). Work begun is finished before new work is begun: a record continuing on the answer goes
+  to the queue's front. A cycle's end that leaves nothing to do (IDLE, or GONE) while the convergence clock runs
+  reports `Converged(lag)`: from the first event accepted to the end of the handling it caused (retries, delays and
+  the cycles on our own answers included); the clock stops.
 """
 import dataclasses
 import enum
