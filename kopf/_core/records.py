@@ -54,9 +54,10 @@ import enum
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from kopf._core import finalizers, memos, values
+from kopf._core import finalizers, memos, resourceversions, values
 
 RawEvent = dict[str, Any]
+rv_of, is_consistent = resourceversions.rv_of, resourceversions.is_consistent  # how the records compare them
 
 
 class Phase(enum.Enum):
@@ -89,15 +90,11 @@ class Work:
         return self.applied_rv is None and self._nothing_but_applied()
 
     def echo_only(self) -> int | None:
-        """Our patch's answer's resourceVersion (a number) if nothing else is in it: kept instead of it (else None).
-
-        With the key of its watch line (`echo`), both in one int: the resourceVersion above the key's 64 bits.
-        """
+        """Our answer's resourceVersion (with its echo's key: `resourceversions.packed`) if alone: kept instead."""
         rv = self.applied_rv
         if rv is None or not rv.isdigit() or len(rv) >= 19 or not self._nothing_but_applied():
             return None
-        number = int(rv)
-        return number << 64 | self.echo if self.echo is not None and number else number
+        return resourceversions.packed(int(rv), self.echo)
 
     def _nothing_but_applied(self) -> bool:
         return (self.pending is None and self.last is None and self.wakeup_at is None and self.due_at is None
@@ -254,20 +251,6 @@ def spare_memo(record: ObjectRecord, seeds: memos.Seeds) -> None:
         record.memo = seed
 
 
-def rv_of(event: Mapping[str, Any] | None) -> str | None:
-    rv = ((event or {}).get('object', {}).get('metadata') or {}).get('resourceVersion')
-    return None if rv is None else str(rv)
-
-
-def is_consistent(rv: str | None, expected: str | None) -> bool:
-    """Whether a body of `rv` is at least as new as `expected` (numeric resourceVersions compared)."""
-    if expected is None or rv == expected:
-        return True
-    if rv is not None and rv.isdigit() and expected.isdigit():
-        return int(rv) >= int(expected)
-    return False
-
-
 def step(record: ObjectRecord, signal: Signal) -> list[Effect]:
     """Advance the record by one signal; return what the reactor must do (in this order)."""
     if record.phase is Phase.GONE:
@@ -282,7 +265,8 @@ def step(record: ObjectRecord, signal: Signal) -> list[Effect]:
             return handled  # no work made only to be dropped
         work = record.work = Work()
     elif isinstance(work, int):  # an idle record that awaits only the echo of our patch: its resourceVersion
-        work = record.work = _unpacked(work)  # `_arrived` skips the echo; kept as an int again below
+        rv, key = resourceversions.unpacked(work)  # `_arrived` skips the echo; kept as an int again below
+        work = record.work = Work(applied_rv=rv, echo=key)
     effects = transition(record, work, signal)
     if record.phase is Phase.IDLE:
         if work.idle():
@@ -292,24 +276,13 @@ def step(record: ObjectRecord, signal: Signal) -> list[Effect]:
     return effects
 
 
-_KEY_BITS = 64
-_KEY_MASK = (1 << _KEY_BITS) - 1
-
-
-def _unpacked(work: int) -> Work:
-    """The work of an idle record kept as an int (`Work.echo_only`): the resourceVersion, and the echo's key if any."""
-    rv = work >> _KEY_BITS
-    return Work(applied_rv=str(rv), echo=work & _KEY_MASK) if rv else Work(applied_rv=str(work))
-
-
 def awaited_echo(record: ObjectRecord) -> tuple[str, int] | None:
-    """The resourceVersion of our patch's answer and the key of its watch line (`Done.echo`) if the idle record
-    awaits only that echo: then its `Arrived` would only drop it (and the record's work with it)."""
+    """Our patch's answer's resourceVersion and its echo's key (`Done.echo`) if the idle record awaits only that."""
     work = record.work
     if record.phase is not Phase.IDLE or work.__class__ is not int:
         return None
-    rv = work >> _KEY_BITS
-    return (str(rv), work & _KEY_MASK) if rv else None
+    rv, key = resourceversions.unpacked(work)
+    return None if key is None else (rv, key)
 
 
 def _due(record: ObjectRecord, work: Work, signal: Due) -> list[Effect]:

@@ -207,12 +207,9 @@ def _write_plain(level: int, msg: Any, args: tuple[Any, ...], kwargs: Mapping[st
     if extra and not _RECORD_FIELDS.isdisjoint(extra):
         return False  # `makeRecord` refuses to overwrite a record's field: the usual way raises it
     held = _held
-    if held is not None and level in held:
-        route = held[level]
-    else:
-        route = plain_route(objects_logger, level)
-        if held is not None:
-            held[level] = route
+    route = held[level] if held is not None and level in held else plain_route(objects_logger, level)
+    if held is not None:
+        held[level] = route
     if route is None:
         return False
     handler, formatter, (template, names) = route

@@ -33,7 +33,7 @@ from collections.abc import Collection, Mapping
 from typing import Any
 
 from kopf._api import apierrors, discovery, namespaces, watching, watchstate
-from kopf._core import handlers, resources, selectors
+from kopf._core import handlers, records, resources, selectors
 from kopf._core.causes import Reason
 from kopf._engine import contexts, queueing
 from kopf._storage import fitting
@@ -333,11 +333,22 @@ class _Echoes:
         self.dispatcher, self.scope = dispatcher, scope
 
     def match(self, line: bytes) -> tuple[str, str] | None:
-        found = self.dispatcher.match(line)
-        if found is None:
+        """The uid and resourceVersion of an awaited echo of our own patch, if the line is it and it needs nothing.
+
+        A watch line with the key of the answer that an idle record awaits the echo of (`records.awaited_echo`):
+        its `Arrived` would only drop it. Not where the object's events are seen by its daemons and timers or kept
+        for its shard, nor once the stream is closed, nor out of the scope (`Dispatcher.dispatch()` does those).
+        """
+        dispatcher = self.dispatcher
+        if dispatcher.daemons is not None or dispatcher.newest is not None or dispatcher.closed:
             return None
-        record = self.dispatcher.rctx.records.get(found[0])
-        return found if record is not None and self.scope.serves(record.namespace) else None
+        known = dispatcher.rctx.records
+        for uid in watchstate.uids_in(line):
+            record = known.get(uid)
+            awaited = None if record is None else records.awaited_echo(record)
+            if awaited is not None and awaited[1] == watchstate.line_key(line):  # hashed only if awaited
+                return (uid, awaited[0]) if self.scope.serves(record.namespace) else None  # type: ignore[union-attr]
+        return None
 
     def echoed(self, uid: str, rv: str) -> None:
         self.dispatcher.echoed(uid, rv)

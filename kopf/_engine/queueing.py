@@ -47,7 +47,6 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from kopf._api import watchstate
 from kopf._core import handlers, records
 from kopf._core.bodies import RawEvent
 from kopf._engine import contexts, invoking, listings, loggers, memory, processing, scopes
@@ -187,25 +186,8 @@ class Dispatcher:
             return
         self._carry_out(record, records.step(record, arrived))
 
-    def match(self, line: bytes) -> tuple[str, str] | None:
-        """The uid and resourceVersion of an awaited echo of our own patch, if the line is it and it needs nothing.
-
-        `watchstate.Echoes`: a watch line with the key of the answer that an idle record awaits the echo of
-        (`records.awaited_echo`): its `Arrived` would only drop it. Not where the object's events are seen by its
-        daemons and timers or kept for its shard; nor once the stream is closed (`dispatch()` does those).
-        """
-        if self.daemons is not None or self.newest is not None or self.closed:
-            return None
-        known = self.rctx.records
-        for uid in watchstate.uids_in(line):
-            record = known.get(uid)
-            awaited = None if record is None else records.awaited_echo(record)
-            if awaited is not None and awaited[1] == watchstate.line_key(line):  # hashed only if awaited
-                return uid, awaited[0]
-        return None
-
     def echoed(self, uid: str, rv: str) -> None:
-        """The awaited echo of our patch has come (`match`): as `dispatch()` of its event, without its body."""
+        """The awaited echo of our patch has come (`observing`): as `dispatch()` of its event, without its body."""
         record = self.rctx.records.get(uid)
         if record is not None:
             event = {'type': 'MODIFIED', 'object': {'metadata': {'uid': uid, 'resourceVersion': rv}}}

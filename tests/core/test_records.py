@@ -4,7 +4,7 @@ from typing import Any
 import pytest
 
 import kopf
-from kopf._core import memos, records
+from kopf._core import memos, records, resourceversions
 from kopf._core.records import (
     Arrived,
     Done,
@@ -46,7 +46,10 @@ def rec(**fields: Any) -> ObjectRecord:
 def w(record: ObjectRecord) -> Work:
     """Its work, or an empty one (an idle record drops it), or the one its echo's awaited rv stands for."""
     work = record.work
-    return Work() if work is None else records._unpacked(work) if isinstance(work, int) else work
+    if isinstance(work, int):
+        rv, key = resourceversions.unpacked(work)
+        return Work(applied_rv=rv, echo=key)
+    return Work() if work is None else work
 
 
 @pytest.mark.parametrize('rv, expected, result', [
