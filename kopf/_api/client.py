@@ -177,8 +177,12 @@ class APIClient:
         `urgent`: not queued behind the bound of concurrent requests (a Lease's writes: a burst's requests
         waiting for their slots must not take a renewal past its deadline).
         """
-        raw = await self.request_raw(method, path, params=params, payload=payload, content_type=content_type,
-                                     backoffs=backoffs, final=final, urgent=urgent)
+        net = self.settings.networking
+        data = encoding.dumps(payload) if payload is not None else None
+        typed = content_type if data is not None else None
+        _, raw = await self._attempt(method, path, params=params, body=data, content_type=typed, backoffs=backoffs,
+                                     total=net.request_timeout, connect=net.connect_timeout, final=final,
+                                     urgent=urgent)
         return encoding.loads(raw) if raw.strip() else None
 
     async def request_raw(
