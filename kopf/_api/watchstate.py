@@ -139,9 +139,10 @@ def _key(body: Mapping[str, Any]) -> tuple[str, str | None]:
     return uid, meta.get('resourceVersion')
 
 
-# The echo of our own write: the watch event of an object as a write's answer returned it is, from the usual API
-# servers (and our local cluster), that answer's very bytes in a MODIFIED event's envelope. Such a line is known
-# by its hash, so that a consumer that awaits it and needs nothing of it (`kopf._engine.queueing`) skips its parsing.
+# The echo of our own write: the watch event of an object as a write's answer returned it is, from our local cluster
+# (and likely kube-apiserver: one JSON serializer for both), that answer's very bytes in a MODIFIED event's envelope.
+# Such a line is known by its hash, so that a consumer that awaits it and needs nothing of it (`kopf._engine.observing`)
+# skips its parsing; a line that differs in any byte is parsed as any other.
 ECHO_PREFIX: Final = b'{"type":"MODIFIED","object":'
 ECHO_MASK: Final = (1 << 64) - 1
 _UID_KEY: Final = b'"uid":"'
