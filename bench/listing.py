@@ -16,7 +16,8 @@ bench/first_sight.py is the same without the HTTP and the pages. Printed, never 
 `--resume`: the bench operator's resume handler on (no `BENCH_NO_RESUME`), so every object's first cycle
 runs it and PATCHes its result: counted until every object is resumed (the dispatcher's "Resumed N objects"
 moment: each first cycle's PATCH answered) and the watch events of those N PATCHes have come back and been
-dispatched (each is processed too). The logging is as `kopf run`'s (INFO, the full format, the object's prefix),
+dispatched (each is processed too; or known as the awaited echo without parsing it: `Dispatcher.echoed`).
+The logging is as `kopf run`'s (INFO, the full format, the object's prefix),
 written to /dev/null: each object logs its handler's success and the resumption's end. What bench/scale.py's
 resume phase costs per object on the operator's side (the cluster answering the PATCHes runs in its own
 process, not counted).
@@ -63,7 +64,7 @@ async def once(emu: Any, n: int, chunk_size: int, cg: bool, gc_threshold: int | 
     listed = asyncio.Event()
     os.environ['BENCH_NO_RESUME'] = '0' if resume else '1'
     registry, _ = first_sight.load_registry()
-    original, dispatch = queueing.Dispatcher._report, queueing.Dispatcher.dispatch
+    original, dispatch, echoed = queueing.Dispatcher._report, queueing.Dispatcher.dispatch, queueing.Dispatcher.echoed
     over, echoes = False, 0
 
     def report(self: queueing.Dispatcher, report: Any) -> None:  # the signal of "the initial listing is processed"
@@ -81,9 +82,16 @@ async def once(emu: Any, n: int, chunk_size: int, cg: bool, gc_threshold: int | 
             echoes += 1
             if over and echoes >= n:
                 listed.set()
+    def echoed_unparsed(self: queueing.Dispatcher, uid: str, rv: str) -> None:  # those known without parsing them
+        nonlocal echoes
+        echoed(self, uid, rv)
+        echoes += 1
+        if over and echoes >= n:
+            listed.set()
     queueing.Dispatcher._report = report  # type: ignore[method-assign]
     if resume:
         queueing.Dispatcher.dispatch = dispatched  # type: ignore[method-assign]
+        queueing.Dispatcher.echoed = echoed_unparsed  # type: ignore[method-assign]
     gc.collect()
     callgrind('on', cg)
     started, cpu0 = time.monotonic(), time.process_time()
@@ -99,6 +107,7 @@ async def once(emu: Any, n: int, chunk_size: int, cg: bool, gc_threshold: int | 
     finally:
         callgrind('off', cg)
         queueing.Dispatcher._report, queueing.Dispatcher.dispatch = original, dispatch  # type: ignore[method-assign]
+        queueing.Dispatcher.echoed = echoed  # type: ignore[method-assign]
         stop.set()
         await task
     ctx = next(iter(contexts.LIVE.values()), None)

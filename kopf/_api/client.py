@@ -180,11 +180,31 @@ class APIClient:
         net = self.settings.networking
         data = encoding.dumps(payload) if payload is not None else None
         typed = content_type if data is not None else None
-
         _, raw = await self._attempt(method, path, params=params, body=data, content_type=typed, backoffs=backoffs,
                                      total=net.request_timeout, connect=net.connect_timeout, final=final,
                                      urgent=urgent)
         return encoding.loads(raw) if raw.strip() else None
+
+    async def request_raw(
+            self,
+            method: str,
+            path: str,
+            *,
+            params: Mapping[str, str] | None = None,
+            payload: Any = None,
+            content_type: str = JSON_CT,
+            backoffs: apierrors.Backoffs = DEFAULT,
+            final: tuple[type[apierrors.APIError], ...] = (),
+            urgent: bool = False,
+    ) -> bytes:
+        """As `request()`, but the answer's body as it came (e.g. to know its watch event by its bytes)."""
+        net = self.settings.networking
+        data = encoding.dumps(payload) if payload is not None else None
+        typed = content_type if data is not None else None
+        _, raw = await self._attempt(method, path, params=params, body=data, content_type=typed, backoffs=backoffs,
+                                     total=net.request_timeout, connect=net.connect_timeout, final=final,
+                                     urgent=urgent)
+        return bytes(raw)
 
     @contextlib.asynccontextmanager
     async def stream(self, path: str, *, params: Mapping[str, str] | None = None,

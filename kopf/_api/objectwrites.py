@@ -25,7 +25,7 @@ from typing import Any
 from kopf._api import apierrors
 from kopf._api import client as client_
 from kopf._core import patches, resources, values
-from kopf._shared import fields
+from kopf._shared import encoding, fields
 
 logger = logging.getLogger('kopf._api.objectwrites')
 
@@ -36,6 +36,7 @@ class PatchResult:
     gone: bool = False  # 404: the object does not exist anymore
     conflict: bool = False  # the JSON-patch's resourceVersion test failed: try again next cycle
     dropped: tuple[fields.FieldPath, ...] = ()  # sent, but not in the returned body
+    raw: bytes | None = None  # `body` as the server sent it (a merge-patch's answer): its echo's key, if needed
 
 
 def split_patch(patch: Mapping[str, Any], resource: resources.Resource) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -59,14 +60,14 @@ def find_dropped(sent: Mapping[str, Any], received: Mapping[str, Any] | None,
                  path: fields.FieldPath = ()) -> list[fields.FieldPath]:
     """The paths of values that were sent (not as None, which deletes) but are absent from the answer."""
     dropped: list[fields.FieldPath] = []
+    mapping = type(received) is dict or fields.is_mapping(received)  # the answer's dicts: no ABC check per key
     for key, value in sent.items():
         if value is None:
             continue
-        here = path + (key,)
-        if not fields.is_mapping(received) or key not in received:
-            dropped.append(here)
-        elif fields.is_mapping(value) and value:
-            dropped.extend(find_dropped(value, received[key], here))
+        if not mapping or key not in received:  # type: ignore[operator]  # a mapping, as checked
+            dropped.append(path + (key,))
+        elif (type(value) is dict or fields.is_mapping(value)) and value:
+            dropped.extend(find_dropped(value, received[key], path + (key,)))  # type: ignore[index]
     return dropped
 
 
@@ -84,6 +85,7 @@ async def patch_obj(
     log = log if log is not None else logger
     ref = f'{resource.name} {namespace}/{name}' if namespace else f'{resource.name} {name}'
     result: dict[str, Any] | None = None
+    raw: bytes | None = None
     dropped: list[fields.FieldPath] = []
     try:
         if isinstance(patch, patches.Patch) and patch.fns:
@@ -99,7 +101,8 @@ async def patch_obj(
                 url = resource.get_url(namespace=namespace, name=name, subresource=subresource)
                 if log.isEnabledFor(logging.DEBUG):  # as upstream words it; the repr only if logged
                     log.debug(f'Merge-patching the {subresource or "resource"} with: {part!r}')
-                result = await client.request('PATCH', url, payload=part, content_type=client_.MERGE_PATCH_CT)
+                raw = await client.request_raw('PATCH', url, payload=part, content_type=client_.MERGE_PATCH_CT)
+                result = encoding.loads(raw) if raw.strip() else None
                 dropped.extend(find_dropped(part, result))
     except apierrors.APINotFoundError:
         log.debug(f'{ref} is gone; the patch is dropped.')
@@ -108,7 +111,7 @@ async def patch_obj(
         names = ', '.join('.'.join(path) for path in dropped)
         log.warning(f'Patching {ref}: the server dropped some fields ({names}); '
                     f'the resource\'s schema probably prunes them (x-kubernetes-preserve-unknown-fields?).')
-    return PatchResult(body=result, dropped=tuple(dropped))
+    return PatchResult(body=result, dropped=tuple(dropped), raw=raw if result is not None else None)
 
 
 CONFLICT_ATTEMPTS = 3  # a guarded JSON-patch is recomputed on a fresh body this many times in all

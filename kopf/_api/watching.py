@@ -208,11 +208,14 @@ async def watch_batches(
         shard_selector: str | None = None,
         state: watchstate.WatchState | None = None,
         keep_bodies: bool = False,
+        echoes: watchstate.Echoes | None = None,
 ) -> AsyncIterator[list[watchstate.StreamItem]]:
     """Every change of the resource's objects, once each: listed (type None), LISTED, then watch events; in
     batches: a list page's items, or a watch event's, at once (fewer async steps per object than one by one).
 
     `keep_bodies`: a vanished object's DELETED (found by a re-list) carries its last body, not a stub.
+    `echoes`: a MODIFIED line that it knows as an awaited echo of the consumer's own write (`Echoes.match`) is
+    not parsed nor yielded: the state advances as by its event, and the consumer is told (`Echoes.echoed`).
     `shard_selector` (the replica's shards) is sent unless `settings.watching.shard_selectors` has one
     for the resource (sent as given). Whether the server filtered: `state.shard_info` after each LIST.
     """
@@ -236,7 +239,7 @@ async def watch_batches(
                 _tell(client, resource, 'expired')
                 state.restart_listing()
                 continue
-        async for batch in _watched(client, resource, namespace, query, state, where):
+        async for batch in _watched(client, resource, namespace, query, state, where, echoes):
             yield batch
         await asyncio.sleep(watching.reconnect_backoff)
 
@@ -256,6 +259,7 @@ def _query(settings: settings_.OperatorSettings, resource: resources.Resource, l
 async def _watched(
         client: client_.APIClient, resource: resources.Resource, namespace: str | None,
         query: Mapping[str, str], state: watchstate.WatchState, where: str,
+        echoes: watchstate.Echoes | None = None,
 ) -> AsyncIterator[list[watchstate.StreamItem]]:
     """The items of one WATCH request, until it ends, breaks, stays silent, or needs a re-list (a 410)."""
     watching = client.settings.watching
@@ -271,6 +275,11 @@ async def _watched(
         async with client.stream(resource.get_url(namespace=namespace), params=params, backoffs=backoffs) as response:
             _tell(client, resource, 'connected')
             async for line in _lines(response, watching.inactivity_timeout):
+                if echoes is not None and line.startswith(watchstate.ECHO_PREFIX) and not state.streaming \
+                        and not state.keep_bodies and (found := echoes.match(line)) is not None:
+                    if watchstate.step_echo(state, *found):  # an awaited echo of our own write: not parsed
+                        echoes.echoed(*found)
+                    continue
                 batch = watchstate.step(state, encoding.loads(line))
                 if batch:
                     yield batch

@@ -29,8 +29,8 @@ Rules:
 """
 import dataclasses
 import enum
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any, Final, Protocol
 
 from kopf._api import apierrors
 
@@ -137,6 +137,64 @@ def _key(body: Mapping[str, Any]) -> tuple[str, str | None]:
     meta = body.get('metadata') or {}
     uid = meta.get('uid') or f'{meta.get("namespace")}/{meta.get("name")}'
     return uid, meta.get('resourceVersion')
+
+
+# The echo of our own write: the watch event of an object as a write's answer returned it is, from our local cluster
+# (and likely kube-apiserver: one JSON serializer for both), that answer's very bytes in a MODIFIED event's envelope.
+# Such a line is known by its hash, so that a consumer that awaits it and needs nothing of it (`kopf._engine.observing`)
+# skips its parsing; a line that differs in any byte is parsed as any other.
+ECHO_PREFIX: Final = b'{"type":"MODIFIED","object":'
+ECHO_MASK: Final = (1 << 64) - 1
+_UID_KEY: Final = b'"uid":"'
+
+
+def echo_key(answer: bytes) -> int:
+    """The key of the watch line that would carry this answer of a write (of `Echoes.match`): its hash, 64 bits."""
+    return hash(ECHO_PREFIX + answer.strip() + b'}') & ECHO_MASK
+
+
+def line_key(line: bytes) -> int:
+    """The key of a watch line, as `echo_key()` makes it for an answer (the line's hash: kept by the bytes)."""
+    return hash(line) & ECHO_MASK
+
+
+def uids_in(line: bytes) -> Iterator[str]:
+    """The values of `"uid"` keys in a line of JSON, in order: candidates only (a match is told by the hash)."""
+    start = line.find(_UID_KEY)
+    while start >= 0:
+        start += len(_UID_KEY)
+        end = line.find(b'"', start)
+        if end < 0:
+            return
+        try:
+            yield line[start:end].decode()
+        except UnicodeDecodeError:
+            pass
+        start = line.find(_UID_KEY, end)
+
+
+class Echoes(Protocol):
+    """A consumer's knowledge of the echoes it awaits (`_api.watching` asks it before parsing a MODIFIED line)."""
+
+    def match(self, line: bytes) -> tuple[str, str] | None:
+        """The object's uid and resourceVersion if the line is an awaited echo that needs no parsing, else None."""
+
+    def echoed(self, uid: str, rv: str) -> None:
+        """The awaited echo has come (in the stream's order, as its event would have been yielded)."""
+
+
+def step_echo(state: WatchState, uid: str, rv: str) -> bool:
+    """Advance the state by a MODIFIED event of this object and resourceVersion, known without its body
+    (an `Echoes.match`); whether it is yielded (False: the same (uid, resourceVersion) was yielded already).
+
+    As `step()` with the event itself: only where bodies are not kept and the listing is not streamed.
+    """
+    state.resource_version = rv
+    version = compact(rv)
+    if state.known.get(uid, MISSING) == version:
+        return False
+    state.known[uid] = version
+    return True
 
 
 def step(state: WatchState, item: Page | Mapping[str, Any]) -> list[StreamItem]:

@@ -42,6 +42,7 @@ Modules:
 - `plans`       one cycle as values: `decide()`, then (the engine invokes) `settle()`
 - `attempts`    the handlers of one cause in a cycle: those due now, what their attempts (and sub-handlers') came to
 - `records`     the per-object record and its transition `step()`
+- `resourceversions` as the records compare them; an awaited echo's resourceVersion and key in one int
 - `finalizers`  when and how our finalizer is added or removed
 - `budgets`     the 256 KiB annotations budget of an object
 - `memos`       `kopf.Memo`: a dict with attribute access

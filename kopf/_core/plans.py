@@ -73,6 +73,10 @@ class Context(Protocol):
     def default_backoff(self) -> float: ...
     @property
     def cleared_prefixes(self) -> tuple[str, ...] | None: ...  # the progress storage's `cleared_prefixes()`
+    @property
+    def own_fields_only(self) -> bool: ...  # both storages' `writes_only_own_fields()`
+    @property
+    def annotated_diffbase(self) -> bool: ...  # the diff-base is read from the annotations only (the default)
 
 
 
@@ -385,6 +389,7 @@ def _settle_noop(plan: Plan, patch: patches.Patch) -> Settlement:
     return Settlement(patch=patch, logs=logs, settled=plan.essence if not patch.fns else None)
 
 
+_UNDECIDING_TOP = frozenset({'metadata', 'status'})
 _UNDECIDING_META = frozenset({'resourceVersion', 'managedFields', 'generation', 'annotations'})
 
 
@@ -400,29 +405,46 @@ def needs_recheck(ctx: Context, plan: Plan, settlement: Settlement, answer: Mapp
     status into the essence). A change by anyone else that the answer already includes (spec,
     labels, finalizers, deletion, ...) is re-checked.
     """
-    if settlement.settled is None:
+    settled = settlement.settled
+    if settled is None:
         return True
     registry = ctx.registry  # a property: read once
     if not registry.is_unfiltered(ctx.resource) or registry.get_extra_fields(ctx.resource):
         return True
-    if not ctx.diffbase_storage.writes_only_own_fields() or not ctx.progress_storage.writes_only_own_fields():
+    if not ctx.own_fields_only:
         return True
     body = plan.body
-    for key in body.keys() | answer.keys():
-        if key != 'metadata' and key != 'status' and body.get(key) != answer.get(key):
-            return True
+    if _differs(body, answer, _UNDECIDING_TOP):
+        return True
     old_meta: Mapping[str, Any] = body.get('metadata') or {}
     new_meta: Mapping[str, Any] = answer.get('metadata') or {}
-    for key in old_meta.keys() | new_meta.keys():
-        if key not in _UNDECIDING_META and old_meta.get(key) != new_meta.get(key):
-            return True
+    if _differs(old_meta, new_meta, _UNDECIDING_META):
+        return True
     old_annotations: Mapping[str, Any] = old_meta.get('annotations') or {}
     new_annotations: Mapping[str, Any] = new_meta.get('annotations') or {}
-    if old_annotations != new_annotations:  # most answers (e.g. a handler's result in status): the same ones
-        owned = essences.kopf_prefixes(old_annotations) | essences.kopf_prefixes(new_annotations)
-        for key in old_annotations.keys() | new_annotations.keys():
-            if old_annotations.get(key) != new_annotations.get(key) and not essences.is_kopf_key(key, owned):
-                return True
+    cause = plan.cause
+    if old_annotations == new_annotations and cause is not None and ctx.annotated_diffbase:
+        # Most answers (e.g. a handler's result in status). The answer's diff-base is the body's, as the cycle
+        # fetched it (the storage reads only its annotation, under keys that depend only on the kind and the
+        # owners, compared above): not parsed again.
+        return bool(cause.old != settled)
+    owned = essences.kopf_prefixes(old_annotations) | essences.kopf_prefixes(new_annotations)
+    for key in old_annotations.keys() | new_annotations.keys():
+        if old_annotations.get(key) != new_annotations.get(key) and not essences.is_kopf_key(key, owned):
+            return True
     # the diff-base as the cycle left it:
-    return bool(ctx.diffbase_storage.fetch(body=answer) != settlement.settled)
+    return bool(ctx.diffbase_storage.fetch(body=answer) != settled)
+
+
+def _differs(old: Mapping[str, Any], new: Mapping[str, Any], skipped: frozenset[str]) -> bool:
+    """Whether two mappings differ in a key not skipped (a missing key is as a None value)."""
+    if old.keys() == new.keys():  # the usual answer: one walk, no set of their keys made
+        for key, value in old.items():
+            if key not in skipped and new[key] != value:
+                return True
+        return False
+    for key in old.keys() | new.keys():
+        if key not in skipped and old.get(key) != new.get(key):
+            return True
+    return False
 

@@ -40,22 +40,24 @@ Signals and what they do:
   nobody needs to see every event (`on.event` handlers) and it still holds the object for us: then its next cycle
   decides on the answer at once — unless the answer needs nothing more (`settled`), then there is no next cycle;
   events up to the answer's resourceVersion are stale (an idle record awaiting only that echo keeps just its
-  resourceVersion, an int, as its `work`). Else, the record awaits our write through the watch, and an event not
-  newer than the answer of a patch that let the object go (deleted, our finalizer removed) is dropped: it still
-  shows the finalizer and the records just purged. A requested delay schedules a wake-up (re-running the answer,
-  or the event). Work begun is finished before new work is begun: a record continuing on the answer goes to the
-  queue's front. A cycle's end that leaves nothing to do (IDLE, or GONE) while the convergence clock runs reports
-  `Converged(lag)`: from the first event accepted to the end of the handling it caused (retries, delays and the
-  cycles on our own answers included); the clock stops.
+  resourceVersion, an int, as its `work`; with the key of the echo's watch line, `Done.echo`, in the same int, so
+  that the watch knows the echo without parsing it: `awaited_echo`). Else, the record awaits our write through the
+  watch, and an event not newer than the answer of a patch that let the object go (deleted, our finalizer removed) is
+  dropped: it still shows the finalizer and the records just purged. A requested delay schedules a wake-up (re-running
+  the answer, or the event). Work begun is finished before new work is begun: a record continuing on the answer goes
+  to the queue's front. A cycle's end that leaves nothing to do (IDLE, or GONE) while the convergence clock runs
+  reports `Converged(lag)`: from the first event accepted to the end of the handling it caused (retries, delays and
+  the cycles on our own answers included); the clock stops.
 """
 import dataclasses
 import enum
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from kopf._core import finalizers, memos, values
+from kopf._core import finalizers, memos, resourceversions, values
 
 RawEvent = dict[str, Any]
+rv_of, is_consistent = resourceversions.rv_of, resourceversions.is_consistent  # how the records compare them
 
 
 class Phase(enum.Enum):
@@ -77,6 +79,7 @@ class Work:
     deadline: float | None = None      # the end of the wait for our own write
     expected_rv: str | None = None     # our last patch's resourceVersion, until the watch brings it
     applied_rv: str | None = None      # our last patch's answer was decided on: older events are stale
+    echo: int | None = None            # the key of the watch line of that answer (`Done.echo`), while awaited
     errors: int = 0                    # unexpected errors in a row
     due_at: float | None = None        # when the scheduler wakes it (WAITING)
     arrived_at: float | None = None    # the first event accepted since it last converged (its convergence clock)
@@ -87,9 +90,11 @@ class Work:
         return self.applied_rv is None and self._nothing_but_applied()
 
     def echo_only(self) -> int | None:
-        """Our patch's answer's resourceVersion (a number) if nothing else is in it: kept instead of it (else None)."""
+        """Our answer's resourceVersion (with its echo's key: `resourceversions.packed`) if alone: kept instead."""
         rv = self.applied_rv
-        return int(rv) if rv is not None and rv.isdigit() and len(rv) < 19 and self._nothing_but_applied() else None
+        if rv is None or not rv.isdigit() or len(rv) >= 19 or not self._nothing_but_applied():
+            return None
+        return resourceversions.packed(int(rv), self.echo)
 
     def _nothing_but_applied(self) -> bool:
         return (self.pending is None and self.last is None and self.wakeup_at is None and self.due_at is None
@@ -114,7 +119,7 @@ class ObjectRecord:
     initial: bool | None = None        # first seen in the initial listing, no cause handled yet (None: no cycle yet)
     deletion_handled: bool = False     # optional delete handlers ran (once, best-effort)
     shard: int | None = None           # its shard (`--shards`: `kopf._shards.assignment.shard_of`); None: unsharded
-    work: Work | int | None = None     # while it has work (`Work`); idle, awaiting our patch's echo: its rv only
+    work: Work | int | None = None     # while it has work (`Work`); idle, awaiting our echo: its rv (and key) only
 
 
 # -- signals ------------------------------------------------------------------------------------------
@@ -171,6 +176,7 @@ class Done:
     now: float
     wakeup: float | None = None             # seconds: a handler is due again then
     answer: Mapping[str, Any] | None = None  # the server's answer to our patch (None: nothing sent/accepted)
+    echo: int | None = None                 # the key of the answer's watch line (`watchstate.echo_key`), if known
     settled: bool = False                   # the answer needs no cycle of its own (`plans.needs_recheck`)
     watched: bool = False                   # `on.event` handlers exist: they see every event
     finalizer: str = ''
@@ -245,20 +251,6 @@ def spare_memo(record: ObjectRecord, seeds: memos.Seeds) -> None:
         record.memo = seed
 
 
-def rv_of(event: Mapping[str, Any] | None) -> str | None:
-    rv = ((event or {}).get('object', {}).get('metadata') or {}).get('resourceVersion')
-    return None if rv is None else str(rv)
-
-
-def is_consistent(rv: str | None, expected: str | None) -> bool:
-    """Whether a body of `rv` is at least as new as `expected` (numeric resourceVersions compared)."""
-    if expected is None or rv == expected:
-        return True
-    if rv is not None and rv.isdigit() and expected.isdigit():
-        return int(rv) >= int(expected)
-    return False
-
-
 def step(record: ObjectRecord, signal: Signal) -> list[Effect]:
     """Advance the record by one signal; return what the reactor must do (in this order)."""
     if record.phase is Phase.GONE:
@@ -273,7 +265,8 @@ def step(record: ObjectRecord, signal: Signal) -> list[Effect]:
             return handled  # no work made only to be dropped
         work = record.work = Work()
     elif isinstance(work, int):  # an idle record that awaits only the echo of our patch: its resourceVersion
-        work = record.work = Work(applied_rv=str(work))  # `_arrived` skips the echo; kept as an int again below
+        rv, key = resourceversions.unpacked(work)  # `_arrived` skips the echo; kept as an int again below
+        work = record.work = Work(applied_rv=rv, echo=key)
     effects = transition(record, work, signal)
     if record.phase is Phase.IDLE:
         if work.idle():
@@ -281,6 +274,15 @@ def step(record: ObjectRecord, signal: Signal) -> list[Effect]:
         elif (echo := work.echo_only()) is not None:
             record.work = echo  # 32 bytes, not a Work's ~190 (e.g. till a listing's end, for all its objects)
     return effects
+
+
+def awaited_echo(record: ObjectRecord) -> tuple[str, int] | None:
+    """Our patch's answer's resourceVersion and its echo's key (`Done.echo`) if the idle record awaits only that."""
+    work = record.work
+    if record.phase is not Phase.IDLE or work.__class__ is not int:
+        return None
+    rv, key = resourceversions.unpacked(work)
+    return None if key is None else (rv, key)
 
 
 def _due(record: ObjectRecord, work: Work, signal: Due) -> list[Effect]:
@@ -326,7 +328,7 @@ def _taken_over(record: ObjectRecord, work: Work, signal: TakenOver) -> list[Eff
 
 def _forget_waits(work: Work) -> None:
     work.wakeup_at = work.throttled_until = work.deadline = None
-    work.expected_rv = work.applied_rv = None
+    work.expected_rv = work.applied_rv = work.echo = None
 
 
 def _arrived(record: ObjectRecord, work: Work, signal: Arrived) -> list[Effect]:
@@ -335,10 +337,10 @@ def _arrived(record: ObjectRecord, work: Work, signal: Arrived) -> list[Effect]:
         rv = rv_of(event)
         if rv is not None and is_consistent(work.applied_rv, rv):
             if rv == work.applied_rv:
-                work.applied_rv = None  # its echo: the events after it are newer
+                work.applied_rv = work.echo = None  # its echo: the events after it are newer
             return []  # not newer than our patch's answer, which is decided on already
         if rv is not None:
-            work.applied_rv = None  # newer: the watch brings nothing older after it
+            work.applied_rv = work.echo = None  # newer: the watch brings nothing older after it
     work.pending = event
     if work.arrived_at is None:
         work.arrived_at = signal.now
@@ -473,6 +475,7 @@ def _answer_as_event(work: Work, done: Done) -> RawEvent | None:
     # Its echo (or a newer event) may have come through the watch while the cycle ran: nothing older comes after.
     echoed = work.pending is not None and is_consistent(rv_of(work.pending), str(rv))
     work.applied_rv, work.expected_rv = None if echoed else str(rv), None
+    work.echo = None if echoed else done.echo
     return {'type': 'MODIFIED', 'object': body}
 
 

@@ -44,13 +44,10 @@ class Resource:
             raise ValueError('Subresources can be addressed only for a named object.')
         if namespace is not None and self.namespaced is False:
             raise ValueError(f'A cluster-scoped resource {self} cannot be addressed in a namespace.')
-        parts = ['/api' if not self.group else '/apis']
-        parts += [self.group] if self.group else []
-        parts += [self.version]
-        parts += ['namespaces', namespace] if namespace is not None else []
-        parts += [self.plural]
-        parts += [name] if name is not None else []
-        parts += [subresource] if subresource is not None else []
-        url = '/'.join(parts)
+        # Per request (every patch): formatted at once, not joined from a list of parts.
+        prefix = f'/apis/{self.group}/{self.version}' if self.group else f'/api/{self.version}'
+        url = f'{prefix}/namespaces/{namespace}/{self.plural}' if namespace is not None else f'{prefix}/{self.plural}'
+        if name is not None:
+            url = f'{url}/{name}' if subresource is None else f'{url}/{name}/{subresource}'
         query = urllib.parse.urlencode(params, doseq=True) if params else ''
         return (server or '').rstrip('/') + url + ('?' + query if query else '')

@@ -4,8 +4,11 @@
 - A patch with callables (finalizer edits, `patch.fns`) and merge content is sent as ONE guarded
   JSON-patch (the merge content folded into it), not as a JSON-patch plus a merge-patch.
 - Annotations are budgeted before sending: an over-budget patch is not sent (the error names the key).
+  A patch that writes no annotations is not budgeted: it pushes nothing over (the server keeps the
+  existing ones within the same budget).
 - The server's answer is returned: the object's record decides whether the next cycle runs on it
-  at once or waits for it to come back through the watch (`kopf._core.records`).
+  at once or waits for it to come back through the watch (`kopf._core.records`); with the key of its
+  watch line (`PatchResult.echo`), so that its echo is known without parsing it.
 """
 from collections.abc import Mapping
 from typing import Any
@@ -14,7 +17,7 @@ from kopf._api import objectwrites
 from kopf._core import budgets, patches
 from kopf._core.kwargs import Logger
 from kopf._engine import contexts
-from kopf._shared import mergepatch
+from kopf._shared import fields, mergepatch
 
 
 def fold(patch: patches.Patch) -> patches.Patch:
@@ -30,6 +33,11 @@ def fold(patch: patches.Patch) -> patches.Patch:
     return patches.Patch(fns=[merge, *patch.fns])
 
 
+def _writes_annotations(patch: patches.Patch) -> bool:
+    """Whether the patch's merge content writes annotations (what `budgets.check_annotations` reads of it)."""
+    return fields.resolve(patch, ('metadata', 'annotations'), None) is not None
+
+
 def skipped(rctx: contexts.ResourceContext) -> None:
     """A cycle with nothing to send (counted as such when metrics are on)."""
     metrics = rctx.operator.metrics
@@ -38,14 +46,16 @@ def skipped(rctx: contexts.ResourceContext) -> None:
 
 
 async def apply(rctx: contexts.ResourceContext, body: Mapping[str, Any], patch: patches.Patch,
-                logger: Logger) -> dict[str, Any] | None:
-    """Send a patch of this body; the server's answer (the newest body), or None if nothing was sent or accepted."""
+                logger: Logger) -> objectwrites.PatchResult | None:
+    """Send a patch of this body; what came of it (`body`: the server's answer, the newest body; None if not
+    accepted), or None if nothing was sent."""
     metrics = rctx.operator.metrics
     if not patch:
         skipped(rctx)
         return None
     try:
-        budgets.check_annotations(body, patch)
+        if _writes_annotations(patch):  # else the answer's are the body's: the server keeps them within the budget
+            budgets.check_annotations(body, patch)
     except budgets.AnnotationsBudgetError as exc:
         logger.error(str(exc))
         metrics.patched(rctx.resource, 'refused')
@@ -53,6 +63,5 @@ async def apply(rctx: contexts.ResourceContext, body: Mapping[str, Any], patch: 
     if metrics.enabled:
         metrics.patched(rctx.resource, 'sent')
     meta: Mapping[str, Any] = body.get('metadata') or {}
-    result = await objectwrites.patch_obj(rctx.operator.client, rctx.resource, namespace=meta.get('namespace'),
-                                      name=str(meta.get('name')), patch=fold(patch), body=body, log=logger)
-    return result.body
+    return await objectwrites.patch_obj(rctx.operator.client, rctx.resource, namespace=meta.get('namespace'),
+                                        name=str(meta.get('name')), patch=fold(patch), body=body, log=logger)

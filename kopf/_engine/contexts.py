@@ -218,6 +218,7 @@ class ResourceContext:
     daemons: Daemons | None = None  # its objects' daemons and timers, if the resource has any
     _delays: tuple[Any, tuple[float, ...]] | None = dataclasses.field(default=None, init=False, repr=False)
     _cleared: tuple[Any, tuple[str, ...] | None] | None = dataclasses.field(default=None, init=False, repr=False)
+    _own: tuple[Any, Any, tuple[bool, bool]] | None = dataclasses.field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.daemons is None and self.operator.daemons is not None:
@@ -272,6 +273,29 @@ class ResourceContext:
         if cached is None or cached[0] is not storage:
             cached = self._cleared = (storage, storage.cleared_prefixes())
         return cached[1]
+
+    @property
+    def own_fields_only(self) -> bool:
+        """Whether both storages write only their own fields (`writes_only_own_fields()`), asked once per pair.
+
+        Asked by every answered patch (`plans.needs_recheck`); kept with the storages, by identity, as
+        `cleared_prefixes` is.
+        """
+        return self._own_fields()[0]
+
+    @property
+    def annotated_diffbase(self) -> bool:
+        """Whether the diff-base is read from the body's annotations only (the default storage, exactly)."""
+        return self._own_fields()[1]
+
+    def _own_fields(self) -> tuple[bool, bool]:
+        progress, diffbase = self.progress_storage, self.diffbase_storage
+        cached = self._own
+        if cached is None or cached[0] is not progress or cached[1] is not diffbase:
+            own = diffbase.writes_only_own_fields() and progress.writes_only_own_fields()
+            annotated = type(diffbase) is diffbasestorages.AnnotationsDiffBaseStorage
+            cached = self._own = (progress, diffbase, (own, annotated))
+        return cached[2]
 
     def remember(self, uid: str, name: str | None = None, namespace: str | None = None) -> records_.ObjectRecord:
         """The object's record; made at first sight with the operator's memo as of now (copied when needed)."""

@@ -176,6 +176,25 @@ def plain_route(logger: logging.Logger, level: int,
     return handler, formatter, compiled
 
 
+# While a cycle's lines are written one after another (`hold_routes()`): the plain route found by level, kept for the
+# next lines (nothing between them changes the logging's setup: no user code runs, only the writes themselves).
+_held: 'dict[int, tuple[logging.StreamHandler[Any], Formatter, tuple[str, tuple[str, ...]]] | None] | None' = None
+
+
+def hold_routes() -> bool:
+    """Keep the plain routes found until `release_routes()` (for a cycle's lines in a row); False if held already."""
+    global _held
+    if _held is not None:
+        return False
+    _held = {}
+    return True
+
+
+def release_routes() -> None:
+    global _held
+    _held = None
+
+
 def _write_plain(level: int, msg: Any, args: tuple[Any, ...], kwargs: Mapping[str, Any],
                  body: Mapping[str, Any]) -> bool:
     """Write an object's line the plain route's way (`plain_route`); False if it is not the route to take.
@@ -187,7 +206,10 @@ def _write_plain(level: int, msg: Any, args: tuple[Any, ...], kwargs: Mapping[st
     extra = kwargs.get('extra') if kwargs else None
     if extra and not _RECORD_FIELDS.isdisjoint(extra):
         return False  # `makeRecord` refuses to overwrite a record's field: the usual way raises it
-    route = plain_route(objects_logger, level)
+    held = _held
+    route = held[level] if held is not None and level in held else plain_route(objects_logger, level)
+    if held is not None:
+        held[level] = route
     if route is None:
         return False
     handler, formatter, (template, names) = route

@@ -33,7 +33,7 @@ from collections.abc import Collection, Mapping
 from typing import Any
 
 from kopf._api import apierrors, discovery, namespaces, watching, watchstate
-from kopf._core import handlers, resources, selectors
+from kopf._core import handlers, records, resources, selectors
 from kopf._core.causes import Reason
 from kopf._engine import contexts, queueing
 from kopf._storage import fitting
@@ -310,7 +310,8 @@ class Observer:
             if selection is not None and selection.applies(self.ctx, rctx.resource):
                 await selection.read(self.ctx, rctx, namespace, deliver, keep_bodies=keep)
                 return
-            stream = watching.watch_batches(self.ctx.client, rctx.resource, namespace=namespace, keep_bodies=keep)
+            stream = watching.watch_batches(self.ctx.client, rctx.resource, namespace=namespace, keep_bodies=keep,
+                                            echoes=_Echoes(dispatcher, self.scope))
             async for batch in stream:
                 for item in batch:
                     if put(item):
@@ -323,6 +324,34 @@ class Observer:
             await dispatcher.drain(grace)  # the records stay
             if self.ctx.indexing is not None:
                 self.ctx.indexing.unregister((rctx.resource, namespace))  # if it ended before listing
+
+
+class _Echoes:
+    """The echoes of our own patches that a stream's dispatcher awaits (`watchstate.Echoes`), of its scope only."""
+
+    def __init__(self, dispatcher: queueing.Dispatcher, scope: "Scope") -> None:
+        self.dispatcher, self.scope = dispatcher, scope
+
+    def match(self, line: bytes) -> tuple[str, str] | None:
+        """The uid and resourceVersion of an awaited echo of our own patch, if the line is it and it needs nothing.
+
+        A watch line with the key of the answer that an idle record awaits the echo of (`records.awaited_echo`):
+        its `Arrived` would only drop it. Not where the object's events are seen by its daemons and timers or kept
+        for its shard, nor once the stream is closed, nor out of the scope (`Dispatcher.dispatch()` does those).
+        """
+        dispatcher = self.dispatcher
+        if dispatcher.daemons is not None or dispatcher.newest is not None or dispatcher.closed:
+            return None
+        known = dispatcher.rctx.records
+        for uid in watchstate.uids_in(line):
+            record = known.get(uid)
+            awaited = None if record is None else records.awaited_echo(record)
+            if awaited is not None and awaited[1] == watchstate.line_key(line):  # hashed only if awaited
+                return (uid, awaited[0]) if self.scope.serves(record.namespace) else None  # type: ignore[union-attr]
+        return None
+
+    def echoed(self, uid: str, rv: str) -> None:
+        self.dispatcher.echoed(uid, rv)
 
 
 def keeps_bodies(rctx: contexts.ResourceContext) -> bool:

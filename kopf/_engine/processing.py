@@ -6,9 +6,10 @@ A cycle of an object whose scope is paused (peering, a Lease, its shard not ours
 end to the object's record as a value (`kopf._core.records.Done`).
 """
 import asyncio
-from collections.abc import Iterable
+from collections.abc import Sequence
 from typing import Any
 
+from kopf._api import watchstate
 from kopf._core import handlers, plans, records
 from kopf._core.bodies import RawEvent
 from kopf._core.kwargs import Logger
@@ -50,14 +51,19 @@ async def process(rctx: contexts.ResourceContext, record: records.ObjectRecord, 
     if settlement.logs:
         emit(settlement.logs, logger)
     deleted = plan.event_type == 'DELETED'
-    answer = None if deleted else await applying.apply(rctx, plan.body, settlement.patch, logger)
+    result = None if deleted else await applying.apply(rctx, plan.body, settlement.patch, logger)
+    answer, raw = (None, None) if result is None else (result.body, result.raw)
     written = answer is not None or deleted or not settlement.patch  # a refused patch re-runs its handlers
     if rctx.daemons is not None and handlers.SpawningHandler in kinds:
         rctx.daemons.reconcile(record, plan, answer)  # daemons and timers see the newest body
+    settled = answer is not None and not plans.needs_recheck(rctx, plan, settlement, answer)
+    watched = handlers.WatchingHandler in kinds
+    # The key of its echo, where the echo is only awaited (`Dispatcher.match`): not seen by `on.event` handlers,
+    # daemons or timers, nor kept for a shard.
+    echo = raw is not None and settled and not watched and not operator.shards and handlers.SpawningHandler not in kinds
     return records.Done(
         event=event, now=asyncio.get_running_loop().time(), wakeup=settlement.wakeup, answer=answer,
-        settled=answer is not None and not plans.needs_recheck(rctx, plan, settlement, answer),
-        watched=handlers.WatchingHandler in kinds,
+        echo=watchstate.echo_key(raw) if echo and raw is not None else None, settled=settled, watched=watched,
         finalizer=operator.settings.persistence.finalizer,
         handled=written and settlement.handled, deletion_handled=written and settlement.deletion_handled,
         paused=bool(pauses.by) and paused(rctx, record, event))  # no error: its delays are not read
@@ -111,9 +117,14 @@ def paused(rctx: contexts.ResourceContext, record: records.ObjectRecord, event: 
     return rctx.operator.pausing.pauses.paused(namespace, record.shard)  # nothing paused: False at once
 
 
-def emit(entries: Iterable[LogEntry], logger: Logger) -> None:
-    for entry in entries:
-        if entry.exc_info is None and entry.extra is None:  # most of them: no `LogEntry.emit` call in between
-            logger.log(entry.level, entry.message)
-        else:
-            entry.emit(logger)
+def emit(entries: Sequence[LogEntry], logger: Logger) -> None:
+    held = len(entries) > 1 and loggers.hold_routes()  # the plain route found once for the lines in a row
+    try:
+        for entry in entries:
+            if entry.exc_info is None and entry.extra is None:  # most of them: no `LogEntry.emit` call in between
+                logger.log(entry.level, entry.message)
+            else:
+                entry.emit(logger)
+    finally:
+        if held:
+            loggers.release_routes()

@@ -186,6 +186,13 @@ class Dispatcher:
             return
         self._carry_out(record, records.step(record, arrived))
 
+    def echoed(self, uid: str, rv: str) -> None:
+        """The awaited echo of our patch has come (`observing`): as `dispatch()` of its event, without its body."""
+        record = self.rctx.records.get(uid)
+        if record is not None:
+            event = {'type': 'MODIFIED', 'object': {'metadata': {'uid': uid, 'resourceVersion': rv}}}
+            self._carry_out(record, records.step(record, records.Arrived(event)))  # dropped: nothing to carry out
+
     def _quietly(self, record: records.ObjectRecord, event: RawEvent, arrived: records.Arrived) -> bool:
         """A new object of a listing that needs nothing (`processing.quiet_listed`): handled as it arrives.
 

@@ -2,7 +2,7 @@ from typing import Any
 
 import pytest
 
-from kopf._api import apierrors
+from kopf._api import apierrors, watchstate
 from kopf._api.watchstate import LISTED, Page, WatchState, narrow, step
 
 
@@ -170,3 +170,34 @@ def test_the_lists_shard_info_is_kept() -> None:
     assert state.shard_info == 'shardRange(x)'
     step(state, Page.from_list({'metadata': {'resourceVersion': '2'}, 'items': []}))
     assert state.shard_info is None
+
+
+# -- the echoes of our own writes, known by the bytes of their lines ----------------------------------------
+
+def test_an_answer_keys_the_line_of_its_echo() -> None:
+    answer = b'{"metadata":{"uid":"u1","resourceVersion":"7"},"spec":{}}\n'
+    line = b'{"type":"MODIFIED","object":{"metadata":{"uid":"u1","resourceVersion":"7"},"spec":{}}}'
+    assert watchstate.echo_key(answer) == watchstate.line_key(line)
+    assert watchstate.echo_key(answer) != watchstate.line_key(line.replace(b'"7"', b'"8"'))
+    assert 0 <= watchstate.echo_key(answer) < 2 ** 64
+
+
+@pytest.mark.parametrize('line, uids', [
+    (b'{"metadata":{"uid":"u1"}}', ['u1']),
+    (b'{"metadata":{"ownerReferences":[{"uid":"o1"}],"uid":"u1"}}', ['o1', 'u1']),  # candidates, in order
+    (b'{"metadata":{"name":"x"}}', []),
+    (b'{"metadata":{"uid":"u1', []),  # cut short: no value
+    (b'{"x":"a\\"uid\\":\\"u2\\"","uid":"u1"}', ['u1']),  # inside a string, quotes are escaped: not a key
+])
+def test_the_uids_in_a_line(line: bytes, uids: list[str]) -> None:
+    assert list(watchstate.uids_in(line)) == uids
+
+
+@pytest.mark.parametrize('known', [None, '6', '7'])
+def test_an_echo_steps_the_state_as_its_event_would(known: str | None) -> None:
+    by_event, by_echo = WatchState(), WatchState()
+    for state in (by_event, by_echo):
+        step(state, Page([obj('a', known)] if known else [], '5'))
+    out = step(by_event, ev('MODIFIED', obj('a', '7')))
+    assert watchstate.step_echo(by_echo, 'a', '7') == bool(out)
+    assert by_echo.known == by_event.known and by_echo.resource_version == by_event.resource_version == '7'

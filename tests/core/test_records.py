@@ -4,7 +4,7 @@ from typing import Any
 import pytest
 
 import kopf
-from kopf._core import memos, records
+from kopf._core import memos, records, resourceversions
 from kopf._core.records import (
     Arrived,
     Done,
@@ -46,7 +46,10 @@ def rec(**fields: Any) -> ObjectRecord:
 def w(record: ObjectRecord) -> Work:
     """Its work, or an empty one (an idle record drops it), or the one its echo's awaited rv stands for."""
     work = record.work
-    return Work() if work is None else Work(applied_rv=str(work)) if isinstance(work, int) else work
+    if isinstance(work, int):
+        rv, key = resourceversions.unpacked(work)
+        return Work(applied_rv=rv, echo=key)
+    return Work() if work is None else work
 
 
 @pytest.mark.parametrize('rv, expected, result', [
@@ -531,3 +534,41 @@ def test_an_idle_record_that_awaits_only_our_echo_keeps_its_resourceversion_only
     assert step(record, Arrived(ev(5, 'DELETED'))) == [Enqueue()]  # DELETED always goes through
     record.work, record.phase = 7, Phase.IDLE
     assert step(record, Arrived(ev(None))) == [Enqueue()]  # no resourceVersion: cannot tell
+
+
+# The key of the answer's watch line (`Done.echo`) is kept with its resourceVersion: an idle record awaiting only
+# that echo keeps both in one int; the dispatcher asks for it by the key of a line (`awaited_echo`).
+KEY = 2 ** 64 - 3
+
+
+def test_an_idle_record_keeps_its_echo_key_with_the_resource_version() -> None:
+    record = rec(phase=Phase.RUNNING)
+    assert step(record, Done(event=ev(1), now=0, answer=ANSWER, settled=True, finalizer=F, echo=KEY)) == []
+    assert record.phase is Phase.IDLE and isinstance(record.work, int)
+    assert w(record).applied_rv == '5' and w(record).echo == KEY
+    assert records.awaited_echo(record) == ('5', KEY)
+    assert step(record, Arrived(ev(5))) == []  # its echo: dropped, nothing is awaited any more
+    assert record.work is None and records.awaited_echo(record) is None
+
+
+def test_an_echo_key_goes_with_its_resource_version() -> None:
+    record = rec(phase=Phase.RUNNING)
+    step(record, Done(event=ev(1), now=0, answer=ANSWER, settled=True, finalizer=F, echo=KEY))
+    assert step(record, Arrived(ev(6), now=1.0)) == [Enqueue()]  # newer: nothing older comes after it
+    assert w(record).applied_rv is None and w(record).echo is None
+
+
+@pytest.mark.parametrize('echo', [None, KEY])
+def test_no_echo_is_awaited_without_its_key_or_while_the_record_has_work(echo: int | None) -> None:
+    record = rec(phase=Phase.RUNNING)
+    step(record, Done(event=ev(1), now=0, answer=ANSWER, settled=True, finalizer=F, echo=echo))
+    assert record.work == (5 << 64 | KEY if echo is not None else 5)
+    assert records.awaited_echo(record) == (('5', KEY) if echo is not None else None)
+    record.phase = Phase.QUEUED
+    assert records.awaited_echo(record) is None
+
+
+def test_an_echo_already_come_leaves_no_key() -> None:
+    record = rec(phase=Phase.RUNNING, pending=ev(5))
+    step(record, Done(event=ev(1), now=0, answer=ANSWER, settled=True, finalizer=F, echo=KEY))
+    assert record.work is None

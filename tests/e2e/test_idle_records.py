@@ -191,3 +191,43 @@ async def test_watched_events_wait_for_a_long_queue_as_the_listing_does(
     finally:
         holding.set()
     await eventually(lambda: calls == collections.Counter(names))
+
+
+async def test_the_echo_of_our_own_patch_is_known_by_its_bytes_and_nothing_else_is(
+        cluster: Cluster, registry: kopf.OperatorRegistry, start_operator: Starter, kube: Kube,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from kopf._engine import queueing
+    calls: collections.Counter[str] = collections.Counter()
+    echoed, dispatch = queueing.Dispatcher.echoed, queueing.Dispatcher.dispatch
+
+    def counted_echo(self: queueing.Dispatcher, uid: str, rv: str) -> None:
+        calls['echoed'] += 1
+        echoed(self, uid, rv)
+
+    def counted_event(self: queueing.Dispatcher, event: Any) -> None:
+        calls[event.get('type') or 'listed'] += 1
+        dispatch(self, event)
+    monkeypatch.setattr(queueing.Dispatcher, 'echoed', counted_echo)
+    monkeypatch.setattr(queueing.Dispatcher, 'dispatch', counted_event)
+    seen: list[tuple[str, Any]] = []
+
+    @kopf.on.create('kopfexamples', registry=registry)
+    def created(name: str, **_: Any) -> dict[str, Any]:
+        seen.append(('create', name))
+        return {'done': True}  # a result: the cycle's one patch, to /status
+
+    @kopf.on.update('kopfexamples', registry=registry)
+    def updated(name: str, new: Any, **_: Any) -> None:
+        seen.append(('update', new['spec']['field']))
+
+    await start_operator()
+    cluster.apply(example('kex-a'))
+    await eventually(lambda: ('create', 'kex-a') in seen)
+    [uid] = await eventually(lambda: list(records(registry)))
+    await eventually(lambda: idle(registry) and records(registry)[uid].work is None)  # its echo came: nothing awaited
+    if not backends.is_envtest(cluster):  # the emulator sends a write's answer as its watch event, byte for byte
+        await eventually(lambda: calls['echoed'] >= 1)
+    await kube.patch('kex-a', {'spec': {'field': 'changed'}})  # a change by others: parsed and handled as usual
+    await eventually(lambda: ('update', 'changed') in seen)
+    await eventually(lambda: idle(registry) and records(registry)[uid].work is None)
+    assert [kind for kind, _ in seen] == ['create', 'update']  # handled once each

@@ -1,4 +1,8 @@
 """Applying: one request per endpoint — merge content and callables folded into one JSON-patch."""
+from typing import Any
+
+import pytest
+
 from kopf._core import patches
 from kopf._engine import applying
 
@@ -28,3 +32,15 @@ def test_merge_content_is_folded_into_the_json_patch() -> None:
     assert {'op': 'add', 'path': '/metadata/annotations', 'value': {'k/v': 'x'}} in ops
     assert {'op': 'remove', 'path': '/spec/f'} in ops
     assert BODY['metadata']['finalizers'] == ['a']  # the body itself is untouched
+
+
+@pytest.mark.parametrize('content, writes', [
+    ({'status': {'x': 1}}, False),                            # a handler's result: the annotations are the body's
+    ({'metadata': {'labels': {'a': 'b'}}}, False),
+    ({'metadata': {'annotations': {'k': 'v'}}}, True),
+    ({'metadata': {'annotations': {'k': None}}}, True),        # budgeted as before (removing never exceeds it)
+    ({'metadata': {'annotations': {}}}, True),
+])
+def test_only_a_patch_that_writes_annotations_is_budgeted(content: dict[str, Any], writes: bool) -> None:
+    patch = patches.Patch(content)
+    assert applying._writes_annotations(patch) is writes

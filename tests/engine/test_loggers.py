@@ -237,3 +237,33 @@ def test_no_plain_route_with_another_handler_or_a_filter_on_the_way(configured: 
     assert loggers.plain_route(objects, logging.INFO) is not None
     loggers.deconfigure()
     assert loggers.plain_route(objects, logging.INFO) is None
+
+
+def _cycle_lines(logger: Any, cluster: Any) -> None:
+    """A cycle's lines as `processing.emit` writes them: in a row, the plain route found once (`hold_routes`)."""
+    from kopf._core.outcomes import LogEntry
+    from kopf._engine import processing
+    processing.emit([
+        LogEntry(logging.INFO, "Handler 'fn' succeeded.", extra={'kopf_handler_id': 'fn'}),
+        LogEntry(logging.INFO, 'Resuming is processed: 1 succeeded; 0 failed.'),
+        LogEntry(logging.DEBUG, 'Not logged at INFO'),
+        LogEntry(logging.WARNING, 'A warning', exc_info=ValueError('boom')),
+        LogEntry(logging.ERROR, 'An error 100%'),
+    ], logger)
+    assert loggers._held is None  # released after the lines
+
+
+@pytest.mark.parametrize('configure', [{}, {'log_prefix': True}, {'verbose': True}], ids=lambda c: repr(c))
+def test_a_cycles_lines_in_a_row_are_written_as_one_by_one(configured: None, configure: dict[str, Any]) -> None:
+    plain, usual = _both_ways(_cycle_lines, **configure)
+    assert plain == usual
+    assert len(plain) == (10 if configure.get('verbose') else 8)  # the lines and their flushes
+
+
+def test_the_routes_are_held_once_and_released(configured: None) -> None:
+    assert loggers.hold_routes()
+    try:
+        assert not loggers.hold_routes()  # held already: the outer holder releases them
+    finally:
+        loggers.release_routes()
+    assert loggers._held is None

@@ -189,6 +189,39 @@ async def test_recheck_with_filters_or_custom_storages(body: dict[str, Any]) -> 
     assert needs_recheck(rctx, cyc, answer)  # its essence may include status
 
 
+async def test_recheck_of_a_diffbase_in_status_changed_by_others(body: dict[str, Any]) -> None:
+    rctx = make_rctx(create_registry())
+    rctx.diffbase_storage = kopf.StatusDiffBaseStorage()  # its diff-base is not in the annotations
+    answer, cyc = await handled(rctx, body)
+    assert not needs_recheck(rctx, cyc, answer)
+    answer['status']['kopf']['last-handled-configuration'] = '{"spec":{"x":1}}'
+    assert needs_recheck(rctx, cyc, answer)  # the same annotations, another diff-base: fetched, compared
+
+
+async def test_recheck_takes_a_missing_key_as_a_none_value(body: dict[str, Any]) -> None:
+    rctx = make_rctx(create_registry())
+    answer, cyc = await handled(rctx, body)
+    nones = copy.deepcopy(answer)
+    nones['extra'] = None
+    nones['metadata']['labels'] = None
+    assert not needs_recheck(rctx, cyc, nones)
+    nones['metadata']['labels'] = {}
+    assert needs_recheck(rctx, cyc, nones)
+
+
+def test_the_storages_own_fields_are_asked_once_per_pair() -> None:
+    rctx = make_rctx(create_registry())
+    assert rctx.own_fields_only and rctx.annotated_diffbase
+    rctx.diffbase_storage = kopf.StatusDiffBaseStorage()
+    assert rctx.own_fields_only and not rctx.annotated_diffbase
+
+    class Custom(kopf.AnnotationsProgressStorage):
+        pass
+
+    rctx.progress_storage = Custom()
+    assert not rctx.own_fields_only
+
+
 async def test_recheck_while_handlers_are_pending(body: dict[str, Any]) -> None:
     registry = kopf.OperatorRegistry()
 
