@@ -140,7 +140,8 @@ def _key(body: Mapping[str, Any]) -> tuple[str, str | None]:
 
 
 # The echo of our own write: the watch event of an object as a write's answer returned it is, from our local cluster
-# (and kube-apiserver 1.34's, seen in tests/e2e/test_idle_records.py on envtest), that answer's very bytes in a MODIFIED event's envelope.
+# (and kube-apiserver 1.34's, seen in tests/e2e/test_idle_records.py on envtest), that answer's very bytes in a
+# MODIFIED event's envelope.
 # Such a line is known by its hash, so that a consumer that awaits it and needs nothing of it (`kopf._engine.observing`)
 # skips its parsing; a line that differs in any byte is parsed as any other.
 ECHO_PREFIX: Final = b'{"type":"MODIFIED","object":'
