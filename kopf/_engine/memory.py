@@ -5,7 +5,10 @@ A large initial listing (10,000 objects at a restart) parses every body at once 
 each; when that is over, most of it is free again, but glibc keeps the freed heap for later and the
 process's RSS stays at the burst's peak. `release()` asks glibc to return the free pages at the top
 and in the middle of its heaps (`malloc_trim(0)`); Python's own small-object arenas are returned by
-Python already when they empty. Elsewhere (musl, macOS, Windows) it does nothing.
+Python already when they empty. Elsewhere (musl, macOS, Windows) it does nothing. The start leaves free heap
+too (the imports' reads of `.pyc` files, the login, the discovery: 220-260 KB of a replica's RSS on the local
+cluster): `startup_over()` says when it is the process's first listing to be over, whatever its size, so that
+it is released once then.
 
 While an initial listing is processed, every object's record, memo and cycle allocate thousands of
 containers that live on, and the garbage collector's youngest generation (700 allocations by default)
@@ -78,6 +81,16 @@ def release() -> bool:
         return False
     _trim(0)
     return True
+
+
+_started = False  # the start's free heap was released (or is about to be)
+
+
+def startup_over() -> bool:
+    """True once per process: the first initial listing is over, the start's freed heap is worth releasing."""
+    global _started
+    first, _started = not _started, True
+    return first
 
 
 _listings = 0             # listings in progress that raised the threshold

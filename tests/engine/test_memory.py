@@ -107,3 +107,10 @@ def test_no_mmap_threshold_without_mallopt(monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.delenv('MALLOC_MMAP_THRESHOLD_', raising=False)
     monkeypatch.setattr(ctypes, 'CDLL', NoSymbols)
     assert memory.fix_mmap_threshold() is False
+
+
+def test_the_startup_is_over_once_per_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(memory, '_started', False)
+    assert memory.startup_over() is True
+    assert memory.startup_over() is False
+    assert memory.startup_over() is False
