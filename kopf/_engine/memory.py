@@ -24,7 +24,9 @@ once freed. Measured, 15 TLS connections opened at once (a sharded replica's sta
 per Lease) left +4.4 MB of RSS, +0.8 MB with the threshold fixed; 50 at once (a burst's pool), +15.0 vs
 +2.9 MB. A threshold set by the deployment (`MALLOC_MMAP_THRESHOLD_`) is left as it is.
 
-`ctypes` is imported on the first call only.
+The C functions are called through `_ctypes`, ctypes' own core, on the first call only: `import ctypes` makes
+some 40 types, its loaders and `ctypes.pythonapi` at import, ~150 KB of every operator's RSS (370 KB with the
+core, 220 KB without) for two calls; `ctypes` itself where the core's names are not there.
 """
 import gc
 import os
@@ -40,14 +42,46 @@ _looked_up = False
 
 
 def _libc() -> Any:
-    """The process's own C library if it is glibc-like (Linux), else None."""
+    """The process's own C library if it is glibc-like (Linux), else None: its functions as attributes (a missing
+    one: `AttributeError`), taking and returning C ints, and `size_t`, the C type of a `size_t` argument."""
     if not sys.platform.startswith('linux'):
         return None
     try:
+        return _Library()  # glibc has malloc_trim and mallopt, musl has neither
+    except (ImportError, AttributeError, TypeError):  # not CPython's `_ctypes`: ctypes itself
+        pass
+    try:
         import ctypes
-        return ctypes.CDLL(None)  # glibc has malloc_trim and mallopt, musl has neither
+        library = ctypes.CDLL(None)
+        library.size_t = ctypes.c_size_t  # type: ignore[attr-defined]  # as _Library's
+        return library
     except OSError:
         return None
+
+
+class _Library:
+    """`ctypes.CDLL(None)` through `_ctypes` alone: the process's own symbols, called as C functions that return
+    an `int` (as `CDLL`'s are), and the C types they need."""
+
+    def __init__(self) -> None:
+        import _ctypes
+
+        class Int(_ctypes._SimpleCData):  # type: ignore[type-arg]  # = ctypes.c_int
+            _type_ = 'i'
+
+        class SizeT(_ctypes._SimpleCData):  # type: ignore[type-arg]  # = ctypes.c_size_t on Linux
+            _type_ = 'L'
+
+        class Function(_ctypes.CFuncPtr):  # = CDLL's _FuncPtr
+            _flags_ = _ctypes.FUNCFLAG_CDECL
+            _restype_ = Int
+
+        self.size_t = SizeT
+        self._function = Function
+        self._handle = _ctypes.dlopen(None, 0)  # type: ignore[arg-type]  # as CDLL(None): RTLD_LOCAL (+ RTLD_NOW)
+
+    def __getattr__(self, name: str) -> Any:
+        return self._function((name, self))  # type: ignore[arg-type]  # AttributeError if there is no such symbol
 
 
 def fix_mmap_threshold(size: int = MMAP_THRESHOLD) -> bool:
@@ -66,9 +100,7 @@ def _lookup() -> Callable[[int], int] | None:
     trim: Callable[[int], int] | None = getattr(libc, 'malloc_trim', None) if libc is not None else None
     if trim is None:
         return None
-    import ctypes
-    trim.argtypes = [ctypes.c_size_t]  # type: ignore[attr-defined]
-    trim.restype = ctypes.c_int  # type: ignore[attr-defined]
+    trim.argtypes = [libc.size_t]  # type: ignore[attr-defined]
     return trim
 
 
