@@ -244,7 +244,7 @@ class Dispatcher:
             if metrics.enabled:
                 metrics.listed(self.rctx.resource, seconds)
             if not self.closed and self.rctx.settings.process.release_memory and \
-                    (self.progress.large or memory.startup_over()):  # or the start's heap: the first listing's
+                    (memory.startup_over() or self.progress.large):  # the start's heap (once), or the listing's
                 # The listing's bodies are freed; the echoes of the last patches pass within a second.
                 loop = asyncio.get_running_loop()
                 total = self.progress.total if self.progress.large else None
