@@ -38,19 +38,19 @@ def test_run_help_groups_the_options_as_kubectl_does() -> None:
 
 
 
-def test_only_the_named_command_is_made() -> None:
+def test_the_other_commands_are_made_when_one_of_them_is_named() -> None:
     """A running operator holds no click objects of the other commands (`kopf cluster`'s, `kopf rbac`'s, ...)."""
     code = ('import gc, sys, click, kopf.cli\n'
             'made = lambda: sorted(o.name for o in gc.get_objects() if isinstance(o, click.Command))\n'
             'print(made())\n'
-            'print(sorted(kopf.cli.main.commands), made())\n'
+            'print(sorted(kopf.cli.main.commands), made(), "kopf._kits.clicommands" in sys.modules)\n'
             'kopf.cli.main.commands["freeze"]\n'
             'print(made())\n')
     proc = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, check=True)
     assert proc.stdout.splitlines() == [
         "['kopf', 'run']",
-        "['cluster', 'crd', 'freeze', 'rbac', 'resume', 'run'] ['kopf', 'run']",
-        "['freeze', 'kopf', 'run']",
+        "['cluster', 'crd', 'freeze', 'rbac', 'resume', 'run'] ['kopf', 'run'] False",
+        "['cluster', 'crd', 'freeze', 'kopf', 'rbac', 'resume', 'run']",
     ]
 
 

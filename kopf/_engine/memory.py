@@ -6,9 +6,7 @@ each; when that is over, most of it is free again, but glibc keeps the freed hea
 process's RSS stays at the burst's peak. `release()` asks glibc to return the free pages at the top
 and in the middle of its heaps (`malloc_trim(0)`); Python's own small-object arenas are returned by
 Python already when they empty. Elsewhere (musl, macOS, Windows) it does nothing. The start leaves free heap
-too (the imports' reads of `.pyc` files, the login, the discovery: 220-260 KB of a replica's RSS on the local
-cluster): `startup_over()` says when it is the process's first listing to be over, whatever its size, so that
-it is released once then.
+too (.pyc reads, the login, the discovery: ~0.25 MB): `startup_over()` is true once, at the first listing's end.
 
 While an initial listing is processed, every object's record, memo and cycle allocate thousands of
 containers that live on, and the garbage collector's youngest generation (700 allocations by default)
@@ -24,9 +22,7 @@ once freed. Measured, 15 TLS connections opened at once (a sharded replica's sta
 per Lease) left +4.4 MB of RSS, +0.8 MB with the threshold fixed; 50 at once (a burst's pool), +15.0 vs
 +2.9 MB. A threshold set by the deployment (`MALLOC_MMAP_THRESHOLD_`) is left as it is.
 
-The C functions are called through `_ctypes`, ctypes' own core, on the first call only: `import ctypes` makes
-some 40 types, its loaders and `ctypes.pythonapi` at import, ~150 KB of every operator's RSS (370 KB with the
-core, 220 KB without) for two calls; `ctypes` itself where the core's names are not there.
+The C library is reached at the first call only (`kopf._engine.libc`).
 """
 import gc
 import os
@@ -42,46 +38,11 @@ _looked_up = False
 
 
 def _libc() -> Any:
-    """The process's own C library if it is glibc-like (Linux), else None: its functions as attributes (a missing
-    one: `AttributeError`), taking and returning C ints, and `size_t`, the C type of a `size_t` argument."""
+    """The process's own C library if it is glibc-like (Linux), else None (`kopf._engine.libc`)."""
     if not sys.platform.startswith('linux'):
         return None
-    try:
-        return _Library()  # glibc has malloc_trim and mallopt, musl has neither
-    except (ImportError, AttributeError, TypeError):  # not CPython's `_ctypes`: ctypes itself
-        pass
-    try:
-        import ctypes
-        library = ctypes.CDLL(None)
-        library.size_t = ctypes.c_size_t  # type: ignore[attr-defined]  # as _Library's
-        return library
-    except OSError:
-        return None
-
-
-class _Library:
-    """`ctypes.CDLL(None)` through `_ctypes` alone: the process's own symbols, called as C functions that return
-    an `int` (as `CDLL`'s are), and the C types they need."""
-
-    def __init__(self) -> None:
-        import _ctypes
-
-        class Int(_ctypes._SimpleCData):  # type: ignore[type-arg]  # = ctypes.c_int
-            _type_ = 'i'
-
-        class SizeT(_ctypes._SimpleCData):  # type: ignore[type-arg]  # = ctypes.c_size_t on Linux
-            _type_ = 'L'
-
-        class Function(_ctypes.CFuncPtr):  # = CDLL's _FuncPtr
-            _flags_ = _ctypes.FUNCFLAG_CDECL
-            _restype_ = Int
-
-        self.size_t = SizeT
-        self._function = Function
-        self._handle = _ctypes.dlopen(None, 0)  # type: ignore[arg-type]  # as CDLL(None): RTLD_LOCAL (+ RTLD_NOW)
-
-    def __getattr__(self, name: str) -> Any:
-        return self._function((name, self))  # type: ignore[arg-type]  # AttributeError if there is no such symbol
+    from kopf._engine import libc  # at the first call: `import kopf` does not pay for it
+    return libc.load()
 
 
 def fix_mmap_threshold(size: int = MMAP_THRESHOLD) -> bool:

@@ -4,7 +4,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from kopf._engine import memory
+from kopf._engine import libc, memory
 
 
 @pytest.fixture(autouse=True)
@@ -51,7 +51,7 @@ def test_without_ctypes_core_ctypes_itself(monkeypatch: pytest.MonkeyPatch) -> N
     import platform
     if platform.libc_ver()[0] != 'glibc':
         pytest.skip('not glibc')
-    monkeypatch.setattr(memory, '_Library', no_core)
+    monkeypatch.setattr(libc, '_Library', no_core)
     monkeypatch.delenv('MALLOC_MMAP_THRESHOLD_', raising=False)
     assert memory.release() is True
     assert memory.fix_mmap_threshold() is True
@@ -59,7 +59,7 @@ def test_without_ctypes_core_ctypes_itself(monkeypatch: pytest.MonkeyPatch) -> N
 
 def test_without_ctypes_core_and_a_c_library_without_symbols(monkeypatch: pytest.MonkeyPatch) -> None:
     import ctypes
-    monkeypatch.setattr(memory, '_Library', no_core)
+    monkeypatch.setattr(libc, '_Library', no_core)
     monkeypatch.setattr(ctypes, 'CDLL', NoSymbols)
     monkeypatch.setattr(sys, 'platform', 'linux')
     assert memory.release() is False
