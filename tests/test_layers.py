@@ -119,7 +119,8 @@ def test_import_kopf_does_not_import_the_emulator() -> None:
 
 
 # Where the emulator may be imported outside itself: the ways in to the local cluster.
-EMULATOR_USERS = {'cli.py', 'testing.py', '_kits/fixtures.py', '_kits/clirunner.py', '_kits/envtest.py'}
+EMULATOR_USERS = {'cli.py', 'testing.py', '_kits/fixtures.py', '_kits/clirunner.py', '_kits/envtest.py',
+                  '_kits/clicommands.py'}
 
 
 @pytest.mark.parametrize('path', sorted(p for p in ROOT.rglob('*.py') if p.relative_to(ROOT).parts[0] != '_cluster'),
@@ -170,6 +171,8 @@ UPWARD_ALLOWED = {
     ('_engine/probing.py', 'kopf._metrics.prometheus'),
     # `KopfRunner` runs the `kopf run` command itself: the CLI is what it drives.
     ('_kits/clirunner.py', 'kopf.cli'),
+    # The commands other than `kopf run`, imported by the CLI when named: they share its options and helpers.
+    ('_kits/clicommands.py', 'kopf.cli'),
 }
 # None left: the engine reaches the daemons, shards, metrics and admission through the handles that
 # `contexts` declares as Protocols (the features implement them, `running` plugs them in).

@@ -21,7 +21,7 @@ SelectorMapping = MutableMapping[Any, str]  # resource selector (str, tuple, EVE
 class ProcessSettings:
     """`settings.process`: how the operator's process exits, and its memory."""
     ultimate_exiting_timeout: float | None = 600.0
-    release_memory: bool = True  # glibc: free heap back to the OS after a large listing; a fixed mmap threshold
+    release_memory: bool = True  # glibc: free heap to the OS after the start and large listings; a fixed mmap threshold
     listing_gc_threshold: int | None = 50_000  # gc's gen-0 threshold while initial listings run (None: as it is)
 
 

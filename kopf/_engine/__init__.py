@@ -25,6 +25,7 @@ Modules:
 - `probing`     the liveness endpoint (`--liveness`): probe handlers' results as JSON
 - `preflight`   what the handlers need before the operator serves them (an admission server)
 - `memory`      the heap freed after a large resumption, back to the OS (glibc's `malloc_trim`)
+- `libc`        the process's C library for `memory` (glibc's `malloc_trim`, `mallopt`), at the first call
 - `flags`       `stop_flag` and `ready_flag` of `kopf.run/operator/spawn_tasks` (embedding)
 - `loading`     `kopf run`'s operator code: files and modules
 """

@@ -1,7 +1,8 @@
 """This process's identity in peerings, Leases and the `User-Agent`: gathered from the environment.
 
 Light on imports: every operator needs it at start, also a standalone one that never loads the
-peering machinery (`getpass` is imported only when no user variable is set).
+peering machinery (the password database is read only when no user variable is set: `pwd` directly, as
+`getpass.getuser()` does, without `getpass` and the `termios` it loads).
 """
 import datetime
 import os
@@ -35,7 +36,7 @@ def user() -> str:
         if value := os.environ.get(name):
             return value
     try:
-        import getpass  # lazily: it loads pwd and termios
-        return getpass.getuser()
+        import pwd  # lazily, and not via getpass (it loads termios too): the same lookup as getpass.getuser()'s
+        return pwd.getpwuid(os.getuid()).pw_name
     except Exception:  # no user name in this environment (e.g. a container without a passwd entry)
         return 'unknown'

@@ -5,7 +5,8 @@ A large initial listing (10,000 objects at a restart) parses every body at once 
 each; when that is over, most of it is free again, but glibc keeps the freed heap for later and the
 process's RSS stays at the burst's peak. `release()` asks glibc to return the free pages at the top
 and in the middle of its heaps (`malloc_trim(0)`); Python's own small-object arenas are returned by
-Python already when they empty. Elsewhere (musl, macOS, Windows) it does nothing.
+Python already when they empty. Elsewhere (musl, macOS, Windows) it does nothing. The start leaves free heap
+too (.pyc reads, the login, the discovery: ~0.25 MB): `startup_over()` is true once, at the first listing's end.
 
 While an initial listing is processed, every object's record, memo and cycle allocate thousands of
 containers that live on, and the garbage collector's youngest generation (700 allocations by default)
@@ -21,7 +22,7 @@ once freed. Measured, 15 TLS connections opened at once (a sharded replica's sta
 per Lease) left +4.4 MB of RSS, +0.8 MB with the threshold fixed; 50 at once (a burst's pool), +15.0 vs
 +2.9 MB. A threshold set by the deployment (`MALLOC_MMAP_THRESHOLD_`) is left as it is.
 
-`ctypes` is imported on the first call only.
+The C library is reached at the first call only (`kopf._engine.libc`).
 """
 import gc
 import os
@@ -37,14 +38,11 @@ _looked_up = False
 
 
 def _libc() -> Any:
-    """The process's own C library if it is glibc-like (Linux), else None."""
+    """The process's own C library if it is glibc-like (Linux), else None (`kopf._engine.libc`)."""
     if not sys.platform.startswith('linux'):
         return None
-    try:
-        import ctypes
-        return ctypes.CDLL(None)  # glibc has malloc_trim and mallopt, musl has neither
-    except OSError:
-        return None
+    from kopf._engine import libc  # at the first call: `import kopf` does not pay for it
+    return libc.load()
 
 
 def fix_mmap_threshold(size: int = MMAP_THRESHOLD) -> bool:
@@ -63,9 +61,7 @@ def _lookup() -> Callable[[int], int] | None:
     trim: Callable[[int], int] | None = getattr(libc, 'malloc_trim', None) if libc is not None else None
     if trim is None:
         return None
-    import ctypes
-    trim.argtypes = [ctypes.c_size_t]  # type: ignore[attr-defined]
-    trim.restype = ctypes.c_int  # type: ignore[attr-defined]
+    trim.argtypes = [libc.size_t]  # type: ignore[attr-defined]
     return trim
 
 
@@ -78,6 +74,16 @@ def release() -> bool:
         return False
     _trim(0)
     return True
+
+
+_started = False  # the start's free heap was released (or is about to be)
+
+
+def startup_over() -> bool:
+    """True once per process: the first initial listing is over, the start's freed heap is worth releasing."""
+    global _started
+    first, _started = not _started, True
+    return first
 
 
 _listings = 0             # listings in progress that raised the threshold

@@ -250,10 +250,12 @@ class Dispatcher:
             metrics = self.rctx.operator.metrics
             if metrics.enabled:
                 metrics.listed(self.rctx.resource, seconds)
-            if self.progress.large and not self.closed and self.rctx.settings.process.release_memory:
+            if not self.closed and self.rctx.settings.process.release_memory and \
+                    (memory.startup_over() or self.progress.large):  # the start's heap (once), or the listing's
                 # The listing's bodies are freed; the echoes of the last patches pass within a second.
                 loop = asyncio.get_running_loop()
-                self._release = loop.call_later(RELEASE_DELAY, self._release_memory, self.progress.total)
+                total = self.progress.total if self.progress.large else None
+                self._release = loop.call_later(RELEASE_DELAY, self._release_memory, total)
             self.progress = None
             self._gc_over()
 
@@ -262,9 +264,9 @@ class Dispatcher:
             self._gc = False
             memory.listing_ended()
 
-    def _release_memory(self, total: int) -> None:
+    def _release_memory(self, total: int | None) -> None:
         self._release = None
-        if memory.release():
+        if memory.release() and total is not None:
             logger.debug(f'Gave the heap freed by resuming {total:,} objects back to the OS.')
 
     async def drain(self, grace: float | None) -> None:

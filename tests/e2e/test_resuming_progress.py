@@ -73,6 +73,7 @@ async def test_the_memory_of_a_large_resumption_is_given_back_once(
     releases: list[int] = []
     monkeypatch.setattr(listings, 'LARGE', 10)  # 12 objects are "large" here
     monkeypatch.setattr(memory, 'release', lambda: releases.append(1) or True)
+    monkeypatch.setattr(memory, '_started', True)  # the start's own release is done (the test below)
     for idx in range(12):
         cluster.apply(example(f'kex-{idx}'))
 
@@ -94,6 +95,35 @@ async def test_the_memory_of_a_large_resumption_is_given_back_once(
         for _ in range(3):
             await asyncio.sleep(0)  # it would be due at once: decided when the line is logged
     assert releases == ([1] if enabled else [])
+
+
+@pytest.mark.parametrize('enabled', [True, False])
+async def test_the_starts_free_heap_is_given_back_once_after_the_first_listing(
+        cluster: Cluster, registry: kopf.OperatorRegistry, start_operator: Starter,
+        caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch, enabled: bool) -> None:
+    from kopf._engine import memory, queueing
+    releases: list[int] = []
+    monkeypatch.setattr(memory, 'release', lambda: releases.append(1) or True)
+    monkeypatch.setattr(memory, '_started', False)  # a fresh process
+    monkeypatch.setattr(queueing, 'RELEASE_DELAY', 0.0)
+    cluster.apply(example('kex-1'))
+
+    @kopf.on.startup(registry=registry)
+    def configure(settings: kopf.OperatorSettings, **_: Any) -> None:
+        settings.process.release_memory = enabled
+
+    @kopf.on.create('kopfexamples', registry=registry)
+    def create_fn(**_: Any) -> None:
+        pass
+
+    await start_operator()
+    await eventually(lambda: len([r for r in caplog.records if r.getMessage().startswith('Resumed ')]) >= 1)
+    if enabled:
+        await eventually(lambda: releases)
+    for _ in range(3):
+        await asyncio.sleep(0)
+    assert releases == ([1] if enabled else [])
+    assert not [r for r in caplog.records if r.getMessage().startswith('Gave the heap')]  # small: not logged
 
 
 @pytest.mark.parametrize('threshold', [10_000, None])

@@ -1,5 +1,9 @@
 import datetime
+import os
 import re
+import subprocess
+import sys
+from typing import Any
 
 import pytest
 
@@ -32,13 +36,26 @@ def test_without_variables_the_password_database_or_unknown(monkeypatch: pytest.
     for name in ['LOGNAME', 'USER', 'LNAME', 'USERNAME']:
         monkeypatch.delenv(name, raising=False)
     import getpass
-    monkeypatch.setattr(getpass, 'getuser', lambda: 'from-passwd')
+    import pwd
+    assert identity.user() == getpass.getuser()  # the same lookup, without importing getpass
+
+    class Entry:
+        pw_name = 'from-passwd'
+    monkeypatch.setattr(pwd, 'getpwuid', lambda uid: Entry())
     assert identity.user() == 'from-passwd'
 
-    def fail() -> str:
-        raise KeyError('getpwuid(): uid not found: 1000')
-    monkeypatch.setattr(getpass, 'getuser', fail)
+    def fail(uid: int) -> Any:
+        raise KeyError(f'getpwuid(): uid not found: {uid}')
+    monkeypatch.setattr(pwd, 'getpwuid', fail)
     assert identity.user() == 'unknown'
+
+
+def test_without_variables_getpass_and_termios_are_not_loaded() -> None:
+    code = ('import sys; from kopf._engine import identity; identity.user(); '
+            'print(sorted({"getpass", "termios"} & set(sys.modules)))')
+    env = {k: v for k, v in os.environ.items() if k not in ('LOGNAME', 'USER', 'LNAME', 'USERNAME')}
+    proc = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, check=True, env=env)
+    assert proc.stdout.strip() == '[]'
 
 
 NOW = datetime.datetime(2026, 1, 2, 3, 4, 5, tzinfo=datetime.UTC)

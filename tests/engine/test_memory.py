@@ -4,7 +4,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from kopf._engine import memory
+from kopf._engine import libc, memory
 
 
 @pytest.fixture(autouse=True)
@@ -30,7 +30,7 @@ def test_elsewhere_it_does_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
 class NoSymbols:
     """A C library (`ctypes.CDLL`) that has none of the symbols asked for, as musl has no malloc_trim/mallopt."""
 
-    def __init__(self, name: object) -> None:
+    def __init__(self, name: object = None) -> None:
         pass
 
     def __getattr__(self, name: str) -> object:
@@ -38,9 +38,43 @@ class NoSymbols:
 
 
 def test_a_c_library_without_malloc_trim_does_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
-    import ctypes
-    monkeypatch.setattr(ctypes, 'CDLL', NoSymbols)
+    monkeypatch.setattr(memory, '_libc', NoSymbols)
     assert memory.release() is False
+
+
+def no_core() -> None:
+    raise ImportError("No module named '_ctypes'")
+
+
+@pytest.mark.skipif(not sys.platform.startswith('linux'), reason='glibc only')
+def test_without_ctypes_core_ctypes_itself(monkeypatch: pytest.MonkeyPatch) -> None:
+    import platform
+    if platform.libc_ver()[0] != 'glibc':
+        pytest.skip('not glibc')
+    monkeypatch.setattr(libc, '_Library', no_core)
+    monkeypatch.delenv('MALLOC_MMAP_THRESHOLD_', raising=False)
+    assert memory.release() is True
+    assert memory.fix_mmap_threshold() is True
+
+
+def test_without_ctypes_core_and_a_c_library_without_symbols(monkeypatch: pytest.MonkeyPatch) -> None:
+    import ctypes
+    monkeypatch.setattr(libc, '_Library', no_core)
+    monkeypatch.setattr(ctypes, 'CDLL', NoSymbols)
+    monkeypatch.setattr(sys, 'platform', 'linux')
+    assert memory.release() is False
+
+
+@pytest.mark.skipif(not sys.platform.startswith('linux'), reason='glibc only')
+def test_the_c_functions_are_called_without_importing_ctypes() -> None:
+    import platform
+    import subprocess
+    if platform.libc_ver()[0] != 'glibc':
+        pytest.skip('not glibc')
+    code = ('import os, sys; os.environ.pop("MALLOC_MMAP_THRESHOLD_", None); from kopf._engine import memory; '
+            'print(memory.fix_mmap_threshold(), memory.release(), memory.release(), "ctypes" in sys.modules)')
+    proc = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, check=True)
+    assert proc.stdout.split() == ['True', 'True', 'True', 'False']
 
 
 @pytest.fixture
@@ -103,7 +137,13 @@ def test_no_mmap_threshold_elsewhere(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_no_mmap_threshold_without_mallopt(monkeypatch: pytest.MonkeyPatch) -> None:
-    import ctypes
     monkeypatch.delenv('MALLOC_MMAP_THRESHOLD_', raising=False)
-    monkeypatch.setattr(ctypes, 'CDLL', NoSymbols)
+    monkeypatch.setattr(memory, '_libc', NoSymbols)
     assert memory.fix_mmap_threshold() is False
+
+
+def test_the_startup_is_over_once_per_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(memory, '_started', False)
+    assert memory.startup_over() is True
+    assert memory.startup_over() is False
+    assert memory.startup_over() is False

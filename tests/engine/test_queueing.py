@@ -458,6 +458,24 @@ async def test_a_large_resumption_ending_after_the_stream_closed_schedules_no_re
         assert progress.finished and dispatcher._release is None
 
 
+
+@pytest.mark.parametrize('first, scheduled', [(True, True), (False, False)])
+async def test_the_processs_first_listing_releases_the_starts_heap_whatever_its_size(
+        rctx: contexts.ResourceContext, Dispatcher: type[queueing.Dispatcher], monkeypatch: pytest.MonkeyPatch,
+        first: bool, scheduled: bool) -> None:
+    from kopf._engine import listings, memory
+    monkeypatch.setattr(memory, '_started', not first)
+    async with asyncio.TaskGroup() as tg:
+        dispatcher = Dispatcher(rctx, tg)
+        dispatcher.progress = progress = listings.Progress('kex', started=0.0)
+        progress.seen('uid1')
+        progress.listing_over(0.0)
+        dispatcher._report(progress.handled('uid1', 0.0))
+        assert progress.finished and (dispatcher._release is not None) == scheduled
+        assert memory._started
+        dispatcher.close()
+
+
 def event_of(uid: str) -> dict[str, Any]:
     meta = {'uid': uid, 'name': uid, 'namespace': 'ns', 'resourceVersion': '1'}
     return {'type': 'ADDED', 'object': {'metadata': meta}}
