@@ -169,6 +169,7 @@ class APIClient:
             backoffs: apierrors.Backoffs = DEFAULT,
             final: tuple[type[apierrors.APIError], ...] = (),
             urgent: bool = False,
+            raw: bool = False,
     ) -> Any:
         """Send a request; return the decoded JSON answer; raise `APIError` subclasses after the retries.
 
@@ -176,35 +177,17 @@ class APIClient:
         is an answer, not a transient denial); other errors are retried as usual (a 401 always re-logs in).
         `urgent`: not queued behind the bound of concurrent requests (a Lease's writes: a burst's requests
         waiting for their slots must not take a renewal past its deadline).
+        `raw`: the answer's body as it came, as `bytes`, not decoded (e.g. to know its watch event by its bytes).
         """
         net = self.settings.networking
         data = encoding.dumps(payload) if payload is not None else None
         typed = content_type if data is not None else None
-        _, raw = await self._attempt(method, path, params=params, body=data, content_type=typed, backoffs=backoffs,
-                                     total=net.request_timeout, connect=net.connect_timeout, final=final,
-                                     urgent=urgent)
-        return encoding.loads(raw) if raw.strip() else None
-
-    async def request_raw(
-            self,
-            method: str,
-            path: str,
-            *,
-            params: Mapping[str, str] | None = None,
-            payload: Any = None,
-            content_type: str = JSON_CT,
-            backoffs: apierrors.Backoffs = DEFAULT,
-            final: tuple[type[apierrors.APIError], ...] = (),
-            urgent: bool = False,
-    ) -> bytes:
-        """As `request()`, but the answer's body as it came (e.g. to know its watch event by its bytes)."""
-        net = self.settings.networking
-        data = encoding.dumps(payload) if payload is not None else None
-        typed = content_type if data is not None else None
-        _, raw = await self._attempt(method, path, params=params, body=data, content_type=typed, backoffs=backoffs,
-                                     total=net.request_timeout, connect=net.connect_timeout, final=final,
-                                     urgent=urgent)
-        return bytes(raw)
+        _, body = await self._attempt(method, path, params=params, body=data, content_type=typed, backoffs=backoffs,
+                                      total=net.request_timeout, connect=net.connect_timeout, final=final,
+                                      urgent=urgent)
+        if raw:
+            return bytes(body)
+        return encoding.loads(body) if body.strip() else None
 
     @contextlib.asynccontextmanager
     async def stream(self, path: str, *, params: Mapping[str, str] | None = None,

@@ -101,7 +101,7 @@ async def patch_obj(
                 url = resource.get_url(namespace=namespace, name=name, subresource=subresource)
                 if log.isEnabledFor(logging.DEBUG):  # as upstream words it; the repr only if logged
                     log.debug(f'Merge-patching the {subresource or "resource"} with: {part!r}')
-                raw = await client.request_raw('PATCH', url, payload=part, content_type=client_.MERGE_PATCH_CT)
+                raw = await client.request('PATCH', url, payload=part, content_type=client_.MERGE_PATCH_CT, raw=True)
                 result = encoding.loads(raw) if raw.strip() else None
                 dropped.extend(find_dropped(part, result))
     except apierrors.APINotFoundError:
