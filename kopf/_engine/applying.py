@@ -7,8 +7,8 @@
   A patch that writes no annotations is not budgeted: it pushes nothing over (the server keeps the
   existing ones within the same budget).
 - The server's answer is returned: the object's record decides whether the next cycle runs on it
-  at once or waits for it to come back through the watch (`kopf._core.records`); with the key of its
-  watch line (`PatchResult.echo`), so that its echo is known without parsing it.
+  at once or waits for it to come back through the watch (`kopf._core.records`); with its bytes
+  (`PatchResult.raw`), so that its echo is known without parsing it (`kopf._engine.processing`).
 """
 from collections.abc import Mapping
 from typing import Any

@@ -58,9 +58,9 @@ async def process(rctx: contexts.ResourceContext, record: records.ObjectRecord, 
         rctx.daemons.reconcile(record, plan, answer)  # daemons and timers see the newest body
     settled = answer is not None and not plans.needs_recheck(rctx, plan, settlement, answer)
     watched = handlers.WatchingHandler in kinds
-    # The key of its echo, where the echo is only awaited (`Dispatcher.match`): not seen by `on.event` handlers,
-    # daemons or timers, nor kept for a shard.
-    echo = raw is not None and settled and not watched and not operator.shards and handlers.SpawningHandler not in kinds
+    # The key of its echo, where the echo is only awaited (`observing._Echoes.match`): not seen by `on.event`
+    # handlers, daemons or timers, nor kept for a shard.
+    echo = settled and not watched and not operator.shards and handlers.SpawningHandler not in kinds
     return records.Done(
         event=event, now=asyncio.get_running_loop().time(), wakeup=settlement.wakeup, answer=answer,
         echo=watchstate.echo_key(raw) if echo and raw is not None else None, settled=settled, watched=watched,
